@@ -1,0 +1,137 @@
+//! Deterministic, columnar synthetic data as Arrow record batches.
+//!
+//! The principal trait is [`BatchGenerator`]: given a global row range it
+//! returns one [`RecordBatch`] holding exactly those rows. The built-in
+//! presets implement it ([`contacts::Contacts`] for now); the writer pipeline
+//! in `strata-io` drives any implementation from many threads.
+//!
+//! # Data flow
+//!
+//! `(seed, stream, global row)` -> [`rng::RowRng`] -> per-column vectors
+//! (offsets, values, validity bits) -> Arrow buffers without a copy ->
+//! [`RecordBatch`] -> consumer -> [`BatchGenerator::recycle`] hands the
+//! vectors back for the next batch.
+//!
+//! # The guarantee: a row depends on its index, nothing else
+//!
+//! Randomness is counter-based ([`rng`]): each field path has its own
+//! stream key derived from the seed, and each global row index seeds its own
+//! SplitMix64 generator within that stream. A row's content is therefore a
+//! pure function of `(preset, seed, row index)`. Batch size, thread count,
+//! writer count and the order in which batches are produced change where
+//! rows land, never what they contain, and any row range can be produced
+//! on its own (the basis of exact partitions).
+//!
+//! # Vocabulary
+//!
+//! The `contacts` names come from strata's own lists: 3,000+ given names
+//! and 500+ family names, uniform and independent, so
+//! [`contacts::Contacts::distinct_names`] gives the number of distinct
+//! full names (see the README for the exact figure).
+//!
+//! # Example
+//!
+//! ```
+//! use strata_gen::{BatchGenerator, contacts::Contacts};
+//!
+//! let generator = Contacts::new(42);
+//! let mut scratch = Default::default();
+//! let batch = generator.generate(1_000, 4, &mut scratch).unwrap();
+//! assert_eq!(batch.num_rows(), 4);
+//! assert_eq!(batch.schema().field(1).name(), "phones");
+//!
+//! // The same rows, generated as part of a bigger batch, are identical.
+//! let bigger = generator.generate(998, 8, &mut Default::default()).unwrap();
+//! assert_eq!(bigger.slice(2, 4), batch);
+//! generator.recycle(batch, &mut scratch);
+//! ```
+
+use std::fmt;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, SchemaRef};
+
+mod bits;
+pub mod contacts;
+pub mod dist;
+pub mod names;
+pub mod rng;
+
+/// Produces the rows of a dataset as Arrow batches, by global row range.
+pub trait BatchGenerator: Send + Sync {
+    /// Per-producer reusable state (buffers handed back by
+    /// [`BatchGenerator::recycle`]).
+    type Scratch: Default + Send;
+
+    /// The preset or spec name, used in file names and summaries.
+    fn name(&self) -> &str;
+
+    /// The schema of every batch.
+    fn schema(&self) -> SchemaRef;
+
+    /// The rows `first_row .. first_row + len`.
+    ///
+    /// # Errors
+    /// [`Error::BatchTooLarge`] when a column would overflow Arrow's 32-bit
+    /// offsets; [`Error::Arrow`] if the arrays fail validation.
+    fn generate(
+        &self,
+        first_row: u64,
+        len: usize,
+        scratch: &mut Self::Scratch,
+    ) -> Result<RecordBatch, Error>;
+
+    /// Hands a consumed batch back so its buffers can be reused. Buffers
+    /// still shared elsewhere are simply dropped.
+    fn recycle(&self, batch: RecordBatch, scratch: &mut Self::Scratch) {
+        let _ = (batch, scratch);
+    }
+
+    /// Parquet leaf paths whose values are (nearly) all distinct, where a
+    /// dictionary encoding would only be built and thrown away.
+    fn dictionary_unfriendly_leaves(&self) -> Vec<Vec<String>> {
+        Vec::new()
+    }
+}
+
+/// Errors of this crate.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// Distribution parameters that cannot be sampled.
+    InvalidDistribution(String),
+    /// A batch whose variable-length column passes 2 GiB.
+    BatchTooLarge,
+    /// Arrow rejected an array that was built.
+    Arrow(ArrowError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidDistribution(why) => write!(f, "invalid distribution: {why}"),
+            Error::BatchTooLarge => {
+                write!(
+                    f,
+                    "batch too large: a string column passes 2 GiB; use smaller batches"
+                )
+            }
+            Error::Arrow(e) => write!(f, "arrow: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Arrow(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ArrowError> for Error {
+    fn from(e: ArrowError) -> Self {
+        Error::Arrow(e)
+    }
+}

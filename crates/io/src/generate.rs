@@ -1,0 +1,673 @@
+//! The generate pipeline: any [`BatchGenerator`] to Parquet or Arrow IPC
+//! files, generated and encoded on all threads.
+//!
+//! # Layout
+//!
+//! The `target_records` rows are split into `num_files` contiguous global
+//! row ranges, one per file (sizes differ by at most one row), and each
+//! file into row groups of `row_group_rows` rows. File `i` is
+//! `DIR/STEM_i.EXT` and holds its rows in global row order, so the output
+//! is the same, byte for byte, whatever the thread count.
+//!
+//! # Work
+//!
+//! A *task* is one row group. `threads` workers take tasks in file-major
+//! order from a shared counter (one atomic increment per row group). A
+//! worker generates the group's rows batch by batch and, for Parquet,
+//! encodes each batch at once into the group's column writers
+//! (`ArrowColumnWriter`) while it is still in cache, then hands the encoded
+//! column chunks to the file. For IPC it hands over the batches, and the
+//! file's writer encodes them. Buffers are recycled between batches.
+//!
+//! Files take row groups in order. A group that finishes early waits in a
+//! small per-file queue; whichever worker finds the next group ready
+//! appends it while the others go on generating, so no worker waits on
+//! another's IO. At most `threads` groups are in flight, so memory is
+//! bounded by `threads` row groups whatever `target_records` is.
+//!
+//! # Output safety
+//!
+//! Every file is written under a hidden temporary name and all files are
+//! renamed into place only after the last one is complete; on any error
+//! the temporaries are deleted and nothing is renamed.
+
+use std::{
+    collections::BTreeMap,
+    fs::{self, File},
+    io::BufWriter,
+    ops::Range,
+    path::{Path, PathBuf},
+    sync::{
+        Mutex, MutexGuard,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
+    time::Instant,
+};
+
+use arrow_array::RecordBatch;
+use arrow_ipc::writer::{FileWriter as IpcFileWriter, IpcWriteOptions};
+use arrow_schema::SchemaRef;
+use parquet::{
+    arrow::{
+        ArrowWriter,
+        arrow_writer::{
+            ArrowColumnChunk, ArrowRowGroupWriterFactory, ArrowWriterOptions, compute_leaves,
+        },
+    },
+    basic::{Compression as PqCompression, ZstdLevel},
+    file::{
+        metadata::KeyValue,
+        properties::{EnabledStatistics, WriterProperties, WriterVersion},
+        writer::SerializedFileWriter,
+    },
+    schema::types::ColumnPath,
+};
+use serde::Serialize;
+use strata_gen::BatchGenerator;
+
+use crate::{
+    Compression, Error, Format,
+    output::{PendingFile, TEMP_SUFFIX, remove_stale_temporaries},
+};
+
+/// Default rows per batch handed from the generator to the encoder.
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+/// Default rows per Parquet row group (and per IPC work unit).
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
+/// Largest batch accepted: keeps every string column far below 2 GiB.
+pub const MAX_BATCH_SIZE: usize = 1 << 22;
+/// Largest row count accepted (ids of 5 entries per row stay in `u64`).
+pub const MAX_TARGET_RECORDS: u64 = 1 << 60;
+
+/// What to generate and where.
+#[derive(Debug, Clone, Serialize)]
+pub struct GenerateConfig {
+    /// Rows in total.
+    pub target_records: u64,
+    /// Rows per generated batch.
+    pub record_batch_size: usize,
+    /// Output files (each written by its own writer).
+    pub num_writers: usize,
+    /// Worker threads generating and encoding.
+    pub threads: usize,
+    /// Rows per row group.
+    pub row_group_rows: usize,
+    /// Output format.
+    pub format: Format,
+    /// Codec.
+    pub compression: Compression,
+    /// Directory of the output files (created if missing).
+    pub output_dir: PathBuf,
+    /// File name stem: files are `STEM_i.EXT`.
+    pub output_filename: String,
+    /// Replace existing outputs.
+    pub overwrite: bool,
+    /// The seed, recorded in the files' metadata.
+    pub seed: u64,
+}
+
+impl GenerateConfig {
+    /// Checks every setting, naming the first bad one.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`].
+    pub fn validate(&self) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::InvalidConfig(m));
+        if self.target_records == 0 {
+            return bad("--target-records must be at least 1".into());
+        }
+        if self.target_records > MAX_TARGET_RECORDS {
+            return bad(format!(
+                "--target-records must be at most {MAX_TARGET_RECORDS}"
+            ));
+        }
+        if self.record_batch_size == 0 || self.record_batch_size > MAX_BATCH_SIZE {
+            return bad(format!(
+                "--record-batch-size must be between 1 and {MAX_BATCH_SIZE}, got {}",
+                self.record_batch_size
+            ));
+        }
+        if self.num_writers == 0 {
+            return bad("--num-writers must be at least 1".into());
+        }
+        if self.num_writers as u64 > self.target_records {
+            return bad(format!(
+                "--num-writers ({}) exceeds --target-records ({}): a file would be empty",
+                self.num_writers, self.target_records
+            ));
+        }
+        if self.threads == 0 {
+            return bad("--threads must be at least 1".into());
+        }
+        if self.row_group_rows == 0 {
+            return bad("--row-group-rows must be at least 1".into());
+        }
+        let stem = &self.output_filename;
+        if stem.is_empty() || stem.contains(['/', '\\']) || stem.starts_with('.') {
+            return bad(format!(
+                "--output-filename must be a plain file name stem, got '{stem}'"
+            ));
+        }
+        if self.format == Format::Ipc && self.compression == Compression::Snappy {
+            return bad("--compression snappy is not available for ipc (use lz4 or zstd)".into());
+        }
+        Ok(())
+    }
+
+    /// The global rows of file `i`.
+    pub fn file_rows(&self, i: usize) -> Range<u64> {
+        let n = self.target_records as u128;
+        let w = self.num_writers as u128;
+        let at = |k: u128| (n * k / w) as u64;
+        at(i as u128)..at(i as u128 + 1)
+    }
+
+    /// The final path of file `i`.
+    pub fn file_path(&self, i: usize) -> PathBuf {
+        self.output_dir.join(format!(
+            "{}_{i}.{}",
+            self.output_filename,
+            self.format.extension()
+        ))
+    }
+}
+
+/// One written file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileSummary {
+    /// Final path.
+    pub path: PathBuf,
+    /// Rows in the file.
+    pub rows: u64,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// Row groups (Parquet) or record batches (IPC).
+    pub groups: usize,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Rows written.
+    pub records: u64,
+    /// Bytes written, all files.
+    pub bytes: u64,
+    /// Wall time from the first task to the last rename.
+    pub elapsed_s: f64,
+    /// Worker threads used.
+    pub threads: usize,
+    /// `records / elapsed_s`.
+    pub records_per_s: f64,
+    /// `records_per_s / threads`.
+    pub records_per_s_per_core: f64,
+    /// Output megabytes (10^6 bytes) per second.
+    pub mb_per_s: f64,
+    /// The files, in order.
+    pub files: Vec<FileSummary>,
+}
+
+/// Existing files a run would replace: its own targets and any
+/// `STEM_N.EXT` left by an earlier run with more writers.
+pub fn conflicting_outputs(cfg: &GenerateConfig) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = (0..cfg.num_writers)
+        .map(|i| cfg.file_path(i))
+        .filter(|p| p.exists())
+        .collect();
+    let prefix = format!("{}_", cfg.output_filename);
+    let suffix = format!(".{}", cfg.format.extension());
+    if let Ok(entries) = fs::read_dir(&cfg.output_dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(mid) = name
+                .strip_prefix(&prefix)
+                .and_then(|r| r.strip_suffix(&suffix))
+            else {
+                continue;
+            };
+            if let Ok(i) = mid.parse::<usize>() {
+                if i >= cfg.num_writers && mid == i.to_string() {
+                    out.push(e.path());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The Parquet writer settings for `generator` under `cfg`.
+///
+/// Measured choices (README, "Parquet settings"): writer version 1,
+/// page-level statistics (and so the column and offset indexes) on,
+/// dictionary encoding on except for leaves the generator marks as nearly
+/// all distinct, where a dictionary would be built and abandoned in every
+/// row group.
+pub fn parquet_properties<G: BatchGenerator>(
+    generator: &G,
+    cfg: &GenerateConfig,
+) -> Result<WriterProperties, Error> {
+    let compression = match cfg.compression {
+        Compression::None => PqCompression::UNCOMPRESSED,
+        Compression::Snappy => PqCompression::SNAPPY,
+        Compression::Lz4 => PqCompression::LZ4_RAW,
+        Compression::Zstd(l) => PqCompression::ZSTD(ZstdLevel::try_new(l)?),
+    };
+    let mut b = WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_1_0)
+        .set_compression(compression)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_max_row_group_row_count(Some(cfg.row_group_rows))
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new("strata.preset".into(), generator.name().to_string()),
+            KeyValue::new("strata.seed".into(), cfg.seed.to_string()),
+        ]));
+    for leaf in generator.dictionary_unfriendly_leaves() {
+        b = b.set_column_dictionary_enabled(ColumnPath::new(leaf), false);
+    }
+    Ok(b.build())
+}
+
+enum Encoded {
+    Parquet(Vec<ArrowColumnChunk>),
+    Ipc(Vec<RecordBatch>),
+}
+
+enum Sink {
+    Parquet(SerializedFileWriter<File>),
+    Ipc(Box<IpcFileWriter<BufWriter<File>>>),
+}
+
+struct Queue {
+    ready: BTreeMap<usize, Encoded>,
+    next: usize,
+    busy: bool,
+}
+
+struct WriterState {
+    sink: Option<Sink>,
+    pending: Option<PendingFile>,
+    done: Option<(PendingFile, FileSummary)>,
+}
+
+struct FileSlot {
+    rows: Range<u64>,
+    groups: usize,
+    queue: Mutex<Queue>,
+    writer: Mutex<WriterState>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A worker that panicked cannot leave the data half-updated in a way
+    // that matters: the run is reported failed either way.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+struct Run<'a, G: BatchGenerator> {
+    generator: &'a G,
+    cfg: &'a GenerateConfig,
+    schema: SchemaRef,
+    props: Option<WriterProperties>,
+    factory: Option<ArrowRowGroupWriterFactory>,
+    files: Vec<FileSlot>,
+    group_starts: Vec<usize>,
+    total_groups: usize,
+    next_task: AtomicUsize,
+    failed: AtomicBool,
+    error: Mutex<Option<Error>>,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// Runs the pipeline. `progress` is called with the row count of each
+/// finished batch, from worker threads.
+///
+/// # Errors
+/// Invalid settings, existing outputs (without `overwrite`), IO failures
+/// and encoder errors; on error no output file is left behind.
+pub fn generate<G: BatchGenerator>(
+    generator: &G,
+    cfg: &GenerateConfig,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Summary, Error> {
+    cfg.validate()?;
+    fs::create_dir_all(&cfg.output_dir)
+        .map_err(|e| Error::io("create directory", &cfg.output_dir, e))?;
+    let conflicts = conflicting_outputs(cfg);
+    if !cfg.overwrite && !conflicts.is_empty() {
+        return Err(Error::OutputExists {
+            path: conflicts[0].clone(),
+            count: conflicts.len(),
+        });
+    }
+    for i in 0..cfg.num_writers {
+        remove_stale_temporaries(&cfg.file_path(i));
+    }
+
+    let start = Instant::now();
+    let schema = generator.schema();
+    let (props, factory) = match cfg.format {
+        Format::Parquet => {
+            let props = parquet_properties(generator, cfg)?;
+            let options = ArrowWriterOptions::new().with_properties(props.clone());
+            let probe = ArrowWriter::try_new_with_options(Vec::new(), schema.clone(), options)?;
+            let (_, factory) = probe.into_serialized_writer()?;
+            (Some(props), Some(factory))
+        }
+        Format::Ipc => (None, None),
+    };
+    let mut files = Vec::with_capacity(cfg.num_writers);
+    let mut group_starts = Vec::with_capacity(cfg.num_writers + 1);
+    let mut total_groups = 0usize;
+    for i in 0..cfg.num_writers {
+        let rows = cfg.file_rows(i);
+        let groups = (rows.end - rows.start).div_ceil(cfg.row_group_rows as u64) as usize;
+        group_starts.push(total_groups);
+        total_groups += groups;
+        files.push(FileSlot {
+            rows,
+            groups,
+            queue: Mutex::new(Queue {
+                ready: BTreeMap::new(),
+                next: 0,
+                busy: false,
+            }),
+            writer: Mutex::new(WriterState {
+                sink: None,
+                pending: None,
+                done: None,
+            }),
+        });
+    }
+    group_starts.push(total_groups);
+    let run = Run {
+        generator,
+        cfg,
+        schema,
+        props,
+        factory,
+        files,
+        group_starts,
+        total_groups,
+        next_task: AtomicUsize::new(0),
+        failed: AtomicBool::new(false),
+        error: Mutex::new(None),
+        progress,
+    };
+    let threads = cfg.threads.min(total_groups).max(1);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| run.worker());
+        }
+    });
+    if let Some(e) = lock(&run.error).take() {
+        return Err(e);
+    }
+
+    // Every file is complete: move them all into place.
+    let mut summaries = Vec::with_capacity(cfg.num_writers);
+    let mut finished = Vec::with_capacity(cfg.num_writers);
+    for slot in run.files {
+        let state = slot.writer.into_inner().unwrap_or_else(|p| p.into_inner());
+        match state.done {
+            Some(d) => finished.push(d),
+            None => return Err(Error::Cancelled),
+        }
+    }
+    for (pending, summary) in finished {
+        pending.commit()?;
+        summaries.push(summary);
+    }
+    if cfg.overwrite {
+        for stale in conflicts {
+            if !summaries.iter().any(|s| s.path == stale) {
+                fs::remove_file(&stale).map_err(|e| Error::io("remove stale output", &stale, e))?;
+            }
+        }
+    }
+    let elapsed_s = start.elapsed().as_secs_f64();
+    let bytes = summaries.iter().map(|f| f.bytes).sum();
+    let records_per_s = cfg.target_records as f64 / elapsed_s;
+    Ok(Summary {
+        records: cfg.target_records,
+        bytes,
+        elapsed_s,
+        threads,
+        records_per_s,
+        records_per_s_per_core: records_per_s / threads as f64,
+        mb_per_s: bytes as f64 / 1e6 / elapsed_s,
+        files: summaries,
+    })
+}
+
+impl<G: BatchGenerator> Run<'_, G> {
+    fn fail(&self, e: Error) {
+        let mut slot = lock(&self.error);
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+        self.failed.store(true, Ordering::Relaxed);
+    }
+
+    fn worker(&self) {
+        let mut scratch = G::Scratch::default();
+        loop {
+            if self.failed.load(Ordering::Relaxed) {
+                return;
+            }
+            let task = self.next_task.fetch_add(1, Ordering::Relaxed);
+            if task >= self.total_groups {
+                return;
+            }
+            let file = self.group_starts.partition_point(|&s| s <= task) - 1;
+            let group = task - self.group_starts[file];
+            let result = self
+                .encode(file, group, &mut scratch)
+                .and_then(|enc| self.deliver(file, group, enc, &mut scratch));
+            if let Err(e) = result {
+                self.fail(e);
+                return;
+            }
+        }
+    }
+
+    fn group_rows(&self, file: usize, group: usize) -> Range<u64> {
+        let rows = &self.files[file].rows;
+        let start = rows.start + (group * self.cfg.row_group_rows) as u64;
+        start..(start + self.cfg.row_group_rows as u64).min(rows.end)
+    }
+
+    fn encode(
+        &self,
+        file: usize,
+        group: usize,
+        scratch: &mut G::Scratch,
+    ) -> Result<Encoded, Error> {
+        let rows = self.group_rows(file, group);
+        let batch = self.cfg.record_batch_size as u64;
+        match &self.factory {
+            Some(factory) => {
+                let mut writers = factory.create_column_writers(group)?;
+                let mut at = rows.start;
+                while at < rows.end {
+                    if self.failed.load(Ordering::Relaxed) {
+                        return Err(Error::Cancelled);
+                    }
+                    let n = batch.min(rows.end - at) as usize;
+                    let b = self.generator.generate(at, n, scratch)?;
+                    let mut w = writers.iter_mut();
+                    for (field, column) in self.schema.fields().iter().zip(b.columns()) {
+                        for leaf in compute_leaves(field, column)? {
+                            match w.next() {
+                                Some(writer) => writer.write(&leaf)?,
+                                None => {
+                                    return Err(Error::InvalidConfig(
+                                        "schema has more leaves than column writers".into(),
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                    self.generator.recycle(b, scratch);
+                    (self.progress)(n as u64);
+                    at += n as u64;
+                }
+                let chunks = writers
+                    .into_iter()
+                    .map(|w| w.close())
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Encoded::Parquet(chunks))
+            }
+            None => {
+                let mut batches = Vec::new();
+                let mut at = rows.start;
+                while at < rows.end {
+                    let n = batch.min(rows.end - at) as usize;
+                    batches.push(self.generator.generate(at, n, scratch)?);
+                    at += n as u64;
+                }
+                Ok(Encoded::Ipc(batches))
+            }
+        }
+    }
+
+    /// Queues group `group` of `file` and, unless another worker is
+    /// already appending to that file, appends every group that is next in
+    /// line.
+    fn deliver(
+        &self,
+        file: usize,
+        group: usize,
+        enc: Encoded,
+        scratch: &mut G::Scratch,
+    ) -> Result<(), Error> {
+        let slot = &self.files[file];
+        let mut q = lock(&slot.queue);
+        q.ready.insert(group, enc);
+        if q.busy {
+            return Ok(());
+        }
+        q.busy = true;
+        loop {
+            let next = q.next;
+            let Some(enc) = q.ready.remove(&next) else {
+                q.busy = false;
+                return Ok(());
+            };
+            q.next += 1;
+            drop(q);
+            let mut w = lock(&slot.writer);
+            self.append(file, &mut w, next, enc, scratch)?;
+            if next + 1 == slot.groups {
+                self.finish(file, &mut w)?;
+            }
+            drop(w);
+            q = lock(&slot.queue);
+        }
+    }
+
+    fn open(&self, file: usize, w: &mut WriterState) -> Result<(), Error> {
+        let target = self.cfg.file_path(file);
+        let (pending, f) = PendingFile::create(target, self.cfg.overwrite)?;
+        let sink = match (&self.props, self.cfg.format) {
+            (Some(props), _) => {
+                let options = ArrowWriterOptions::new().with_properties(props.clone());
+                let writer = ArrowWriter::try_new_with_options(f, self.schema.clone(), options)?;
+                Sink::Parquet(writer.into_serialized_writer()?.0)
+            }
+            (None, _) => {
+                let options = ipc_options(self.cfg.compression)?;
+                let buffered = BufWriter::with_capacity(1 << 20, f);
+                let writer = IpcFileWriter::try_new_with_options(buffered, &self.schema, options)?;
+                Sink::Ipc(Box::new(writer))
+            }
+        };
+        w.sink = Some(sink);
+        w.pending = Some(pending);
+        Ok(())
+    }
+
+    fn append(
+        &self,
+        file: usize,
+        w: &mut WriterState,
+        group: usize,
+        enc: Encoded,
+        scratch: &mut G::Scratch,
+    ) -> Result<(), Error> {
+        if group == 0 {
+            self.open(file, w)?;
+        }
+        match (w.sink.as_mut(), enc) {
+            (Some(Sink::Parquet(writer)), Encoded::Parquet(chunks)) => {
+                let mut rg = writer.next_row_group()?;
+                for chunk in chunks {
+                    chunk.append_to_row_group(&mut rg)?;
+                }
+                rg.close()?;
+            }
+            (Some(Sink::Ipc(writer)), Encoded::Ipc(batches)) => {
+                for b in batches {
+                    writer.write(&b)?;
+                    (self.progress)(b.num_rows() as u64);
+                    self.generator.recycle(b, scratch);
+                }
+            }
+            _ => return Err(Error::Cancelled),
+        }
+        Ok(())
+    }
+
+    fn finish(&self, file: usize, w: &mut WriterState) -> Result<(), Error> {
+        let pending = w.pending.take().ok_or(Error::Cancelled)?;
+        let target = pending.target().to_path_buf();
+        let (f, groups) = match w.sink.take() {
+            Some(Sink::Parquet(writer)) => {
+                let groups = writer.flushed_row_groups().len();
+                (writer.into_inner()?, groups)
+            }
+            Some(Sink::Ipc(mut writer)) => {
+                writer.finish()?;
+                let buffered = writer.into_inner()?;
+                let f = buffered
+                    .into_inner()
+                    .map_err(|e| Error::io("write", &target, e.into_error()))?;
+                (f, self.files[file].groups)
+            }
+            None => return Err(Error::Cancelled),
+        };
+        let bytes = f
+            .metadata()
+            .map_err(|e| Error::io("stat", &target, e))?
+            .len();
+        let rows = &self.files[file].rows;
+        let summary = FileSummary {
+            path: target,
+            rows: rows.end - rows.start,
+            bytes,
+            groups,
+        };
+        w.done = Some((pending, summary));
+        Ok(())
+    }
+}
+
+fn ipc_options(c: Compression) -> Result<IpcWriteOptions, Error> {
+    let o = IpcWriteOptions::default();
+    Ok(match c {
+        Compression::None => o,
+        Compression::Lz4 => o.try_with_compression(Some(arrow_ipc::CompressionType::LZ4_FRAME))?,
+        Compression::Zstd(l) => o
+            .try_with_compression(Some(arrow_ipc::CompressionType::ZSTD))?
+            .try_with_compression_level(Some(l))?,
+        Compression::Snappy => {
+            return Err(Error::InvalidConfig(
+                "--compression snappy is not available for ipc (use lz4 or zstd)".into(),
+            ));
+        }
+    })
+}
+
+/// Whether `name` is a temporary this crate writes.
+pub fn is_temporary(name: &Path) -> bool {
+    name.file_name()
+        .map(|n| n.to_string_lossy().ends_with(TEMP_SUFFIX))
+        .unwrap_or(false)
+}

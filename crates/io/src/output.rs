@@ -1,0 +1,161 @@
+//! Files that appear under their final name only when complete.
+//!
+//! A [`PendingFile`] is created as a hidden temporary beside its target
+//! (`.NAME.PID.strata-tmp`), written, and renamed onto the target by
+//! [`PendingFile::commit`]. Dropping it uncommitted deletes the temporary,
+//! so an error leaves nothing that looks finished; a process killed
+//! outright leaves only a hidden `.strata-tmp` file, which the next run for
+//! the same target removes ([`remove_stale_temporaries`]).
+
+use std::{
+    fs::{self, File, OpenOptions},
+    path::{Path, PathBuf},
+};
+
+use crate::Error;
+
+/// Suffix of every temporary strata writes.
+pub const TEMP_SUFFIX: &str = ".strata-tmp";
+
+/// An output file under construction.
+#[derive(Debug)]
+pub struct PendingFile {
+    temp: PathBuf,
+    target: PathBuf,
+    overwrite: bool,
+    committed: bool,
+}
+
+fn temp_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    target.with_file_name(format!(".{name}.{}{TEMP_SUFFIX}", std::process::id()))
+}
+
+impl PendingFile {
+    /// Creates the temporary for `target` and returns it open for writing.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the temporary cannot be created.
+    pub fn create(target: PathBuf, overwrite: bool) -> Result<(PendingFile, File), Error> {
+        let temp = temp_path(&target);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| Error::io("create", &temp, e))?;
+        Ok((
+            PendingFile {
+                temp,
+                target,
+                overwrite,
+                committed: false,
+            },
+            file,
+        ))
+    }
+
+    /// The final path.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Moves the finished temporary onto the target.
+    ///
+    /// # Errors
+    /// [`Error::OutputExists`] when the target appeared meanwhile and
+    /// overwriting is off; [`Error::Io`] when the rename fails.
+    pub fn commit(mut self) -> Result<PathBuf, Error> {
+        if !self.overwrite && self.target.exists() {
+            return Err(Error::OutputExists {
+                path: self.target.clone(),
+                count: 1,
+            });
+        }
+        fs::rename(&self.temp, &self.target)
+            .map_err(|e| Error::io("rename into", &self.target, e))?;
+        self.committed = true;
+        Ok(self.target.clone())
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// Removes temporaries that an earlier, killed run left for `target`.
+pub fn remove_stale_temporaries(target: &Path) {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let n = entry.file_name();
+        let n = n.to_string_lossy();
+        if n.starts_with(&prefix) && n.ends_with(TEMP_SUFFIX) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn commit_renames_and_drop_cleans() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.parquet");
+        let (p, mut f) = PendingFile::create(target.clone(), false).unwrap();
+        f.write_all(b"x").unwrap();
+        assert!(!target.exists());
+        p.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"x");
+
+        let other = dir.path().join("b.parquet");
+        let (p, _f) = PendingFile::create(other.clone(), false).unwrap();
+        drop(p);
+        assert!(!other.exists());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn commit_refuses_to_clobber() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.parquet");
+        fs::write(&target, b"old").unwrap();
+        let (p, _f) = PendingFile::create(target.clone(), false).unwrap();
+        assert!(matches!(p.commit(), Err(Error::OutputExists { .. })));
+        assert_eq!(fs::read(&target).unwrap(), b"old");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn stale_temporaries_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.parquet");
+        fs::write(dir.path().join(".a.parquet.1.strata-tmp"), b"").unwrap();
+        fs::write(dir.path().join(".b.parquet.1.strata-tmp"), b"").unwrap();
+        remove_stale_temporaries(&target);
+        let left: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(left, vec![".b.parquet.1.strata-tmp".to_string()]);
+    }
+}
