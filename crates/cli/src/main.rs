@@ -4,7 +4,7 @@
 //! in the `strata-*` crates.
 
 use std::{
-    io::IsTerminal,
+    io::{IsTerminal, Write},
     path::{Path, PathBuf},
     process::ExitCode,
 };
@@ -170,7 +170,11 @@ fn run_generate(args: GenerateArgs) -> Result<()> {
             "config": cfg,
             "files": files,
         });
-        println!("{}", serde_json::to_string_pretty(&plan)?);
+        writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            serde_json::to_string_pretty(&plan)?
+        )?;
         return Ok(());
     }
     if let Some(p) = &args.summary_json {
@@ -183,7 +187,7 @@ fn run_generate(args: GenerateArgs) -> Result<()> {
     let summary = summary?;
     let cpu_s = cpu_seconds() - cpu0;
     if !args.quiet {
-        print_summary(&summary, cpu_s);
+        print_summary(&summary, cpu_s)?;
     }
     if let Some(p) = &args.summary_json {
         let mut v = serde_json::to_value(&summary)?;
@@ -210,25 +214,35 @@ fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
     bar
 }
 
-fn print_summary(s: &Summary, cpu_s: f64) {
-    println!(
+fn print_summary(s: &Summary, cpu_s: f64) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
         "wrote {} records to {} file(s), {:.1} MB, in {:.3} s",
         s.records,
         s.files.len(),
         s.bytes as f64 / 1e6,
         s.elapsed_s
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "{:.2} M records/s, {:.2} M records/s per core ({} threads), {:.0} MB/s, cpu {:.2} s",
         s.records_per_s / 1e6,
         s.records_per_s_per_core / 1e6,
         s.threads,
         s.mb_per_s,
         cpu_s
-    );
+    )?;
     for f in &s.files {
-        println!("  {}  {} rows  {} bytes", f.path.display(), f.rows, f.bytes);
+        writeln!(
+            out,
+            "  {}  {} rows  {} bytes",
+            f.path.display(),
+            f.rows,
+            f.bytes
+        )?;
     }
+    Ok(())
 }
 
 fn check_writable_parent(p: &Path) -> Result<()> {

@@ -48,9 +48,25 @@ impl Categorical {
     /// The category that 32 uniform random bits select.
     #[inline(always)]
     pub fn sample(&self, bits: u32) -> u8 {
-        let i = below(bits, self.table.len() as u32) as usize;
-        // `below` returns a value under the table length.
+        let n = self.table.len();
+        // `below` returns a value under `n`; the `min` lets the optimiser
+        // drop the bounds check.
+        let i = (below(bits, n as u32) as usize).min(n - 1);
         self.table[i]
+    }
+
+    /// The number of table cells (the sum of the weights).
+    pub fn cells(&self) -> u32 {
+        self.table.len() as u32
+    }
+
+    /// The category of table cell `cell` (`cell < cells()`), for callers
+    /// that split one random word into several indices with
+    /// [`crate::rng::split`].
+    #[inline(always)]
+    pub fn category_of_cell(&self, cell: u32) -> u8 {
+        let n = self.table.len();
+        self.table[(cell as usize).min(n - 1)]
     }
 
     /// The probability of category `i`.

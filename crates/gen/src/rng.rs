@@ -42,8 +42,16 @@ impl StreamKey {
     #[inline(always)]
     pub const fn row(self, row: u64) -> RowRng {
         RowRng {
-            state: mix64(self.0 ^ row),
+            state: self.first(row),
         }
+    }
+
+    /// The first draw of row `row`: the row's SplitMix64 state itself,
+    /// which is already a full-avalanche hash of the key and the row.
+    /// [`RowRng::next_u64`] continues from it.
+    #[inline(always)]
+    pub const fn first(self, row: u64) -> u64 {
+        mix64(self.0 ^ row)
     }
 }
 
@@ -73,6 +81,16 @@ pub const fn below(bits: u32, n: u32) -> u32 {
 #[inline(always)]
 pub const fn hi(x: u64) -> u32 {
     (x >> 32) as u32
+}
+
+/// Splits 32 uniform bits into an index in `0..n` and 32 further bits
+/// that are (close to) uniform and independent of the index: the integer
+/// and fractional parts of `bits * n / 2^32`. Chaining it draws several
+/// small indices from one word, like reading off digits.
+#[inline(always)]
+pub const fn split(bits: u32, n: u32) -> (u32, u32) {
+    let p = bits as u64 * n as u64;
+    ((p >> 32) as u32, p as u32)
 }
 
 /// The low 32 bits of a draw.
@@ -110,6 +128,31 @@ mod tests {
         for c in counts {
             assert!((9_500..10_500).contains(&c), "{counts:?}");
         }
+    }
+
+    #[test]
+    fn split_yields_independent_digits() {
+        let k = StreamKey::new(9, 9);
+        let mut counts = [[0u32; 5]; 4];
+        for r in 0..200_000 {
+            let (a, rest) = split(lo(k.first(r)), 4);
+            let (b, _) = split(rest, 5);
+            counts[a as usize][b as usize] += 1;
+        }
+        for row in counts {
+            for c in row {
+                assert!((9_300..10_700).contains(&c), "{counts:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn first_draw_is_the_row_state() {
+        let k = StreamKey::new(5, 6);
+        let mut r = k.row(77);
+        let next = r.next_u64();
+        assert_ne!(k.first(77), next);
+        assert_eq!(k.row(77).next_u64(), next);
     }
 
     #[test]
