@@ -44,7 +44,7 @@ use std::{
     time::Instant,
 };
 
-use arrow_array::RecordBatch;
+use arrow_array::{Array, RecordBatch, cast::AsArray};
 use arrow_ipc::writer::{FileWriter as IpcFileWriter, IpcWriteOptions};
 use arrow_schema::SchemaRef;
 use parquet::{
@@ -185,6 +185,30 @@ pub struct FileSummary {
     pub groups: usize,
 }
 
+/// Counts of one top-level column over the whole run, for checking the
+/// output against any reader.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct ColumnCounts {
+    /// Column name.
+    pub name: String,
+    /// Null values.
+    pub nulls: u64,
+    /// For list columns: entries in all lists together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub list_values: Option<u64>,
+}
+
+fn count_batch(batch: &RecordBatch, counts: &mut [ColumnCounts]) {
+    for (c, col) in counts.iter_mut().zip(batch.columns()) {
+        c.nulls += col.null_count() as u64;
+        if let Some(list) = col.as_list_opt::<i32>() {
+            let o = list.value_offsets();
+            let n = (o[o.len() - 1] - o[0]) as u64;
+            *c.list_values.get_or_insert(0) += n;
+        }
+    }
+}
+
 /// What a run did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -202,6 +226,8 @@ pub struct Summary {
     pub records_per_s_per_core: f64,
     /// Output megabytes (10^6 bytes) per second.
     pub mb_per_s: f64,
+    /// Per-column counts (nulls, list entries).
+    pub columns: Vec<ColumnCounts>,
     /// The files, in order.
     pub files: Vec<FileSummary>,
 }
@@ -313,6 +339,7 @@ struct Run<'a, G: BatchGenerator> {
     next_task: AtomicUsize,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
+    counts: Mutex<Vec<ColumnCounts>>,
     progress: &'a (dyn Fn(u64) + Sync),
 }
 
@@ -389,6 +416,7 @@ pub fn generate<G: BatchGenerator>(
         next_task: AtomicUsize::new(0),
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
+        counts: Mutex::new(empty_counts(&generator.schema())),
         progress,
     };
     let threads = cfg.threads.min(total_groups).max(1);
@@ -433,6 +461,7 @@ pub fn generate<G: BatchGenerator>(
         records_per_s,
         records_per_s_per_core: records_per_s / threads as f64,
         mb_per_s: bytes as f64 / 1e6 / elapsed_s,
+        columns: run.counts.into_inner().unwrap_or_else(|p| p.into_inner()),
         files: summaries,
     })
 }
@@ -448,22 +477,30 @@ impl<G: BatchGenerator> Run<'_, G> {
 
     fn worker(&self) {
         let mut scratch = G::Scratch::default();
+        let mut counts = empty_counts(&self.schema);
         loop {
             if self.failed.load(Ordering::Relaxed) {
                 return;
             }
             let task = self.next_task.fetch_add(1, Ordering::Relaxed);
             if task >= self.total_groups {
-                return;
+                break;
             }
             let file = self.group_starts.partition_point(|&s| s <= task) - 1;
             let group = task - self.group_starts[file];
             let result = self
-                .encode(file, group, &mut scratch)
+                .encode(file, group, &mut scratch, &mut counts)
                 .and_then(|enc| self.deliver(file, group, enc, &mut scratch));
             if let Err(e) = result {
                 self.fail(e);
                 return;
+            }
+        }
+        let mut total = lock(&self.counts);
+        for (t, c) in total.iter_mut().zip(counts) {
+            t.nulls += c.nulls;
+            if let Some(v) = c.list_values {
+                *t.list_values.get_or_insert(0) += v;
             }
         }
     }
@@ -479,6 +516,7 @@ impl<G: BatchGenerator> Run<'_, G> {
         file: usize,
         group: usize,
         scratch: &mut G::Scratch,
+        counts: &mut [ColumnCounts],
     ) -> Result<Encoded, Error> {
         let rows = self.group_rows(file, group);
         let batch = self.cfg.record_batch_size as u64;
@@ -492,6 +530,7 @@ impl<G: BatchGenerator> Run<'_, G> {
                     }
                     let n = batch.min(rows.end - at) as usize;
                     let b = self.generator.generate(at, n, scratch)?;
+                    count_batch(&b, counts);
                     let mut w = writers.iter_mut();
                     for (field, column) in self.schema.fields().iter().zip(b.columns()) {
                         for leaf in compute_leaves(field, column)? {
@@ -520,7 +559,9 @@ impl<G: BatchGenerator> Run<'_, G> {
                 let mut at = rows.start;
                 while at < rows.end {
                     let n = batch.min(rows.end - at) as usize;
-                    batches.push(self.generator.generate(at, n, scratch)?);
+                    let b = self.generator.generate(at, n, scratch)?;
+                    count_batch(&b, counts);
+                    batches.push(b);
                     at += n as u64;
                 }
                 Ok(Encoded::Ipc(batches))
@@ -647,6 +688,18 @@ impl<G: BatchGenerator> Run<'_, G> {
         w.done = Some((pending, summary));
         Ok(())
     }
+}
+
+fn empty_counts(schema: &SchemaRef) -> Vec<ColumnCounts> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| ColumnCounts {
+            name: f.name().clone(),
+            nulls: 0,
+            list_values: matches!(f.data_type(), arrow_schema::DataType::List(_)).then_some(0),
+        })
+        .collect()
 }
 
 fn ipc_options(c: Compression) -> Result<IpcWriteOptions, Error> {

@@ -48,6 +48,7 @@ mod error;
 pub mod generate;
 mod options;
 pub mod output;
+pub mod readback;
 
 pub use error::Error;
 pub use options::{Compression, DEFAULT_ZSTD_LEVEL, Format};

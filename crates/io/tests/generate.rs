@@ -1,0 +1,358 @@
+//! End-to-end tests of the generate pipeline: files written, read back and
+//! checked against the preset's specification and against each other.
+
+use std::{collections::HashSet, path::Path};
+
+use arrow_array::{
+    Array, DictionaryArray, RecordBatch, StringArray, cast::AsArray, types::UInt8Type,
+};
+use arrow_schema::DataType;
+use strata_gen::{BatchGenerator, contacts::Contacts};
+use strata_io::{
+    Compression, Error, Format,
+    generate::{GenerateConfig, Summary, generate},
+    readback::{multiset_hash, read_batches, rows_as_text, sequence_hash},
+};
+
+fn config(dir: &Path, records: u64) -> GenerateConfig {
+    GenerateConfig {
+        target_records: records,
+        record_batch_size: 4096,
+        num_writers: 2,
+        threads: 2,
+        row_group_rows: 65_536,
+        format: Format::Parquet,
+        compression: Compression::None,
+        output_dir: dir.to_path_buf(),
+        output_filename: "contacts".into(),
+        overwrite: false,
+        seed: 42,
+    }
+}
+
+fn run(cfg: &GenerateConfig) -> (Summary, Vec<RecordBatch>) {
+    let summary = generate(&Contacts::new(cfg.seed), cfg, &|_| {}).unwrap();
+    let mut batches = Vec::new();
+    for f in &summary.files {
+        batches.extend(read_batches(&f.path).unwrap());
+    }
+    (summary, batches)
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn schema_is_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, batches) = run(&config(dir.path(), 1000));
+    let schema = batches[0].schema();
+    assert_eq!(schema.as_ref(), Contacts::new(42).schema().as_ref());
+    let name = schema.field(0);
+    assert_eq!(
+        (name.name().as_str(), name.data_type(), name.is_nullable()),
+        ("name", &DataType::Utf8, true)
+    );
+    let phones = schema.field(1);
+    assert_eq!(phones.name(), "phones");
+    assert!(phones.is_nullable());
+    let DataType::List(item) = phones.data_type() else {
+        panic!("phones is not a list")
+    };
+    assert_eq!(item.name(), "item");
+    assert!(item.is_nullable());
+    let DataType::Struct(fields) = item.data_type() else {
+        panic!("item is not a struct")
+    };
+    assert_eq!(fields.len(), 2);
+    assert_eq!(fields[0].name(), "number");
+    assert_eq!(fields[0].data_type(), &DataType::Utf8);
+    assert_eq!(fields[1].name(), "phone_type");
+    assert_eq!(
+        fields[1].data_type(),
+        &DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8))
+    );
+    assert!(fields[0].is_nullable() && fields[1].is_nullable());
+}
+
+/// Realised shares over 200,000 rows read back from Parquet, each within
+/// five standard deviations of the specified probability.
+#[test]
+fn realised_shares_match_the_specification() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 200_000u64;
+    let (summary, batches) = run(&config(dir.path(), rows));
+    assert_eq!(summary.records, rows);
+
+    let mut name_nulls = 0u64;
+    let mut count_buckets = [0u64; 6];
+    let mut entries = 0u64;
+    let mut templates = [0u64; 4];
+    let mut types = [0u64; 3];
+    let mut numbers = HashSet::new();
+    let mut first_names = HashSet::new();
+    for b in &batches {
+        let name = b.column(0).as_string::<i32>();
+        name_nulls += name.null_count() as u64;
+        for n in name.iter().flatten() {
+            let (first, last) = n.split_once(' ').expect("name is 'First Last'");
+            assert!(!last.contains(' '));
+            first_names.insert(first.to_string());
+        }
+        let phones = b.column(1).as_list::<i32>();
+        for r in 0..phones.len() {
+            if phones.is_null(r) {
+                count_buckets[0] += 1;
+                continue;
+            }
+            let len = phones.value_length(r) as usize;
+            assert!((1..=5).contains(&len), "list of {len}");
+            count_buckets[len] += 1;
+        }
+        let entry = phones.values().as_struct();
+        assert_eq!(entry.null_count(), 0, "phone entries are never null");
+        let number: &StringArray = entry.column(0).as_string();
+        let kind: &DictionaryArray<UInt8Type> = entry.column(1).as_dictionary();
+        let kind_values: &StringArray = kind.values().as_string();
+        // Only the entries that the (possibly sliced) list array refers to.
+        let offsets = phones.value_offsets();
+        for i in offsets[0] as usize..offsets[offsets.len() - 1] as usize {
+            entries += 1;
+            let t = match (number.is_valid(i), kind.is_valid(i)) {
+                (true, true) => 0,
+                (true, false) => 1,
+                (false, true) => 2,
+                (false, false) => 3,
+            };
+            templates[t] += 1;
+            if number.is_valid(i) {
+                let n = number.value(i);
+                assert!(n.starts_with("+91-99-") && n.len() >= 15, "{n}");
+                assert!(n[7..].bytes().all(|c| c.is_ascii_digit()), "{n}");
+                assert!(numbers.insert(n.to_string()), "duplicate number {n}");
+            }
+            if kind.is_valid(i) {
+                let k = kind.keys().value(i) as usize;
+                match kind_values.value(k) {
+                    "Mobile" => types[0] += 1,
+                    "Work" => types[1] += 1,
+                    "Home" => types[2] += 1,
+                    other => panic!("unexpected phone_type {other}"),
+                }
+            }
+        }
+    }
+    let check = |what: &str, got: u64, of: u64, p: f64| {
+        let share = got as f64 / of as f64;
+        let sigma = (p * (1.0 - p) / of as f64).sqrt();
+        assert!(
+            (share - p).abs() <= 5.0 * sigma,
+            "{what}: {share:.5} of {of}, expected {p} (5 sigma = {:.5})",
+            5.0 * sigma
+        );
+    };
+    let n = rows;
+    check("null names", name_nulls, n, 0.20);
+    check("null phone lists", count_buckets[0], n, 0.40);
+    check("one phone", count_buckets[1], n, 0.45);
+    check("two phones", count_buckets[2], n, 0.10);
+    for k in 3..=5 {
+        check("3, 4 or 5 phones", count_buckets[k], n, 0.05 / 3.0);
+    }
+    check("number and type", templates[0], entries, 0.90);
+    check("number only", templates[1], entries, 0.05);
+    check("type only", templates[2], entries, 0.04);
+    check("neither", templates[3], entries, 0.01);
+    let typed = types.iter().sum::<u64>();
+    check("Mobile", types[0], typed, 0.55);
+    check("Work", types[1], typed, 0.35);
+    check("Home", types[2], typed, 0.10);
+    // The summary's counts agree with what was read back.
+    assert_eq!(summary.columns[0].nulls, name_nulls);
+    assert_eq!(summary.columns[1].nulls, count_buckets[0]);
+    assert_eq!(summary.columns[1].list_values, Some(entries));
+    assert_eq!(numbers.len() as u64, templates[0] + templates[1]);
+    // Uniform first names over 3,000: nearly all appear in 160k names.
+    assert!(
+        first_names.len() > 2_900,
+        "{} first names",
+        first_names.len()
+    );
+}
+
+fn hashes(cfg: &GenerateConfig) -> (u64, u64) {
+    let (_, batches) = run(cfg);
+    let mut rows = rows_as_text(&batches).unwrap();
+    let seq = sequence_hash(&rows);
+    (multiset_hash(&mut rows), seq)
+}
+
+#[test]
+fn rows_do_not_depend_on_writers_batches_or_threads() {
+    let records = 30_011;
+    let mut seen = Vec::new();
+    for (writers, batch, threads, rg) in [
+        (1, 1000, 1, 65_536),
+        (3, 4096, 2, 65_536),
+        (3, 1000, 3, 5_000),
+        (7, 333, 2, 1_024),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(dir.path(), records);
+        cfg.num_writers = writers;
+        cfg.record_batch_size = batch;
+        cfg.threads = threads;
+        cfg.row_group_rows = rg;
+        seen.push(hashes(&cfg));
+    }
+    // Same multiset and, since files hold contiguous ranges, the same
+    // sequence when the files are read in order.
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:x?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path(), records);
+    cfg.seed = 43;
+    assert_ne!(hashes(&cfg).0, seen[0].0, "another seed gives other rows");
+}
+
+#[test]
+fn parquet_and_ipc_hold_the_same_rows_under_every_codec() {
+    let mut want = None;
+    for (format, compression) in [
+        (Format::Parquet, Compression::None),
+        (Format::Parquet, Compression::Snappy),
+        (Format::Parquet, Compression::Lz4),
+        (Format::Parquet, Compression::Zstd(3)),
+        (Format::Ipc, Compression::None),
+        (Format::Ipc, Compression::Lz4),
+        (Format::Ipc, Compression::Zstd(1)),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(dir.path(), 5_000);
+        cfg.format = format;
+        cfg.compression = compression;
+        cfg.row_group_rows = 1_500;
+        let (summary, batches) = run(&cfg);
+        assert_eq!(summary.files.len(), 2);
+        assert!(summary.files[0].path.extension().unwrap() == format.extension());
+        let h = sequence_hash(&rows_as_text(&batches).unwrap());
+        assert_eq!(*want.get_or_insert(h), h, "{format} {compression}");
+    }
+}
+
+#[test]
+fn files_hold_contiguous_row_ranges_and_row_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path(), 10_000);
+    cfg.num_writers = 3;
+    cfg.row_group_rows = 1_000;
+    let (summary, _) = run(&cfg);
+    let rows: Vec<u64> = summary.files.iter().map(|f| f.rows).collect();
+    assert_eq!(rows, vec![3333, 3333, 3334]);
+    assert_eq!(summary.files[0].groups, 4);
+    // File 1 starts at global row 3333: compare with the generator.
+    let got = read_batches(&summary.files[1].path).unwrap();
+    let want = Contacts::new(42)
+        .generate(3333, 3333, &mut Default::default())
+        .unwrap();
+    assert_eq!(rows_as_text(&got).unwrap(), rows_as_text(&[want]).unwrap());
+    let meta = parquet::file::reader::FileReader::metadata(
+        &parquet::file::serialized_reader::SerializedFileReader::new(
+            std::fs::File::open(&summary.files[0].path).unwrap(),
+        )
+        .unwrap(),
+    )
+    .clone();
+    assert_eq!(meta.num_row_groups(), 4);
+    // Page statistics are on: every column chunk has min/max and indexes.
+    for rg in meta.row_groups() {
+        for c in rg.columns() {
+            assert!(c.statistics().is_some(), "{}", c.column_path());
+            assert!(c.column_index_offset().is_some(), "{}", c.column_path());
+            assert!(c.offset_index_offset().is_some(), "{}", c.column_path());
+        }
+    }
+    assert_eq!(listing(dir.path()).len(), 3, "no temporaries left");
+}
+
+#[test]
+fn existing_outputs_are_refused_then_replaced_with_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path(), 3_000);
+    cfg.num_writers = 3;
+    run(&cfg);
+    let before = std::fs::read(dir.path().join("contacts_0.parquet")).unwrap();
+
+    cfg.num_writers = 2;
+    cfg.seed = 7;
+    let err = generate(&Contacts::new(7), &cfg, &|_| {}).unwrap_err();
+    assert!(matches!(err, Error::OutputExists { count: 3, .. }), "{err}");
+    assert!(err.to_string().contains("--overwrite"));
+    assert_eq!(
+        std::fs::read(dir.path().join("contacts_0.parquet")).unwrap(),
+        before
+    );
+
+    cfg.overwrite = true;
+    run(&cfg);
+    // The third file of the earlier run is gone: the directory holds one
+    // consistent dataset.
+    assert_eq!(
+        listing(dir.path()),
+        vec!["contacts_0.parquet", "contacts_1.parquet"]
+    );
+    assert_ne!(
+        std::fs::read(dir.path().join("contacts_0.parquet")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn bad_settings_are_rejected_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cases: Vec<(&str, Box<dyn Fn(&mut GenerateConfig)>)> = vec![
+        ("--target-records", Box::new(|c| c.target_records = 0)),
+        ("--num-writers", Box::new(|c| c.num_writers = 0)),
+        ("--num-writers", Box::new(|c| c.num_writers = 20_000)),
+        ("--record-batch-size", Box::new(|c| c.record_batch_size = 0)),
+        ("--threads", Box::new(|c| c.threads = 0)),
+        ("--row-group-rows", Box::new(|c| c.row_group_rows = 0)),
+        (
+            "--output-filename",
+            Box::new(|c| c.output_filename = "a/b".into()),
+        ),
+        (
+            "snappy",
+            Box::new(|c| {
+                c.format = Format::Ipc;
+                c.compression = Compression::Snappy;
+            }),
+        ),
+    ];
+    for (flag, edit) in cases {
+        let mut cfg = config(&out, 10_000);
+        edit(&mut cfg);
+        let err = generate(&Contacts::new(1), &cfg, &|_| {}).unwrap_err();
+        assert!(err.to_string().contains(flag), "{flag}: {err}");
+        assert!(!out.exists(), "{flag}: output directory created");
+    }
+}
+
+#[test]
+fn unwritable_directory_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let cfg = config(&file.join("sub"), 1_000);
+    let err = generate(&Contacts::new(1), &cfg, &|_| {}).unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+    assert!(err.to_string().contains("plain-file"), "{err}");
+    assert_eq!(listing(dir.path()), vec!["plain-file"]);
+}
