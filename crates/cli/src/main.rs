@@ -117,10 +117,27 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            eprintln!("strata: error: {e:#}");
+            eprintln!("strata: error: {}", chain(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes on one line, skipping causes whose text the
+/// message before already holds (library errors often embed their source).
+fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 fn config(args: &GenerateArgs) -> GenerateConfig {

@@ -355,8 +355,22 @@ pub fn generate<G: BatchGenerator>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Summary, Error> {
     cfg.validate()?;
+    let created_dir = !cfg.output_dir.exists();
     fs::create_dir_all(&cfg.output_dir)
         .map_err(|e| Error::io("create directory", &cfg.output_dir, e))?;
+    let result = run_in(generator, cfg, progress);
+    if result.is_err() && created_dir {
+        // Only removes the directory if the failed run left it empty.
+        let _ = fs::remove_dir(&cfg.output_dir);
+    }
+    result
+}
+
+fn run_in<G: BatchGenerator>(
+    generator: &G,
+    cfg: &GenerateConfig,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Summary, Error> {
     let conflicts = conflicting_outputs(cfg);
     if !cfg.overwrite && !conflicts.is_empty() {
         return Err(Error::OutputExists {

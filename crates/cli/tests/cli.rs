@@ -1,0 +1,246 @@
+//! The `strata` binary as a user runs it: exit codes, messages, files left.
+
+use std::{
+    path::Path,
+    process::{Command, Output},
+};
+
+fn strata(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run strata")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every file below `dir`, relative names, sorted.
+fn files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn generate_writes_files_and_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = strata(
+        &[
+            "generate",
+            "--target-records",
+            "20000",
+            "--num-writers",
+            "2",
+            "--summary-json",
+            "summary.json",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("wrote 20000 records to 2 file(s)"), "{out}");
+    assert!(out.contains("records/s per core"), "{out}");
+    assert_eq!(
+        files(dir.path()),
+        vec![
+            "output_parquet/contacts_0.parquet",
+            "output_parquet/contacts_1.parquet",
+            "summary.json"
+        ]
+    );
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["records"], 20000);
+    assert_eq!(s["files"].as_array().unwrap().len(), 2);
+    for key in [
+        "bytes",
+        "elapsed_s",
+        "records_per_s",
+        "records_per_s_per_core",
+        "mb_per_s",
+        "cpu_s",
+    ] {
+        assert!(s[key].as_f64().is_some(), "{key} missing: {s}");
+    }
+    let bytes: u64 = ["contacts_0", "contacts_1"]
+        .iter()
+        .map(|f| {
+            std::fs::metadata(dir.path().join(format!("output_parquet/{f}.parquet")))
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert_eq!(s["bytes"], bytes);
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = strata(
+        &[
+            "generate",
+            "--dry-run",
+            "--num-writers",
+            "3",
+            "--format",
+            "ipc",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["config"]["target_records"], 10_000_000);
+    assert_eq!(v["config"]["num_writers"], 3);
+    assert_eq!(v["config"]["format"], "ipc");
+    assert_eq!(v["files"][2]["path"], "output_ipc/contacts_2.arrow");
+    assert_eq!(v["files"][2]["first_row"], 6_666_666);
+    assert!(files(dir.path()).is_empty());
+}
+
+#[test]
+fn bad_flags_fail_with_a_message_and_no_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (vec!["--target-records", "0"], "--target-records"),
+        (vec!["--num-writers", "0"], "--num-writers"),
+        (vec!["--record-batch-size", "0"], "--record-batch-size"),
+        (vec!["--compression", "brotli"], "brotli"),
+        (vec!["--compression", "zstd:99"], "zstd level"),
+        (vec!["--format", "csv"], "csv"),
+        (vec!["--target-records", "many"], "many"),
+        (vec!["--threads", "0"], "--threads"),
+        (vec!["--preset", "nope"], "nope"),
+        (vec!["--format", "ipc", "--compression", "snappy"], "snappy"),
+        (vec!["--summary-json", "no/such/dir/s.json"], "no/such/dir"),
+    ] {
+        let mut full = vec!["generate"];
+        if !args.contains(&"--target-records") {
+            full.extend(["--target-records", "1000"]);
+        }
+        full.extend(args.iter().copied());
+        let o = strata(&full, dir.path());
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(needle), "{args:?}: {e}");
+        // One message line (clap adds a usage hint below its own).
+        assert_eq!(
+            e.lines().filter(|l| l.contains("error")).count(),
+            1,
+            "{args:?}: {e}"
+        );
+        assert!(
+            files(dir.path()).is_empty(),
+            "{args:?} left {:?}",
+            files(dir.path())
+        );
+    }
+}
+
+#[test]
+fn existing_output_is_refused_without_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "generate",
+        "--target-records",
+        "5000",
+        "--num-writers",
+        "1",
+        "-q",
+    ];
+    assert!(strata(&args, dir.path()).status.success());
+    let path = dir.path().join("output_parquet/contacts_0.parquet");
+    let before = std::fs::read(&path).unwrap();
+    let o = strata(&[&args[..], &["--seed", "9"]].concat(), dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let o = strata(
+        &[&args[..], &["--seed", "9", "--overwrite"]].concat(),
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(files(dir.path()), vec!["output_parquet/contacts_0.parquet"]);
+}
+
+#[test]
+fn unwritable_output_directory_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file"), b"x").unwrap();
+    let o = strata(
+        &[
+            "generate",
+            "--target-records",
+            "1000",
+            "--output-dir",
+            "file/out",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("file/out") && e.contains("cannot"), "{e}");
+    assert_eq!(files(dir.path()), vec!["file"]);
+}
+
+/// A write error part-way through (the file-size limit stands in for a
+/// full disk): a clear error, and neither finished-looking files nor
+/// temporaries are left.
+#[test]
+#[cfg(unix)]
+fn write_failure_mid_run_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "ulimit -f 2048; trap '' XFSZ; exec '{}' generate --target-records 2000000 --num-writers 2",
+        env!("CARGO_BIN_EXE_strata")
+    );
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("File too large") || e.contains("too large"),
+        "{e}"
+    );
+    assert!(
+        files(dir.path()).is_empty(),
+        "left behind: {:?}",
+        files(dir.path())
+    );
+}
+
+#[test]
+fn help_states_the_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = strata(&["generate", "--help"], dir.path());
+    let h = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "fastest",
+        "10000000",
+        "--num-writers",
+        "--compression",
+        "--summary-json",
+        "--dry-run",
+    ] {
+        assert!(h.contains(needle), "help lacks {needle}");
+    }
+}
