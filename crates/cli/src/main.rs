@@ -112,10 +112,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if let Some(io) = e.downcast_ref::<std::io::Error>() {
-                if io.kind() == std::io::ErrorKind::BrokenPipe {
-                    return ExitCode::SUCCESS;
-                }
+            if let Some(io) = e.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::BrokenPipe
+            {
+                return ExitCode::SUCCESS;
             }
             eprintln!("strata: error: {}", chain(&e));
             ExitCode::from(2)

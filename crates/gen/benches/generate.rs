@@ -1,6 +1,9 @@
 //! Generation alone, no encoding: ns per `contacts` row at several batch
 //! sizes, with buffers recycled as the pipeline does.
 
+// criterion's macros define undocumented items.
+#![allow(missing_docs)]
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use strata_gen::{BatchGenerator, contacts::Contacts};
 

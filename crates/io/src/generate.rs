@@ -250,10 +250,11 @@ pub fn conflicting_outputs(cfg: &GenerateConfig) -> Vec<PathBuf> {
             else {
                 continue;
             };
-            if let Ok(i) = mid.parse::<usize>() {
-                if i >= cfg.num_writers && mid == i.to_string() {
-                    out.push(e.path());
-                }
+            if let Ok(i) = mid.parse::<usize>()
+                && i >= cfg.num_writers
+                && mid == i.to_string()
+            {
+                out.push(e.path());
             }
         }
     }

@@ -162,8 +162,8 @@ fn realised_shares_match_the_specification() {
     check("null phone lists", count_buckets[0], n, 0.40);
     check("one phone", count_buckets[1], n, 0.45);
     check("two phones", count_buckets[2], n, 0.10);
-    for k in 3..=5 {
-        check("3, 4 or 5 phones", count_buckets[k], n, 0.05 / 3.0);
+    for &c in &count_buckets[3..] {
+        check("3, 4 or 5 phones", c, n, 0.05 / 3.0);
     }
     check("number and type", templates[0], entries, 0.90);
     check("number only", templates[1], entries, 0.05);
@@ -317,7 +317,8 @@ fn existing_outputs_are_refused_then_replaced_with_overwrite() {
 fn bad_settings_are_rejected_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let cases: Vec<(&str, Box<dyn Fn(&mut GenerateConfig)>)> = vec![
+    type Edit = Box<dyn Fn(&mut GenerateConfig)>;
+    let cases: Vec<(&str, Edit)> = vec![
         ("--target-records", Box::new(|c| c.target_records = 0)),
         ("--num-writers", Box::new(|c| c.num_writers = 0)),
         ("--num-writers", Box::new(|c| c.num_writers = 20_000)),
