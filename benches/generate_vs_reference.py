@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""End-to-end benchmark of `strata generate`, side by side with a peer.
+
+Runs each command in alternating rounds (so drift of a noisy machine hits
+both alike), after a `sync`, measures wall time and the child's CPU time (user + sys), and
+reports median / min / max, records/s, records/s per core and the ratio of
+median wall times. The peer is the reference program
+`parquet-nested-parallel` (built outside this repository; pass its path
+with --reference). Results are appended to benches/results/generate.md
+with the date, machine and commit.
+
+    benches/generate_vs_reference.py --reference /path/to/parquet-nested-parallel
+    benches/generate_vs_reference.py --threads-scan      # 1..nproc threads
+"""
+
+import argparse
+import datetime as dt
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def sh(*cmd):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT).stdout.strip()
+
+
+def machine():
+    model = "unknown cpu"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
+
+
+def commit():
+    c = sh("git", "rev-parse", "--short=12", "HEAD")
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT).returncode != 0
+    return c + ("+dirty" if dirty else "")
+
+
+def timed(cmd, out_dir):
+    shutil.rmtree(out_dir, ignore_errors=True)
+    # Flush the previous run's dirty pages so its writeback does not land
+    # on this run (hyperfine's `--prepare sync` in the reference's reports).
+    os.sync()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    size = sum(f.stat().st_size for f in Path(out_dir).rglob("*") if f.is_file())
+    return wall, cpu, size
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reference", help="path of the parquet-nested-parallel binary")
+    ap.add_argument("--records", type=int, default=10_000_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--threads-scan", action="store_true", help="strata at 1..nproc threads instead")
+    ap.add_argument("--no-save", action="store_true", help="print only, do not append to the results file")
+    ap.add_argument("--work-dir", help="where outputs go (default: a temporary directory)")
+    args = ap.parse_args()
+
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "strata"], check=True, cwd=ROOT)
+    strata = str(ROOT / "target" / "release" / "strata")
+    work = Path(args.work_dir or tempfile.mkdtemp(prefix="strata-bench-"))
+    n = args.records
+    cores = os.cpu_count() or 1
+
+    cases = []
+    if args.threads_scan:
+        t = 1
+        while t <= cores:
+            cases.append((f"strata --threads {t}", [strata, "generate", "-q", "--overwrite", "--target-records", str(n), "--threads", str(t), "--output-dir", str(work / "s")], work / "s", t))
+            t *= 2
+    else:
+        if args.reference:
+            ref_writers = max(1, cores // 2)
+            cases.append((f"reference --num-writers {ref_writers}", [args.reference, "--target-records", str(n), "--num-writers", str(ref_writers), "--output-dir", str(work / "r"), "--output-filename", "contacts"], work / "r", cores))
+        cases.append(("strata generate (defaults)", [strata, "generate", "-q", "--overwrite", "--target-records", str(n), "--output-dir", str(work / "s")], work / "s", cores))
+        cases.append(("strata generate --num-writers 1", [strata, "generate", "-q", "--overwrite", "--target-records", str(n), "--num-writers", "1", "--output-dir", str(work / "s1")], work / "s1", cores))
+
+    # One untimed warm-up of each, then alternating timed rounds.
+    for _, cmd, out, _ in cases:
+        timed(cmd, out)
+    results = {name: [] for name, *_ in cases}
+    for _ in range(args.runs):
+        for name, cmd, out, _ in cases:
+            results[name].append(timed(cmd, out))
+    shutil.rmtree(work, ignore_errors=True)
+
+    lines = [
+        f"### {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit()}",
+        "",
+        f"Machine: {machine()}. {n:,} records, {args.runs} runs each after one warm-up, alternating.",
+        "",
+        "| command | wall median (min-max) s | CPU median s | M records/s | M records/s per core | output MB |",
+        "|---|---|---|---|---|---|",
+    ]
+    medians = {}
+    for name, _, _, used in cases:
+        walls = [r[0] for r in results[name]]
+        cpus = [r[1] for r in results[name]]
+        med = statistics.median(walls)
+        medians[name] = med
+        rate = n / med / 1e6
+        lines.append(
+            f"| `{name}` | {med:.3f} ({min(walls):.3f}-{max(walls):.3f}) | {statistics.median(cpus):.2f} | {rate:.2f} | {rate / used:.2f} | {results[name][0][2] / 1e6:.1f} |"
+        )
+    if args.reference:
+        ref = next(k for k in medians if k.startswith("reference"))
+        for k, v in medians.items():
+            if k != ref:
+                lines.append(f"\nRatio `{k}` vs `{ref}` (median wall): **{medians[ref] / v:.2f}x** faster.")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_save:
+        results_file = ROOT / "benches" / "results" / "generate.md"
+        if not results_file.exists():
+            results_file.write_text("# `strata generate` benchmark results\n\nAppended by `benches/generate_vs_reference.py`.\n\n")
+        with results_file.open("a") as f:
+            f.write("\n" + text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
