@@ -15,7 +15,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use strata_gen::{BatchGenerator, contacts::Contacts};
 use strata_io::{
     Compression, Format,
-    generate::{DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, GenerateConfig, Summary, generate},
+    generate::{
+        DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Summary,
+        generate,
+    },
 };
 
 #[derive(Parser, Debug)]
@@ -84,6 +87,11 @@ struct GenerateArgs {
     /// Rows per Parquet row group.
     #[arg(long, default_value_t = DEFAULT_ROW_GROUP_ROWS)]
     row_group_rows: usize,
+    /// Parquet encoder: auto (strata's direct encoder where it applies:
+    /// uncompressed output of string and dictionary columns; else parquet's
+    /// Arrow writer) or arrow (always parquet's Arrow writer).
+    #[arg(long, default_value = "auto", value_parser = parse_encoder)]
+    encoder: ParquetEncoder,
     /// Replace existing output files (and remove STEM_N files of an earlier
     /// run with more writers).
     #[arg(long)]
@@ -97,6 +105,10 @@ struct GenerateArgs {
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse().map_err(|e: strata_io::Error| e.to_string())
+}
+
+fn parse_encoder(s: &str) -> Result<ParquetEncoder, String> {
     s.parse().map_err(|e: strata_io::Error| e.to_string())
 }
 
@@ -168,6 +180,7 @@ fn config(args: &GenerateArgs) -> GenerateConfig {
             .unwrap_or_else(|| args.preset.clone()),
         overwrite: args.overwrite,
         seed: args.seed,
+        encoder: args.encoder,
     }
 }
 

@@ -55,6 +55,7 @@ use parquet::{
         },
     },
     basic::{Compression as PqCompression, ZstdLevel},
+    column::writer::ColumnCloseResult,
     file::{
         metadata::KeyValue,
         properties::{EnabledStatistics, WriterProperties, WriterVersion},
@@ -68,6 +69,7 @@ use strata_gen::BatchGenerator;
 use crate::{
     Compression, Error, Format,
     output::{PendingFile, TEMP_SUFFIX, remove_stale_temporaries},
+    shred::{BufferPool, LeafEncoder, Shredder},
 };
 
 /// Default rows per batch handed from the generator to the encoder.
@@ -104,6 +106,33 @@ pub struct GenerateConfig {
     pub overwrite: bool,
     /// The seed, recorded in the files' metadata.
     pub seed: u64,
+    /// Which Parquet encoder to use.
+    pub encoder: ParquetEncoder,
+}
+
+/// The Parquet column encoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParquetEncoder {
+    /// The direct encoder for schemas and settings it supports
+    /// (uncompressed output, string and dictionary leaves), else `Arrow`.
+    #[default]
+    Auto,
+    /// parquet's `ArrowColumnWriter`, for every schema and codec.
+    Arrow,
+}
+
+impl std::str::FromStr for ParquetEncoder {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "auto" => Ok(ParquetEncoder::Auto),
+            "arrow" => Ok(ParquetEncoder::Arrow),
+            _ => Err(Error::InvalidConfig(format!(
+                "unknown encoder '{s}' (expected auto or arrow)"
+            ))),
+        }
+    }
 }
 
 impl GenerateConfig {
@@ -295,6 +324,7 @@ pub fn parquet_properties<G: BatchGenerator>(
 
 enum Encoded {
     Parquet(Vec<ArrowColumnChunk>),
+    Direct(Vec<(bytes::Bytes, ColumnCloseResult)>),
     Ipc(Vec<RecordBatch>),
 }
 
@@ -334,6 +364,8 @@ struct Run<'a, G: BatchGenerator> {
     schema: SchemaRef,
     props: Option<WriterProperties>,
     factory: Option<ArrowRowGroupWriterFactory>,
+    shredder: Option<Shredder>,
+    pool: BufferPool,
     files: Vec<FileSlot>,
     group_starts: Vec<usize>,
     total_groups: usize,
@@ -385,15 +417,21 @@ fn run_in<G: BatchGenerator>(
 
     let start = Instant::now();
     let schema = generator.schema();
-    let (props, factory) = match cfg.format {
+    let (props, factory, shredder) = match cfg.format {
         Format::Parquet => {
             let props = parquet_properties(generator, cfg)?;
             let options = ArrowWriterOptions::new().with_properties(props.clone());
             let probe = ArrowWriter::try_new_with_options(Vec::new(), schema.clone(), options)?;
-            let (_, factory) = probe.into_serialized_writer()?;
-            (Some(props), Some(factory))
+            let (probe, factory) = probe.into_serialized_writer()?;
+            let shredder = match (cfg.encoder, cfg.compression) {
+                (ParquetEncoder::Auto, Compression::None) => {
+                    Shredder::supports(&schema, probe.schema_descr())
+                }
+                _ => None,
+            };
+            (Some(props), Some(factory), shredder)
         }
-        Format::Ipc => (None, None),
+        Format::Ipc => (None, None, None),
     };
     let mut files = Vec::with_capacity(cfg.num_writers);
     let mut group_starts = Vec::with_capacity(cfg.num_writers + 1);
@@ -425,6 +463,8 @@ fn run_in<G: BatchGenerator>(
         schema,
         props,
         factory,
+        shredder,
+        pool: BufferPool::default(),
         files,
         group_starts,
         total_groups,
@@ -492,6 +532,7 @@ impl<G: BatchGenerator> Run<'_, G> {
 
     fn worker(&self) {
         let mut scratch = G::Scratch::default();
+        let mut encoders = None;
         let mut counts = empty_counts(&self.schema);
         loop {
             if self.failed.load(Ordering::Relaxed) {
@@ -504,7 +545,7 @@ impl<G: BatchGenerator> Run<'_, G> {
             let file = self.group_starts.partition_point(|&s| s <= task) - 1;
             let group = task - self.group_starts[file];
             let result = self
-                .encode(file, group, &mut scratch, &mut counts)
+                .encode(file, group, &mut scratch, &mut encoders, &mut counts)
                 .and_then(|enc| self.deliver(file, group, enc, &mut scratch));
             if let Err(e) = result {
                 self.fail(e);
@@ -531,10 +572,34 @@ impl<G: BatchGenerator> Run<'_, G> {
         file: usize,
         group: usize,
         scratch: &mut G::Scratch,
+        encoders: &mut Option<Vec<LeafEncoder>>,
         counts: &mut [ColumnCounts],
     ) -> Result<Encoded, Error> {
         let rows = self.group_rows(file, group);
         let batch = self.cfg.record_batch_size as u64;
+        if let Some(shredder) = &self.shredder {
+            let leaves = encoders.get_or_insert_with(|| shredder.row_group());
+            let mut at = rows.start;
+            while at < rows.end {
+                if self.failed.load(Ordering::Relaxed) {
+                    return Err(Error::Cancelled);
+                }
+                let n = batch.min(rows.end - at) as usize;
+                let b = self.generator.generate(at, n, scratch)?;
+                count_batch(&b, counts);
+                for leaf in leaves.iter_mut() {
+                    leaf.write(&b)?;
+                }
+                self.generator.recycle(b, scratch);
+                (self.progress)(n as u64);
+                at += n as u64;
+            }
+            let chunks = leaves
+                .iter_mut()
+                .map(|l| l.close(&self.pool))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Encoded::Direct(chunks));
+        }
         match &self.factory {
             Some(factory) => {
                 let mut writers = factory.create_column_writers(group)?;
@@ -656,6 +721,14 @@ impl<G: BatchGenerator> Run<'_, G> {
                 let mut rg = writer.next_row_group()?;
                 for chunk in chunks {
                     chunk.append_to_row_group(&mut rg)?;
+                }
+                rg.close()?;
+            }
+            (Some(Sink::Parquet(writer)), Encoded::Direct(chunks)) => {
+                let mut rg = writer.next_row_group()?;
+                for (bytes, close) in chunks {
+                    rg.append_column(&bytes, close)?;
+                    self.pool.give_back(bytes);
                 }
                 rg.close()?;
             }

@@ -37,6 +37,7 @@
 //!     output_filename: "contacts".into(),
 //!     overwrite: false,
 //!     seed: 42,
+//!     encoder: Default::default(),
 //! };
 //! let summary = generate(&Contacts::new(42), &cfg, &|_| {}).unwrap();
 //! assert_eq!(summary.records, 10_000);
@@ -49,6 +50,7 @@ pub mod generate;
 mod options;
 pub mod output;
 pub mod readback;
+mod shred;
 
 pub use error::Error;
 pub use options::{Compression, DEFAULT_ZSTD_LEVEL, Format};

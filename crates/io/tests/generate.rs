@@ -27,6 +27,7 @@ fn config(dir: &Path, records: u64) -> GenerateConfig {
         output_filename: "contacts".into(),
         overwrite: false,
         seed: 42,
+        encoder: Default::default(),
     }
 }
 
@@ -356,4 +357,70 @@ fn unwritable_directory_fails_cleanly() {
     assert!(matches!(err, Error::Io { .. }), "{err}");
     assert!(err.to_string().contains("plain-file"), "{err}");
     assert_eq!(listing(dir.path()), vec!["plain-file"]);
+}
+
+/// strata's direct encoder (used for uncompressed `contacts`) and
+/// parquet's Arrow writer give files with the same rows, the same
+/// statistics per column chunk, and page indexes that parquet can read.
+#[test]
+fn direct_encoder_matches_the_arrow_writer() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::file::serialized_reader::ReadOptionsBuilder;
+    use strata_io::generate::ParquetEncoder;
+
+    for (rows, batch, rg) in [
+        (70_001u64, 4096usize, 65_536usize),
+        (5_000, 333, 2_048),
+        (1, 1, 1),
+    ] {
+        let mut texts = Vec::new();
+        let mut stats = Vec::new();
+        for encoder in [ParquetEncoder::Auto, ParquetEncoder::Arrow] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut cfg = config(dir.path(), rows);
+            cfg.num_writers = 1;
+            cfg.record_batch_size = batch;
+            cfg.row_group_rows = rg;
+            cfg.encoder = encoder;
+            let (summary, batches) = run(&cfg);
+            texts.push(rows_as_text(&batches).unwrap());
+            let options = ReadOptionsBuilder::new().with_page_index().build();
+            let reader = SerializedFileReader::new_with_options(
+                std::fs::File::open(&summary.files[0].path).unwrap(),
+                options,
+            )
+            .unwrap();
+            let meta = reader.metadata();
+            let index = meta.page_index().expect("page index");
+            let mut s = Vec::new();
+            for (g, group) in meta.row_groups().iter().enumerate() {
+                for (c, chunk) in group.columns().iter().enumerate() {
+                    let st = chunk.statistics().expect("statistics");
+                    s.push((
+                        g,
+                        c,
+                        chunk.num_values(),
+                        st.min_bytes_opt().map(<[u8]>::to_vec),
+                        st.max_bytes_opt().map(<[u8]>::to_vec),
+                        st.null_count_opt(),
+                    ));
+                    // Page row counts add up to the row group's rows.
+                    assert!(index.column_index(g, c).is_some(), "column index");
+                    let locations = &index
+                        .offset_index(g, c)
+                        .expect("offset index")
+                        .page_locations;
+                    assert_eq!(locations[0].first_row_index, 0);
+                    assert!(
+                        locations
+                            .windows(2)
+                            .all(|w| w[0].first_row_index < w[1].first_row_index)
+                    );
+                }
+            }
+            stats.push(s);
+        }
+        assert_eq!(texts[0], texts[1], "rows differ for {rows} rows");
+        assert_eq!(stats[0], stats[1], "statistics differ for {rows} rows");
+    }
 }

@@ -1,0 +1,825 @@
+//! A direct Arrow-to-Parquet column encoder for the shapes strata generates.
+//!
+//! parquet's `ArrowColumnWriter` handles every Arrow type, and pays for it:
+//! levels are computed by a general tree walk, values pass through generic
+//! encoders, every string is compared twice for statistics. For the leaf
+//! shapes the presets produce this module writes the same Parquet directly:
+//!
+//! * a top-level `Utf8` column (optional or required);
+//! * `List<Struct<...>>` whose struct fields are `Utf8` or
+//!   `Dictionary<UInt8, Utf8>` (list, item and leaves optional or required).
+//!
+//! Pages are version 1 data pages: levels as bit-packed RLE-hybrid runs,
+//! strings `PLAIN`, dictionary columns `RLE_DICTIONARY` with one `PLAIN`
+//! dictionary page per column chunk. Pages end on row boundaries after
+//! 20,000 rows or 1 MiB of values, and carry exact min/max/null counts in
+//! the column index; the offset index records every page. The chunks are
+//! handed to parquet's `SerializedRowGroupWriter::append_column`, so the
+//! file footer, schema and Arrow schema metadata are parquet's own.
+//!
+//! [`Shredder::supports`] decides per schema; anything else goes through
+//! `ArrowColumnWriter`. Tests read both paths back and require identical
+//! rows and statistics.
+
+use std::collections::HashMap;
+
+use arrow_array::{
+    Array, ArrayRef, DictionaryArray, GenericListArray, RecordBatch, StringArray, StructArray,
+    cast::AsArray, types::UInt8Type,
+};
+use arrow_schema::{DataType, Field, Schema};
+use bytes::Bytes;
+use parquet::{
+    basic::{Compression as PqCompression, Encoding, Type as PhysicalType},
+    column::{
+        page::{CompressedPage, Page, PageWriter},
+        writer::ColumnCloseResult,
+    },
+    data_type::ByteArray,
+    file::{
+        metadata::{ColumnChunkMetaData, ColumnIndexBuilder, OffsetIndexBuilder},
+        statistics::{Statistics, ValueStatistics},
+        writer::{SerializedPageWriter, TrackedWrite},
+    },
+    schema::types::{ColumnDescPtr, SchemaDescriptor},
+};
+
+use crate::Error;
+
+/// Rows after which a data page is closed.
+const PAGE_ROWS: usize = 20_000;
+/// Value bytes after which a data page is closed.
+const PAGE_BYTES: usize = 1 << 20;
+/// Rows handled between two checks of the page limits.
+const CHUNK_ROWS: usize = 1024;
+/// Values per bit-packed run: 63 groups of 8, so the run header is one byte.
+const RUN: usize = 504;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Values {
+    Plain,
+    Dictionary,
+}
+
+/// Where a leaf sits and which definition levels it uses.
+#[derive(Debug, Clone)]
+struct LeafShape {
+    column: usize,
+    /// `Some(child)` for a leaf inside `List<Struct>`.
+    child: Option<usize>,
+    values: Values,
+    max_def: u8,
+    max_rep: u8,
+    /// Definition level of a null list (`None`: the list is required).
+    def_null_list: Option<u8>,
+    def_empty_list: u8,
+    def_null_item: Option<u8>,
+    def_null_leaf: Option<u8>,
+}
+
+/// Encodes the row groups of one schema.
+#[derive(Debug, Clone)]
+pub(crate) struct Shredder {
+    leaves: Vec<LeafShape>,
+    descrs: Vec<ColumnDescPtr>,
+}
+
+fn leaf_values(t: &DataType) -> Option<Values> {
+    match t {
+        DataType::Utf8 => Some(Values::Plain),
+        DataType::Dictionary(k, v) if **k == DataType::UInt8 && **v == DataType::Utf8 => {
+            Some(Values::Dictionary)
+        }
+        _ => None,
+    }
+}
+
+impl Shredder {
+    /// The shredder for `schema`, or `None` when some column has a shape it
+    /// does not handle.
+    pub(crate) fn supports(schema: &Schema, parquet: &SchemaDescriptor) -> Option<Shredder> {
+        let mut leaves = Vec::new();
+        for (column, field) in schema.fields().iter().enumerate() {
+            leaves.extend(Self::shapes(column, field)?);
+        }
+        if leaves.len() != parquet.num_columns() {
+            return None;
+        }
+        let descrs: Vec<ColumnDescPtr> = (0..leaves.len()).map(|i| parquet.column(i)).collect();
+        for (leaf, d) in leaves.iter().zip(&descrs) {
+            if d.max_def_level() != i16::from(leaf.max_def)
+                || d.max_rep_level() != i16::from(leaf.max_rep)
+                || d.physical_type() != PhysicalType::BYTE_ARRAY
+            {
+                return None;
+            }
+        }
+        Some(Shredder { leaves, descrs })
+    }
+
+    fn shapes(column: usize, field: &Field) -> Option<Vec<LeafShape>> {
+        if let Some(values) = leaf_values(field.data_type()) {
+            let max_def = u8::from(field.is_nullable());
+            return Some(vec![LeafShape {
+                column,
+                child: None,
+                values,
+                max_def,
+                max_rep: 0,
+                def_null_list: None,
+                def_empty_list: 0,
+                def_null_item: None,
+                def_null_leaf: field.is_nullable().then_some(0),
+            }]);
+        }
+        let DataType::List(item) = field.data_type() else {
+            return None;
+        };
+        let DataType::Struct(children) = item.data_type() else {
+            return None;
+        };
+        let d_list = u8::from(field.is_nullable());
+        let d_rep = d_list + 1;
+        let d_item = d_rep + u8::from(item.is_nullable());
+        children
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let values = leaf_values(c.data_type())?;
+                Some(LeafShape {
+                    column,
+                    child: Some(i),
+                    values,
+                    max_def: d_item + u8::from(c.is_nullable()),
+                    max_rep: 1,
+                    def_null_list: field.is_nullable().then_some(0),
+                    def_empty_list: d_list,
+                    def_null_item: item.is_nullable().then_some(d_rep),
+                    def_null_leaf: c.is_nullable().then_some(d_item),
+                })
+            })
+            .collect()
+    }
+
+    /// Fresh encoders for one row group.
+    pub(crate) fn row_group(&self) -> Vec<LeafEncoder> {
+        self.leaves
+            .iter()
+            .zip(&self.descrs)
+            .map(|(shape, descr)| LeafEncoder::new(shape.clone(), descr.clone()))
+            .collect()
+    }
+}
+
+/// Min, max and null count of one page or chunk.
+#[derive(Debug, Default, Clone)]
+struct Stats {
+    min: Option<Vec<u8>>,
+    max: Option<Vec<u8>>,
+    nulls: u64,
+}
+
+impl Stats {
+    fn update(&mut self, v: &[u8]) {
+        match &mut self.min {
+            Some(m) if v < m.as_slice() => {
+                m.clear();
+                m.extend_from_slice(v);
+            }
+            None => self.min = Some(v.to_vec()),
+            _ => {}
+        }
+        match &mut self.max {
+            Some(m) if v > m.as_slice() => {
+                m.clear();
+                m.extend_from_slice(v);
+            }
+            None => self.max = Some(v.to_vec()),
+            _ => {}
+        }
+    }
+
+    fn merge(&mut self, other: &Stats) {
+        if let Some(v) = &other.min {
+            self.update(v);
+        }
+        if let Some(v) = &other.max {
+            self.update(v);
+        }
+        self.nulls += other.nulls;
+    }
+}
+
+/// One encoded data page, before it is placed in the chunk.
+struct PendingPage {
+    /// The page's bytes in the encoder's `page_data`.
+    range: std::ops::Range<usize>,
+    levels: u32,
+    rows: usize,
+    stats: Stats,
+}
+
+/// Encodes one leaf column of one row group.
+pub(crate) struct LeafEncoder {
+    shape: LeafShape,
+    descr: ColumnDescPtr,
+    def: Vec<u8>,
+    rep: Vec<u8>,
+    /// Plain: length-prefixed strings. Dictionary: one key per value.
+    values: Vec<u8>,
+    page_rows: usize,
+    page_stats: Stats,
+    /// Dictionary entries seen so far, in first-seen order.
+    dict: Vec<Vec<u8>>,
+    dict_index: HashMap<Vec<u8>, u8>,
+    /// Keys of the current page that occur (for min/max).
+    used: [u64; 4],
+    pages: Vec<PendingPage>,
+    /// The encoded pages of the chunk, back to back (reused).
+    page_data: Vec<u8>,
+    rows: u64,
+}
+
+impl LeafEncoder {
+    fn new(shape: LeafShape, descr: ColumnDescPtr) -> Self {
+        LeafEncoder {
+            shape,
+            descr,
+            def: Vec::new(),
+            rep: Vec::new(),
+            values: Vec::new(),
+            page_rows: 0,
+            page_stats: Stats::default(),
+            dict: Vec::new(),
+            dict_index: HashMap::new(),
+            used: [0; 4],
+            pages: Vec::new(),
+            page_data: Vec::new(),
+            rows: 0,
+        }
+    }
+
+    /// Appends the rows of `batch`.
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        let column = batch.column(self.shape.column);
+        let n = batch.num_rows();
+        let mut at = 0;
+        // Per batch: map this batch's dictionary onto the chunk's.
+        let remap = match self.shape.values {
+            Values::Dictionary => Some(self.remap(self.leaf_array(column)?)?),
+            Values::Plain => None,
+        };
+        while at < n {
+            let len = CHUNK_ROWS.min(n - at);
+            match self.shape.child {
+                None => self.write_flat(column, at, len, remap.as_deref())?,
+                Some(_) => self.write_list(column, at, len, remap.as_deref())?,
+            }
+            self.page_rows += len;
+            self.rows += len as u64;
+            at += len;
+            if self.page_rows >= PAGE_ROWS || self.values.len() >= PAGE_BYTES {
+                self.flush_page();
+            }
+        }
+        Ok(())
+    }
+
+    /// The leaf array (the struct child for list leaves).
+    fn leaf_array<'a>(&self, column: &'a ArrayRef) -> Result<&'a ArrayRef, Error> {
+        match self.shape.child {
+            None => Ok(column),
+            Some(c) => {
+                let list = column
+                    .as_list_opt::<i32>()
+                    .ok_or_else(|| unsupported("a list column"))?;
+                let item = list
+                    .values()
+                    .as_struct_opt()
+                    .ok_or_else(|| unsupported("a struct item"))?;
+                Ok(item.column(c))
+            }
+        }
+    }
+
+    fn remap(&mut self, leaf: &ArrayRef) -> Result<Vec<u8>, Error> {
+        let dict: &DictionaryArray<UInt8Type> = leaf
+            .as_dictionary_opt()
+            .ok_or_else(|| unsupported("a UInt8 dictionary"))?;
+        let values: &StringArray = dict
+            .values()
+            .as_string_opt()
+            .ok_or_else(|| unsupported("Utf8 dictionary values"))?;
+        let mut map = Vec::with_capacity(values.len());
+        for v in values.iter() {
+            let v = v.unwrap_or("").as_bytes();
+            let k = match self.dict_index.get(v) {
+                Some(&k) => k,
+                None => {
+                    if self.dict.len() == 256 {
+                        return Err(unsupported("more than 256 dictionary values per row group"));
+                    }
+                    let k = self.dict.len() as u8;
+                    self.dict.push(v.to_vec());
+                    self.dict_index.insert(v.to_vec(), k);
+                    k
+                }
+            };
+            map.push(k);
+        }
+        Ok(map)
+    }
+
+    fn write_flat(
+        &mut self,
+        column: &ArrayRef,
+        at: usize,
+        len: usize,
+        remap: Option<&[u8]>,
+    ) -> Result<(), Error> {
+        if self.shape.max_def == 0 && column.null_count() > 0 {
+            return Err(unsupported("nulls in a required column"));
+        }
+        let leaf = Leaf::new(column, remap)?;
+        let nulls = column.nulls();
+        let optional = self.shape.max_def > 0;
+        for i in at..at + len {
+            let valid = nulls.is_none_or(|n| n.is_valid(i));
+            if optional {
+                self.def.push(u8::from(valid));
+            }
+            if valid {
+                leaf.push(i, &mut self.values, &mut self.page_stats, &mut self.used);
+            } else {
+                self.page_stats.nulls += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_list(
+        &mut self,
+        column: &ArrayRef,
+        at: usize,
+        len: usize,
+        remap: Option<&[u8]>,
+    ) -> Result<(), Error> {
+        let list: &GenericListArray<i32> = column
+            .as_list_opt()
+            .ok_or_else(|| unsupported("a list column"))?;
+        let item: &StructArray = list
+            .values()
+            .as_struct_opt()
+            .ok_or_else(|| unsupported("a struct item"))?;
+        let leaf_array = item.column(self.shape.child.unwrap_or_default());
+        let leaf = Leaf::new(leaf_array, remap)?;
+        let (list_nulls, item_nulls, leaf_nulls) = (list.nulls(), item.nulls(), leaf_array.nulls());
+        let offsets = list.value_offsets();
+        let s = &self.shape;
+        let (max_def, null_list, empty, null_item, null_leaf) = (
+            s.max_def,
+            s.def_null_list,
+            s.def_empty_list,
+            s.def_null_item,
+            s.def_null_leaf,
+        );
+        let missing = |what| move || unsupported(what);
+        for r in at..at + len {
+            if list_nulls.is_some_and(|n| n.is_null(r)) {
+                self.def
+                    .push(null_list.ok_or_else(missing("nulls in a required list"))?);
+                self.rep.push(0);
+                self.page_stats.nulls += 1;
+                continue;
+            }
+            let (start, end) = (offsets[r] as usize, offsets[r + 1] as usize);
+            if start == end {
+                self.def.push(empty);
+                self.rep.push(0);
+                self.page_stats.nulls += 1;
+                continue;
+            }
+            self.rep.push(0);
+            self.rep.extend(std::iter::repeat_n(1, end - start - 1));
+            for e in start..end {
+                if item_nulls.is_some_and(|n| n.is_null(e)) {
+                    self.def
+                        .push(null_item.ok_or_else(missing("nulls in a required item"))?);
+                    self.page_stats.nulls += 1;
+                } else if leaf_nulls.is_some_and(|n| n.is_null(e)) {
+                    self.def
+                        .push(null_leaf.ok_or_else(missing("nulls in a required leaf"))?);
+                    self.page_stats.nulls += 1;
+                } else {
+                    self.def.push(max_def);
+                    leaf.push(e, &mut self.values, &mut self.page_stats, &mut self.used);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_page(&mut self) {
+        if self.page_rows == 0 {
+            return;
+        }
+        let levels = if self.shape.max_def > 0 {
+            self.def.len()
+        } else {
+            self.page_rows
+        };
+        let start = self.page_data.len();
+        let buf = &mut self.page_data;
+        if self.shape.max_rep > 0 {
+            encode_levels(buf, &self.rep, bit_width(self.shape.max_rep));
+        }
+        if self.shape.max_def > 0 {
+            encode_levels(buf, &self.def, bit_width(self.shape.max_def));
+        }
+        let mut stats = std::mem::take(&mut self.page_stats);
+        match self.shape.values {
+            Values::Plain => {
+                if let Some((lo, hi)) = plain_min_max(&mut self.values) {
+                    stats.update(lo);
+                    stats.update(hi);
+                }
+                buf.extend_from_slice(&self.values)
+            }
+            Values::Dictionary => {
+                let width = bit_width(self.dict.len().saturating_sub(1) as u8).max(1);
+                buf.push(width);
+                encode_hybrid(buf, &self.values, width);
+                for k in 0..self.dict.len() {
+                    if self.used[k >> 6] & (1 << (k & 63)) != 0 {
+                        stats.update(&self.dict[k].clone());
+                    }
+                }
+                self.used = [0; 4];
+            }
+        }
+        let end = self.page_data.len();
+        self.pages.push(PendingPage {
+            range: start..end,
+            levels: levels as u32,
+            rows: self.page_rows,
+            stats,
+        });
+        self.def.clear();
+        self.rep.clear();
+        self.values.clear();
+        self.page_rows = 0;
+    }
+
+    /// The finished column chunk: its bytes (offsets start at 0) and the
+    /// metadata parquet needs to splice it into a row group. The encoder is
+    /// left empty, keeping its buffers, for the next row group; the chunk's
+    /// buffer comes from `pool` (see [`BufferPool`]).
+    pub(crate) fn close(&mut self, pool: &BufferPool) -> Result<(Bytes, ColumnCloseResult), Error> {
+        self.flush_page();
+        let pages = std::mem::take(&mut self.pages);
+        let data = Bytes::from(std::mem::take(&mut self.page_data));
+        let mut out = pool.take();
+        out.reserve(data.len() + 64 * pages.len() + 1024);
+        let mut sink = TrackedWrite::new(out);
+        let mut column_index = ColumnIndexBuilder::new(PhysicalType::BYTE_ARRAY);
+        let mut offset_index = OffsetIndexBuilder::new();
+        let mut chunk_stats = Stats::default();
+        let mut num_values = 0i64;
+        let (mut compressed, mut uncompressed) = (0i64, 0i64);
+        let mut dictionary_offset = None;
+        let mut data_offset = None;
+        let mut encodings = vec![Encoding::PLAIN, Encoding::RLE];
+        {
+            let mut writer = SerializedPageWriter::new(&mut sink);
+            if self.shape.values == Values::Dictionary {
+                encodings.push(Encoding::RLE_DICTIONARY);
+                let mut buf = Vec::new();
+                for v in &self.dict {
+                    buf.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                    buf.extend_from_slice(v);
+                }
+                let len = buf.len();
+                let page = Page::DictionaryPage {
+                    buf: Bytes::from(buf),
+                    num_values: self.dict.len() as u32,
+                    encoding: Encoding::PLAIN,
+                    is_sorted: false,
+                };
+                let spec = writer.write_page(CompressedPage::new(page, len))?;
+                dictionary_offset = Some(spec.offset as i64);
+                compressed += spec.compressed_size as i64;
+                uncompressed += spec.uncompressed_size as i64;
+            }
+            let encoding = match self.shape.values {
+                Values::Plain => Encoding::PLAIN,
+                Values::Dictionary => Encoding::RLE_DICTIONARY,
+            };
+            for p in pages {
+                let len = p.range.len();
+                let page = Page::DataPage {
+                    buf: data.slice(p.range.clone()),
+                    num_values: p.levels,
+                    encoding,
+                    def_level_encoding: Encoding::RLE,
+                    rep_level_encoding: Encoding::RLE,
+                    statistics: None,
+                };
+                let spec = writer.write_page(CompressedPage::new(page, len))?;
+                data_offset.get_or_insert(spec.offset as i64);
+                compressed += spec.compressed_size as i64;
+                uncompressed += spec.uncompressed_size as i64;
+                num_values += i64::from(p.levels);
+                offset_index.append_row_count(p.rows as i64);
+                offset_index
+                    .append_offset_and_size(spec.offset as i64, spec.compressed_size as i32);
+                let null_page = p.stats.min.is_none();
+                column_index.append(
+                    null_page,
+                    p.stats.min.clone().unwrap_or_default(),
+                    p.stats.max.clone().unwrap_or_default(),
+                    p.stats.nulls as i64,
+                    None,
+                );
+                chunk_stats.merge(&p.stats);
+            }
+            writer.close()?;
+        }
+        let stats = ValueStatistics::new(
+            chunk_stats.min.map(ByteArray::from),
+            chunk_stats.max.map(ByteArray::from),
+            None,
+            Some(chunk_stats.nulls),
+            false,
+        )
+        .with_min_is_exact(true)
+        .with_max_is_exact(true);
+        let metadata = ColumnChunkMetaData::builder(self.descr.clone())
+            .set_compression(PqCompression::UNCOMPRESSED)
+            .set_encodings(encodings)
+            .set_num_values(num_values)
+            .set_total_compressed_size(compressed)
+            .set_total_uncompressed_size(uncompressed)
+            .set_data_page_offset(data_offset.unwrap_or(0))
+            .set_dictionary_page_offset(dictionary_offset)
+            .set_statistics(Statistics::ByteArray(stats))
+            .build()?;
+        let bytes = Bytes::from(sink.into_inner()?);
+        // Every page slice has been dropped: take the page buffer back.
+        self.page_data = Vec::from(data);
+        self.page_data.clear();
+        self.dict.clear();
+        self.dict_index.clear();
+        let rows = std::mem::take(&mut self.rows);
+        let close = ColumnCloseResult {
+            bytes_written: compressed as u64,
+            rows_written: rows,
+            metadata,
+            bloom_filter: None,
+            column_index: Some(column_index.build()?),
+            offset_index: Some(offset_index.build()),
+        };
+        Ok((bytes, close))
+    }
+}
+
+/// Typed access to one leaf array's values.
+enum Leaf<'a> {
+    Plain { offsets: &'a [i32], data: &'a [u8] },
+    Dictionary { keys: &'a [u8], map: &'a [u8] },
+}
+
+impl<'a> Leaf<'a> {
+    fn new(array: &'a ArrayRef, remap: Option<&'a [u8]>) -> Result<Self, Error> {
+        Ok(match remap {
+            None => {
+                let s: &StringArray = array
+                    .as_string_opt()
+                    .ok_or_else(|| unsupported("a Utf8 column"))?;
+                Leaf::Plain {
+                    offsets: s.value_offsets(),
+                    data: s.value_data(),
+                }
+            }
+            Some(map) => {
+                let d: &DictionaryArray<UInt8Type> = array
+                    .as_dictionary_opt()
+                    .ok_or_else(|| unsupported("a UInt8 dictionary"))?;
+                Leaf::Dictionary {
+                    keys: d.keys().values(),
+                    map,
+                }
+            }
+        })
+    }
+
+    /// Appends value `i` to the page.
+    #[inline(always)]
+    fn push(&self, i: usize, out: &mut Vec<u8>, stats: &mut Stats, used: &mut [u64; 4]) {
+        match self {
+            Leaf::Plain { offsets, data } => {
+                let v = &data[offsets[i] as usize..offsets[i + 1] as usize];
+                out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                out.extend_from_slice(v);
+                let _ = stats;
+            }
+            Leaf::Dictionary { keys, map } => {
+                let k = map.get(keys[i] as usize).copied().unwrap_or_default();
+                out.push(k);
+                used[usize::from(k >> 6)] |= 1 << (k & 63);
+            }
+        }
+    }
+}
+
+/// Column-chunk buffers handed back after their bytes reached the file,
+/// so that steady-state encoding allocates (and page-faults) nothing.
+#[derive(Debug, Default)]
+pub(crate) struct BufferPool {
+    free: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+impl BufferPool {
+    /// Most buffers kept: enough for every leaf of a few row groups.
+    const KEEP: usize = 64;
+
+    fn take(&self) -> Vec<u8> {
+        self.free
+            .lock()
+            .map(|mut f| f.pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Returns a chunk's buffer to the pool (dropped if still shared).
+    pub(crate) fn give_back(&self, bytes: Bytes) {
+        let mut v = Vec::from(bytes);
+        v.clear();
+        if let Ok(mut f) = self.free.lock()
+            && f.len() < Self::KEEP
+        {
+            f.push(v);
+        }
+    }
+}
+
+fn unsupported(what: &str) -> Error {
+    Error::InvalidConfig(format!("direct Parquet encoder: expected {what}"))
+}
+
+/// The smallest and largest value of a page of `PLAIN` strings (each a
+/// 4-byte length and the bytes).
+///
+/// Values are compared by a 16-byte big-endian prefix key, zero-padded
+/// and masked to the value's length: a smaller key means a smaller string,
+/// and only equal keys (rare) need a full comparison. `values` is padded
+/// by 16 bytes for the scan and restored.
+fn plain_min_max(values: &mut Vec<u8>) -> Option<(&[u8], &[u8])> {
+    let end = values.len();
+    if end == 0 {
+        return None;
+    }
+    values.extend_from_slice(&[0u8; 16]);
+    let buf = values.as_slice();
+    let value = |o: usize| -> (usize, usize, u128) {
+        let mut len_bytes = [0u8; 4];
+        len_bytes.copy_from_slice(&buf[o..o + 4]);
+        let l = u32::from_le_bytes(len_bytes) as usize;
+        let mut raw = [0u8; 16];
+        raw.copy_from_slice(&buf[o + 4..o + 20]);
+        let raw = u128::from_be_bytes(raw);
+        let key = if l >= 16 {
+            raw
+        } else {
+            raw & !(u128::MAX >> (l * 8))
+        };
+        (o + 4, l, key)
+    };
+    let (v, l, k) = value(0);
+    let (mut lo, mut hi) = ((v, l, k), (v, l, k));
+    let mut o = v + l;
+    while o < end {
+        let (v, l, k) = value(o);
+        if k > hi.2 || (k == hi.2 && buf[v..v + l] > buf[hi.0..hi.0 + hi.1]) {
+            hi = (v, l, k);
+        }
+        if k < lo.2 || (k == lo.2 && buf[v..v + l] < buf[lo.0..lo.0 + lo.1]) {
+            lo = (v, l, k);
+        }
+        o = v + l;
+    }
+    values.truncate(end);
+    let buf = values.as_slice();
+    Some((&buf[lo.0..lo.0 + lo.1], &buf[hi.0..hi.0 + hi.1]))
+}
+
+/// Bits needed for values up to `max`.
+fn bit_width(max: u8) -> u8 {
+    (8 - max.leading_zeros()) as u8
+}
+
+/// Levels as a 4-byte length followed by the RLE/bit-packed hybrid.
+fn encode_levels(out: &mut Vec<u8>, levels: &[u8], width: u8) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    encode_hybrid(out, levels, width);
+    let len = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// The RLE/bit-packed hybrid: one RLE run when every value is equal,
+/// otherwise bit-packed runs of up to [`RUN`] values (the last group padded
+/// with zeros, which the page's value count makes unread).
+fn encode_hybrid(out: &mut Vec<u8>, values: &[u8], width: u8) {
+    if values.is_empty() || width == 0 {
+        return;
+    }
+    if values.iter().all(|&v| v == values[0]) {
+        let mut n = (values.len() as u64) << 1;
+        while n >= 0x80 {
+            out.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+        out.extend_from_slice(&[values[0]][..usize::from(width).div_ceil(8)]);
+        return;
+    }
+    for run in values.chunks(RUN) {
+        let groups = run.len().div_ceil(8);
+        out.push(((groups as u8) << 1) | 1);
+        for group in run.chunks(8) {
+            let mut bits = 0u64;
+            for (i, &v) in group.iter().enumerate() {
+                bits |= u64::from(v) << (i * usize::from(width));
+            }
+            out.extend_from_slice(&bits.to_le_bytes()[..usize::from(width)]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hybrid_bit_packing_is_lsb_first() {
+        let mut out = Vec::new();
+        encode_hybrid(&mut out, &[1, 0, 1, 1, 0, 0, 0, 1, 1], 1);
+        // Two groups: header (2 << 1) | 1, then 0b1000_1101, 0b0000_0001.
+        assert_eq!(out, vec![5, 0b1000_1101, 1]);
+        let mut out = Vec::new();
+        encode_hybrid(&mut out, &[4, 3, 2, 1, 0, 1, 2, 3], 3);
+        let bits: u32 = [4u32, 3, 2, 1, 0, 1, 2, 3]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v << (3 * i))
+            .sum();
+        assert_eq!(out, [&[3u8][..], &bits.to_le_bytes()[..3]].concat());
+    }
+
+    #[test]
+    fn constant_runs_use_one_rle_run() {
+        let mut out = Vec::new();
+        encode_hybrid(&mut out, &[1; 300], 1);
+        // 300 << 1 = 600 as a varint, then the value.
+        assert_eq!(out, vec![0xd8, 0x04, 1]);
+    }
+
+    #[test]
+    fn min_max_by_prefix_matches_a_plain_comparison() {
+        let words: Vec<&[u8]> = vec![
+            b"ab",
+            b"ab\0",
+            b"a",
+            b"",
+            b"abcdefghijklmnopq",
+            b"abcdefghijklmnopr",
+            b"abcdefghijklmnop",
+            b"zz",
+            b"z",
+            b"\xff",
+            b"\xff\x00",
+        ];
+        for start in 0..words.len() {
+            let mut page = Vec::new();
+            for w in words.iter().cycle().skip(start).take(words.len()) {
+                page.extend_from_slice(&(w.len() as u32).to_le_bytes());
+                page.extend_from_slice(w);
+            }
+            let before = page.clone();
+            let (lo, hi) = plain_min_max(&mut page).unwrap();
+            assert_eq!(lo, *words.iter().min().unwrap());
+            assert_eq!(hi, *words.iter().max().unwrap());
+            assert_eq!(page, before);
+        }
+    }
+
+    #[test]
+    fn bit_widths() {
+        assert_eq!(bit_width(0), 0);
+        assert_eq!(bit_width(1), 1);
+        assert_eq!(bit_width(2), 2);
+        assert_eq!(bit_width(4), 3);
+        assert_eq!(bit_width(255), 8);
+    }
+}
