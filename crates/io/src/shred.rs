@@ -271,10 +271,7 @@ impl LeafEncoder {
         };
         while at < n {
             let len = CHUNK_ROWS.min(n - at);
-            match self.shape.child {
-                None => self.write_flat(column, at, len, remap.as_deref())?,
-                Some(_) => self.write_list(column, at, len, remap.as_deref())?,
-            }
+            self.write_rows(column, at, len, remap.as_deref())?;
             self.page_rows += len;
             self.rows += len as u64;
             at += len;
@@ -330,26 +327,26 @@ impl LeafEncoder {
         Ok(map)
     }
 
-    fn write_flat(
+    fn write_flat<V: LeafValues>(
         &mut self,
         column: &ArrayRef,
         at: usize,
         len: usize,
-        remap: Option<&[u8]>,
+        values: &mut V,
     ) -> Result<(), Error> {
         if self.shape.max_def == 0 && column.null_count() > 0 {
             return Err(unsupported("nulls in a required column"));
         }
-        let leaf = Leaf::new(column, remap)?;
         let nulls = column.nulls();
         let optional = self.shape.max_def > 0;
+        self.def.reserve(len);
         for i in at..at + len {
             let valid = nulls.is_none_or(|n| n.is_valid(i));
             if optional {
                 self.def.push(u8::from(valid));
             }
             if valid {
-                leaf.push(i, &mut self.values, &mut self.page_stats, &mut self.used);
+                values.push(i, &mut self.values);
             } else {
                 self.page_stats.nulls += 1;
             }
@@ -357,23 +354,16 @@ impl LeafEncoder {
         Ok(())
     }
 
-    fn write_list(
+    fn write_list<V: LeafValues>(
         &mut self,
-        column: &ArrayRef,
+        list: &GenericListArray<i32>,
+        item: &StructArray,
+        leaf: &ArrayRef,
         at: usize,
         len: usize,
-        remap: Option<&[u8]>,
+        values: &mut V,
     ) -> Result<(), Error> {
-        let list: &GenericListArray<i32> = column
-            .as_list_opt()
-            .ok_or_else(|| unsupported("a list column"))?;
-        let item: &StructArray = list
-            .values()
-            .as_struct_opt()
-            .ok_or_else(|| unsupported("a struct item"))?;
-        let leaf_array = item.column(self.shape.child.unwrap_or_default());
-        let leaf = Leaf::new(leaf_array, remap)?;
-        let (list_nulls, item_nulls, leaf_nulls) = (list.nulls(), item.nulls(), leaf_array.nulls());
+        let (list_nulls, item_nulls, leaf_nulls) = (list.nulls(), item.nulls(), leaf.nulls());
         let offsets = list.value_offsets();
         let s = &self.shape;
         let (max_def, null_list, empty, null_item, null_leaf) = (
@@ -383,6 +373,9 @@ impl LeafEncoder {
             s.def_null_item,
             s.def_null_leaf,
         );
+        let levels = (offsets[at + len] - offsets[at]) as usize + len;
+        self.def.reserve(levels);
+        self.rep.reserve(levels);
         let missing = |what| move || unsupported(what);
         for r in at..at + len {
             if list_nulls.is_some_and(|n| n.is_null(r)) {
@@ -400,7 +393,9 @@ impl LeafEncoder {
                 continue;
             }
             self.rep.push(0);
-            self.rep.extend(std::iter::repeat_n(1, end - start - 1));
+            for _ in start + 1..end {
+                self.rep.push(1);
+            }
             for e in start..end {
                 if item_nulls.is_some_and(|n| n.is_null(e)) {
                     self.def
@@ -412,11 +407,61 @@ impl LeafEncoder {
                     self.page_stats.nulls += 1;
                 } else {
                     self.def.push(max_def);
-                    leaf.push(e, &mut self.values, &mut self.page_stats, &mut self.used);
+                    values.push(e, &mut self.values);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Writes rows `at..at + len` of `column`, dispatching once on the
+    /// leaf's shape and value kind.
+    fn write_rows(
+        &mut self,
+        column: &ArrayRef,
+        at: usize,
+        len: usize,
+        remap: Option<&[u8]>,
+    ) -> Result<(), Error> {
+        match self.shape.child {
+            None => match remap {
+                None => self.write_flat(column, at, len, &mut PlainValues::new(column)?),
+                Some(map) => {
+                    let mut v = DictValues::new(column, map)?;
+                    self.write_flat(column, at, len, &mut v)?;
+                    self.or_used(v.used);
+                    Ok(())
+                }
+            },
+            Some(child) => {
+                let list: &GenericListArray<i32> = column
+                    .as_list_opt()
+                    .ok_or_else(|| unsupported("a list column"))?;
+                let item: &StructArray = list
+                    .values()
+                    .as_struct_opt()
+                    .ok_or_else(|| unsupported("a struct item"))?;
+                let leaf = item.column(child);
+                match remap {
+                    None => {
+                        let mut v = PlainValues::new(leaf)?;
+                        self.write_list(list, item, leaf, at, len, &mut v)
+                    }
+                    Some(map) => {
+                        let mut v = DictValues::new(leaf, map)?;
+                        self.write_list(list, item, leaf, at, len, &mut v)?;
+                        self.or_used(v.used);
+                        Ok(())
+                    }
+                }
+            }
+        }
+    }
+
+    fn or_used(&mut self, used: [u64; 4]) {
+        for (u, v) in self.used.iter_mut().zip(used) {
+            *u |= v;
+        }
     }
 
     fn flush_page(&mut self) {
@@ -582,52 +627,82 @@ impl LeafEncoder {
     }
 }
 
-/// Typed access to one leaf array's values.
-enum Leaf<'a> {
-    Plain { offsets: &'a [i32], data: &'a [u8] },
-    Dictionary { keys: &'a [u8], map: &'a [u8] },
+/// Appends the values of one leaf array to a page, by index.
+trait LeafValues {
+    fn push(&mut self, i: usize, out: &mut Vec<u8>);
 }
 
-impl<'a> Leaf<'a> {
-    fn new(array: &'a ArrayRef, remap: Option<&'a [u8]>) -> Result<Self, Error> {
-        Ok(match remap {
-            None => {
-                let s: &StringArray = array
-                    .as_string_opt()
-                    .ok_or_else(|| unsupported("a Utf8 column"))?;
-                Leaf::Plain {
-                    offsets: s.value_offsets(),
-                    data: s.value_data(),
-                }
-            }
-            Some(map) => {
-                let d: &DictionaryArray<UInt8Type> = array
-                    .as_dictionary_opt()
-                    .ok_or_else(|| unsupported("a UInt8 dictionary"))?;
-                Leaf::Dictionary {
-                    keys: d.keys().values(),
-                    map,
-                }
-            }
+/// `PLAIN` strings: a 4-byte length, then the bytes.
+struct PlainValues<'a> {
+    offsets: &'a [i32],
+    data: &'a [u8],
+}
+
+impl<'a> PlainValues<'a> {
+    fn new(array: &'a ArrayRef) -> Result<Self, Error> {
+        let s: &StringArray = array
+            .as_string_opt()
+            .ok_or_else(|| unsupported("a Utf8 column"))?;
+        Ok(PlainValues {
+            offsets: s.value_offsets(),
+            data: s.value_data(),
         })
     }
+}
 
-    /// Appends value `i` to the page.
+/// Bytes copied at once for short strings: a fixed-size copy compiles to
+/// two vector moves, a variable-length one to a `memcpy` call.
+const WIDE: usize = 32;
+
+impl LeafValues for PlainValues<'_> {
     #[inline(always)]
-    fn push(&self, i: usize, out: &mut Vec<u8>, stats: &mut Stats, used: &mut [u64; 4]) {
-        match self {
-            Leaf::Plain { offsets, data } => {
-                let v = &data[offsets[i] as usize..offsets[i + 1] as usize];
-                out.extend_from_slice(&(v.len() as u32).to_le_bytes());
-                out.extend_from_slice(v);
-                let _ = stats;
+    fn push(&mut self, i: usize, out: &mut Vec<u8>) {
+        let (s, e) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        let len = e.saturating_sub(s);
+        let base = out.len();
+        out.extend_from_slice(&(len as u32).to_le_bytes());
+        match self.data.get(s..s + WIDE) {
+            Some(wide) if len <= WIDE => {
+                let wide: &[u8; WIDE] = wide.try_into().unwrap_or(&[0; WIDE]);
+                out.extend_from_slice(wide);
+                out.truncate(base + 4 + len);
             }
-            Leaf::Dictionary { keys, map } => {
-                let k = map.get(keys[i] as usize).copied().unwrap_or_default();
-                out.push(k);
-                used[usize::from(k >> 6)] |= 1 << (k & 63);
-            }
+            _ => out.extend_from_slice(&self.data[s..e]),
         }
+    }
+}
+
+/// `RLE_DICTIONARY` keys, mapped onto the chunk's dictionary; `used`
+/// collects the keys that occur (for min/max).
+struct DictValues<'a> {
+    keys: &'a [u8],
+    map: &'a [u8],
+    used: [u64; 4],
+}
+
+impl<'a> DictValues<'a> {
+    fn new(array: &'a ArrayRef, map: &'a [u8]) -> Result<Self, Error> {
+        let d: &DictionaryArray<UInt8Type> = array
+            .as_dictionary_opt()
+            .ok_or_else(|| unsupported("a UInt8 dictionary"))?;
+        Ok(DictValues {
+            keys: d.keys().values(),
+            map,
+            used: [0; 4],
+        })
+    }
+}
+
+impl LeafValues for DictValues<'_> {
+    #[inline(always)]
+    fn push(&mut self, i: usize, out: &mut Vec<u8>) {
+        let k = self
+            .map
+            .get(self.keys[i] as usize)
+            .copied()
+            .unwrap_or_default();
+        out.push(k);
+        self.used[usize::from(k >> 6)] |= 1 << (k & 63);
     }
 }
 
