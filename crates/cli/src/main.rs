@@ -87,9 +87,9 @@ struct GenerateArgs {
     /// Rows per Parquet row group.
     #[arg(long, default_value_t = DEFAULT_ROW_GROUP_ROWS)]
     row_group_rows: usize,
-    /// Parquet encoder: auto (strata's direct encoder where it applies:
-    /// uncompressed output of string and dictionary columns; else parquet's
-    /// Arrow writer) or arrow (always parquet's Arrow writer).
+    /// Parquet encoder: auto (strata's direct encoder where the schema
+    /// allows: string and dictionary columns, flat or in a list of structs;
+    /// else parquet's Arrow writer) or arrow (always parquet's Arrow writer).
     #[arg(long, default_value = "auto", value_parser = parse_encoder)]
     encoder: ParquetEncoder,
     /// Replace existing output files (and remove STEM_N files of an earlier

@@ -54,7 +54,6 @@ use parquet::{
             ArrowColumnChunk, ArrowRowGroupWriterFactory, ArrowWriterOptions, compute_leaves,
         },
     },
-    basic::{Compression as PqCompression, ZstdLevel},
     column::writer::ColumnCloseResult,
     file::{
         metadata::KeyValue,
@@ -69,7 +68,7 @@ use strata_gen::BatchGenerator;
 use crate::{
     Compression, Error, Format,
     output::{PendingFile, TEMP_SUFFIX, remove_stale_temporaries},
-    shred::{BufferPool, LeafEncoder, Shredder},
+    shred::{BufferPool, LeafEncoder, Shredder, parquet_codec},
 };
 
 /// Default rows per batch handed from the generator to the encoder.
@@ -114,8 +113,8 @@ pub struct GenerateConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ParquetEncoder {
-    /// The direct encoder for schemas and settings it supports
-    /// (uncompressed output, string and dictionary leaves), else `Arrow`.
+    /// strata's direct encoder for schemas it supports (string and
+    /// dictionary leaves, flat or in a list of structs), else `Arrow`.
     #[default]
     Auto,
     /// parquet's `ArrowColumnWriter`, for every schema and codec.
@@ -301,12 +300,7 @@ pub fn parquet_properties<G: BatchGenerator>(
     generator: &G,
     cfg: &GenerateConfig,
 ) -> Result<WriterProperties, Error> {
-    let compression = match cfg.compression {
-        Compression::None => PqCompression::UNCOMPRESSED,
-        Compression::Snappy => PqCompression::SNAPPY,
-        Compression::Lz4 => PqCompression::LZ4_RAW,
-        Compression::Zstd(l) => PqCompression::ZSTD(ZstdLevel::try_new(l)?),
-    };
+    let compression = parquet_codec(cfg.compression)?;
     let mut b = WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_compression(compression)
@@ -423,11 +417,11 @@ fn run_in<G: BatchGenerator>(
             let options = ArrowWriterOptions::new().with_properties(props.clone());
             let probe = ArrowWriter::try_new_with_options(Vec::new(), schema.clone(), options)?;
             let (probe, factory) = probe.into_serialized_writer()?;
-            let shredder = match (cfg.encoder, cfg.compression) {
-                (ParquetEncoder::Auto, Compression::None) => {
-                    Shredder::supports(&schema, probe.schema_descr())
+            let shredder = match cfg.encoder {
+                ParquetEncoder::Auto => {
+                    Shredder::supports(&schema, probe.schema_descr(), cfg.compression)
                 }
-                _ => None,
+                ParquetEncoder::Arrow => None,
             };
             (Some(props), Some(factory), shredder)
         }

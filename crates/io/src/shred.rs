@@ -9,7 +9,8 @@
 //! * `List<Struct<...>>` whose struct fields are `Utf8` or
 //!   `Dictionary<UInt8, Utf8>` (list, item and leaves optional or required).
 //!
-//! Pages are version 1 data pages: levels as bit-packed RLE-hybrid runs,
+//! Pages are version 1 data pages, compressed with the run's codec
+//! (Snappy, `LZ4_RAW` or zstd) when one is set: levels as bit-packed RLE-hybrid runs,
 //! strings `PLAIN`, dictionary columns `RLE_DICTIONARY` with one `PLAIN`
 //! dictionary page per column chunk. Pages end on row boundaries after
 //! 20,000 rows or 1 MiB of values, and carry exact min/max/null counts in
@@ -30,7 +31,7 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 use parquet::{
-    basic::{Compression as PqCompression, Encoding, Type as PhysicalType},
+    basic::{Compression as PqCompression, Encoding, Type as PhysicalType, ZstdLevel},
     column::{
         page::{CompressedPage, Page, PageWriter},
         writer::ColumnCloseResult,
@@ -44,7 +45,7 @@ use parquet::{
     schema::types::{ColumnDescPtr, SchemaDescriptor},
 };
 
-use crate::Error;
+use crate::{Compression, Error};
 
 /// Rows after which a data page is closed.
 const PAGE_ROWS: usize = 20_000;
@@ -82,6 +83,7 @@ struct LeafShape {
 pub(crate) struct Shredder {
     leaves: Vec<LeafShape>,
     descrs: Vec<ColumnDescPtr>,
+    codec: Compression,
 }
 
 fn leaf_values(t: &DataType) -> Option<Values> {
@@ -97,7 +99,11 @@ fn leaf_values(t: &DataType) -> Option<Values> {
 impl Shredder {
     /// The shredder for `schema`, or `None` when some column has a shape it
     /// does not handle.
-    pub(crate) fn supports(schema: &Schema, parquet: &SchemaDescriptor) -> Option<Shredder> {
+    pub(crate) fn supports(
+        schema: &Schema,
+        parquet: &SchemaDescriptor,
+        codec: Compression,
+    ) -> Option<Shredder> {
         let mut leaves = Vec::new();
         for (column, field) in schema.fields().iter().enumerate() {
             leaves.extend(Self::shapes(column, field)?);
@@ -114,7 +120,11 @@ impl Shredder {
                 return None;
             }
         }
-        Some(Shredder { leaves, descrs })
+        Some(Shredder {
+            leaves,
+            descrs,
+            codec,
+        })
     }
 
     fn shapes(column: usize, field: &Field) -> Option<Vec<LeafShape>> {
@@ -166,7 +176,7 @@ impl Shredder {
         self.leaves
             .iter()
             .zip(&self.descrs)
-            .map(|(shape, descr)| LeafEncoder::new(shape.clone(), descr.clone()))
+            .map(|(shape, descr)| LeafEncoder::new(shape.clone(), descr.clone(), self.codec))
             .collect()
     }
 }
@@ -223,6 +233,7 @@ struct PendingPage {
 pub(crate) struct LeafEncoder {
     shape: LeafShape,
     descr: ColumnDescPtr,
+    codec: Compression,
     def: Vec<u8>,
     rep: Vec<u8>,
     /// Plain: length-prefixed strings. Dictionary: one key per value.
@@ -241,10 +252,11 @@ pub(crate) struct LeafEncoder {
 }
 
 impl LeafEncoder {
-    fn new(shape: LeafShape, descr: ColumnDescPtr) -> Self {
+    fn new(shape: LeafShape, descr: ColumnDescPtr, codec: Compression) -> Self {
         LeafEncoder {
             shape,
             descr,
+            codec,
             def: Vec::new(),
             rep: Vec::new(),
             values: Vec::new(),
@@ -545,7 +557,7 @@ impl LeafEncoder {
                 }
                 let len = buf.len();
                 let page = Page::DictionaryPage {
-                    buf: Bytes::from(buf),
+                    buf: compress(self.codec, Bytes::from(buf))?,
                     num_values: self.dict.len() as u32,
                     encoding: Encoding::PLAIN,
                     is_sorted: false,
@@ -562,7 +574,7 @@ impl LeafEncoder {
             for p in pages {
                 let len = p.range.len();
                 let page = Page::DataPage {
-                    buf: data.slice(p.range.clone()),
+                    buf: compress(self.codec, data.slice(p.range.clone()))?,
                     num_values: p.levels,
                     encoding,
                     def_level_encoding: Encoding::RLE,
@@ -599,7 +611,7 @@ impl LeafEncoder {
         .with_min_is_exact(true)
         .with_max_is_exact(true);
         let metadata = ColumnChunkMetaData::builder(self.descr.clone())
-            .set_compression(PqCompression::UNCOMPRESSED)
+            .set_compression(parquet_codec(self.codec)?)
             .set_encodings(encodings)
             .set_num_values(num_values)
             .set_total_compressed_size(compressed)
@@ -736,6 +748,33 @@ impl BufferPool {
             f.push(v);
         }
     }
+}
+
+/// The Parquet codec of a [`Compression`].
+pub(crate) fn parquet_codec(c: Compression) -> Result<PqCompression, Error> {
+    Ok(match c {
+        Compression::None => PqCompression::UNCOMPRESSED,
+        Compression::Snappy => PqCompression::SNAPPY,
+        Compression::Lz4 => PqCompression::LZ4_RAW,
+        Compression::Zstd(l) => PqCompression::ZSTD(ZstdLevel::try_new(l)?),
+    })
+}
+
+/// Compresses one page body as Parquet's codecs define them: raw Snappy,
+/// an LZ4 block without a size prefix (`LZ4_RAW`), a zstd frame.
+fn compress(codec: Compression, page: Bytes) -> Result<Bytes, Error> {
+    let io =
+        |e: std::io::Error| Error::Parquet(parquet::errors::ParquetError::External(Box::new(e)));
+    Ok(match codec {
+        Compression::None => page,
+        Compression::Snappy => Bytes::from(
+            snap::raw::Encoder::new()
+                .compress_vec(&page)
+                .map_err(|e| io(e.into()))?,
+        ),
+        Compression::Lz4 => Bytes::from(lz4_flex::block::compress(&page)),
+        Compression::Zstd(level) => Bytes::from(zstd::bulk::compress(&page, level).map_err(io)?),
+    })
 }
 
 fn unsupported(what: &str) -> Error {

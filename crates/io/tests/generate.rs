@@ -368,10 +368,13 @@ fn direct_encoder_matches_the_arrow_writer() {
     use parquet::file::serialized_reader::ReadOptionsBuilder;
     use strata_io::generate::ParquetEncoder;
 
-    for (rows, batch, rg) in [
-        (70_001u64, 4096usize, 65_536usize),
-        (5_000, 333, 2_048),
-        (1, 1, 1),
+    for (rows, batch, rg, compression) in [
+        (70_001u64, 4096usize, 65_536usize, Compression::None),
+        (5_000, 333, 2_048, Compression::None),
+        (1, 1, 1, Compression::None),
+        (30_000, 4096, 10_000, Compression::Snappy),
+        (30_000, 1000, 30_000, Compression::Lz4),
+        (30_000, 8192, 7_000, Compression::Zstd(3)),
     ] {
         let mut texts = Vec::new();
         let mut stats = Vec::new();
@@ -382,6 +385,7 @@ fn direct_encoder_matches_the_arrow_writer() {
             cfg.record_batch_size = batch;
             cfg.row_group_rows = rg;
             cfg.encoder = encoder;
+            cfg.compression = compression;
             let (summary, batches) = run(&cfg);
             texts.push(rows_as_text(&batches).unwrap());
             let options = ReadOptionsBuilder::new().with_page_index().build();
@@ -396,6 +400,7 @@ fn direct_encoder_matches_the_arrow_writer() {
             for (g, group) in meta.row_groups().iter().enumerate() {
                 for (c, chunk) in group.columns().iter().enumerate() {
                     let st = chunk.statistics().expect("statistics");
+                    assert_eq!(chunk.compression_codec(), compression_codec(compression));
                     s.push((
                         g,
                         c,
@@ -422,5 +427,15 @@ fn direct_encoder_matches_the_arrow_writer() {
         }
         assert_eq!(texts[0], texts[1], "rows differ for {rows} rows");
         assert_eq!(stats[0], stats[1], "statistics differ for {rows} rows");
+    }
+}
+
+fn compression_codec(c: Compression) -> parquet::basic::CompressionCodec {
+    use parquet::basic::CompressionCodec as C;
+    match c {
+        Compression::None => C::UNCOMPRESSED,
+        Compression::Snappy => C::SNAPPY,
+        Compression::Lz4 => C::LZ4_RAW,
+        Compression::Zstd(_) => C::ZSTD,
     }
 }
