@@ -72,6 +72,11 @@ def main():
     ap.add_argument("--records", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--threads-scan", action="store_true", help="strata at 1..nproc threads instead")
+    ap.add_argument(
+        "--encoders",
+        action="store_true",
+        help="strata's direct encoder vs parquet's Arrow writer, per codec, and the file-per-writer layout",
+    )
     ap.add_argument("--no-save", action="store_true", help="print only, do not append to the results file")
     ap.add_argument("--work-dir", help="where outputs go (default: a temporary directory)")
     args = ap.parse_args()
@@ -83,7 +88,19 @@ def main():
     cores = os.cpu_count() or 1
 
     cases = []
-    if args.threads_scan:
+    if args.encoders:
+        base = [strata, "generate", "-q", "--overwrite", "--target-records", str(n)]
+        for codec in ["none", "snappy", "lz4", "zstd"]:
+            for enc in ["auto", "arrow"]:
+                out = work / f"{codec}-{enc}"
+                cases.append((f"--compression {codec} --encoder {enc}", base + ["--compression", codec, "--encoder", enc, "--output-dir", str(out)], out, cores))
+        # One task (and row group) per file: the "each writer encodes a
+        # file" shape, against the default row-group tasks.
+        out = work / "per-file"
+        cases.append((f"--num-writers {cores} --row-group-rows {n} (a file per task)", base + ["--num-writers", str(cores), "--row-group-rows", str(n), "--output-dir", str(out)], out, cores))
+        out = work / "per-rg"
+        cases.append((f"--num-writers {cores} (row-group tasks)", base + ["--num-writers", str(cores), "--output-dir", str(out)], out, cores))
+    elif args.threads_scan:
         t = 1
         while t <= cores:
             cases.append((f"strata --threads {t}", [strata, "generate", "-q", "--overwrite", "--target-records", str(n), "--threads", str(t), "--output-dir", str(work / "s")], work / "s", t))
