@@ -237,9 +237,14 @@ fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows ({per_sec}, eta {eta})",
+        "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows ({rate}, eta {eta})",
     ) {
-        bar.set_style(style);
+        bar.set_style(style.with_key(
+            "rate",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.1} M rows/s", state.per_sec() / 1e6);
+            },
+        ));
     }
     bar
 }
