@@ -570,24 +570,14 @@ impl<G: BatchGenerator> Run<'_, G> {
         counts: &mut [ColumnCounts],
     ) -> Result<Encoded, Error> {
         let rows = self.group_rows(file, group);
-        let batch = self.cfg.record_batch_size as u64;
         if let Some(shredder) = &self.shredder {
             let leaves = encoders.get_or_insert_with(|| shredder.row_group());
-            let mut at = rows.start;
-            while at < rows.end {
-                if self.failed.load(Ordering::Relaxed) {
-                    return Err(Error::Cancelled);
-                }
-                let n = batch.min(rows.end - at) as usize;
-                let b = self.generator.generate(at, n, scratch)?;
-                count_batch(&b, counts);
+            self.batches(rows, scratch, counts, |b| {
                 for leaf in leaves.iter_mut() {
                     leaf.write(&b)?;
                 }
-                self.generator.recycle(b, scratch);
-                (self.progress)(n as u64);
-                at += n as u64;
-            }
+                Ok(Some(b))
+            })?;
             let chunks = leaves
                 .iter_mut()
                 .map(|l| l.close(&self.pool))
@@ -597,31 +587,20 @@ impl<G: BatchGenerator> Run<'_, G> {
         match &self.factory {
             Some(factory) => {
                 let mut writers = factory.create_column_writers(group)?;
-                let mut at = rows.start;
-                while at < rows.end {
-                    if self.failed.load(Ordering::Relaxed) {
-                        return Err(Error::Cancelled);
-                    }
-                    let n = batch.min(rows.end - at) as usize;
-                    let b = self.generator.generate(at, n, scratch)?;
-                    count_batch(&b, counts);
+                self.batches(rows, scratch, counts, |b| {
                     let mut w = writers.iter_mut();
                     for (field, column) in self.schema.fields().iter().zip(b.columns()) {
                         for leaf in compute_leaves(field, column)? {
-                            match w.next() {
-                                Some(writer) => writer.write(&leaf)?,
-                                None => {
-                                    return Err(Error::InvalidConfig(
-                                        "schema has more leaves than column writers".into(),
-                                    ));
-                                }
-                            }
+                            let writer = w.next().ok_or_else(|| {
+                                Error::InvalidConfig(
+                                    "schema has more leaves than column writers".into(),
+                                )
+                            })?;
+                            writer.write(&leaf)?;
                         }
                     }
-                    self.generator.recycle(b, scratch);
-                    (self.progress)(n as u64);
-                    at += n as u64;
-                }
+                    Ok(Some(b))
+                })?;
                 let chunks = writers
                     .into_iter()
                     .map(|w| w.close())
@@ -629,18 +608,43 @@ impl<G: BatchGenerator> Run<'_, G> {
                 Ok(Encoded::Parquet(chunks))
             }
             None => {
+                // IPC: the file's writer encodes the batches, in order.
                 let mut batches = Vec::new();
-                let mut at = rows.start;
-                while at < rows.end {
-                    let n = batch.min(rows.end - at) as usize;
-                    let b = self.generator.generate(at, n, scratch)?;
-                    count_batch(&b, counts);
+                self.batches(rows, scratch, counts, |b| {
                     batches.push(b);
-                    at += n as u64;
-                }
+                    Ok(None)
+                })?;
                 Ok(Encoded::Ipc(batches))
             }
         }
+    }
+
+    /// Generates `rows` batch by batch and hands each batch to `consume`;
+    /// a batch that `consume` hands back is finished: it is counted as
+    /// progress and its buffers are recycled.
+    fn batches(
+        &self,
+        rows: Range<u64>,
+        scratch: &mut G::Scratch,
+        counts: &mut [ColumnCounts],
+        mut consume: impl FnMut(RecordBatch) -> Result<Option<RecordBatch>, Error>,
+    ) -> Result<(), Error> {
+        let step = self.cfg.record_batch_size as u64;
+        let mut at = rows.start;
+        while at < rows.end {
+            if self.failed.load(Ordering::Relaxed) {
+                return Err(Error::Cancelled);
+            }
+            let n = step.min(rows.end - at) as usize;
+            let b = self.generator.generate(at, n, scratch)?;
+            count_batch(&b, counts);
+            if let Some(done) = consume(b)? {
+                self.generator.recycle(done, scratch);
+                (self.progress)(n as u64);
+            }
+            at += n as u64;
+        }
+        Ok(())
     }
 
     /// Queues group `group` of `file` and, unless another worker is

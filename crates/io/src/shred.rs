@@ -298,16 +298,7 @@ impl LeafEncoder {
     fn leaf_array<'a>(&self, column: &'a ArrayRef) -> Result<&'a ArrayRef, Error> {
         match self.shape.child {
             None => Ok(column),
-            Some(c) => {
-                let list = column
-                    .as_list_opt::<i32>()
-                    .ok_or_else(|| unsupported("a list column"))?;
-                let item = list
-                    .values()
-                    .as_struct_opt()
-                    .ok_or_else(|| unsupported("a struct item"))?;
-                Ok(item.column(c))
-            }
+            Some(c) => Ok(list_parts(column)?.1.column(c)),
         }
     }
 
@@ -446,13 +437,7 @@ impl LeafEncoder {
                 }
             },
             Some(child) => {
-                let list: &GenericListArray<i32> = column
-                    .as_list_opt()
-                    .ok_or_else(|| unsupported("a list column"))?;
-                let item: &StructArray = list
-                    .values()
-                    .as_struct_opt()
-                    .ok_or_else(|| unsupported("a struct item"))?;
+                let (list, item) = list_parts(column)?;
                 let leaf = item.column(child);
                 match remap {
                     None => {
@@ -775,6 +760,18 @@ fn compress(codec: Compression, page: Bytes) -> Result<Bytes, Error> {
         Compression::Lz4 => Bytes::from(lz4_flex::block::compress(&page)),
         Compression::Zstd(level) => Bytes::from(zstd::bulk::compress(&page, level).map_err(io)?),
     })
+}
+
+/// A `List<Struct>` column and its struct of entries.
+fn list_parts(column: &ArrayRef) -> Result<(&GenericListArray<i32>, &StructArray), Error> {
+    let list = column
+        .as_list_opt::<i32>()
+        .ok_or_else(|| unsupported("a list column"))?;
+    let item = list
+        .values()
+        .as_struct_opt()
+        .ok_or_else(|| unsupported("a struct item"))?;
+    Ok((list, item))
 }
 
 fn unsupported(what: &str) -> Error {
