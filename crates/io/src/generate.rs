@@ -14,10 +14,11 @@
 //! A *task* is one row group. `threads` workers take tasks in file-major
 //! order from a shared counter (one atomic increment per row group). A
 //! worker generates the group's rows batch by batch and, for Parquet,
-//! encodes each batch at once into the group's column writers
-//! (`ArrowColumnWriter`) while it is still in cache, then hands the encoded
-//! column chunks to the file. For IPC it hands over the batches, and the
-//! file's writer encodes them. Buffers are recycled between batches.
+//! encodes each batch at once, while it is still in cache, into the
+//! group's column encoders (strata's direct encoder, see `shred`, or
+//! parquet's `ArrowColumnWriter`), then hands the encoded column chunks to
+//! the file. For IPC it hands over the batches, and the file's writer
+//! encodes them. Batch buffers and chunk buffers are recycled.
 //!
 //! Files take row groups in order. A group that finishes early waits in a
 //! small per-file queue; whichever worker finds the next group ready

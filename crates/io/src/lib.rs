@@ -6,9 +6,11 @@
 //!
 //! # Data flow
 //!
-//! row-group task -> generator batches -> Parquet column writers (per
-//! worker) -> encoded column chunks -> the file's in-order queue -> hidden
-//! temporary file -> rename when every file is complete.
+//! row-group task -> generator batches -> column encoders (per worker:
+//! strata's direct Parquet encoder for string and dictionary leaves, else
+//! parquet's `ArrowColumnWriter`) -> encoded column chunks -> the file's
+//! in-order queue -> hidden temporary file -> rename when every file is
+//! complete.
 //!
 //! # Guarantees
 //!
