@@ -78,7 +78,8 @@ struct GenerateArgs {
     /// File format: parquet or ipc (Arrow IPC file).
     #[arg(long, default_value = "parquet", value_parser = parse_format)]
     format: Format,
-    /// Codec: none, snappy, lz4 or zstd[:LEVEL] (level 1 to 22, default 1).
+    /// Codec: none, snappy, lz4 or zstd, with zstd:LEVEL for a level from 1
+    /// to 22 (default 1).
     #[arg(long, default_value = "none", value_parser = parse_compression)]
     compression: Compression,
     /// Worker threads [default: the number of CPUs].
