@@ -38,7 +38,7 @@ enum Command {
     ///
     /// With no flags: 10,000,000 `contacts` rows, seed 42, into 4 uncompressed
     /// Parquet files in ./output_parquet, on every core. These are the
-    /// fastest sensible settings: no codec (add --compression zstd for ~4x
+    /// fastest sensible settings: no codec (add --compression zstd for 3.4x
     /// smaller files), 8192-row batches, 1,048,576-row row groups, page
     /// statistics on, dictionaries only where values repeat.
     Generate(GenerateArgs),
