@@ -1108,7 +1108,7 @@ mod tests {
                 "x\u{e9}",
                 "a long value past 32 bytes ........",
             ];
-            let mut string = |nullable: bool, len: usize, draw: &mut dyn FnMut(u32) -> usize| {
+            let string = |nullable: bool, len: usize, draw: &mut dyn FnMut(u32) -> usize| {
                 let v: Vec<Option<String>> = (0..len)
                     .map(|i| {
                         if nullable && draw(4) == 0 {
