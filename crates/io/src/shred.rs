@@ -330,6 +330,12 @@ impl LeafEncoder {
         Ok(map)
     }
 
+    // The two loops below write levels and values by index into buffers
+    // sized up front, and turn every data-dependent choice (null or not,
+    // which definition level) into arithmetic: a null value is written
+    // anyway and the cursor simply does not move. Only the per-row loop
+    // over list entries still branches on the data.
+
     fn write_flat<V: LeafValues>(
         &mut self,
         column: &ArrayRef,
@@ -342,18 +348,24 @@ impl LeafEncoder {
         }
         let nulls = column.nulls();
         let optional = self.shape.max_def > 0;
-        self.def.reserve(len);
-        for i in at..at + len {
+        let vbase = self.values.len();
+        self.values.resize(vbase + values.bound(at..at + len), 0);
+        let dbase = self.def.len();
+        if optional {
+            self.def.resize(dbase + len, 0);
+        }
+        let mut vp = vbase;
+        let mut null_count = 0u64;
+        for (k, i) in (at..at + len).enumerate() {
             let valid = nulls.is_none_or(|n| n.is_valid(i));
             if optional {
-                self.def.push(u8::from(valid));
+                self.def[dbase + k] = u8::from(valid);
             }
-            if valid {
-                values.push(i, &mut self.values);
-            } else {
-                self.page_stats.nulls += 1;
-            }
+            vp += values.put(i, valid, &mut self.values[vp..]);
+            null_count += u64::from(!valid);
         }
+        self.values.truncate(vp);
+        self.page_stats.nulls += null_count;
         Ok(())
     }
 
@@ -366,54 +378,66 @@ impl LeafEncoder {
         len: usize,
         values: &mut V,
     ) -> Result<(), Error> {
+        let s = &self.shape;
+        let max_def = s.max_def;
+        let empty = s.def_empty_list;
+        // A level that cannot occur in valid Arrow data maps to `max_def`;
+        // the checks below reject data that would need it.
+        let null_list = s.def_null_list.unwrap_or(max_def);
+        let null_item = s.def_null_item.unwrap_or(max_def);
+        let null_leaf = s.def_null_leaf.unwrap_or(max_def);
+        if s.def_null_list.is_none() && list.null_count() > 0 {
+            return Err(unsupported("no nulls in a required list"));
+        }
+        if s.def_null_item.is_none() && item.null_count() > 0 {
+            return Err(unsupported("no nulls in a required list item"));
+        }
+        if s.def_null_leaf.is_none() && s.def_null_item.is_none() && leaf.null_count() > 0 {
+            return Err(unsupported("no nulls in a required leaf"));
+        }
         let (list_nulls, item_nulls, leaf_nulls) = (list.nulls(), item.nulls(), leaf.nulls());
         let offsets = list.value_offsets();
-        let s = &self.shape;
-        let (max_def, null_list, empty, null_item, null_leaf) = (
-            s.max_def,
-            s.def_null_list,
-            s.def_empty_list,
-            s.def_null_item,
-            s.def_null_leaf,
-        );
-        let levels = (offsets[at + len] - offsets[at]) as usize + len;
-        self.def.reserve(levels);
-        self.rep.reserve(levels);
-        let missing = |what| move || unsupported(what);
+        let (first, last) = (offsets[at] as usize, offsets[at + len] as usize);
+        let levels = last - first + len;
+        let lbase = self.def.len();
+        self.def.resize(lbase + levels, 0);
+        self.rep.resize(lbase + levels, 0);
+        let vbase = self.values.len();
+        self.values.resize(vbase + values.bound(first..last), 0);
+        let (mut p, mut vp) = (lbase, vbase);
+        let mut null_count = 0u64;
         for r in at..at + len {
-            if list_nulls.is_some_and(|n| n.is_null(r)) {
-                self.def
-                    .push(null_list.ok_or_else(missing("nulls in a required list"))?);
-                self.rep.push(0);
-                self.page_stats.nulls += 1;
-                continue;
-            }
-            let (start, end) = (offsets[r] as usize, offsets[r + 1] as usize);
-            if start == end {
-                self.def.push(empty);
-                self.rep.push(0);
-                self.page_stats.nulls += 1;
-                continue;
-            }
-            self.rep.push(0);
-            for _ in start + 1..end {
-                self.rep.push(1);
-            }
-            for e in start..end {
-                if item_nulls.is_some_and(|n| n.is_null(e)) {
-                    self.def
-                        .push(null_item.ok_or_else(missing("nulls in a required item"))?);
-                    self.page_stats.nulls += 1;
-                } else if leaf_nulls.is_some_and(|n| n.is_null(e)) {
-                    self.def
-                        .push(null_leaf.ok_or_else(missing("nulls in a required leaf"))?);
-                    self.page_stats.nulls += 1;
+            let list_valid = list_nulls.is_none_or(|n| n.is_valid(r));
+            let start = offsets[r] as usize;
+            // A null list's entries (if any) are masked: it has none.
+            let n = (offsets[r + 1] as usize - start) * usize::from(list_valid);
+            // The level of a null or empty list; overwritten by the first
+            // entry otherwise.
+            self.def[p] = if list_valid { empty } else { null_list };
+            self.rep[p] = 0;
+            p += usize::from(n == 0);
+            null_count += u64::from(n == 0);
+            for (j, e) in (start..start + n).enumerate() {
+                let item_valid = item_nulls.is_none_or(|b| b.is_valid(e));
+                let leaf_valid = leaf_nulls.is_none_or(|b| b.is_valid(e));
+                let valid = item_valid & leaf_valid;
+                self.def[p] = if !item_valid {
+                    null_item
+                } else if !leaf_valid {
+                    null_leaf
                 } else {
-                    self.def.push(max_def);
-                    values.push(e, &mut self.values);
-                }
+                    max_def
+                };
+                self.rep[p] = u8::from(j != 0);
+                vp += values.put(e, valid, &mut self.values[vp..]);
+                null_count += u64::from(!valid);
+                p += 1;
             }
         }
+        self.def.truncate(p);
+        self.rep.truncate(p);
+        self.values.truncate(vp);
+        self.page_stats.nulls += null_count;
         Ok(())
     }
 
@@ -624,9 +648,15 @@ impl LeafEncoder {
     }
 }
 
-/// Appends the values of one leaf array to a page, by index.
+/// Writes the values of one leaf array into a page buffer, by index.
 trait LeafValues {
-    fn push(&mut self, i: usize, out: &mut Vec<u8>);
+    /// An upper bound of the bytes that [`LeafValues::put`] needs for the
+    /// values `range`, including the slack of its fixed-size writes.
+    fn bound(&self, range: std::ops::Range<usize>) -> usize;
+
+    /// Writes value `i` at the start of `out` and returns its encoded
+    /// length, or writes scratch and returns 0 when `valid` is false.
+    fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize;
 }
 
 /// `PLAIN` strings: a 4-byte length, then the bytes.
@@ -652,20 +682,21 @@ impl<'a> PlainValues<'a> {
 const WIDE: usize = 32;
 
 impl LeafValues for PlainValues<'_> {
+    fn bound(&self, range: std::ops::Range<usize>) -> usize {
+        let span = (self.offsets[range.end] - self.offsets[range.start]) as usize;
+        span + 4 * range.len() + WIDE
+    }
+
     #[inline(always)]
-    fn push(&mut self, i: usize, out: &mut Vec<u8>) {
+    fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize {
         let (s, e) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
         let len = e.saturating_sub(s);
-        let base = out.len();
-        out.extend_from_slice(&(len as u32).to_le_bytes());
+        out[..4].copy_from_slice(&(len as u32).to_le_bytes());
         match self.data.get(s..s + WIDE) {
-            Some(wide) if len <= WIDE => {
-                let wide: &[u8; WIDE] = wide.try_into().unwrap_or(&[0; WIDE]);
-                out.extend_from_slice(wide);
-                out.truncate(base + 4 + len);
-            }
-            _ => out.extend_from_slice(&self.data[s..e]),
+            Some(wide) if len <= WIDE => out[4..4 + WIDE].copy_from_slice(wide),
+            _ => out[4..4 + len].copy_from_slice(&self.data[s..e]),
         }
+        (4 + len) * usize::from(valid)
     }
 }
 
@@ -691,15 +722,20 @@ impl<'a> DictValues<'a> {
 }
 
 impl LeafValues for DictValues<'_> {
+    fn bound(&self, range: std::ops::Range<usize>) -> usize {
+        range.len() + 1
+    }
+
     #[inline(always)]
-    fn push(&mut self, i: usize, out: &mut Vec<u8>) {
+    fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize {
         let k = self
             .map
             .get(self.keys[i] as usize)
             .copied()
             .unwrap_or_default();
-        out.push(k);
-        self.used[usize::from(k >> 6)] |= 1 << (k & 63);
+        out[0] = k;
+        self.used[usize::from(k >> 6)] |= u64::from(valid) << (k & 63);
+        usize::from(valid)
     }
 }
 
