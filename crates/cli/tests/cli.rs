@@ -318,3 +318,46 @@ fn row_multiset_is_independent_of_writers_and_batches() {
         assert!(one == two, "{f} differs between 1 and 2 threads");
     }
 }
+
+/// A real full disk: a 2 MiB tmpfs. Needs permission to mount (root on
+/// Linux, as in CI); says so and skips otherwise.
+#[test]
+#[cfg(target_os = "linux")]
+fn full_disk_fails_cleanly() {
+    struct Mount(std::path::PathBuf);
+    impl Drop for Mount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+        .arg(dir.path())
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !mounted {
+        eprintln!("skipping full_disk_fails_cleanly: cannot mount a small tmpfs here");
+        return;
+    }
+    let _mount = Mount(dir.path().to_path_buf());
+    let o = strata(
+        &[
+            "generate",
+            "--target-records",
+            "1000000",
+            "--output-dir",
+            "out",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("No space left on device"), "{e}");
+    assert!(
+        files(dir.path()).is_empty(),
+        "left behind: {:?}",
+        files(dir.path())
+    );
+}
