@@ -30,8 +30,12 @@ impl NameTable {
             let mut slot = [0u8; SLOT];
             let b = line.as_bytes();
             // The lists are part of the crate and checked by a unit test;
-            // an over-long entry is cut rather than trusted.
-            let n = b.len().min(SLOT - 1);
+            // an over-long entry is cut, on a character boundary, so every
+            // slot holds valid UTF-8 (which `contacts` relies on).
+            let mut n = b.len().min(SLOT - 1);
+            while !line.is_char_boundary(n) {
+                n -= 1;
+            }
             slot[..n].copy_from_slice(&b[..n]);
             let mut len = n;
             if let Some(s) = suffix {
