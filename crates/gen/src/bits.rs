@@ -51,8 +51,7 @@ impl BitmapBuilder {
             return None;
         }
         let bits = BooleanBuffer::new(Buffer::from_vec(bytes), 0, self.len);
-        // SAFETY: `nulls` counts exactly the zero bits pushed.
-        Some(unsafe { NullBuffer::new_unchecked(bits, self.nulls) })
+        Some(NullBuffer::new(bits))
     }
 }
 
