@@ -310,9 +310,12 @@ impl LeafEncoder {
             .values()
             .as_string_opt()
             .ok_or_else(|| unsupported("Utf8 dictionary values"))?;
+        if values.null_count() > 0 {
+            return Err(unsupported("dictionary values without nulls"));
+        }
         let mut map = Vec::with_capacity(values.len());
         for v in values.iter() {
-            let v = v.unwrap_or("").as_bytes();
+            let v = v.unwrap_or_default().as_bytes();
             let k = match self.dict_index.get(v) {
                 Some(&k) => k,
                 None => {
