@@ -37,7 +37,7 @@ use std::{
     fs::{self, File},
     io::BufWriter,
     ops::Range,
-    path::{Path, PathBuf},
+    path::PathBuf,
     sync::{
         Mutex, MutexGuard,
         atomic::{AtomicBool, AtomicUsize, Ordering},
@@ -68,7 +68,7 @@ use strata_gen::BatchGenerator;
 
 use crate::{
     Compression, Error, Format,
-    output::{PendingFile, TEMP_SUFFIX, remove_stale_temporaries},
+    output::{PendingFile, remove_stale_temporaries},
     shred::{BufferPool, LeafEncoder, Shredder, parquet_codec},
 };
 
@@ -803,11 +803,4 @@ fn ipc_options(c: Compression) -> Result<IpcWriteOptions, Error> {
             ));
         }
     })
-}
-
-/// Whether `name` is a temporary this crate writes.
-pub fn is_temporary(name: &Path) -> bool {
-    name.file_name()
-        .map(|n| n.to_string_lossy().ends_with(TEMP_SUFFIX))
-        .unwrap_or(false)
 }
