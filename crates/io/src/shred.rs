@@ -14,9 +14,11 @@
 //! strings `PLAIN`, dictionary columns `RLE_DICTIONARY` with one `PLAIN`
 //! dictionary page per column chunk. Pages end on row boundaries after
 //! 20,000 rows or 1 MiB of values, and carry exact min/max/null counts in
-//! the column index; the offset index records every page. The chunks are
-//! handed to parquet's `SerializedRowGroupWriter::append_column`, so the
-//! file footer, schema and Arrow schema metadata are parquet's own.
+//! the column index; the offset index records every page. Page headers
+//! are written here (Thrift compact protocol, a few fixed fields), so a
+//! page's values are copied once, from the batch into the chunk. The
+//! chunks are handed to parquet's `SerializedRowGroupWriter::append_column`,
+//! so the file footer, schema and Arrow schema metadata are parquet's own.
 //!
 //! [`Shredder::supports`] decides per schema; anything else goes through
 //! `ArrowColumnWriter`. Tests read both paths back and require identical
@@ -32,15 +34,11 @@ use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 use parquet::{
     basic::{Compression as PqCompression, Encoding, Type as PhysicalType, ZstdLevel},
-    column::{
-        page::{CompressedPage, Page, PageWriter},
-        writer::ColumnCloseResult,
-    },
+    column::writer::ColumnCloseResult,
     data_type::ByteArray,
     file::{
         metadata::{ColumnChunkMetaData, ColumnIndexBuilder, OffsetIndexBuilder},
         statistics::{Statistics, ValueStatistics},
-        writer::{SerializedPageWriter, TrackedWrite},
     },
     schema::types::{ColumnDescPtr, SchemaDescriptor},
 };
@@ -220,10 +218,15 @@ impl Stats {
     }
 }
 
-/// One encoded data page, before it is placed in the chunk.
-struct PendingPage {
-    /// The page's bytes in the encoder's `page_data`.
-    range: std::ops::Range<usize>,
+/// Where one data page landed in the chunk, and what it holds.
+struct PageMeta {
+    /// Offset of the page header in the chunk (before a dictionary page
+    /// is put in front).
+    offset: usize,
+    /// Header and stored body.
+    size: usize,
+    /// Header and uncompressed body.
+    uncompressed: usize,
     levels: u32,
     rows: usize,
     stats: Stats,
@@ -245,9 +248,12 @@ pub(crate) struct LeafEncoder {
     dict_index: HashMap<Vec<u8>, u8>,
     /// Keys of the current page that occur (for min/max).
     used: [u64; 4],
-    pages: Vec<PendingPage>,
-    /// The encoded pages of the chunk, back to back (reused).
-    page_data: Vec<u8>,
+    pages: Vec<PageMeta>,
+    /// The data pages of the chunk, headers included, back to back.
+    chunk: Vec<u8>,
+    /// Scratch: a page's encoded levels, and a page body to compress.
+    levels: Vec<u8>,
+    body: Vec<u8>,
     rows: u64,
 }
 
@@ -266,7 +272,9 @@ impl LeafEncoder {
             dict_index: HashMap::new(),
             used: [0; 4],
             pages: Vec::new(),
-            page_data: Vec::new(),
+            chunk: Vec::new(),
+            levels: Vec::new(),
+            body: Vec::new(),
             rows: 0,
         }
     }
@@ -288,7 +296,7 @@ impl LeafEncoder {
             self.rows += len as u64;
             at += len;
             if self.page_rows >= PAGE_ROWS || self.values.len() >= PAGE_BYTES {
-                self.flush_page();
+                self.flush_page()?;
             }
         }
         Ok(())
@@ -488,47 +496,62 @@ impl LeafEncoder {
         }
     }
 
-    fn flush_page(&mut self) {
+    /// Encodes the buffered levels and values as one data page and appends
+    /// it, header first, to the chunk: the values are copied once.
+    fn flush_page(&mut self) -> Result<(), Error> {
         if self.page_rows == 0 {
-            return;
+            return Ok(());
         }
         let levels = if self.shape.max_def > 0 {
             self.def.len()
         } else {
             self.page_rows
         };
-        let start = self.page_data.len();
-        let buf = &mut self.page_data;
+        self.levels.clear();
         if self.shape.max_rep > 0 {
-            encode_levels(buf, &self.rep, bit_width(self.shape.max_rep));
+            encode_levels(&mut self.levels, &self.rep, bit_width(self.shape.max_rep));
         }
         if self.shape.max_def > 0 {
-            encode_levels(buf, &self.def, bit_width(self.shape.max_def));
+            encode_levels(&mut self.levels, &self.def, bit_width(self.shape.max_def));
         }
         let mut stats = std::mem::take(&mut self.page_stats);
-        match self.shape.values {
+        let encoding = match self.shape.values {
             Values::Plain => {
                 if let Some((lo, hi)) = plain_min_max(&mut self.values) {
                     stats.update(lo);
                     stats.update(hi);
                 }
-                buf.extend_from_slice(&self.values)
+                Encoding::PLAIN
             }
             Values::Dictionary => {
+                // Keys become a bit width byte and the hybrid encoding.
                 let width = bit_width(self.dict.len().saturating_sub(1) as u8).max(1);
-                buf.push(width);
-                encode_hybrid(buf, &self.values, width);
+                self.body.clear();
+                self.body.push(width);
+                encode_hybrid(&mut self.body, &self.values, width);
+                std::mem::swap(&mut self.body, &mut self.values);
                 for k in 0..self.dict.len() {
                     if self.used[k >> 6] & (1 << (k & 63)) != 0 {
                         stats.update(&self.dict[k].clone());
                     }
                 }
                 self.used = [0; 4];
+                Encoding::RLE_DICTIONARY
             }
-        }
-        let end = self.page_data.len();
-        self.pages.push(PendingPage {
-            range: start..end,
+        };
+        let offset = self.chunk.len();
+        let (size, uncompressed) = write_page(
+            &mut self.chunk,
+            &mut self.body,
+            self.codec,
+            PageKind::Data { encoding },
+            levels as u32,
+            &[&self.levels, &self.values],
+        )?;
+        self.pages.push(PageMeta {
+            offset,
+            size,
+            uncompressed,
             levels: levels as u32,
             rows: self.page_rows,
             stats,
@@ -537,81 +560,60 @@ impl LeafEncoder {
         self.rep.clear();
         self.values.clear();
         self.page_rows = 0;
+        Ok(())
     }
 
     /// The finished column chunk: its bytes (offsets start at 0) and the
     /// metadata parquet needs to splice it into a row group. The encoder is
-    /// left empty, keeping its buffers, for the next row group; the chunk's
-    /// buffer comes from `pool` (see [`BufferPool`]).
+    /// left empty, keeping its buffers, for the next row group; chunk
+    /// buffers come from, and go back to, `pool` (see [`BufferPool`]).
     pub(crate) fn close(&mut self, pool: &BufferPool) -> Result<(Bytes, ColumnCloseResult), Error> {
-        self.flush_page();
-        let pages = std::mem::take(&mut self.pages);
-        let data = Bytes::from(std::mem::take(&mut self.page_data));
-        let mut out = pool.take();
-        out.reserve(data.len() + 64 * pages.len() + 1024);
-        let mut sink = TrackedWrite::new(out);
+        self.flush_page()?;
+        let mut encodings = vec![Encoding::PLAIN, Encoding::RLE];
+        let mut uncompressed = 0usize;
+        let (chunk, dictionary_offset, shift) = match self.shape.values {
+            Values::Plain => (std::mem::replace(&mut self.chunk, pool.take()), None, 0),
+            Values::Dictionary => {
+                // The dictionary page goes first; the (small) data pages
+                // are copied in behind it.
+                encodings.push(Encoding::RLE_DICTIONARY);
+                let mut plain = Vec::new();
+                for v in &self.dict {
+                    plain.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                    plain.extend_from_slice(v);
+                }
+                let mut out = pool.take();
+                let (size, raw) = write_page(
+                    &mut out,
+                    &mut self.body,
+                    self.codec,
+                    PageKind::Dictionary,
+                    self.dict.len() as u32,
+                    &[&plain],
+                )?;
+                uncompressed += raw;
+                out.extend_from_slice(&self.chunk);
+                self.chunk.clear();
+                (out, Some(0), size)
+            }
+        };
         let mut column_index = ColumnIndexBuilder::new(PhysicalType::BYTE_ARRAY);
         let mut offset_index = OffsetIndexBuilder::new();
         let mut chunk_stats = Stats::default();
         let mut num_values = 0i64;
-        let (mut compressed, mut uncompressed) = (0i64, 0i64);
-        let mut dictionary_offset = None;
-        let mut data_offset = None;
-        let mut encodings = vec![Encoding::PLAIN, Encoding::RLE];
-        {
-            let mut writer = SerializedPageWriter::new(&mut sink);
-            if self.shape.values == Values::Dictionary {
-                encodings.push(Encoding::RLE_DICTIONARY);
-                let mut buf = Vec::new();
-                for v in &self.dict {
-                    buf.extend_from_slice(&(v.len() as u32).to_le_bytes());
-                    buf.extend_from_slice(v);
-                }
-                let len = buf.len();
-                let page = Page::DictionaryPage {
-                    buf: compress(self.codec, Bytes::from(buf))?,
-                    num_values: self.dict.len() as u32,
-                    encoding: Encoding::PLAIN,
-                    is_sorted: false,
-                };
-                let spec = writer.write_page(CompressedPage::new(page, len))?;
-                dictionary_offset = Some(spec.offset as i64);
-                compressed += spec.compressed_size as i64;
-                uncompressed += spec.uncompressed_size as i64;
-            }
-            let encoding = match self.shape.values {
-                Values::Plain => Encoding::PLAIN,
-                Values::Dictionary => Encoding::RLE_DICTIONARY,
-            };
-            for p in pages {
-                let len = p.range.len();
-                let page = Page::DataPage {
-                    buf: compress(self.codec, data.slice(p.range.clone()))?,
-                    num_values: p.levels,
-                    encoding,
-                    def_level_encoding: Encoding::RLE,
-                    rep_level_encoding: Encoding::RLE,
-                    statistics: None,
-                };
-                let spec = writer.write_page(CompressedPage::new(page, len))?;
-                data_offset.get_or_insert(spec.offset as i64);
-                compressed += spec.compressed_size as i64;
-                uncompressed += spec.uncompressed_size as i64;
-                num_values += i64::from(p.levels);
-                offset_index.append_row_count(p.rows as i64);
-                offset_index
-                    .append_offset_and_size(spec.offset as i64, spec.compressed_size as i32);
-                let null_page = p.stats.min.is_none();
-                column_index.append(
-                    null_page,
-                    p.stats.min.clone().unwrap_or_default(),
-                    p.stats.max.clone().unwrap_or_default(),
-                    p.stats.nulls as i64,
-                    None,
-                );
-                chunk_stats.merge(&p.stats);
-            }
-            writer.close()?;
+        for p in std::mem::take(&mut self.pages) {
+            uncompressed += p.uncompressed;
+            num_values += i64::from(p.levels);
+            offset_index.append_row_count(p.rows as i64);
+            offset_index.append_offset_and_size((p.offset + shift) as i64, p.size as i32);
+            column_index.append(
+                p.stats.min.is_none(),
+                p.stats.min.clone().unwrap_or_default(),
+                p.stats.max.clone().unwrap_or_default(),
+                p.stats.nulls as i64,
+                None,
+            );
+            chunk_stats.merge(&p.stats);
         }
         let stats = ValueStatistics::new(
             chunk_stats.min.map(ByteArray::from),
@@ -622,20 +624,17 @@ impl LeafEncoder {
         )
         .with_min_is_exact(true)
         .with_max_is_exact(true);
+        let compressed = chunk.len();
         let metadata = ColumnChunkMetaData::builder(self.descr.clone())
             .set_compression(parquet_codec(self.codec)?)
             .set_encodings(encodings)
             .set_num_values(num_values)
-            .set_total_compressed_size(compressed)
-            .set_total_uncompressed_size(uncompressed)
-            .set_data_page_offset(data_offset.unwrap_or(0))
+            .set_total_compressed_size(compressed as i64)
+            .set_total_uncompressed_size(uncompressed as i64)
+            .set_data_page_offset(shift as i64)
             .set_dictionary_page_offset(dictionary_offset)
             .set_statistics(Statistics::ByteArray(stats))
             .build()?;
-        let bytes = Bytes::from(sink.into_inner()?);
-        // Every page slice has been dropped: take the page buffer back.
-        self.page_data = Vec::from(data);
-        self.page_data.clear();
         self.dict.clear();
         self.dict_index.clear();
         let rows = std::mem::take(&mut self.rows);
@@ -647,8 +646,106 @@ impl LeafEncoder {
             column_index: Some(column_index.build()?),
             offset_index: Some(offset_index.build()),
         };
-        Ok((bytes, close))
+        Ok((Bytes::from(chunk), close))
     }
+}
+
+/// A page's kind and what its header records.
+#[derive(Debug, Clone, Copy)]
+enum PageKind {
+    Data { encoding: Encoding },
+    Dictionary,
+}
+
+/// Parquet's `Encoding` enum values (parquet.thrift).
+fn encoding_id(e: Encoding) -> i32 {
+    match e {
+        Encoding::PLAIN => 0,
+        Encoding::RLE => 3,
+        Encoding::RLE_DICTIONARY => 8,
+        _ => 0,
+    }
+}
+
+/// Appends a Thrift compact-protocol varint.
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends a compact-protocol `i32` field: header byte (field-id delta in
+/// the high nibble, type 5) and the zigzag varint.
+fn i32_field(out: &mut Vec<u8>, delta: u8, v: i32) {
+    out.push((delta << 4) | 5);
+    varint(out, u64::from(((v << 1) ^ (v >> 31)) as u32));
+}
+
+/// Appends a `PageHeader` (parquet.thrift) in the compact protocol:
+/// type (1), uncompressed and compressed size (2, 3), then either a
+/// `DataPageHeader` (5: values, encoding, RLE definition and repetition
+/// level encodings) or a `DictionaryPageHeader` (7: values, PLAIN,
+/// is_sorted false).
+fn page_header(out: &mut Vec<u8>, kind: PageKind, uncompressed: usize, stored: usize, values: u32) {
+    let page_type = match kind {
+        PageKind::Data { .. } => 0,
+        PageKind::Dictionary => 2,
+    };
+    i32_field(out, 1, page_type);
+    i32_field(out, 1, uncompressed as i32);
+    i32_field(out, 1, stored as i32);
+    match kind {
+        PageKind::Data { encoding } => {
+            out.push((2 << 4) | 12);
+            i32_field(out, 1, values as i32);
+            i32_field(out, 1, encoding_id(encoding));
+            i32_field(out, 1, encoding_id(Encoding::RLE));
+            i32_field(out, 1, encoding_id(Encoding::RLE));
+        }
+        PageKind::Dictionary => {
+            out.push((4 << 4) | 12);
+            i32_field(out, 1, values as i32);
+            i32_field(out, 1, encoding_id(Encoding::PLAIN));
+            out.push((1 << 4) | 2);
+        }
+    }
+    out.push(0);
+    out.push(0);
+}
+
+/// Appends one page, header then body (the concatenation of `parts`),
+/// compressing the body with `codec` (`scratch` holds it meanwhile).
+/// Returns the page's stored and uncompressed sizes, headers included.
+fn write_page(
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+    codec: Compression,
+    kind: PageKind,
+    values: u32,
+    parts: &[&[u8]],
+) -> Result<(usize, usize), Error> {
+    let raw: usize = parts.iter().map(|p| p.len()).sum();
+    let start = out.len();
+    if codec == Compression::None {
+        out.reserve(raw + 32);
+        page_header(out, kind, raw, raw, values);
+        for p in parts {
+            out.extend_from_slice(p);
+        }
+        let size = out.len() - start;
+        return Ok((size, size));
+    }
+    scratch.clear();
+    for p in parts {
+        scratch.extend_from_slice(p);
+    }
+    let stored = compress(codec, scratch)?;
+    page_header(out, kind, raw, stored.len(), values);
+    let header = out.len() - start;
+    out.extend_from_slice(&stored);
+    Ok((header + stored.len(), header + raw))
 }
 
 /// Writes the values of one leaf array into a page buffer, by index.
@@ -786,18 +883,16 @@ pub(crate) fn parquet_codec(c: Compression) -> Result<PqCompression, Error> {
 
 /// Compresses one page body as Parquet's codecs define them: raw Snappy,
 /// an LZ4 block without a size prefix (`LZ4_RAW`), a zstd frame.
-fn compress(codec: Compression, page: Bytes) -> Result<Bytes, Error> {
+fn compress(codec: Compression, page: &[u8]) -> Result<Vec<u8>, Error> {
     let io =
         |e: std::io::Error| Error::Parquet(parquet::errors::ParquetError::External(Box::new(e)));
     Ok(match codec {
-        Compression::None => page,
-        Compression::Snappy => Bytes::from(
-            snap::raw::Encoder::new()
-                .compress_vec(&page)
-                .map_err(|e| io(e.into()))?,
-        ),
-        Compression::Lz4 => Bytes::from(lz4_flex::block::compress(&page)),
-        Compression::Zstd(level) => Bytes::from(zstd::bulk::compress(&page, level).map_err(io)?),
+        Compression::None => page.to_vec(),
+        Compression::Snappy => snap::raw::Encoder::new()
+            .compress_vec(page)
+            .map_err(|e| io(e.into()))?,
+        Compression::Lz4 => lz4_flex::block::compress(page),
+        Compression::Zstd(level) => zstd::bulk::compress(page, level).map_err(io)?,
     })
 }
 
