@@ -35,6 +35,16 @@ fn files(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Asserts a failed run: exit status 2, `needle` in the message, and
+/// exactly `left` (relative paths) remaining in `dir`. Returns stderr.
+fn failed_cleanly(o: &Output, dir: &Path, needle: &str, left: &[&str]) -> String {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains(needle), "expected '{needle}' in: {e}");
+    assert_eq!(files(dir), left, "left behind");
+    e
+}
+
 #[test]
 fn generate_writes_files_and_a_summary() {
     let dir = tempfile::tempdir().unwrap();
@@ -133,20 +143,12 @@ fn bad_flags_fail_with_a_message_and_no_files() {
         }
         full.extend(args.iter().copied());
         let o = strata(&full, dir.path());
-        assert!(!o.status.success(), "{args:?} succeeded");
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
-        let e = stderr(&o);
-        assert!(e.contains(needle), "{args:?}: {e}");
+        let e = failed_cleanly(&o, dir.path(), needle, &[]);
         // One message line (clap adds a usage hint below its own).
         assert_eq!(
             e.lines().filter(|l| l.contains("error")).count(),
             1,
             "{args:?}: {e}"
-        );
-        assert!(
-            files(dir.path()).is_empty(),
-            "{args:?} left {:?}",
-            files(dir.path())
         );
     }
 }
@@ -166,8 +168,12 @@ fn existing_output_is_refused_without_overwrite() {
     let path = dir.path().join("output_parquet/contacts_0.parquet");
     let before = std::fs::read(&path).unwrap();
     let o = strata(&[&args[..], &["--seed", "9"]].concat(), dir.path());
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
+    failed_cleanly(
+        &o,
+        dir.path(),
+        "already exists",
+        &["output_parquet/contacts_0.parquet"],
+    );
     assert_eq!(std::fs::read(&path).unwrap(), before);
     let o = strata(
         &[&args[..], &["--seed", "9", "--overwrite"]].concat(),
@@ -192,10 +198,8 @@ fn unwritable_output_directory_fails_cleanly() {
         ],
         dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2));
-    let e = stderr(&o);
-    assert!(e.contains("file/out") && e.contains("cannot"), "{e}");
-    assert_eq!(files(dir.path()), vec!["file"]);
+    let e = failed_cleanly(&o, dir.path(), "file/out", &["file"]);
+    assert!(e.contains("cannot"), "{e}");
 }
 
 /// A write error part-way through (the file-size limit stands in for a
@@ -215,17 +219,7 @@ fn write_failure_mid_run_leaves_nothing() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let e = stderr(&o);
-    assert!(
-        e.contains("File too large") || e.contains("too large"),
-        "{e}"
-    );
-    assert!(
-        files(dir.path()).is_empty(),
-        "left behind: {:?}",
-        files(dir.path())
-    );
+    failed_cleanly(&o, dir.path(), "File too large", &[]);
 }
 
 #[test]
@@ -352,12 +346,5 @@ fn full_disk_fails_cleanly() {
         ],
         dir.path(),
     );
-    assert_eq!(o.status.code(), Some(2));
-    let e = stderr(&o);
-    assert!(e.contains("No space left on device"), "{e}");
-    assert!(
-        files(dir.path()).is_empty(),
-        "left behind: {:?}",
-        files(dir.path())
-    );
+    failed_cleanly(&o, dir.path(), "No space left on device", &[]);
 }
