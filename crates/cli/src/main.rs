@@ -76,11 +76,11 @@ struct GenerateArgs {
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// File format: parquet or ipc (Arrow IPC file).
-    #[arg(long, default_value = "parquet", value_parser = parse_format)]
+    #[arg(long, default_value = "parquet", value_parser = parse::<Format>)]
     format: Format,
     /// Codec: none, snappy, lz4 or zstd, with zstd:LEVEL for a level from 1
     /// to 22 (default 1).
-    #[arg(long, default_value = "none", value_parser = parse_compression)]
+    #[arg(long, default_value = "none", value_parser = parse::<Compression>)]
     compression: Compression,
     /// Worker threads [default: the number of CPUs].
     #[arg(long)]
@@ -91,7 +91,7 @@ struct GenerateArgs {
     /// Parquet encoder: auto (strata's direct encoder where the schema
     /// allows: string and dictionary columns, flat or in a list of structs;
     /// else parquet's Arrow writer) or arrow (always parquet's Arrow writer).
-    #[arg(long, default_value = "auto", value_parser = parse_encoder)]
+    #[arg(long, default_value = "auto", value_parser = parse::<ParquetEncoder>)]
     encoder: ParquetEncoder,
     /// Replace existing output files (and remove STEM_N files of an earlier
     /// run with more writers).
@@ -105,15 +105,8 @@ struct GenerateArgs {
     summary_json: Option<PathBuf>,
 }
 
-fn parse_format(s: &str) -> Result<Format, String> {
-    s.parse().map_err(|e: strata_io::Error| e.to_string())
-}
-
-fn parse_encoder(s: &str) -> Result<ParquetEncoder, String> {
-    s.parse().map_err(|e: strata_io::Error| e.to_string())
-}
-
-fn parse_compression(s: &str) -> Result<Compression, String> {
+/// Parses a flag value with the library's own parser and message.
+fn parse<T: std::str::FromStr<Err = strata_io::Error>>(s: &str) -> Result<T, String> {
     s.parse().map_err(|e: strata_io::Error| e.to_string())
 }
 

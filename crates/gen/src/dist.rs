@@ -55,20 +55,6 @@ impl Categorical {
         self.table[i]
     }
 
-    /// The number of table cells (the sum of the weights).
-    pub fn cells(&self) -> u32 {
-        self.table.len() as u32
-    }
-
-    /// The category of table cell `cell` (`cell < cells()`), for callers
-    /// that split one random word into several indices with
-    /// [`crate::rng::split`].
-    #[inline(always)]
-    pub fn category_of_cell(&self, cell: u32) -> u8 {
-        let n = self.table.len();
-        self.table[(cell as usize).min(n - 1)]
-    }
-
     /// The probability of category `i`.
     pub fn probability(&self, i: u8) -> f64 {
         let n = self.table.iter().filter(|&&c| c == i).count();

@@ -227,6 +227,15 @@ pub struct ColumnCounts {
     pub list_values: Option<u64>,
 }
 
+impl ColumnCounts {
+    fn add(&mut self, other: &ColumnCounts) {
+        self.nulls += other.nulls;
+        if let Some(v) = other.list_values {
+            *self.list_values.get_or_insert(0) += v;
+        }
+    }
+}
+
 fn count_batch(batch: &RecordBatch, counts: &mut [ColumnCounts]) {
     for (c, col) in counts.iter_mut().zip(batch.columns()) {
         c.nulls += col.null_count() as u64;
@@ -452,6 +461,7 @@ fn run_in<G: BatchGenerator>(
         });
     }
     group_starts.push(total_groups);
+    let counts = empty_counts(&schema);
     let run = Run {
         generator,
         cfg,
@@ -466,7 +476,7 @@ fn run_in<G: BatchGenerator>(
         next_task: AtomicUsize::new(0),
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
-        counts: Mutex::new(empty_counts(&generator.schema())),
+        counts: Mutex::new(counts),
         progress,
     };
     let threads = cfg.threads.min(total_groups).max(1);
@@ -548,11 +558,8 @@ impl<G: BatchGenerator> Run<'_, G> {
             }
         }
         let mut total = lock(&self.counts);
-        for (t, c) in total.iter_mut().zip(counts) {
-            t.nulls += c.nulls;
-            if let Some(v) = c.list_values {
-                *t.list_values.get_or_insert(0) += v;
-            }
+        for (t, c) in total.iter_mut().zip(&counts) {
+            t.add(c);
         }
     }
 

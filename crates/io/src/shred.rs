@@ -453,7 +453,7 @@ impl LeafEncoder {
     }
 
     /// Writes rows `at..at + len` of `column`, dispatching once on the
-    /// leaf's shape and value kind.
+    /// leaf's value kind and shape.
     fn write_rows(
         &mut self,
         column: &ArrayRef,
@@ -461,31 +461,30 @@ impl LeafEncoder {
         len: usize,
         remap: Option<&[u8]>,
     ) -> Result<(), Error> {
+        let leaf = self.leaf_array(column)?;
+        match remap {
+            None => self.write_leaf(column, at, len, &mut PlainValues::new(leaf)?),
+            Some(map) => {
+                let mut v = DictValues::new(leaf, map)?;
+                self.write_leaf(column, at, len, &mut v)?;
+                self.or_used(v.used);
+                Ok(())
+            }
+        }
+    }
+
+    fn write_leaf<V: LeafValues>(
+        &mut self,
+        column: &ArrayRef,
+        at: usize,
+        len: usize,
+        values: &mut V,
+    ) -> Result<(), Error> {
         match self.shape.child {
-            None => match remap {
-                None => self.write_flat(column, at, len, &mut PlainValues::new(column)?),
-                Some(map) => {
-                    let mut v = DictValues::new(column, map)?;
-                    self.write_flat(column, at, len, &mut v)?;
-                    self.or_used(v.used);
-                    Ok(())
-                }
-            },
+            None => self.write_flat(column, at, len, values),
             Some(child) => {
                 let (list, item) = list_parts(column)?;
-                let leaf = item.column(child);
-                match remap {
-                    None => {
-                        let mut v = PlainValues::new(leaf)?;
-                        self.write_list(list, item, leaf, at, len, &mut v)
-                    }
-                    Some(map) => {
-                        let mut v = DictValues::new(leaf, map)?;
-                        self.write_list(list, item, leaf, at, len, &mut v)?;
-                        self.or_used(v.used);
-                        Ok(())
-                    }
-                }
+                self.write_list(list, item, item.column(child), at, len, values)
             }
         }
     }
@@ -502,11 +501,11 @@ impl LeafEncoder {
         if self.page_rows == 0 {
             return Ok(());
         }
-        let levels = if self.shape.max_def > 0 {
+        let num_levels = if self.shape.max_def > 0 {
             self.def.len()
         } else {
             self.page_rows
-        };
+        } as u32;
         self.levels.clear();
         if self.shape.max_rep > 0 {
             encode_levels(&mut self.levels, &self.rep, bit_width(self.shape.max_rep));
@@ -532,7 +531,7 @@ impl LeafEncoder {
                 std::mem::swap(&mut self.body, &mut self.values);
                 for k in 0..self.dict.len() {
                     if self.used[k >> 6] & (1 << (k & 63)) != 0 {
-                        stats.update(&self.dict[k].clone());
+                        stats.update(&self.dict[k]);
                     }
                 }
                 self.used = [0; 4];
@@ -545,14 +544,14 @@ impl LeafEncoder {
             &mut self.body,
             self.codec,
             PageKind::Data { encoding },
-            levels as u32,
+            num_levels,
             &[&self.levels, &self.values],
         )?;
         self.pages.push(PageMeta {
             offset,
             size,
             uncompressed,
-            levels: levels as u32,
+            levels: num_levels,
             rows: self.page_rows,
             stats,
         });
@@ -606,14 +605,14 @@ impl LeafEncoder {
             num_values += i64::from(p.levels);
             offset_index.append_row_count(p.rows as i64);
             offset_index.append_offset_and_size((p.offset + shift) as i64, p.size as i32);
+            chunk_stats.merge(&p.stats);
             column_index.append(
                 p.stats.min.is_none(),
-                p.stats.min.clone().unwrap_or_default(),
-                p.stats.max.clone().unwrap_or_default(),
+                p.stats.min.unwrap_or_default(),
+                p.stats.max.unwrap_or_default(),
                 p.stats.nulls as i64,
                 None,
             );
-            chunk_stats.merge(&p.stats);
         }
         let stats = ValueStatistics::new(
             chunk_stats.min.map(ByteArray::from),
@@ -667,7 +666,7 @@ fn encoding_id(e: Encoding) -> i32 {
     }
 }
 
-/// Appends a Thrift compact-protocol varint.
+/// Appends a ULEB128 varint (Thrift compact protocol, RLE run headers).
 fn varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -980,12 +979,7 @@ fn encode_hybrid(out: &mut Vec<u8>, values: &[u8], width: u8) {
         return;
     }
     if values.iter().all(|&v| v == values[0]) {
-        let mut n = (values.len() as u64) << 1;
-        while n >= 0x80 {
-            out.push((n as u8) | 0x80);
-            n >>= 7;
-        }
-        out.push(n as u8);
+        varint(out, (values.len() as u64) << 1);
         out.extend_from_slice(&[values[0]][..usize::from(width).div_ceil(8)]);
         return;
     }
