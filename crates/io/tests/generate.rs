@@ -439,3 +439,27 @@ fn compression_codec(c: Compression) -> parquet::basic::CompressionCodec {
         Compression::Zstd(_) => C::ZSTD,
     }
 }
+
+/// Reading back a truncated file, or one that is not Parquet or IPC at
+/// all, is a clear error.
+#[test]
+fn readback_of_truncated_files_is_an_error() {
+    for format in [Format::Parquet, Format::Ipc] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(dir.path(), 2_000);
+        cfg.num_writers = 1;
+        cfg.format = format;
+        let (summary, _) = run(&cfg);
+        let path = &summary.files[0].path;
+        let bytes = std::fs::read(path).unwrap();
+        for keep in [0, 3, 8, bytes.len() / 2, bytes.len() - 1] {
+            std::fs::write(path, &bytes[..keep]).unwrap();
+            let err = read_batches(path).expect_err("truncated file read");
+            assert!(!err.to_string().is_empty());
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.parquet");
+    let err = read_batches(&missing).unwrap_err();
+    assert!(err.to_string().contains("missing.parquet"), "{err}");
+}
