@@ -1,0 +1,1052 @@
+//! [`RowEncoder`]: columns to rows.
+//!
+//! Each column gets a writer for the batch. Row lengths come first (fixed
+//! widths add a constant; variable columns add per-row lengths), which fix
+//! every row's offset. Rows are then written a tile at a time: a tile is a
+//! run of rows that fits in a small scratch buffer kept in L1, every column
+//! writes its bytes of those rows, and the tile is appended to the output.
+//! Each output line is so written once, completely, instead of once per
+//! column. Runs of primitive columns of the same type share one writer
+//! whose inner loop goes across the row, so the row's bytes are written in
+//! order.
+//!
+//! Within a tile, `cur[k]` is where row `k`'s next variable-width column
+//! starts and `off` the bytes of fixed-width columns since then, so fixed
+//! columns never update per-row state.
+
+use std::{any::Any, ops::Range, sync::Arc};
+
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, FixedSizeBinaryArray, GenericByteArray, GenericByteViewArray,
+    GenericListArray, GenericListViewArray, MapArray, OffsetSizeTrait, RunArray, StructArray,
+    cast::AsArray,
+    downcast_dictionary_array, downcast_primitive_array, new_null_array,
+    types::{ByteArrayType, ByteViewType, Int16Type, Int32Type, Int64Type, RunEndIndexType},
+};
+use arrow_buffer::{ArrowNativeType, BooleanBuffer, NullBuffer, ScalarBuffer};
+use arrow_schema::{DataType, SortOptions};
+
+use crate::{
+    Error, Rows, SortField, fixed::Encodable, invert_mask, null_sentinel, rows::RowParser, variable,
+};
+
+/// Target bytes per tile: small enough that a tile and the values being
+/// read stay in L1.
+const TILE_BYTES: usize = 4096;
+
+/// Encodes columns into byte-comparable [`Rows`]; see the crate docs.
+#[derive(Debug)]
+pub struct RowEncoder {
+    pub(crate) fields: Arc<[SortField]>,
+    pub(crate) codecs: Vec<Codec>,
+}
+
+/// Per-field state fixed when the encoder is built.
+#[derive(Debug)]
+pub(crate) enum Codec {
+    /// A type without children.
+    Flat,
+    /// Dictionary values are encoded with `values`; a null key takes
+    /// `null_row`.
+    Dictionary {
+        values: RowEncoder,
+        null_row: Vec<u8>,
+    },
+    /// Children are encoded with `children`; a null struct takes
+    /// `null_row` (the children's all-null row) so masked values never
+    /// decide order.
+    Struct {
+        children: RowEncoder,
+        null_row: Vec<u8>,
+    },
+    /// List, large list, list view and map: each element's row (of
+    /// `child`) is written as a byte string.
+    List { child: RowEncoder },
+    /// Fixed-size list: the element rows back to back.
+    FixedSizeList {
+        child: RowEncoder,
+        null_row: Vec<u8>,
+    },
+    /// Run-end encoded: each row is its run value's row as a byte string.
+    RunEnd { child: RowEncoder },
+}
+
+/// Options for children written as byte strings: the parent inverts
+/// those strings when descending, so the child sorts ascending with nulls
+/// placed as the parent's inversion will leave them.
+fn inner_options(o: SortOptions) -> SortOptions {
+    SortOptions {
+        descending: false,
+        nulls_first: o.nulls_first != o.descending,
+    }
+}
+
+fn is_flat_supported(dt: &DataType) -> bool {
+    use DataType::*;
+    matches!(
+        dt,
+        Null | Boolean
+            | Int8
+            | Int16
+            | Int32
+            | Int64
+            | UInt8
+            | UInt16
+            | UInt32
+            | UInt64
+            | Float16
+            | Float32
+            | Float64
+            | Decimal32(..)
+            | Decimal64(..)
+            | Decimal128(..)
+            | Decimal256(..)
+            | Date32
+            | Date64
+            | Time32(_)
+            | Time64(_)
+            | Timestamp(..)
+            | Duration(_)
+            | Interval(_)
+            | Binary
+            | LargeBinary
+            | BinaryView
+            | Utf8
+            | LargeUtf8
+            | Utf8View
+            | FixedSizeBinary(_)
+    )
+}
+
+impl Codec {
+    fn new(field: &SortField) -> Result<Codec, Error> {
+        let opts = field.options;
+        Ok(match &field.data_type {
+            dt if is_flat_supported(dt) => Codec::Flat,
+            DataType::Dictionary(key, values) => {
+                if !key.is_dictionary_key_type() {
+                    return Err(Error::Unsupported(format!("dictionary key type {key}")));
+                }
+                let values = RowEncoder::new(vec![
+                    SortField::new(values.as_ref().clone()).with_options(opts),
+                ])?;
+                let null_row = values.null_row()?;
+                Codec::Dictionary { values, null_row }
+            }
+            DataType::Struct(fields) => {
+                let children = RowEncoder::new(
+                    fields
+                        .iter()
+                        .map(|f| SortField::new(f.data_type().clone()).with_options(opts))
+                        .collect(),
+                )?;
+                let null_row = children.null_row()?;
+                Codec::Struct { children, null_row }
+            }
+            DataType::List(f)
+            | DataType::LargeList(f)
+            | DataType::ListView(f)
+            | DataType::LargeListView(f) => Codec::List {
+                child: RowEncoder::new(vec![
+                    SortField::new(f.data_type().clone()).with_options(inner_options(opts)),
+                ])?,
+            },
+            DataType::Map(f, _) => {
+                let DataType::Struct(kv) = f.data_type() else {
+                    return Err(Error::Unsupported(format!("map entries of type {}", f)));
+                };
+                Codec::List {
+                    child: RowEncoder::new(
+                        kv.iter()
+                            .map(|f| {
+                                SortField::new(f.data_type().clone())
+                                    .with_options(inner_options(opts))
+                            })
+                            .collect(),
+                    )?,
+                }
+            }
+            DataType::FixedSizeList(f, _) => {
+                let child = RowEncoder::new(vec![
+                    SortField::new(f.data_type().clone()).with_options(opts),
+                ])?;
+                let null_row = child.null_row()?;
+                Codec::FixedSizeList { child, null_row }
+            }
+            DataType::RunEndEncoded(_, values) => Codec::RunEnd {
+                child: RowEncoder::new(vec![
+                    SortField::new(values.data_type().clone()).with_options(inner_options(opts)),
+                ])?,
+            },
+            other => return Err(Error::Unsupported(format!("row encoding of {other}"))),
+        })
+    }
+}
+
+impl RowEncoder {
+    /// An encoder for columns of these fields, in this order (the first
+    /// field decides first).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Unsupported`] for a type this crate cannot encode (unions
+    /// and types without an order, such as unions of them).
+    pub fn new(fields: Vec<SortField>) -> Result<RowEncoder, Error> {
+        let codecs = fields.iter().map(Codec::new).collect::<Result<_, _>>()?;
+        Ok(RowEncoder {
+            fields: fields.into(),
+            codecs,
+        })
+    }
+
+    /// The fields, in order.
+    pub fn fields(&self) -> &[SortField] {
+        &self.fields
+    }
+
+    /// An empty [`Rows`] for this encoder with room for `rows` rows of
+    /// `bytes` bytes in all.
+    pub fn empty_rows(&self, rows: usize, bytes: usize) -> Rows {
+        Rows::new(self.fields.clone(), rows, bytes)
+    }
+
+    /// A parser that rebuilds this encoder's rows from bytes.
+    pub fn parser(&self) -> RowParser {
+        RowParser {
+            fields: self.fields.clone(),
+        }
+    }
+
+    /// Encodes the columns (one per field, all of the same length).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the number of columns, their lengths
+    /// or their types do not match the fields, or a non-nullable field
+    /// holds nulls.
+    pub fn encode(&self, columns: &[ArrayRef]) -> Result<Rows, Error> {
+        let n = columns.first().map_or(0, |c| c.len());
+        let mut rows = self.empty_rows(n, 0);
+        self.append(&mut rows, columns)?;
+        Ok(rows)
+    }
+
+    /// Encodes the columns and appends the rows to `rows`. On error `rows`
+    /// is unchanged.
+    ///
+    /// # Errors
+    ///
+    /// As [`RowEncoder::encode`], and [`Error::InvalidArgument`] when `rows`
+    /// came from another encoder.
+    pub fn append(&self, rows: &mut Rows, columns: &[ArrayRef]) -> Result<(), Error> {
+        if !Arc::ptr_eq(&rows.fields, &self.fields) {
+            return Err(Error::InvalidArgument(
+                "rows were made by a different encoder".into(),
+            ));
+        }
+        self.check_columns(columns)?;
+        let n = columns.first().map_or(0, |c| c.len());
+        let mut writers: Vec<Box<dyn Writer + '_>> = Vec::with_capacity(columns.len());
+        for ((col, field), codec) in columns.iter().zip(self.fields.iter()).zip(&self.codecs) {
+            push_writer(&mut writers, col.as_ref(), field, codec)?;
+        }
+        write_rows(&writers, n, rows);
+        Ok(())
+    }
+
+    fn check_columns(&self, columns: &[ArrayRef]) -> Result<(), Error> {
+        if columns.len() != self.fields.len() {
+            return Err(Error::InvalidArgument(format!(
+                "expected {} columns, got {}",
+                self.fields.len(),
+                columns.len()
+            )));
+        }
+        let n = columns.first().map_or(0, |c| c.len());
+        for (i, (col, field)) in columns.iter().zip(self.fields.iter()).enumerate() {
+            if col.len() != n {
+                return Err(Error::InvalidArgument(format!(
+                    "column {i} has {} rows, column 0 has {n}",
+                    col.len()
+                )));
+            }
+            if !col.data_type().equals_datatype(&field.data_type) {
+                return Err(Error::InvalidArgument(format!(
+                    "column {i} is {}, the field is {}",
+                    col.data_type(),
+                    field.data_type
+                )));
+            }
+            if field.non_nullable && col.logical_null_count() > 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "column {i} is declared non-nullable but holds {} nulls",
+                    col.logical_null_count()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The encoding of a row whose every column is null.
+    fn null_row(&self) -> Result<Vec<u8>, Error> {
+        let nulls: Vec<ArrayRef> = self
+            .fields
+            .iter()
+            .map(|f| new_null_array(&f.data_type, 1))
+            .collect();
+        Ok(self.encode(&nulls)?.row(0).to_owned_bytes())
+    }
+}
+
+/// Writes row lengths, offsets and then the bytes, tile by tile.
+fn write_rows(writers: &[Box<dyn Writer + '_>], n: usize, rows: &mut Rows) {
+    let Rows {
+        buffer, offsets, ..
+    } = rows;
+    let first = offsets.len() - 1;
+    let base = offsets[first];
+    let fixed: usize = writers.iter().filter_map(|w| w.fixed_len()).sum();
+    let all_fixed = writers.iter().all(|w| w.fixed_len().is_some());
+    if all_fixed {
+        offsets.extend((1..=n).map(|i| base + i * fixed));
+    } else {
+        let mut lens = vec![fixed; n];
+        for w in writers.iter().filter(|w| w.fixed_len().is_none()) {
+            w.add_lengths(&mut lens);
+        }
+        let mut end = base;
+        offsets.extend(lens.iter().map(|l| {
+            end += l;
+            end
+        }));
+    }
+    let offs = &offsets[first..];
+    buffer.reserve(offs[n] - base);
+    let tile_rows = if all_fixed {
+        (TILE_BYTES / fixed.max(1)).clamp(1, 1024)
+    } else {
+        0
+    };
+    let mut scratch: Vec<u8> = Vec::new();
+    let mut cur: Vec<usize> = Vec::new();
+    let mut r0 = 0;
+    while r0 < n {
+        let r1 = if all_fixed {
+            (r0 + tile_rows).min(n)
+        } else {
+            let mut r1 = r0 + 1;
+            while r1 < n && offs[r1] - offs[r0] < TILE_BYTES {
+                r1 += 1;
+            }
+            r1
+        };
+        let bytes = offs[r1] - offs[r0];
+        if scratch.len() < bytes {
+            scratch.resize(bytes, 0);
+        }
+        cur.clear();
+        cur.extend(offs[r0..r1].iter().map(|o| o - offs[r0]));
+        let tile = &mut scratch[..bytes];
+        let mut off = 0;
+        for w in writers {
+            w.write(tile, &mut cur, off, r0..r1);
+            match w.fixed_len() {
+                Some(l) => off += l,
+                None => off = 0,
+            }
+        }
+        debug_assert!(
+            cur.iter()
+                .zip(offs[r0 + 1..=r1].iter())
+                .all(|(c, end)| c + off == end - offs[r0])
+        );
+        buffer.extend_from_slice(tile);
+        r0 = r1;
+    }
+}
+
+/// Writes one column (or a run of columns) of a batch.
+trait Writer {
+    /// `Some(bytes)` when every row takes the same number of bytes.
+    fn fixed_len(&self) -> Option<usize>;
+    /// Adds each row's length (variable-width writers only).
+    fn add_lengths(&self, _lens: &mut [usize]) {}
+    /// Writes batch rows `rows`; the `k`-th starts at `out[cur[k] + off]`.
+    /// Variable-width writers then set `cur[k]` to the end of their bytes.
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>);
+    /// For merging runs of same-typed primitive columns.
+    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+        None
+    }
+}
+
+fn push_writer<'a>(
+    writers: &mut Vec<Box<dyn Writer + 'a>>,
+    col: &'a dyn Array,
+    field: &SortField,
+    codec: &'a Codec,
+) -> Result<(), Error> {
+    let opts = field.options;
+    let omit = field.non_nullable;
+    let w: Box<dyn Writer + 'a> = match codec {
+        Codec::Flat => {
+            downcast_primitive_array! {
+                col => {
+                    push_prim(writers, col.values().clone(), nonempty_nulls(col.nulls()), opts, omit);
+                    return Ok(());
+                }
+                DataType::Null => Box::new(NullTypeWriter { invert: invert_mask(opts) }),
+                DataType::Boolean => {
+                    let a: &BooleanArray = col.as_boolean();
+                    Box::new(BoolWriter {
+                        values: a.values().clone(),
+                        nulls: nonempty_nulls(a.nulls()),
+                        invert: invert_mask(opts),
+                        sentinel: null_sentinel(opts),
+                        omit,
+                    })
+                }
+                DataType::FixedSizeBinary(_) => {
+                    let a: &FixedSizeBinaryArray = col.as_fixed_size_binary();
+                    Box::new(FsbWriter {
+                        array: a,
+                        width: a.value_length() as usize,
+                        invert: invert_mask(opts),
+                        sentinel: null_sentinel(opts),
+                        omit,
+                    })
+                }
+                DataType::Utf8 => bytes_writer(col.as_string::<i32>(), opts),
+                DataType::LargeUtf8 => bytes_writer(col.as_string::<i64>(), opts),
+                DataType::Binary => bytes_writer(col.as_binary::<i32>(), opts),
+                DataType::LargeBinary => bytes_writer(col.as_binary::<i64>(), opts),
+                DataType::Utf8View => view_writer(col.as_string_view(), opts),
+                DataType::BinaryView => view_writer(col.as_binary_view(), opts),
+                other => return Err(Error::Unsupported(format!("row encoding of {other}"))),
+            }
+        }
+        Codec::Dictionary { values, null_row } => {
+            let (keys, value_array) = downcast_dictionary_array! {
+                col => (
+                    (0..col.len())
+                        .map(|i| col.keys().is_valid(i).then(|| col.keys().values()[i].as_usize()))
+                        .collect::<Vec<_>>(),
+                    col.values().clone(),
+                ),
+                other => return Err(Error::Unsupported(format!("dictionary {other}")))
+            };
+            let rows = values.encode(&[value_array])?;
+            Box::new(CopyWriter {
+                rows,
+                picks: keys,
+                null_row,
+                prefix: None,
+            })
+        }
+        Codec::Struct { children, null_row } => {
+            let a: &StructArray = col.as_struct();
+            let rows = children.encode(a.columns())?;
+            let picks = (0..a.len()).map(|i| a.is_valid(i).then_some(i)).collect();
+            Box::new(CopyWriter {
+                rows,
+                picks,
+                null_row,
+                prefix: (!omit).then_some(null_sentinel(opts)),
+            })
+        }
+        Codec::FixedSizeList { child, .. } => {
+            let a = col.as_fixed_size_list();
+            let rows = child.encode(std::slice::from_ref(a.values()))?;
+            Box::new(FslWriter {
+                rows,
+                size: a.value_length() as usize,
+                nulls: a.nulls().cloned(),
+                sentinel: null_sentinel(opts),
+                omit,
+            })
+        }
+        Codec::List { child } => {
+            let (ranges, values) = list_ranges(col)?;
+            let rows = child.encode(&values)?;
+            Box::new(ListWriter {
+                rows,
+                ranges,
+                invert: invert_mask(opts),
+                sentinel: null_sentinel(opts),
+            })
+        }
+        Codec::RunEnd { child } => {
+            let (phys, values) = match col.data_type() {
+                DataType::RunEndEncoded(r, _) => match r.data_type() {
+                    DataType::Int16 => run_indices(col.as_run::<Int16Type>()),
+                    DataType::Int32 => run_indices(col.as_run::<Int32Type>()),
+                    DataType::Int64 => run_indices(col.as_run::<Int64Type>()),
+                    other => return Err(Error::Unsupported(format!("run ends of type {other}"))),
+                },
+                other => return Err(Error::Unsupported(format!("run-end encoding of {other}"))),
+            };
+            let rows = child.encode(&[values])?;
+            Box::new(RunWriter {
+                rows,
+                phys,
+                invert: invert_mask(opts),
+            })
+        }
+    };
+    writers.push(w);
+    Ok(())
+}
+
+fn nonempty_nulls(n: Option<&NullBuffer>) -> Option<NullBuffer> {
+    n.filter(|n| n.null_count() > 0).cloned()
+}
+
+// ---------------------------------------------------------------- primitives
+
+struct PrimCol<T: ArrowNativeType> {
+    values: ScalarBuffer<T>,
+    nulls: Option<NullBuffer>,
+    invert: u8,
+    sentinel: u8,
+    omit: bool,
+}
+
+/// Consecutive primitive columns of one native type.
+struct PrimRun<T: ArrowNativeType> {
+    cols: Vec<PrimCol<T>>,
+    /// No column has nulls or omits its validity byte.
+    plain: bool,
+    len: usize,
+}
+
+fn push_prim<T: Encodable + ArrowNativeType>(
+    writers: &mut Vec<Box<dyn Writer + '_>>,
+    values: ScalarBuffer<T>,
+    nulls: Option<NullBuffer>,
+    opts: SortOptions,
+    omit: bool,
+) {
+    let col = PrimCol {
+        values,
+        nulls,
+        invert: invert_mask(opts),
+        sentinel: null_sentinel(opts),
+        omit,
+    };
+    let plain = col.nulls.is_none() && !col.omit;
+    let width = T::WIDTH + usize::from(!omit);
+    if let Some(run) = writers
+        .last_mut()
+        .and_then(|w| w.as_any_mut())
+        .and_then(|a| a.downcast_mut::<PrimRun<T>>())
+    {
+        run.cols.push(col);
+        run.plain &= plain;
+        run.len += width;
+        return;
+    }
+    writers.push(Box::new(PrimRun {
+        cols: vec![col],
+        plain,
+        len: width,
+    }));
+}
+
+impl<T: Encodable + ArrowNativeType> Writer for PrimRun<T> {
+    fn fixed_len(&self) -> Option<usize> {
+        Some(self.len)
+    }
+
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        let w = T::WIDTH;
+        if self.plain {
+            for (k, r) in rows.enumerate() {
+                let mut p = cur[k] + off;
+                for c in &self.cols {
+                    let dst = &mut out[p..p + 1 + w];
+                    dst[0] = 1;
+                    c.values[r].put(&mut dst[1..], c.invert);
+                    p += 1 + w;
+                }
+            }
+            return;
+        }
+        for (k, r) in rows.enumerate() {
+            let mut p = cur[k] + off;
+            for c in &self.cols {
+                if c.omit {
+                    c.values[r].put(&mut out[p..p + w], c.invert);
+                    p += w;
+                    continue;
+                }
+                let dst = &mut out[p..p + 1 + w];
+                if c.nulls.as_ref().is_none_or(|n| n.is_valid(r)) {
+                    dst[0] = 1;
+                    c.values[r].put(&mut dst[1..], c.invert);
+                } else {
+                    dst[0] = c.sentinel;
+                    dst[1..].fill(0);
+                }
+                p += 1 + w;
+            }
+        }
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+        Some(self)
+    }
+}
+
+struct NullTypeWriter {
+    invert: u8,
+}
+
+impl Writer for NullTypeWriter {
+    fn fixed_len(&self) -> Option<usize> {
+        Some(2)
+    }
+
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        for &c in &cur[..rows.len()] {
+            let p = c + off;
+            out[p] = variable::NON_EMPTY_SENTINEL ^ self.invert;
+            out[p + 1] = variable::NULL_VALUE_SENTINEL ^ self.invert;
+        }
+    }
+}
+
+struct BoolWriter {
+    values: BooleanBuffer,
+    nulls: Option<NullBuffer>,
+    invert: u8,
+    sentinel: u8,
+    omit: bool,
+}
+
+impl Writer for BoolWriter {
+    fn fixed_len(&self) -> Option<usize> {
+        Some(if self.omit { 1 } else { 2 })
+    }
+
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        for (k, r) in rows.enumerate() {
+            let p = cur[k] + off;
+            let v = u8::from(self.values.value(r)) ^ self.invert;
+            if self.omit {
+                out[p] = v;
+            } else if self.nulls.as_ref().is_none_or(|n| n.is_valid(r)) {
+                out[p] = 1;
+                out[p + 1] = v;
+            } else {
+                out[p] = self.sentinel;
+                out[p + 1] = 0;
+            }
+        }
+    }
+}
+
+struct FsbWriter<'a> {
+    array: &'a FixedSizeBinaryArray,
+    width: usize,
+    invert: u8,
+    sentinel: u8,
+    omit: bool,
+}
+
+impl Writer for FsbWriter<'_> {
+    fn fixed_len(&self) -> Option<usize> {
+        Some(self.width + usize::from(!self.omit))
+    }
+
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        let head = usize::from(!self.omit);
+        for (k, r) in rows.enumerate() {
+            let p = cur[k] + off;
+            let dst = &mut out[p..p + head + self.width];
+            if self.array.is_valid(r) {
+                if head == 1 {
+                    dst[0] = 1;
+                }
+                for (o, v) in dst[head..].iter_mut().zip(self.array.value(r)) {
+                    *o = v ^ self.invert;
+                }
+            } else {
+                dst[0] = self.sentinel;
+                dst[1..].fill(0);
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------- strings
+
+/// Binary and string arrays with offsets.
+struct BytesWriter<'a, O> {
+    offsets: &'a [O],
+    data: &'a [u8],
+    nulls: Option<NullBuffer>,
+    invert: u8,
+    sentinel: u8,
+}
+
+fn bytes_writer<'a, T: ByteArrayType>(
+    a: &'a GenericByteArray<T>,
+    opts: SortOptions,
+) -> Box<dyn Writer + 'a> {
+    Box::new(BytesWriter {
+        offsets: a.value_offsets(),
+        data: a.value_data(),
+        nulls: nonempty_nulls(a.nulls()),
+        invert: invert_mask(opts),
+        sentinel: null_sentinel(opts),
+    })
+}
+
+impl<O: OffsetSizeTrait> Writer for BytesWriter<'_, O> {
+    fn fixed_len(&self) -> Option<usize> {
+        None
+    }
+
+    fn add_lengths(&self, lens: &mut [usize]) {
+        let it = lens.iter_mut().zip(self.offsets.windows(2));
+        match &self.nulls {
+            None => it.for_each(|(l, w)| *l += variable::encoded_len((w[1] - w[0]).as_usize())),
+            Some(n) => it.enumerate().for_each(|(i, (l, w))| {
+                *l += if n.is_valid(i) {
+                    variable::encoded_len((w[1] - w[0]).as_usize())
+                } else {
+                    1
+                }
+            }),
+        }
+    }
+
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        for (k, r) in rows.enumerate() {
+            let p = cur[k] + off;
+            let n = if self.nulls.as_ref().is_none_or(|n| n.is_valid(r)) {
+                let v = &self.data[self.offsets[r].as_usize()..self.offsets[r + 1].as_usize()];
+                variable::put_value(&mut out[p..], v, self.invert)
+            } else {
+                out[p] = self.sentinel;
+                1
+            };
+            cur[k] = p + n;
+        }
+    }
+}
+
+/// String and binary views.
+struct ViewWriter<'a, T: ByteViewType + ?Sized> {
+    array: &'a GenericByteViewArray<T>,
+    nulls: Option<NullBuffer>,
+    invert: u8,
+    sentinel: u8,
+}
+
+fn view_writer<'a, T: ByteViewType + ?Sized>(
+    a: &'a GenericByteViewArray<T>,
+    opts: SortOptions,
+) -> Box<dyn Writer + 'a> {
+    Box::new(ViewWriter {
+        array: a,
+        nulls: nonempty_nulls(a.nulls()),
+        invert: invert_mask(opts),
+        sentinel: null_sentinel(opts),
+    })
+}
+
+impl<T: ByteViewType + ?Sized> Writer for ViewWriter<'_, T> {
+    fn fixed_len(&self) -> Option<usize> {
+        None
+    }
+
+    fn add_lengths(&self, lens: &mut [usize]) {
+        for (i, (l, v)) in lens.iter_mut().zip(self.array.views().iter()).enumerate() {
+            *l += if self.nulls.as_ref().is_none_or(|n| n.is_valid(i)) {
+                variable::encoded_len(*v as u32 as usize)
+            } else {
+                1
+            };
+        }
+    }
+
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        for (k, r) in rows.enumerate() {
+            let p = cur[k] + off;
+            let n = if self.nulls.as_ref().is_none_or(|n| n.is_valid(r)) {
+                let v: &[u8] = self.array.value(r).as_ref();
+                variable::put_value(&mut out[p..], v, self.invert)
+            } else {
+                out[p] = self.sentinel;
+                1
+            };
+            cur[k] = p + n;
+        }
+    }
+}
+
+// -------------------------------------------------------------------- nested
+
+/// Copies a child row per row: dictionary values (no prefix) and structs
+/// (a validity byte first unless omitted).
+struct CopyWriter<'a> {
+    rows: Rows,
+    /// The child row of each row, or `None` for a null.
+    picks: Vec<Option<usize>>,
+    null_row: &'a [u8],
+    /// For structs: `Some(null sentinel)`; valid rows start with 0x01.
+    prefix: Option<u8>,
+}
+
+impl CopyWriter<'_> {
+    fn bytes(&self, r: usize) -> &[u8] {
+        match self.picks[r] {
+            Some(i) => self.rows.row(i).as_bytes(),
+            None => self.null_row,
+        }
+    }
+}
+
+impl Writer for CopyWriter<'_> {
+    fn fixed_len(&self) -> Option<usize> {
+        None
+    }
+
+    fn add_lengths(&self, lens: &mut [usize]) {
+        let head = usize::from(self.prefix.is_some());
+        for (r, l) in lens.iter_mut().enumerate() {
+            *l += head + self.bytes(r).len();
+        }
+    }
+
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        for (k, r) in rows.enumerate() {
+            let mut p = cur[k] + off;
+            if let Some(sentinel) = self.prefix {
+                out[p] = if self.picks[r].is_some() { 1 } else { sentinel };
+                p += 1;
+            }
+            let b = self.bytes(r);
+            out[p..p + b.len()].copy_from_slice(b);
+            cur[k] = p + b.len();
+        }
+    }
+}
+
+struct FslWriter {
+    rows: Rows,
+    size: usize,
+    nulls: Option<NullBuffer>,
+    sentinel: u8,
+    omit: bool,
+}
+
+impl FslWriter {
+    fn valid(&self, r: usize) -> bool {
+        self.nulls.as_ref().is_none_or(|n| n.is_valid(r))
+    }
+
+    fn children(&self, r: usize) -> &[u8] {
+        let o = self.rows.offsets();
+        &self.rows.data()[o[r * self.size]..o[(r + 1) * self.size]]
+    }
+}
+
+impl Writer for FslWriter {
+    fn fixed_len(&self) -> Option<usize> {
+        None
+    }
+
+    fn add_lengths(&self, lens: &mut [usize]) {
+        let head = usize::from(!self.omit);
+        for (r, l) in lens.iter_mut().enumerate() {
+            *l += head
+                + if self.valid(r) {
+                    self.children(r).len()
+                } else {
+                    0
+                };
+        }
+    }
+
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        for (k, r) in rows.enumerate() {
+            let mut p = cur[k] + off;
+            let valid = self.valid(r);
+            if !self.omit {
+                out[p] = if valid { 1 } else { self.sentinel };
+                p += 1;
+            }
+            if valid {
+                let b = self.children(r);
+                out[p..p + b.len()].copy_from_slice(b);
+                p += b.len();
+            }
+            cur[k] = p;
+        }
+    }
+}
+
+/// Lists, list views and maps: element rows as byte strings, then an
+/// empty-string terminator.
+struct ListWriter {
+    rows: Rows,
+    /// Each row's element range in `rows`, `None` for a null list.
+    ranges: Vec<Option<Range<usize>>>,
+    invert: u8,
+    sentinel: u8,
+}
+
+impl Writer for ListWriter {
+    fn fixed_len(&self) -> Option<usize> {
+        None
+    }
+
+    fn add_lengths(&self, lens: &mut [usize]) {
+        let o = self.rows.offsets();
+        for (l, range) in lens.iter_mut().zip(&self.ranges) {
+            *l += match range {
+                None => 1,
+                Some(r) => {
+                    1 + r
+                        .clone()
+                        .map(|i| variable::encoded_len(o[i + 1] - o[i]))
+                        .sum::<usize>()
+                }
+            };
+        }
+    }
+
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        for (k, r) in rows.enumerate() {
+            let mut p = cur[k] + off;
+            match &self.ranges[r] {
+                None => {
+                    out[p] = self.sentinel;
+                    p += 1;
+                }
+                Some(range) => {
+                    for i in range.clone() {
+                        p += variable::put_value(
+                            &mut out[p..],
+                            self.rows.row(i).as_bytes(),
+                            self.invert,
+                        );
+                    }
+                    out[p] = variable::EMPTY_SENTINEL ^ self.invert;
+                    p += 1;
+                }
+            }
+            cur[k] = p;
+        }
+    }
+}
+
+/// Each row's element range (`None` for a null list) and the referenced
+/// child columns.
+type ListParts = (Vec<Option<Range<usize>>>, Vec<ArrayRef>);
+
+fn list_ranges(col: &dyn Array) -> Result<ListParts, Error> {
+    fn list<O: OffsetSizeTrait>(a: &GenericListArray<O>) -> ListParts {
+        let o = a.value_offsets();
+        let shift = o[0].as_usize();
+        let end = o[o.len() - 1].as_usize();
+        let ranges = o
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| {
+                a.is_valid(i)
+                    .then(|| w[0].as_usize() - shift..w[1].as_usize() - shift)
+            })
+            .collect();
+        (ranges, vec![a.values().slice(shift, end - shift)])
+    }
+    fn view<O: OffsetSizeTrait>(a: &GenericListViewArray<O>) -> ListParts {
+        let (offsets, sizes) = (a.value_offsets(), a.value_sizes());
+        let mut lo = usize::MAX;
+        let mut hi = 0;
+        for (o, s) in offsets.iter().zip(sizes) {
+            if s.as_usize() > 0 {
+                lo = lo.min(o.as_usize());
+                hi = hi.max(o.as_usize() + s.as_usize());
+            }
+        }
+        if lo == usize::MAX {
+            lo = 0;
+        }
+        let ranges = (0..a.len())
+            .map(|i| {
+                a.is_valid(i).then(|| {
+                    let s = sizes[i].as_usize();
+                    if s == 0 {
+                        0..0
+                    } else {
+                        offsets[i].as_usize() - lo..offsets[i].as_usize() - lo + s
+                    }
+                })
+            })
+            .collect();
+        (ranges, vec![a.values().slice(lo, hi - lo)])
+    }
+    Ok(match col.data_type() {
+        DataType::List(_) => list(col.as_list::<i32>()),
+        DataType::LargeList(_) => list(col.as_list::<i64>()),
+        DataType::ListView(_) => view(col.as_list_view::<i32>()),
+        DataType::LargeListView(_) => view(col.as_list_view::<i64>()),
+        DataType::Map(_, _) => {
+            let a: &MapArray = col.as_map();
+            let o = a.value_offsets();
+            let shift = o[0].as_usize();
+            let end = o[o.len() - 1].as_usize();
+            let ranges = o
+                .windows(2)
+                .enumerate()
+                .map(|(i, w)| {
+                    a.is_valid(i)
+                        .then(|| w[0].as_usize() - shift..w[1].as_usize() - shift)
+                })
+                .collect();
+            let entries = a.entries().slice(shift, end - shift);
+            (ranges, entries.columns().to_vec())
+        }
+        other => return Err(Error::Unsupported(format!("list encoding of {other}"))),
+    })
+}
+
+/// Each row is its run value's row as a byte string.
+struct RunWriter {
+    rows: Rows,
+    phys: Vec<usize>,
+    invert: u8,
+}
+
+impl Writer for RunWriter {
+    fn fixed_len(&self) -> Option<usize> {
+        None
+    }
+
+    fn add_lengths(&self, lens: &mut [usize]) {
+        let o = self.rows.offsets();
+        for (l, &i) in lens.iter_mut().zip(&self.phys) {
+            *l += variable::encoded_len(o[i + 1] - o[i]);
+        }
+    }
+
+    fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        for (k, r) in rows.enumerate() {
+            let p = cur[k] + off;
+            let b = self.rows.row(self.phys[r]).as_bytes();
+            cur[k] = p + variable::put_value(&mut out[p..], b, self.invert);
+        }
+    }
+}
+
+fn run_indices<R: RunEndIndexType>(a: &RunArray<R>) -> (Vec<usize>, ArrayRef) {
+    let mut phys = Vec::with_capacity(a.len());
+    for (i, end) in a.run_ends().sliced_values().enumerate() {
+        let end = end.as_usize().min(a.len());
+        phys.resize(end.max(phys.len()), i);
+    }
+    (phys, a.values_slice())
+}

@@ -1,0 +1,166 @@
+//! The prefix-free block encoding of byte strings.
+//!
+//! * null: one null-sentinel byte (0x00 nulls first, 0xFF nulls last);
+//! * empty: `0x01`;
+//! * otherwise `0x02`, then the bytes in blocks: up to 32 bytes go in
+//!   8-byte mini-blocks, the rest in 32-byte blocks. Every block is
+//!   followed by `0xFF` when more blocks follow, else by the number of
+//!   bytes the last block holds; the last block is zero-padded.
+//!
+//! Descending order inverts every byte except the null sentinel. The code
+//! writes every byte it owns, padding included, so output buffers need no
+//! zeroing.
+
+use crate::Error;
+
+/// Bytes in a full block.
+pub(crate) const BLOCK_SIZE: usize = 32;
+/// Bytes in a mini-block (the first 32 bytes are split into these).
+pub(crate) const MINI_BLOCK_SIZE: usize = 8;
+/// Mini-blocks before full blocks begin.
+pub(crate) const MINI_BLOCK_COUNT: usize = BLOCK_SIZE / MINI_BLOCK_SIZE;
+/// Follows every block but the last.
+pub(crate) const BLOCK_CONTINUATION: u8 = 0xFF;
+/// The whole encoding of an empty string.
+pub(crate) const EMPTY_SENTINEL: u8 = 0x01;
+/// Opens a non-empty string.
+pub(crate) const NON_EMPTY_SENTINEL: u8 = 0x02;
+/// Second byte of a value of the `Null` data type.
+pub(crate) const NULL_VALUE_SENTINEL: u8 = 0x03;
+
+/// Encoded length of a non-null value of `len` bytes.
+#[inline]
+pub(crate) fn encoded_len(len: usize) -> usize {
+    if len <= BLOCK_SIZE {
+        1 + len.div_ceil(MINI_BLOCK_SIZE) * (MINI_BLOCK_SIZE + 1)
+    } else {
+        MINI_BLOCK_COUNT + len.div_ceil(BLOCK_SIZE) * (BLOCK_SIZE + 1)
+    }
+}
+
+/// Writes `blocks` of `SIZE` bytes of `val` (which must be non-empty) and
+/// returns the bytes written.
+#[inline(always)]
+fn put_blocks<const SIZE: usize>(out: &mut [u8], val: &[u8]) -> usize {
+    let count = val.len().div_ceil(SIZE);
+    let end = count * (SIZE + 1);
+    let out = &mut out[..end];
+    let full = (val.len() - 1) / SIZE;
+    for (i, chunk) in val[..full * SIZE].chunks_exact(SIZE).enumerate() {
+        let o = &mut out[i * (SIZE + 1)..(i + 1) * (SIZE + 1)];
+        o[..SIZE].copy_from_slice(chunk);
+        o[SIZE] = BLOCK_CONTINUATION;
+    }
+    let rest = &val[full * SIZE..];
+    let last = &mut out[full * (SIZE + 1)..];
+    last[..rest.len()].copy_from_slice(rest);
+    last[rest.len()..SIZE].fill(0);
+    last[SIZE] = rest.len() as u8;
+    end
+}
+
+/// Writes a non-null value and returns its length. `invert` is 0x00
+/// (ascending) or 0xFF (descending).
+#[inline]
+pub(crate) fn put_value(out: &mut [u8], val: &[u8], invert: u8) -> usize {
+    if val.is_empty() {
+        out[0] = EMPTY_SENTINEL ^ invert;
+        return 1;
+    }
+    out[0] = NON_EMPTY_SENTINEL;
+    let len = if val.len() <= BLOCK_SIZE {
+        1 + put_blocks::<MINI_BLOCK_SIZE>(&mut out[1..], val)
+    } else {
+        let head = put_blocks::<MINI_BLOCK_SIZE>(&mut out[1..], &val[..BLOCK_SIZE]);
+        out[head] = BLOCK_CONTINUATION;
+        1 + head + put_blocks::<BLOCK_SIZE>(&mut out[1 + head..], &val[BLOCK_SIZE..])
+    };
+    if invert != 0 {
+        out[..len].iter_mut().for_each(|b| *b = !*b);
+    }
+    len
+}
+
+/// Reads one encoded value from the front of `row`, appending its bytes
+/// (un-inverted) to `dst`. Returns `None` for a null and the bytes consumed.
+pub(crate) fn take_value(
+    row: &[u8],
+    invert: u8,
+    null_sentinel: u8,
+    dst: &mut Vec<u8>,
+) -> Result<(bool, usize), Error> {
+    let first = *row.first().ok_or_else(truncated)?;
+    if first == null_sentinel {
+        return Ok((false, 1));
+    }
+    match first ^ invert {
+        EMPTY_SENTINEL => return Ok((true, 1)),
+        NON_EMPTY_SENTINEL => {}
+        b => {
+            return Err(Error::InvalidRow(format!(
+                "bad string header byte {b:#04x}"
+            )));
+        }
+    }
+    let mut pos = 1;
+    let mut block = MINI_BLOCK_SIZE;
+    let mut blocks = 0;
+    loop {
+        let chunk = row.get(pos..pos + block + 1).ok_or_else(truncated)?;
+        let marker = chunk[block] ^ invert;
+        pos += block + 1;
+        blocks += 1;
+        if marker == BLOCK_CONTINUATION {
+            dst.extend(chunk[..block].iter().map(|b| b ^ invert));
+            if blocks == MINI_BLOCK_COUNT {
+                block = BLOCK_SIZE;
+            }
+            continue;
+        }
+        let used = marker as usize;
+        if used == 0 || used > block {
+            return Err(Error::InvalidRow(format!("bad block length {used}")));
+        }
+        dst.extend(chunk[..used].iter().map(|b| b ^ invert));
+        return Ok((true, pos));
+    }
+}
+
+pub(crate) fn truncated() -> Error {
+    Error::InvalidRow("row ends inside a value".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_and_round_trip() {
+        for len in [0usize, 1, 7, 8, 9, 31, 32, 33, 64, 65, 100] {
+            let val: Vec<u8> = (0..len as u8).map(|b| b.wrapping_mul(37)).collect();
+            for invert in [0, 0xFF] {
+                let mut out = vec![0xAA; 200];
+                let n = put_value(&mut out, &val, invert);
+                assert_eq!(n, if len == 0 { 1 } else { encoded_len(len) });
+                let mut back = Vec::new();
+                let (valid, used) = take_value(&out[..n], invert, 0, &mut back).unwrap();
+                assert!(valid);
+                assert_eq!(used, n);
+                assert_eq!(back, val);
+            }
+        }
+    }
+
+    #[test]
+    fn truncated_input_is_an_error() {
+        let mut out = vec![0; 100];
+        let n = put_value(&mut out, b"hello world, a long string!", 0);
+        for cut in 0..n {
+            let mut back = Vec::new();
+            assert!(
+                take_value(&out[..cut], 0, 0xFF, &mut back).is_err(),
+                "cut {cut}"
+            );
+        }
+    }
+}

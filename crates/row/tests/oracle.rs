@@ -1,0 +1,644 @@
+//! Differential tests against arrow-row 60.1 (the byte-format oracle) and a
+//! plain lexicographic comparator (the order oracle), over random arrays of
+//! every supported type with fixed seeds.
+
+use std::{cmp::Ordering, sync::Arc};
+
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BinaryViewArray, BooleanArray, Date32Array, Decimal128Array,
+    Decimal256Array, DictionaryArray, DurationNanosecondArray, FixedSizeBinaryArray,
+    FixedSizeListArray, Float16Array, Float32Array, Float64Array, Int8Array, Int16Array,
+    Int32Array, Int64Array, IntervalDayTimeArray, IntervalMonthDayNanoArray, LargeListArray,
+    LargeStringArray, ListArray, ListViewArray, MapArray, NullArray, RunArray, StringArray,
+    StringViewArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray, UInt8Array,
+    UInt16Array, UInt32Array, UInt64Array,
+    types::{Int16Type, Int32Type},
+};
+use arrow_buffer::{
+    IntervalDayTime, IntervalMonthDayNano, NullBuffer, OffsetBuffer, ScalarBuffer, i256,
+};
+use arrow_schema::{DataType, Field, Fields, SortOptions};
+use strata_row::{Error, RowEncoder, SortField};
+
+/// SplitMix64: a small deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
+    }
+    /// Values with many ties: small most of the time, any bits otherwise.
+    fn int(&mut self) -> u64 {
+        if self.chance(0.7) {
+            self.below(8)
+        } else {
+            self.next()
+        }
+    }
+    fn nulls(&mut self, n: usize, rate: f64) -> Option<NullBuffer> {
+        (rate > 0.0)
+            .then(|| NullBuffer::from((0..n).map(|_| !self.chance(rate)).collect::<Vec<_>>()))
+    }
+    fn bytes(&mut self) -> Vec<u8> {
+        let len = match self.below(4) {
+            0 => 0,
+            1 => self.below(9),
+            2 => self.below(40),
+            _ => self.below(100),
+        } as usize;
+        let alpha = [b'a', b'b', 0, 0xFF, b'z'];
+        (0..len).map(|_| alpha[self.below(5) as usize]).collect()
+    }
+    fn string(&mut self) -> String {
+        let len = [0, 1, 3, 8, 9, 12, 13, 31, 32, 33, 70][self.below(11) as usize];
+        (0..len)
+            .map(|_| ['a', 'b', 'é', 'z'][self.below(4) as usize])
+            .collect()
+    }
+}
+
+const OPTIONS: [SortOptions; 4] = [
+    SortOptions {
+        descending: false,
+        nulls_first: true,
+    },
+    SortOptions {
+        descending: false,
+        nulls_first: false,
+    },
+    SortOptions {
+        descending: true,
+        nulls_first: true,
+    },
+    SortOptions {
+        descending: true,
+        nulls_first: false,
+    },
+];
+
+/// A random array of the given test type with `n` rows.
+fn array(kind: &str, n: usize, rng: &mut Rng, null_rate: f64) -> ArrayRef {
+    macro_rules! prim {
+        ($a:ty, $f:expr) => {{
+            let values: Vec<_> = (0..n).map(|_| $f(rng)).collect();
+            Arc::new(<$a>::new(values.into(), rng.nulls(n, null_rate))) as ArrayRef
+        }};
+    }
+    match kind {
+        "null" => Arc::new(NullArray::new(n)),
+        "bool" => Arc::new(BooleanArray::new(
+            (0..n).map(|_| rng.chance(0.5)).collect(),
+            rng.nulls(n, null_rate),
+        )),
+        "i8" => prim!(Int8Array, |r: &mut Rng| r.int() as i8),
+        "i16" => prim!(Int16Array, |r: &mut Rng| r.int() as i16),
+        "i32" => prim!(Int32Array, |r: &mut Rng| r.int() as i32),
+        "i64" => prim!(Int64Array, |r: &mut Rng| r.int() as i64),
+        "u8" => prim!(UInt8Array, |r: &mut Rng| r.int() as u8),
+        "u16" => prim!(UInt16Array, |r: &mut Rng| r.int() as u16),
+        "u32" => prim!(UInt32Array, |r: &mut Rng| r.int() as u32),
+        "u64" => prim!(UInt64Array, |r: &mut Rng| r.int()),
+        "f16" => prim!(Float16Array, |r: &mut Rng| half::f16::from_bits(
+            r.int() as u16
+        )),
+        "f32" => prim!(Float32Array, |r: &mut Rng| match r.below(6) {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => 0.0,
+            3 => f32::NEG_INFINITY,
+            _ => f32::from_bits(r.next() as u32),
+        }),
+        "f64" => prim!(Float64Array, |r: &mut Rng| match r.below(6) {
+            0 => -f64::NAN,
+            1 => -0.0,
+            2 => 0.0,
+            3 => (r.below(5) as f64) - 2.0,
+            _ => f64::from_bits(r.next()),
+        }),
+        "decimal128" => Arc::new(
+            Decimal128Array::new(
+                (0..n)
+                    .map(|_| (rng.int() as i128) << 40 | rng.int() as i128)
+                    .collect(),
+                rng.nulls(n, null_rate),
+            )
+            .with_precision_and_scale(38, 5)
+            .unwrap(),
+        ),
+        "decimal256" => Arc::new(
+            Decimal256Array::new(
+                (0..n)
+                    .map(|_| i256::from_parts(rng.int() as u128, rng.int() as i128))
+                    .collect(),
+                rng.nulls(n, null_rate),
+            )
+            .with_precision_and_scale(76, 10)
+            .unwrap(),
+        ),
+        "date32" => prim!(Date32Array, |r: &mut Rng| r.int() as i32),
+        "time64" => prim!(
+            Time64MicrosecondArray,
+            |r: &mut Rng| (r.int() % 86_400_000_000) as i64
+        ),
+        "timestamp_tz" => Arc::new(
+            TimestampMicrosecondArray::new(
+                (0..n).map(|_| rng.int() as i64).collect(),
+                rng.nulls(n, null_rate),
+            )
+            .with_timezone("+05:30"),
+        ),
+        "duration" => prim!(DurationNanosecondArray, |r: &mut Rng| r.int() as i64),
+        "interval_dt" => prim!(IntervalDayTimeArray, |r: &mut Rng| IntervalDayTime::new(
+            r.int() as i32,
+            r.int() as i32
+        )),
+        "interval_mdn" => prim!(IntervalMonthDayNanoArray, |r: &mut Rng| {
+            IntervalMonthDayNano::new(r.below(3) as i32 - 1, r.int() as i32, r.int() as i64)
+        }),
+        "utf8" => Arc::new(StringArray::from(
+            (0..n)
+                .map(|_| (!rng.chance(null_rate)).then(|| rng.string()))
+                .collect::<Vec<_>>(),
+        )),
+        "large_utf8" => Arc::new(LargeStringArray::from(
+            (0..n)
+                .map(|_| (!rng.chance(null_rate)).then(|| rng.string()))
+                .collect::<Vec<_>>(),
+        )),
+        "utf8_view" => Arc::new(StringViewArray::from(
+            (0..n)
+                .map(|_| (!rng.chance(null_rate)).then(|| rng.string()))
+                .collect::<Vec<_>>(),
+        )),
+        "binary" => {
+            let v: Vec<Option<Vec<u8>>> = (0..n)
+                .map(|_| (!rng.chance(null_rate)).then(|| rng.bytes()))
+                .collect();
+            Arc::new(BinaryArray::from_iter(v))
+        }
+        "binary_view" => {
+            let v: Vec<Option<Vec<u8>>> = (0..n)
+                .map(|_| (!rng.chance(null_rate)).then(|| rng.bytes()))
+                .collect();
+            Arc::new(BinaryViewArray::from_iter(v))
+        }
+        "fixed_binary" => {
+            let v: Vec<Option<Vec<u8>>> = (0..n)
+                .map(|_| {
+                    (!rng.chance(null_rate)).then(|| (0..5).map(|_| rng.below(3) as u8).collect())
+                })
+                .collect();
+            Arc::new(
+                FixedSizeBinaryArray::try_from_sparse_iter_with_size(v.into_iter(), 5).unwrap(),
+            )
+        }
+        "dict" => {
+            let values = array("utf8", 6, rng, 0.2);
+            let keys = Int32Array::new(
+                (0..n).map(|_| rng.below(6) as i32).collect(),
+                rng.nulls(n, null_rate),
+            );
+            Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).unwrap())
+        }
+        "struct" => {
+            let a = array("i32", n, rng, 0.2);
+            let b = array("utf8", n, rng, 0.2);
+            let fields = Fields::from(vec![
+                Field::new("a", DataType::Int32, true),
+                Field::new("b", DataType::Utf8, true),
+            ]);
+            Arc::new(StructArray::new(
+                fields,
+                vec![a, b],
+                rng.nulls(n, null_rate),
+            ))
+        }
+        "list" | "large_list" | "list_view" => {
+            let mut offsets = vec![0usize];
+            for _ in 0..n {
+                offsets.push(offsets.last().unwrap() + rng.below(4) as usize);
+            }
+            let child_kind = if kind == "large_list" { "utf8" } else { "i32" };
+            let values = array(child_kind, *offsets.last().unwrap(), rng, 0.2);
+            let nulls = rng.nulls(n, null_rate);
+            let field = Arc::new(Field::new("item", values.data_type().clone(), true));
+            match kind {
+                "list" => Arc::new(ListArray::new(
+                    field,
+                    OffsetBuffer::new(offsets.iter().map(|&o| o as i32).collect()),
+                    values,
+                    nulls,
+                )),
+                "large_list" => Arc::new(LargeListArray::new(
+                    field,
+                    OffsetBuffer::new(offsets.iter().map(|&o| o as i64).collect()),
+                    values,
+                    nulls,
+                )),
+                _ => {
+                    let starts: ScalarBuffer<i32> =
+                        offsets[..n].iter().map(|&o| o as i32).collect();
+                    let sizes: ScalarBuffer<i32> =
+                        offsets.windows(2).map(|w| (w[1] - w[0]) as i32).collect();
+                    Arc::new(ListViewArray::new(field, starts, sizes, values, nulls))
+                }
+            }
+        }
+        "fixed_list" => {
+            let values = array("i16", n * 3, rng, 0.2);
+            let field = Arc::new(Field::new("item", DataType::Int16, true));
+            Arc::new(FixedSizeListArray::new(
+                field,
+                3,
+                values,
+                rng.nulls(n, null_rate),
+            ))
+        }
+        "map" => {
+            let mut offsets = vec![0i32];
+            for _ in 0..n {
+                offsets.push(offsets.last().unwrap() + rng.below(3) as i32);
+            }
+            let m = *offsets.last().unwrap() as usize;
+            let keys = array("utf8", m, rng, 0.0);
+            let values = array("i32", m, rng, 0.3);
+            let fields = Fields::from(vec![
+                Field::new("keys", DataType::Utf8, false),
+                Field::new("values", DataType::Int32, true),
+            ]);
+            let entries = StructArray::new(fields.clone(), vec![keys, values], None);
+            let field = Arc::new(Field::new("entries", DataType::Struct(fields), false));
+            Arc::new(MapArray::new(
+                field,
+                OffsetBuffer::new(offsets.into()),
+                entries,
+                rng.nulls(n, null_rate),
+                false,
+            ))
+        }
+        "ree" => {
+            let mut ends = Vec::new();
+            let mut at = 0i16;
+            while (at as usize) < n {
+                at += 1 + rng.below(4) as i16;
+                ends.push(at.min(n as i16));
+            }
+            let values = array("utf8", ends.len(), rng, null_rate);
+            Arc::new(RunArray::<Int16Type>::try_new(&Int16Array::from(ends), &values).unwrap())
+        }
+        other => panic!("unknown kind {other}"),
+    }
+}
+
+const KINDS: &[&str] = &[
+    "null",
+    "bool",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f16",
+    "f32",
+    "f64",
+    "decimal128",
+    "decimal256",
+    "date32",
+    "time64",
+    "timestamp_tz",
+    "duration",
+    "interval_dt",
+    "interval_mdn",
+    "utf8",
+    "large_utf8",
+    "utf8_view",
+    "binary",
+    "binary_view",
+    "fixed_binary",
+    "dict",
+    "struct",
+    "list",
+    "large_list",
+    "list_view",
+    "fixed_list",
+    "map",
+    "ree",
+];
+
+fn oracle_rows(
+    cols: &[ArrayRef],
+    opts: &[SortOptions],
+) -> (arrow_row::RowConverter, arrow_row::Rows) {
+    let fields = cols
+        .iter()
+        .zip(opts)
+        .map(|(c, o)| arrow_row::SortField::new_with_options(c.data_type().clone(), *o))
+        .collect();
+    let conv = arrow_row::RowConverter::new(fields).unwrap();
+    let rows = conv.convert_columns(cols).unwrap();
+    (conv, rows)
+}
+
+fn encoder(cols: &[ArrayRef], opts: &[SortOptions]) -> RowEncoder {
+    RowEncoder::new(
+        cols.iter()
+            .zip(opts)
+            .map(|(c, o)| SortField::new(c.data_type().clone()).with_options(*o))
+            .collect(),
+    )
+    .unwrap()
+}
+
+/// Lexicographic comparison of rows `i` and `j` with arrow-ord's per-type
+/// comparators, or `None` where arrow-ord has none for a type.
+fn plain_order(cols: &[ArrayRef], opts: &[SortOptions]) -> Option<Vec<usize>> {
+    let cmps = cols
+        .iter()
+        .zip(opts)
+        .map(|(c, o)| arrow_ord::ord::make_comparator(c.as_ref(), c.as_ref(), *o).ok())
+        .collect::<Option<Vec<_>>>()?;
+    let mut idx: Vec<usize> = (0..cols[0].len()).collect();
+    idx.sort_by(|&i, &j| {
+        cmps.iter()
+            .map(|c| c(i, j))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
+            .then(i.cmp(&j))
+    });
+    Some(idx)
+}
+
+/// Checks bytes, round trip and order for one set of columns.
+fn check(cols: &[ArrayRef], opts: &[SortOptions], what: &str) {
+    let (conv, expected) = oracle_rows(cols, opts);
+    let enc = encoder(cols, opts);
+    let rows = enc.encode(cols).unwrap();
+    assert_eq!(rows.num_rows(), expected.num_rows(), "{what}");
+    for i in 0..rows.num_rows() {
+        assert_eq!(
+            rows.row(i).as_bytes(),
+            expected.row(i).as_ref(),
+            "{what}: row {i} differs from arrow-row"
+        );
+    }
+    // Decoding gives what arrow-row decodes (dictionaries come back as
+    // their values), which for other types is the input itself.
+    let ours = enc.decode(&rows).unwrap();
+    let theirs = conv.convert_rows(&expected).unwrap();
+    for (c, ((o, t), input)) in ours.iter().zip(&theirs).zip(cols).enumerate() {
+        assert_eq!(o.data_type(), t.data_type(), "{what}: column {c} type");
+        assert_eq!(o.to_data(), t.to_data(), "{what}: column {c} decoded");
+        if !matches!(input.data_type(), DataType::Dictionary(..)) && !has_dict(input.data_type()) {
+            assert_eq!(
+                o.to_data(),
+                input.to_data(),
+                "{what}: column {c} round trip"
+            );
+        }
+    }
+    // Parsed rows decode the same.
+    let parser = enc.parser();
+    let copies: Vec<Vec<u8>> = rows.iter().map(|r| r.to_owned_bytes()).collect();
+    let parsed = enc
+        .decode_rows(copies.iter().map(|b| parser.parse(b)))
+        .unwrap();
+    for (a, b) in parsed.iter().zip(&ours) {
+        assert_eq!(a.to_data(), b.to_data(), "{what}: parsed rows");
+    }
+    // Order equals the plain comparator's (stable, so ties keep index order).
+    if let Some(want) = plain_order(cols, opts) {
+        let mut got: Vec<usize> = (0..rows.num_rows()).collect();
+        got.sort_by(|&i, &j| rows.row(i).cmp(&rows.row(j)).then(i.cmp(&j)));
+        assert_eq!(got, want, "{what}: order differs from the plain comparator");
+    }
+}
+
+fn has_dict(dt: &DataType) -> bool {
+    match dt {
+        DataType::Dictionary(..) => true,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            has_dict(f.data_type())
+        }
+        DataType::Struct(fs) => fs.iter().any(|f| has_dict(f.data_type())),
+        _ => false,
+    }
+}
+
+#[test]
+fn every_type_every_option_matches_arrow_row() {
+    let mut rng = Rng(7);
+    for kind in KINDS {
+        for (oi, o) in OPTIONS.iter().enumerate() {
+            for null_rate in [0.0, 0.25] {
+                for n in [0, 1, 2, 150] {
+                    let a = array(kind, n, &mut rng, null_rate);
+                    check(
+                        std::slice::from_ref(&a),
+                        &[*o],
+                        &format!("{kind} opts{oi} nulls {null_rate} n {n}"),
+                    );
+                    if n > 20 {
+                        let s = a.slice(5, n - 12);
+                        check(&[s], &[*o], &format!("{kind} opts{oi} sliced"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn random_multi_column_schemas_match_arrow_row() {
+    let mut rng = Rng(99);
+    for case in 0..120 {
+        let ncols = 1 + rng.below(6) as usize;
+        let n = rng.below(300) as usize;
+        let kinds: Vec<&str> = (0..ncols)
+            .map(|_| KINDS[rng.below(KINDS.len() as u64) as usize])
+            .collect();
+        let cols: Vec<ArrayRef> = kinds.iter().map(|k| array(k, n, &mut rng, 0.2)).collect();
+        let opts: Vec<SortOptions> = (0..ncols).map(|_| OPTIONS[rng.below(4) as usize]).collect();
+        check(&cols, &opts, &format!("case {case}: {kinds:?}"));
+        // Appending in two pieces gives the same rows as one encode.
+        let enc = encoder(&cols, &opts);
+        let whole = enc.encode(&cols).unwrap();
+        let mut parts = enc.empty_rows(0, 0);
+        let cut = n / 3;
+        enc.append(
+            &mut parts,
+            &cols.iter().map(|c| c.slice(0, cut)).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        enc.append(
+            &mut parts,
+            &cols
+                .iter()
+                .map(|c| c.slice(cut, n - cut))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert_eq!(whole.data(), parts.data(), "case {case}: append");
+        assert_eq!(
+            whole.offsets(),
+            parts.offsets(),
+            "case {case}: append offsets"
+        );
+    }
+}
+
+#[test]
+fn wide_fixed_schema_matches_arrow_row() {
+    // The seed case shape: 50 u64 columns, with and without nulls, and
+    // enough rows for many tiles.
+    let mut rng = Rng(3);
+    for null_rate in [0.0, 0.1] {
+        let cols: Vec<ArrayRef> = (0..50)
+            .map(|_| array("u64", 3000, &mut rng, null_rate))
+            .collect();
+        let opts: Vec<SortOptions> = (0..50).map(|i| OPTIONS[i % 4]).collect();
+        check(&cols, &opts, &format!("50 x u64, nulls {null_rate}"));
+    }
+}
+
+#[test]
+fn non_nullable_fields_drop_the_validity_byte_and_keep_order() {
+    let mut rng = Rng(11);
+    let a = array("i64", 500, &mut rng, 0.0);
+    let b = array("utf8", 500, &mut rng, 0.0);
+    let s = array("struct", 500, &mut rng, 0.0);
+    let f = array("f64", 500, &mut rng, 0.0);
+    let cols = vec![a.clone(), b.clone(), s.clone(), f.clone()];
+    let opts = [OPTIONS[0], OPTIONS[3], OPTIONS[2], OPTIONS[1]];
+    let enc = RowEncoder::new(
+        cols.iter()
+            .zip(opts)
+            .map(|(c, o)| {
+                SortField::new(c.data_type().clone())
+                    .with_options(o)
+                    .non_nullable()
+            })
+            .collect(),
+    )
+    .unwrap();
+    let rows = enc.encode(&cols).unwrap();
+    let full = encoder(&cols, &opts).encode(&cols).unwrap();
+    for i in 0..500 {
+        // i64 (-1 byte), utf8 (same), struct (-1), f64 (-1).
+        assert_eq!(
+            rows.row(i).as_bytes().len() + 3,
+            full.row(i).as_bytes().len()
+        );
+        for j in 0..500 {
+            assert_eq!(rows.row(i).cmp(&rows.row(j)), full.row(i).cmp(&full.row(j)));
+        }
+    }
+    let back = enc.decode(&rows).unwrap();
+    for (x, y) in back.iter().zip(&cols) {
+        assert_eq!(x.to_data(), y.to_data());
+    }
+    // An array with nulls is refused, naming the column.
+    let with_nulls = array("i64", 10, &mut rng, 0.5);
+    let enc = RowEncoder::new(vec![SortField::new(DataType::Int64).non_nullable()]).unwrap();
+    let err = enc.encode(&[with_nulls]).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(err.to_string().contains("non-nullable"), "{err}");
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let enc = RowEncoder::new(vec![
+        SortField::new(DataType::Int32),
+        SortField::new(DataType::Utf8),
+    ])
+    .unwrap();
+    let i: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
+    let s: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+    let short: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
+    assert!(matches!(
+        enc.encode(std::slice::from_ref(&i)),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        enc.encode(&[i.clone(), short]),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        enc.encode(&[s.clone(), i.clone()]),
+        Err(Error::InvalidArgument(_))
+    ));
+    // Rows of another encoder are refused, not misread.
+    let other = RowEncoder::new(vec![
+        SortField::new(DataType::Int32),
+        SortField::new(DataType::Utf8),
+    ])
+    .unwrap();
+    let rows = enc.encode(&[i.clone(), s.clone()]).unwrap();
+    assert!(matches!(
+        other.decode(&rows),
+        Err(Error::InvalidArgument(_))
+    ));
+    let mut theirs = other.empty_rows(0, 0);
+    assert!(matches!(
+        enc.append(&mut theirs, &[i, s]),
+        Err(Error::InvalidArgument(_))
+    ));
+    // Unions are not supported.
+    let union = DataType::Union(
+        arrow_schema::UnionFields::try_new(vec![0], vec![Field::new("a", DataType::Int32, true)])
+            .unwrap(),
+        arrow_schema::UnionMode::Sparse,
+    );
+    assert!(matches!(
+        RowEncoder::new(vec![SortField::new(union)]),
+        Err(Error::Unsupported(_))
+    ));
+}
+
+#[test]
+fn malformed_parsed_rows_are_errors_not_panics() {
+    let mut rng = Rng(5);
+    for kinds in [
+        vec!["i32", "utf8"],
+        vec!["struct", "list"],
+        vec!["map", "fixed_list", "ree"],
+        vec!["bool", "fixed_binary", "utf8_view", "null"],
+    ] {
+        let cols: Vec<ArrayRef> = kinds.iter().map(|k| array(k, 40, &mut rng, 0.2)).collect();
+        let opts: Vec<SortOptions> = (0..cols.len()).map(|i| OPTIONS[i % 4]).collect();
+        let enc = encoder(&cols, &opts);
+        let rows = enc.encode(&cols).unwrap();
+        let parser = enc.parser();
+        for i in 0..rows.num_rows() {
+            let good = rows.row(i).to_owned_bytes();
+            // Every truncation, and every single-byte corruption of the
+            // first bytes, either decodes or is an error.
+            for cut in 0..good.len() {
+                let r = enc.decode_rows([parser.parse(&good[..cut])]);
+                assert!(r.is_err(), "{kinds:?} row {i} cut at {cut} decoded");
+            }
+            for at in 0..good.len().min(12) {
+                for v in [0x00, 0x01, 0x02, 0x7F, 0xFE, 0xFF] {
+                    let mut bad = good.clone();
+                    bad[at] = v;
+                    let _ = enc.decode_rows([parser.parse(&bad)]);
+                }
+            }
+            let mut longer = good.clone();
+            longer.push(0);
+            assert!(enc.decode_rows([parser.parse(&longer)]).is_err());
+        }
+    }
+}
