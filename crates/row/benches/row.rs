@@ -7,6 +7,9 @@
 //!
 //! `cargo bench -p strata-row --bench row`
 
+// criterion's macros define undocumented items.
+#![allow(missing_docs)]
+
 use std::{hint::black_box, sync::Arc};
 
 use arrow_array::{

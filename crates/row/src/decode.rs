@@ -84,6 +84,29 @@ impl RowEncoder {
             .zip(&self.codecs)
             .map(|(f, c)| decoder(f, c, n))
             .collect::<Result<Vec<_>, _>>()?;
+        let lens: Option<Vec<usize>> = decoders.iter().map(|d| d.fixed_len()).collect();
+        if let Some(lens) = lens {
+            let fixed: usize = lens.iter().sum();
+            if offsets.windows(2).all(|w| w[1] - w[0] == fixed) && offsets[n] <= data.len() {
+                // Every row has exactly the fixed length, so every field's
+                // bytes are in bounds: decode without per-value checks.
+                let tile = (TILE_BYTES / fixed.max(1)).clamp(1, 1024);
+                let mut cur = Vec::with_capacity(tile);
+                for r0 in (0..n).step_by(tile) {
+                    cur.clear();
+                    cur.extend_from_slice(&offsets[r0..(r0 + tile).min(n)]);
+                    let mut off = 0;
+                    for (d, len) in decoders.iter_mut().zip(&lens) {
+                        // SAFETY: row k spans cur[k]..cur[k] + fixed within
+                        // data, and this field's bytes lie at off..off + len
+                        // with off + len <= fixed.
+                        unsafe { d.decode_trusted(data, &cur, off) };
+                        off += len;
+                    }
+                }
+                return decoders.into_iter().map(|d| d.finish()).collect();
+            }
+        }
         let mut cur = Vec::new();
         let mut r0 = 0;
         while r0 < n {
@@ -118,6 +141,16 @@ pub(crate) trait Decoder {
     /// Decodes the value of row `k` at `data[cur[k] + off]`; variable-width
     /// decoders then set `cur[k]` to the end of the value.
     fn decode(&mut self, data: &[u8], cur: &mut [usize], off: usize) -> Result<(), Error>;
+    /// As [`Decoder::decode`] for a fixed-width decoder, without bounds
+    /// checks.
+    ///
+    /// # Safety
+    ///
+    /// `data` must hold `fixed_len()` bytes at every `cur[k] + off`.
+    unsafe fn decode_trusted(&mut self, data: &[u8], cur: &[usize], off: usize) {
+        let mut cur = cur.to_vec();
+        let _ = self.decode(data, &mut cur, off);
+    }
     /// The decoded array.
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error>;
 }
@@ -169,7 +202,6 @@ pub(crate) fn decoder<'a>(
             DataType::Boolean => Box::new(BoolDecoder {
                 values: Bits::with_capacity(cap),
                 valid: Bits::with_capacity(cap),
-                nulls: 0,
                 invert: invert_mask(opts),
                 omit: field.non_nullable,
             }),
@@ -177,7 +209,6 @@ pub(crate) fn decoder<'a>(
                 width: usize::try_from(w).map_err(|_| Error::Unsupported(format!("width {w}")))?,
                 values: Vec::new(),
                 valid: Bits::with_capacity(cap),
-                nulls: 0,
                 invert: invert_mask(opts),
                 omit: field.non_nullable,
             }),
@@ -203,7 +234,6 @@ pub(crate) fn decoder<'a>(
                     .collect::<Result<_, _>>()?,
                 fields: fields.clone(),
                 valid: Bits::with_capacity(cap),
-                nulls: 0,
                 omit: field.non_nullable,
                 len: 0,
             })
@@ -215,7 +245,6 @@ pub(crate) fn decoder<'a>(
             row_offsets: vec![0],
             offsets: vec![0],
             valid: Bits::with_capacity(cap),
-            nulls: 0,
             invert: invert_mask(opts),
             sentinel: null_sentinel(opts),
         }),
@@ -231,7 +260,6 @@ pub(crate) fn decoder<'a>(
                 size: *size,
                 null_row,
                 valid: Bits::with_capacity(cap),
-                nulls: 0,
                 sentinel: null_sentinel(opts),
                 omit: field.non_nullable,
             })
@@ -276,9 +304,32 @@ impl Bits {
         BooleanBuffer::new(Buffer::from_vec(self.words), 0, self.len)
     }
 
-    fn into_nulls(self, nulls: usize) -> Option<NullBuffer> {
-        (nulls > 0).then(|| NullBuffer::new(self.into_buffer()))
+    fn into_nulls(self) -> Option<NullBuffer> {
+        let b = self.into_buffer();
+        (b.count_set_bits() < b.len()).then(|| NullBuffer::new(b))
     }
+}
+
+/// Packs one-byte validity flags into a null buffer, or `None` when all
+/// are valid (checked first: the common case costs one pass).
+fn pack_validity(valid: &[u8]) -> Option<NullBuffer> {
+    if valid.iter().fold(1u8, |a, &b| a & b) == 1 {
+        return None;
+    }
+    let words: Vec<u64> = valid
+        .chunks(64)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .enumerate()
+                .fold(0u64, |w, (j, &b)| w | (u64::from(b) << j))
+        })
+        .collect();
+    Some(NullBuffer::new(BooleanBuffer::new(
+        Buffer::from_vec(words),
+        0,
+        valid.len(),
+    )))
 }
 
 fn byte_at(data: &[u8], p: usize) -> Result<u8, Error> {
@@ -289,8 +340,8 @@ fn byte_at(data: &[u8], p: usize) -> Result<u8, Error> {
 
 struct PrimDecoder<T: ArrowPrimitiveType> {
     values: Vec<T::Native>,
-    valid: Bits,
-    nulls: usize,
+    /// One byte per row, 1 when valid; packed into bits at the end.
+    valid: Vec<u8>,
     invert: u8,
     omit: bool,
     data_type: DataType,
@@ -300,8 +351,7 @@ impl<T: ArrowPrimitiveType> PrimDecoder<T> {
     fn new(field: &SortField, cap: usize) -> Self {
         PrimDecoder {
             values: Vec::with_capacity(cap),
-            valid: Bits::with_capacity(cap),
-            nulls: 0,
+            valid: Vec::with_capacity(if field.non_nullable { 0 } else { cap }),
             invert: invert_mask(field.options),
             omit: field.non_nullable,
             data_type: field.data_type.clone(),
@@ -324,23 +374,41 @@ where
         if last > data.len() {
             return Err(truncated());
         }
-        let inv = self.invert;
-        self.values.extend(
-            cur.iter()
-                .map(|&c| T::Native::get(&data[c + off + head..], inv)),
-        );
-        if !self.omit {
-            for &c in cur.iter() {
-                let v = data[c + off] == 1;
-                self.nulls += usize::from(!v);
-                self.valid.push(v);
-            }
-        }
+        // SAFETY: every value ends at or before `last` <= data.len().
+        unsafe { self.decode_trusted(data, cur, off) };
         Ok(())
     }
 
+    unsafe fn decode_trusted(&mut self, data: &[u8], cur: &[usize], off: usize) {
+        let head = usize::from(!self.omit);
+        let inv = self.invert;
+        let ptr = data.as_ptr();
+        let n = cur.len();
+        self.values.reserve(n);
+        let len = self.values.len();
+        let dst = self.values.spare_capacity_mut();
+        for (d, &c) in dst[..n].iter_mut().zip(cur) {
+            // SAFETY: the caller guarantees 1 + WIDTH (WIDTH when omitted)
+            // readable bytes at every c + off.
+            d.write(unsafe { T::Native::get_raw(ptr.add(c + off + head), inv) });
+        }
+        // SAFETY: the first n spare slots were written just above.
+        unsafe { self.values.set_len(len + n) };
+        if !self.omit {
+            self.valid.reserve(n);
+            let len = self.valid.len();
+            let dst = self.valid.spare_capacity_mut();
+            for (d, &c) in dst[..n].iter_mut().zip(cur) {
+                // SAFETY: as above, the validity byte is at c + off.
+                d.write(u8::from(unsafe { *ptr.add(c + off) } == 1));
+            }
+            // SAFETY: the first n spare slots were written just above.
+            unsafe { self.valid.set_len(len + n) };
+        }
+    }
+
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error> {
-        let nulls = self.valid.into_nulls(self.nulls);
+        let nulls = pack_validity(&self.valid);
         Ok(Arc::new(
             PrimitiveArray::<T>::try_new(ScalarBuffer::from(self.values), nulls)?
                 .with_data_type(self.data_type),
@@ -382,7 +450,6 @@ impl Decoder for NullTypeDecoder {
 struct BoolDecoder {
     values: Bits,
     valid: Bits,
-    nulls: usize,
     invert: u8,
     omit: bool,
 }
@@ -399,7 +466,6 @@ impl Decoder for BoolDecoder {
                 self.values.push(byte_at(data, p)? ^ self.invert == 1);
             } else {
                 let v = byte_at(data, p)? == 1;
-                self.nulls += usize::from(!v);
                 self.valid.push(v);
                 self.values.push(byte_at(data, p + 1)? ^ self.invert == 1);
             }
@@ -408,7 +474,7 @@ impl Decoder for BoolDecoder {
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error> {
-        let nulls = self.valid.into_nulls(self.nulls);
+        let nulls = self.valid.into_nulls();
         Ok(Arc::new(BooleanArray::new(
             self.values.into_buffer(),
             nulls,
@@ -420,7 +486,6 @@ struct FsbDecoder {
     width: usize,
     values: Vec<u8>,
     valid: Bits,
-    nulls: usize,
     invert: u8,
     omit: bool,
 }
@@ -437,7 +502,6 @@ impl Decoder for FsbDecoder {
             let b = data.get(p..p + head + self.width).ok_or_else(truncated)?;
             if head == 1 {
                 let v = b[0] == 1;
-                self.nulls += usize::from(!v);
                 self.valid.push(v);
             }
             self.values
@@ -447,7 +511,7 @@ impl Decoder for FsbDecoder {
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error> {
-        let nulls = self.valid.into_nulls(self.nulls);
+        let nulls = self.valid.into_nulls();
         let width = i32::try_from(self.width)
             .map_err(|_| Error::Unsupported(format!("width {}", self.width)))?;
         if self.width == 0 {
@@ -478,7 +542,6 @@ struct BytesDecoder<O> {
     values: Vec<u8>,
     offsets: Vec<O>,
     valid: Bits,
-    nulls: usize,
     invert: u8,
     sentinel: u8,
 }
@@ -496,7 +559,6 @@ fn bytes_decoder<O: OffsetSizeTrait>(
         values: Vec::new(),
         offsets,
         valid: Bits::with_capacity(cap),
-        nulls: 0,
         invert: invert_mask(field.options),
         sentinel: null_sentinel(field.options),
     })
@@ -513,7 +575,6 @@ impl<O: OffsetSizeTrait> Decoder for BytesDecoder<O> {
             let row = data.get(p..).ok_or_else(truncated)?;
             let (valid, used) =
                 variable::take_value(row, self.invert, self.sentinel, &mut self.values)?;
-            self.nulls += usize::from(!valid);
             self.valid.push(valid);
             let end = O::from_usize(self.values.len()).ok_or_else(|| {
                 Error::InvalidRow("string data exceeds the 32-bit offset range".into())
@@ -525,7 +586,7 @@ impl<O: OffsetSizeTrait> Decoder for BytesDecoder<O> {
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error> {
-        let nulls = self.valid.into_nulls(self.nulls);
+        let nulls = self.valid.into_nulls();
         let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
         let values = Buffer::from_vec(self.values);
         let _ = self.large;
@@ -550,7 +611,6 @@ struct StructDecoder<'a> {
     children: Vec<Box<dyn Decoder + 'a>>,
     fields: Fields,
     valid: Bits,
-    nulls: usize,
     omit: bool,
     len: usize,
 }
@@ -570,7 +630,6 @@ impl Decoder for StructDecoder<'_> {
         if !self.omit {
             for &c in cur.iter() {
                 let v = byte_at(data, c + off)? == 1;
-                self.nulls += usize::from(!v);
                 self.valid.push(v);
             }
             off += 1;
@@ -584,7 +643,7 @@ impl Decoder for StructDecoder<'_> {
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error> {
-        let nulls = self.valid.into_nulls(self.nulls);
+        let nulls = self.valid.into_nulls();
         let children: Vec<ArrayRef> = self
             .children
             .into_iter()
@@ -611,7 +670,6 @@ struct ListDecoder<'a> {
     row_offsets: Vec<usize>,
     offsets: Vec<usize>,
     valid: Bits,
-    nulls: usize,
     invert: u8,
     sentinel: u8,
 }
@@ -627,7 +685,6 @@ impl Decoder for ListDecoder<'_> {
             let first = byte_at(data, p)?;
             if first == self.sentinel {
                 self.valid.push(false);
-                self.nulls += 1;
                 p += 1;
             } else {
                 self.valid.push(true);
@@ -656,7 +713,7 @@ impl Decoder for ListDecoder<'_> {
 
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error> {
         let children = self.child.decode_buffer(&self.rows, &self.row_offsets)?;
-        let nulls = self.valid.into_nulls(self.nulls);
+        let nulls = self.valid.into_nulls();
         let with_type = |f: &FieldRef, c: &ArrayRef| -> FieldRef {
             Arc::new(f.as_ref().clone().with_data_type(c.data_type().clone()))
         };
@@ -742,7 +799,6 @@ struct FslDecoder<'a> {
     size: i32,
     null_row: &'a [u8],
     valid: Bits,
-    nulls: usize,
     sentinel: u8,
     omit: bool,
 }
@@ -767,7 +823,6 @@ impl Decoder for FslDecoder<'_> {
                 b == 1
             };
             self.valid.push(valid);
-            self.nulls += usize::from(!valid);
             for _ in 0..size {
                 if valid {
                     p = decode_one(self.child.as_mut(), data, p)?;
@@ -782,7 +837,7 @@ impl Decoder for FslDecoder<'_> {
 
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error> {
         let child = self.child.finish()?;
-        let nulls = self.valid.into_nulls(self.nulls);
+        let nulls = self.valid.into_nulls();
         let f = Arc::new(
             self.field
                 .as_ref()

@@ -14,16 +14,17 @@
 //! starts and `off` the bytes of fixed-width columns since then, so fixed
 //! columns never update per-row state.
 
-use std::{any::Any, ops::Range, sync::Arc};
+use std::{ops::Range, sync::Arc};
 
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, FixedSizeBinaryArray, GenericByteArray, GenericByteViewArray,
-    GenericListArray, GenericListViewArray, MapArray, OffsetSizeTrait, RunArray, StructArray,
+    Array, ArrayRef, ArrowPrimitiveType, BooleanArray, FixedSizeBinaryArray, GenericByteArray,
+    GenericByteViewArray, GenericListArray, GenericListViewArray, MapArray, OffsetSizeTrait,
+    RunArray, StructArray,
     cast::AsArray,
-    downcast_dictionary_array, downcast_primitive_array, new_null_array,
+    downcast_dictionary_array, downcast_primitive, downcast_primitive_array, new_null_array,
     types::{ByteArrayType, ByteViewType, Int16Type, Int32Type, Int64Type, RunEndIndexType},
 };
-use arrow_buffer::{ArrowNativeType, BooleanBuffer, NullBuffer, ScalarBuffer};
+use arrow_buffer::{ArrowNativeType, BooleanBuffer, NullBuffer};
 use arrow_schema::{DataType, SortOptions};
 
 use crate::{
@@ -32,7 +33,7 @@ use crate::{
 
 /// Target bytes per tile: small enough that a tile and the values being
 /// read stay in L1.
-const TILE_BYTES: usize = 4096;
+const TILE_BYTES: usize = 16384;
 
 /// Encodes columns into byte-comparable [`Rows`]; see the crate docs.
 #[derive(Debug)]
@@ -247,8 +248,26 @@ impl RowEncoder {
         self.check_columns(columns)?;
         let n = columns.first().map_or(0, |c| c.len());
         let mut writers: Vec<Box<dyn Writer + '_>> = Vec::with_capacity(columns.len());
-        for ((col, field), codec) in columns.iter().zip(self.fields.iter()).zip(&self.codecs) {
-            push_writer(&mut writers, col.as_ref(), field, codec)?;
+        let mut i = 0;
+        while i < columns.len() {
+            let dt = &self.fields[i].data_type;
+            if dt.is_primitive() {
+                // A run of columns of one primitive type shares a writer.
+                let mut j = i + 1;
+                while j < columns.len() && self.fields[j].data_type == *dt {
+                    j += 1;
+                }
+                writers.push(prim_run(&columns[i..j], &self.fields[i..j])?);
+                i = j;
+                continue;
+            }
+            push_writer(
+                &mut writers,
+                columns[i].as_ref(),
+                &self.fields[i],
+                &self.codecs[i],
+            )?;
+            i += 1;
         }
         write_rows(&writers, n, rows);
         Ok(())
@@ -323,10 +342,46 @@ fn write_rows(writers: &[Box<dyn Writer + '_>], n: usize, rows: &mut Rows) {
     let offs = &offsets[first..];
     buffer.reserve(offs[n] - base);
     let tile_rows = if all_fixed {
-        (TILE_BYTES / fixed.max(1)).clamp(1, 1024)
+        (TILE_BYTES / fixed.max(1)).clamp(1, MAX_TILE_ROWS)
     } else {
         0
     };
+    if all_fixed && n > 0 {
+        let direct: Option<Vec<&dyn DirectWriter>> = writers.iter().map(|w| w.direct()).collect();
+        if let Some(direct) = direct {
+            // Fixed-width primitive rows are written in place: the output
+            // is neither zeroed first nor copied from a scratch tile.
+            let start = buffer.len();
+            let total = offs[n] - base;
+            debug_assert_eq!(start, base);
+            let out = buffer.spare_capacity_mut();
+            assert!(out.len() >= total);
+            let ptr = out.as_mut_ptr().cast::<u8>();
+            let mut cur: Vec<usize> = Vec::with_capacity(tile_rows);
+            let mut r0 = 0;
+            while r0 < n {
+                let r1 = (r0 + tile_rows).min(n);
+                cur.clear();
+                cur.extend((0..r1 - r0).map(|k| (r0 + k) * fixed));
+                let mut off = 0;
+                for (w, d) in writers.iter().zip(&direct) {
+                    // SAFETY: `ptr` has `total` = n * fixed writable bytes;
+                    // row k ends at (r0 + k + 1) * fixed, and this writer's
+                    // bytes end at off + its length <= fixed. Rows r0..r1
+                    // are within the columns (all of length n).
+                    unsafe { d.write_direct(ptr, &cur, off, r0..r1) };
+                    off += w.fixed_len().unwrap_or(0);
+                }
+                debug_assert_eq!(off, fixed);
+                r0 = r1;
+            }
+            // SAFETY: the writers wrote every byte of every row (their
+            // fixed lengths sum to the row length), so the first
+            // start + total bytes are initialised.
+            unsafe { buffer.set_len(start + total) };
+            return;
+        }
+    }
     let mut scratch: Vec<u8> = Vec::new();
     let mut cur: Vec<usize> = Vec::new();
     let mut r0 = 0;
@@ -335,7 +390,7 @@ fn write_rows(writers: &[Box<dyn Writer + '_>], n: usize, rows: &mut Rows) {
             (r0 + tile_rows).min(n)
         } else {
             let mut r1 = r0 + 1;
-            while r1 < n && offs[r1] - offs[r0] < TILE_BYTES {
+            while r1 < n && r1 - r0 < MAX_TILE_ROWS && offs[r1] - offs[r0] < TILE_BYTES {
                 r1 += 1;
             }
             r1
@@ -374,8 +429,8 @@ trait Writer {
     /// Writes batch rows `rows`; the `k`-th starts at `out[cur[k] + off]`.
     /// Variable-width writers then set `cur[k]` to the end of their bytes.
     fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>);
-    /// For merging runs of same-typed primitive columns.
-    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+    /// Writers whose rows may go straight into uninitialised memory.
+    fn direct(&self) -> Option<&dyn DirectWriter> {
         None
     }
 }
@@ -392,8 +447,8 @@ fn push_writer<'a>(
         Codec::Flat => {
             downcast_primitive_array! {
                 col => {
-                    push_prim(writers, col.values().clone(), nonempty_nulls(col.nulls()), opts, omit);
-                    return Ok(());
+                    let _ = col;
+                    return Err(Error::Unsupported("primitive columns go through prim_run".into()));
                 }
                 DataType::Null => Box::new(NullTypeWriter { invert: invert_mask(opts) }),
                 DataType::Boolean => {
@@ -503,97 +558,223 @@ fn nonempty_nulls(n: Option<&NullBuffer>) -> Option<NullBuffer> {
 
 // ---------------------------------------------------------------- primitives
 
-struct PrimCol<T: ArrowNativeType> {
-    values: ScalarBuffer<T>,
-    nulls: Option<NullBuffer>,
+struct PrimCol<'a, T> {
+    values: &'a [T],
+    /// Validity bits and their bit offset, when there are nulls.
+    nulls: Option<(&'a [u8], usize)>,
     invert: u8,
     sentinel: u8,
     omit: bool,
 }
 
-/// Consecutive primitive columns of one native type.
-struct PrimRun<T: ArrowNativeType> {
-    cols: Vec<PrimCol<T>>,
+/// Consecutive primitive columns of one type, written across each row.
+struct PrimRun<'a, T> {
+    cols: Vec<PrimCol<'a, T>>,
     /// No column has nulls or omits its validity byte.
     plain: bool,
     len: usize,
 }
 
-fn push_prim<T: Encodable + ArrowNativeType>(
-    writers: &mut Vec<Box<dyn Writer + '_>>,
-    values: ScalarBuffer<T>,
-    nulls: Option<NullBuffer>,
-    opts: SortOptions,
-    omit: bool,
-) {
-    let col = PrimCol {
-        values,
-        nulls,
-        invert: invert_mask(opts),
-        sentinel: null_sentinel(opts),
-        omit,
-    };
-    let plain = col.nulls.is_none() && !col.omit;
-    let width = T::WIDTH + usize::from(!omit);
-    if let Some(run) = writers
-        .last_mut()
-        .and_then(|w| w.as_any_mut())
-        .and_then(|a| a.downcast_mut::<PrimRun<T>>())
-    {
-        run.cols.push(col);
-        run.plain &= plain;
-        run.len += width;
-        return;
-    }
-    writers.push(Box::new(PrimRun {
-        cols: vec![col],
-        plain,
-        len: width,
-    }));
+macro_rules! prim_run_of {
+    ($t:ty, $columns:expr, $fields:expr) => {{
+        let cols = $columns
+            .iter()
+            .zip($fields)
+            .map(|(c, f): (&ArrayRef, &SortField)| {
+                let a = c.as_primitive::<$t>();
+                PrimCol {
+                    values: a.values().as_ref(),
+                    nulls: a
+                        .nulls()
+                        .filter(|n| n.null_count() > 0)
+                        .map(|n| (n.validity(), n.offset())),
+                    invert: invert_mask(f.options),
+                    sentinel: null_sentinel(f.options),
+                    omit: f.non_nullable,
+                }
+            })
+            .collect::<Vec<_>>();
+        let plain = cols.iter().all(|c| c.nulls.is_none() && !c.omit);
+        let len = cols
+            .iter()
+            .map(|c| {
+                <<$t as ArrowPrimitiveType>::Native as Encodable>::WIDTH + usize::from(!c.omit)
+            })
+            .sum();
+        Box::new(PrimRun { cols, plain, len }) as Box<dyn Writer + 'a>
+    }};
 }
 
-impl<T: Encodable + ArrowNativeType> Writer for PrimRun<T> {
+/// One writer for consecutive columns of the same primitive type.
+fn prim_run<'a>(
+    columns: &'a [ArrayRef],
+    fields: &[SortField],
+) -> Result<Box<dyn Writer + 'a>, Error> {
+    let dt = columns[0].data_type().clone();
+    Ok(downcast_primitive! {
+        dt => (prim_run_of, columns, fields),
+        other => return Err(Error::Unsupported(format!("row encoding of {other}")))
+    })
+}
+
+/// Rows per tile of a fixed-width run, at most: one `u64` holds a tile's
+/// validity bits.
+const MAX_TILE_ROWS: usize = 64;
+
+/// Bits `start..start + len` (`len <= 64`) of an LSB-first bitmap.
+#[inline]
+fn load_bits(bits: &[u8], start: usize, len: usize) -> u64 {
+    debug_assert!(len <= MAX_TILE_ROWS);
+    let first = start / 8;
+    let mut word = [0u8; 16];
+    let end = (start + len).div_ceil(8).min(bits.len());
+    let n = end.saturating_sub(first).min(16);
+    word[..n].copy_from_slice(&bits[first..first + n]);
+    let v = u128::from_le_bytes(word) >> (start % 8);
+    (v as u64)
+        & if len == 64 {
+            u64::MAX
+        } else {
+            (1u64 << len) - 1
+        }
+}
+
+impl<T: Encodable> PrimRun<'_, T> {
+    /// Writes the run's bytes of batch rows `rows`, the `k`-th at
+    /// `base + cur[k] + off`.
+    ///
+    /// # Safety
+    ///
+    /// `base` must be valid for writes of `max(cur) + off + self.len` bytes,
+    /// `cur.len() >= rows.len()`, and `rows.end` must not exceed the
+    /// columns' length.
+    unsafe fn write_raw(&self, base: *mut u8, cur: &[usize], off: usize, rows: Range<usize>) {
+        let w = T::WIDTH;
+        if self.plain {
+            // Column by column inside the tile (the tile is in L1, and each
+            // column's values are read in order), four columns per pass so
+            // each row's address is computed once for four values.
+            let unit = 1 + w;
+            let mut groups = self.cols.chunks_exact(4);
+            let mut at = off;
+            for g in groups.by_ref() {
+                let vals = [
+                    &g[0].values[rows.clone()],
+                    &g[1].values[rows.clone()],
+                    &g[2].values[rows.clone()],
+                    &g[3].values[rows.clone()],
+                ];
+                let inv = [g[0].invert, g[1].invert, g[2].invert, g[3].invert];
+                let n = vals[0].len();
+                let vals = vals.map(|v| &v[..n]);
+                for (k, &row) in cur[..n].iter().enumerate() {
+                    // SAFETY: row + off + self.len bytes are writable (the
+                    // caller's promise) and these four columns end at
+                    // at + 4 * unit <= off + self.len.
+                    unsafe {
+                        let d = base.add(row + at);
+                        for q in 0..4 {
+                            *d.add(q * unit) = 1;
+                            vals[q][k].put_raw(d.add(q * unit + 1), inv[q]);
+                        }
+                    }
+                }
+                at += 4 * unit;
+            }
+            for c in groups.remainder() {
+                let vals = &c.values[rows.clone()];
+                // A local, as the raw writes below could alias `c`.
+                let inv = c.invert;
+                for (&row, v) in cur.iter().zip(vals) {
+                    // SAFETY: as above; this column ends at at + unit.
+                    unsafe {
+                        let d = base.add(row + at);
+                        *d = 1;
+                        v.put_raw(d.add(1), inv);
+                    }
+                }
+                at += unit;
+            }
+            return;
+        }
+        let mut at = off;
+        for c in &self.cols {
+            let vals = &c.values[rows.clone()];
+            // Locals, as the raw writes below could alias `c`.
+            let (inv, sentinel) = (c.invert, c.sentinel);
+            if c.omit {
+                for (&row, v) in cur.iter().zip(vals) {
+                    // SAFETY: as above; the column takes w bytes at `at`.
+                    unsafe { v.put_raw(base.add(row + at), inv) }
+                }
+                at += w;
+                continue;
+            }
+            match c.nulls {
+                None => {
+                    for (&row, v) in cur.iter().zip(vals) {
+                        // SAFETY: as above; the column takes 1 + w bytes.
+                        unsafe {
+                            let d = base.add(row + at);
+                            *d = 1;
+                            v.put_raw(d.add(1), inv);
+                        }
+                    }
+                }
+                Some((bits, o)) => {
+                    let mut mask = load_bits(bits, o + rows.start, rows.len());
+                    let flip = 1 ^ sentinel;
+                    for (&row, v) in cur.iter().zip(vals) {
+                        // Branch-free: nulls write the sentinel and zeros.
+                        let valid = (mask & 1) as u8;
+                        mask >>= 1;
+                        // SAFETY: as above; the column takes 1 + w bytes.
+                        unsafe {
+                            let d = base.add(row + at);
+                            *d = sentinel ^ (flip & valid.wrapping_neg());
+                            v.put_masked_raw(d.add(1), inv, valid != 0);
+                        }
+                    }
+                }
+            }
+            at += 1 + w;
+        }
+    }
+}
+
+impl<T: Encodable> Writer for PrimRun<'_, T> {
     fn fixed_len(&self) -> Option<usize> {
         Some(self.len)
     }
 
     fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
-        let w = T::WIDTH;
-        if self.plain {
-            for (k, r) in rows.enumerate() {
-                let mut p = cur[k] + off;
-                for c in &self.cols {
-                    let dst = &mut out[p..p + 1 + w];
-                    dst[0] = 1;
-                    c.values[r].put(&mut dst[1..], c.invert);
-                    p += 1 + w;
-                }
-            }
-            return;
-        }
-        for (k, r) in rows.enumerate() {
-            let mut p = cur[k] + off;
-            for c in &self.cols {
-                if c.omit {
-                    c.values[r].put(&mut out[p..p + w], c.invert);
-                    p += w;
-                    continue;
-                }
-                let dst = &mut out[p..p + 1 + w];
-                if c.nulls.as_ref().is_none_or(|n| n.is_valid(r)) {
-                    dst[0] = 1;
-                    c.values[r].put(&mut dst[1..], c.invert);
-                } else {
-                    dst[0] = c.sentinel;
-                    dst[1..].fill(0);
-                }
-                p += 1 + w;
-            }
-        }
+        let last = cur.iter().max().map_or(0, |m| m + off + self.len);
+        assert!(last <= out.len() && cur.len() >= rows.len());
+        // SAFETY: checked just above; `values[rows]` is bounds-checked.
+        unsafe { self.write_raw(out.as_mut_ptr(), cur, off, rows) }
     }
 
-    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+    fn direct(&self) -> Option<&dyn DirectWriter> {
         Some(self)
+    }
+}
+
+/// Writers that can write straight into uninitialised output.
+trait DirectWriter {
+    /// As [`Writer::write`], through a raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// As [`PrimRun::write_raw`]; the writer must write every byte of its
+    /// part of each row.
+    unsafe fn write_direct(&self, base: *mut u8, cur: &[usize], off: usize, rows: Range<usize>);
+}
+
+impl<T: Encodable> DirectWriter for PrimRun<'_, T> {
+    unsafe fn write_direct(&self, base: *mut u8, cur: &[usize], off: usize, rows: Range<usize>) {
+        // SAFETY: forwarded from the caller; write_raw writes the sentinel
+        // (or nothing, when omitted) and WIDTH bytes for every column.
+        unsafe { self.write_raw(base, cur, off, rows) }
     }
 }
 

@@ -17,8 +17,52 @@ pub(crate) trait Encodable: Copy + Default + 'static {
     /// Writes the encoding into `out[..WIDTH]`, every byte XORed with
     /// `invert` (0x00 for ascending, 0xFF for descending).
     fn put(self, out: &mut [u8], invert: u8);
+    /// As [`Encodable::put`], through a raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// `out` must be valid for writes of `WIDTH` bytes.
+    #[inline(always)]
+    unsafe fn put_raw(self, out: *mut u8, invert: u8) {
+        // SAFETY: the caller guarantees WIDTH writable bytes at `out`.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out, Self::WIDTH) };
+        self.put(dst, invert)
+    }
+    /// As [`Encodable::put_raw`] when `keep`, else writes `WIDTH` zeros.
+    ///
+    /// # Safety
+    ///
+    /// `out` must be valid for writes of `WIDTH` bytes.
+    #[inline(always)]
+    unsafe fn put_masked_raw(self, out: *mut u8, invert: u8, keep: bool) {
+        // SAFETY: the caller guarantees WIDTH writable bytes at `out`.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out, Self::WIDTH) };
+        self.put_masked(dst, invert, keep)
+    }
+    /// As [`Encodable::put`] when `keep`, else writes `WIDTH` zero bytes.
+    #[inline(always)]
+    fn put_masked(self, out: &mut [u8], invert: u8, keep: bool) {
+        if keep {
+            self.put(out, invert)
+        } else {
+            out[..Self::WIDTH].fill(0)
+        }
+    }
     /// Reads a value back from `bytes[..WIDTH]`.
     fn get(bytes: &[u8], invert: u8) -> Self;
+    /// As [`Encodable::get`], through a raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// `bytes` must be valid for reads of `WIDTH` bytes.
+    #[inline(always)]
+    unsafe fn get_raw(bytes: *const u8, invert: u8) -> Self {
+        // SAFETY: the caller guarantees WIDTH readable bytes.
+        Self::get(
+            unsafe { std::slice::from_raw_parts(bytes, Self::WIDTH) },
+            invert,
+        )
+    }
 }
 
 macro_rules! unsigned {
@@ -31,10 +75,36 @@ macro_rules! unsigned {
                 out[..Self::WIDTH].copy_from_slice(&(self ^ mask).to_be_bytes());
             }
             #[inline(always)]
+            unsafe fn put_raw(self, out: *mut u8, invert: u8) {
+                let mask = <$t>::from_ne_bytes([invert; size_of::<$t>()]);
+                // SAFETY: the caller guarantees WIDTH writable bytes at `out`;
+                // the write is unaligned.
+                unsafe { std::ptr::write_unaligned(out.cast::<$t>(), (self ^ mask).to_be()) }
+            }
+            #[inline(always)]
+            unsafe fn put_masked_raw(self, out: *mut u8, invert: u8, keep: bool) {
+                let mask = <$t>::from_ne_bytes([invert; size_of::<$t>()]);
+                let keep = <$t>::from(keep).wrapping_neg();
+                // SAFETY: the caller guarantees WIDTH writable bytes at `out`.
+                unsafe { std::ptr::write_unaligned(out.cast::<$t>(), ((self ^ mask) & keep).to_be()) }
+            }
+            #[inline(always)]
+            fn put_masked(self, out: &mut [u8], invert: u8, keep: bool) {
+                let mask = <$t>::from_ne_bytes([invert; size_of::<$t>()]);
+                let keep = <$t>::from(keep).wrapping_neg();
+                out[..Self::WIDTH].copy_from_slice(&((self ^ mask) & keep).to_be_bytes());
+            }
+            #[inline(always)]
             fn get(bytes: &[u8], invert: u8) -> Self {
                 let mask = <$t>::from_ne_bytes([invert; size_of::<$t>()]);
                 let raw: [u8; size_of::<$t>()] = bytes[..Self::WIDTH].try_into().unwrap();
                 <$t>::from_be_bytes(raw) ^ mask
+            }
+            #[inline(always)]
+            unsafe fn get_raw(bytes: *const u8, invert: u8) -> Self {
+                let mask = <$t>::from_ne_bytes([invert; size_of::<$t>()]);
+                // SAFETY: the caller guarantees WIDTH readable bytes.
+                <$t>::from_be(unsafe { std::ptr::read_unaligned(bytes.cast::<$t>()) }) ^ mask
             }
         }
     )*};
@@ -51,8 +121,30 @@ macro_rules! signed {
                 flipped.put(out, invert)
             }
             #[inline(always)]
+            unsafe fn put_raw(self, out: *mut u8, invert: u8) {
+                let flipped = (self as $u) ^ (1 << (<$u>::BITS - 1));
+                // SAFETY: forwarded from the caller.
+                unsafe { flipped.put_raw(out, invert) }
+            }
+            #[inline(always)]
+            unsafe fn put_masked_raw(self, out: *mut u8, invert: u8, keep: bool) {
+                let flipped = (self as $u) ^ (1 << (<$u>::BITS - 1));
+                // SAFETY: forwarded from the caller.
+                unsafe { flipped.put_masked_raw(out, invert, keep) }
+            }
+            #[inline(always)]
+            fn put_masked(self, out: &mut [u8], invert: u8, keep: bool) {
+                let flipped = (self as $u) ^ (1 << (<$u>::BITS - 1));
+                flipped.put_masked(out, invert, keep)
+            }
+            #[inline(always)]
             fn get(bytes: &[u8], invert: u8) -> Self {
                 (<$u>::get(bytes, invert) ^ (1 << (<$u>::BITS - 1))) as $t
+            }
+            #[inline(always)]
+            unsafe fn get_raw(bytes: *const u8, invert: u8) -> Self {
+                // SAFETY: forwarded from the caller.
+                (unsafe { <$u>::get_raw(bytes, invert) } ^ (1 << (<$u>::BITS - 1))) as $t
             }
         }
     )*};
@@ -71,8 +163,35 @@ macro_rules! float {
                 ordered.put(out, invert)
             }
             #[inline(always)]
+            unsafe fn put_raw(self, out: *mut u8, invert: u8) {
+                let s = self.to_bits() as $i;
+                let ordered = s ^ ((((s >> (<$i>::BITS - 1)) as $u) >> 1) as $i);
+                // SAFETY: forwarded from the caller.
+                unsafe { ordered.put_raw(out, invert) }
+            }
+            #[inline(always)]
+            unsafe fn put_masked_raw(self, out: *mut u8, invert: u8, keep: bool) {
+                let s = self.to_bits() as $i;
+                let ordered = s ^ ((((s >> (<$i>::BITS - 1)) as $u) >> 1) as $i);
+                // SAFETY: forwarded from the caller.
+                unsafe { ordered.put_masked_raw(out, invert, keep) }
+            }
+            #[inline(always)]
+            fn put_masked(self, out: &mut [u8], invert: u8, keep: bool) {
+                let s = self.to_bits() as $i;
+                let ordered = s ^ ((((s >> (<$i>::BITS - 1)) as $u) >> 1) as $i);
+                ordered.put_masked(out, invert, keep)
+            }
+            #[inline(always)]
             fn get(bytes: &[u8], invert: u8) -> Self {
                 let s = <$i>::get(bytes, invert);
+                let bits = s ^ ((((s >> (<$i>::BITS - 1)) as $u) >> 1) as $i);
+                <$t>::from_bits(bits as $u)
+            }
+            #[inline(always)]
+            unsafe fn get_raw(bytes: *const u8, invert: u8) -> Self {
+                // SAFETY: forwarded from the caller.
+                let s = unsafe { <$i>::get_raw(bytes, invert) };
                 let bits = s ^ ((((s >> (<$i>::BITS - 1)) as $u) >> 1) as $i);
                 <$t>::from_bits(bits as $u)
             }
