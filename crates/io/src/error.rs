@@ -32,6 +32,40 @@ pub enum Error {
     Generate(strata_gen::Error),
     /// The run was stopped because another worker failed.
     Cancelled,
+    /// An input file could not be read or decoded.
+    Read {
+        /// The input.
+        path: PathBuf,
+        /// What went wrong.
+        source: Box<Error>,
+    },
+    /// A sort key names a column the input does not have.
+    UnknownColumn {
+        /// The name given.
+        name: String,
+        /// The input's top-level columns, in schema order.
+        available: Vec<String>,
+    },
+    /// A sort key column has a type the row encoder cannot order.
+    UnsupportedSortKey {
+        /// The column.
+        column: String,
+        /// Its type.
+        data_type: arrow_schema::DataType,
+        /// The row encoder's reason.
+        source: strata_row::Error,
+    },
+    /// The row encoder failed.
+    Row(strata_row::Error),
+    /// The estimated memory of an in-memory operation exceeds the limit.
+    MemoryLimit {
+        /// What was being estimated.
+        what: &'static str,
+        /// The estimate, bytes.
+        estimate: u64,
+        /// The limit, bytes.
+        limit: u64,
+    },
 }
 
 impl Error {
@@ -64,6 +98,31 @@ impl fmt::Display for Error {
             Error::Arrow(e) => write!(f, "arrow ipc: {e}"),
             Error::Generate(e) => write!(f, "generate: {e}"),
             Error::Cancelled => write!(f, "cancelled after an earlier error"),
+            Error::Read { path, source } => write!(f, "cannot read {}: {source}", path.display()),
+            Error::UnknownColumn { name, available } => write!(
+                f,
+                "no column '{name}' in the input (columns: {})",
+                available.join(", ")
+            ),
+            Error::UnsupportedSortKey {
+                column,
+                data_type,
+                source,
+            } => write!(
+                f,
+                "cannot sort by column '{column}' of type {data_type}: {source}"
+            ),
+            Error::Row(e) => write!(f, "row encoding: {e}"),
+            Error::MemoryLimit {
+                what,
+                estimate,
+                limit,
+            } => write!(
+                f,
+                "{what} needs an estimated {} but --memory-limit is {}",
+                human_bytes(*estimate),
+                human_bytes(*limit)
+            ),
         }
     }
 }
@@ -75,6 +134,9 @@ impl std::error::Error for Error {
             Error::Parquet(e) => Some(e),
             Error::Arrow(e) => Some(e),
             Error::Generate(e) => Some(e),
+            Error::Read { source, .. } => Some(source.as_ref()),
+            Error::UnsupportedSortKey { source, .. } => Some(source),
+            Error::Row(e) => Some(e),
             _ => None,
         }
     }
@@ -90,6 +152,30 @@ impl From<arrow_schema::ArrowError> for Error {
     fn from(e: arrow_schema::ArrowError) -> Self {
         Error::Arrow(e)
     }
+}
+
+impl From<strata_row::Error> for Error {
+    fn from(e: strata_row::Error) -> Self {
+        Error::Row(e)
+    }
+}
+
+/// Bytes with a binary unit and the exact count, as in `1.5 GiB (1610612736 bytes)`.
+pub(crate) fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = UNITS[0];
+    for u in &UNITS[1..] {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = u;
+    }
+    format!("{v:.1} {unit} ({n} bytes)")
 }
 
 impl From<strata_gen::Error> for Error {

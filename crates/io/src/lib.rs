@@ -1,8 +1,9 @@
-//! Writing (and, later, reading) columnar files for strata.
+//! Writing, reading and sorting columnar files for strata.
 //!
 //! The principal entry point is [`generate::generate`]: it drives any
 //! [`strata_gen::BatchGenerator`] on many threads and writes Parquet or
-//! Arrow IPC files.
+//! Arrow IPC files. [`sort::sort_file`] sorts one such file in memory by
+//! key columns, using the byte-comparable rows of `strata-row`.
 //!
 //! # Data flow
 //!
@@ -53,6 +54,7 @@ mod options;
 pub mod output;
 pub mod readback;
 mod shred;
+pub mod sort;
 
 pub use error::Error;
 pub use options::{Compression, DEFAULT_ZSTD_LEVEL, Format};
