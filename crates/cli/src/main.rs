@@ -19,13 +19,14 @@ use strata_io::{
         DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Summary,
         generate,
     },
+    sort::{ByteSize, SortConfig, SortKeys, SortSummary, sort_file},
 };
 
 #[derive(Parser, Debug)]
 #[command(
     name = "strata",
     version,
-    about = "Columnar-data building blocks: generate nested data at speed"
+    about = "Columnar-data building blocks: generate nested data at speed, sort files"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -42,6 +43,38 @@ enum Command {
     /// smaller files), 8192-row batches, 1,048,576-row row groups, page
     /// statistics on, dictionaries only where values repeat.
     Generate(GenerateArgs),
+    /// Sort a Parquet or Arrow IPC file in memory by one or more columns.
+    ///
+    /// The input's format is found from its magic bytes; the output's from
+    /// its extension (.parquet, or .arrow/.ipc/.feather for an Arrow IPC
+    /// file). The sort is stable and the schema is kept. The output appears
+    /// only when complete.
+    Sort(SortArgs),
+}
+
+#[derive(Args, Debug)]
+struct SortArgs {
+    /// Input file: Parquet or Arrow IPC file format.
+    input: PathBuf,
+    /// Sort keys, most significant first: COL[:desc][:nulls_first|:nulls_last],...
+    /// Each key is ascending with nulls first unless its suffixes say
+    /// otherwise.
+    #[arg(long, value_name = "KEYS", value_parser = parse::<SortKeys>)]
+    by: SortKeys,
+    /// Output file: .parquet (zstd) or .arrow, .ipc, .feather (Arrow IPC).
+    #[arg(long, short)]
+    output: PathBuf,
+    /// Refuse to sort when the estimated memory (input batches, encoded
+    /// keys, indices and the sorted copy) exceeds this: bytes, or with a
+    /// unit KiB, MiB, GiB, KB, MB, GB.
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse::<ByteSize>)]
+    memory_limit: ByteSize,
+    /// Replace an existing output file.
+    #[arg(long)]
+    overwrite: bool,
+    /// No summary on the terminal.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -114,6 +147,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Generate(args) => run_generate(args),
+        Command::Sort(args) => run_sort(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -223,6 +257,54 @@ fn run_generate(args: GenerateArgs) -> Result<()> {
         write_atomically(p, serde_json::to_string_pretty(&v)? + "\n")?;
     }
     Ok(())
+}
+
+fn run_sort(args: SortArgs) -> Result<()> {
+    let cfg = SortConfig {
+        input: args.input,
+        output: args.output,
+        keys: args.by.0,
+        memory_limit: args.memory_limit.0,
+        overwrite: args.overwrite,
+    };
+    let summary = sort_file(&cfg)?;
+    if !args.quiet {
+        print_sort_summary(&cfg, &summary)?;
+    }
+    Ok(())
+}
+
+fn print_sort_summary(cfg: &SortConfig, s: &SortSummary) -> std::io::Result<()> {
+    let keys: Vec<String> = cfg.keys.iter().map(|k| k.to_string()).collect();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "sorted {} rows by {} in {:.3} s",
+        s.rows,
+        keys.join(","),
+        s.elapsed_s
+    )?;
+    writeln!(
+        out,
+        "  {} ({}, {} bytes) -> {} ({}, {} bytes)",
+        cfg.input.display(),
+        s.input_format,
+        s.input_bytes,
+        cfg.output.display(),
+        s.output_format,
+        s.output_bytes
+    )?;
+    writeln!(
+        out,
+        "  read {:.3} s, encode {:.3} s, sort {:.3} s, gather {:.3} s, write {:.3} s",
+        s.read_s, s.encode_s, s.sort_s, s.gather_s, s.write_s
+    )?;
+    writeln!(
+        out,
+        "  memory estimate {} (limit {})",
+        ByteSize(s.memory_estimate),
+        ByteSize(cfg.memory_limit)
+    )
 }
 
 fn progress_bar(total: u64, quiet: bool) -> ProgressBar {

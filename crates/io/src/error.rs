@@ -160,8 +160,8 @@ impl From<strata_row::Error> for Error {
     }
 }
 
-/// Bytes with a binary unit and the exact count, as in `1.5 GiB (1610612736 bytes)`.
-pub(crate) fn human_bytes(n: u64) -> String {
+/// Bytes with a binary unit, as in `1.5 GiB` (plain `N bytes` below 1 KiB).
+pub(crate) fn short_bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if n < 1024 {
         return format!("{n} bytes");
@@ -175,7 +175,16 @@ pub(crate) fn human_bytes(n: u64) -> String {
         v /= 1024.0;
         unit = u;
     }
-    format!("{v:.1} {unit} ({n} bytes)")
+    format!("{v:.1} {unit}")
+}
+
+/// [`short_bytes`] with the exact count, as in `1.5 KiB (1536 bytes)`.
+pub(crate) fn human_bytes(n: u64) -> String {
+    if n < 1024 {
+        short_bytes(n)
+    } else {
+        format!("{} ({n} bytes)", short_bytes(n))
+    }
 }
 
 impl From<strata_gen::Error> for Error {

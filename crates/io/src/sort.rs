@@ -57,7 +57,7 @@ use strata_row::{RowEncoder, Rows, SortField};
 
 use crate::{
     Compression, DEFAULT_ZSTD_LEVEL, Error, Format,
-    error::human_bytes,
+    error::short_bytes,
     generate::{DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS},
     output::{PendingFile, remove_stale_temporaries},
     shred::parquet_codec,
@@ -208,8 +208,9 @@ impl FromStr for ByteSize {
 }
 
 impl fmt::Display for ByteSize {
+    /// `1.5 GiB`; plain `N bytes` below 1 KiB.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&human_bytes(self.0))
+        f.write_str(&short_bytes(self.0))
     }
 }
 
@@ -857,7 +858,8 @@ mod tests {
             let e = bad.parse::<ByteSize>().unwrap_err().to_string();
             assert!(e.contains(&format!("'{bad}'")), "{e}");
         }
-        assert_eq!(ByteSize(1536).to_string(), "1.5 KiB (1536 bytes)");
+        assert_eq!(ByteSize(1536).to_string(), "1.5 KiB");
+        assert_eq!(ByteSize(100).to_string(), "100 bytes");
     }
 
     #[test]
