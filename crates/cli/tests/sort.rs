@@ -1,0 +1,481 @@
+//! `strata sort` as a user runs it: sorted output checked with a plain
+//! comparator, rows and schema kept, stability, format conversion, and
+//! failures that leave no output behind.
+
+use std::{
+    cmp::Ordering,
+    collections::HashMap,
+    fs::File,
+    path::Path,
+    process::{Command, Output},
+    sync::Arc,
+};
+
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, Int64Array,
+    RecordBatch, StringArray,
+    builder::{Int32Builder, MapBuilder, StringBuilder},
+    types::Int32Type,
+};
+use arrow_ord::ord::make_comparator;
+use arrow_schema::{Field, Schema, SchemaRef, SortOptions};
+use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
+use strata_io::readback::{multiset_hash, rows_as_text};
+
+fn strata(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run strata")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every file in `dir` (hidden ones included), sorted.
+fn files(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Asserts a failed run: exit status 2, `needle` in the message, and
+/// exactly `left` remaining in `dir`. Returns stderr.
+fn failed_cleanly(o: &Output, dir: &Path, needle: &str, left: &[&str]) -> String {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains(needle), "expected '{needle}' in: {e}");
+    assert_eq!(files(dir), left, "left behind");
+    e
+}
+
+fn succeeded(o: &Output) {
+    assert!(o.status.success(), "{}", stderr(o));
+}
+
+/// SplitMix64: fixed-seed test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The test table's schema: key candidates of several types, the input
+/// row number `id` (not nullable) and a payload; field and schema metadata.
+fn schema() -> SchemaRef {
+    let doc = |f: Field| {
+        let name = f.name().clone();
+        f.with_metadata(HashMap::from([("doc".to_string(), format!("the {name}"))]))
+    };
+    let dict = arrow_schema::DataType::Dictionary(
+        Box::new(arrow_schema::DataType::Int32),
+        Box::new(arrow_schema::DataType::Utf8),
+    );
+    use arrow_schema::DataType as T;
+    Arc::new(
+        Schema::new(vec![
+            doc(Field::new("i", T::Int32, true)),
+            doc(Field::new("f", T::Float64, true)),
+            doc(Field::new("s", T::Utf8, true)),
+            doc(Field::new("d", dict, true)),
+            doc(Field::new("b", T::Boolean, true)),
+            doc(Field::new("id", T::Int64, false)),
+            Field::new("payload", T::Utf8, true),
+        ])
+        .with_metadata(HashMap::from([("origin".into(), "sort test".into())])),
+    )
+}
+
+/// `n` seeded random rows in batches of at most `batch` rows; few distinct
+/// values per key, so ties (and so stability) matter.
+fn table(seed: u64, n: usize, batch: usize) -> Vec<RecordBatch> {
+    let mut r = Rng(seed);
+    let schema = schema();
+    let words = ["", "a", "ab", "abc", "b", "zz"];
+    let colours: ArrayRef = Arc::new(StringArray::from(vec![
+        "red", "green", "blue", "", "violet",
+    ]));
+    let mut out = Vec::new();
+    for start in (0..n).step_by(batch.max(1)) {
+        let len = batch.min(n - start);
+        let i: Int32Array = (0..len)
+            .map(|_| (r.below(6) != 0).then(|| r.below(9) as i32 - 4))
+            .collect();
+        let f: Float64Array = (0..len)
+            .map(|_| match r.below(10) {
+                0 => None,
+                1 => Some(f64::NAN),
+                2 => Some(-0.0),
+                3 => Some(0.0),
+                4 => Some(f64::INFINITY),
+                _ => Some(r.below(7) as f64 - 3.5),
+            })
+            .collect();
+        let s: StringArray = (0..len)
+            .map(|_| (r.below(5) != 0).then(|| words[r.below(6) as usize]))
+            .collect();
+        // One dictionary for every batch, as an IPC file requires.
+        let keys: Int32Array = (0..len)
+            .map(|_| (r.below(8) != 0).then(|| r.below(5) as i32))
+            .collect();
+        let d = DictionaryArray::<Int32Type>::try_new(keys, colours.clone()).unwrap();
+        let b: BooleanArray = (0..len)
+            .map(|_| (r.below(6) != 0).then(|| r.below(2) == 0))
+            .collect();
+        let id = Int64Array::from_iter_values(start as i64..(start + len) as i64);
+        let payload: StringArray = (0..len)
+            .map(|_| (r.below(10) != 0).then(|| format!("p{}", r.next() % 100_000)))
+            .collect();
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(i),
+            Arc::new(f),
+            Arc::new(s),
+            Arc::new(d),
+            Arc::new(b),
+            Arc::new(id),
+            Arc::new(payload),
+        ];
+        out.push(RecordBatch::try_new(schema.clone(), columns).unwrap());
+    }
+    out
+}
+
+fn write_parquet(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) {
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1500))
+        .build();
+    let mut w =
+        ArrowWriter::try_new(File::create(path).unwrap(), schema.clone(), Some(props)).unwrap();
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    w.close().unwrap();
+}
+
+fn write_ipc(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) {
+    let mut w =
+        arrow_ipc::writer::FileWriter::try_new(File::create(path).unwrap(), schema).unwrap();
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// Schema and batches of a file, by its first bytes.
+fn read(path: &Path) -> (SchemaRef, Vec<RecordBatch>) {
+    let bytes = std::fs::read(path).unwrap();
+    let file = File::open(path).unwrap();
+    if bytes.starts_with(b"PAR1") {
+        let b =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        let schema = b.schema().clone();
+        let batches = b.build().unwrap().collect::<Result<_, _>>().unwrap();
+        (schema, batches)
+    } else {
+        assert!(
+            bytes.starts_with(b"ARROW1"),
+            "{} has no magic",
+            path.display()
+        );
+        let r = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
+        let schema = r.schema();
+        (schema, r.collect::<Result<_, _>>().unwrap())
+    }
+}
+
+/// `(column, options)` of a `--by` spec, parsed here independently.
+fn parse_keys(spec: &str) -> Vec<(String, SortOptions)> {
+    spec.split(',')
+        .map(|k| {
+            let mut parts = k.split(':');
+            let col = parts.next().unwrap().to_string();
+            let mut o = SortOptions::default();
+            for p in parts {
+                match p {
+                    "desc" => o.descending = true,
+                    "nulls_first" => o.nulls_first = true,
+                    "nulls_last" => o.nulls_first = false,
+                    _ => panic!("{p}"),
+                }
+            }
+            (col, o)
+        })
+        .collect()
+}
+
+/// Asserts `batch` is ordered by `spec` under Arrow's per-column
+/// comparators, lexicographically, and that ties keep ascending `id`.
+fn assert_sorted(batch: &RecordBatch, spec: &str) {
+    let cmps: Vec<_> = parse_keys(spec)
+        .into_iter()
+        .map(|(col, o)| {
+            let c = batch.column_by_name(&col).unwrap();
+            make_comparator(c.as_ref(), c.as_ref(), o).unwrap()
+        })
+        .collect();
+    let id = batch
+        .column_by_name("id")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap();
+    for r in 1..batch.num_rows() {
+        let ord = cmps
+            .iter()
+            .map(|c| c(r - 1, r))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal);
+        match ord {
+            Ordering::Less => {}
+            Ordering::Equal => assert!(
+                id.value(r - 1) < id.value(r),
+                "{spec}: equal keys out of input order at row {r}"
+            ),
+            Ordering::Greater => panic!("{spec}: rows {} and {r} out of order", r - 1),
+        }
+    }
+}
+
+/// Every row in one batch.
+fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
+    arrow_select::concat::concat_batches(schema, batches).unwrap()
+}
+
+fn fingerprint(batches: &[RecordBatch]) -> u64 {
+    multiset_hash(&mut rows_as_text(batches).unwrap())
+}
+
+#[test]
+fn sorts_parquet_and_ipc_inputs_into_either_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema();
+    let input = table(7, 6000, 1000);
+    let all = concat(&schema, &input);
+    write_parquet(&dir.path().join("in.parquet"), &schema, &input);
+    write_ipc(&dir.path().join("in.arrow"), &schema, &input);
+    let want = fingerprint(&input);
+    let specs = [
+        "s:desc,i:nulls_last",
+        "d,f:desc:nulls_first,b:nulls_last",
+        "b:desc,f,s:nulls_last",
+    ];
+    for (n, spec) in specs.iter().enumerate() {
+        for src in ["in.parquet", "in.arrow"] {
+            for dst in ["out.parquet", "out.arrow", "out.ipc", "out.feather"] {
+                let out = format!("{n}-{src}-{dst}");
+                let o = strata(&["sort", src, "--by", spec, "-o", &out], dir.path());
+                succeeded(&o);
+                let text = String::from_utf8_lossy(&o.stdout);
+                assert!(text.contains("sorted 6000 rows"), "{text}");
+                let (got_schema, batches) = read(&dir.path().join(&out));
+                assert_eq!(got_schema, schema, "{out}: schema changed");
+                let want_magic: &[u8] = if dst.ends_with(".parquet") {
+                    b"PAR1"
+                } else {
+                    b"ARROW1"
+                };
+                assert!(
+                    std::fs::read(dir.path().join(&out))
+                        .unwrap()
+                        .starts_with(want_magic),
+                    "{out}: wrong format"
+                );
+                let sorted = concat(&schema, &batches);
+                assert_eq!(sorted.num_rows(), all.num_rows());
+                assert_sorted(&sorted, spec);
+                assert_eq!(fingerprint(&batches), want, "{out}: rows changed");
+            }
+        }
+    }
+}
+
+#[test]
+fn equal_keys_keep_input_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema();
+    write_ipc(&dir.path().join("in.arrow"), &schema, &table(8, 3000, 700));
+    for spec in ["b", "b:desc:nulls_last", "d:nulls_last,b"] {
+        let o = strata(
+            &[
+                "sort",
+                "in.arrow",
+                "--by",
+                spec,
+                "-o",
+                "out.arrow",
+                "--overwrite",
+            ],
+            dir.path(),
+        );
+        succeeded(&o);
+        let (_, batches) = read(&dir.path().join("out.arrow"));
+        let sorted = concat(&schema, &batches);
+        // Few distinct keys: long runs of ties, each in ascending `id`.
+        assert_sorted(&sorted, spec);
+    }
+}
+
+#[test]
+fn empty_input_gives_an_empty_output_with_the_same_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema();
+    write_parquet(&dir.path().join("empty.parquet"), &schema, &[]);
+    write_ipc(&dir.path().join("empty.arrow"), &schema, &[]);
+    for (src, dst) in [("empty.parquet", "a.arrow"), ("empty.arrow", "b.parquet")] {
+        let o = strata(&["sort", src, "--by", "i,s:desc", "-o", dst], dir.path());
+        succeeded(&o);
+        assert!(String::from_utf8_lossy(&o.stdout).contains("sorted 0 rows"));
+        let (got, batches) = read(&dir.path().join(dst));
+        assert_eq!(got, schema);
+        assert_eq!(batches.iter().map(RecordBatch::num_rows).sum::<usize>(), 0);
+    }
+}
+
+#[test]
+fn bad_runs_fail_with_a_message_and_leave_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema = schema();
+    let input = table(9, 4000, 1000);
+    write_parquet(&d.join("in.parquet"), &schema, &input);
+    let good = std::fs::read(d.join("in.parquet")).unwrap();
+    std::fs::write(d.join("truncated.parquet"), &good[..good.len() / 2]).unwrap();
+    std::fs::write(
+        d.join("garbage.arrow"),
+        b"this is not a columnar file at all",
+    )
+    .unwrap();
+    std::fs::write(d.join("exists.arrow"), b"old").unwrap();
+    let inputs = [
+        "exists.arrow",
+        "garbage.arrow",
+        "in.parquet",
+        "truncated.parquet",
+    ];
+    for (args, needle) in [
+        (vec!["in.parquet", "--by", "nope"], "no column 'nope'"),
+        (
+            vec!["in.parquet", "--by", "i,nope:desc"],
+            "(columns: i, f, s, d, b, id, payload)",
+        ),
+        (vec!["in.parquet", "--by", "i:sideways"], "':sideways'"),
+        (vec!["in.parquet", "--by", "i:desc:asc"], "':asc'"),
+        (vec!["in.parquet", "--by", ""], "at least one column"),
+        (vec!["truncated.parquet", "--by", "i"], "truncated.parquet"),
+        (
+            vec!["garbage.arrow", "--by", "i"],
+            "not a Parquet or Arrow IPC file",
+        ),
+        (vec!["missing.parquet", "--by", "i"], "missing.parquet"),
+        (
+            vec!["in.parquet", "--by", "i", "--memory-limit", "1KiB"],
+            "--memory-limit is 1.0 KiB",
+        ),
+        (
+            vec!["in.parquet", "--by", "i", "--memory-limit", "lots"],
+            "'lots'",
+        ),
+    ] {
+        let mut full = vec!["sort"];
+        full.extend(args.iter().copied());
+        full.extend(["-o", "out.parquet"]);
+        let o = strata(&full, d);
+        let e = failed_cleanly(&o, d, needle, &inputs);
+        assert_eq!(e.lines().filter(|l| l.contains("error")).count(), 1, "{e}");
+    }
+    for (out, extra, needle) in [
+        ("out.csv", None, "'.csv'"),
+        ("out", None, "extension"),
+        ("exists.arrow", None, "exists.arrow already exists"),
+        ("in.parquet", Some("--overwrite"), "is the input"),
+        ("in.parquet", None, "is the input"),
+        ("no/such/dir/out.arrow", None, "no/such/dir"),
+    ] {
+        let mut full = vec!["sort", "in.parquet", "--by", "i", "-o", out];
+        full.extend(extra);
+        let o = strata(&full, d);
+        failed_cleanly(&o, d, needle, &inputs);
+    }
+    assert_eq!(std::fs::read(d.join("exists.arrow")).unwrap(), b"old");
+    assert_eq!(std::fs::read(d.join("in.parquet")).unwrap(), good);
+
+    // With --overwrite the existing output is replaced.
+    let o = strata(
+        &[
+            "sort",
+            "in.parquet",
+            "--by",
+            "i",
+            "-o",
+            "exists.arrow",
+            "--overwrite",
+        ],
+        d,
+    );
+    succeeded(&o);
+    let (_, batches) = read(&d.join("exists.arrow"));
+    assert_eq!(fingerprint(&batches), fingerprint(&input));
+}
+
+#[test]
+fn a_key_type_the_row_encoder_lacks_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut m = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+    for i in 0..50 {
+        m.keys().append_value(format!("k{}", i % 7));
+        m.values().append_value(i);
+        m.append(i % 5 != 0).unwrap();
+    }
+    let batch = RecordBatch::try_from_iter([
+        ("m", Arc::new(m.finish()) as ArrayRef),
+        (
+            "id",
+            Arc::new(Int64Array::from_iter_values(0..50)) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    write_ipc(
+        &d.join("map.arrow"),
+        &batch.schema(),
+        std::slice::from_ref(&batch),
+    );
+    let map_type = batch.schema().field(0).data_type().clone();
+    let supported =
+        strata_row::RowEncoder::new(vec![strata_row::SortField::new(map_type.clone())]).is_ok();
+    let o = strata(
+        &[
+            "sort",
+            "map.arrow",
+            "--by",
+            "id,m:desc",
+            "-o",
+            "out.parquet",
+        ],
+        d,
+    );
+    if supported {
+        // The encoder orders maps: the run succeeds and keeps the rows.
+        succeeded(&o);
+        let (_, batches) = read(&d.join("out.parquet"));
+        assert_eq!(fingerprint(&batches), fingerprint(&[batch]));
+    } else {
+        let e = failed_cleanly(&o, d, "cannot sort by column 'm'", &["map.arrow"]);
+        assert!(e.contains("Map"), "{e}");
+    }
+}
