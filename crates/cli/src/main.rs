@@ -56,7 +56,7 @@ enum Command {
 struct SortArgs {
     /// Input file: Parquet or Arrow IPC file format.
     input: PathBuf,
-    /// Sort keys, most significant first: COL[:desc][:nulls_first|:nulls_last],...
+    /// Sort keys, most significant first: `COL[:desc][:nulls_first|:nulls_last],...`.
     /// Each key is ascending with nulls first unless its suffixes say
     /// otherwise.
     #[arg(long, value_name = "KEYS", value_parser = parse::<SortKeys>)]
