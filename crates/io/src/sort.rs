@@ -328,10 +328,12 @@ pub fn output_format(path: &Path) -> Result<Format, Error> {
 /// from the magic bytes.
 ///
 /// # Errors
-/// [`Error::Read`] naming the file, around the IO or decoding error.
+/// [`Error::Io`] when it cannot be opened or read, [`Error::InvalidConfig`]
+/// when it is neither format, [`Error::Read`] naming the file around a
+/// decoding error.
 pub fn read_input(path: &Path) -> Result<Input, Error> {
     read_any(path).map_err(|e| match e {
-        e @ Error::Io { .. } => e,
+        e @ (Error::Io { .. } | Error::InvalidConfig(_)) => e,
         e => Error::Read {
             path: path.to_path_buf(),
             source: Box::new(e),
@@ -1087,6 +1089,33 @@ mod tests {
             names(dir.path()),
             ["garbage.parquet", "in.arrow", "truncated.arrow"]
         );
+    }
+
+    #[test]
+    fn the_encoded_keys_count_against_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let batch = random_batch(14, 4000);
+        let input = dir.path().join("in.arrow");
+        write_ipc(&input, &batch.schema(), &[batch]);
+        let output = dir.path().join("out.arrow");
+        let mut cfg = config(&input, &output, "s,d:desc");
+        let s = sort_file(&cfg).unwrap();
+        assert!(s.row_bytes > 0);
+        assert_eq!(
+            s.memory_estimate,
+            2 * s.input_memory + s.row_bytes + 4 * s.rows
+        );
+        fs::remove_file(&output).unwrap();
+        // Enough for twice the input, not for the encoded keys as well.
+        cfg.memory_limit = 2 * s.input_memory;
+        let e = sort_file(&cfg).unwrap_err();
+        match &e {
+            Error::MemoryLimit { estimate, .. } => assert_eq!(*estimate, s.memory_estimate),
+            _ => panic!("{e:?}"),
+        }
+        assert_eq!(names(dir.path()), ["in.arrow"]);
+        cfg.memory_limit = s.memory_estimate;
+        sort_file(&cfg).unwrap();
     }
 
     #[test]
