@@ -43,12 +43,13 @@ use std::{
     io::{BufWriter, Read, Write},
     path::{Path, PathBuf},
     str::FromStr,
+    sync::Arc,
     time::Instant,
 };
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_ipc::writer::FileWriter as IpcFileWriter;
-use arrow_schema::{Schema, SchemaRef, SortOptions};
+use arrow_schema::{DataType, FieldRef, Schema, SchemaRef, SortOptions};
 use parquet::{
     arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder},
     file::properties::WriterProperties,
@@ -483,6 +484,79 @@ pub fn sort_batch(batch: &RecordBatch, keys: &[SortKey]) -> Result<RecordBatch, 
     Ok(arrow_select::take::take_record_batch(batch, &indices)?)
 }
 
+/// `data_type` with every dictionary replaced by its value type.
+fn plain_type(data_type: &DataType) -> DataType {
+    let field =
+        |f: &FieldRef| Arc::new(f.as_ref().clone().with_data_type(plain_type(f.data_type())));
+    match data_type {
+        DataType::Dictionary(_, values) => plain_type(values),
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
+        DataType::Map(f, sorted) => DataType::Map(field(f), *sorted),
+        DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The type a column is concatenated and sorted as: its own, except that
+/// dictionaries below the top level become their value types.
+///
+/// Concatenating batches merges top-level dictionaries, but appends nested
+/// ones value list after value list, which overflows small key types when
+/// every batch brings its own dictionary (as Parquet reads do).
+fn working_type(data_type: &DataType) -> DataType {
+    match data_type {
+        DataType::Dictionary(..) => data_type.clone(),
+        other => plain_type(other),
+    }
+}
+
+/// Casts the columns of `batches` whose [`working_type`] differs; returns
+/// the working schema and batches. With fewer than two batches nothing is
+/// concatenated, so nothing is cast.
+fn to_working(
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
+    let fields: Vec<FieldRef> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            Arc::new(
+                f.as_ref()
+                    .clone()
+                    .with_data_type(working_type(f.data_type())),
+            )
+        })
+        .collect();
+    if batches.len() < 2 || fields.iter().zip(schema.fields()).all(|(a, b)| a == b) {
+        return Ok((schema.clone(), batches));
+    }
+    let working = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let batches = batches
+        .into_iter()
+        .map(|b| {
+            let columns = b
+                .columns()
+                .iter()
+                .zip(working.fields())
+                .map(|(c, f)| cast_if_needed(c, f.data_type()))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(RecordBatch::try_new(working.clone(), columns)?)
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok((working, batches))
+}
+
+fn cast_if_needed(column: &ArrayRef, to: &DataType) -> Result<ArrayRef, Error> {
+    if column.data_type() == to {
+        Ok(column.clone())
+    } else {
+        Ok(arrow_cast::cast(column, to)?)
+    }
+}
+
 fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {
@@ -581,14 +655,19 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     let input = read_input(&cfg.input)?;
     let input_bytes = file_len(&cfg.input)?;
     let read_s = start.elapsed().as_secs_f64();
-    let sorter = Sorter::new(&input.schema, &cfg.keys)?;
-
-    let input_memory: u64 = input
-        .batches
-        .iter()
-        .map(|b| b.get_array_memory_size() as u64)
-        .sum();
-    check_limit("sorting", input_memory.saturating_mul(2), cfg.memory_limit)?;
+    // Named errors for bad keys come from the schema as the user sees it.
+    Sorter::new(&input.schema, &cfg.keys)?;
+    let memory = |batches: &[RecordBatch]| -> u64 {
+        batches
+            .iter()
+            .map(|b| b.get_array_memory_size() as u64)
+            .sum()
+    };
+    check_limit(
+        "sorting",
+        memory(&input.batches).saturating_mul(2),
+        cfg.memory_limit,
+    )?;
 
     let t = Instant::now();
     let batch_rows = input
@@ -598,8 +677,12 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
         .max()
         .unwrap_or(0)
         .max(1);
-    let all = arrow_select::concat::concat_batches(&input.schema, &input.batches)?;
-    drop(input.batches);
+    let (working, batches) = to_working(&input.schema, input.batches)?;
+    let input_memory = memory(&batches);
+    check_limit("sorting", input_memory.saturating_mul(2), cfg.memory_limit)?;
+    let sorter = Sorter::new(&working, &cfg.keys)?;
+    let all = arrow_select::concat::concat_batches(&working, &batches)?;
+    drop(batches);
     let rows = sorter.encode(&all)?;
     let encode_s = t.elapsed().as_secs_f64();
     let row_bytes = rows.size() as u64;
@@ -617,6 +700,18 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     let t = Instant::now();
     let sorted = arrow_select::take::take_record_batch(&all, &UInt32Array::from(indices))?;
     drop(all);
+    let sorted = if working == input.schema {
+        sorted
+    } else {
+        // Back to the input's types: one dictionary per column.
+        let columns = sorted
+            .columns()
+            .iter()
+            .zip(input.schema.fields())
+            .map(|(c, f)| cast_if_needed(c, f.data_type()))
+            .collect::<Result<Vec<_>, _>>()?;
+        RecordBatch::try_new(input.schema.clone(), columns)?
+    };
     let gather_s = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -1116,6 +1211,60 @@ mod tests {
         assert_eq!(names(dir.path()), ["in.arrow"]);
         cfg.memory_limit = s.memory_estimate;
         sort_file(&cfg).unwrap();
+    }
+
+    #[test]
+    fn nested_dictionaries_from_many_batches() {
+        use arrow_array::{StructArray, types::UInt8Type};
+        // 300 batches, each with its own 3-value dictionary in a list of
+        // structs, as Parquet reads give: the nested dictionaries become
+        // plain values for sorting and one dictionary again afterwards.
+        let batches: Vec<RecordBatch> = (0..300_i64)
+            .map(|g| {
+                let tag: DictionaryArray<UInt8Type> = (0..4)
+                    .map(|r| (r != 3).then(|| ["x", "y", "z"][((g + r) % 3) as usize]))
+                    .collect();
+                let tag: ArrayRef = Arc::new(tag);
+                let field = Arc::new(Field::new("tag", tag.data_type().clone(), true));
+                let num: ArrayRef = Arc::new(StringArray::from(vec!["1", "2", "3", "4"]));
+                let num_field = Arc::new(Field::new("number", DataType::Utf8, true));
+                let s = StructArray::from(vec![(num_field, num), (field, tag)]);
+                let item = Arc::new(Field::new("item", s.data_type().clone(), true));
+                let offsets = arrow_buffer::OffsetBuffer::from_lengths([1, 1, 2, 0]);
+                let l = arrow_array::ListArray::new(item, offsets, Arc::new(s), None);
+                RecordBatch::try_from_iter([
+                    ("s", Arc::new(l) as ArrayRef),
+                    (
+                        "id",
+                        Arc::new(Int64Array::from_iter_values(g * 4..g * 4 + 4)) as ArrayRef,
+                    ),
+                ])
+                .unwrap()
+            })
+            .collect();
+        let schema = batches[0].schema();
+        let mut want = rows_as_text(&batches).unwrap();
+        want.reverse();
+
+        let (working, converted) = to_working(&schema, batches).unwrap();
+        assert_ne!(working, schema);
+        let all = arrow_select::concat::concat_batches(&working, &converted).unwrap();
+        let sorted = sort_batch(&all, &keys("id:desc")).unwrap();
+        let back: Vec<ArrayRef> = sorted
+            .columns()
+            .iter()
+            .zip(schema.fields())
+            .map(|(c, f)| cast_if_needed(c, f.data_type()).unwrap())
+            .collect();
+        let back = RecordBatch::try_new(schema.clone(), back).unwrap();
+        assert_eq!(rows_as_text(std::slice::from_ref(&back)).unwrap(), want);
+
+        // One dictionary for the whole column: an IPC file takes it.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.arrow");
+        write_ipc(&path, &schema, &[back.slice(0, 600), back.slice(600, 600)]);
+        let read = read_input(&path).unwrap();
+        assert_eq!(rows_as_text(&read.batches).unwrap(), want);
     }
 
     #[test]
