@@ -382,7 +382,11 @@ fn write_rows(writers: &[Box<dyn Writer + '_>], n: usize, rows: &mut Rows) {
             return;
         }
     }
-    let mut scratch: Vec<u8> = Vec::new();
+    // Other rows are written into the zeroed output, a tile of rows at a
+    // time: zeroing costs less than copying tiles from a scratch buffer.
+    let start = buffer.len();
+    buffer.resize(start + offs[n] - base, 0);
+    let out = &mut buffer[start..];
     let mut cur: Vec<usize> = Vec::new();
     let mut r0 = 0;
     while r0 < n {
@@ -395,13 +399,9 @@ fn write_rows(writers: &[Box<dyn Writer + '_>], n: usize, rows: &mut Rows) {
             }
             r1
         };
-        let bytes = offs[r1] - offs[r0];
-        if scratch.len() < bytes {
-            scratch.resize(bytes, 0);
-        }
         cur.clear();
         cur.extend(offs[r0..r1].iter().map(|o| o - offs[r0]));
-        let tile = &mut scratch[..bytes];
+        let tile = &mut out[offs[r0] - base..offs[r1] - base];
         let mut off = 0;
         for w in writers {
             w.write(tile, &mut cur, off, r0..r1);
@@ -415,7 +415,6 @@ fn write_rows(writers: &[Box<dyn Writer + '_>], n: usize, rows: &mut Rows) {
                 .zip(offs[r0 + 1..=r1].iter())
                 .all(|(c, end)| c + off == end - offs[r0])
         );
-        buffer.extend_from_slice(tile);
         r0 = r1;
     }
 }

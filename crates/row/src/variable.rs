@@ -38,45 +38,81 @@ pub(crate) fn encoded_len(len: usize) -> usize {
     }
 }
 
-/// Writes `blocks` of `SIZE` bytes of `val` (which must be non-empty) and
-/// returns the bytes written.
+/// The last `r` (1..=8) bytes of `val`, zero-padded to 8.
 #[inline(always)]
-fn put_blocks<const SIZE: usize>(out: &mut [u8], val: &[u8]) -> usize {
-    let count = val.len().div_ceil(SIZE);
-    let end = count * (SIZE + 1);
-    let out = &mut out[..end];
-    let full = (val.len() - 1) / SIZE;
-    for (i, chunk) in val[..full * SIZE].chunks_exact(SIZE).enumerate() {
-        let o = &mut out[i * (SIZE + 1)..(i + 1) * (SIZE + 1)];
-        o[..SIZE].copy_from_slice(chunk);
-        o[SIZE] = BLOCK_CONTINUATION;
+fn tail8(val: &[u8], r: usize) -> [u8; 8] {
+    debug_assert!((1..=8).contains(&r) && r <= val.len());
+    if val.len() >= 8 {
+        // One load of the last 8 bytes, shifted so the wanted ones come
+        // first and zeros follow.
+        let last: [u8; 8] = val[val.len() - 8..].try_into().expect("8 bytes");
+        (u64::from_le_bytes(last) >> (8 * (8 - r))).to_le_bytes()
+    } else {
+        // Shifts rather than a copy, which would become a memcpy call.
+        let w = val[val.len() - r..]
+            .iter()
+            .enumerate()
+            .fold(0u64, |w, (i, &b)| w | (u64::from(b) << (8 * i)));
+        w.to_le_bytes()
     }
-    let rest = &val[full * SIZE..];
-    let last = &mut out[full * (SIZE + 1)..];
-    last[..rest.len()].copy_from_slice(rest);
-    last[rest.len()..SIZE].fill(0);
-    last[SIZE] = rest.len() as u8;
-    end
+}
+
+/// Writes `bytes` in blocks of `SIZE`, each followed by a continuation
+/// marker, the last by the number of bytes it holds. Returns the bytes
+/// written.
+#[inline(always)]
+fn put_blocks<const SIZE: usize>(out: &mut [u8], bytes: &[u8], whole: &[u8]) -> usize {
+    let (full, rest) = bytes.as_chunks::<SIZE>();
+    let mut p = 0;
+    for b in full {
+        out[p..p + SIZE].copy_from_slice(b);
+        out[p + SIZE] = BLOCK_CONTINUATION;
+        p += SIZE + 1;
+    }
+    if rest.is_empty() {
+        out[p - 1] = SIZE as u8;
+        return p;
+    }
+    // The partial block: whole 8-byte pieces, then the last piece from the
+    // end of the value, zero-padded; the output is zeroed beforehand, so the
+    // block's remaining bytes are zero already.
+    let block = &mut out[p..p + SIZE + 1];
+    let (pieces, last) = rest.as_chunks::<8>();
+    let mut q = 0;
+    for piece in pieces {
+        block[q..q + 8].copy_from_slice(piece);
+        q += 8;
+    }
+    if !last.is_empty() {
+        block[q..q + 8].copy_from_slice(&tail8(whole, last.len()));
+        q += 8;
+    }
+    debug_assert!(block[q..SIZE].iter().all(|&b| b == 0));
+    block[SIZE] = rest.len() as u8;
+    p + SIZE + 1
 }
 
 /// Writes a non-null value and returns its length. `invert` is 0x00
-/// (ascending) or 0xFF (descending).
+/// (ascending) or 0xFF (descending). `out` must be zeroed: the padding of a
+/// partial 32-byte block is not written.
 #[inline]
 pub(crate) fn put_value(out: &mut [u8], val: &[u8], invert: u8) -> usize {
     if val.is_empty() {
         out[0] = EMPTY_SENTINEL ^ invert;
         return 1;
     }
+    let len = encoded_len(val.len());
+    let out = &mut out[..len];
     out[0] = NON_EMPTY_SENTINEL;
-    let len = if val.len() <= BLOCK_SIZE {
-        1 + put_blocks::<MINI_BLOCK_SIZE>(&mut out[1..], val)
-    } else {
-        let head = put_blocks::<MINI_BLOCK_SIZE>(&mut out[1..], &val[..BLOCK_SIZE]);
-        out[head] = BLOCK_CONTINUATION;
-        1 + head + put_blocks::<BLOCK_SIZE>(&mut out[1 + head..], &val[BLOCK_SIZE..])
-    };
+    let head = &val[..val.len().min(BLOCK_SIZE)];
+    let mut p = 1 + put_blocks::<MINI_BLOCK_SIZE>(&mut out[1..], head, val);
+    if val.len() > BLOCK_SIZE {
+        out[p - 1] = BLOCK_CONTINUATION;
+        p += put_blocks::<BLOCK_SIZE>(&mut out[p..], &val[BLOCK_SIZE..], val);
+    }
+    debug_assert_eq!(p, len);
     if invert != 0 {
-        out[..len].iter_mut().for_each(|b| *b = !*b);
+        out.iter_mut().for_each(|b| *b = !*b);
     }
     len
 }
@@ -139,7 +175,7 @@ mod tests {
         for len in [0usize, 1, 7, 8, 9, 31, 32, 33, 64, 65, 100] {
             let val: Vec<u8> = (0..len as u8).map(|b| b.wrapping_mul(37)).collect();
             for invert in [0, 0xFF] {
-                let mut out = vec![0xAA; 200];
+                let mut out = vec![0; 200];
                 let n = put_value(&mut out, &val, invert);
                 assert_eq!(n, if len == 0 { 1 } else { encoded_len(len) });
                 let mut back = Vec::new();
