@@ -44,7 +44,7 @@ impl RowEncoder {
                 "rows were made by a different encoder".into(),
             ));
         }
-        self.decode_buffer(&rows.buffer, &rows.offsets)
+        self.decode_buffer(&rows.buffer, &rows.offsets, true)
     }
 
     /// Decodes individual rows, for instance rebuilt by a
@@ -69,20 +69,24 @@ impl RowEncoder {
             data.extend_from_slice(row.as_bytes());
             offsets.push(data.len());
         }
-        self.decode_buffer(&data, &offsets)
+        self.decode_buffer(&data, &offsets, false)
     }
 
+    /// Decodes rows `data[offsets[i]..offsets[i + 1]]`. `trusted` rows were
+    /// written by this encoder (a [`Rows`] cannot be built otherwise), so
+    /// their strings are valid UTF-8 and need no check.
     pub(crate) fn decode_buffer(
         &self,
         data: &[u8],
         offsets: &[usize],
+        trusted: bool,
     ) -> Result<Vec<ArrayRef>, Error> {
         let n = offsets.len() - 1;
         let mut decoders = self
             .fields
             .iter()
             .zip(&self.codecs)
-            .map(|(f, c)| decoder(f, c, n))
+            .map(|(f, c)| decoder(f, c, n, trusted))
             .collect::<Result<Vec<_>, _>>()?;
         let lens: Option<Vec<usize>> = decoders.iter().map(|d| d.fixed_len()).collect();
         if let Some(lens) = lens {
@@ -192,6 +196,7 @@ pub(crate) fn decoder<'a>(
     field: &SortField,
     codec: &'a Codec,
     cap: usize,
+    trusted: bool,
 ) -> Result<Box<dyn Decoder + 'a>, Error> {
     let opts = field.options;
     let dt = field.data_type.clone();
@@ -212,15 +217,17 @@ pub(crate) fn decoder<'a>(
                 invert: invert_mask(opts),
                 omit: field.non_nullable,
             }),
-            DataType::Utf8 => bytes_decoder::<i32>(field, cap, Kind::Utf8),
-            DataType::LargeUtf8 => bytes_decoder::<i64>(field, cap, Kind::Utf8),
-            DataType::Utf8View => bytes_decoder::<i64>(field, cap, Kind::Utf8View),
-            DataType::Binary => bytes_decoder::<i32>(field, cap, Kind::Binary),
-            DataType::LargeBinary => bytes_decoder::<i64>(field, cap, Kind::Binary),
-            DataType::BinaryView => bytes_decoder::<i64>(field, cap, Kind::BinaryView),
+            DataType::Utf8 => bytes_decoder::<i32>(field, cap, Kind::Utf8, trusted),
+            DataType::LargeUtf8 => bytes_decoder::<i64>(field, cap, Kind::Utf8, trusted),
+            DataType::Utf8View => bytes_decoder::<i64>(field, cap, Kind::Utf8View, trusted),
+            DataType::Binary => bytes_decoder::<i32>(field, cap, Kind::Binary, trusted),
+            DataType::LargeBinary => bytes_decoder::<i64>(field, cap, Kind::Binary, trusted),
+            DataType::BinaryView => bytes_decoder::<i64>(field, cap, Kind::BinaryView, trusted),
             other => return Err(Error::Unsupported(format!("row decoding of {other}"))),
         },
-        Codec::Dictionary { values, .. } => decoder(&values.fields[0], &values.codecs[0], cap)?,
+        Codec::Dictionary { values, .. } => {
+            decoder(&values.fields[0], &values.codecs[0], cap, trusted)?
+        }
         Codec::Struct { children, .. } => {
             let DataType::Struct(fields) = &field.data_type else {
                 return Err(Error::Unsupported(format!("struct codec for {dt}")));
@@ -230,7 +237,7 @@ pub(crate) fn decoder<'a>(
                     .fields
                     .iter()
                     .zip(&children.codecs)
-                    .map(|(f, c)| decoder(f, c, cap))
+                    .map(|(f, c)| decoder(f, c, cap, trusted))
                     .collect::<Result<_, _>>()?,
                 fields: fields.clone(),
                 valid: Bits::with_capacity(cap),
@@ -240,6 +247,7 @@ pub(crate) fn decoder<'a>(
         }
         Codec::List { child } => Box::new(ListDecoder {
             child,
+            trusted,
             data_type: dt,
             rows: Vec::new(),
             row_offsets: vec![0],
@@ -255,7 +263,7 @@ pub(crate) fn decoder<'a>(
                 )));
             };
             Box::new(FslDecoder {
-                child: decoder(&child.fields[0], &child.codecs[0], cap)?,
+                child: decoder(&child.fields[0], &child.codecs[0], cap, trusted)?,
                 field: f.clone(),
                 size: *size,
                 null_row,
@@ -266,6 +274,7 @@ pub(crate) fn decoder<'a>(
         }
         Codec::RunEnd { child } => Box::new(RunDecoder {
             child,
+            trusted,
             data_type: dt,
             values: Vec::new(),
             value_offsets: vec![0],
@@ -538,6 +547,7 @@ enum Kind {
 
 struct BytesDecoder<O> {
     kind: Kind,
+    trusted: bool,
     large: bool,
     values: Vec<u8>,
     offsets: Vec<O>,
@@ -550,11 +560,13 @@ fn bytes_decoder<O: OffsetSizeTrait>(
     field: &SortField,
     cap: usize,
     kind: Kind,
+    trusted: bool,
 ) -> Box<dyn Decoder> {
     let mut offsets = Vec::with_capacity(cap + 1);
     offsets.push(O::usize_as(0));
     Box::new(BytesDecoder {
         kind,
+        trusted,
         large: O::IS_LARGE,
         values: Vec::new(),
         offsets,
@@ -590,11 +602,22 @@ impl<O: OffsetSizeTrait> Decoder for BytesDecoder<O> {
         let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
         let values = Buffer::from_vec(self.values);
         let _ = self.large;
+        let strings = |offsets, values, nulls| -> Result<GenericStringArray<O>, Error> {
+            if self.trusted {
+                // SAFETY: trusted rows were written by this encoder from
+                // string arrays, a whole value at a time, so the bytes
+                // between consecutive offsets are valid UTF-8; offsets are
+                // monotonic and within `values` by construction.
+                Ok(unsafe { GenericStringArray::<O>::new_unchecked(offsets, values, nulls) })
+            } else {
+                Ok(GenericStringArray::<O>::try_new(offsets, values, nulls)?)
+            }
+        };
         Ok(match self.kind {
-            Kind::Utf8 => Arc::new(GenericStringArray::<O>::try_new(offsets, values, nulls)?),
+            Kind::Utf8 => Arc::new(strings(offsets, values, nulls)?),
             Kind::Binary => Arc::new(GenericBinaryArray::<O>::try_new(offsets, values, nulls)?),
             Kind::Utf8View => {
-                let a = GenericStringArray::<O>::try_new(offsets, values, nulls)?;
+                let a = strings(offsets, values, nulls)?;
                 Arc::new(a.iter().collect::<arrow_array::StringViewArray>())
             }
             Kind::BinaryView => {
@@ -665,6 +688,7 @@ impl Decoder for StructDecoder<'_> {
 /// the child encoder at the end.
 struct ListDecoder<'a> {
     child: &'a RowEncoder,
+    trusted: bool,
     data_type: DataType,
     rows: Vec<u8>,
     row_offsets: Vec<usize>,
@@ -712,7 +736,9 @@ impl Decoder for ListDecoder<'_> {
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error> {
-        let children = self.child.decode_buffer(&self.rows, &self.row_offsets)?;
+        let children = self
+            .child
+            .decode_buffer(&self.rows, &self.row_offsets, self.trusted)?;
         let nulls = self.valid.into_nulls();
         let with_type = |f: &FieldRef, c: &ArrayRef| -> FieldRef {
             Arc::new(f.as_ref().clone().with_data_type(c.data_type().clone()))
@@ -853,6 +879,7 @@ impl Decoder for FslDecoder<'_> {
 /// Run-end encoded: consecutive equal values become one run.
 struct RunDecoder<'a> {
     child: &'a RowEncoder,
+    trusted: bool,
     data_type: DataType,
     values: Vec<u8>,
     value_offsets: Vec<usize>,
@@ -894,7 +921,7 @@ impl Decoder for RunDecoder<'_> {
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error> {
         let values = self
             .child
-            .decode_buffer(&self.values, &self.value_offsets)?
+            .decode_buffer(&self.values, &self.value_offsets, self.trusted)?
             .remove(0);
         fn build<R: RunEndIndexType>(ends: &[usize], values: &ArrayRef) -> Result<ArrayRef, Error> {
             let ends = ends

@@ -138,28 +138,57 @@ pub(crate) fn take_value(
             )));
         }
     }
+    let start = dst.len();
     let mut pos = 1;
-    let mut block = MINI_BLOCK_SIZE;
-    let mut blocks = 0;
-    loop {
-        let chunk = row.get(pos..pos + block + 1).ok_or_else(truncated)?;
-        let marker = chunk[block] ^ invert;
-        pos += block + 1;
-        blocks += 1;
-        if marker == BLOCK_CONTINUATION {
-            dst.extend(chunk[..block].iter().map(|b| b ^ invert));
-            if blocks == MINI_BLOCK_COUNT {
-                block = BLOCK_SIZE;
-            }
-            continue;
+    let mut done = None;
+    // Mini-blocks, then full blocks; each is copied whole (a fixed-size
+    // copy) and the padding cut off afterwards.
+    for _ in 0..MINI_BLOCK_COUNT {
+        let (block, marker) = next_block::<MINI_BLOCK_SIZE>(row, &mut pos, invert)?;
+        dst.extend_from_slice(block);
+        if marker != BLOCK_CONTINUATION {
+            done = Some(marker);
+            break;
         }
-        let used = marker as usize;
-        if used == 0 || used > block {
-            return Err(Error::InvalidRow(format!("bad block length {used}")));
-        }
-        dst.extend(chunk[..used].iter().map(|b| b ^ invert));
-        return Ok((true, pos));
     }
+    let marker = match done {
+        Some(m) => m,
+        None => loop {
+            let (block, marker) = next_block::<BLOCK_SIZE>(row, &mut pos, invert)?;
+            dst.extend_from_slice(block);
+            if marker != BLOCK_CONTINUATION {
+                break marker;
+            }
+        },
+    };
+    let last = if done.is_some() {
+        MINI_BLOCK_SIZE
+    } else {
+        BLOCK_SIZE
+    };
+    let used = marker as usize;
+    if used == 0 || used > last {
+        dst.truncate(start);
+        return Err(Error::InvalidRow(format!("bad block length {used}")));
+    }
+    dst.truncate(dst.len() - (last - used));
+    if invert != 0 {
+        dst[start..].iter_mut().for_each(|b| *b = !*b);
+    }
+    Ok((true, pos))
+}
+
+/// The next block of `SIZE` bytes at `pos` and its marker (un-inverted).
+#[inline(always)]
+fn next_block<'a, const SIZE: usize>(
+    row: &'a [u8],
+    pos: &mut usize,
+    invert: u8,
+) -> Result<(&'a [u8; SIZE], u8), Error> {
+    let chunk = row.get(*pos..*pos + SIZE + 1).ok_or_else(truncated)?;
+    *pos += SIZE + 1;
+    let (block, marker) = chunk.split_at(SIZE);
+    Ok((block.try_into().expect("SIZE bytes"), marker[0] ^ invert))
 }
 
 pub(crate) fn truncated() -> Error {
