@@ -490,23 +490,14 @@ fn push_writer<'a>(
                 other => return Err(Error::Unsupported(format!("dictionary {other}")))
             };
             let rows = values.encode(&[value_array])?;
-            Box::new(CopyWriter {
-                rows,
-                picks: keys,
-                null_row,
-                prefix: None,
-            })
+            Box::new(CopyWriter::new(rows, null_row, keys, None))
         }
         Codec::Struct { children, null_row } => {
             let a: &StructArray = col.as_struct();
             let rows = children.encode(a.columns())?;
             let picks = (0..a.len()).map(|i| a.is_valid(i).then_some(i)).collect();
-            Box::new(CopyWriter {
-                rows,
-                picks,
-                null_row,
-                prefix: (!omit).then_some(null_sentinel(opts)),
-            })
+            let prefix = (!omit).then_some(null_sentinel(opts));
+            Box::new(CopyWriter::new(rows, null_row, picks, prefix))
         }
         Codec::FixedSizeList { child, .. } => {
             let a = col.as_fixed_size_list();
@@ -696,8 +687,48 @@ impl<T: Encodable> PrimRun<'_, T> {
             }
             return;
         }
+        // With nulls: four columns per pass as well, each row's validity
+        // bits from one word per column, written without branches.
+        let unit = 1 + w;
+        let grouped = if self.cols.iter().any(|c| c.omit) {
+            0
+        } else {
+            self.cols.len() / 4 * 4
+        };
         let mut at = off;
-        for c in &self.cols {
+        for g in self.cols[..grouped].chunks_exact(4) {
+            let vals = [
+                &g[0].values[rows.clone()],
+                &g[1].values[rows.clone()],
+                &g[2].values[rows.clone()],
+                &g[3].values[rows.clone()],
+            ];
+            let n = vals[0].len();
+            let vals = vals.map(|v| &v[..n]);
+            let inv = [g[0].invert, g[1].invert, g[2].invert, g[3].invert];
+            let sentinel = [g[0].sentinel, g[1].sentinel, g[2].sentinel, g[3].sentinel];
+            let mut masks = [0u64; 4];
+            for (m, c) in masks.iter_mut().zip(g) {
+                *m = c.nulls.map_or(u64::MAX, |(bits, o)| {
+                    load_bits(bits, o + rows.start, rows.len())
+                });
+            }
+            for (k, &row) in cur[..n].iter().enumerate() {
+                // SAFETY: row + off + self.len bytes are writable (the
+                // caller's promise) and these four columns end at
+                // at + 4 * unit <= off + self.len.
+                unsafe {
+                    let d = base.add(row + at);
+                    for q in 0..4 {
+                        let valid = ((masks[q] >> k) & 1) as u8;
+                        *d.add(q * unit) = sentinel[q] ^ ((1 ^ sentinel[q]) & valid.wrapping_neg());
+                        vals[q][k].put_masked_raw(d.add(q * unit + 1), inv[q], valid != 0);
+                    }
+                }
+            }
+            at += 4 * unit;
+        }
+        for c in &self.cols[grouped..] {
             let vals = &c.values[rows.clone()];
             // Locals, as the raw writes below could alias `c`.
             let (inv, sentinel) = (c.invert, c.sentinel);
@@ -968,35 +999,95 @@ impl<T: ByteViewType + ?Sized> Writer for ViewWriter<'_, T> {
 
 // -------------------------------------------------------------------- nested
 
+/// `dst.copy_from_slice(src)` for the short slices of encoded values:
+/// up to 32 bytes with two overlapping fixed-size copies instead of a
+/// `memcpy` call.
+#[inline(always)]
+fn copy_small(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    debug_assert_eq!(dst.len(), n);
+    match n {
+        0 => {}
+        1..=3 => {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+        4..=7 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..n].copy_from_slice(&src[n - 4..n]);
+        }
+        8..=16 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..n].copy_from_slice(&src[n - 8..n]);
+        }
+        17..=32 => {
+            dst[..16].copy_from_slice(&src[..16]);
+            dst[n - 16..n].copy_from_slice(&src[n - 16..n]);
+        }
+        _ => dst.copy_from_slice(src),
+    }
+}
+
 /// Copies a child row per row: dictionary values (no prefix) and structs
 /// (a validity byte first unless omitted).
-struct CopyWriter<'a> {
-    rows: Rows,
-    /// The child row of each row, or `None` for a null.
-    picks: Vec<Option<usize>>,
-    null_row: &'a [u8],
+struct CopyWriter {
+    /// The child rows back to back, then the null row.
+    table: Vec<u8>,
+    /// Entry `i` of the table is `table[ends[i]..ends[i + 1]]`; the last
+    /// entry is the null row.
+    ends: Vec<usize>,
+    /// Each row's table entry.
+    picks: Vec<u32>,
     /// For structs: `Some(null sentinel)`; valid rows start with 0x01.
     prefix: Option<u8>,
 }
 
-impl CopyWriter<'_> {
-    fn bytes(&self, r: usize) -> &[u8] {
-        match self.picks[r] {
-            Some(i) => self.rows.row(i).as_bytes(),
-            None => self.null_row,
+impl CopyWriter {
+    /// `picks[r]` is row `r`'s child row, `None` for a null.
+    fn new(rows: Rows, null_row: &[u8], picks: Vec<Option<usize>>, prefix: Option<u8>) -> Self {
+        let Rows {
+            buffer: mut table,
+            offsets: mut ends,
+            ..
+        } = rows;
+        table.extend_from_slice(null_row);
+        ends.push(table.len());
+        let null = (ends.len() - 2) as u32;
+        let picks = picks
+            .into_iter()
+            .map(|p| p.map_or(null, |i| i as u32))
+            .collect();
+        CopyWriter {
+            table,
+            ends,
+            picks,
+            prefix,
         }
+    }
+
+    #[inline]
+    fn entry(&self, r: usize) -> &[u8] {
+        let i = self.picks[r] as usize;
+        &self.table[self.ends[i]..self.ends[i + 1]]
+    }
+
+    #[inline]
+    fn is_null(&self, r: usize) -> bool {
+        self.picks[r] as usize == self.ends.len() - 2
     }
 }
 
-impl Writer for CopyWriter<'_> {
+impl Writer for CopyWriter {
     fn fixed_len(&self) -> Option<usize> {
         None
     }
 
     fn add_lengths(&self, lens: &mut [usize]) {
         let head = usize::from(self.prefix.is_some());
-        for (r, l) in lens.iter_mut().enumerate() {
-            *l += head + self.bytes(r).len();
+        for (l, &i) in lens.iter_mut().zip(&self.picks) {
+            let i = i as usize;
+            *l += head + self.ends[i + 1] - self.ends[i];
         }
     }
 
@@ -1004,11 +1095,11 @@ impl Writer for CopyWriter<'_> {
         for (k, r) in rows.enumerate() {
             let mut p = cur[k] + off;
             if let Some(sentinel) = self.prefix {
-                out[p] = if self.picks[r].is_some() { 1 } else { sentinel };
+                out[p] = if self.is_null(r) { sentinel } else { 1 };
                 p += 1;
             }
-            let b = self.bytes(r);
-            out[p..p + b.len()].copy_from_slice(b);
+            let b = self.entry(r);
+            copy_small(&mut out[p..p + b.len()], b);
             cur[k] = p + b.len();
         }
     }
