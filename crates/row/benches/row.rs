@@ -15,6 +15,7 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use strata_row::{RowEncoder, SortField};
 
+#[path = "support/cases.rs"]
 mod cases;
 use cases::{ROWS, cases};
 

@@ -12,7 +12,7 @@
 
 use std::hint::black_box;
 
-#[path = "../benches/cases.rs"]
+#[path = "../benches/support/cases.rs"]
 #[allow(dead_code)]
 mod cases;
 

@@ -8,6 +8,7 @@ use arrow_array::{
 };
 use arrow_buffer::NullBuffer;
 
+/// Rows per case.
 pub const ROWS: usize = 8192;
 
 struct Rng(u64);
@@ -84,6 +85,7 @@ fn mixed(rng: &mut Rng) -> Vec<ArrayRef> {
         .collect()
 }
 
+/// Every case, by name.
 pub fn cases() -> Vec<(&'static str, Vec<ArrayRef>)> {
     let mut rng = Rng(42);
     vec![
