@@ -395,25 +395,34 @@ where
         let n = cur.len();
         self.values.reserve(n);
         let len = self.values.len();
-        let dst = self.values.spare_capacity_mut();
-        for (d, &c) in dst[..n].iter_mut().zip(cur) {
-            // SAFETY: the caller guarantees 1 + WIDTH (WIDTH when omitted)
-            // readable bytes at every c + off.
-            d.write(unsafe { T::Native::get_raw(ptr.add(c + off + head), inv) });
-        }
-        // SAFETY: the first n spare slots were written just above.
-        unsafe { self.values.set_len(len + n) };
-        if !self.omit {
-            self.valid.reserve(n);
-            let len = self.valid.len();
-            let dst = self.valid.spare_capacity_mut();
-            for (d, &c) in dst[..n].iter_mut().zip(cur) {
-                // SAFETY: as above, the validity byte is at c + off.
-                d.write(u8::from(unsafe { *ptr.add(c + off) } == 1));
+        let vals = self.values.as_mut_ptr();
+        if self.omit {
+            for (k, &c) in cur.iter().enumerate() {
+                // SAFETY: the caller guarantees WIDTH readable bytes at
+                // c + off; `values` has room for n more (reserved above).
+                unsafe {
+                    vals.add(len + k)
+                        .write(T::Native::get_raw(ptr.add(c + off), inv))
+                };
             }
-            // SAFETY: the first n spare slots were written just above.
-            unsafe { self.valid.set_len(len + n) };
+        } else {
+            self.valid.reserve(n);
+            let vlen = self.valid.len();
+            let flags = self.valid.as_mut_ptr();
+            for (k, &c) in cur.iter().enumerate() {
+                // SAFETY: the caller guarantees 1 + WIDTH readable bytes at
+                // c + off; `values` and `valid` have room for n more.
+                unsafe {
+                    let p = ptr.add(c + off);
+                    vals.add(len + k).write(T::Native::get_raw(p.add(1), inv));
+                    flags.add(vlen + k).write(u8::from(*p == 1));
+                }
+            }
+            // SAFETY: the n slots after vlen were written above.
+            unsafe { self.valid.set_len(vlen + n) };
         }
+        // SAFETY: the n slots after len were written above.
+        unsafe { self.values.set_len(len + n) };
     }
 
     fn finish(self: Box<Self>) -> Result<ArrayRef, Error> {
