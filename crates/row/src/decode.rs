@@ -389,7 +389,6 @@ where
     }
 
     unsafe fn decode_trusted(&mut self, data: &[u8], cur: &[usize], off: usize) {
-        let head = usize::from(!self.omit);
         let inv = self.invert;
         let ptr = data.as_ptr();
         let n = cur.len();
