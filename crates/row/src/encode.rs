@@ -713,6 +713,23 @@ impl<T: Encodable> PrimRun<'_, T> {
                     load_bits(bits, o + rows.start, rows.len())
                 });
             }
+            if sentinel == [0; 4] && inv == [0; 4] {
+                // Ascending with nulls first (the default): the validity
+                // byte is the validity bit itself.
+                for (k, &row) in cur[..n].iter().enumerate() {
+                    // SAFETY: as below.
+                    unsafe {
+                        let d = base.add(row + at);
+                        for q in 0..4 {
+                            let valid = ((masks[q] >> k) & 1) as u8;
+                            *d.add(q * unit) = valid;
+                            vals[q][k].put_masked_raw(d.add(q * unit + 1), 0, valid != 0);
+                        }
+                    }
+                }
+                at += 4 * unit;
+                continue;
+            }
             for (k, &row) in cur[..n].iter().enumerate() {
                 // SAFETY: row + off + self.len bytes are writable (the
                 // caller's promise) and these four columns end at
@@ -753,6 +770,22 @@ impl<T: Encodable> PrimRun<'_, T> {
                 }
                 Some((bits, o)) => {
                     let mut mask = load_bits(bits, o + rows.start, rows.len());
+                    if sentinel == 0 && inv == 0 {
+                        // Ascending with nulls first: the validity byte is
+                        // the validity bit.
+                        for (&row, v) in cur.iter().zip(vals) {
+                            let valid = (mask & 1) as u8;
+                            mask >>= 1;
+                            // SAFETY: as above; the column takes 1 + w bytes.
+                            unsafe {
+                                let d = base.add(row + at);
+                                *d = valid;
+                                v.put_masked_raw(d.add(1), 0, valid != 0);
+                            }
+                        }
+                        at += 1 + w;
+                        continue;
+                    }
                     let flip = 1 ^ sentinel;
                     for (&row, v) in cur.iter().zip(vals) {
                         // Branch-free: nulls write the sentinel and zeros.

@@ -505,11 +505,29 @@ fn wide_fixed_schema_matches_arrow_row() {
     // enough rows for many tiles.
     let mut rng = Rng(3);
     for null_rate in [0.0, 0.1] {
-        let cols: Vec<ArrayRef> = (0..50)
-            .map(|_| array("u64", 3000, &mut rng, null_rate))
-            .collect();
-        let opts: Vec<SortOptions> = (0..50).map(|i| OPTIONS[i % 4]).collect();
-        check(&cols, &opts, &format!("50 x u64, nulls {null_rate}"));
+        for kind in ["u64", "i32", "f64"] {
+            let cols: Vec<ArrayRef> = (0..50)
+                .map(|_| array(kind, 3000, &mut rng, null_rate))
+                .collect();
+            // Mixed options, then every option alike (the specialised
+            // kernels for all-ascending, nulls-first runs).
+            for pattern in 0..5 {
+                let opts: Vec<SortOptions> = (0..50)
+                    .map(|i| {
+                        if pattern == 0 {
+                            OPTIONS[i % 4]
+                        } else {
+                            OPTIONS[pattern - 1]
+                        }
+                    })
+                    .collect();
+                check(
+                    &cols,
+                    &opts,
+                    &format!("50 x {kind}, nulls {null_rate}, pattern {pattern}"),
+                );
+            }
+        }
     }
 }
 
