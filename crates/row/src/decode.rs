@@ -325,17 +325,18 @@ fn pack_validity(valid: &[u8]) -> Option<NullBuffer> {
     if valid.iter().fold(1u8, |a, &b| a & b) == 1 {
         return None;
     }
-    let words: Vec<u64> = valid
-        .chunks(64)
-        .map(|chunk| {
-            chunk
-                .iter()
-                .enumerate()
-                .fold(0u64, |w, (j, &b)| w | (u64::from(b) << j))
-        })
+    // Eight flags (0 or 1 each) at a time: the multiply moves flag i to
+    // bit 56 + i, with no carries between them.
+    let (chunks, rest) = valid.as_chunks::<8>();
+    let mut bits: Vec<u8> = chunks
+        .iter()
+        .map(|c| (u64::from_le_bytes(*c).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8)
         .collect();
+    if !rest.is_empty() {
+        bits.push(rest.iter().enumerate().fold(0u8, |b, (i, &f)| b | (f << i)));
+    }
     Some(NullBuffer::new(BooleanBuffer::new(
-        Buffer::from_vec(words),
+        Buffer::from_vec(bits),
         0,
         valid.len(),
     )))

@@ -480,24 +480,21 @@ fn push_writer<'a>(
             }
         }
         Codec::Dictionary { values, null_row } => {
-            let (keys, value_array) = downcast_dictionary_array! {
-                col => (
-                    (0..col.len())
-                        .map(|i| col.keys().is_valid(i).then(|| col.keys().values()[i].as_usize()))
-                        .collect::<Vec<_>>(),
-                    col.values().clone(),
-                ),
+            downcast_dictionary_array! {
+                col => {
+                    let rows = values.encode(std::slice::from_ref(col.values()))?;
+                    let keys = col.keys().iter().map(|k| k.map(|k| k.as_usize()));
+                    Box::new(CopyWriter::new(rows, null_row, keys, None)?)
+                }
                 other => return Err(Error::Unsupported(format!("dictionary {other}")))
-            };
-            let rows = values.encode(&[value_array])?;
-            Box::new(CopyWriter::new(rows, null_row, keys, None))
+            }
         }
         Codec::Struct { children, null_row } => {
             let a: &StructArray = col.as_struct();
             let rows = children.encode(a.columns())?;
-            let picks = (0..a.len()).map(|i| a.is_valid(i).then_some(i)).collect();
+            let picks = (0..a.len()).map(|i| a.is_valid(i).then_some(i));
             let prefix = (!omit).then_some(null_sentinel(opts));
-            Box::new(CopyWriter::new(rows, null_row, picks, prefix))
+            Box::new(CopyWriter::new(rows, null_row, picks, prefix)?)
         }
         Codec::FixedSizeList { child, .. } => {
             let a = col.as_fixed_size_list();
@@ -928,7 +925,7 @@ impl Writer for FsbWriter<'_> {
 struct BytesWriter<'a, O> {
     offsets: &'a [O],
     data: &'a [u8],
-    nulls: Option<NullBuffer>,
+    nulls: Option<&'a NullBuffer>,
     invert: u8,
     sentinel: u8,
 }
@@ -940,7 +937,7 @@ fn bytes_writer<'a, T: ByteArrayType>(
     Box::new(BytesWriter {
         offsets: a.value_offsets(),
         data: a.value_data(),
-        nulls: nonempty_nulls(a.nulls()),
+        nulls: a.nulls().filter(|n| n.null_count() > 0),
         invert: invert_mask(opts),
         sentinel: null_sentinel(opts),
     })
@@ -953,10 +950,10 @@ impl<O: OffsetSizeTrait> Writer for BytesWriter<'_, O> {
 
     fn add_lengths(&self, lens: &mut [usize]) {
         let it = lens.iter_mut().zip(self.offsets.windows(2));
-        match &self.nulls {
+        match self.nulls {
             None => it.for_each(|(l, w)| *l += variable::encoded_len((w[1] - w[0]).as_usize())),
-            Some(n) => it.enumerate().for_each(|(i, (l, w))| {
-                *l += if n.is_valid(i) {
+            Some(n) => it.zip(n.iter()).for_each(|((l, w), valid)| {
+                *l += if valid {
                     variable::encoded_len((w[1] - w[0]).as_usize())
                 } else {
                     1
@@ -966,16 +963,20 @@ impl<O: OffsetSizeTrait> Writer for BytesWriter<'_, O> {
     }
 
     fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
-        for (k, r) in rows.enumerate() {
-            let p = cur[k] + off;
-            let n = if self.nulls.as_ref().is_none_or(|n| n.is_valid(r)) {
-                let v = &self.data[self.offsets[r].as_usize()..self.offsets[r + 1].as_usize()];
+        let offsets = &self.offsets[rows.start..=rows.end];
+        let mask = self.nulls.map_or(u64::MAX, |n| {
+            load_bits(n.validity(), n.offset() + rows.start, rows.len())
+        });
+        for (k, (c, w)) in cur.iter_mut().zip(offsets.windows(2)).enumerate() {
+            let p = *c + off;
+            let n = if (mask >> k) & 1 != 0 {
+                let v = &self.data[w[0].as_usize()..w[1].as_usize()];
                 variable::put_value(&mut out[p..], v, self.invert)
             } else {
                 out[p] = self.sentinel;
                 1
             };
-            cur[k] = p + n;
+            *c = p + n;
         }
     }
 }
@@ -1077,8 +1078,19 @@ struct CopyWriter {
 }
 
 impl CopyWriter {
-    /// `picks[r]` is row `r`'s child row, `None` for a null.
-    fn new(rows: Rows, null_row: &[u8], picks: Vec<Option<usize>>, prefix: Option<u8>) -> Self {
+    /// The `r`-th pick is row `r`'s child row, `None` for a null.
+    fn new(
+        rows: Rows,
+        null_row: &[u8],
+        picks: impl Iterator<Item = Option<usize>>,
+        prefix: Option<u8>,
+    ) -> Result<Self, Error> {
+        if rows.num_rows() >= u32::MAX as usize {
+            return Err(Error::Unsupported(format!(
+                "{} child rows in one batch",
+                rows.num_rows()
+            )));
+        }
         let Rows {
             buffer: mut table,
             offsets: mut ends,
@@ -1087,16 +1099,13 @@ impl CopyWriter {
         table.extend_from_slice(null_row);
         ends.push(table.len());
         let null = (ends.len() - 2) as u32;
-        let picks = picks
-            .into_iter()
-            .map(|p| p.map_or(null, |i| i as u32))
-            .collect();
-        CopyWriter {
+        let picks = picks.map(|p| p.map_or(null, |i| i as u32)).collect();
+        Ok(CopyWriter {
             table,
             ends,
             picks,
             prefix,
-        }
+        })
     }
 
     #[inline]
