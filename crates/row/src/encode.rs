@@ -654,7 +654,33 @@ impl<T: Encodable> PrimRun<'_, T> {
                 let inv = [g[0].invert, g[1].invert, g[2].invert, g[3].invert];
                 let n = vals[0].len();
                 let vals = vals.map(|v| &v[..n]);
-                for (k, &row) in cur[..n].iter().enumerate() {
+                let mut first = 0;
+                #[cfg(target_arch = "x86_64")]
+                if let Some(x) = T::XOR64
+                    && crate::simd::has_avx2()
+                {
+                    first = n / 4 * 4;
+                    let masks = inv.map(|i| x ^ u64::from_ne_bytes([i; 8]));
+                    let spill = at + 4 * unit + 12 <= off + self.len;
+                    // SAFETY: AVX2 is present; T is an 8-byte integer
+                    // (XOR64), so each column is `n` u64s; every row has
+                    // off + self.len writable bytes from cur[k] (the
+                    // caller's promise), which covers at + 36, and at + 48
+                    // when `spill`, whose extra bytes belong to later
+                    // columns of this run, written after this group.
+                    unsafe {
+                        crate::simd::write_u64x4(
+                            base,
+                            &cur[..n],
+                            at,
+                            vals.map(|v| v.as_ptr().cast::<u64>()),
+                            masks,
+                            first,
+                            spill,
+                        )
+                    };
+                }
+                for (k, &row) in cur[..n].iter().enumerate().skip(first) {
                     // SAFETY: row + off + self.len bytes are writable (the
                     // caller's promise) and these four columns end at
                     // at + 4 * unit <= off + self.len.

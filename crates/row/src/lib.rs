@@ -59,6 +59,7 @@ mod encode;
 mod fixed;
 mod group;
 mod rows;
+mod simd;
 mod variable;
 
 use std::fmt;
