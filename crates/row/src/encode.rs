@@ -834,8 +834,13 @@ impl<T: Encodable> Writer for PrimRun<'_, T> {
     }
 
     fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
-        let last = cur.iter().max().map_or(0, |m| m + off + self.len);
-        assert!(last <= out.len() && cur.len() >= rows.len());
+        let cur = &cur[..rows.len()];
+        if cur.is_empty() {
+            return;
+        }
+        // A fold rather than `max()`, so it vectorises.
+        let last = cur.iter().fold(0, |m, &c| m.max(c)) + off + self.len;
+        assert!(last <= out.len());
         // SAFETY: checked just above; `values[rows]` is bounds-checked.
         unsafe { self.write_raw(out.as_mut_ptr(), cur, off, rows) }
     }
