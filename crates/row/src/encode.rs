@@ -956,6 +956,8 @@ impl Writer for FsbWriter<'_> {
 struct BytesWriter<'a, O> {
     offsets: &'a [O],
     data: &'a [u8],
+    /// No value is longer than 32 bytes: use the branch-free encoder.
+    short: bool,
     nulls: Option<&'a NullBuffer>,
     invert: u8,
     sentinel: u8,
@@ -965,9 +967,14 @@ fn bytes_writer<'a, T: ByteArrayType>(
     a: &'a GenericByteArray<T>,
     opts: SortOptions,
 ) -> Box<dyn Writer + 'a> {
+    let offsets = a.value_offsets();
+    let longest = offsets
+        .windows(2)
+        .fold(0, |m, w| m.max((w[1] - w[0]).as_usize()));
     Box::new(BytesWriter {
-        offsets: a.value_offsets(),
+        offsets,
         data: a.value_data(),
+        short: longest <= variable::SHORT_MAX,
         nulls: a.nulls().filter(|n| n.null_count() > 0),
         invert: invert_mask(opts),
         sentinel: null_sentinel(opts),
@@ -1001,8 +1008,13 @@ impl<O: OffsetSizeTrait> Writer for BytesWriter<'_, O> {
         for (k, (c, w)) in cur.iter_mut().zip(offsets.windows(2)).enumerate() {
             let p = *c + off;
             let n = if (mask >> k) & 1 != 0 {
-                let v = &self.data[w[0].as_usize()..w[1].as_usize()];
-                variable::put_value(&mut out[p..], v, self.invert)
+                let (start, end) = (w[0].as_usize(), w[1].as_usize());
+                let len = end - start;
+                if self.short && len > 0 && start + variable::SHORT_MAX <= self.data.len() {
+                    variable::put_short(&mut out[p..], &self.data[start..], len, self.invert)
+                } else {
+                    variable::put_value(&mut out[p..], &self.data[start..end], self.invert)
+                }
             } else {
                 out[p] = self.sentinel;
                 1

@@ -117,6 +117,48 @@ pub(crate) fn put_value(out: &mut [u8], val: &[u8], invert: u8) -> usize {
     len
 }
 
+/// The longest value [`put_short`] encodes.
+pub(crate) const SHORT_MAX: usize = BLOCK_SIZE;
+
+/// Writes a non-null value of 1 to 32 bytes without data-dependent
+/// branches and returns its length (`encoded_len(len)`): all four
+/// mini-blocks are computed, and those past the value's last go to a dummy
+/// buffer instead of `out`. Random string lengths would otherwise cost a
+/// branch misprediction per value.
+///
+/// `src` must hold the value and at least 32 bytes from its start (bytes
+/// past the value are read and masked off); `out` must hold
+/// `encoded_len(len)` bytes.
+#[inline(always)]
+pub(crate) fn put_short(out: &mut [u8], src: &[u8], len: usize, invert: u8) -> usize {
+    debug_assert!((1..=SHORT_MAX).contains(&len));
+    let src: &[u8; SHORT_MAX] = src[..SHORT_MAX].try_into().expect("32 bytes");
+    let minis = len.div_ceil(MINI_BLOCK_SIZE);
+    let total = 1 + minis * (MINI_BLOCK_SIZE + 1);
+    let out = &mut out[..total];
+    let inv64 = u64::from_ne_bytes([invert; 8]);
+    let mut dummy = [0u8; MINI_BLOCK_SIZE + 1];
+    out[0] = NON_EMPTY_SENTINEL ^ invert;
+    for i in 0..MINI_BLOCK_COUNT {
+        let used = len.saturating_sub(8 * i).min(8);
+        let word = u64::from_le_bytes(src[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let keep = ((1u128 << (8 * used)) - 1) as u64;
+        let marker = if len > 8 * (i + 1) {
+            BLOCK_CONTINUATION
+        } else {
+            used as u8
+        };
+        let block: &mut [u8] = if i < minis {
+            &mut out[1 + 9 * i..10 + 9 * i]
+        } else {
+            &mut dummy[..]
+        };
+        block[..8].copy_from_slice(&((word & keep) ^ inv64).to_le_bytes());
+        block[8] = marker ^ invert;
+    }
+    total
+}
+
 /// Reads one encoded value from the front of `row`, appending its bytes
 /// (un-inverted) to `dst`. Returns `None` for a null and the bytes consumed.
 pub(crate) fn take_value(
