@@ -59,6 +59,13 @@ impl Rng {
         let alpha = [b'a', b'b', 0, 0xFF, b'z'];
         (0..len).map(|_| alpha[self.below(5) as usize]).collect()
     }
+    /// Strings of 0 to 32 bytes, the branch-free encoder's range.
+    fn short_string(&mut self) -> String {
+        let len = self.below(33) as usize;
+        (0..len)
+            .map(|_| ['a', 'b', 'z', '~'][self.below(4) as usize])
+            .collect()
+    }
     fn string(&mut self) -> String {
         let len = [0, 1, 3, 8, 9, 12, 13, 31, 32, 33, 70][self.below(11) as usize];
         (0..len)
@@ -168,6 +175,11 @@ fn array(kind: &str, n: usize, rng: &mut Rng, null_rate: f64) -> ArrayRef {
         "utf8" => Arc::new(StringArray::from(
             (0..n)
                 .map(|_| (!rng.chance(null_rate)).then(|| rng.string()))
+                .collect::<Vec<_>>(),
+        )),
+        "utf8_short" => Arc::new(StringArray::from(
+            (0..n)
+                .map(|_| (!rng.chance(null_rate)).then(|| rng.short_string()))
                 .collect::<Vec<_>>(),
         )),
         "large_utf8" => Arc::new(LargeStringArray::from(
@@ -323,6 +335,7 @@ const KINDS: &[&str] = &[
     "interval_dt",
     "interval_mdn",
     "utf8",
+    "utf8_short",
     "large_utf8",
     "utf8_view",
     "binary",
