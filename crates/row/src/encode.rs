@@ -3,12 +3,19 @@
 //! Each column gets a writer for the batch. Row lengths come first (fixed
 //! widths add a constant; variable columns add per-row lengths), which fix
 //! every row's offset. Rows are then written a tile at a time: a tile is a
-//! run of rows that fits in a small scratch buffer kept in L1, every column
-//! writes its bytes of those rows, and the tile is appended to the output.
-//! Each output line is so written once, completely, instead of once per
-//! column. Runs of primitive columns of the same type share one writer
-//! whose inner loop goes across the row, so the row's bytes are written in
-//! order.
+//! run of rows of about 16 KiB (at most 64 rows), and every column writes
+//! its bytes of those rows before the next tile starts, so the tile's
+//! lines stay in L1 while all columns fill them, instead of each column
+//! pass sweeping the whole output.
+//!
+//! * Schemas of fixed-width primitives are written straight into the
+//!   output's spare capacity: nothing is zeroed first, since every byte is
+//!   written. Other schemas are written into the zeroed output (the zero
+//!   padding of string blocks is then already there).
+//! * Consecutive primitive columns of one type share a writer that handles
+//!   four columns per pass, nulls without branches; 8-byte integers without
+//!   nulls go through an AVX2 kernel where the CPU has it.
+//! * Columns of strings up to 32 bytes use a branch-free block encoder.
 //!
 //! Within a tile, `cur[k]` is where row `k`'s next variable-width column
 //! starts and `off` the bytes of fixed-width columns since then, so fixed
