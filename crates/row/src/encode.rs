@@ -661,6 +661,7 @@ impl<T: Encodable> PrimRun<'_, T> {
                 let inv = [g[0].invert, g[1].invert, g[2].invert, g[3].invert];
                 let n = vals[0].len();
                 let vals = vals.map(|v| &v[..n]);
+                #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
                 let mut first = 0;
                 #[cfg(target_arch = "x86_64")]
                 if let Some(x) = T::XOR64

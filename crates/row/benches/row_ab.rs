@@ -1,0 +1,90 @@
+//! strata-row against arrow-row 60.1, interleaved: every sample times a
+//! batch of arrow-row calls and then a batch of strata calls on the same
+//! input, so noise from other tenants of the machine hits both alike.
+//! Prints a Markdown table of medians (and the median of the per-sample
+//! ratios) for encode and decode of every bench case.
+//!
+//! `cargo bench -p strata-row --bench row_ab [-- SAMPLES]`
+
+// A bench binary: undocumented helpers are fine.
+#![allow(missing_docs)]
+
+use std::{hint::black_box, time::Instant};
+
+use strata_row::{RowEncoder, SortField};
+
+#[path = "support/cases.rs"]
+mod cases;
+
+/// Calls per timed batch.
+const BATCH: usize = 20;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn time(mut f: impl FnMut()) -> f64 {
+    let t = Instant::now();
+    for _ in 0..BATCH {
+        f();
+    }
+    t.elapsed().as_secs_f64() * 1e6 / BATCH as f64
+}
+
+fn main() {
+    let samples: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(101);
+    println!("| case | op | arrow-row 60.1 median (µs) | strata median (µs) | speed-up (median of per-sample ratios) |");
+    println!("|---|---|---:|---:|---:|");
+    for (name, cols) in cases::cases() {
+        let types: Vec<_> = cols.iter().map(|c| c.data_type().clone()).collect();
+        let theirs = arrow_row::RowConverter::new(
+            types
+                .iter()
+                .map(|t| arrow_row::SortField::new(t.clone()))
+                .collect(),
+        )
+        .unwrap();
+        let ours =
+            RowEncoder::new(types.iter().map(|t| SortField::new(t.clone())).collect()).unwrap();
+        let a = theirs.convert_columns(&cols).unwrap();
+        let b = ours.encode(&cols).unwrap();
+        assert!((0..a.num_rows()).all(|i| a.row(i).as_ref() == b.row(i).as_bytes()));
+        for op in ["encode", "decode"] {
+            let (mut ta, mut tb, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..samples {
+                let (x, y) = if op == "encode" {
+                    (
+                        time(|| {
+                            black_box(theirs.convert_columns(black_box(&cols)).unwrap());
+                        }),
+                        time(|| {
+                            black_box(ours.encode(black_box(&cols)).unwrap());
+                        }),
+                    )
+                } else {
+                    (
+                        time(|| {
+                            black_box(theirs.convert_rows(&a).unwrap());
+                        }),
+                        time(|| {
+                            black_box(ours.decode(&b).unwrap());
+                        }),
+                    )
+                };
+                ta.push(x);
+                tb.push(y);
+                ratio.push(x / y);
+            }
+            println!(
+                "| {name} | {op} | {:.1} | {:.1} | {:.2}x |",
+                median(&mut ta),
+                median(&mut tb),
+                median(&mut ratio)
+            );
+        }
+    }
+}
