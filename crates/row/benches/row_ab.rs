@@ -37,7 +37,9 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(101);
-    println!("| case | op | arrow-row 60.1 median (µs) | strata median (µs) | speed-up (median of per-sample ratios) |");
+    println!(
+        "| case | op | arrow-row 60.1 median (µs) | strata median (µs) | speed-up (median of per-sample ratios) |"
+    );
     println!("|---|---|---:|---:|---:|");
     for (name, cols) in cases::cases() {
         let types: Vec<_> = cols.iter().map(|c| c.data_type().clone()).collect();
