@@ -19,24 +19,37 @@ mod cases;
 /// Calls per timed batch.
 const BATCH: usize = 20;
 
+thread_local! {
+    /// Calls per batch in this run: one under `cargo test`, which runs
+    /// bench targets as a smoke test without `--bench`.
+    static CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(BATCH) };
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
 
 fn time(mut f: impl FnMut()) -> f64 {
+    let calls = CALLS.get();
     let t = Instant::now();
-    for _ in 0..BATCH {
+    for _ in 0..calls {
         f();
     }
-    t.elapsed().as_secs_f64() * 1e6 / BATCH as f64
+    t.elapsed().as_secs_f64() * 1e6 / calls as f64
 }
 
 fn main() {
-    let samples: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(101);
+    let bench = std::env::args().any(|a| a == "--bench");
+    let samples: usize = if bench {
+        std::env::args()
+            .skip(1)
+            .find_map(|a| a.parse().ok())
+            .unwrap_or(101)
+    } else {
+        CALLS.set(1);
+        1
+    };
     println!(
         "| case | op | arrow-row 60.1 median (µs) | strata median (µs) | speed-up (median of per-sample ratios) |"
     );
