@@ -91,9 +91,10 @@ pub(crate) unsafe fn write_u64x4(
                 _mm_shuffle_epi8(_mm_alignr_epi8::<14>(hi, lo), second),
                 second_ones,
             );
-            // SAFETY: 36 (48 with `spill`) writable bytes at d, as promised.
+            // SAFETY: k + j < n <= cur.len(), and 36 (48 with `spill`)
+            // writable bytes at d, as promised.
             unsafe {
-                let d = base.add(cur[k + j] + at);
+                let d = base.add(*cur.get_unchecked(k + j) + at);
                 _mm_storeu_si128(d.cast::<__m128i>(), o1);
                 _mm_storeu_si128(d.add(16).cast::<__m128i>(), o2);
                 if spill {
