@@ -551,8 +551,13 @@ fn non_nullable_fields_drop_the_validity_byte_and_keep_order() {
     let b = array("utf8", 500, &mut rng, 0.0);
     let s = array("struct", 500, &mut rng, 0.0);
     let f = array("f64", 500, &mut rng, 0.0);
-    let cols = vec![a.clone(), b.clone(), s.clone(), f.clone()];
-    let opts = [OPTIONS[0], OPTIONS[3], OPTIONS[2], OPTIONS[1]];
+    let t = array("bool", 500, &mut rng, 0.0);
+    let x = array("fixed_binary", 500, &mut rng, 0.0);
+    let l = array("fixed_list", 500, &mut rng, 0.0);
+    let cols = vec![a, b, s, f, t, x, l];
+    let opts = [
+        OPTIONS[0], OPTIONS[3], OPTIONS[2], OPTIONS[1], OPTIONS[2], OPTIONS[3], OPTIONS[1],
+    ];
     let enc = RowEncoder::new(
         cols.iter()
             .zip(opts)
@@ -567,9 +572,10 @@ fn non_nullable_fields_drop_the_validity_byte_and_keep_order() {
     let rows = enc.encode(&cols).unwrap();
     let full = encoder(&cols, &opts).encode(&cols).unwrap();
     for i in 0..500 {
-        // i64 (-1 byte), utf8 (same), struct (-1), f64 (-1).
+        // One byte less for i64, struct, f64, bool, fixed-size binary and
+        // fixed-size list; strings and dictionaries keep their encoding.
         assert_eq!(
-            rows.row(i).as_bytes().len() + 3,
+            rows.row(i).as_bytes().len() + 6,
             full.row(i).as_bytes().len()
         );
         for j in 0..500 {
@@ -580,12 +586,26 @@ fn non_nullable_fields_drop_the_validity_byte_and_keep_order() {
     for (x, y) in back.iter().zip(&cols) {
         assert_eq!(x.to_data(), y.to_data());
     }
-    // An array with nulls is refused, naming the column.
+    // An array with nulls is refused, naming the column; so is one whose
+    // nulls are only logical (valid keys to null dictionary values).
     let with_nulls = array("i64", 10, &mut rng, 0.5);
     let enc = RowEncoder::new(vec![SortField::new(DataType::Int64).non_nullable()]).unwrap();
     let err = enc.encode(&[with_nulls]).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
     assert!(err.to_string().contains("non-nullable"), "{err}");
+    let values: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), None]));
+    let dict: ArrayRef = Arc::new(
+        DictionaryArray::<Int32Type>::try_new(Int32Array::from(vec![0, 1, 0]), values).unwrap(),
+    );
+    assert_eq!(dict.null_count(), 0);
+    let enc = RowEncoder::new(vec![
+        SortField::new(dict.data_type().clone()).non_nullable(),
+    ])
+    .unwrap();
+    assert!(matches!(
+        enc.encode(&[dict]),
+        Err(Error::InvalidArgument(_))
+    ));
 }
 
 #[test]
