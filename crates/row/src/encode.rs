@@ -635,14 +635,22 @@ fn load_bits(bits: &[u8], start: usize, len: usize) -> u64 {
 
 impl<T: Encodable> PrimRun<'_, T> {
     /// Writes the run's bytes of batch rows `rows`, the `k`-th at
-    /// `base + cur[k] + off`.
+    /// `base + min(cur[k], limit) + off`. Clamping each position (one
+    /// instruction) keeps every write in bounds without a pass over `cur`.
     ///
     /// # Safety
     ///
-    /// `base` must be valid for writes of `max(cur) + off + self.len` bytes,
-    /// `cur.len() >= rows.len()`, and `rows.end` must not exceed the
-    /// columns' length.
-    unsafe fn write_raw(&self, base: *mut u8, cur: &[usize], off: usize, rows: Range<usize>) {
+    /// `base` must be valid for writes of `min(max(cur), limit) + off +
+    /// self.len` bytes, `cur.len() >= rows.len()`, and `rows.end` must not
+    /// exceed the columns' length.
+    unsafe fn write_raw(
+        &self,
+        base: *mut u8,
+        cur: &[usize],
+        off: usize,
+        rows: Range<usize>,
+        limit: usize,
+    ) {
         let w = T::WIDTH;
         if self.plain {
             // Column by column inside the tile (the tile is in L1, and each
@@ -672,14 +680,15 @@ impl<T: Encodable> PrimRun<'_, T> {
                     let spill = at + 4 * unit + 12 <= off + self.len;
                     // SAFETY: AVX2 is present; T is an 8-byte integer
                     // (XOR64), so each column is `n` u64s; every row has
-                    // off + self.len writable bytes from cur[k] (the
-                    // caller's promise), which covers at + 36, and at + 48
-                    // when `spill`, whose extra bytes belong to later
-                    // columns of this run, written after this group.
+                    // off + self.len writable bytes from min(cur[k], limit)
+                    // (the caller's promise), which covers at + 36, and
+                    // at + 48 when `spill`, whose extra bytes belong to
+                    // later columns of this run, written after this group.
                     unsafe {
                         crate::simd::write_u64x4(
                             base,
                             &cur[..n],
+                            limit,
                             at,
                             vals.map(|v| v.as_ptr().cast::<u64>()),
                             masks,
@@ -689,11 +698,11 @@ impl<T: Encodable> PrimRun<'_, T> {
                     };
                 }
                 for (k, &row) in cur[..n].iter().enumerate().skip(first) {
-                    // SAFETY: row + off + self.len bytes are writable (the
-                    // caller's promise) and these four columns end at
-                    // at + 4 * unit <= off + self.len.
+                    // SAFETY: min(row, limit) + off + self.len bytes are
+                    // writable (the caller's promise) and these four columns
+                    // end at at + 4 * unit <= off + self.len.
                     unsafe {
-                        let d = base.add(row + at);
+                        let d = base.add(row.min(limit) + at);
                         for q in 0..4 {
                             *d.add(q * unit) = 1;
                             vals[q][k].put_raw(d.add(q * unit + 1), inv[q]);
@@ -709,7 +718,7 @@ impl<T: Encodable> PrimRun<'_, T> {
                 for (&row, v) in cur.iter().zip(vals) {
                     // SAFETY: as above; this column ends at at + unit.
                     unsafe {
-                        let d = base.add(row + at);
+                        let d = base.add(row.min(limit) + at);
                         *d = 1;
                         v.put_raw(d.add(1), inv);
                     }
@@ -750,7 +759,7 @@ impl<T: Encodable> PrimRun<'_, T> {
                 for (k, &row) in cur[..n].iter().enumerate() {
                     // SAFETY: as below.
                     unsafe {
-                        let d = base.add(row + at);
+                        let d = base.add(row.min(limit) + at);
                         for q in 0..4 {
                             let valid = ((masks[q] >> k) & 1) as u8;
                             *d.add(q * unit) = valid;
@@ -762,11 +771,11 @@ impl<T: Encodable> PrimRun<'_, T> {
                 continue;
             }
             for (k, &row) in cur[..n].iter().enumerate() {
-                // SAFETY: row + off + self.len bytes are writable (the
-                // caller's promise) and these four columns end at
-                // at + 4 * unit <= off + self.len.
+                // SAFETY: min(row, limit) + off + self.len bytes are
+                // writable (the caller's promise) and these four columns end
+                // at at + 4 * unit <= off + self.len.
                 unsafe {
-                    let d = base.add(row + at);
+                    let d = base.add(row.min(limit) + at);
                     for q in 0..4 {
                         let valid = ((masks[q] >> k) & 1) as u8;
                         *d.add(q * unit) = sentinel[q] ^ ((1 ^ sentinel[q]) & valid.wrapping_neg());
@@ -783,7 +792,7 @@ impl<T: Encodable> PrimRun<'_, T> {
             if c.omit {
                 for (&row, v) in cur.iter().zip(vals) {
                     // SAFETY: as above; the column takes w bytes at `at`.
-                    unsafe { v.put_raw(base.add(row + at), inv) }
+                    unsafe { v.put_raw(base.add(row.min(limit) + at), inv) }
                 }
                 at += w;
                 continue;
@@ -793,7 +802,7 @@ impl<T: Encodable> PrimRun<'_, T> {
                     for (&row, v) in cur.iter().zip(vals) {
                         // SAFETY: as above; the column takes 1 + w bytes.
                         unsafe {
-                            let d = base.add(row + at);
+                            let d = base.add(row.min(limit) + at);
                             *d = 1;
                             v.put_raw(d.add(1), inv);
                         }
@@ -809,7 +818,7 @@ impl<T: Encodable> PrimRun<'_, T> {
                             mask >>= 1;
                             // SAFETY: as above; the column takes 1 + w bytes.
                             unsafe {
-                                let d = base.add(row + at);
+                                let d = base.add(row.min(limit) + at);
                                 *d = valid;
                                 v.put_masked_raw(d.add(1), 0, valid != 0);
                             }
@@ -824,7 +833,7 @@ impl<T: Encodable> PrimRun<'_, T> {
                         mask >>= 1;
                         // SAFETY: as above; the column takes 1 + w bytes.
                         unsafe {
-                            let d = base.add(row + at);
+                            let d = base.add(row.min(limit) + at);
                             *d = sentinel ^ (flip & valid.wrapping_neg());
                             v.put_masked_raw(d.add(1), inv, valid != 0);
                         }
@@ -843,14 +852,15 @@ impl<T: Encodable> Writer for PrimRun<'_, T> {
 
     fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
         let cur = &cur[..rows.len()];
-        if cur.is_empty() {
-            return;
-        }
-        // A fold rather than `max()`, so it vectorises.
-        let last = cur.iter().fold(0, |m, &c| m.max(c)) + off + self.len;
-        assert!(last <= out.len());
-        // SAFETY: checked just above; `values[rows]` is bounds-checked.
-        unsafe { self.write_raw(out.as_mut_ptr(), cur, off, rows) }
+        // Positions past `limit` would write out of bounds; write_raw clamps
+        // them (correct cursors never exceed it).
+        let limit = out
+            .len()
+            .checked_sub(off + self.len)
+            .expect("the tile holds this run's bytes");
+        // SAFETY: base + limit + off + self.len is the end of `out`;
+        // `values[rows]` is bounds-checked.
+        unsafe { self.write_raw(out.as_mut_ptr(), cur, off, rows, limit) }
     }
 
     fn direct(&self) -> Option<&dyn DirectWriter> {
@@ -871,9 +881,11 @@ trait DirectWriter {
 
 impl<T: Encodable> DirectWriter for PrimRun<'_, T> {
     unsafe fn write_direct(&self, base: *mut u8, cur: &[usize], off: usize, rows: Range<usize>) {
-        // SAFETY: forwarded from the caller; write_raw writes the sentinel
-        // (or nothing, when omitted) and WIDTH bytes for every column.
-        unsafe { self.write_raw(base, cur, off, rows) }
+        // SAFETY: forwarded from the caller, whose positions are all valid
+        // (so none is clamped: the limit is never reached); write_raw
+        // writes the sentinel (or nothing, when omitted) and WIDTH bytes
+        // for every column.
+        unsafe { self.write_raw(base, cur, off, rows, usize::MAX) }
     }
 }
 

@@ -32,19 +32,21 @@ const SECOND: [u8; 16] = [0, 1, 0x80, 2, 3, 4, 5, 6, 7, 8, 9, 0x80, 10, 11, 12, 
 const SECOND_ONES: [u8; 16] = [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0];
 
 /// Writes rows `0..n` (a multiple of 4) of four 8-byte integer columns:
-/// row `k`'s 36 bytes go to `base + cur[k] + at`, each value `v` of column
+/// row `k`'s 36 bytes go to `base + min(cur[k], limit) + at`, each value `v` of column
 /// `q` as `0x01` then the big-endian bytes of `v ^ masks[q]`.
 ///
 /// # Safety
 ///
 /// The CPU must support AVX2. `vals[q]` must hold `n` values and `cur`
-/// `n` positions, and for every `k`, `base + cur[k] + at` must be valid
-/// for writes of 36 bytes, or of 48 when `spill` (the 12 bytes after the
+/// `n` positions, and for every `k`, `base + min(cur[k], limit) + at` must
+/// be valid for writes of 36 bytes, or of 48 when `spill` (the 12 bytes after the
 /// 36 may then be overwritten with garbage: the caller writes them later).
 #[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)] // a leaf kernel: plain values, no struct to build per call
 pub(crate) unsafe fn write_u64x4(
     base: *mut u8,
     cur: &[usize],
+    limit: usize,
     at: usize,
     vals: [*const u64; 4],
     masks: [u64; 4],
@@ -94,7 +96,7 @@ pub(crate) unsafe fn write_u64x4(
             // SAFETY: k + j < n <= cur.len(), and 36 (48 with `spill`)
             // writable bytes at d, as promised.
             unsafe {
-                let d = base.add(*cur.get_unchecked(k + j) + at);
+                let d = base.add((*cur.get_unchecked(k + j)).min(limit) + at);
                 _mm_storeu_si128(d.cast::<__m128i>(), o1);
                 _mm_storeu_si128(d.add(16).cast::<__m128i>(), o2);
                 if spill {
