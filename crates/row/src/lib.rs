@@ -165,6 +165,18 @@ impl SortField {
     }
 }
 
+/// Caps the SIMD kernels the encoder may use: 0 scalar only, 1 up to AVX2,
+/// 2 up to AVX-512 (the default; the CPU's support is still checked). All
+/// produce the same bytes; this exists so tests can check every kernel on
+/// one machine. It does nothing off x86-64.
+#[doc(hidden)]
+pub fn set_simd_level(level: u8) {
+    #[cfg(target_arch = "x86_64")]
+    simd::set_level(level);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = level;
+}
+
 /// The byte a null starts with: 0x00 when nulls sort first, else 0xFF.
 #[inline]
 pub(crate) fn null_sentinel(options: SortOptions) -> u8 {

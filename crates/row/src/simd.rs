@@ -18,9 +18,21 @@ use std::arch::x86_64::{
     _mm256_shuffle_epi8, _mm256_unpackhi_epi64, _mm256_unpacklo_epi64, _mm256_xor_si256,
 };
 
-/// Whether the running CPU has AVX2 (checked once, then cached).
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The widest kernels allowed: 0 scalar, 1 AVX2, 2 AVX-512. Lowered only
+/// by tests, so every kernel is checked on a machine that has them all.
+static MAX_LEVEL: AtomicU8 = AtomicU8::new(2);
+
+/// Caps the kernels used from now on (see [`crate::set_simd_level`]).
+pub(crate) fn set_level(level: u8) {
+    MAX_LEVEL.store(level, Ordering::Relaxed);
+}
+
+/// Whether AVX2 kernels may run: the CPU has AVX2 (detection is cached)
+/// and they are not capped.
 pub(crate) fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
+    MAX_LEVEL.load(Ordering::Relaxed) >= 1 && std::arch::is_x86_feature_detected!("avx2")
 }
 
 const BSWAP64: [u8; 32] = [
@@ -118,7 +130,8 @@ pub(crate) unsafe fn write_u64x4(
 
 /// Whether the running CPU has the AVX-512 subsets [`write_u64x8`] uses.
 pub(crate) fn has_avx512_vbmi() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
+    MAX_LEVEL.load(Ordering::Relaxed) >= 2
+        && std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("avx512bw")
         && std::arch::is_x86_feature_detected!("avx512vbmi")
 }
