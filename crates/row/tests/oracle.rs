@@ -794,3 +794,19 @@ fn every_kernel_level_matches_arrow_row() {
     }
     strata_row::set_simd_level(2);
 }
+
+#[test]
+fn a_first_null_late_in_the_batch_decodes() {
+    // A null many tiles into the batch, after only valid rows, must mark
+    // exactly that row.
+    let mut rng = Rng(23);
+    let cols: Vec<ArrayRef> = (0..20)
+        .map(|c| {
+            let values: Vec<u64> = (0..3000).map(|_| rng.int()).collect();
+            let nulls = NullBuffer::from((0..3000).map(|i| i != 2500 + c).collect::<Vec<_>>());
+            Arc::new(UInt64Array::new(values.into(), Some(nulls))) as ArrayRef
+        })
+        .collect();
+    let opts: Vec<SortOptions> = (0..20).map(|i| OPTIONS[i % 4]).collect();
+    check(&cols, &opts, "one late null per column");
+}
