@@ -456,8 +456,11 @@ fn push_writer<'a>(
         Codec::Flat => {
             downcast_primitive_array! {
                 col => {
-                    let _ = col;
-                    return Err(Error::Unsupported("primitive columns go through prim_run".into()));
+                    // `append` hands every primitive column to `prim_run`.
+                    return Err(Error::Unsupported(format!(
+                        "{} column outside a primitive run",
+                        col.data_type()
+                    )));
                 }
                 DataType::Null => Box::new(NullTypeWriter { invert: invert_mask(opts) }),
                 DataType::Boolean => {
