@@ -52,6 +52,7 @@ mod error;
 pub mod generate;
 mod options;
 pub mod output;
+pub mod ranges;
 pub mod readback;
 mod shred;
 pub mod sort;
