@@ -1375,19 +1375,23 @@ impl Writer for ListWriter {
 type ListParts = (Vec<Option<Range<usize>>>, Vec<ArrayRef>);
 
 fn list_ranges(col: &dyn Array) -> Result<ListParts, Error> {
-    fn list<O: OffsetSizeTrait>(a: &GenericListArray<O>) -> ListParts {
-        let o = a.value_offsets();
+    /// Ranges of an offsets-based list or map, relative to its first
+    /// offset, and the child range they reference.
+    fn by_offsets<O: ArrowNativeType>(
+        o: &[O],
+        valid: impl Fn(usize) -> bool,
+    ) -> (Vec<Option<Range<usize>>>, Range<usize>) {
         let shift = o[0].as_usize();
-        let end = o[o.len() - 1].as_usize();
         let ranges = o
             .windows(2)
             .enumerate()
-            .map(|(i, w)| {
-                a.is_valid(i)
-                    .then(|| w[0].as_usize() - shift..w[1].as_usize() - shift)
-            })
+            .map(|(i, w)| valid(i).then(|| w[0].as_usize() - shift..w[1].as_usize() - shift))
             .collect();
-        (ranges, vec![a.values().slice(shift, end - shift)])
+        (ranges, shift..o[o.len() - 1].as_usize())
+    }
+    fn list<O: OffsetSizeTrait>(a: &GenericListArray<O>) -> ListParts {
+        let (ranges, child) = by_offsets(a.value_offsets(), |i| a.is_valid(i));
+        (ranges, vec![a.values().slice(child.start, child.len())])
     }
     fn view<O: OffsetSizeTrait>(a: &GenericListViewArray<O>) -> ListParts {
         let (offsets, sizes) = (a.value_offsets(), a.value_sizes());
@@ -1423,18 +1427,8 @@ fn list_ranges(col: &dyn Array) -> Result<ListParts, Error> {
         DataType::LargeListView(_) => view(col.as_list_view::<i64>()),
         DataType::Map(_, _) => {
             let a: &MapArray = col.as_map();
-            let o = a.value_offsets();
-            let shift = o[0].as_usize();
-            let end = o[o.len() - 1].as_usize();
-            let ranges = o
-                .windows(2)
-                .enumerate()
-                .map(|(i, w)| {
-                    a.is_valid(i)
-                        .then(|| w[0].as_usize() - shift..w[1].as_usize() - shift)
-                })
-                .collect();
-            let entries = a.entries().slice(shift, end - shift);
+            let (ranges, child) = by_offsets(a.value_offsets(), |i| a.is_valid(i));
+            let entries = a.entries().slice(child.start, child.len());
             (ranges, entries.columns().to_vec())
         }
         other => return Err(Error::Unsupported(format!("list encoding of {other}"))),
