@@ -58,16 +58,15 @@ fn succeeded(o: &Output) {
     assert!(o.status.success(), "{}", stderr(o));
 }
 
-/// SplitMix64: fixed-seed test data.
-struct Rng(u64);
+/// Fixed-seed test data from strata-gen's SplitMix64 streams.
+struct Rng(strata_gen::rng::RowRng);
 
 impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(strata_gen::rng::StreamKey::new(seed, 0).row(0))
+    }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn below(&mut self, n: u64) -> u64 {
@@ -104,7 +103,7 @@ fn schema() -> SchemaRef {
 /// `n` seeded random rows in batches of at most `batch` rows; few distinct
 /// values per key, so ties (and so stability) matter.
 fn table(seed: u64, n: usize, batch: usize) -> Vec<RecordBatch> {
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     let schema = schema();
     let words = ["", "a", "ab", "abc", "b", "zz"];
     let colours: ArrayRef = Arc::new(StringArray::from(vec![

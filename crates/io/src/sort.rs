@@ -810,15 +810,15 @@ mod tests {
     use super::*;
     use crate::readback::{multiset_hash, rows_as_text};
 
-    /// SplitMix64: a small fixed-seed generator for test data.
-    struct Rng(u64);
+    /// Fixed-seed test data from strata-gen's SplitMix64 streams.
+    struct Rng(strata_gen::rng::RowRng);
+
     impl Rng {
+        fn new(seed: u64) -> Self {
+            Rng(strata_gen::rng::StreamKey::new(seed, 0).row(0))
+        }
         fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
+            self.0.next_u64()
         }
         fn below(&mut self, n: u64) -> u64 {
             self.next() % n
@@ -826,7 +826,7 @@ mod tests {
     }
 
     fn random_batch(seed: u64, n: usize) -> RecordBatch {
-        let mut r = Rng(seed);
+        let mut r = Rng::new(seed);
         let ints: Int32Array = (0..n)
             .map(|_| (r.below(5) != 0).then(|| r.below(7) as i32 - 3))
             .collect();

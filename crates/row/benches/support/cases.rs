@@ -11,15 +11,15 @@ use arrow_buffer::NullBuffer;
 /// Rows per case.
 pub const ROWS: usize = 8192;
 
-struct Rng(u64);
+/// Fixed-seed test data from strata-gen's SplitMix64 streams.
+struct Rng(strata_gen::rng::RowRng);
 
 impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(strata_gen::rng::StreamKey::new(seed, 0).row(0))
+    }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     fn nulls(&mut self, rate: f64) -> Option<NullBuffer> {
         (rate > 0.0).then(|| {
@@ -87,7 +87,7 @@ fn mixed(rng: &mut Rng) -> Vec<ArrayRef> {
 
 /// Every case, by name.
 pub fn cases() -> Vec<(&'static str, Vec<ArrayRef>)> {
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     vec![
         ("50 u64(0)", u64s(&mut rng, 50, 0.0)),
         ("50 u64(0.1)", u64s(&mut rng, 50, 0.1)),
