@@ -23,16 +23,9 @@ fn main() {
     let decode = args.get(3).is_some_and(|s| s == "decode");
     let case: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(0);
     let (_, cols) = cases::cases().swap_remove(case);
-    let types: Vec<_> = cols.iter().map(|c| c.data_type().clone()).collect();
+    let (conv, enc) = cases::encoders(&cols);
     match which {
         "arrow-row" => {
-            let conv = arrow_row::RowConverter::new(
-                types
-                    .iter()
-                    .map(|t| arrow_row::SortField::new(t.clone()))
-                    .collect(),
-            )
-            .unwrap();
             let rows = conv.convert_columns(&cols).unwrap();
             for _ in 0..iters {
                 if decode {
@@ -43,13 +36,6 @@ fn main() {
             }
         }
         _ => {
-            let enc = strata_row::RowEncoder::new(
-                types
-                    .iter()
-                    .map(|t| strata_row::SortField::new(t.clone()))
-                    .collect(),
-            )
-            .unwrap();
             let rows = enc.encode(&cols).unwrap();
             for _ in 0..iters {
                 if decode {

@@ -7,6 +7,7 @@ use arrow_array::{
     ArrayRef, DictionaryArray, Float64Array, Int32Array, StringArray, UInt64Array, types::Int32Type,
 };
 use arrow_buffer::NullBuffer;
+use strata_row::{RowEncoder, SortField};
 
 /// Rows per case.
 pub const ROWS: usize = 8192;
@@ -97,4 +98,23 @@ pub fn cases() -> Vec<(&'static str, Vec<ArrayRef>)> {
             (0..8).map(|_| strings(&mut rng, 60, 0.02)).collect(),
         ),
     ]
+}
+
+/// arrow-row's converter and strata's encoder for these columns (default
+/// options). Panics unless both encode them to the same bytes: otherwise
+/// the comparison would mean nothing.
+pub fn encoders(cols: &[ArrayRef]) -> (arrow_row::RowConverter, RowEncoder) {
+    let types: Vec<_> = cols.iter().map(|c| c.data_type().clone()).collect();
+    let theirs = arrow_row::RowConverter::new(
+        types
+            .iter()
+            .map(|t| arrow_row::SortField::new(t.clone()))
+            .collect(),
+    )
+    .unwrap();
+    let ours = RowEncoder::new(types.into_iter().map(SortField::new).collect()).unwrap();
+    let a = theirs.convert_columns(cols).unwrap();
+    let b = ours.encode(cols).unwrap();
+    assert!((0..a.num_rows()).all(|i| a.row(i).as_ref() == b.row(i).as_bytes()));
+    (theirs, ours)
 }
