@@ -2,14 +2,7 @@
 //! comparator, rows and schema kept, stability, format conversion, and
 //! failures that leave no output behind.
 
-use std::{
-    cmp::Ordering,
-    collections::HashMap,
-    fs::File,
-    path::Path,
-    process::{Command, Output},
-    sync::Arc,
-};
+use std::{cmp::Ordering, collections::HashMap, fs::File, path::Path, process::Output, sync::Arc};
 
 use arrow_array::{
     Array, ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, Int64Array,
@@ -22,37 +15,9 @@ use arrow_schema::{Field, Schema, SchemaRef, SortOptions};
 use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
 use strata_io::readback::{multiset_hash, rows_as_text};
 
-fn strata(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run strata")
-}
+mod common;
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Every file in `dir` (hidden ones included), sorted.
-fn files(dir: &Path) -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    out.sort();
-    out
-}
-
-/// Asserts a failed run: exit status 2, `needle` in the message, and
-/// exactly `left` remaining in `dir`. Returns stderr.
-fn failed_cleanly(o: &Output, dir: &Path, needle: &str, left: &[&str]) -> String {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "{e}");
-    assert!(e.contains(needle), "expected '{needle}' in: {e}");
-    assert_eq!(files(dir), left, "left behind");
-    e
-}
+use common::{failed_cleanly, stderr, strata};
 
 fn succeeded(o: &Output) {
     assert!(o.status.success(), "{}", stderr(o));
