@@ -73,6 +73,15 @@ impl Rng {
     }
 }
 
+/// Options for `ncols` columns: pattern 0 cycles through all four, pattern
+/// `p` in 1..=4 gives every column `OPTIONS[p - 1]` (so runs of alike
+/// columns reach the specialised kernels).
+fn option_pattern(pattern: usize, ncols: usize) -> Vec<SortOptions> {
+    (0..ncols)
+        .map(|i| OPTIONS[if pattern == 0 { i % 4 } else { pattern - 1 }])
+        .collect()
+}
+
 const OPTIONS: [SortOptions; 4] = [
     SortOptions {
         descending: false,
@@ -524,15 +533,7 @@ fn wide_fixed_schema_matches_arrow_row() {
             // Mixed options, then every option alike (the specialised
             // kernels for all-ascending, nulls-first runs).
             for pattern in 0..5 {
-                let opts: Vec<SortOptions> = (0..50)
-                    .map(|i| {
-                        if pattern == 0 {
-                            OPTIONS[i % 4]
-                        } else {
-                            OPTIONS[pattern - 1]
-                        }
-                    })
-                    .collect();
+                let opts = option_pattern(pattern, 50);
                 check(
                     &cols,
                     &opts,
@@ -773,15 +774,7 @@ fn every_kernel_level_matches_arrow_row() {
                 let cols: Vec<ArrayRef> =
                     (0..ncols).map(|_| array(kind, n, &mut rng, 0.0)).collect();
                 for pattern in 0..5 {
-                    let opts: Vec<SortOptions> = (0..ncols)
-                        .map(|i| {
-                            if pattern == 0 {
-                                OPTIONS[i % 4]
-                            } else {
-                                OPTIONS[pattern - 1]
-                            }
-                        })
-                        .collect();
+                    let opts = option_pattern(pattern, ncols);
                     check(
                         &cols,
                         &opts,
