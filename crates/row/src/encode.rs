@@ -284,28 +284,8 @@ impl RowEncoder {
     }
 
     fn check_columns(&self, columns: &[ArrayRef]) -> Result<(), Error> {
-        if columns.len() != self.fields.len() {
-            return Err(Error::InvalidArgument(format!(
-                "expected {} columns, got {}",
-                self.fields.len(),
-                columns.len()
-            )));
-        }
-        let n = columns.first().map_or(0, |c| c.len());
+        crate::check_columns(columns, self.fields.iter().map(|f| &f.data_type))?;
         for (i, (col, field)) in columns.iter().zip(self.fields.iter()).enumerate() {
-            if col.len() != n {
-                return Err(Error::InvalidArgument(format!(
-                    "column {i} has {} rows, column 0 has {n}",
-                    col.len()
-                )));
-            }
-            if !col.data_type().equals_datatype(&field.data_type) {
-                return Err(Error::InvalidArgument(format!(
-                    "column {i} is {}, the field is {}",
-                    col.data_type(),
-                    field.data_type
-                )));
-            }
             if field.non_nullable && col.logical_null_count() > 0 {
                 return Err(Error::InvalidArgument(format!(
                     "column {i} is declared non-nullable but holds {} nulls",

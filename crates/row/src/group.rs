@@ -149,23 +149,7 @@ impl GroupKeyEncoder {
     ///
     /// [`Error::InvalidArgument`] when the columns do not match the types.
     pub fn encode(&self, columns: &[ArrayRef]) -> Result<GroupKeys, Error> {
-        if columns.len() != self.types.len() {
-            return Err(Error::InvalidArgument(format!(
-                "expected {} columns, got {}",
-                self.types.len(),
-                columns.len()
-            )));
-        }
-        let n = columns.first().map_or(0, |c| c.len());
-        for (i, (c, t)) in columns.iter().zip(&self.types).enumerate() {
-            if c.len() != n || !c.data_type().equals_datatype(t) {
-                return Err(Error::InvalidArgument(format!(
-                    "column {i} is {} with {} rows, expected {t} with {n}",
-                    c.data_type(),
-                    c.len()
-                )));
-            }
-        }
+        let n = crate::check_columns(columns, self.types.iter())?;
         let mut lens = vec![self.fixed_len; n];
         for &c in &self.variable {
             for_each_bytes(columns[c].as_ref(), |r, v| {

@@ -177,6 +177,37 @@ pub fn set_simd_level(level: u8) {
     let _ = level;
 }
 
+/// Checks that `columns` match `types` in number, length and type, and
+/// returns the number of rows.
+pub(crate) fn check_columns<'a>(
+    columns: &[arrow_array::ArrayRef],
+    types: impl ExactSizeIterator<Item = &'a DataType>,
+) -> Result<usize, Error> {
+    if columns.len() != types.len() {
+        return Err(Error::InvalidArgument(format!(
+            "expected {} columns, got {}",
+            types.len(),
+            columns.len()
+        )));
+    }
+    let n = columns.first().map_or(0, |c| c.len());
+    for (i, (col, t)) in columns.iter().zip(types).enumerate() {
+        if col.len() != n {
+            return Err(Error::InvalidArgument(format!(
+                "column {i} has {} rows, column 0 has {n}",
+                col.len()
+            )));
+        }
+        if !col.data_type().equals_datatype(t) {
+            return Err(Error::InvalidArgument(format!(
+                "column {i} is {}, the field is {t}",
+                col.data_type()
+            )));
+        }
+    }
+    Ok(n)
+}
+
 /// The byte a null starts with: 0x00 when nulls sort first, else 0xFF.
 #[inline]
 pub(crate) fn null_sentinel(options: SortOptions) -> u8 {

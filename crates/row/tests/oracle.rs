@@ -760,6 +760,19 @@ fn group_keys_are_equal_exactly_when_rows_are() {
         GroupKeyEncoder::new(vec![nested]),
         Err(Error::Unsupported(_))
     ));
+    // Columns that do not match the encoder's types are refused.
+    let enc = GroupKeyEncoder::new(vec![DataType::Int32, DataType::Utf8]).unwrap();
+    let i: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
+    let s: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+    let short: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
+    for cols in [
+        vec![i.clone()],
+        vec![i.clone(), short],
+        vec![s.clone(), i.clone()],
+    ] {
+        assert!(matches!(enc.encode(&cols), Err(Error::InvalidArgument(_))));
+    }
+    assert_eq!(enc.encode(&[i, s]).unwrap().len(), 2);
 }
 
 #[test]
