@@ -72,6 +72,7 @@ macro_rules! unsigned {
     ($($t:ty),*) => {$(
         impl Encodable for $t {
             const WIDTH: usize = size_of::<$t>();
+            const XOR64: Option<u64> = if size_of::<$t>() == 8 { Some(0) } else { None };
             #[inline(always)]
             fn put(self, out: &mut [u8], invert: u8) {
                 let mask = <$t>::from_ne_bytes([invert; size_of::<$t>()]);
@@ -112,46 +113,7 @@ macro_rules! unsigned {
         }
     )*};
 }
-unsigned!(u8, u16, u32, u128);
-
-impl Encodable for u64 {
-    const WIDTH: usize = 8;
-    const XOR64: Option<u64> = Some(0);
-    #[inline(always)]
-    fn put(self, out: &mut [u8], invert: u8) {
-        out[..8].copy_from_slice(&(self ^ u64::from_ne_bytes([invert; 8])).to_be_bytes());
-    }
-    #[inline(always)]
-    unsafe fn put_raw(self, out: *mut u8, invert: u8) {
-        let mask = u64::from_ne_bytes([invert; 8]);
-        // SAFETY: the caller guarantees 8 writable bytes at `out`.
-        unsafe { std::ptr::write_unaligned(out.cast::<u64>(), (self ^ mask).to_be()) }
-    }
-    #[inline(always)]
-    unsafe fn put_masked_raw(self, out: *mut u8, invert: u8, keep: bool) {
-        let mask = u64::from_ne_bytes([invert; 8]);
-        let keep = u64::from(keep).wrapping_neg();
-        // SAFETY: the caller guarantees 8 writable bytes at `out`.
-        unsafe { std::ptr::write_unaligned(out.cast::<u64>(), ((self ^ mask) & keep).to_be()) }
-    }
-    #[inline(always)]
-    fn put_masked(self, out: &mut [u8], invert: u8, keep: bool) {
-        let mask = u64::from_ne_bytes([invert; 8]);
-        let keep = u64::from(keep).wrapping_neg();
-        out[..8].copy_from_slice(&((self ^ mask) & keep).to_be_bytes());
-    }
-    #[inline(always)]
-    fn get(bytes: &[u8], invert: u8) -> Self {
-        let raw: [u8; 8] = bytes[..8].try_into().unwrap();
-        u64::from_be_bytes(raw) ^ u64::from_ne_bytes([invert; 8])
-    }
-    #[inline(always)]
-    unsafe fn get_raw(bytes: *const u8, invert: u8) -> Self {
-        // SAFETY: the caller guarantees 8 readable bytes.
-        u64::from_be(unsafe { std::ptr::read_unaligned(bytes.cast::<u64>()) })
-            ^ u64::from_ne_bytes([invert; 8])
-    }
-}
+unsigned!(u8, u16, u32, u64, u128);
 
 macro_rules! signed {
     ($($t:ty => $u:ty),*) => {$(
