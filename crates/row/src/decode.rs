@@ -770,42 +770,42 @@ impl Decoder for ListDecoder<'_> {
                 .ok_or_else(|| Error::InvalidRow("list exceeds the 32-bit offset range".into()))?;
             Ok(ScalarBuffer::from(s))
         }
+        fn list<O: OffsetSizeTrait>(
+            f: FieldRef,
+            offs: &[usize],
+            c: ArrayRef,
+            nulls: Option<NullBuffer>,
+        ) -> Result<ArrayRef, Error> {
+            Ok(Arc::new(GenericListArray::<O>::try_new(
+                f,
+                offsets(offs)?,
+                c,
+                nulls,
+            )?))
+        }
+        fn view<O: OffsetSizeTrait>(
+            f: FieldRef,
+            offs: &[usize],
+            c: ArrayRef,
+            nulls: Option<NullBuffer>,
+        ) -> Result<ArrayRef, Error> {
+            let o = offsets::<O>(offs)?;
+            let starts = ScalarBuffer::from(o[..o.len() - 1].to_vec());
+            Ok(Arc::new(GenericListViewArray::<O>::try_new(
+                f,
+                starts,
+                sizes(offs)?,
+                c,
+                nulls,
+            )?))
+        }
         let child = children.first().cloned();
+        let offs = &self.offsets;
         Ok(match (&self.data_type, child) {
-            (DataType::List(f), Some(c)) => Arc::new(GenericListArray::<i32>::try_new(
-                with_type(f, &c),
-                offsets(&self.offsets)?,
-                c,
-                nulls,
-            )?),
-            (DataType::LargeList(f), Some(c)) => Arc::new(GenericListArray::<i64>::try_new(
-                with_type(f, &c),
-                offsets(&self.offsets)?,
-                c,
-                nulls,
-            )?),
-            (DataType::ListView(f), Some(c)) => {
-                let o = offsets::<i32>(&self.offsets)?;
-                let starts = ScalarBuffer::from(o[..o.len() - 1].to_vec());
-                Arc::new(GenericListViewArray::<i32>::try_new(
-                    with_type(f, &c),
-                    starts,
-                    sizes(&self.offsets)?,
-                    c,
-                    nulls,
-                )?)
-            }
-            (DataType::LargeListView(f), Some(c)) => {
-                let o = offsets::<i64>(&self.offsets)?;
-                let starts = ScalarBuffer::from(o[..o.len() - 1].to_vec());
-                Arc::new(GenericListViewArray::<i64>::try_new(
-                    with_type(f, &c),
-                    starts,
-                    sizes(&self.offsets)?,
-                    c,
-                    nulls,
-                )?)
-            }
+            (DataType::List(f), Some(c)) => list::<i32>(with_type(f, &c), offs, c, nulls)?,
+            (DataType::LargeList(f), Some(c)) => list::<i64>(with_type(f, &c), offs, c, nulls)?,
+            (DataType::ListView(f), Some(c)) => view::<i32>(with_type(f, &c), offs, c, nulls)?,
+            (DataType::LargeListView(f), Some(c)) => view::<i64>(with_type(f, &c), offs, c, nulls)?,
             (DataType::Map(f, sorted), _) => {
                 let DataType::Struct(kv) = f.data_type() else {
                     return Err(Error::Unsupported(format!("map entries {f}")));
