@@ -23,22 +23,6 @@ fn succeeded(o: &Output) {
     assert!(o.status.success(), "{}", stderr(o));
 }
 
-/// Fixed-seed test data from strata-gen's SplitMix64 streams.
-struct Rng(strata_gen::rng::RowRng);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(strata_gen::rng::StreamKey::new(seed, 0).row(0))
-    }
-    fn next(&mut self) -> u64 {
-        self.0.next_u64()
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// The test table's schema: key candidates of several types, the input
 /// row number `id` (not nullable) and a payload; field and schema metadata.
 fn schema() -> SchemaRef {
@@ -68,7 +52,7 @@ fn schema() -> SchemaRef {
 /// `n` seeded random rows in batches of at most `batch` rows; few distinct
 /// values per key, so ties (and so stability) matter.
 fn table(seed: u64, n: usize, batch: usize) -> Vec<RecordBatch> {
-    let mut r = Rng::new(seed);
+    let mut r = strata_gen::rng::RowRng::seeded(seed);
     let schema = schema();
     let words = ["", "a", "ab", "abc", "b", "zz"];
     let colours: ArrayRef = Arc::new(StringArray::from(vec![
@@ -78,32 +62,32 @@ fn table(seed: u64, n: usize, batch: usize) -> Vec<RecordBatch> {
     for start in (0..n).step_by(batch.max(1)) {
         let len = batch.min(n - start);
         let i: Int32Array = (0..len)
-            .map(|_| (r.below(6) != 0).then(|| r.below(9) as i32 - 4))
+            .map(|_| (r.next_below(6) != 0).then(|| r.next_below(9) as i32 - 4))
             .collect();
         let f: Float64Array = (0..len)
-            .map(|_| match r.below(10) {
+            .map(|_| match r.next_below(10) {
                 0 => None,
                 1 => Some(f64::NAN),
                 2 => Some(-0.0),
                 3 => Some(0.0),
                 4 => Some(f64::INFINITY),
-                _ => Some(r.below(7) as f64 - 3.5),
+                _ => Some(r.next_below(7) as f64 - 3.5),
             })
             .collect();
         let s: StringArray = (0..len)
-            .map(|_| (r.below(5) != 0).then(|| words[r.below(6) as usize]))
+            .map(|_| (r.next_below(5) != 0).then(|| words[r.next_below(6) as usize]))
             .collect();
         // One dictionary for every batch, as an IPC file requires.
         let keys: Int32Array = (0..len)
-            .map(|_| (r.below(8) != 0).then(|| r.below(5) as i32))
+            .map(|_| (r.next_below(8) != 0).then(|| r.next_below(5) as i32))
             .collect();
         let d = DictionaryArray::<Int32Type>::try_new(keys, colours.clone()).unwrap();
         let b: BooleanArray = (0..len)
-            .map(|_| (r.below(6) != 0).then(|| r.below(2) == 0))
+            .map(|_| (r.next_below(6) != 0).then(|| r.next_below(2) == 0))
             .collect();
         let id = Int64Array::from_iter_values(start as i64..(start + len) as i64);
         let payload: StringArray = (0..len)
-            .map(|_| (r.below(10) != 0).then(|| format!("p{}", r.next() % 100_000)))
+            .map(|_| (r.next_below(10) != 0).then(|| format!("p{}", r.next_u64() % 100_000)))
             .collect();
         let columns: Vec<ArrayRef> = vec![
             Arc::new(i),

@@ -62,11 +62,24 @@ pub struct RowRng {
 }
 
 impl RowRng {
+    /// A generator for `seed` alone (stream 0, row 0), for fixed-seed data
+    /// outside the generators, such as tests.
+    pub const fn seeded(seed: u64) -> Self {
+        StreamKey::new(seed, 0).row(0)
+    }
+
     /// The next 64 random bits.
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(GOLDEN);
         mix64(self.state)
+    }
+
+    /// A draw from `0..n` (`n > 0`) by 64-bit remainder; its bias, below
+    /// `n / 2^64`, is far under anything a test can see.
+    #[inline(always)]
+    pub fn next_below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
     }
 }
 

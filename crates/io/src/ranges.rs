@@ -144,21 +144,6 @@ pub fn coalesce(requests: &[Range<u64>], opts: CoalesceOptions) -> Result<ReadPl
 mod tests {
     use super::*;
 
-    /// Fixed-seed test data from strata-gen's SplitMix64 streams.
-    struct Rng(strata_gen::rng::RowRng);
-
-    impl Rng {
-        fn new(seed: u64) -> Self {
-            Rng(strata_gen::rng::StreamKey::new(seed, 0).row(0))
-        }
-        fn next(&mut self) -> u64 {
-            self.0.next_u64()
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
-
     /// Checks every property of a plan against the requests, by brute force.
     fn check(requests: &[Range<u64>], opts: CoalesceOptions, plan: &ReadPlan) {
         // Fetches are sorted, disjoint and not touching.
@@ -213,20 +198,20 @@ mod tests {
 
     #[test]
     fn random_requests_give_valid_minimal_plans() {
-        let mut rng = Rng::new(1);
+        let mut rng = strata_gen::rng::RowRng::seeded(1);
         for case in 0..2000 {
             let opts = CoalesceOptions {
-                hole_size_limit: rng.below(64),
-                range_size_limit: 64 + rng.below(512),
+                hole_size_limit: rng.next_below(64),
+                range_size_limit: 64 + rng.next_below(512),
             };
-            let n = rng.below(40) as usize;
+            let n = rng.next_below(40) as usize;
             let requests: Vec<Range<u64>> = (0..n)
                 .map(|_| {
-                    let start = rng.below(4000);
-                    let len = match rng.below(10) {
+                    let start = rng.next_below(4000);
+                    let len = match rng.next_below(10) {
                         0 => 0,
-                        1 => 600 + rng.below(600),
-                        _ => rng.below(80),
+                        1 => 600 + rng.next_below(600),
+                        _ => rng.next_below(80),
                     };
                     start..start + len
                 })

@@ -810,44 +810,31 @@ mod tests {
     use super::*;
     use crate::readback::{multiset_hash, rows_as_text};
 
-    /// Fixed-seed test data from strata-gen's SplitMix64 streams.
-    struct Rng(strata_gen::rng::RowRng);
-
-    impl Rng {
-        fn new(seed: u64) -> Self {
-            Rng(strata_gen::rng::StreamKey::new(seed, 0).row(0))
-        }
-        fn next(&mut self) -> u64 {
-            self.0.next_u64()
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
-
     fn random_batch(seed: u64, n: usize) -> RecordBatch {
-        let mut r = Rng::new(seed);
+        let mut r = strata_gen::rng::RowRng::seeded(seed);
         let ints: Int32Array = (0..n)
-            .map(|_| (r.below(5) != 0).then(|| r.below(7) as i32 - 3))
+            .map(|_| (r.next_below(5) != 0).then(|| r.next_below(7) as i32 - 3))
             .collect();
         let floats: Float64Array = (0..n)
-            .map(|_| match r.below(8) {
+            .map(|_| match r.next_below(8) {
                 0 => f64::NAN,
                 1 => -0.0,
                 2 => 0.0,
-                _ => (r.below(5) as f64) - 2.0,
+                _ => (r.next_below(5) as f64) - 2.0,
             })
             .map(Some)
             .collect();
         let words = ["", "a", "ab", "b", "ba", "zz"];
         let strings: StringArray = (0..n)
-            .map(|_| (r.below(6) != 0).then(|| words[r.below(6) as usize]))
+            .map(|_| (r.next_below(6) != 0).then(|| words[r.next_below(6) as usize]))
             .collect();
         let dict: DictionaryArray<Int32Type> = (0..n)
-            .map(|_| (r.below(9) != 0).then(|| ["red", "green", "blue"][r.below(3) as usize]))
+            .map(|_| {
+                (r.next_below(9) != 0).then(|| ["red", "green", "blue"][r.next_below(3) as usize])
+            })
             .collect();
         let bools: BooleanArray = (0..n)
-            .map(|_| (r.below(7) != 0).then(|| r.below(2) == 0))
+            .map(|_| (r.next_below(7) != 0).then(|| r.next_below(2) == 0))
             .collect();
         let ids = Int64Array::from_iter_values(0..n as i64);
         RecordBatch::try_from_iter([

@@ -25,13 +25,13 @@ struct Rng(strata_gen::rng::RowRng);
 
 impl Rng {
     fn new(seed: u64) -> Self {
-        Rng(strata_gen::rng::StreamKey::new(seed, 0).row(0))
+        Rng(strata_gen::rng::RowRng::seeded(seed))
     }
     fn next(&mut self) -> u64 {
         self.0.next_u64()
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.next_below(n)
     }
     fn chance(&mut self, p: f64) -> bool {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p

@@ -17,7 +17,7 @@ struct Rng(strata_gen::rng::RowRng);
 
 impl Rng {
     fn new(seed: u64) -> Self {
-        Rng(strata_gen::rng::StreamKey::new(seed, 0).row(0))
+        Rng(strata_gen::rng::RowRng::seeded(seed))
     }
     fn next(&mut self) -> u64 {
         self.0.next_u64()
