@@ -57,6 +57,15 @@ pub enum Error {
     },
     /// The row encoder failed.
     Row(strata_row::Error),
+    /// An object store request failed (after any retries).
+    Store {
+        /// The path or URL read.
+        location: String,
+        /// The store's error.
+        source: object_store::Error,
+    },
+    /// An input is not a valid file of its format; the message says where.
+    Corrupt(String),
     /// The estimated memory of an in-memory operation exceeds the limit.
     MemoryLimit {
         /// What was being estimated.
@@ -113,6 +122,8 @@ impl fmt::Display for Error {
                 "cannot sort by column '{column}' of type {data_type}: {source}"
             ),
             Error::Row(e) => write!(f, "row encoding: {e}"),
+            Error::Store { location, source } => write!(f, "cannot read {location}: {source}"),
+            Error::Corrupt(m) => write!(f, "invalid file: {m}"),
             Error::MemoryLimit {
                 what,
                 estimate,
@@ -137,6 +148,7 @@ impl std::error::Error for Error {
             Error::Read { source, .. } => Some(source.as_ref()),
             Error::UnsupportedSortKey { source, .. } => Some(source),
             Error::Row(e) => Some(e),
+            Error::Store { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -56,6 +56,7 @@ pub mod ranges;
 pub mod readback;
 mod shred;
 pub mod sort;
+pub mod store;
 
 pub use error::Error;
 pub use options::{Compression, DEFAULT_ZSTD_LEVEL, Format};

@@ -1,0 +1,650 @@
+//! Byte sources for projected reads: accounting, coalesced parallel
+//! fetches, retries, and object stores that simulate a network or fail on
+//! purpose.
+//!
+//! A [`Source`] is one object (a local file, an in-memory buffer, an S3
+//! key) behind an [`ObjectStore`]. Readers ask it for byte ranges;
+//! [`Source::fetch`] plans them with [`coalesce`], issues the merged
+//! ranges with a bounded number in flight, retries transient failures, and
+//! hands back one zero-copy slice per requested range. Every request it
+//! makes is counted in its [`IoStats`].
+//!
+//! [`SimulatedStore`] charges each request a time to first byte plus its
+//! length over a bandwidth (like one connection to a remote store), for
+//! benchmarks. [`FaultStore`] fails chosen requests, for tests.
+
+use std::{
+    fmt,
+    ops::Range,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt, stream::BoxStream};
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult, memory::InMemory,
+    path::Path,
+};
+
+use crate::{
+    Error,
+    ranges::{CoalesceOptions, coalesce},
+};
+
+/// Counters of the requests a [`Source`] made. Cheap to clone; clones
+/// share the counters.
+#[derive(Debug, Clone, Default)]
+pub struct IoStats {
+    inner: Arc<StatsInner>,
+}
+
+#[derive(Debug, Default)]
+struct StatsInner {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    retries: AtomicU64,
+    nanos: AtomicU64,
+    log: Option<Mutex<Vec<Range<u64>>>>,
+}
+
+/// A copy of [`IoStats`] at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoSnapshot {
+    /// Successful requests.
+    pub requests: u64,
+    /// Bytes those requests returned.
+    pub bytes_fetched: u64,
+    /// Failed requests that were tried again.
+    pub retries: u64,
+    /// Time spent in requests, summed over requests (overlapping requests
+    /// each count in full).
+    pub request_time: Duration,
+}
+
+impl IoStats {
+    /// Counters that also keep every fetched range, for tests and
+    /// benchmarks that check exactly what was read.
+    pub fn with_log() -> Self {
+        IoStats {
+            inner: Arc::new(StatsInner {
+                log: Some(Mutex::new(Vec::new())),
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> IoSnapshot {
+        let i = &self.inner;
+        IoSnapshot {
+            requests: i.requests.load(Ordering::Relaxed),
+            bytes_fetched: i.bytes.load(Ordering::Relaxed),
+            retries: i.retries.load(Ordering::Relaxed),
+            request_time: Duration::from_nanos(i.nanos.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// The ranges fetched so far, in completion order (empty unless made
+    /// by [`IoStats::with_log`]).
+    pub fn ranges(&self) -> Vec<Range<u64>> {
+        match &self.inner.log {
+            Some(log) => log.lock().map(|l| l.clone()).unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+
+    fn record(&self, range: Range<u64>, elapsed: Duration) {
+        let i = &self.inner;
+        i.requests.fetch_add(1, Ordering::Relaxed);
+        i.bytes
+            .fetch_add(range.end - range.start, Ordering::Relaxed);
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        i.nanos.fetch_add(nanos, Ordering::Relaxed);
+        if let Some(log) = &i.log
+            && let Ok(mut l) = log.lock()
+        {
+            l.push(range);
+        }
+    }
+}
+
+/// How a [`Source`] issues requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchOptions {
+    /// How ranges are merged into requests.
+    pub coalesce: CoalesceOptions,
+    /// The most requests in flight at once (at least 1).
+    pub concurrency: usize,
+    /// How many times a failed request is tried again when the failure
+    /// may be transient.
+    pub retries: u32,
+    /// The wait before the first retry; it doubles for each further one.
+    pub retry_backoff: Duration,
+}
+
+impl FetchOptions {
+    /// Settings for local files: 8 KiB holes, 32 MiB requests, 8 in
+    /// flight.
+    pub fn local() -> Self {
+        FetchOptions {
+            coalesce: CoalesceOptions::default(),
+            concurrency: 8,
+            retries: 3,
+            retry_backoff: Duration::from_millis(5),
+        }
+    }
+
+    /// Settings for a remote store with this time to first byte and
+    /// per-request bandwidth: holes up to `ttfb x bandwidth` are read
+    /// through (see [`CoalesceOptions::for_network`]), 32 in flight.
+    pub fn remote(time_to_first_byte: Duration, bytes_per_second: f64) -> Self {
+        FetchOptions {
+            coalesce: CoalesceOptions::for_network(time_to_first_byte, bytes_per_second),
+            concurrency: 32,
+            retries: 5,
+            retry_backoff: Duration::from_millis(20),
+        }
+    }
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions::local()
+    }
+}
+
+/// One object to read ranges of.
+#[derive(Debug, Clone)]
+pub struct Source {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    size: u64,
+    name: String,
+    stats: IoStats,
+    opts: FetchOptions,
+    zero_copy: bool,
+}
+
+impl Source {
+    /// Opens `path` in `store`, asking the store for its size.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] when the object cannot be found or the store fails.
+    pub async fn open(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        name: impl Into<String>,
+        opts: FetchOptions,
+    ) -> Result<Self, Error> {
+        let name = name.into();
+        let meta = store.head(&path).await.map_err(|source| Error::Store {
+            location: name.clone(),
+            source,
+        })?;
+        Ok(Source {
+            store,
+            path,
+            size: meta.size,
+            name,
+            stats: IoStats::default(),
+            opts,
+            zero_copy: false,
+        })
+    }
+
+    /// A source over bytes already in memory. Reads are zero-copy slices,
+    /// so readers fetch whole blocks rather than planning fine ranges.
+    pub fn from_bytes(bytes: Bytes) -> Self {
+        let store = InMemory::new();
+        let path = Path::from("memory");
+        let size = bytes.len() as u64;
+        // The in-memory store's put completes without awaiting anything.
+        let put = futures::executor::block_on(store.put(&path, bytes.into()));
+        debug_assert!(put.is_ok());
+        Source {
+            store: Arc::new(store),
+            path,
+            size,
+            name: "<memory>".into(),
+            stats: IoStats::default(),
+            opts: FetchOptions::local(),
+            zero_copy: true,
+        }
+    }
+
+    /// Uses `stats` for this source's counters (to share them, or to log
+    /// ranges).
+    pub fn with_stats(mut self, stats: IoStats) -> Self {
+        self.stats = stats;
+        self
+    }
+
+    /// Replaces the fetch settings.
+    pub fn with_options(mut self, opts: FetchOptions) -> Self {
+        self.opts = opts;
+        self
+    }
+
+    /// The object's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The name errors use (the path or URL given).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// This source's counters.
+    pub fn stats(&self) -> &IoStats {
+        &self.stats
+    }
+
+    /// The fetch settings.
+    pub fn options(&self) -> &FetchOptions {
+        &self.opts
+    }
+
+    /// True when reads are slices of memory, so fine-grained fetches save
+    /// nothing.
+    pub fn is_zero_copy(&self) -> bool {
+        self.zero_copy
+    }
+
+    /// The store and path behind this source.
+    pub fn object(&self) -> (&Arc<dyn ObjectStore>, &Path) {
+        (&self.store, &self.path)
+    }
+
+    /// Fetches one range in one request (retried when the failure may be
+    /// transient).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the range lies beyond the object's end,
+    /// [`Error::Store`] when the store keeps failing or returns the wrong
+    /// number of bytes.
+    pub async fn get(&self, range: Range<u64>) -> Result<Bytes, Error> {
+        if range.start > range.end || range.end > self.size {
+            return Err(Error::Corrupt(format!(
+                "{}: byte range {}..{} is outside the file of {} bytes",
+                self.name, range.start, range.end, self.size
+            )));
+        }
+        if range.start == range.end {
+            return Ok(Bytes::new());
+        }
+        let mut attempt = 0u32;
+        loop {
+            let started = Instant::now();
+            let result = self.store.get_range(&self.path, range.clone()).await;
+            match result {
+                Ok(bytes) if bytes.len() as u64 == range.end - range.start => {
+                    self.stats.record(range, started.elapsed());
+                    return Ok(bytes);
+                }
+                Ok(bytes) => {
+                    return Err(Error::Store {
+                        location: self.name.clone(),
+                        source: object_store::Error::Generic {
+                            store: "strata",
+                            source: format!(
+                                "asked for {} bytes at {}, got {}",
+                                range.end - range.start,
+                                range.start,
+                                bytes.len()
+                            )
+                            .into(),
+                        },
+                    });
+                }
+                Err(e) if attempt < self.opts.retries && is_transient(&e) => {
+                    self.stats.inner.retries.fetch_add(1, Ordering::Relaxed);
+                    let wait = self.opts.retry_backoff.saturating_mul(1 << attempt.min(16));
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+                Err(source) => {
+                    return Err(Error::Store {
+                        location: self.name.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Fetches the last `n` bytes (all of them when the object is
+    /// smaller).
+    ///
+    /// # Errors
+    ///
+    /// As [`Source::get`].
+    pub async fn tail(&self, n: u64) -> Result<Bytes, Error> {
+        self.get(self.size.saturating_sub(n)..self.size).await
+    }
+
+    /// Fetches every range in `requests`, coalesced by this source's
+    /// settings and issued with at most `concurrency` in flight; returns
+    /// one slice per request, in request order.
+    ///
+    /// # Errors
+    ///
+    /// As [`Source::get`]; [`Error::InvalidConfig`] for a range that ends
+    /// before it starts.
+    pub async fn fetch(&self, requests: &[Range<u64>]) -> Result<Vec<Bytes>, Error> {
+        let plan = coalesce(requests, self.opts.coalesce)?;
+        let fetched: Vec<Bytes> = futures::stream::iter(plan.fetches.iter().cloned())
+            .map(|r| self.get(r))
+            .buffered(self.opts.concurrency.max(1))
+            .try_collect()
+            .await?;
+        Ok(requests
+            .iter()
+            .zip(&plan.slices)
+            .map(|(r, slice)| match slice {
+                Some((fetch, offset)) => {
+                    let start = *offset as usize;
+                    fetched[*fetch].slice(start..start + (r.end - r.start) as usize)
+                }
+                None => Bytes::new(),
+            })
+            .collect())
+    }
+}
+
+/// Whether a store error may go away when the request is made again.
+fn is_transient(e: &object_store::Error) -> bool {
+    matches!(
+        e,
+        object_store::Error::Generic { .. } | object_store::Error::JoinError { .. }
+    )
+}
+
+/// An [`ObjectStore`] that makes every read wait like one connection to a
+/// remote store: a time to first byte plus the bytes over a bandwidth.
+/// Writes and listings pass straight through.
+#[derive(Debug)]
+pub struct SimulatedStore {
+    inner: Arc<dyn ObjectStore>,
+    time_to_first_byte: Duration,
+    bytes_per_second: f64,
+}
+
+impl SimulatedStore {
+    /// Wraps `inner`; each read waits `time_to_first_byte + len /
+    /// bytes_per_second`.
+    pub fn new(
+        inner: Arc<dyn ObjectStore>,
+        time_to_first_byte: Duration,
+        bytes_per_second: f64,
+    ) -> Self {
+        SimulatedStore {
+            inner,
+            time_to_first_byte,
+            bytes_per_second,
+        }
+    }
+}
+
+impl fmt::Display for SimulatedStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Simulated({}, ttfb {:?}, {} B/s)",
+            self.inner, self.time_to_first_byte, self.bytes_per_second
+        )
+    }
+}
+
+/// Which reads a [`FaultStore`] fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultRule {
+    /// Reads number `k * n` (counting from 1) fail with an error that may
+    /// be transient, so a retry succeeds.
+    EveryNth(u64),
+    /// Every read after the first `n` fails.
+    AfterN(u64),
+}
+
+/// An [`ObjectStore`] whose reads fail by a [`FaultRule`]. Writes and
+/// listings pass straight through.
+#[derive(Debug)]
+pub struct FaultStore {
+    inner: Arc<dyn ObjectStore>,
+    rule: FaultRule,
+    reads: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl FaultStore {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn ObjectStore>, rule: FaultRule) -> Self {
+        FaultStore {
+            inner,
+            rule,
+            reads: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+        }
+    }
+
+    /// How many reads failed so far.
+    pub fn failures(&self) -> u64 {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
+impl fmt::Display for FaultStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Fault({}, {:?})", self.inner, self.rule)
+    }
+}
+
+/// Implements [`ObjectStore`] for a read wrapper: `get_opts` as given,
+/// everything else passed through to `self.inner`.
+macro_rules! read_wrapper {
+    ($ty:ty, $get_opts:item) => {
+        #[async_trait]
+        impl ObjectStore for $ty {
+        $get_opts
+        async fn put_opts(
+            &self,
+            location: &Path,
+            payload: PutPayload,
+            opts: PutOptions,
+        ) -> object_store::Result<PutResult> {
+            self.inner.put_opts(location, payload, opts).await
+        }
+
+        async fn put_multipart_opts(
+            &self,
+            location: &Path,
+            opts: PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn MultipartUpload>> {
+            self.inner.put_multipart_opts(location, opts).await
+        }
+
+        fn delete_stream(
+            &self,
+            locations: BoxStream<'static, object_store::Result<Path>>,
+        ) -> BoxStream<'static, object_store::Result<Path>> {
+            self.inner.delete_stream(locations)
+        }
+
+        fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+            self.inner.list(prefix)
+        }
+
+        async fn list_with_delimiter(
+            &self,
+            prefix: Option<&Path>,
+        ) -> object_store::Result<ListResult> {
+            self.inner.list_with_delimiter(prefix).await
+        }
+
+        async fn copy_opts(
+            &self,
+            from: &Path,
+            to: &Path,
+            options: CopyOptions,
+        ) -> object_store::Result<()> {
+            self.inner.copy_opts(from, to, options).await
+        }
+        }
+    };
+}
+
+read_wrapper!(
+    SimulatedStore,
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        let head = options.head;
+        let result = self.inner.get_opts(location, options).await?;
+        let len = if head {
+            0
+        } else {
+            result.range.end - result.range.start
+        };
+        let secs = len as f64 / self.bytes_per_second.max(1.0);
+        let wait = self.time_to_first_byte + Duration::from_secs_f64(secs.min(1e6));
+        tokio::time::sleep(wait).await;
+        Ok(result)
+    }
+);
+
+read_wrapper!(
+    FaultStore,
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        let n = self.reads.fetch_add(1, Ordering::Relaxed) + 1;
+        let fail = match self.rule {
+            FaultRule::EveryNth(k) => k > 0 && n.is_multiple_of(k),
+            FaultRule::AfterN(k) => n > k,
+        };
+        if fail {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+            return Err(object_store::Error::Generic {
+                store: "fault",
+                source: format!("injected failure of read {n}").into(),
+            });
+        }
+        self.inner.get_opts(location, options).await
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
+    fn data(n: usize) -> Bytes {
+        (0..n).map(|i| (i % 251) as u8).collect::<Vec<_>>().into()
+    }
+
+    #[test]
+    fn fetch_slices_each_request_and_counts_coalesced_requests() {
+        let bytes = data(100_000);
+        let src = Source::from_bytes(bytes.clone()).with_stats(IoStats::with_log());
+        let reqs = [10..20, 30..40, 50_000..50_100, 5..15, 99_990..100_000, 7..7];
+        let got = rt().block_on(src.fetch(&reqs)).unwrap();
+        for (r, g) in reqs.iter().zip(&got) {
+            assert_eq!(&g[..], &bytes[r.start as usize..r.end as usize]);
+        }
+        let s = src.stats().snapshot();
+        assert_eq!(s.requests, 3, "{:?}", src.stats().ranges());
+        assert_eq!(s.bytes_fetched, 35 + 100 + 10);
+        let mut log = src.stats().ranges();
+        log.sort_by_key(|r| r.start);
+        assert_eq!(log, vec![5..40, 50_000..50_100, 99_990..100_000]);
+    }
+
+    #[test]
+    fn out_of_bounds_ranges_are_errors() {
+        let src = Source::from_bytes(data(100));
+        let e = rt().block_on(src.get(90..101)).unwrap_err();
+        assert!(e.to_string().contains("outside the file"), "{e}");
+    }
+
+    #[test]
+    fn transient_failures_are_retried_and_counted() {
+        let mem = InMemory::new();
+        let path = Path::from("f");
+        let bytes = data(1000);
+        rt().block_on(mem.put(&path, bytes.clone().into())).unwrap();
+        let store = Arc::new(FaultStore::new(Arc::new(mem), FaultRule::EveryNth(2)));
+        let mut opts = FetchOptions::local();
+        opts.retry_backoff = Duration::from_millis(1);
+        // One at a time, so each request fails exactly once: reads
+        // alternate failure and success after the size lookup.
+        opts.concurrency = 1;
+        opts.coalesce.hole_size_limit = 0;
+        opts.coalesce.range_size_limit = 1;
+        let src = rt()
+            .block_on(Source::open(store.clone(), path.clone(), "f", opts))
+            .unwrap();
+        let reqs: Vec<_> = (0..10u64).map(|i| i * 100..i * 100 + 10).collect();
+        let got = rt().block_on(src.fetch(&reqs)).unwrap();
+        for (r, g) in reqs.iter().zip(&got) {
+            assert_eq!(&g[..], &bytes[r.start as usize..r.end as usize]);
+        }
+        assert_eq!(store.failures(), 10);
+        assert_eq!(src.stats().snapshot().retries, store.failures());
+        assert_eq!(src.stats().snapshot().requests, 10);
+
+        // A store that keeps failing gives up with the store's error.
+        let dead = Arc::new(FaultStore::new(
+            Arc::new(InMemory::new()),
+            FaultRule::AfterN(0),
+        ));
+        let src = Source {
+            store: dead,
+            path,
+            size: 1000,
+            name: "dead".into(),
+            stats: IoStats::default(),
+            opts,
+            zero_copy: false,
+        };
+        let e = rt().block_on(src.get(0..10)).unwrap_err();
+        assert!(e.to_string().contains("injected failure"), "{e}");
+        assert_eq!(src.stats().snapshot().retries, u64::from(opts.retries));
+    }
+
+    #[test]
+    fn simulated_store_charges_latency_per_request() {
+        let mem = InMemory::new();
+        let path = Path::from("f");
+        rt().block_on(mem.put(&path, data(10_000).into())).unwrap();
+        let store = Arc::new(SimulatedStore::new(
+            Arc::new(mem),
+            Duration::from_millis(30),
+            1e9,
+        ));
+        let src = rt()
+            .block_on(Source::open(store, path, "f", FetchOptions::local()))
+            .unwrap();
+        let t = Instant::now();
+        rt().block_on(src.get(0..100)).unwrap();
+        // A lower bound only: sleeping never ends early.
+        assert!(t.elapsed() >= Duration::from_millis(30));
+    }
+}
