@@ -50,10 +50,12 @@
 
 mod error;
 pub mod generate;
+pub mod location;
 mod options;
 pub mod output;
 pub mod ranges;
 pub mod readback;
+pub mod scan;
 mod shred;
 pub mod sort;
 pub mod store;

@@ -1,0 +1,1 @@
+//! Paths and URLs to object stores.

@@ -1,0 +1,1 @@
+//! Projected Arrow IPC file reads.

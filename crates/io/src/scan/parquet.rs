@@ -1,0 +1,1 @@
+//! Projected Parquet reads.
