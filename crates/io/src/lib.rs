@@ -50,6 +50,7 @@
 
 mod error;
 pub mod generate;
+pub mod ipc;
 pub mod location;
 mod options;
 pub mod output;

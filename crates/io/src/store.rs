@@ -34,7 +34,7 @@ use object_store::{
 
 use crate::{
     Error,
-    ranges::{CoalesceOptions, coalesce},
+    ranges::{CoalesceOptions, ReadPlan, coalesce},
 };
 
 /// Counters of the requests a [`Source`] made. Cheap to clone; clones
@@ -340,12 +340,7 @@ impl Source {
     /// As [`Source::get`]; [`Error::InvalidConfig`] for a range that ends
     /// before it starts.
     pub async fn fetch(&self, requests: &[Range<u64>]) -> Result<Vec<Bytes>, Error> {
-        let plan = coalesce(requests, self.opts.coalesce)?;
-        let fetched: Vec<Bytes> = futures::stream::iter(plan.fetches.iter().cloned())
-            .map(|r| self.get(r))
-            .buffered(self.opts.concurrency.max(1))
-            .try_collect()
-            .await?;
+        let (plan, fetched) = self.fetch_merged(requests).await?;
         Ok(requests
             .iter()
             .zip(&plan.slices)
@@ -357,6 +352,27 @@ impl Source {
                 None => Bytes::new(),
             })
             .collect())
+    }
+}
+
+impl Source {
+    /// Like [`Source::fetch`], but returns the plan and the merged fetches
+    /// themselves, for callers that decode straight from them.
+    ///
+    /// # Errors
+    ///
+    /// As [`Source::fetch`].
+    pub async fn fetch_merged(
+        &self,
+        requests: &[Range<u64>],
+    ) -> Result<(ReadPlan, Vec<Bytes>), Error> {
+        let plan = coalesce(requests, self.opts.coalesce)?;
+        let fetched: Vec<Bytes> = futures::stream::iter(plan.fetches.iter().cloned())
+            .map(|r| self.get(r))
+            .buffered(self.opts.concurrency.max(1))
+            .try_collect()
+            .await?;
+        Ok((plan, fetched))
     }
 }
 
