@@ -46,7 +46,7 @@ use std::{
 };
 
 use arrow_array::{Array, RecordBatch, cast::AsArray};
-use arrow_ipc::writer::{FileWriter as IpcFileWriter, IpcWriteOptions};
+use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::SchemaRef;
 use parquet::{
     arrow::{
@@ -68,6 +68,7 @@ use strata_gen::BatchGenerator;
 
 use crate::{
     Compression, Error, Format,
+    ipc::IpcFileWriter,
     output::{PendingFile, remove_stale_temporaries},
     shred::{BufferPool, LeafEncoder, Shredder, parquet_codec},
 };
@@ -702,7 +703,7 @@ impl<G: BatchGenerator> Run<'_, G> {
             (None, _) => {
                 let options = ipc_options(self.cfg.compression)?;
                 let buffered = BufWriter::with_capacity(1 << 20, f);
-                let writer = IpcFileWriter::try_new_with_options(buffered, &self.schema, options)?;
+                let writer = IpcFileWriter::try_new(buffered, &self.schema, options)?;
                 Sink::Ipc(Box::new(writer))
             }
         };
@@ -758,9 +759,8 @@ impl<G: BatchGenerator> Run<'_, G> {
                 let groups = writer.flushed_row_groups().len();
                 (writer.into_inner()?, groups)
             }
-            Some(Sink::Ipc(mut writer)) => {
-                writer.finish()?;
-                let buffered = writer.into_inner()?;
+            Some(Sink::Ipc(writer)) => {
+                let buffered = writer.finish()?;
                 let f = buffered
                     .into_inner()
                     .map_err(|e| Error::io("write", &target, e.into_error()))?;

@@ -48,7 +48,7 @@ use std::{
 };
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
-use arrow_ipc::writer::FileWriter as IpcFileWriter;
+use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef, SortOptions};
 use parquet::{
     arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder},
@@ -60,6 +60,7 @@ use crate::{
     Compression, DEFAULT_ZSTD_LEVEL, Error, Format,
     error::short_bytes,
     generate::{DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS},
+    ipc::IpcFileWriter,
     output::{PendingFile, remove_stale_temporaries},
     shred::parquet_codec,
 };
@@ -779,13 +780,13 @@ fn write_output(
             writer.into_inner()?;
         }
         Format::Ipc => {
-            let mut writer = IpcFileWriter::try_new(BufWriter::new(file), &schema)?;
+            let mut writer =
+                IpcFileWriter::try_new(BufWriter::new(file), &schema, IpcWriteOptions::default())?;
             for s in slices {
                 writer.write(&s)?;
             }
-            writer.finish()?;
             writer
-                .into_inner()?
+                .finish()?
                 .flush()
                 .map_err(|e| Error::io("write", target, e))?;
         }
@@ -1064,7 +1065,8 @@ mod tests {
     }
 
     fn write_ipc(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) {
-        let mut w = IpcFileWriter::try_new(File::create(path).unwrap(), schema).unwrap();
+        let mut w = IpcFileWriter::try_new(File::create(path).unwrap(), schema, Default::default())
+            .unwrap();
         for b in batches {
             w.write(b).unwrap();
         }

@@ -141,12 +141,21 @@ impl FetchOptions {
     }
 
     /// Settings for a remote store with this time to first byte and
-    /// per-request bandwidth: holes up to `ttfb x bandwidth` are read
-    /// through (see [`CoalesceOptions::for_network`]), 32 in flight.
+    /// per-request bandwidth, 32 requests in flight. With `c` requests in
+    /// flight a request costs about `ttfb / c` of wall time, so a hole is
+    /// read through only when it is shorter than `ttfb x bandwidth / c`
+    /// (at least 8 KiB); merged requests stop at 8 MiB, where splitting
+    /// across connections beats one long transfer.
     pub fn remote(time_to_first_byte: Duration, bytes_per_second: f64) -> Self {
+        let concurrency = 32;
+        let per_request = CoalesceOptions::for_network(time_to_first_byte, bytes_per_second);
+        let hole = (per_request.hole_size_limit / concurrency as u64).max(8 * 1024);
         FetchOptions {
-            coalesce: CoalesceOptions::for_network(time_to_first_byte, bytes_per_second),
-            concurrency: 32,
+            coalesce: CoalesceOptions {
+                hole_size_limit: hole,
+                range_size_limit: (8 << 20u64).max(hole + 1),
+            },
+            concurrency,
             retries: 5,
             retry_backoff: Duration::from_millis(20),
         }

@@ -13,6 +13,7 @@
 pub mod filter;
 pub mod ipc;
 pub mod parquet;
+pub mod write;
 
 pub use filter::Filter;
 
@@ -30,3 +31,196 @@ pub struct ScanRequest {
 /// How many bytes of the end of a file the first request reads: enough
 /// for the footer of most files, so opening costs one request.
 pub const TAIL_PREFETCH: u64 = 64 * 1024;
+
+use std::time::Instant;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use futures::{StreamExt, stream::BoxStream};
+
+use crate::{
+    Error,
+    store::{IoSnapshot, Source},
+};
+
+/// A file opened for scanning, of either format.
+#[derive(Debug, Clone)]
+pub enum ScanFile {
+    /// An Arrow IPC file.
+    Ipc(ipc::IpcFile),
+    /// A Parquet file.
+    Parquet(parquet::ParquetFile),
+}
+
+impl ScanFile {
+    /// Opens `source`: one tail read, the format from its magic bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the file is neither format or its footer is
+    /// invalid; [`Error::Store`] when reading fails.
+    pub async fn open(source: Source) -> Result<Self, Error> {
+        let tail = source.tail(TAIL_PREFETCH).await?;
+        if tail.ends_with(b"ARROW1") {
+            Ok(ScanFile::Ipc(ipc::IpcFile::open(source, Some(tail)).await?))
+        } else if tail.ends_with(b"PAR1") {
+            Ok(ScanFile::Parquet(
+                parquet::ParquetFile::open(source, Some(tail)).await?,
+            ))
+        } else {
+            Err(Error::Corrupt(format!(
+                "{} is not an Arrow IPC file or a Parquet file (no ARROW1 or PAR1 magic at its end)",
+                source.name()
+            )))
+        }
+    }
+
+    /// The file's schema.
+    pub fn schema(&self) -> SchemaRef {
+        match self {
+            ScanFile::Ipc(f) => f.schema(),
+            ScanFile::Parquet(f) => f.schema(),
+        }
+    }
+
+    /// The source read from.
+    pub fn source(&self) -> &Source {
+        match self {
+            ScanFile::Ipc(f) => f.source(),
+            ScanFile::Parquet(f) => f.source(),
+        }
+    }
+
+    /// Streams the batches `req` asks for.
+    ///
+    /// # Errors
+    ///
+    /// A bad request; read errors arrive in the stream.
+    pub fn stream(
+        &self,
+        req: &ScanRequest,
+    ) -> Result<BoxStream<'static, Result<RecordBatch, Error>>, Error> {
+        match self {
+            ScanFile::Ipc(f) => f.stream(req),
+            ScanFile::Parquet(f) => f.stream(req),
+        }
+    }
+
+    /// Rows `rows` (in that order) of `columns`.
+    ///
+    /// # Errors
+    ///
+    /// A row past the end, an unknown column, or a read error.
+    pub async fn take(
+        &self,
+        rows: &[u64],
+        columns: Option<&[String]>,
+    ) -> Result<RecordBatch, Error> {
+        match self {
+            ScanFile::Ipc(f) => f.take(rows, columns).await,
+            ScanFile::Parquet(f) => f.take(rows, columns).await,
+        }
+    }
+}
+
+/// What a scan cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScanStats {
+    /// Requests and bytes fetched (the open included).
+    pub io: IoSnapshot,
+    /// Bytes of the arrays returned (the sliced extent of their buffers).
+    pub bytes_decoded: u64,
+    /// Rows returned.
+    pub rows: u64,
+    /// Seconds from open to the last batch.
+    pub elapsed_s: f64,
+}
+
+/// A blocking front end over [`ScanFile`]: owns a runtime for the IO.
+#[derive(Debug)]
+pub struct Scanner {
+    rt: tokio::runtime::Runtime,
+    file: ScanFile,
+    started: Instant,
+    decoded: u64,
+    rows: u64,
+}
+
+impl Scanner {
+    /// Opens `source` for blocking scans.
+    ///
+    /// # Errors
+    ///
+    /// As [`ScanFile::open`]; [`Error::InvalidConfig`] when no runtime can
+    /// be started.
+    pub fn open(source: Source) -> Result<Self, Error> {
+        let started = Instant::now();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| Error::InvalidConfig(format!("cannot start the IO runtime: {e}")))?;
+        let file = rt.block_on(ScanFile::open(source))?;
+        Ok(Scanner {
+            rt,
+            file,
+            started,
+            decoded: 0,
+            rows: 0,
+        })
+    }
+
+    /// The opened file.
+    pub fn file(&self) -> &ScanFile {
+        &self.file
+    }
+
+    /// Calls `each` with every batch of the scan, in order.
+    ///
+    /// # Errors
+    ///
+    /// The first error of the scan or of `each`.
+    pub fn scan(
+        &mut self,
+        req: &ScanRequest,
+        mut each: impl FnMut(&RecordBatch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut stream = self.file.stream(req)?;
+        while let Some(b) = self.rt.block_on(stream.next()) {
+            let b = b?;
+            self.count(&b);
+            each(&b)?;
+        }
+        Ok(())
+    }
+
+    /// Rows `rows` of `columns`, in the given order.
+    ///
+    /// # Errors
+    ///
+    /// As [`ScanFile::take`].
+    pub fn take(&mut self, rows: &[u64], columns: Option<&[String]>) -> Result<RecordBatch, Error> {
+        let b = self.rt.block_on(self.file.take(rows, columns))?;
+        self.count(&b);
+        Ok(b)
+    }
+
+    fn count(&mut self, b: &RecordBatch) {
+        self.rows += b.num_rows() as u64;
+        self.decoded += b
+            .columns()
+            .iter()
+            .map(|c| c.to_data().get_slice_memory_size().unwrap_or(0) as u64)
+            .sum::<u64>();
+    }
+
+    /// The cost so far.
+    pub fn stats(&self) -> ScanStats {
+        ScanStats {
+            io: self.file.source().stats().snapshot(),
+            bytes_decoded: self.decoded,
+            rows: self.rows,
+            elapsed_s: self.started.elapsed().as_secs_f64(),
+        }
+    }
+}
