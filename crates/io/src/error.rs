@@ -64,6 +64,13 @@ pub enum Error {
         /// The store's error.
         source: object_store::Error,
     },
+    /// There is no file or object at a location.
+    NotFound {
+        /// The path or URL given.
+        location: String,
+        /// The store's error.
+        source: object_store::Error,
+    },
     /// An input is not a valid file of its format; the message says where.
     Corrupt(String),
     /// The estimated memory of an in-memory operation exceeds the limit.
@@ -123,6 +130,12 @@ impl fmt::Display for Error {
             ),
             Error::Row(e) => write!(f, "row encoding: {e}"),
             Error::Store { location, source } => write!(f, "cannot read {location}: {source}"),
+            Error::NotFound { location, .. } => {
+                write!(
+                    f,
+                    "cannot open {location}: not found (no such file or object)"
+                )
+            }
             Error::Corrupt(m) => write!(f, "invalid file: {m}"),
             Error::MemoryLimit {
                 what,
@@ -148,7 +161,7 @@ impl std::error::Error for Error {
             Error::Read { source, .. } => Some(source.as_ref()),
             Error::UnsupportedSortKey { source, .. } => Some(source),
             Error::Row(e) => Some(e),
-            Error::Store { source, .. } => Some(source),
+            Error::Store { source, .. } | Error::NotFound { source, .. } => Some(source),
             _ => None,
         }
     }
