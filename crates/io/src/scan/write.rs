@@ -62,7 +62,7 @@ impl OutputFormat {
 enum Sink {
     Parquet(Box<ArrowWriter<BufWriter<File>>>),
     Ipc(Box<IpcFileWriter<BufWriter<File>>>),
-    Csv(arrow_csv::Writer<BufWriter<File>>),
+    Csv(Box<arrow_csv::Writer<BufWriter<File>>>),
     Jsonl(arrow_json::LineDelimitedWriter<BufWriter<File>>),
 }
 
@@ -119,7 +119,7 @@ impl BatchFile {
                 schema,
                 IpcWriteOptions::default(),
             )?)),
-            OutputFormat::Csv => Sink::Csv(arrow_csv::Writer::new(out)),
+            OutputFormat::Csv => Sink::Csv(Box::new(arrow_csv::Writer::new(out))),
             OutputFormat::Jsonl => Sink::Jsonl(arrow_json::LineDelimitedWriter::new(out)),
         };
         Ok(BatchFile {
@@ -160,7 +160,7 @@ impl BatchFile {
         match self.sink {
             Sink::Parquet(w) => flush(w.into_inner()?)?,
             Sink::Ipc(w) => flush(w.finish()?)?,
-            Sink::Csv(w) => flush(w.into_inner())?,
+            Sink::Csv(w) => flush((*w).into_inner())?,
             Sink::Jsonl(mut w) => {
                 w.finish()?;
                 flush(w.into_inner())?
