@@ -127,7 +127,13 @@ impl fmt::Display for Filter {
         if self.column.chars().all(is_ident_char) && !self.column.is_empty() {
             write!(f, "{} {} {}", self.column, self.op, self.value)
         } else {
-            write!(f, "\"{}\" {} {}", self.column, self.op, self.value)
+            write!(
+                f,
+                "\"{}\" {} {}",
+                self.column.replace('"', "\"\""),
+                self.op,
+                self.value
+            )
         }
     }
 }
@@ -793,6 +799,7 @@ mod tests {
             ("s = ''", f("s", Eq, Str(String::new()))),
             ("s = 'a b = c'", f("s", Eq, Str("a b = c".into()))),
             ("\"my col\" = 3", f("my col", Eq, Int(3))),
+            ("\"a \"\"q\"\"\" = 3", f("a \"q\"", Eq, Int(3))),
             ("big > 99999999999999999999", f("big", Gt, Float(1e20))),
             ("x = 9223372036854775807", f("x", Eq, Int(i64::MAX))),
         ];

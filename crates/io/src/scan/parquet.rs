@@ -293,7 +293,7 @@ impl ParquetFile {
         let mut next = 0usize;
         for (i, rg) in self.metadata.row_groups().iter().enumerate() {
             let n = u64::try_from(rg.num_rows()).unwrap_or(0);
-            let end = rg_start + n;
+            let end = rg_start.saturating_add(n);
             let first = next;
             while next < wanted.len() && wanted[next] < end {
                 next += 1;
@@ -301,13 +301,15 @@ impl ParquetFile {
             if next > first {
                 row_groups.push(i);
                 for &r in &wanted[first..next] {
-                    let pos = selected_rows + usize::try_from(r - rg_start).unwrap_or(usize::MAX);
+                    let pos = selected_rows
+                        .saturating_add(usize::try_from(r - rg_start).unwrap_or(usize::MAX));
                     match ranges.last_mut() {
-                        Some(last) if last.end == pos => last.end += 1,
-                        _ => ranges.push(pos..pos + 1),
+                        Some(last) if last.end == pos => last.end = pos.saturating_add(1),
+                        _ => ranges.push(pos..pos.saturating_add(1)),
                     }
                 }
-                selected_rows += usize::try_from(n).unwrap_or(usize::MAX);
+                selected_rows =
+                    selected_rows.saturating_add(usize::try_from(n).unwrap_or(usize::MAX));
             }
             rg_start = end;
         }
