@@ -705,3 +705,29 @@ fn bad_requests_and_bad_files_are_errors() {
     let file = open(Source::from_bytes(Bytes::from(broken)));
     assert!(collect(&file, &ScanRequest::default()).is_err());
 }
+
+#[test]
+fn store_failures_come_back_as_store_errors() {
+    use object_store::{ObjectStoreExt, memory::InMemory};
+    use strata_io::store::{FaultRule, FaultStore};
+    let batch = random_batch(11, 3, 40_000);
+    let bytes = write(&batch, props(Compression::UNCOMPRESSED, 8000));
+    assert!(bytes.len() as u64 > 4 * TAIL_PREFETCH);
+    let mem = Arc::new(InMemory::new());
+    let path = Path::from("f.parquet");
+    rt().block_on(mem.put(&path, bytes.into())).unwrap();
+    // Reads after the size lookup and the tail all fail.
+    let store = Arc::new(FaultStore::new(mem, FaultRule::AfterN(2)));
+    let mut opts = FetchOptions::local();
+    opts.retries = 1;
+    opts.retry_backoff = std::time::Duration::from_millis(1);
+    let source = rt()
+        .block_on(Source::open(store, path, "f.parquet", opts))
+        .unwrap();
+    let file = open(source);
+    let e = collect(&file, &ScanRequest::default()).unwrap_err();
+    assert!(matches!(e, Error::Store { .. }), "{e:?}");
+    assert!(e.to_string().contains("injected failure"), "{e}");
+    let e = rt().block_on(file.take(&[5], None)).unwrap_err();
+    assert!(matches!(e, Error::Store { .. }), "{e:?}");
+}
