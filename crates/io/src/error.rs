@@ -111,7 +111,7 @@ impl fmt::Display for Error {
                 source,
             } => write!(f, "cannot {action} {}: {source}", path.display()),
             Error::Parquet(e) => write!(f, "parquet: {e}"),
-            Error::Arrow(e) => write!(f, "arrow ipc: {e}"),
+            Error::Arrow(e) => write!(f, "arrow: {e}"),
             Error::Generate(e) => write!(f, "generate: {e}"),
             Error::Cancelled => write!(f, "cancelled after an earlier error"),
             Error::Read { path, source } => write!(f, "cannot read {}: {source}", path.display()),
