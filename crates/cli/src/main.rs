@@ -10,6 +10,7 @@ use std::{
 };
 
 use anyhow::{Context, Result};
+use arrow_array::RecordBatch;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use strata_gen::{BatchGenerator, contacts::Contacts};
@@ -19,6 +20,11 @@ use strata_io::{
         DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Summary,
         generate,
     },
+    location::StoreConfig,
+    scan::{
+        Filter, ScanRequest, Scanner,
+        write::{BatchFile, OutputFormat, write_text},
+    },
     sort::{ByteSize, SortConfig, SortKeys, SortSummary, sort_file},
 };
 
@@ -26,7 +32,7 @@ use strata_io::{
 #[command(
     name = "strata",
     version,
-    about = "Columnar-data building blocks: generate nested data at speed, sort files"
+    about = "Columnar-data building blocks: generate nested data at speed, sort files, read only the columns you need"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -50,6 +56,58 @@ enum Command {
     /// file). The sort is stable and the schema is kept. The output appears
     /// only when complete.
     Sort(SortArgs),
+    /// Read the chosen columns of a Parquet or Arrow IPC file, fetching only
+    /// their bytes, from a local path, a file:// URL or s3://BUCKET/KEY.
+    ///
+    /// Without -o the rows are printed as tab-separated text with a header
+    /// line. S3 settings come from the standard AWS environment variables
+    /// (AWS_ENDPOINT, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+    /// AWS_ALLOW_HTTP), which the flags below override.
+    Scan(ScanArgs),
+}
+
+#[derive(Args, Debug)]
+struct ScanArgs {
+    /// A local path, file:///ABSOLUTE/PATH or s3://BUCKET/KEY.
+    location: String,
+    /// Top-level columns to read, in output order: `a,b,c` [default: all].
+    #[arg(long, value_delimiter = ',')]
+    columns: Option<Vec<String>>,
+    /// Keep rows where `COLUMN OP LITERAL` holds (OP: = != < <= > >=), e.g.
+    /// "id > 5" or "name = 'Ann'". Parquet row groups whose statistics rule
+    /// the filter out are not read.
+    #[arg(long, value_parser = parse::<Filter>)]
+    filter: Option<Filter>,
+    /// Return at most this many rows.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Return these rows (0-based, in this order), reading only the batches
+    /// or row groups that hold them.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["filter", "limit"])]
+    take: Option<Vec<u64>>,
+    /// Print `requests N, bytes fetched N, bytes decoded N, elapsed S` to
+    /// standard error at the end.
+    #[arg(long)]
+    stats: bool,
+    /// Write the rows to this file instead: .parquet, .arrow/.ipc/.feather,
+    /// .csv or .jsonl. It appears only when complete.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    overwrite: bool,
+    /// S3 endpoint URL (overrides AWS_ENDPOINT); http:// allows plain HTTP.
+    #[arg(long)]
+    endpoint: Option<String>,
+    /// S3 region (overrides AWS_REGION).
+    #[arg(long)]
+    region: Option<String>,
+    /// S3 access key id (overrides AWS_ACCESS_KEY_ID).
+    #[arg(long)]
+    access_key_id: Option<String>,
+    /// S3 secret access key (overrides AWS_SECRET_ACCESS_KEY).
+    #[arg(long)]
+    secret_access_key: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -148,13 +206,16 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Generate(args) => run_generate(args),
         Command::Sort(args) => run_sort(args),
+        Command::Scan(args) => run_scan(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if let Some(io) = e.downcast_ref::<std::io::Error>()
-                && io.kind() == std::io::ErrorKind::BrokenPipe
-            {
+            let broken_pipe = e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
                 return ExitCode::SUCCESS;
             }
             eprintln!("strata: error: {}", chain(&e));
@@ -272,6 +333,96 @@ fn run_sort(args: SortArgs) -> Result<()> {
         print_sort_summary(&cfg, &summary)?;
     }
     Ok(())
+}
+
+fn run_scan(args: ScanArgs) -> Result<()> {
+    let cfg = StoreConfig {
+        endpoint: args.endpoint.clone(),
+        region: args.region.clone(),
+        access_key_id: args.access_key_id.clone(),
+        secret_access_key: args.secret_access_key.clone(),
+        ..Default::default()
+    };
+    if let Some(out) = &args.output {
+        // Refuse a bad output before reading anything.
+        OutputFormat::from_path(out)?;
+        if !args.overwrite && out.exists() {
+            return Err(strata_io::Error::OutputExists {
+                path: out.clone(),
+                count: 1,
+            }
+            .into());
+        }
+    }
+    let mut scanner = Scanner::open_location(&args.location, &cfg)?;
+    let columns = args.columns.as_deref();
+    let schema = scanner.file().projected_schema(columns)?;
+    let file = match &args.output {
+        Some(p) => Some(BatchFile::create(p, &schema, args.overwrite)?),
+        None => None,
+    };
+    let stdout = std::io::stdout();
+    let mut sink = RowSink {
+        file,
+        out: std::io::BufWriter::new(stdout.lock()),
+        header_done: false,
+    };
+    if let Some(rows) = &args.take {
+        let b = scanner.take(rows, columns)?;
+        sink.emit(&b)?;
+    } else {
+        let req = ScanRequest {
+            columns: args.columns.clone(),
+            filter: args.filter.clone(),
+            limit: args.limit,
+        };
+        scanner.scan(&req, |b| sink.emit(b))?;
+    }
+    sink.finish(schema)?;
+    if args.stats {
+        let s = scanner.stats();
+        eprintln!(
+            "requests {}, bytes fetched {}, bytes decoded {}, elapsed {:.3}",
+            s.io.requests, s.io.bytes_fetched, s.bytes_decoded, s.elapsed_s
+        );
+    }
+    Ok(())
+}
+
+/// Where scanned rows go: an output file, or text on standard output.
+struct RowSink<W: Write> {
+    file: Option<BatchFile>,
+    out: W,
+    header_done: bool,
+}
+
+impl<W: Write> RowSink<W> {
+    fn emit(&mut self, b: &RecordBatch) -> Result<(), strata_io::Error> {
+        match &mut self.file {
+            Some(f) => f.write(b),
+            None => {
+                write_text(&mut self.out, b, !self.header_done)?;
+                self.header_done = true;
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(mut self, schema: arrow_schema::SchemaRef) -> Result<()> {
+        match self.file.take() {
+            Some(f) => {
+                f.finish()?;
+            }
+            None => {
+                if !self.header_done {
+                    // No rows: the header alone.
+                    self.emit(&RecordBatch::new_empty(schema))?;
+                }
+                self.out.flush()?;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn print_sort_summary(cfg: &SortConfig, s: &SortSummary) -> std::io::Result<()> {

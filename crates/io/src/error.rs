@@ -68,7 +68,8 @@ pub enum Error {
     NotFound {
         /// The path or URL given.
         location: String,
-        /// The store's error.
+        /// The store's error (its text repeats the location, so the
+        /// message leaves it out).
         source: object_store::Error,
     },
     /// An input is not a valid file of its format; the message says where.
@@ -161,7 +162,7 @@ impl std::error::Error for Error {
             Error::Read { source, .. } => Some(source.as_ref()),
             Error::UnsupportedSortKey { source, .. } => Some(source),
             Error::Row(e) => Some(e),
-            Error::Store { source, .. } | Error::NotFound { source, .. } => Some(source),
+            Error::Store { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -111,7 +111,11 @@ async fn reads_ranges_of_an_s3_object() {
     }
     let plan = coalesce(&reqs, remote_fetch_options().coalesce).unwrap();
     assert_eq!(src.stats().snapshot().requests, plan.fetches.len() as u64);
-    assert!(plan.fetches.len() * 4 < reqs.len(), "{}", plan.fetches.len());
+    assert!(
+        plan.fetches.len() * 4 < reqs.len(),
+        "{}",
+        plan.fetches.len()
+    );
 
     // Small holes and requests: many requests, each counted once.
     let mut opts = remote_fetch_options();

@@ -600,7 +600,7 @@ pub(crate) fn resolve_columns(
         })?;
         if out.contains(&i) {
             return Err(Error::InvalidConfig(format!(
-                "column '{name}' is listed twice"
+                "column '{name}' is asked for more than once"
             )));
         }
         out.push(i);

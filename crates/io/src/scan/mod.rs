@@ -91,6 +91,20 @@ impl ScanFile {
         }
     }
 
+    /// The schema of the batches a scan of `columns` returns.
+    ///
+    /// # Errors
+    ///
+    /// An unknown or repeated column.
+    pub fn projected_schema(&self, columns: Option<&[String]>) -> Result<SchemaRef, Error> {
+        match self {
+            ScanFile::Ipc(f) => Ok(std::sync::Arc::new(
+                f.schema().project(&f.resolve(columns)?)?,
+            )),
+            ScanFile::Parquet(f) => f.projected_schema(columns),
+        }
+    }
+
     /// Streams the batches `req` asks for.
     ///
     /// # Errors
@@ -154,13 +168,36 @@ impl Scanner {
     /// As [`ScanFile::open`]; [`Error::InvalidConfig`] when no runtime can
     /// be started.
     pub fn open(source: Source) -> Result<Self, Error> {
+        Self::start(|| async move { Ok(source) })
+    }
+
+    /// Opens a local path, `file://` URL or `s3://bucket/key` URL (see
+    /// [`crate::location`]) for blocking scans.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::location::open_source`] and [`ScanFile::open`].
+    pub fn open_location(
+        location: &str,
+        cfg: &crate::location::StoreConfig,
+    ) -> Result<Self, Error> {
+        let location = location.to_string();
+        let cfg = cfg.clone();
+        Self::start(|| async move { crate::location::open_source(&location, &cfg).await })
+    }
+
+    fn start<F, Fut>(source: F) -> Result<Self, Error>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Source, Error>>,
+    {
         let started = Instant::now();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .map_err(|e| Error::InvalidConfig(format!("cannot start the IO runtime: {e}")))?;
-        let file = rt.block_on(ScanFile::open(source))?;
+        let file = rt.block_on(async move { ScanFile::open(source().await?).await })?;
         Ok(Scanner {
             rt,
             file,

@@ -1,0 +1,245 @@
+//! `strata scan`: projected reads printed or written, the stats line, and
+//! clear errors that leave nothing behind.
+
+mod common;
+
+use std::{fs::File, path::Path, sync::Arc};
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use common::{failed_cleanly, files, stderr, strata};
+use parquet::arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder};
+
+fn table() -> RecordBatch {
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..5000));
+    let names: ArrayRef = Arc::new(StringArray::from_iter(
+        (0..5000).map(|i| (i % 7 != 0).then(|| format!("name-{i}"))),
+    ));
+    let scores: ArrayRef = Arc::new(Int64Array::from_iter_values((0..5000).map(|i| i * 3 % 101)));
+    RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+            Field::new("score", DataType::Int64, false),
+        ])),
+        vec![ids, names, scores],
+    )
+    .unwrap()
+}
+
+fn write_inputs(dir: &Path) -> RecordBatch {
+    let t = table();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(
+        File::create(dir.join("t.arrow")).unwrap(),
+        &t.schema(),
+    )
+    .unwrap();
+    for off in (0..5000).step_by(1000) {
+        w.write(&t.slice(off, 1000)).unwrap();
+    }
+    w.finish().unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1000))
+        .build();
+    let mut w = ArrowWriter::try_new(
+        File::create(dir.join("t.parquet")).unwrap(),
+        t.schema(),
+        Some(props),
+    )
+    .unwrap();
+    w.write(&t).unwrap();
+    w.close().unwrap();
+    t
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    assert!(o.status.success(), "{}", stderr(o));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn prints_projected_filtered_and_taken_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    for input in ["t.arrow", "t.parquet"] {
+        let out = stdout(&strata(
+            &[
+                "scan",
+                input,
+                "--columns",
+                "score,id",
+                "--filter",
+                "id >= 4998",
+            ],
+            dir.path(),
+        ));
+        assert_eq!(out, "score\tid\n46\t4998\n49\t4999\n", "{input}");
+        let out = stdout(&strata(
+            &["scan", input, "--columns", "name", "--limit", "2"],
+            dir.path(),
+        ));
+        assert_eq!(out, "name\nnull\nname-1\n", "{input}");
+        let out = stdout(&strata(
+            &[
+                "scan",
+                input,
+                "--take",
+                "4999,7,8,7",
+                "--columns",
+                "id,name",
+            ],
+            dir.path(),
+        ));
+        assert_eq!(
+            out, "id\tname\n4999\tname-4999\n7\tnull\n8\tname-8\n7\tnull\n",
+            "{input}"
+        );
+        let out = stdout(&strata(&["scan", input, "--filter", "id < 0"], dir.path()));
+        assert_eq!(
+            out, "id\tname\tscore\n",
+            "{input}: a header even without rows"
+        );
+    }
+}
+
+#[test]
+fn stats_line_counts_what_was_fetched() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    for input in ["t.arrow", "t.parquet"] {
+        let size = std::fs::metadata(dir.path().join(input)).unwrap().len();
+        let o = strata(&["scan", input, "--columns", "id", "--stats"], dir.path());
+        stdout(&o);
+        let e = stderr(&o);
+        let line = e.lines().last().unwrap();
+        let nums: Vec<&str> = line
+            .split(", ")
+            .map(|part| part.rsplit(' ').next().unwrap())
+            .collect();
+        assert!(line.starts_with("requests "), "{line}");
+        assert!(
+            line.contains("bytes fetched ") && line.contains("bytes decoded "),
+            "{line}"
+        );
+        let requests: u64 = nums[0].parse().unwrap();
+        let fetched: u64 = nums[1].parse().unwrap();
+        let decoded: u64 = nums[2].parse().unwrap();
+        let _elapsed: f64 = nums[3].parse().unwrap();
+        assert!(requests >= 2, "{line}");
+        assert!(fetched < size, "{input}: {line} of {size}");
+        assert_eq!(decoded, 5000 * 8, "{input}: {line}");
+    }
+}
+
+#[test]
+fn writes_every_output_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write_inputs(dir.path());
+    let want = t.project(&[2, 0]).unwrap();
+    for (input, out) in [
+        ("t.arrow", "o.parquet"),
+        ("t.parquet", "o.arrow"),
+        ("t.arrow", "o.csv"),
+        ("t.parquet", "o.jsonl"),
+    ] {
+        let o = strata(
+            &["scan", input, "--columns", "score,id", "-o", out],
+            dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(o.stdout.is_empty());
+        let path = dir.path().join(out);
+        let got: Vec<RecordBatch> = match out {
+            "o.parquet" => ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap())
+                .unwrap()
+                .build()
+                .unwrap()
+                .map(|b| b.unwrap())
+                .collect(),
+            "o.arrow" => arrow_ipc::reader::FileReader::try_new(File::open(&path).unwrap(), None)
+                .unwrap()
+                .map(|b| b.unwrap())
+                .collect(),
+            "o.csv" => {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let lines: Vec<&str> = text.lines().collect();
+                assert_eq!(lines[0], "score,id");
+                assert_eq!(lines.len(), 5001);
+                assert_eq!(lines[4999], "46,4998");
+                continue;
+            }
+            _ => {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let lines: Vec<&str> = text.lines().collect();
+                assert_eq!(lines.len(), 5000);
+                assert_eq!(lines[4998], r#"{"score":46,"id":4998}"#);
+                continue;
+            }
+        };
+        let got = arrow_select::concat::concat_batches(&got[0].schema(), &got).unwrap();
+        assert_eq!(got.columns(), want.columns(), "{input} -> {out}");
+    }
+}
+
+#[test]
+fn bad_input_gives_clear_errors_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    std::fs::write(dir.path().join("exists.arrow"), b"keep").unwrap();
+    let full = files(dir.path());
+    let keep: Vec<&str> = full.iter().map(String::as_str).collect();
+    let p = dir.path();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["scan", "t.arrow", "--columns", "nope"],
+            "no column 'nope'",
+        ),
+        (
+            vec!["scan", "t.parquet", "--columns", "id,id"],
+            "more than once",
+        ),
+        (vec!["scan", "t.arrow", "--filter", "id >"], "filter"),
+        (vec!["scan", "t.arrow", "--filter", "name > 5"], "name"),
+        (vec!["scan", "missing.arrow"], "not found"),
+        (vec!["scan", "gs://b/k"], "gs://b/k"),
+        (vec!["scan", "t.arrow", "--take", "5000"], "out of range"),
+        (
+            vec!["scan", "t.arrow", "-o", "exists.arrow"],
+            "already exists",
+        ),
+        (vec!["scan", "t.arrow", "-o", "out.txt"], "extension"),
+        (
+            vec!["scan", "t.arrow", "-o", "no/such/dir/out.arrow"],
+            "cannot create",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = strata(&args, p);
+        failed_cleanly(&o, p, needle, &keep);
+    }
+    // Truncated and garbled inputs.
+    let bytes = std::fs::read(p.join("t.arrow")).unwrap();
+    std::fs::write(p.join("cut.arrow"), &bytes[..bytes.len() / 2]).unwrap();
+    let o = strata(&["scan", "cut.arrow", "-o", "x.parquet"], p);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not an Arrow IPC file or a Parquet file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!p.join("x.parquet").exists());
+    let pq = std::fs::read(p.join("t.parquet")).unwrap();
+    let mut bad = pq.clone();
+    let n = bad.len();
+    bad[n - 20..n - 8].fill(0xAB);
+    std::fs::write(p.join("bad.parquet"), &bad).unwrap();
+    let o = strata(&["scan", "bad.parquet", "-o", "y.arrow"], p);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bad.parquet"), "{}", stderr(&o));
+    assert!(!p.join("y.arrow").exists());
+    assert!(
+        files(p).iter().all(|f| !f.contains("strata-tmp")),
+        "{:?}",
+        files(p)
+    );
+}
