@@ -213,7 +213,7 @@ fn take_reads_only_the_batches_holding_the_rows() {
         let path = dir.path().join(format!("t{strata}.arrow"));
         let mut rng = RowRng::seeded(7);
         let schema = random_schema(&mut rng, 5);
-        let sizes = [100usize, 0, 37, 250, 1, 0, 80];
+        let sizes = [10_000usize, 0, 3_700, 25_000, 100, 0, 8_000];
         let batches: Vec<RecordBatch> = sizes
             .iter()
             .map(|&n| random_batch(&mut rng, &schema, n, 0.2))
@@ -229,7 +229,7 @@ fn take_reads_only_the_batches_holding_the_rows() {
         );
         let all = arrow_select::concat::concat_batches(&schema, &read_ipc_full(&path)).unwrap();
         let total = all.num_rows() as u64;
-        let rows: Vec<u64> = vec![5, 140, 139, 5, total - 1, 137, 400];
+        let rows: Vec<u64> = vec![5, 14_000, 13_900, 5, total - 1, 13_700, 40_000];
         let cols = vec!["c3".to_string(), "c0".to_string()];
         let mut opts = FetchOptions::local();
         opts.coalesce.hole_size_limit = 0;
@@ -241,7 +241,8 @@ fn take_reads_only_the_batches_holding_the_rows() {
         let want =
             arrow_select::take::take_record_batch(&all.project(&[3, 0]).unwrap(), &idx).unwrap();
         assert_eq!(got, want, "strata writer: {strata}");
-        // Rows 5, 137..140, 400 and the last lie in batches 0, 3 and 6.
+        // Rows 5, 13,700..14,000, 40,000 and the last lie in batches 0, 3
+        // and 6 (the footer's tail read covers only the end of batch 6).
         let touched = |header: bool| -> Vec<usize> {
             (0..sizes.len())
                 .filter(|&b| {
@@ -275,9 +276,9 @@ fn limit_stops_reading_early() {
     let rt = rt();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ints.arrow");
-    int_file(&path, 4, 1000, 10, true);
+    int_file(&path, 4, 10_000, 10, true);
     let full = read_ipc_full(&path);
-    for limit in [0usize, 1, 999, 1000, 1001, 2500, 20_000] {
+    for limit in [0usize, 1, 9_999, 10_000, 10_001, 25_000, 200_000] {
         let src = local_source(&rt, &path, FetchOptions::local());
         let stats = src.stats().clone();
         let file = open(&rt, src, ReadMode::Projected);
@@ -290,7 +291,7 @@ fn limit_stops_reading_early() {
             .block_on(file.stream(&req).unwrap().try_collect())
             .unwrap();
         let n: usize = got.iter().map(|b| b.num_rows()).sum();
-        assert_eq!(n, limit.min(10_000));
+        assert_eq!(n, limit.min(100_000));
         let got = arrow_select::concat::concat_batches(
             &got[0..].first().map_or_else(
                 || Arc::new(full[0].schema().project(&[2]).unwrap()),
@@ -306,7 +307,7 @@ fn limit_stops_reading_early() {
             .slice(0, n);
         assert_eq!(got, want);
         // Batches past the limit are never fetched.
-        let batches_needed = limit.div_ceil(1000).min(10) as u64;
+        let batches_needed = limit.div_ceil(10_000).min(10) as u64;
         assert_eq!(
             stats.snapshot().requests,
             1 + 2 * batches_needed,
@@ -336,4 +337,31 @@ fn bad_requests_are_clear_errors() {
     assert!(e.to_string().contains("more than once"), "{e}");
     let e = rt.block_on(file.read_batches(&[2], &[0])).unwrap_err();
     assert!(e.to_string().contains("out of range"), "{e}");
+}
+
+#[test]
+fn a_small_file_costs_one_request() {
+    let rt = rt();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small.arrow");
+    int_file(&path, 5, 300, 4, false);
+    assert!(std::fs::metadata(&path).unwrap().len() < strata_io::scan::TAIL_PREFETCH);
+    for mode in MODES {
+        let src = local_source(&rt, &path, FetchOptions::local());
+        let stats = src.stats().clone();
+        let file = open(&rt, src, mode);
+        let got = rt
+            .block_on(file.read_batches(&[0, 1, 2, 3], &[4, 1]))
+            .unwrap();
+        let want: Vec<RecordBatch> = read_ipc_full(&path)
+            .iter()
+            .map(|b| b.project(&[4, 1]).unwrap())
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(
+            stats.snapshot().requests,
+            1,
+            "{mode:?}: the tail read holds it all"
+        );
+    }
 }

@@ -223,8 +223,14 @@ fn random_projection(rng: &mut RowRng, schema: &Schema) -> Vec<String> {
     names
 }
 
+/// Opens with a footer-sized tail read (one request), as for a file
+/// larger than [`strata_io::scan::SMALL_FILE`], so that the reads the
+/// tests count are the projected ones.
 fn open(source: Source) -> ParquetFile {
-    rt().block_on(ParquetFile::open(source, None)).unwrap()
+    rt().block_on(async {
+        let tail = source.tail(TAIL_PREFETCH).await.unwrap();
+        ParquetFile::open(source, Some(tail)).await.unwrap()
+    })
 }
 
 #[test]

@@ -32,6 +32,19 @@ pub struct ScanRequest {
 /// for the footer of most files, so opening costs one request.
 pub const TAIL_PREFETCH: u64 = 64 * 1024;
 
+/// Files up to this size are read whole by the first request: one request
+/// beats the two or three round trips of a projected read.
+pub const SMALL_FILE: u64 = 1024 * 1024;
+
+/// How many bytes the first request of a file of `size` bytes reads.
+pub fn first_read_len(size: u64) -> u64 {
+    if size <= SMALL_FILE {
+        size
+    } else {
+        TAIL_PREFETCH
+    }
+}
+
 use std::time::Instant;
 
 use arrow_array::RecordBatch;
@@ -60,7 +73,7 @@ impl ScanFile {
     /// [`Error::Corrupt`] when the file is neither format or its footer is
     /// invalid; [`Error::Store`] when reading fails.
     pub async fn open(source: Source) -> Result<Self, Error> {
-        let tail = source.tail(TAIL_PREFETCH).await?;
+        let tail = source.tail(first_read_len(source.size())).await?;
         if tail.ends_with(b"ARROW1") {
             Ok(ScanFile::Ipc(ipc::IpcFile::open(source, Some(tail)).await?))
         } else if tail.ends_with(b"PAR1") {

@@ -84,7 +84,7 @@ impl ParquetFile {
                 )));
             }
             Some(t) => t,
-            None => source.tail(TAIL_PREFETCH).await?,
+            None => source.tail(super::first_read_len(size)).await?,
         };
         // Header and footer magic plus the footer length.
         if size < 12 {
