@@ -408,11 +408,14 @@ impl IpcFile {
                     || columns_cover_all(columns, inner.schema.fields().len())
             }
         };
-        if whole {
-            inner.read_whole(batches, columns, &dicts).await
-        } else {
-            inner.read_projected(batches, columns, &dicts).await
-        }
+        let read = async {
+            if whole {
+                inner.read_whole(batches, columns, &dicts).await
+            } else {
+                inner.read_projected(batches, columns, &dicts).await
+            }
+        };
+        super::guarded(inner.source.name(), read).await
     }
 
     /// Streams the batches of a scan: projection, filter and limit.
@@ -468,7 +471,11 @@ impl IpcFile {
             filter,
             left: limit,
         };
-        Ok(futures::stream::try_unfold(state, StreamState::next).boxed())
+        let name = self.inner.source.name().to_string();
+        Ok(super::guarded_stream(
+            name,
+            futures::stream::try_unfold(state, StreamState::next).boxed(),
+        ))
     }
 
     /// Returns rows `rows` (in that order; repeats allowed) of `columns`,

@@ -17,6 +17,46 @@ pub mod write;
 
 pub use filter::Filter;
 
+/// The text of a caught panic's payload.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
+fn decoder_failed(name: &str, p: &(dyn std::any::Any + Send)) -> Error {
+    Error::Corrupt(format!(
+        "{name}: the decoder failed on malformed data ({})",
+        panic_text(p)
+    ))
+}
+
+/// Runs `fut`; a panic inside it (a third-party decoder meeting malformed
+/// data it does not check) becomes [`Error::Corrupt`].
+pub(crate) async fn guarded<T>(
+    name: &str,
+    fut: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    use futures::FutureExt;
+    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(r) => r,
+        Err(p) => Err(decoder_failed(name, p.as_ref())),
+    }
+}
+
+/// [`guarded`] for a stream: a panic while polling ends the stream with
+/// [`Error::Corrupt`].
+pub(crate) fn guarded_stream(
+    name: String,
+    s: BoxStream<'static, Result<RecordBatch, Error>>,
+) -> BoxStream<'static, Result<RecordBatch, Error>> {
+    std::panic::AssertUnwindSafe(s)
+        .catch_unwind()
+        .map(move |r| r.unwrap_or_else(|p| Err(decoder_failed(&name, p.as_ref()))))
+        .boxed()
+}
+
 /// What a scan returns.
 #[derive(Debug, Clone, Default)]
 pub struct ScanRequest {

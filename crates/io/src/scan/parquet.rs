@@ -74,6 +74,11 @@ impl ParquetFile {
     /// [`Error::InvalidConfig`] for a `tail` longer than the file, and
     /// [`Error::Store`] when a fetch fails.
     pub async fn open(source: Source, tail: Option<Bytes>) -> Result<Self, Error> {
+        let name = source.name().to_string();
+        super::guarded(&name, Self::open_unguarded(source, tail)).await
+    }
+
+    async fn open_unguarded(source: Source, tail: Option<Bytes>) -> Result<Self, Error> {
         let size = source.size();
         let tail = match tail {
             Some(t) if t.len() as u64 > size => {
@@ -193,6 +198,14 @@ impl ParquetFile {
         &self,
         req: &ScanRequest,
     ) -> Result<BoxStream<'static, Result<RecordBatch, Error>>, Error> {
+        let name = self.reader.source.name().to_string();
+        Ok(super::guarded_stream(name, self.stream_unguarded(req)?))
+    }
+
+    fn stream_unguarded(
+        &self,
+        req: &ScanRequest,
+    ) -> Result<BoxStream<'static, Result<RecordBatch, Error>>, Error> {
         let schema = self.arrow.schema().clone();
         let out = self.resolve_columns(req.columns.as_deref())?;
         let filter = req.filter.clone();
@@ -264,6 +277,15 @@ impl ParquetFile {
     /// range and the file's row count; the column errors of
     /// [`ParquetFile::stream`]; fetch and decode errors.
     pub async fn take(
+        &self,
+        rows: &[u64],
+        columns: Option<&[String]>,
+    ) -> Result<RecordBatch, Error> {
+        let name = self.reader.source.name().to_string();
+        super::guarded(&name, self.take_unguarded(rows, columns)).await
+    }
+
+    async fn take_unguarded(
         &self,
         rows: &[u64],
         columns: Option<&[String]>,

@@ -1,0 +1,143 @@
+//! Seeded corruption of valid files: every mutation must give a result or
+//! an error, never a panic or a hang, and no single allocation may exceed
+//! what reading the intact file needs.
+
+#[path = "support/mutate.rs"]
+mod mutate;
+mod support;
+
+use std::{panic::AssertUnwindSafe, sync::atomic::Ordering, time::Duration};
+
+use arrow_array::RecordBatch;
+use arrow_ipc::CompressionType;
+use bytes::Bytes;
+use futures::TryStreamExt;
+use mutate::{PANICS, fail, mutate, quiet_panics, tracked};
+use strata_gen::rng::RowRng;
+use strata_io::{
+    scan::{
+        ScanRequest,
+        ipc::{IpcFile, IpcReadOptions, ReadMode},
+    },
+    store::Source,
+};
+use support::*;
+
+/// Reads `bytes` every way a scan can: all columns in each mode, a
+/// projection, a take. Returns how many reads succeeded.
+async fn read_all_ways(bytes: Bytes, ncols: usize) -> Result<usize, strata_io::Error> {
+    let mut ok = 0;
+    for mode in [ReadMode::Auto, ReadMode::Projected, ReadMode::WholeBlocks] {
+        for cols in [
+            None,
+            Some(vec![format!("c{}", ncols - 1)]),
+            Some(vec!["c0".to_string()]),
+        ] {
+            let src = Source::from_bytes(bytes.clone());
+            let file = IpcFile::open(src, None)
+                .await?
+                .with_options(IpcReadOptions {
+                    mode,
+                    ..Default::default()
+                });
+            let req = ScanRequest {
+                columns: cols.clone(),
+                ..Default::default()
+            };
+            let r: Result<Vec<RecordBatch>, _> = file.stream(&req)?.try_collect().await;
+            if r.is_ok() {
+                ok += 1;
+            }
+            if file.take(&[0, 3, 17], cols.as_deref()).await.is_ok() {
+                ok += 1;
+            }
+        }
+    }
+    Ok(ok)
+}
+
+#[test]
+fn corrupt_ipc_files_give_errors_not_panics() {
+    let rt = rt();
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (i, compression) in [
+        None,
+        Some(CompressionType::LZ4_FRAME),
+        Some(CompressionType::ZSTD),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for strata in [true, false] {
+            let mut rng = RowRng::seeded(100 + i as u64);
+            let ncols = 6;
+            let schema = random_schema(&mut rng, ncols);
+            let batches: Vec<RecordBatch> = [40, 0, 25]
+                .iter()
+                .map(|&n| random_batch(&mut rng, &schema, n, 0.3))
+                .collect();
+            let path = dir.path().join(format!("f{i}{strata}.arrow"));
+            write_ipc(
+                &path,
+                &schema,
+                &batches,
+                Writing {
+                    compression,
+                    strata,
+                },
+            );
+            files.push((std::fs::read(&path).unwrap(), ncols));
+        }
+    }
+    let mut rng = RowRng::seeded(2026);
+    let mut outcomes = [0usize; 2];
+    let per_file = 200;
+    // The reader turns a decoder's panic into an error; keep the default
+    // hook from printing (and allocating for) a backtrace meanwhile.
+    quiet_panics();
+    for (f, (valid, ncols)) in files.iter().enumerate() {
+        // The intact file reads every way, and sets the allocation bound.
+        let (ok, largest) =
+            tracked(|| rt.block_on(read_all_ways(Bytes::from(valid.clone()), *ncols)));
+        assert_eq!(ok.unwrap(), 18, "file {f}");
+        let bound = largest.max(valid.len());
+
+        for m in 0..per_file {
+            let bad = mutate(&mut rng, valid, 4096);
+            let (run, largest) = tracked(|| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    rt.block_on(async {
+                        tokio::time::timeout(
+                            Duration::from_secs(10),
+                            read_all_ways(Bytes::from(bad.clone()), *ncols),
+                        )
+                        .await
+                    })
+                }))
+            });
+            match run {
+                Err(_) => fail(format!("file {f} mutation {m} panicked")),
+                Ok(Err(_)) => fail(format!("file {f} mutation {m} hung")),
+                Ok(Ok(r)) => outcomes[usize::from(r.is_ok())] += 1,
+            }
+            if largest > bound {
+                fail(format!(
+                    "file {f} mutation {m}: allocated {largest} bytes at once, the intact file needs {bound}"
+                ));
+            }
+        }
+    }
+    drop(std::panic::take_hook());
+    let caught = PANICS.load(Ordering::Relaxed);
+    let total = outcomes[0] + outcomes[1];
+    assert!(total >= 1000, "{total}");
+    // Most mutations must be caught at open; the rest read something or
+    // fail later.
+    eprintln!(
+        "{total} mutations: {} failed to open, {} opened, {caught} decoder panics caught",
+        outcomes[0], outcomes[1]
+    );
+    // Every offset and length is checked before arrow-rs sees it.
+    assert_eq!(caught, 0, "arrow-rs panicked on input the reader let through");
+}

@@ -1,0 +1,119 @@
+//! Seeded corruption of valid Parquet files: every mutation must give a
+//! result or an error, never a panic or a hang, and no single allocation
+//! may exceed what reading the intact file needs.
+
+#[path = "support/mutate.rs"]
+mod mutate;
+mod support;
+
+use std::{panic::AssertUnwindSafe, sync::Arc, sync::atomic::Ordering, time::Duration};
+
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+use futures::TryStreamExt;
+use mutate::{PANICS, fail, mutate, quiet_panics, tracked};
+use parquet::{
+    arrow::ArrowWriter,
+    basic::{Compression, ZstdLevel},
+    file::properties::WriterProperties,
+};
+use strata_gen::rng::RowRng;
+use strata_io::{
+    scan::{ScanFile, ScanRequest},
+    store::Source,
+};
+use support::*;
+
+/// Reads `bytes` every way a scan can: all columns, one column, a limit
+/// and a take. Returns how many reads succeeded.
+async fn read_all_ways(bytes: Bytes, ncols: usize) -> Result<usize, strata_io::Error> {
+    let mut ok = 0;
+    let file = ScanFile::open(Source::from_bytes(bytes)).await?;
+    for (cols, limit) in [
+        (None, None),
+        (Some(vec![format!("c{}", ncols - 1)]), None),
+        (Some(vec!["c0".to_string()]), Some(10)),
+    ] {
+        let req = ScanRequest {
+            columns: cols.clone(),
+            limit,
+            ..Default::default()
+        };
+        let r: Result<Vec<RecordBatch>, _> = file.stream(&req)?.try_collect().await;
+        ok += usize::from(r.is_ok());
+        ok += usize::from(file.take(&[0, 3, 17], cols.as_deref()).await.is_ok());
+    }
+    Ok(ok)
+}
+
+#[test]
+fn corrupt_parquet_files_give_errors_not_panics() {
+    let rt = rt();
+    let codecs = [
+        Compression::UNCOMPRESSED,
+        Compression::SNAPPY,
+        Compression::ZSTD(ZstdLevel::try_new(1).unwrap()),
+    ];
+    let mut files = Vec::new();
+    for (i, codec) in codecs.into_iter().enumerate() {
+        for dictionary in [true, false] {
+            let mut rng = RowRng::seeded(200 + i as u64);
+            let ncols = 6;
+            let schema = random_schema(&mut rng, ncols);
+            let batch = random_batch(&mut rng, &schema, 120, 0.3);
+            let props = WriterProperties::builder()
+                .set_compression(codec)
+                .set_dictionary_enabled(dictionary)
+                .set_max_row_group_row_count(Some(50))
+                .set_data_page_row_count_limit(20)
+                .build();
+            let mut w = ArrowWriter::try_new(Vec::new(), Arc::clone(&schema), Some(props)).unwrap();
+            w.write(&batch).unwrap();
+            files.push((w.into_inner().unwrap(), ncols));
+        }
+    }
+    let mut rng = RowRng::seeded(2027);
+    let mut outcomes = [0usize; 2];
+    let per_file = 200;
+    // The reader turns a decoder's panic into an error; keep the default
+    // hook from printing (and allocating for) a backtrace meanwhile.
+    quiet_panics();
+    for (f, (valid, ncols)) in files.iter().enumerate() {
+        let (ok, largest) =
+            tracked(|| rt.block_on(read_all_ways(Bytes::from(valid.clone()), *ncols)));
+        assert_eq!(ok.unwrap(), 6, "file {f}");
+        let bound = largest.max(valid.len());
+        for m in 0..per_file {
+            let bad = mutate(&mut rng, valid, 2048);
+            let (run, largest) = tracked(|| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    rt.block_on(async {
+                        tokio::time::timeout(
+                            Duration::from_secs(10),
+                            read_all_ways(Bytes::from(bad.clone()), *ncols),
+                        )
+                        .await
+                    })
+                }))
+            });
+            match run {
+                Err(_) => fail(format!("file {f} mutation {m} panicked")),
+                Ok(Err(_)) => fail(format!("file {f} mutation {m} hung")),
+                Ok(Ok(r)) => outcomes[usize::from(r.is_ok())] += 1,
+            }
+            if largest > bound {
+                fail(format!(
+                    "file {f} mutation {m}: allocated {largest} bytes at once, the intact file needs {bound}"
+                ));
+            }
+        }
+    }
+    drop(std::panic::take_hook());
+    let caught = PANICS.load(Ordering::Relaxed);
+    let total = outcomes[0] + outcomes[1];
+    assert!(total >= 1000, "{total}");
+    eprintln!(
+        "{total} mutations: {} failed to open, {} opened, {caught} decoder panics caught",
+        outcomes[0], outcomes[1]
+    );
+}
