@@ -95,6 +95,9 @@ pub struct Location {
     /// True for stores across a network (each request costs a round
     /// trip).
     pub remote: bool,
+    /// For a local file, its path on this machine (read directly, with
+    /// positioned reads on one open handle).
+    pub file: Option<std::path::PathBuf>,
 }
 
 impl Location {
@@ -153,15 +156,28 @@ pub fn parse_location(s: &str, cfg: &StoreConfig) -> Result<Location, Error> {
 pub async fn open_source(s: &str, cfg: &StoreConfig) -> Result<Source, Error> {
     let loc = parse_location(s, cfg)?;
     let opts = loc.fetch_options();
-    Source::open(loc.store, loc.path, loc.display, opts)
-        .await
-        .map_err(|e| match e {
-            Error::Store {
-                location,
-                source: source @ object_store::Error::NotFound { .. },
-            } => Error::NotFound { location, source },
+    let opened = match &loc.file {
+        Some(file) => Source::open_file(file, loc.display.clone(), opts).map_err(|e| match e {
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Error::NotFound {
+                    location: loc.display.clone(),
+                    source: object_store::Error::NotFound {
+                        path: file.display().to_string(),
+                        source: source.into(),
+                    },
+                }
+            }
             e => e,
-        })
+        }),
+        None => Source::open(loc.store, loc.path, loc.display, opts).await,
+    };
+    opened.map_err(|e| match e {
+        Error::Store {
+            location,
+            source: source @ object_store::Error::NotFound { .. },
+        } => Error::NotFound { location, source },
+        e => e,
+    })
 }
 
 /// The scheme of a URL-like `s` (`scheme://...`), or `None` for a path.
@@ -192,6 +208,7 @@ fn local(display: &str, path: impl AsRef<std::path::Path>) -> Result<Location, E
         display: display.to_string(),
         kind: Kind::Local,
         remote: false,
+        file: Some(resolved),
     })
 }
 
@@ -260,6 +277,7 @@ fn s3(s: &str, rest: &str, cfg: &StoreConfig) -> Result<Location, Error> {
         display: s.to_string(),
         kind: Kind::S3,
         remote: true,
+        file: None,
     })
 }
 

@@ -7,9 +7,11 @@
 //! `range_size_limit`, and maps every requested range to the fetch that
 //! holds it, so callers slice fetched bytes without copying.
 //!
-//! Overlapping or touching requests always share a fetch (a request is
-//! never split across fetches), so one request larger than the size limit,
-//! or a chain of overlapping ones, becomes one fetch of its own size.
+//! Overlapping requests always share a fetch (a request is never split
+//! across fetches), so one request larger than the size limit, or a chain
+//! of overlapping ones, becomes one fetch of its own size. Touching
+//! requests join like any others, within the size limit, so neighbouring
+//! blocks read whole still come in requests of at most that size.
 
 use std::{ops::Range, time::Duration};
 
@@ -56,7 +58,8 @@ impl CoalesceOptions {
 /// Fetches to make and where each requested range lies in them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadPlan {
-    /// Byte ranges to fetch: sorted, disjoint, not touching.
+    /// Byte ranges to fetch: sorted and disjoint (they may touch when
+    /// joining them would pass the size limit).
     pub fetches: Vec<Range<u64>>,
     /// For each requested range, in request order: the index of the fetch
     /// holding it and its offset in that fetch. Empty requests map to
@@ -95,14 +98,14 @@ pub fn coalesce(requests: &[Range<u64>], opts: CoalesceOptions) -> Result<ReadPl
         .collect();
     order.sort_by_key(|&i| (requests[i].start, requests[i].end));
 
-    // First the union of the requests: overlapping or touching ones form
-    // one piece, since a request is never split.
+    // First the union of the requests: overlapping ones form one piece,
+    // since a request is never split.
     let mut pieces: Vec<Range<u64>> = Vec::new();
     let mut piece_of = vec![usize::MAX; requests.len()];
     for &i in &order {
         let r = &requests[i];
         match pieces.last_mut() {
-            Some(cur) if r.start <= cur.end => cur.end = cur.end.max(r.end),
+            Some(cur) if r.start < cur.end => cur.end = cur.end.max(r.end),
             _ => pieces.push(r.clone()),
         }
         piece_of[i] = pieces.len() - 1;
@@ -146,9 +149,9 @@ mod tests {
 
     /// Checks every property of a plan against the requests, by brute force.
     fn check(requests: &[Range<u64>], opts: CoalesceOptions, plan: &ReadPlan) {
-        // Fetches are sorted, disjoint and not touching.
+        // Fetches are sorted and disjoint.
         for w in plan.fetches.windows(2) {
-            assert!(w[0].end < w[1].start, "{:?}", plan.fetches);
+            assert!(w[0].end <= w[1].start, "{:?}", plan.fetches);
         }
         // Every request lies inside its fetch at the stated offset.
         for (r, s) in requests.iter().zip(&plan.slices) {
@@ -172,13 +175,14 @@ mod tests {
             assert_eq!(inside.iter().map(|r| r.start).min(), Some(f.start));
             assert_eq!(inside.iter().map(|r| r.end).max(), Some(f.end));
             // Gaps inside a fetch are at most the hole limit, and a fetch
-            // above the size limit has no gaps at all.
+            // above the size limit is one chain of overlapping requests
+            // (nothing was joined to it).
             let mut sorted = inside.clone();
             sorted.sort_by_key(|r| r.start);
             let mut end = sorted[0].end;
             let mut gaps = false;
             for r in &sorted[1..] {
-                if r.start > end {
+                if r.start >= end {
                     assert!(r.start - end <= opts.hole_size_limit);
                     gaps = true;
                 }
@@ -238,6 +242,9 @@ mod tests {
         // ...but never splits overlapping ranges or one large range.
         let plan = coalesce(&[0..60, 50..150, 300..700], opts).unwrap();
         assert_eq!(plan.fetches, vec![0..150, 300..700]);
+        // Touching ranges join within the size limit only.
+        let plan = coalesce(&[0..60, 60..120, 120..150], opts).unwrap();
+        assert_eq!(plan.fetches, vec![0..60, 60..150]);
         // Empty requests fetch nothing; order of requests is kept.
         let plan = coalesce(&[40..50, 7..7, 0..5], opts).unwrap();
         assert_eq!(plan.fetches, vec![0..5, 40..50]);

@@ -139,5 +139,8 @@ fn corrupt_ipc_files_give_errors_not_panics() {
         outcomes[0], outcomes[1]
     );
     // Every offset and length is checked before arrow-rs sees it.
-    assert_eq!(caught, 0, "arrow-rs panicked on input the reader let through");
+    assert_eq!(
+        caught, 0,
+        "arrow-rs panicked on input the reader let through"
+    );
 }

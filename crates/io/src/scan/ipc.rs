@@ -71,8 +71,9 @@ pub struct IpcReadOptions {
     /// read whole (default 0.8).
     pub whole_body_fraction: f64,
     /// The most body bytes (counted from the footer) planned and fetched
-    /// together; a window holds at least one batch (default 256 MiB).
-    pub window_bytes: u64,
+    /// together; a window holds at least one batch. `None`: the source's
+    /// [`FetchOptions::read_ahead`](crate::store::FetchOptions::read_ahead).
+    pub window_bytes: Option<u64>,
 }
 
 impl Default for IpcReadOptions {
@@ -80,7 +81,7 @@ impl Default for IpcReadOptions {
         IpcReadOptions {
             mode: ReadMode::Auto,
             whole_body_fraction: 0.8,
-            window_bytes: 256 << 20,
+            window_bytes: None,
         }
     }
 }
@@ -729,12 +730,16 @@ impl Inner {
 
     /// Consecutive runs of batches of at most `window_bytes` of body.
     fn windows(&self, range: Range<usize>) -> Vec<Vec<usize>> {
+        let window = self
+            .options
+            .window_bytes
+            .unwrap_or(self.source.options().read_ahead);
         let mut out: Vec<Vec<usize>> = Vec::new();
         let mut bytes = 0u64;
         for b in range {
             let len = self.batches[b].body_len;
             match out.last_mut() {
-                Some(w) if bytes + len <= self.options.window_bytes => {
+                Some(w) if bytes + len <= window => {
                     w.push(b);
                     bytes += len;
                 }

@@ -102,7 +102,7 @@ pub enum ScanFile {
     /// An Arrow IPC file.
     Ipc(ipc::IpcFile),
     /// A Parquet file.
-    Parquet(parquet::ParquetFile),
+    Parquet(Box<parquet::ParquetFile>),
 }
 
 impl ScanFile {
@@ -117,9 +117,9 @@ impl ScanFile {
         if tail.ends_with(b"ARROW1") {
             Ok(ScanFile::Ipc(ipc::IpcFile::open(source, Some(tail)).await?))
         } else if tail.ends_with(b"PAR1") {
-            Ok(ScanFile::Parquet(
+            Ok(ScanFile::Parquet(Box::new(
                 parquet::ParquetFile::open(source, Some(tail)).await?,
-            ))
+            )))
         } else {
             Err(Error::Corrupt(format!(
                 "{} is not an Arrow IPC file or a Parquet file (no ARROW1 or PAR1 magic at its end)",
