@@ -4,8 +4,16 @@
 //! [`strata_gen::BatchGenerator`] on many threads and writes Parquet or
 //! Arrow IPC files. [`sort::sort_file`] sorts one such file in memory by
 //! key columns, using the byte-comparable rows of `strata-row`.
+//! [`scan`] reads only the projected columns' byte ranges of IPC and
+//! Parquet files from local disk or object stores, through
+//! [`store::Source`] (coalesced parallel fetches, accounting, retries).
 //!
-//! # Data flow
+//! Reading (see [`scan`] for the detail): source tail -> footer ->
+//! batch headers or Parquet metadata -> projected byte ranges ->
+//! [`ranges::coalesce`] -> parallel fetches -> zero-copy decode -> filter
+//! and limit -> batches.
+//!
+//! # Data flow (generate)
 //!
 //! row-group task -> generator batches -> column encoders (per worker:
 //! strata's direct Parquet encoder for string and dictionary leaves, else
@@ -20,6 +28,8 @@
 //! * Nothing appears under a final name unless the whole run succeeded
 //!   ([`output`]).
 //! * Memory is bounded by the number of threads times one row group.
+//! * A projected read returns exactly the full read's projection, and
+//!   malformed input gives an error, never a panic.
 //!
 //! # Example
 //!
@@ -46,6 +56,18 @@
 //! assert_eq!(summary.records, 10_000);
 //! assert_eq!(summary.files.len(), 2);
 //! assert!(dir.path().join("contacts_1.parquet").exists());
+//!
+//! // Read one column back, fetching only its bytes.
+//! use strata_io::{scan::{ScanRequest, Scanner}, store::{FetchOptions, Source}};
+//! let path = dir.path().join("contacts_0.parquet");
+//! let source = Source::open_file(&path, "contacts_0", FetchOptions::local()).unwrap();
+//! let mut scanner = Scanner::open(source).unwrap();
+//! let req = ScanRequest { columns: Some(vec!["name".into()]), ..Default::default() };
+//! let mut rows = 0;
+//! scanner.scan(&req, |b| { rows += b.num_rows(); Ok(()) }).unwrap();
+//! assert_eq!(rows, 5_000);
+//! // A file this small (under 1 MiB) is read whole by its first request.
+//! assert_eq!(scanner.stats().io.requests, 1);
 //! ```
 
 mod error;

@@ -68,6 +68,27 @@ pub struct ReadPlan {
 }
 
 impl ReadPlan {
+    /// The bytes of each request, in request order, sliced without a copy
+    /// from `fetched` (the bytes of [`ReadPlan::fetches`], in order; extra
+    /// entries are allowed). Empty requests give empty bytes.
+    pub fn slice_requests(
+        &self,
+        requests: &[Range<u64>],
+        fetched: &[bytes::Bytes],
+    ) -> Vec<bytes::Bytes> {
+        requests
+            .iter()
+            .zip(&self.slices)
+            .map(|(r, slice)| match slice {
+                Some((fetch, offset)) => {
+                    let start = *offset as usize;
+                    fetched[*fetch].slice(start..start + (r.end - r.start) as usize)
+                }
+                None => bytes::Bytes::new(),
+            })
+            .collect()
+    }
+
     /// Total bytes fetched.
     pub fn fetched_bytes(&self) -> u64 {
         self.fetches.iter().map(|r| r.end - r.start).sum()

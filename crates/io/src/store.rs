@@ -428,17 +428,7 @@ impl Source {
     /// before it starts.
     pub async fn fetch(&self, requests: &[Range<u64>]) -> Result<Vec<Bytes>, Error> {
         let (plan, fetched) = self.fetch_merged(requests).await?;
-        Ok(requests
-            .iter()
-            .zip(&plan.slices)
-            .map(|(r, slice)| match slice {
-                Some((fetch, offset)) => {
-                    let start = *offset as usize;
-                    fetched[*fetch].slice(start..start + (r.end - r.start) as usize)
-                }
-                None => Bytes::new(),
-            })
-            .collect())
+        Ok(plan.slice_requests(requests, &fetched))
     }
 }
 

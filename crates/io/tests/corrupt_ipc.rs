@@ -6,13 +6,11 @@
 mod mutate;
 mod support;
 
-use std::{panic::AssertUnwindSafe, sync::atomic::Ordering, time::Duration};
-
 use arrow_array::RecordBatch;
 use arrow_ipc::CompressionType;
 use bytes::Bytes;
 use futures::TryStreamExt;
-use mutate::{PANICS, fail, mutate, quiet_panics, tracked};
+use mutate::run_mutations;
 use strata_gen::rng::RowRng;
 use strata_io::{
     scan::{
@@ -90,57 +88,11 @@ fn corrupt_ipc_files_give_errors_not_panics() {
             files.push((std::fs::read(&path).unwrap(), ncols));
         }
     }
-    let mut rng = RowRng::seeded(2026);
-    let mut outcomes = [0usize; 2];
-    let per_file = 200;
-    // The reader turns a decoder's panic into an error; keep the default
-    // hook from printing (and allocating for) a backtrace meanwhile.
-    quiet_panics();
-    for (f, (valid, ncols)) in files.iter().enumerate() {
-        // The intact file reads every way, and sets the allocation bound.
-        let (ok, largest) =
-            tracked(|| rt.block_on(read_all_ways(Bytes::from(valid.clone()), *ncols)));
-        assert_eq!(ok.unwrap(), 18, "file {f}");
-        let bound = largest.max(valid.len());
-
-        for m in 0..per_file {
-            let bad = mutate(&mut rng, valid, 4096);
-            let (run, largest) = tracked(|| {
-                std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    rt.block_on(async {
-                        tokio::time::timeout(
-                            Duration::from_secs(10),
-                            read_all_ways(Bytes::from(bad.clone()), *ncols),
-                        )
-                        .await
-                    })
-                }))
-            });
-            match run {
-                Err(_) => fail(format!("file {f} mutation {m} panicked")),
-                Ok(Err(_)) => fail(format!("file {f} mutation {m} hung")),
-                Ok(Ok(r)) => outcomes[usize::from(r.is_ok())] += 1,
-            }
-            if largest > bound {
-                fail(format!(
-                    "file {f} mutation {m}: allocated {largest} bytes at once, the intact file needs {bound}"
-                ));
-            }
-        }
-    }
-    drop(std::panic::take_hook());
-    let caught = PANICS.load(Ordering::Relaxed);
-    let total = outcomes[0] + outcomes[1];
-    assert!(total >= 1000, "{total}");
-    // Most mutations must be caught at open; the rest read something or
-    // fail later.
-    eprintln!(
-        "{total} mutations: {} failed to open, {} opened, {caught} decoder panics caught",
-        outcomes[0], outcomes[1]
-    );
+    let out = run_mutations(&rt, &files, 2026, 200, 4096, 18, read_all_ways);
+    assert!(out.failed + out.opened >= 1000);
     // Every offset and length is checked before arrow-rs sees it.
     assert_eq!(
-        caught, 0,
+        out.panics, 0,
         "arrow-rs panicked on input the reader let through"
     );
 }

@@ -12,6 +12,7 @@
 
 pub mod filter;
 pub mod ipc;
+mod layout;
 pub mod parquet;
 pub mod write;
 

@@ -11,6 +11,9 @@ use std::{
     sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 
+use std::{future::Future, panic::AssertUnwindSafe, time::Duration};
+
+use bytes::Bytes;
 use strata_gen::rng::RowRng;
 
 /// Records the largest single allocation while armed.
@@ -135,4 +138,85 @@ pub fn quiet_panics() {
 pub fn fail(msg: String) -> ! {
     drop(std::panic::take_hook());
     panic!("{msg}");
+}
+
+/// What [`run_mutations`] saw.
+#[derive(Debug, Default)]
+pub struct Outcomes {
+    /// Mutations whose first read failed (most fail to open).
+    pub failed: usize,
+    /// Mutations that opened (their reads may still have failed).
+    pub opened: usize,
+    /// Decoder panics the reader turned into errors.
+    pub panics: usize,
+}
+
+/// Reads each file intact (`read` must report `intact` successful reads,
+/// and sets the allocation bound), then `per_file` seeded mutations of it.
+/// Fails on a panic that escapes, a read that hangs for 10 s, or one
+/// allocation larger than the intact file needed (or than the file).
+pub fn run_mutations<F, Fut>(
+    rt: &tokio::runtime::Runtime,
+    files: &[(Vec<u8>, usize)],
+    seed: u64,
+    per_file: usize,
+    tail_focus: usize,
+    intact: usize,
+    read: F,
+) -> Outcomes
+where
+    F: Fn(Bytes, usize) -> Fut,
+    Fut: Future<Output = Result<usize, strata_io::Error>>,
+{
+    let mut rng = RowRng::seeded(seed);
+    let mut out = Outcomes::default();
+    // The reader turns a decoder's panic into an error; keep the default
+    // hook from printing (and allocating for) a backtrace meanwhile.
+    quiet_panics();
+    let before = PANICS.load(Ordering::Relaxed);
+    for (f, (valid, ncols)) in files.iter().enumerate() {
+        let (ok, largest) = tracked(|| rt.block_on(read(Bytes::from(valid.clone()), *ncols)));
+        match ok {
+            Ok(n) if n == intact => {}
+            other => fail(format!(
+                "intact file {f}: {other:?} successful reads, expected {intact}"
+            )),
+        }
+        let bound = largest.max(valid.len());
+        for m in 0..per_file {
+            let bad = mutate(&mut rng, valid, tail_focus);
+            let (run, largest) = tracked(|| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    rt.block_on(async {
+                        tokio::time::timeout(
+                            Duration::from_secs(10),
+                            read(Bytes::from(bad.clone()), *ncols),
+                        )
+                        .await
+                    })
+                }))
+            });
+            match run {
+                Err(_) => fail(format!("file {f} mutation {m} panicked")),
+                Ok(Err(_)) => fail(format!("file {f} mutation {m} hung")),
+                Ok(Ok(Ok(_))) => out.opened += 1,
+                Ok(Ok(Err(_))) => out.failed += 1,
+            }
+            if largest > bound {
+                fail(format!(
+                    "file {f} mutation {m}: allocated {largest} bytes at once, the intact file needs {bound}"
+                ));
+            }
+        }
+    }
+    drop(std::panic::take_hook());
+    out.panics = PANICS.load(Ordering::Relaxed) - before;
+    eprintln!(
+        "{} mutations: {} failed to open, {} opened, {} decoder panics caught",
+        out.failed + out.opened,
+        out.failed,
+        out.opened,
+        out.panics
+    );
+    out
 }
