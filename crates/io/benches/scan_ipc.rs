@@ -36,20 +36,43 @@ use strata_io::{
     store::{FetchOptions, IoStats, SimulatedStore, Source},
 };
 
-const COLUMNS: usize = 64;
-const BATCHES: usize = 16;
-/// 4 MiB per column over the file: 16 batches of 32,768 Int64 values.
-const ROWS_PER_BATCH: usize = 4 * 1024 * 1024 / 8 / BATCHES;
+/// The file's shape.
+#[derive(Clone, Copy)]
+struct Shape {
+    columns: usize,
+    batches: usize,
+    rows_per_batch: usize,
+}
+
+/// 64 columns, 4 MiB each: 16 batches of 32,768 Int64 values.
+const FULL: Shape = Shape {
+    columns: 64,
+    batches: 16,
+    rows_per_batch: 4 * 1024 * 1024 / 8 / 16,
+};
+
+/// Without `--bench` (as `cargo test --all-targets` runs it): a quick
+/// check that every reader agrees on a small file.
+const SMOKE: Shape = Shape {
+    columns: 8,
+    batches: 2,
+    rows_per_batch: 1000,
+};
 const TTFB: Duration = Duration::from_millis(20);
 const BANDWIDTH: f64 = 100e6;
 
-fn projection(k: usize) -> Vec<usize> {
-    (0..COLUMNS).step_by(COLUMNS / k).collect()
+fn projection(shape: Shape, k: usize) -> Vec<usize> {
+    (0..shape.columns).step_by(shape.columns / k).collect()
 }
 
-fn write_file(path: &Path) {
+fn write_file(path: &Path, shape: Shape) {
+    let Shape {
+        columns,
+        batches,
+        rows_per_batch,
+    } = shape;
     let schema = Arc::new(Schema::new(
-        (0..COLUMNS)
+        (0..columns)
             .map(|i| Field::new(format!("c{i}"), DataType::Int64, true))
             .collect::<Vec<_>>(),
     ));
@@ -57,10 +80,10 @@ fn write_file(path: &Path) {
     let f = std::io::BufWriter::new(std::fs::File::create(&tmp).unwrap());
     let mut w = IpcFileWriter::try_new(f, &schema, Default::default()).unwrap();
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    for _ in 0..BATCHES {
-        let cols: Vec<ArrayRef> = (0..COLUMNS)
+    for _ in 0..batches {
+        let cols: Vec<ArrayRef> = (0..columns)
             .map(|_| {
-                Arc::new(Int64Array::from_iter_values((0..ROWS_PER_BATCH).map(
+                Arc::new(Int64Array::from_iter_values((0..rows_per_batch).map(
                     |_| {
                         x ^= x << 13;
                         x ^= x >> 7;
@@ -127,7 +150,13 @@ enum Store {
 /// One measurement: seconds, requests, bytes fetched.
 type Sample = (f64, u64, u64);
 
-fn strata(rt: &tokio::runtime::Runtime, file: &Path, store: Store, k: usize) -> Sample {
+fn strata(
+    rt: &tokio::runtime::Runtime,
+    file: &Path,
+    shape: Shape,
+    store: Store,
+    k: usize,
+) -> Sample {
     let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
     let (obj, opts): (Arc<dyn ObjectStore>, _) = match store {
         Store::Local => (local, FetchOptions::local()),
@@ -139,7 +168,10 @@ fn strata(rt: &tokio::runtime::Runtime, file: &Path, store: Store, k: usize) -> 
     let path = ObjPath::from_filesystem_path(file).unwrap();
     let stats = IoStats::default();
     let size = std::fs::metadata(file).unwrap().len();
-    let cols: Vec<String> = projection(k).iter().map(|c| format!("c{c}")).collect();
+    let cols: Vec<String> = projection(shape, k)
+        .iter()
+        .map(|c| format!("c{c}"))
+        .collect();
     let t = Instant::now();
     let rows = rt.block_on(async {
         let src = match store {
@@ -160,14 +192,20 @@ fn strata(rt: &tokio::runtime::Runtime, file: &Path, store: Store, k: usize) -> 
             .unwrap()
     });
     let secs = t.elapsed().as_secs_f64();
-    assert_eq!(rows, ROWS_PER_BATCH * BATCHES);
+    assert_eq!(rows, shape.rows_per_batch * shape.batches);
     let s = stats.snapshot();
     let _ = size;
     (secs, s.requests, s.bytes_fetched)
 }
 
-fn arrow_rs(rt: &tokio::runtime::Runtime, file: &Path, store: Store, k: usize) -> Sample {
-    let proj = projection(k);
+fn arrow_rs(
+    rt: &tokio::runtime::Runtime,
+    file: &Path,
+    shape: Shape,
+    store: Store,
+    k: usize,
+) -> Sample {
+    let proj = projection(shape, k);
     let t = Instant::now();
     let (rows, requests, bytes) = match store {
         Store::Local => {
@@ -199,12 +237,22 @@ fn arrow_rs(rt: &tokio::runtime::Runtime, file: &Path, store: Store, k: usize) -
         }
     };
     let secs = t.elapsed().as_secs_f64();
-    assert_eq!(rows, ROWS_PER_BATCH * BATCHES);
+    assert_eq!(rows, shape.rows_per_batch * shape.batches);
     (secs, requests, bytes)
 }
 
-fn pyarrow(python: &Path, script: &Path, file: &Path, store: Store, k: usize) -> Option<Sample> {
-    let cols: Vec<String> = projection(k).iter().map(|c| format!("c{c}")).collect();
+fn pyarrow(
+    python: &Path,
+    script: &Path,
+    file: &Path,
+    shape: Shape,
+    store: Store,
+    k: usize,
+) -> Option<Sample> {
+    let cols: Vec<String> = projection(shape, k)
+        .iter()
+        .map(|c| format!("c{c}"))
+        .collect();
     let mut cmd = Command::new(python);
     cmd.arg(script).arg(file).arg(cols.join(","));
     if store == Store::Latency {
@@ -243,16 +291,27 @@ fn main() {
             .position(|a| a == name)
             .and_then(|i| args.get(i + 1).cloned())
     };
-    let runs: usize = flag("--runs").map_or(5, |s| s.parse().unwrap());
+    let bench = args.iter().any(|a| a == "--bench");
+    let shape = if bench { FULL } else { SMOKE };
+    let runs: usize = if bench {
+        flag("--runs").map_or(5, |s| s.parse().unwrap())
+    } else {
+        1
+    };
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = flag("--dir").map_or_else(|| root.join("target/bench-data"), PathBuf::from);
+    let smoke_dir = tempfile::tempdir().unwrap();
+    let dir = match flag("--dir") {
+        Some(d) => PathBuf::from(d),
+        None if bench => root.join("target/bench-data"),
+        None => smoke_dir.path().to_path_buf(),
+    };
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("ipc_64x16.arrow");
+    let file = dir.join(format!("ipc_{}x{}.arrow", shape.columns, shape.batches));
     if !file.exists() {
         eprintln!("writing {}", file.display());
-        write_file(&file);
+        write_file(&file, shape);
     }
-    let python = if args.iter().any(|a| a == "--no-python") {
+    let python = if !bench || args.iter().any(|a| a == "--no-python") {
         None
     } else {
         flag("--python")
@@ -266,35 +325,39 @@ fn main() {
         .build()
         .unwrap();
     let size = std::fs::metadata(&file).unwrap().len();
-    let column_bytes = (ROWS_PER_BATCH * 8 * BATCHES) as u64;
+    let column_bytes = (shape.rows_per_batch * 8 * shape.batches) as u64;
     println!(
-        "file: {} ({} bytes, {COLUMNS} Int64 columns x {BATCHES} batches of {ROWS_PER_BATCH} rows); {runs} interleaved rounds, medians",
+        "file: {} ({} bytes, {} Int64 columns x {} batches of {} rows); {runs} interleaved rounds, medians",
         file.display(),
-        size
+        size,
+        shape.columns,
+        shape.batches,
+        shape.rows_per_batch
     );
     println!();
     println!(
         "| store | columns | projected MiB | strata ms | arrow-rs ms | pyarrow ms | strata / arrow-rs speed-up | strata / pyarrow speed-up | strata requests | arrow-rs requests | pyarrow requests | strata bytes / projected |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let stores: &[Store] = if args.iter().any(|a| a == "--local-only") {
+    let stores: &[Store] = if !bench || args.iter().any(|a| a == "--local-only") {
         &[Store::Local]
     } else {
         &[Store::Local, Store::Latency]
     };
     for &store in stores {
-        for k in [1, 8, 64] {
+        let ks: &[usize] = if bench { &[1, 8, 64] } else { &[1, 8] };
+        for &k in ks {
             let mut times = [Vec::new(), Vec::new(), Vec::new()];
             let mut last: [Option<Sample>; 3] = [None; 3];
             for _ in 0..runs {
-                let s = strata(&rt, &file, store, k);
+                let s = strata(&rt, &file, shape, store, k);
                 times[0].push(s.0);
                 last[0] = Some(s);
-                let a = arrow_rs(&rt, &file, store, k);
+                let a = arrow_rs(&rt, &file, shape, store, k);
                 times[1].push(a.0);
                 last[1] = Some(a);
                 if let Some(py) = &python
-                    && let Some(p) = pyarrow(py, &script, &file, store, k)
+                    && let Some(p) = pyarrow(py, &script, &file, shape, store, k)
                 {
                     times[2].push(p.0);
                     last[2] = Some(p);
