@@ -214,6 +214,9 @@ async fn transient_failures_are_retried() {
     let faulty = Arc::new(FaultStore::new(loc.store.clone(), FaultRule::EveryNth(3)));
     let mut opts = loc.fetch_options();
     opts.retry_backoff = Duration::from_millis(1);
+    // One request at a time, so no request can meet a failure on every
+    // try (each fails at most once).
+    opts.concurrency = 1;
     opts.coalesce = CoalesceOptions {
         hole_size_limit: 0,
         range_size_limit: 4096,
@@ -235,4 +238,73 @@ async fn transient_failures_are_retried() {
     assert!(s.retries > 0, "{s:?}");
     assert_eq!(s.retries, faulty.failures());
     assert_eq!(s.requests, 45);
+}
+
+#[tokio::test]
+async fn projected_scans_of_s3_files_survive_transient_failures() {
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use futures::TryStreamExt;
+    use strata_io::{
+        ipc::IpcFileWriter,
+        scan::{ScanFile, ScanRequest},
+    };
+
+    let Some(bucket) = bucket("projected_scans_of_s3_files_survive_transient_failures") else {
+        return;
+    };
+    // Four columns of 4 batches, 2 MiB in all: more than is read whole.
+    let n = 65_536;
+    let batch = RecordBatch::try_from_iter([
+        (
+            "a",
+            Arc::new(Int64Array::from_iter_values(0..n)) as ArrayRef,
+        ),
+        (
+            "b",
+            Arc::new(Int64Array::from_iter_values((0..n).map(|i| i * 3))) as ArrayRef,
+        ),
+        (
+            "c",
+            Arc::new(StringArray::from_iter_values(
+                (0..n).map(|i| format!("{i:06}")),
+            )) as ArrayRef,
+        ),
+        (
+            "d",
+            Arc::new(Int64Array::from_iter_values((0..n).rev())) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    let mut w = IpcFileWriter::try_new(Vec::new(), &batch.schema(), Default::default()).unwrap();
+    for i in 0..4 {
+        w.write(&batch.slice(i * 16_384, 16_384)).unwrap();
+    }
+    let bytes = Bytes::from(w.finish().unwrap());
+    assert!(bytes.len() > 1 << 20);
+    let url = format!("s3://{bucket}/{}/t.arrow", prefix("scan"));
+    put(&url, bytes.clone()).await;
+
+    let loc = parse_location(&url, &StoreConfig::default()).unwrap();
+    let faulty = Arc::new(FaultStore::new(loc.store.clone(), FaultRule::EveryNth(4)));
+    let mut opts = loc.fetch_options();
+    opts.retry_backoff = Duration::from_millis(1);
+    opts.concurrency = 1;
+    let src = Source::open(faulty.clone(), loc.path, loc.display, opts)
+        .await
+        .unwrap()
+        .with_stats(IoStats::with_log());
+    let file = ScanFile::open(src).await.unwrap();
+    let req = ScanRequest {
+        columns: Some(vec!["d".into(), "b".into()]),
+        ..Default::default()
+    };
+    let got: Vec<RecordBatch> = file.stream(&req).unwrap().try_collect().await.unwrap();
+    let got = arrow_select::concat::concat_batches(&got[0].schema(), &got).unwrap();
+    assert_eq!(got, batch.project(&[3, 1]).unwrap());
+    let s = file.source().stats().snapshot();
+    assert!(s.retries > 0 && s.retries == faulty.failures(), "{s:?}");
+    // Only the two columns' bytes (plus footer and headers) came over.
+    let column_bytes = 2 * 8 * n as u64;
+    assert!(s.bytes_fetched < column_bytes + 2 * 65_536, "{s:?}");
+    assert!(s.bytes_fetched >= column_bytes, "{s:?}");
 }
