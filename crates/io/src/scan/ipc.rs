@@ -47,7 +47,7 @@ use arrow_ipc::{
     FieldNode, MessageHeader, MetadataVersion,
     reader::{RecordBatchDecoder, read_dictionary},
 };
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, SchemaRef};
 use bytes::Bytes;
 use futures::{StreamExt, stream::BoxStream};
 use tokio::sync::OnceCell;
@@ -348,7 +348,7 @@ impl IpcFile {
     /// [`Error::UnknownColumn`] for a name the file lacks,
     /// [`Error::InvalidConfig`] for a name given twice.
     pub fn resolve(&self, columns: Option<&[String]>) -> Result<Vec<usize>, Error> {
-        resolve_columns(&self.inner.schema, columns)
+        super::resolve_columns(&self.inner.schema, columns)
     }
 
     /// Bytes of the buffers a projected read of `columns` needs (validity
@@ -439,10 +439,7 @@ impl IpcFile {
                 .inner
                 .schema
                 .index_of(&f.column)
-                .map_err(|_| Error::UnknownColumn {
-                    name: f.column.clone(),
-                    available: column_names(&self.inner.schema),
-                })?;
+                .map_err(|_| super::unknown_column(&self.inner.schema, &f.column))?;
             if !read.contains(&fc) {
                 read.push(fc);
             }
@@ -593,33 +590,6 @@ fn columns_cover_all(columns: &[usize], n: usize) -> bool {
         seen[c] = true;
     }
     seen.iter().all(|&s| s)
-}
-
-pub(crate) fn column_names(schema: &Schema) -> Vec<String> {
-    schema.fields().iter().map(|f| f.name().clone()).collect()
-}
-
-pub(crate) fn resolve_columns(
-    schema: &Schema,
-    columns: Option<&[String]>,
-) -> Result<Vec<usize>, Error> {
-    let Some(columns) = columns else {
-        return Ok((0..schema.fields().len()).collect());
-    };
-    let mut out = Vec::with_capacity(columns.len());
-    for name in columns {
-        let i = schema.index_of(name).map_err(|_| Error::UnknownColumn {
-            name: name.clone(),
-            available: column_names(schema),
-        })?;
-        if out.contains(&i) {
-            return Err(Error::InvalidConfig(format!(
-                "column '{name}' is asked for more than once"
-            )));
-        }
-        out.push(i);
-    }
-    Ok(out)
 }
 
 fn record_batch_header<'a>(

@@ -18,6 +18,42 @@ pub mod write;
 
 pub use filter::Filter;
 
+/// [`Error::UnknownColumn`] for `name`, listing `schema`'s columns.
+pub(crate) fn unknown_column(schema: &arrow_schema::Schema, name: &str) -> Error {
+    Error::UnknownColumn {
+        name: name.to_string(),
+        available: schema.fields().iter().map(|f| f.name().clone()).collect(),
+    }
+}
+
+/// Top-level column names to indices, in the given order (`None`: all).
+///
+/// # Errors
+///
+/// [`Error::UnknownColumn`] for a name the schema lacks,
+/// [`Error::InvalidConfig`] for a name given twice.
+pub(crate) fn resolve_columns(
+    schema: &arrow_schema::Schema,
+    columns: Option<&[String]>,
+) -> Result<Vec<usize>, Error> {
+    let Some(names) = columns else {
+        return Ok((0..schema.fields().len()).collect());
+    };
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let i = schema
+            .index_of(name)
+            .map_err(|_| unknown_column(schema, name))?;
+        if out.contains(&i) {
+            return Err(Error::InvalidConfig(format!(
+                "column '{name}' is asked for more than once"
+            )));
+        }
+        out.push(i);
+    }
+    Ok(out)
+}
+
 /// The text of a caught panic's payload.
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()

@@ -26,7 +26,7 @@
 use std::{ops::Range, sync::Arc};
 
 use arrow_array::{RecordBatch, RecordBatchOptions, UInt64Array};
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt, future::BoxFuture, stream::BoxStream};
 use parquet::{
@@ -397,21 +397,7 @@ impl ParquetFile {
 
     /// Indices of `columns` in the arrow schema (all when `None`).
     fn resolve_columns(&self, columns: Option<&[String]>) -> Result<Vec<usize>, Error> {
-        let schema = self.arrow.schema();
-        let Some(names) = columns else {
-            return Ok((0..schema.fields().len()).collect());
-        };
-        let mut out = Vec::with_capacity(names.len());
-        for name in names {
-            let idx = schema.index_of(name).map_err(|_| unknown(schema, name))?;
-            if out.contains(&idx) {
-                return Err(Error::InvalidConfig(format!(
-                    "column '{name}' is asked for more than once"
-                )));
-            }
-            out.push(idx);
-        }
-        Ok(out)
+        super::resolve_columns(self.arrow.schema(), columns)
     }
 
     /// The Parquet leaf columns under the top-level columns `roots`.
@@ -420,13 +406,6 @@ impl ParquetFile {
         (0..descr.num_columns())
             .filter(|&l| roots.contains(&descr.get_column_root_idx(l)))
             .collect()
-    }
-}
-
-fn unknown(schema: &Schema, name: &str) -> Error {
-    Error::UnknownColumn {
-        name: name.to_string(),
-        available: schema.fields().iter().map(|f| f.name().clone()).collect(),
     }
 }
 
