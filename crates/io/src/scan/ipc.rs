@@ -3,8 +3,10 @@
 //!
 //! # Data flow
 //!
-//! 1. **Open**: one tail request (a second only for a footer larger than
-//!    [`TAIL_PREFETCH`]); the footer is verified, every block is checked
+//! 1. **Open**: one tail request (the whole file up to
+//!    [`SMALL_FILE`](super::SMALL_FILE), else
+//!    [`TAIL_PREFETCH`](super::TAIL_PREFETCH) bytes; a second only for a
+//!    larger footer); reads inside it cost nothing later; the footer is verified, every block is checked
 //!    against the file's size, and strata's per-batch row counts
 //!    ([`BATCH_ROWS_KEY`]) are read when present.
 //! 2. **Metadata pass**, per window of batches: the batch headers (and,

@@ -3,12 +3,19 @@
 //!
 //! # Data flow
 //!
-//! [`Source`](crate::store::Source) tail read -> format from the magic
-//! bytes -> the format's metadata (IPC footer and batch headers, or the
-//! Parquet footer) -> byte ranges of the projected columns ->
-//! [`Source::fetch`](crate::store::Source::fetch) (coalesced, parallel,
-//! counted) -> decoded batches of the projected schema -> optional row
-//! filter and limit.
+//! [`Source`] tail read -> format from the magic bytes -> the format's
+//! metadata (IPC footer and batch headers, or the Parquet footer) -> byte
+//! ranges of the projected columns -> [`Source::fetch`] (coalesced,
+//! parallel, counted) -> decoded batches of the projected schema ->
+//! optional row filter and limit.
+//!
+//! # Guarantee
+//!
+//! A scan returns exactly what a full read followed by the projection,
+//! filter and limit returns, and fetches only the projected columns' bytes
+//! (plus metadata and small coalescing holes; files up to [`SMALL_FILE`]
+//! are read whole, in one request). Malformed files give an
+//! error, never a panic.
 
 pub mod filter;
 pub mod ipc;
