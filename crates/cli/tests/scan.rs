@@ -10,12 +10,12 @@ use arrow_schema::{DataType, Field, Schema};
 use common::{failed_cleanly, files, stderr, strata};
 use parquet::arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder};
 
-fn table() -> RecordBatch {
-    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..5000));
+fn table(rows: i64) -> RecordBatch {
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..rows));
     let names: ArrayRef = Arc::new(StringArray::from_iter(
-        (0..5000).map(|i| (i % 7 != 0).then(|| format!("name-{i}"))),
+        (0..rows).map(|i| (i % 7 != 0).then(|| format!("name-{i}"))),
     ));
-    let scores: ArrayRef = Arc::new(Int64Array::from_iter_values((0..5000).map(|i| i * 3 % 101)));
+    let scores: ArrayRef = Arc::new(Int64Array::from_iter_values((0..rows).map(|i| i * 3 % 101)));
     RecordBatch::try_new(
         Arc::new(Schema::new(vec![
             Field::new("id", DataType::Int64, false),
@@ -27,14 +27,20 @@ fn table() -> RecordBatch {
     .unwrap()
 }
 
+/// `t.arrow` (batches of 1000 rows) and `t.parquet` (row groups of 1000)
+/// holding the same 5000 rows.
 fn write_inputs(dir: &Path) -> RecordBatch {
-    let t = table();
+    write_inputs_of(dir, 5000)
+}
+
+fn write_inputs_of(dir: &Path, rows: i64) -> RecordBatch {
+    let t = table(rows);
     let mut w = arrow_ipc::writer::FileWriter::try_new(
         File::create(dir.join("t.arrow")).unwrap(),
         &t.schema(),
     )
     .unwrap();
-    for off in (0..5000).step_by(1000) {
+    for off in (0..rows as usize).step_by(1000) {
         w.write(&t.slice(off, 1000)).unwrap();
     }
     w.finish().unwrap();
@@ -102,32 +108,51 @@ fn prints_projected_filtered_and_taken_rows() {
     }
 }
 
+/// The numbers of a `--stats` line: requests, bytes fetched, bytes
+/// decoded.
+fn stats_numbers(o: &std::process::Output) -> (u64, u64, u64) {
+    stdout(o);
+    let e = stderr(o);
+    let line = e.lines().last().unwrap();
+    assert!(line.starts_with("requests "), "{line}");
+    assert!(
+        line.contains(", bytes fetched ") && line.contains(", bytes decoded "),
+        "{line}"
+    );
+    assert!(line.contains(", elapsed "), "{line}");
+    let nums: Vec<&str> = line
+        .split(", ")
+        .map(|p| p.rsplit(' ').next().unwrap())
+        .collect();
+    let _elapsed: f64 = nums[3].parse().unwrap();
+    (
+        nums[0].parse().unwrap(),
+        nums[1].parse().unwrap(),
+        nums[2].parse().unwrap(),
+    )
+}
+
 #[test]
 fn stats_line_counts_what_was_fetched() {
-    let dir = tempfile::tempdir().unwrap();
-    write_inputs(dir.path());
+    let small = tempfile::tempdir().unwrap();
+    write_inputs(small.path());
+    let big = tempfile::tempdir().unwrap();
+    let rows = 200_000;
+    write_inputs_of(big.path(), rows);
     for input in ["t.arrow", "t.parquet"] {
-        let size = std::fs::metadata(dir.path().join(input)).unwrap().len();
-        let o = strata(&["scan", input, "--columns", "id", "--stats"], dir.path());
-        stdout(&o);
-        let e = stderr(&o);
-        let line = e.lines().last().unwrap();
-        let nums: Vec<&str> = line
-            .split(", ")
-            .map(|part| part.rsplit(' ').next().unwrap())
-            .collect();
-        assert!(line.starts_with("requests "), "{line}");
-        assert!(
-            line.contains("bytes fetched ") && line.contains("bytes decoded "),
-            "{line}"
-        );
-        let requests: u64 = nums[0].parse().unwrap();
-        let fetched: u64 = nums[1].parse().unwrap();
-        let decoded: u64 = nums[2].parse().unwrap();
-        let _elapsed: f64 = nums[3].parse().unwrap();
-        assert!(requests >= 2, "{line}");
-        assert!(fetched < size, "{input}: {line} of {size}");
-        assert_eq!(decoded, 5000 * 8, "{input}: {line}");
+        // A file under 1 MiB is read whole by its first request.
+        let size = std::fs::metadata(small.path().join(input)).unwrap().len();
+        assert!(size < 1 << 20);
+        let o = strata(&["scan", input, "--columns", "id", "--stats"], small.path());
+        assert_eq!(stats_numbers(&o), (1, size, 5000 * 8), "{input}");
+        // A larger one: only the column's bytes, in a few requests.
+        let size = std::fs::metadata(big.path().join(input)).unwrap().len();
+        assert!(size > 1 << 20);
+        let o = strata(&["scan", input, "--columns", "id", "--stats"], big.path());
+        let (requests, fetched, decoded) = stats_numbers(&o);
+        assert!(requests >= 2, "{input}: {requests}");
+        assert!(fetched < size / 2, "{input}: {fetched} of {size}");
+        assert_eq!(decoded, rows as u64 * 8, "{input}");
     }
 }
 
