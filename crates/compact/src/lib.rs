@@ -12,5 +12,7 @@
 //! The picked inputs never exceed the budget, and the quality is the
 //! objective exactly as Kudu reports it.
 
+pub mod dataset;
+pub mod merge;
 pub mod planner;
 pub mod rowsets;

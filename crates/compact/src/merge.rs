@@ -1,0 +1,401 @@
+//! The k-way merge that executes a compaction: sorted Parquet inputs in,
+//! sorted Parquet outputs of about a target size out.
+//!
+//! Each input is read one batch at a time; its key columns are encoded
+//! once per batch with `strata-row`, so comparing two rows is comparing
+//! bytes. Each output row is the smallest current row over the inputs
+//! (ties go to the earlier input, so the merge is stable), gathered in
+//! chunks with `interleave`. Memory is one batch per input plus one output
+//! chunk and the Parquet writer's buffered row group.
+
+use std::{
+    fs::File,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::SchemaRef;
+use parquet::{
+    arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder},
+    basic::{Compression, ZstdLevel},
+    file::properties::WriterProperties,
+};
+use strata_io::output::PendingFile;
+use strata_row::{RowEncoder, Rows, SortField};
+
+use crate::dataset::DatasetError;
+
+/// Settings of a merge.
+#[derive(Debug, Clone)]
+pub struct MergeConfig {
+    /// The key columns, most significant first.
+    pub key: Vec<String>,
+    /// An output file is closed once it reaches about this many bytes.
+    pub target_file_bytes: u64,
+    /// Rows per input batch and per output chunk.
+    pub batch_rows: usize,
+}
+
+/// One file a merge wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergedFile {
+    /// Its path.
+    pub path: PathBuf,
+    /// Rows in it.
+    pub rows: u64,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// The encoded key of its first row.
+    pub min_key: Vec<u8>,
+    /// The encoded key of its last row.
+    pub max_key: Vec<u8>,
+}
+
+/// The key encoder for `key` columns of `schema`.
+///
+/// # Errors
+///
+/// [`DatasetError::Invalid`] for a key column the schema lacks or cannot
+/// order.
+pub fn key_encoder(
+    schema: &SchemaRef,
+    key: &[String],
+) -> Result<(RowEncoder, Vec<usize>), DatasetError> {
+    let mut idx = Vec::with_capacity(key.len());
+    let mut fields = Vec::with_capacity(key.len());
+    for k in key {
+        let i = schema
+            .index_of(k)
+            .map_err(|_| DatasetError::Invalid(format!("the files have no key column '{k}'")))?;
+        idx.push(i);
+        fields.push(SortField::new(schema.field(i).data_type().clone()));
+    }
+    let enc = RowEncoder::new(fields)
+        .map_err(|e| DatasetError::Invalid(format!("cannot order by the key: {e}")))?;
+    Ok((enc, idx))
+}
+
+/// Encodes the key columns of `batch`.
+pub(crate) fn encode_keys(
+    enc: &RowEncoder,
+    idx: &[usize],
+    batch: &RecordBatch,
+) -> Result<Rows, DatasetError> {
+    let cols: Vec<ArrayRef> = idx.iter().map(|&i| batch.column(i).clone()).collect();
+    enc.encode(&cols)
+        .map_err(|e| DatasetError::Invalid(format!("cannot encode the key: {e}")))
+}
+
+/// One input being merged.
+struct Cursor {
+    reader: parquet::arrow::arrow_reader::ParquetRecordBatchReader,
+    batch: Option<RecordBatch>,
+    keys: Option<Rows>,
+    row: usize,
+    /// The id of `batch` in the current output chunk, once used there.
+    slot: Option<usize>,
+    path: PathBuf,
+}
+
+impl Cursor {
+    fn open(path: &Path, batch_rows: usize) -> Result<(Cursor, SchemaRef), DatasetError> {
+        let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+            .map_err(|e| DatasetError::parquet(path, e))?;
+        let schema = builder.schema().clone();
+        let reader = builder
+            .with_batch_size(batch_rows)
+            .build()
+            .map_err(|e| DatasetError::parquet(path, e))?;
+        Ok((
+            Cursor {
+                reader,
+                batch: None,
+                keys: None,
+                row: 0,
+                slot: None,
+                path: path.to_path_buf(),
+            },
+            schema,
+        ))
+    }
+
+    /// Moves to the next non-empty batch; false at the end.
+    fn next_batch(&mut self, enc: &RowEncoder, idx: &[usize]) -> Result<bool, DatasetError> {
+        loop {
+            match self.reader.next() {
+                None => {
+                    self.batch = None;
+                    self.keys = None;
+                    return Ok(false);
+                }
+                Some(Err(e)) => return Err(DatasetError::parquet(&self.path, e.into())),
+                Some(Ok(b)) if b.num_rows() == 0 => continue,
+                Some(Ok(b)) => {
+                    self.keys = Some(encode_keys(enc, idx, &b)?);
+                    self.batch = Some(b);
+                    self.row = 0;
+                    self.slot = None;
+                    return Ok(true);
+                }
+            }
+        }
+    }
+
+    fn key(&self) -> Option<&[u8]> {
+        self.keys.as_ref().map(|k| k.row(self.row).as_bytes())
+    }
+}
+
+/// An output file being written.
+struct Output {
+    writer: ArrowWriter<File>,
+    pending: PendingFile,
+    rows: u64,
+    min_key: Vec<u8>,
+    max_key: Vec<u8>,
+}
+
+/// Merges `inputs` (each sorted by `cfg.key`) into new files named by
+/// `name(i)` in `dir`, each written through a temporary and renamed when
+/// complete. Returns the files in key order.
+///
+/// # Errors
+///
+/// [`DatasetError`] for unreadable inputs, inputs with different schemas,
+/// an input that is not sorted, or a write failure; files written so far
+/// are removed.
+pub fn merge_files(
+    inputs: &[PathBuf],
+    dir: &Path,
+    name: &dyn Fn(usize) -> String,
+    cfg: &MergeConfig,
+) -> Result<Vec<MergedFile>, DatasetError> {
+    let batch_rows = cfg.batch_rows.max(1);
+    let mut cursors = Vec::with_capacity(inputs.len());
+    let mut schema: Option<SchemaRef> = None;
+    for p in inputs {
+        let (c, s) = Cursor::open(p, batch_rows)?;
+        match &schema {
+            None => schema = Some(s),
+            Some(first) if first.fields() != s.fields() => {
+                return Err(DatasetError::Invalid(format!(
+                    "{} has a different schema from {}",
+                    p.display(),
+                    inputs[0].display()
+                )));
+            }
+            Some(_) => {}
+        }
+        cursors.push(c);
+    }
+    let Some(schema) = schema else {
+        return Ok(Vec::new());
+    };
+    let (enc, idx) = key_encoder(&schema, &cfg.key)?;
+    for c in &mut cursors {
+        c.next_batch(&enc, &idx)?;
+    }
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .build();
+
+    let mut done: Vec<MergedFile> = Vec::new();
+    let mut written: Vec<PathBuf> = Vec::new();
+    let result = (|| -> Result<(), DatasetError> {
+        let mut out: Option<Output> = None;
+        let mut chunk_batches: Vec<RecordBatch> = Vec::new();
+        let mut chunk: Vec<(usize, usize)> = Vec::with_capacity(batch_rows);
+        let mut chunk_first: Vec<u8> = Vec::new();
+        let mut last_key: Vec<u8> = Vec::new();
+        loop {
+            // The smallest current key; ties go to the earlier input.
+            let mut best: Option<usize> = None;
+            for (i, c) in cursors.iter().enumerate() {
+                if let Some(k) = c.key()
+                    && best.is_none_or(|b| k < cursors[b].key().unwrap_or_default())
+                {
+                    best = Some(i);
+                }
+            }
+            let Some(b) = best else { break };
+            let c = &mut cursors[b];
+            let key = c.key().unwrap_or_default();
+            if chunk.is_empty() {
+                chunk_first = key.to_vec();
+            }
+            last_key.clear();
+            last_key.extend_from_slice(key);
+            let slot = match c.slot {
+                Some(s) => s,
+                None => {
+                    chunk_batches.push(
+                        c.batch
+                            .clone()
+                            .unwrap_or_else(|| RecordBatch::new_empty(schema.clone())),
+                    );
+                    c.slot = Some(chunk_batches.len() - 1);
+                    chunk_batches.len() - 1
+                }
+            };
+            chunk.push((slot, c.row));
+            c.row += 1;
+            if c.row == c.batch.as_ref().map_or(0, |b| b.num_rows()) {
+                c.next_batch(&enc, &idx)?;
+                // Inputs must be sorted: the next batch may not start below
+                // the last row taken from it.
+                if let Some(k) = c.key()
+                    && k < last_key.as_slice()
+                {
+                    return Err(DatasetError::Invalid(format!(
+                        "{} is not sorted by {}",
+                        c.path.display(),
+                        cfg.key.join(",")
+                    )));
+                }
+            } else if let Some(k) = c.key()
+                && k < last_key.as_slice()
+            {
+                return Err(DatasetError::Invalid(format!(
+                    "{} is not sorted by {}",
+                    c.path.display(),
+                    cfg.key.join(",")
+                )));
+            }
+            if chunk.len() == batch_rows {
+                flush(
+                    &mut out,
+                    &mut chunk,
+                    &mut chunk_batches,
+                    &mut cursors,
+                    &chunk_first,
+                    &last_key,
+                    &schema,
+                    &props,
+                    dir,
+                    name,
+                    cfg,
+                    &mut done,
+                    &mut written,
+                )?;
+            }
+        }
+        flush(
+            &mut out,
+            &mut chunk,
+            &mut chunk_batches,
+            &mut cursors,
+            &chunk_first,
+            &last_key,
+            &schema,
+            &props,
+            dir,
+            name,
+            cfg,
+            &mut done,
+            &mut written,
+        )?;
+        if let Some(o) = out.take() {
+            close(o, &mut done, &mut written)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        for p in &written {
+            let _ = std::fs::remove_file(p);
+        }
+        return Err(e);
+    }
+    Ok(done)
+}
+
+/// Writes the chunk to the current output (opening one if needed) and
+/// rolls the output at the target size.
+#[allow(clippy::too_many_arguments)]
+fn flush(
+    out: &mut Option<Output>,
+    chunk: &mut Vec<(usize, usize)>,
+    chunk_batches: &mut Vec<RecordBatch>,
+    cursors: &mut [Cursor],
+    chunk_first: &[u8],
+    last_key: &[u8],
+    schema: &SchemaRef,
+    props: &WriterProperties,
+    dir: &Path,
+    name: &dyn Fn(usize) -> String,
+    cfg: &MergeConfig,
+    done: &mut Vec<MergedFile>,
+    written: &mut Vec<PathBuf>,
+) -> Result<(), DatasetError> {
+    if chunk.is_empty() {
+        return Ok(());
+    }
+    let refs: Vec<&RecordBatch> = chunk_batches.iter().collect();
+    let batch = arrow_select::interleave::interleave_record_batch(&refs, chunk)
+        .map_err(|e| DatasetError::Invalid(format!("cannot gather rows: {e}")))?;
+    if out.is_none() {
+        let target = dir.join(name(done.len()));
+        let (pending, file) =
+            PendingFile::create(target, false).map_err(|e| DatasetError::Invalid(e.to_string()))?;
+        let writer = ArrowWriter::try_new(file, Arc::clone(schema), Some(props.clone()))
+            .map_err(|e| DatasetError::parquet(pending.target(), e))?;
+        *out = Some(Output {
+            writer,
+            pending,
+            rows: 0,
+            min_key: chunk_first.to_vec(),
+            max_key: Vec::new(),
+        });
+    }
+    if let Some(o) = out.as_mut() {
+        o.writer
+            .write(&batch)
+            .map_err(|e| DatasetError::parquet(o.pending.target(), e))?;
+        o.rows += batch.num_rows() as u64;
+        o.max_key = last_key.to_vec();
+        let size = o.writer.bytes_written() as u64 + o.writer.in_progress_size() as u64;
+        if size >= cfg.target_file_bytes
+            && let Some(o) = out.take()
+        {
+            close(o, done, written)?;
+        }
+    }
+    chunk.clear();
+    chunk_batches.clear();
+    for c in cursors.iter_mut() {
+        c.slot = None;
+    }
+    Ok(())
+}
+
+fn close(
+    o: Output,
+    done: &mut Vec<MergedFile>,
+    written: &mut Vec<PathBuf>,
+) -> Result<(), DatasetError> {
+    let target = o.pending.target().to_path_buf();
+    let file = o
+        .writer
+        .into_inner()
+        .map_err(|e| DatasetError::parquet(&target, e))?;
+    file.sync_all()
+        .map_err(|e| DatasetError::io("write", &target, e))?;
+    let bytes = file
+        .metadata()
+        .map_err(|e| DatasetError::io("stat", &target, e))?
+        .len();
+    let path = o
+        .pending
+        .commit()
+        .map_err(|e| DatasetError::Invalid(e.to_string()))?;
+    written.push(path.clone());
+    done.push(MergedFile {
+        path,
+        rows: o.rows,
+        bytes,
+        min_key: o.min_key,
+        max_key: o.max_key,
+    });
+    Ok(())
+}

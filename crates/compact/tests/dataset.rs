@@ -1,0 +1,260 @@
+//! Datasets: manifests from existing files, and compactions that keep the
+//! rows, the order and a valid manifest whatever step fails.
+
+use std::{fs::File, path::Path, sync::Arc};
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
+use strata_compact::{
+    dataset::{DatasetError, MANIFEST, Manifest, Step, execute, from_hex, init, remove_leftovers},
+    merge::key_encoder,
+};
+use strata_gen::rng::RowRng;
+use strata_io::readback::{multiset_hash, read_batches, rows_as_text};
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, true),
+    ]))
+}
+
+/// Writes `files` sorted files of `rows` rows each whose key ranges
+/// overlap their neighbours'; returns the directory.
+fn dataset(dir: &Path, files: usize, rows: usize, seed: u64) {
+    let mut rng = RowRng::seeded(seed);
+    for f in 0..files {
+        let base = f as i64 * 1000;
+        let mut keys: Vec<i64> = (0..rows)
+            .map(|_| base + rng.next_below(2500) as i64)
+            .collect();
+        keys.sort_unstable();
+        let names: Vec<Option<String>> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (i % 5 != 0).then(|| format!("f{f}-r{i}-k{k}")))
+            .collect();
+        let batch = RecordBatch::try_new(
+            schema(),
+            vec![
+                Arc::new(Int64Array::from(keys)) as ArrayRef,
+                Arc::new(StringArray::from(names)) as ArrayRef,
+            ],
+        )
+        .unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(700))
+            .build();
+        let mut w = ArrowWriter::try_new(
+            File::create(dir.join(format!("in-{f:02}.parquet"))).unwrap(),
+            schema(),
+            Some(props),
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+}
+
+/// Every row of the dataset (as text), and checks each listed file exists,
+/// is sorted and matches its manifest entry.
+fn check(dir: &Path) -> (Manifest, u64) {
+    let m = Manifest::load(dir).unwrap();
+    let mut all = Vec::new();
+    for f in &m.files {
+        let path = dir.join(&f.name);
+        assert!(path.exists(), "{} is listed but missing", f.name);
+        let batches = read_batches(&path).unwrap();
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        assert_eq!(rows as u64, f.rows, "{}", f.name);
+        let (enc, idx) = key_encoder(&batches[0].schema(), &m.key).unwrap();
+        let mut keys = Vec::new();
+        for b in &batches {
+            let cols: Vec<ArrayRef> = idx.iter().map(|&i| b.column(i).clone()).collect();
+            let r = enc.encode(&cols).unwrap();
+            keys.extend(r.iter().map(|k| k.as_bytes().to_vec()));
+        }
+        assert!(
+            keys.windows(2).all(|w| w[0] <= w[1]),
+            "{} is not sorted",
+            f.name
+        );
+        assert_eq!(keys[0], from_hex(&f.min_key).unwrap(), "{}", f.name);
+        assert_eq!(
+            keys[keys.len() - 1],
+            from_hex(&f.max_key).unwrap(),
+            "{}",
+            f.name
+        );
+        all.extend(rows_as_text(&batches).unwrap());
+    }
+    (m, multiset_hash(&mut all))
+}
+
+#[test]
+fn init_lists_files_with_key_bounds_and_verify_rejects_unsorted_files() {
+    let dir = tempfile::tempdir().unwrap();
+    dataset(dir.path(), 4, 2000, 1);
+    let m = init(dir.path(), &["k".into()], true).unwrap();
+    assert_eq!(m.files.len(), 4);
+    assert_eq!(m.generation, 1);
+    assert_eq!(m.rows(), 8000);
+    check(dir.path());
+    // A second init is refused.
+    let e = init(dir.path(), &["k".into()], false).unwrap_err();
+    assert!(e.to_string().contains("already has a manifest"), "{e}");
+
+    let bad = tempfile::tempdir().unwrap();
+    dataset(bad.path(), 1, 100, 2);
+    // An unsorted file: the rows reversed.
+    let batch = RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from_iter_values((0..50).rev())) as ArrayRef,
+            Arc::new(StringArray::from_iter_values(
+                (0..50).map(|i| i.to_string()),
+            )) as ArrayRef,
+        ],
+    )
+    .unwrap();
+    let mut w = ArrowWriter::try_new(
+        File::create(bad.path().join("z.parquet")).unwrap(),
+        schema(),
+        None,
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let e = init(bad.path(), &["k".into()], true).unwrap_err();
+    assert!(
+        e.to_string().contains("z.parquet is not sorted by k"),
+        "{e}"
+    );
+    assert!(!bad.path().join(MANIFEST).exists());
+    let e = init(bad.path(), &["nope".into()], false).unwrap_err();
+    assert!(e.to_string().contains("no key column 'nope'"), "{e}");
+}
+
+#[test]
+fn a_compaction_keeps_the_rows_sorted_and_the_manifest_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    dataset(dir.path(), 6, 3000, 3);
+    init(dir.path(), &["k".into()], false).unwrap();
+    let (_, before) = check(dir.path());
+    let done = execute(dir.path(), &[1, 2, 3, 4], 40_000, &|_| Ok(())).unwrap();
+    assert_eq!(done.manifest.generation, 2);
+    assert_eq!(done.replaced.len(), 4);
+    assert!(done.written.len() >= 2, "the target size rolls outputs");
+    let (m, after) = check(dir.path());
+    assert_eq!(after, before, "the rows are the same multiset");
+    assert_eq!(m.rows(), 18_000);
+    // The merged files partition the merged range in key order.
+    for w in done.written.windows(2) {
+        assert!(w[0].max_key <= w[1].min_key);
+    }
+    for name in &done.replaced {
+        assert!(!dir.path().join(name).exists(), "{name} was replaced");
+    }
+    let e = execute(dir.path(), &[99], 40_000, &|_| Ok(())).unwrap_err();
+    assert!(e.to_string().contains("out of range"), "{e}");
+}
+
+#[test]
+fn a_failure_at_any_step_leaves_a_valid_dataset() {
+    for fail_at in [Step::Start, Step::Merged, Step::Committed, Step::Done] {
+        let dir = tempfile::tempdir().unwrap();
+        dataset(dir.path(), 5, 2000, 4);
+        init(dir.path(), &["k".into()], false).unwrap();
+        let (_, before) = check(dir.path());
+        let p = dir.path().to_path_buf();
+        let hook = |step: Step| -> Result<(), DatasetError> {
+            // A reader opening the dataset meanwhile sees one whole
+            // generation: old before the commit, new after.
+            let m = Manifest::load(&p).unwrap();
+            let want = if matches!(step, Step::Start | Step::Merged) {
+                1
+            } else {
+                2
+            };
+            assert_eq!(m.generation, want, "{step:?}");
+            for f in &m.files {
+                assert!(p.join(&f.name).exists(), "{step:?}: {} missing", f.name);
+            }
+            if step == fail_at {
+                Err(DatasetError::Injected(step))
+            } else {
+                Ok(())
+            }
+        };
+        let e = execute(dir.path(), &[0, 1, 2, 3, 4], 1 << 20, &hook).unwrap_err();
+        assert!(
+            matches!(e, DatasetError::Injected(s) if s == fail_at),
+            "{e}"
+        );
+        let (m, after) = check(dir.path());
+        assert_eq!(after, before, "{fail_at:?}: rows kept");
+        let committed = matches!(fail_at, Step::Committed | Step::Done);
+        assert_eq!(m.generation, if committed { 2 } else { 1 }, "{fail_at:?}");
+        // The next run cleans what the stopped one left.
+        remove_leftovers(dir.path(), &m);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != MANIFEST)
+            .collect();
+        left.sort();
+        let mut listed: Vec<String> = m.files.iter().map(|f| f.name.clone()).collect();
+        listed.sort();
+        assert_eq!(left, listed, "{fail_at:?}: only listed files remain");
+        // And a compaction then runs to the end.
+        let all: Vec<usize> = (0..m.files.len()).collect();
+        let again = execute(dir.path(), &all, 1 << 20, &|_| Ok(())).unwrap();
+        assert!(again.manifest.generation > m.generation);
+        let (_, end) = check(dir.path());
+        assert_eq!(end, before);
+    }
+}
+
+#[test]
+fn an_unsorted_input_stops_the_merge_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    dataset(dir.path(), 3, 500, 5);
+    init(dir.path(), &["k".into()], false).unwrap();
+    // Replace a file with an unsorted one behind the manifest's back.
+    let batch = RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from_iter_values((0..500).rev())) as ArrayRef,
+            Arc::new(StringArray::from_iter_values(
+                (0..500).map(|i| i.to_string()),
+            )) as ArrayRef,
+        ],
+    )
+    .unwrap();
+    let mut w = ArrowWriter::try_new(
+        File::create(dir.path().join("in-01.parquet")).unwrap(),
+        schema(),
+        None,
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let before = Manifest::load(dir.path()).unwrap();
+    let e = execute(dir.path(), &[0, 1, 2], 1 << 20, &|_| Ok(())).unwrap_err();
+    assert!(
+        e.to_string().contains("in-01.parquet is not sorted by k"),
+        "{e}"
+    );
+    assert_eq!(Manifest::load(dir.path()).unwrap(), before);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.starts_with("part-") && !n.ends_with("strata-tmp")),
+        "{names:?}"
+    );
+}
