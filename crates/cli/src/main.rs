@@ -64,6 +64,29 @@ enum Command {
     /// (AWS_ENDPOINT, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
     /// AWS_ALLOW_HTTP), which the flags below override.
     Scan(ScanArgs),
+    /// Datasets of sorted Parquet files: build the manifest, plan and run
+    /// compactions.
+    #[command(subcommand)]
+    Compact(CompactCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum CompactCommand {
+    /// Build a dataset's manifest from the sorted Parquet files in DIR: each
+    /// file's row count, size and key bounds (its first and last keys).
+    Init(CompactInitArgs),
+}
+
+#[derive(Args, Debug)]
+struct CompactInitArgs {
+    /// The dataset directory.
+    dir: PathBuf,
+    /// The key columns every file is sorted by, most significant first.
+    #[arg(long, value_delimiter = ',', required = true)]
+    key: Vec<String>,
+    /// Read every file and check that it is sorted by the key.
+    #[arg(long)]
+    verify: bool,
 }
 
 #[derive(Args, Debug)]
@@ -207,6 +230,7 @@ fn main() -> ExitCode {
         Command::Generate(args) => run_generate(args),
         Command::Sort(args) => run_sort(args),
         Command::Scan(args) => run_scan(args),
+        Command::Compact(CompactCommand::Init(args)) => run_compact_init(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -386,6 +410,21 @@ fn run_scan(args: ScanArgs) -> Result<()> {
             s.io.requests, s.io.bytes_fetched, s.bytes_decoded, s.elapsed_s
         );
     }
+    Ok(())
+}
+
+fn run_compact_init(args: CompactInitArgs) -> Result<()> {
+    let m = strata_compact::dataset::init(&args.dir, &args.key, args.verify)?;
+    let bytes: u64 = m.files.iter().map(|f| f.bytes).sum();
+    println!(
+        "{}: {} files, {} rows, {} bytes, sorted by {}{}",
+        args.dir.display(),
+        m.files.len(),
+        m.rows(),
+        bytes,
+        m.key.join(","),
+        if args.verify { " (verified)" } else { "" }
+    );
     Ok(())
 }
 
