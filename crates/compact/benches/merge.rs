@@ -1,0 +1,176 @@
+//! The compaction merge against DuckDB: 8 overlapping sorted Parquet files
+//! of 1,000,000 contacts-like rows each (an Int64 key `id`, then the
+//! `contacts` preset's `name` and `phones`), merged into one sorted file
+//! with zstd level 1 by `strata_compact::merge::merge_files` and by DuckDB
+//! (`COPY (SELECT * FROM read_parquet([...]) ORDER BY id) TO ...`, 2
+//! threads), rounds interleaved, medians.
+//!
+//! ```text
+//! cargo bench -p strata-compact --bench merge -- [--runs N] [--files N] [--rows N] [--python PY]
+//! ```
+//!
+//! Without `--bench` (as `cargo test --all-targets` runs it) it merges a
+//! small dataset once and checks the output, as a smoke test.
+
+use std::{
+    fs::File,
+    path::{Path, PathBuf},
+    process::Command,
+    sync::Arc,
+    time::Instant,
+};
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::{
+    arrow::ArrowWriter,
+    basic::{Compression, ZstdLevel},
+    file::properties::WriterProperties,
+};
+use strata_compact::merge::{MergeConfig, merge_files};
+use strata_gen::{BatchGenerator, contacts::Contacts, rng::RowRng};
+
+/// Writes file `f` of `rows` rows: sorted random keys over the whole key
+/// range (so every file overlaps every other), contacts columns.
+fn write_input(path: &Path, f: usize, rows: usize, files: usize) {
+    let generator = Contacts::new(f as u64 + 1);
+    let mut scratch = Default::default();
+    let mut rng = RowRng::seeded(f as u64);
+    let span = (rows * files) as u64 * 4;
+    let mut keys: Vec<i64> = (0..rows).map(|_| rng.next_below(span) as i64).collect();
+    keys.sort_unstable();
+    let contacts = generator.schema();
+    let mut fields = vec![Field::new("id", DataType::Int64, false)];
+    fields.extend(contacts.fields().iter().map(|f| f.as_ref().clone()));
+    let schema = Arc::new(Schema::new(fields));
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap()))
+        .build();
+    let tmp = path.with_extension("partial");
+    let mut w =
+        ArrowWriter::try_new(File::create(&tmp).unwrap(), schema.clone(), Some(props)).unwrap();
+    for start in (0..rows).step_by(8192) {
+        let n = 8192.min(rows - start);
+        let b = generator
+            .generate((f * rows + start) as u64, n, &mut scratch)
+            .unwrap();
+        let mut cols: Vec<ArrayRef> =
+            vec![Arc::new(Int64Array::from(keys[start..start + n].to_vec()))];
+        cols.extend(b.columns().iter().cloned());
+        w.write(&RecordBatch::try_new(schema.clone(), cols).unwrap())
+            .unwrap();
+    }
+    w.close().unwrap();
+    std::fs::rename(tmp, path).unwrap();
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+const DUCKDB: &str = r#"
+import duckdb, json, sys, time
+out, inputs = sys.argv[1], sys.argv[2:]
+con = duckdb.connect()
+con.execute("SET threads TO 2")
+files = ", ".join("'" + p + "'" for p in inputs)
+t = time.perf_counter()
+con.execute(f"COPY (SELECT * FROM read_parquet([{files}]) ORDER BY id) TO '{out}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)")
+print(json.dumps({"seconds": time.perf_counter() - t}))
+"#;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let bench = args.iter().any(|a| a == "--bench");
+    let files: usize = flag("--files").map_or(8, |s| s.parse().unwrap());
+    let rows: usize = flag("--rows").map_or(if bench { 1_000_000 } else { 5_000 }, |s| {
+        s.parse().unwrap()
+    });
+    let runs: usize = if bench {
+        flag("--runs").map_or(5, |s| s.parse().unwrap())
+    } else {
+        1
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let smoke = tempfile::tempdir().unwrap();
+    let dir = if bench {
+        root.join(format!("target/bench-data/merge-{files}x{rows}"))
+    } else {
+        smoke.path().to_path_buf()
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    let inputs: Vec<PathBuf> = (0..files)
+        .map(|f| dir.join(format!("in-{f:02}.parquet")))
+        .collect();
+    for (f, p) in inputs.iter().enumerate() {
+        if !p.exists() {
+            eprintln!("writing {}", p.display());
+            write_input(p, f, rows, files);
+        }
+    }
+    let python = flag("--python")
+        .map(PathBuf::from)
+        .or_else(|| Some(root.join(".venv/bin/python")).filter(|p| p.exists()))
+        .filter(|_| bench);
+    let total = (files * rows) as f64;
+    let mut strata_s = Vec::new();
+    let mut duck_s = Vec::new();
+    for _ in 0..runs {
+        let out = tempfile::tempdir_in(&dir).unwrap();
+        let cfg = MergeConfig {
+            key: vec!["id".into()],
+            target_file_bytes: u64::MAX,
+            batch_rows: 8192,
+        };
+        let t = Instant::now();
+        let merged =
+            merge_files(&inputs, out.path(), &|n| format!("out-{n}.parquet"), &cfg).unwrap();
+        strata_s.push(t.elapsed().as_secs_f64());
+        assert_eq!(merged.iter().map(|m| m.rows).sum::<u64>(), total as u64);
+        drop(out);
+        if let Some(py) = &python {
+            let out = tempfile::tempdir_in(&dir).unwrap();
+            let target = out.path().join("duck.parquet");
+            let o = Command::new(py)
+                .arg("-c")
+                .arg(DUCKDB)
+                .arg(&target)
+                .args(&inputs)
+                .output()
+                .unwrap();
+            if o.status.success() {
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                duck_s.push(v["seconds"].as_f64().unwrap());
+            } else {
+                eprintln!("duckdb: {}", String::from_utf8_lossy(&o.stderr));
+            }
+        }
+    }
+    let s = median(&mut strata_s);
+    println!(
+        "{files} files x {rows} rows ({} rows), {runs} interleaved rounds, medians",
+        total as u64
+    );
+    println!("| merger | seconds | M rows/s | strata speed-up |");
+    println!("|---|---|---|---|");
+    println!("| strata | {s:.3} | {:.2} | 1.00x |", total / s / 1e6);
+    if !duck_s.is_empty() {
+        let d = median(&mut duck_s);
+        println!(
+            "| DuckDB (2 threads) | {d:.3} | {:.2} | {:.2}x |",
+            total / d / 1e6,
+            d / s
+        );
+    }
+}
