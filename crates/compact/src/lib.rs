@@ -12,5 +12,8 @@
 //! The picked inputs never exceed the budget, and the quality is the
 //! objective exactly as Kudu reports it.
 
+mod error;
 pub mod planner;
 pub mod rowsets;
+
+pub use error::Error;
