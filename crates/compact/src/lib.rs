@@ -13,6 +13,9 @@
 //! objective exactly as Kudu reports it.
 
 pub mod dataset;
+mod error;
 pub mod merge;
 pub mod planner;
 pub mod rowsets;
+
+pub use error::Error;
