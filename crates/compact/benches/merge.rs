@@ -79,6 +79,7 @@ import duckdb, json, sys, time
 out, inputs = sys.argv[1], sys.argv[2:]
 con = duckdb.connect()
 con.execute("SET threads TO 2")
+con.execute("SET enable_progress_bar = false")
 files = ", ".join("'" + p + "'" for p in inputs)
 t = time.perf_counter()
 con.execute(f"COPY (SELECT * FROM read_parquet([{files}]) ORDER BY id) TO '{out}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)")
@@ -150,7 +151,9 @@ fn main() {
                 .output()
                 .unwrap();
             if o.status.success() {
-                let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                let text = String::from_utf8_lossy(&o.stdout);
+                let last = text.lines().last().unwrap_or_default();
+                let v: serde_json::Value = serde_json::from_str(last).unwrap();
                 duck_s.push(v["seconds"].as_f64().unwrap());
             } else {
                 eprintln!("duckdb: {}", String::from_utf8_lossy(&o.stderr));

@@ -25,7 +25,11 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
-use crate::merge::{MergeConfig, MergedFile, encode_keys, key_encoder, merge_files};
+use crate::{
+    merge::{MergeConfig, MergedFile, encode_keys, key_encoder, merge_files},
+    planner::{Plan, PlannerOptions, plan},
+    rowsets::RowsetInput,
+};
 
 /// The manifest's file name inside a dataset directory.
 pub const MANIFEST: &str = "_strata_manifest.json";
@@ -478,4 +482,57 @@ pub fn execute(
         replaced,
         written,
     })
+}
+
+/// The manifest's files as planner inputs: input `i` is file `i`, its
+/// bytes and its encoded key bounds (which order like the keys).
+///
+/// # Errors
+///
+/// [`DatasetError::Invalid`] for a bound that is not hex.
+pub fn rowsets(manifest: &Manifest) -> Result<Vec<RowsetInput>, DatasetError> {
+    manifest
+        .files
+        .iter()
+        .map(|f| {
+            Ok(RowsetInput::new(
+                f.bytes,
+                from_hex(&f.min_key)?,
+                from_hex(&f.max_key)?,
+            ))
+        })
+        .collect()
+}
+
+/// Plans a compaction of the dataset in `dir`.
+///
+/// # Errors
+///
+/// As [`Manifest::load`] and [`rowsets`].
+pub fn plan_dataset(dir: &Path, opts: &PlannerOptions) -> Result<(Manifest, Plan), DatasetError> {
+    let manifest = Manifest::load(dir)?;
+    let p = plan(&rowsets(&manifest)?, opts);
+    Ok((manifest, p))
+}
+
+/// Plans a compaction of `dir` and, when the plan picks anything,
+/// executes it ([`execute`]). Returns the plan and what was done.
+///
+/// # Errors
+///
+/// As [`plan_dataset`] and [`execute`].
+pub fn run(
+    dir: &Path,
+    opts: &PlannerOptions,
+    target_file_bytes: u64,
+    hook: &dyn Fn(Step) -> Result<(), DatasetError>,
+) -> Result<(Plan, Option<Executed>), DatasetError> {
+    let (manifest, p) = plan_dataset(dir, opts)?;
+    if p.picked.is_empty() {
+        remove_leftovers(dir, &manifest);
+        return Ok((p, None));
+    }
+    let picked: Vec<usize> = p.picked.iter().map(|&i| i as usize).collect();
+    let done = execute(dir, &picked, target_file_bytes, hook)?;
+    Ok((p, Some(done)))
 }

@@ -258,3 +258,45 @@ fn an_unsorted_input_stops_the_merge_and_changes_nothing() {
         "{names:?}"
     );
 }
+
+#[test]
+fn run_plans_then_merges_the_most_overlapping_files() {
+    use strata_compact::{dataset::run, planner::PlannerOptions};
+    let dir = tempfile::tempdir().unwrap();
+    dataset(dir.path(), 8, 3000, 6);
+    let m = init(dir.path(), &["k".into()], false).unwrap();
+    let (_, before) = check(dir.path());
+    // Each file is well under 1 MB, so it weighs 1 MB: a 4 MB budget
+    // picks at most four.
+    let opts = PlannerOptions::with_budget(4);
+    let (plan, done) = run(dir.path(), &opts, 1 << 30, &|_| Ok(())).unwrap();
+    assert!(plan.quality > 0.0, "{plan:?}");
+    assert!(plan.picked.len() >= 2 && plan.picked.len() <= 4, "{plan:?}");
+    assert!(plan.picked_mb <= 4);
+    let done = done.unwrap();
+    let want: Vec<String> = plan
+        .picked
+        .iter()
+        .map(|&i| m.files[i as usize].name.clone())
+        .collect();
+    assert_eq!(done.replaced, want);
+    let (after_m, after) = check(dir.path());
+    assert_eq!(after, before);
+    assert_eq!(
+        after_m.files.len(),
+        8 - plan.picked.len() + done.written.len()
+    );
+    // Compacting again and again ends with nothing worth doing.
+    let mut rounds = 0;
+    loop {
+        let (p, d) = run(dir.path(), &opts, 1 << 30, &|_| Ok(())).unwrap();
+        if d.is_none() {
+            assert!(p.picked.is_empty());
+            break;
+        }
+        rounds += 1;
+        assert!(rounds < 20, "no fixed point");
+    }
+    let (_, end) = check(dir.path());
+    assert_eq!(end, before);
+}
