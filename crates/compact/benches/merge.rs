@@ -133,6 +133,7 @@ fn main() {
             key: vec!["id".into()],
             target_file_bytes: u64::MAX,
             batch_rows: 8192,
+            threads: 2,
         };
         let t = Instant::now();
         let merged =

@@ -426,11 +426,12 @@ pub fn execute(
         key: manifest.key.clone(),
         target_file_bytes: target_file_bytes.max(1),
         batch_rows: 8192,
+        threads: 0,
     };
     let written = merge_files(
         &inputs,
         dir,
-        &|n| format!("part-{generation:06}-{n:05}.parquet"),
+        &|n| format!("part-{generation:06}-{n:08}.parquet"),
         &cfg,
     )?;
     let fail = |e: DatasetError| {

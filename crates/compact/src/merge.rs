@@ -10,6 +10,7 @@
 
 use std::{
     fs::File,
+    ops::Range,
     path::{Path, PathBuf},
     sync::Arc,
 };
@@ -17,7 +18,10 @@ use std::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 use parquet::{
-    arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder},
+    arrow::{
+        ArrowWriter, ProjectionMask,
+        arrow_reader::{ParquetRecordBatchReaderBuilder, RowSelection, RowSelector},
+    },
     basic::{Compression, ZstdLevel},
     file::properties::WriterProperties,
 };
@@ -35,6 +39,9 @@ pub struct MergeConfig {
     pub target_file_bytes: u64,
     /// Rows per input batch and per output chunk.
     pub batch_rows: usize,
+    /// Threads; each merges one key range of the inputs into its own
+    /// output files (0: one per CPU).
+    pub threads: usize,
 }
 
 /// One file a merge wrote.
@@ -99,11 +106,26 @@ struct Cursor {
 }
 
 impl Cursor {
-    fn open(path: &Path, batch_rows: usize) -> Result<(Cursor, SchemaRef), DatasetError> {
+    /// Opens `path` to read its rows `rows` (all when `None`).
+    fn open(
+        path: &Path,
+        batch_rows: usize,
+        rows: Option<Range<u64>>,
+    ) -> Result<(Cursor, SchemaRef), DatasetError> {
         let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        let mut builder = ParquetRecordBatchReaderBuilder::try_new(file)
             .map_err(|e| DatasetError::parquet(path, e))?;
         let schema = builder.schema().clone();
+        if let Some(r) = rows {
+            let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
+            let (start, end) = (r.start.min(total), r.end.min(total));
+            let selection = RowSelection::from(vec![
+                RowSelector::skip(start as usize),
+                RowSelector::select((end.saturating_sub(start)) as usize),
+                RowSelector::skip((total - end) as usize),
+            ]);
+            builder = builder.with_row_selection(selection);
+        }
         let reader = builder
             .with_batch_size(batch_rows)
             .build()
@@ -169,14 +191,265 @@ struct Output {
 pub fn merge_files(
     inputs: &[PathBuf],
     dir: &Path,
+    name: &(dyn Fn(usize) -> String + Sync),
+    cfg: &MergeConfig,
+) -> Result<Vec<MergedFile>, DatasetError> {
+    let threads = match cfg.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let batch_rows = cfg.batch_rows.max(1);
+    let total: u64 = inputs
+        .iter()
+        .map(|p| -> Result<u64, DatasetError> {
+            let file = File::open(p).map_err(|e| DatasetError::io("open", p, e))?;
+            let b = ParquetRecordBatchReaderBuilder::try_new(file)
+                .map_err(|e| DatasetError::parquet(p, e))?;
+            Ok(b.metadata().file_metadata().num_rows().max(0) as u64)
+        })
+        .sum::<Result<u64, _>>()?;
+    if threads <= 1 || total < (4 * batch_rows * threads) as u64 {
+        return merge_range(inputs, None, dir, &|n| name(n), cfg);
+    }
+    // Key ranges of about equal rows, one per thread: each merges the rows
+    // of every input that fall in its range.
+    let splits = split_rows(inputs, &cfg.key, threads, batch_rows)?;
+    let results: Vec<Result<Vec<MergedFile>, DatasetError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|p| {
+                let ranges: Vec<Range<u64>> = splits.iter().map(|o| o[p]..o[p + 1]).collect();
+                s.spawn(move || {
+                    merge_range(
+                        inputs,
+                        Some(&ranges),
+                        dir,
+                        &|n| name(p * PART_STRIDE + n),
+                        cfg,
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(DatasetError::Invalid("a merge thread failed".into())))
+            })
+            .collect()
+    });
+    let mut out = Vec::new();
+    let mut first_error = None;
+    for r in results {
+        match r {
+            Ok(files) => out.extend(files),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        for f in &out {
+            let _ = std::fs::remove_file(&f.path);
+        }
+        return Err(e);
+    }
+    Ok(out)
+}
+
+/// Output numbers of key range `p` start at `p * PART_STRIDE`.
+pub const PART_STRIDE: usize = 100_000;
+
+/// For each input, the row offsets that cut it into `parts` key ranges of
+/// about equal total rows (`parts + 1` offsets, from 0 to its row count).
+/// Reads only the key columns, twice: once to sample keys (checking each
+/// input is sorted), once to find where each cut falls.
+fn split_rows(
+    inputs: &[PathBuf],
+    key: &[String],
+    parts: usize,
+    batch_rows: usize,
+) -> Result<Vec<Vec<u64>>, DatasetError> {
+    // Pass 1: every `step`-th key of each input, in parallel.
+    let per_input: Vec<Result<(u64, Vec<Vec<u8>>), DatasetError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = inputs
+            .iter()
+            .map(|p| s.spawn(move || sample_keys(p, key, batch_rows, parts)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(DatasetError::Invalid("a read thread failed".into())))
+            })
+            .collect()
+    });
+    let mut rows = Vec::with_capacity(inputs.len());
+    let mut samples = Vec::new();
+    for r in per_input {
+        let (n, s) = r?;
+        rows.push(n);
+        samples.extend(s);
+    }
+    samples.sort_unstable();
+    let cuts: Vec<Vec<u8>> = (1..parts)
+        .filter_map(|p| samples.get(samples.len() * p / parts).cloned())
+        .collect();
+    // Pass 2: where each cut falls in each input.
+    let offsets: Vec<Result<Vec<u64>, DatasetError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = inputs
+            .iter()
+            .zip(&rows)
+            .map(|(p, &n)| {
+                let cuts = &cuts;
+                s.spawn(move || locate_cuts(p, key, batch_rows, cuts, n, parts))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(DatasetError::Invalid("a read thread failed".into())))
+            })
+            .collect()
+    });
+    offsets.into_iter().collect()
+}
+
+/// Calls `each` with the encoded keys of every batch of `path` (key
+/// columns only) and the row number of the batch's first row; stops when
+/// `each` returns false. Returns the rows seen.
+fn for_each_key_batch(
+    path: &Path,
+    key: &[String],
+    batch_rows: usize,
+    mut each: impl FnMut(&Rows, u64) -> Result<bool, DatasetError>,
+) -> Result<u64, DatasetError> {
+    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| DatasetError::parquet(path, e))?;
+    let (_, roots) = key_encoder(builder.schema(), key)?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(batch_rows)
+        .build()
+        .map_err(|e| DatasetError::parquet(path, e))?;
+    let schema = arrow_array::RecordBatchReader::schema(&reader);
+    let (enc, idx) = key_encoder(&schema, key)?;
+    let mut seen = 0u64;
+    for b in reader {
+        let b = b.map_err(|e| DatasetError::parquet(path, e.into()))?;
+        let keys = encode_keys(&enc, &idx, &b)?;
+        let go = each(&keys, seen)?;
+        seen += b.num_rows() as u64;
+        if !go {
+            break;
+        }
+    }
+    Ok(seen)
+}
+
+fn not_sorted(path: &Path, key: &[String]) -> DatasetError {
+    DatasetError::Invalid(format!(
+        "{} is not sorted by {}",
+        path.display(),
+        key.join(",")
+    ))
+}
+
+/// Row count and sampled keys of one input (about 256 samples per part);
+/// checks the input is sorted.
+fn sample_keys(
+    path: &Path,
+    key: &[String],
+    batch_rows: usize,
+    parts: usize,
+) -> Result<(u64, Vec<Vec<u8>>), DatasetError> {
+    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
+    let n = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| DatasetError::parquet(path, e))?
+        .metadata()
+        .file_metadata()
+        .num_rows()
+        .max(0) as u64;
+    let step = (n / (256 * parts as u64)).max(1);
+    let mut samples = Vec::new();
+    let mut last: Vec<u8> = Vec::new();
+    let mut any = false;
+    for_each_key_batch(path, key, batch_rows, |keys, base| {
+        for (i, k) in keys.iter().enumerate() {
+            let k = k.as_bytes();
+            if any && k < last.as_slice() {
+                return Err(not_sorted(path, key));
+            }
+            if (base + i as u64).is_multiple_of(step) {
+                samples.push(k.to_vec());
+            }
+        }
+        if let Some(k) = keys.iter().last() {
+            last.clear();
+            last.extend_from_slice(k.as_bytes());
+            any = true;
+        }
+        Ok(true)
+    })?;
+    Ok((n, samples))
+}
+
+/// The offsets of the first row at or above each cut in one input, with
+/// 0 first and the row count `n` last.
+fn locate_cuts(
+    path: &Path,
+    key: &[String],
+    batch_rows: usize,
+    cuts: &[Vec<u8>],
+    n: u64,
+    parts: usize,
+) -> Result<Vec<u64>, DatasetError> {
+    let mut offsets = vec![0u64];
+    if !cuts.is_empty() {
+        for_each_key_batch(path, key, batch_rows, |keys, base| {
+            let len = keys.num_rows();
+            while offsets.len() <= cuts.len() {
+                let cut = cuts[offsets.len() - 1].as_slice();
+                // Keys are sorted: the first row at or above the cut.
+                let (mut lo, mut hi) = (0usize, len);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if keys.row(mid).as_bytes() < cut {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                if lo == len {
+                    return Ok(true);
+                }
+                offsets.push(base + lo as u64);
+            }
+            Ok(false)
+        })?;
+    }
+    while offsets.len() < parts {
+        offsets.push(n);
+    }
+    offsets.push(n);
+    Ok(offsets)
+}
+
+/// Merges rows `ranges[i]` of each input `i` (all rows when `None`).
+fn merge_range(
+    inputs: &[PathBuf],
+    ranges: Option<&[Range<u64>]>,
+    dir: &Path,
     name: &dyn Fn(usize) -> String,
     cfg: &MergeConfig,
 ) -> Result<Vec<MergedFile>, DatasetError> {
     let batch_rows = cfg.batch_rows.max(1);
     let mut cursors = Vec::with_capacity(inputs.len());
     let mut schema: Option<SchemaRef> = None;
-    for p in inputs {
-        let (c, s) = Cursor::open(p, batch_rows)?;
+    for (i, p) in inputs.iter().enumerate() {
+        let (c, s) = Cursor::open(p, batch_rows, ranges.map(|r| r[i].clone()))?;
         match &schema {
             None => schema = Some(s),
             Some(first) if first.fields() != s.fields() => {

@@ -300,3 +300,65 @@ fn run_plans_then_merges_the_most_overlapping_files() {
     let (_, end) = check(dir.path());
     assert_eq!(end, before);
 }
+
+#[test]
+fn a_parallel_merge_equals_the_single_threaded_one() {
+    use strata_compact::merge::{MergeConfig, merge_files};
+    let dir = tempfile::tempdir().unwrap();
+    dataset(dir.path(), 5, 4000, 7);
+    // Plus a file of one repeated key, so cuts fall among equal keys.
+    let batch = RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(vec![1500i64; 3000])) as ArrayRef,
+            Arc::new(StringArray::from_iter_values(
+                (0..3000).map(|i| format!("dup-{i}")),
+            )) as ArrayRef,
+        ],
+    )
+    .unwrap();
+    let mut w = ArrowWriter::try_new(
+        File::create(dir.path().join("in-99.parquet")).unwrap(),
+        schema(),
+        None,
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let mut inputs: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    inputs.sort();
+    let rows_of = |threads: usize, target: u64| -> Vec<String> {
+        let out = tempfile::tempdir().unwrap();
+        let cfg = MergeConfig {
+            key: vec!["k".into()],
+            target_file_bytes: target,
+            batch_rows: 100,
+            threads,
+        };
+        let files =
+            merge_files(&inputs, out.path(), &|n| format!("o-{n:08}.parquet"), &cfg).unwrap();
+        let mut rows = Vec::new();
+        for f in &files {
+            rows.extend(rows_as_text(&read_batches(&f.path).unwrap()).unwrap());
+        }
+        // Files come back in key order and partition the keys.
+        for w in files.windows(2) {
+            assert!(w[0].max_key <= w[1].min_key);
+        }
+        rows
+    };
+    let one = rows_of(1, u64::MAX);
+    assert_eq!(one.len(), 23_000);
+    for threads in [2, 3, 4] {
+        for target in [u64::MAX, 30_000] {
+            assert_eq!(
+                rows_of(threads, target),
+                one,
+                "{threads} threads, target {target}"
+            );
+        }
+    }
+}
