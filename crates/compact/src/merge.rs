@@ -256,6 +256,25 @@ pub fn merge_files(
     Ok(out)
 }
 
+/// Runs `f` on every item, each on a thread of its own; results in item
+/// order.
+fn on_threads<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> Result<R, DatasetError> + Sync,
+) -> Vec<Result<R, DatasetError>> {
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = items.iter().map(|item| s.spawn(move || f(item))).collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(DatasetError::Invalid("a merge thread failed".into())))
+            })
+            .collect()
+    })
+}
+
 /// Output numbers of key range `p` start at `p * PART_STRIDE`.
 pub const PART_STRIDE: usize = 100_000;
 
@@ -270,19 +289,7 @@ fn split_rows(
     batch_rows: usize,
 ) -> Result<Vec<Vec<u64>>, DatasetError> {
     // Pass 1: every `step`-th key of each input, in parallel.
-    let per_input: Vec<Result<(u64, Vec<Vec<u8>>), DatasetError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = inputs
-            .iter()
-            .map(|p| s.spawn(move || sample_keys(p, key, batch_rows, parts)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(DatasetError::Invalid("a read thread failed".into())))
-            })
-            .collect()
-    });
+    let per_input = on_threads(inputs, |p| sample_keys(p, key, batch_rows, parts));
     let mut rows = Vec::with_capacity(inputs.len());
     let mut samples = Vec::new();
     for r in per_input {
@@ -295,24 +302,12 @@ fn split_rows(
         .filter_map(|p| samples.get(samples.len() * p / parts).cloned())
         .collect();
     // Pass 2: where each cut falls in each input.
-    let offsets: Vec<Result<Vec<u64>, DatasetError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = inputs
-            .iter()
-            .zip(&rows)
-            .map(|(p, &n)| {
-                let cuts = &cuts;
-                s.spawn(move || locate_cuts(p, key, batch_rows, cuts, n, parts))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(DatasetError::Invalid("a read thread failed".into())))
-            })
-            .collect()
-    });
-    offsets.into_iter().collect()
+    let jobs: Vec<(&PathBuf, u64)> = inputs.iter().zip(rows).collect();
+    on_threads(&jobs, |&(p, n)| {
+        locate_cuts(p, key, batch_rows, &cuts, n, parts)
+    })
+    .into_iter()
+    .collect()
 }
 
 /// Calls `each` with the encoded keys of every batch of `path` (key
