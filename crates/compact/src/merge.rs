@@ -144,7 +144,12 @@ impl Cursor {
     }
 
     /// Moves to the next non-empty batch; false at the end.
-    fn next_batch(&mut self, enc: &RowEncoder, idx: &[usize]) -> Result<bool, DatasetError> {
+    fn next_batch(
+        &mut self,
+        enc: &RowEncoder,
+        idx: &[usize],
+        key: &[String],
+    ) -> Result<bool, DatasetError> {
         loop {
             match self.reader.next() {
                 None => {
@@ -155,7 +160,13 @@ impl Cursor {
                 Some(Err(e)) => return Err(DatasetError::parquet(&self.path, e.into())),
                 Some(Ok(b)) if b.num_rows() == 0 => continue,
                 Some(Ok(b)) => {
-                    self.keys = Some(encode_keys(enc, idx, &b)?);
+                    let keys = encode_keys(enc, idx, &b)?;
+                    if (1..keys.num_rows())
+                        .any(|i| keys.row(i).as_bytes() < keys.row(i - 1).as_bytes())
+                    {
+                        return Err(not_sorted(&self.path, key));
+                    }
+                    self.keys = Some(keys);
                     self.batch = Some(b);
                     self.row = 0;
                     self.slot = None;
@@ -167,6 +178,95 @@ impl Cursor {
 
     fn key(&self) -> Option<&[u8]> {
         self.keys.as_ref().map(|k| k.row(self.row).as_bytes())
+    }
+}
+
+/// Writer settings for the merged files: zstd, and dictionary encoding
+/// only for the columns whose data pages are dictionary-encoded in the
+/// first input (a column the input's writer gave up on, such as unique
+/// strings, is written plain rather than tried again).
+fn output_properties(first: &Path) -> Result<WriterProperties, DatasetError> {
+    use parquet::{basic::Encoding, file::reader::FileReader};
+    let file = File::open(first).map_err(|e| DatasetError::io("open", first, e))?;
+    let reader = parquet::file::reader::SerializedFileReader::new(file)
+        .map_err(|e| DatasetError::parquet(first, e))?;
+    let md = reader.metadata();
+    let mut props =
+        WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::default()));
+    if let Some(rg) = md.row_groups().first() {
+        for col in rg.columns() {
+            let Some(stats) = col.page_encoding_stats() else {
+                continue;
+            };
+            let plain_data = stats.iter().any(|s| {
+                matches!(
+                    s.page_type,
+                    parquet::basic::PageType::DATA_PAGE | parquet::basic::PageType::DATA_PAGE_V2
+                ) && !matches!(
+                    s.encoding,
+                    Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
+                )
+            });
+            if plain_data {
+                props = props.set_column_dictionary_enabled(col.column_path().clone(), false);
+            }
+        }
+    }
+    Ok(props.build())
+}
+
+/// A winner tree over the cursors: each inner node holds the index of the
+/// cursor with the smaller current key of its two children (the left one
+/// on ties, so the earlier input wins and the merge is stable). Taking a
+/// row replays one leaf-to-root path: log2(k) comparisons, not k.
+struct Tournament {
+    /// Nodes 1.. hold winners; leaf `size + i` is cursor `i` (padding
+    /// leaves hold `usize::MAX`, an exhausted input).
+    tree: Vec<usize>,
+    size: usize,
+}
+
+impl Tournament {
+    fn new(cursors: &[Cursor]) -> Self {
+        let size = cursors.len().next_power_of_two().max(1);
+        let mut tree = vec![usize::MAX; 2 * size];
+        for (i, slot) in tree[size..size + cursors.len()].iter_mut().enumerate() {
+            *slot = i;
+        }
+        for node in (1..size).rev() {
+            tree[node] = Self::better(cursors, tree[2 * node], tree[2 * node + 1]);
+        }
+        Tournament { tree, size }
+    }
+
+    fn better(cursors: &[Cursor], a: usize, b: usize) -> usize {
+        let key = |i: usize| cursors.get(i).and_then(|c| c.key());
+        match (key(a), key(b)) {
+            (_, None) => a,
+            (None, Some(_)) => b,
+            (Some(x), Some(y)) => {
+                if y < x {
+                    b
+                } else {
+                    a
+                }
+            }
+        }
+    }
+
+    /// The cursor with the smallest key (`usize::MAX` or an exhausted
+    /// cursor when all are).
+    fn winner(&self) -> usize {
+        self.tree[1]
+    }
+
+    /// Cursor `i` moved: recompute the winners on its path.
+    fn replay(&mut self, cursors: &[Cursor], i: usize) {
+        let mut node = (self.size + i) / 2;
+        while node >= 1 {
+            self.tree[node] = Self::better(cursors, self.tree[2 * node], self.tree[2 * node + 1]);
+            node /= 2;
+        }
     }
 }
 
@@ -463,11 +563,9 @@ fn merge_range(
     };
     let (enc, idx) = key_encoder(&schema, &cfg.key)?;
     for c in &mut cursors {
-        c.next_batch(&enc, &idx)?;
+        c.next_batch(&enc, &idx, &cfg.key)?;
     }
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .build();
+    let props = output_properties(&inputs[0])?;
 
     let mut done: Vec<MergedFile> = Vec::new();
     let mut written: Vec<PathBuf> = Vec::new();
@@ -477,17 +575,13 @@ fn merge_range(
         let mut chunk: Vec<(usize, usize)> = Vec::with_capacity(batch_rows);
         let mut chunk_first: Vec<u8> = Vec::new();
         let mut last_key: Vec<u8> = Vec::new();
+        let mut tree = Tournament::new(&cursors);
         loop {
             // The smallest current key; ties go to the earlier input.
-            let mut best: Option<usize> = None;
-            for (i, c) in cursors.iter().enumerate() {
-                if let Some(k) = c.key()
-                    && best.is_none_or(|b| k < cursors[b].key().unwrap_or_default())
-                {
-                    best = Some(i);
-                }
+            let b = tree.winner();
+            if b >= cursors.len() || cursors[b].key().is_none() {
+                break;
             }
-            let Some(b) = best else { break };
             let c = &mut cursors[b];
             let key = c.key().unwrap_or_default();
             if chunk.is_empty() {
@@ -510,27 +604,16 @@ fn merge_range(
             chunk.push((slot, c.row));
             c.row += 1;
             if c.row == c.batch.as_ref().map_or(0, |b| b.num_rows()) {
-                c.next_batch(&enc, &idx)?;
+                c.next_batch(&enc, &idx, &cfg.key)?;
                 // Inputs must be sorted: the next batch may not start below
-                // the last row taken from it.
+                // the last row taken from it (next_batch checks inside).
                 if let Some(k) = c.key()
                     && k < last_key.as_slice()
                 {
-                    return Err(DatasetError::Invalid(format!(
-                        "{} is not sorted by {}",
-                        c.path.display(),
-                        cfg.key.join(",")
-                    )));
+                    return Err(not_sorted(&c.path, &cfg.key));
                 }
-            } else if let Some(k) = c.key()
-                && k < last_key.as_slice()
-            {
-                return Err(DatasetError::Invalid(format!(
-                    "{} is not sorted by {}",
-                    c.path.display(),
-                    cfg.key.join(",")
-                )));
             }
+            tree.replay(&cursors, b);
             if chunk.len() == batch_rows {
                 flush(
                     &mut out,
