@@ -1,16 +1,33 @@
 //! Compaction for strata: Kudu's budgeted compaction policy over a dataset
-//! of sorted files, and (to come) the merge that executes a plan.
+//! of sorted Parquet files, and the crash-safe merge that executes a plan.
 //!
 //! # Data flow
 //!
-//! rowsets (size, min key, max key) -> [`planner`]: data-weighted key-space
-//! CDF -> candidate windows -> fractional-knapsack bounds -> exact knapsack
-//! where the bound allows -> a [`planner::Plan`] (picked inputs, quality).
+//! [`dataset::Manifest`] (each file's bytes and strata-row key bounds) ->
+//! [`dataset::rowsets`] -> [`planner`]: data-weighted key-space CDF ->
+//! candidate windows -> fractional-knapsack bounds -> exact knapsack where
+//! the bound allows -> a [`planner::Plan`] (picked files, quality) ->
+//! [`dataset::execute`]: [`merge`] of the picked files by key, on every
+//! core (one key range per thread) -> new files -> manifest swap ->
+//! removal of the replaced files.
 //!
-//! # Guarantee
+//! # Guarantees
 //!
-//! The picked inputs never exceed the budget, and the quality is the
-//! objective exactly as Kudu reports it.
+//! * The picked inputs never exceed the budget, and the quality is the
+//!   objective exactly as Kudu reports it.
+//! * A compaction keeps the rows (as a multiset) and their key order, and
+//!   a failure at any step leaves a manifest whose files all exist.
+//!
+//! # Example
+//!
+//! ```
+//! use strata_compact::{planner::{PlannerOptions, plan}, rowsets::significant_overlap};
+//!
+//! // Kudu's SignificantOverlap case: 100 rowsets, each overlapping the next.
+//! let p = plan(&significant_overlap(100), &PlannerOptions::with_budget(64));
+//! assert_eq!(p.picked.len(), 64);
+//! assert!(p.quality > 0.5 && p.picked_mb <= 64);
+//! ```
 
 pub mod dataset;
 mod error;
