@@ -102,6 +102,8 @@ struct Cursor {
     row: usize,
     /// The id of `batch` in the current output chunk, once used there.
     slot: Option<usize>,
+    /// [`Cursor::prefix`] of the current row, cached.
+    head: Option<u64>,
     path: PathBuf,
 }
 
@@ -137,6 +139,7 @@ impl Cursor {
                 keys: None,
                 row: 0,
                 slot: None,
+                head: None,
                 path: path.to_path_buf(),
             },
             schema,
@@ -155,6 +158,7 @@ impl Cursor {
                 None => {
                     self.batch = None;
                     self.keys = None;
+                    self.head = None;
                     return Ok(false);
                 }
                 Some(Err(e)) => return Err(DatasetError::parquet(&self.path, e.into())),
@@ -170,6 +174,7 @@ impl Cursor {
                     self.batch = Some(b);
                     self.row = 0;
                     self.slot = None;
+                    self.refresh();
                     return Ok(true);
                 }
             }
@@ -177,7 +182,32 @@ impl Cursor {
     }
 
     fn key(&self) -> Option<&[u8]> {
-        self.keys.as_ref().map(|k| k.row(self.row).as_bytes())
+        self.keys
+            .as_ref()
+            .and_then(|k| k.get(self.row))
+            .map(|r| r.as_bytes())
+    }
+
+    /// The current key's first 8 bytes as a big-endian number (zero
+    /// padded): comparing these orders most keys without a byte compare;
+    /// `None` at the end.
+    fn prefix(&self) -> Option<u64> {
+        self.key().map(|k| {
+            let mut b = [0u8; 8];
+            let n = k.len().min(8);
+            b[..n].copy_from_slice(&k[..n]);
+            u64::from_be_bytes(b)
+        })
+    }
+
+    /// Moves to the next row; refreshes the cached prefix.
+    fn advance(&mut self) {
+        self.row += 1;
+        self.refresh();
+    }
+
+    fn refresh(&mut self) {
+        self.head = self.prefix();
     }
 }
 
@@ -240,17 +270,22 @@ impl Tournament {
     }
 
     fn better(cursors: &[Cursor], a: usize, b: usize) -> usize {
-        let key = |i: usize| cursors.get(i).and_then(|c| c.key());
-        match (key(a), key(b)) {
+        let head = |i: usize| cursors.get(i).and_then(|c| c.head);
+        match (head(a), head(b)) {
             (_, None) => a,
             (None, Some(_)) => b,
-            (Some(x), Some(y)) => {
+            (Some(x), Some(y)) if x != y => {
                 if y < x {
                     b
                 } else {
                     a
                 }
             }
+            // Equal prefixes: the rest of the bytes decide.
+            _ => match (cursors[a].key(), cursors[b].key()) {
+                (Some(x), Some(y)) if y < x => b,
+                _ => a,
+            },
         }
     }
 
@@ -602,7 +637,7 @@ fn merge_range(
                 }
             };
             chunk.push((slot, c.row));
-            c.row += 1;
+            c.advance();
             if c.row == c.batch.as_ref().map_or(0, |b| b.num_rows()) {
                 c.next_batch(&enc, &idx, &cfg.key)?;
                 // Inputs must be sorted: the next batch may not start below
