@@ -600,16 +600,20 @@ fn merge_range(
     for c in &mut cursors {
         c.next_batch(&enc, &idx, &cfg.key)?;
     }
-    let props = output_properties(&inputs[0])?;
-
-    let mut done: Vec<MergedFile> = Vec::new();
-    let mut written: Vec<PathBuf> = Vec::new();
+    let mut sink = Sink {
+        out: None,
+        chunk: Vec::with_capacity(batch_rows),
+        chunk_batches: Vec::new(),
+        chunk_first: Vec::new(),
+        last_key: Vec::new(),
+        schema: schema.clone(),
+        props: output_properties(&inputs[0])?,
+        dir,
+        name,
+        target_file_bytes: cfg.target_file_bytes,
+        done: Vec::new(),
+    };
     let result = (|| -> Result<(), DatasetError> {
-        let mut out: Option<Output> = None;
-        let mut chunk_batches: Vec<RecordBatch> = Vec::new();
-        let mut chunk: Vec<(usize, usize)> = Vec::with_capacity(batch_rows);
-        let mut chunk_first: Vec<u8> = Vec::new();
-        let mut last_key: Vec<u8> = Vec::new();
         let mut tree = Tournament::new(&cursors);
         loop {
             // The smallest current key; ties go to the earlier input.
@@ -619,147 +623,123 @@ fn merge_range(
             }
             let c = &mut cursors[b];
             let key = c.key().unwrap_or_default();
-            if chunk.is_empty() {
-                chunk_first = key.to_vec();
+            if sink.chunk.is_empty() {
+                sink.chunk_first = key.to_vec();
             }
-            last_key.clear();
-            last_key.extend_from_slice(key);
+            sink.last_key.clear();
+            sink.last_key.extend_from_slice(key);
             let slot = match c.slot {
                 Some(s) => s,
                 None => {
-                    chunk_batches.push(
+                    sink.chunk_batches.push(
                         c.batch
                             .clone()
                             .unwrap_or_else(|| RecordBatch::new_empty(schema.clone())),
                     );
-                    c.slot = Some(chunk_batches.len() - 1);
-                    chunk_batches.len() - 1
+                    c.slot = Some(sink.chunk_batches.len() - 1);
+                    sink.chunk_batches.len() - 1
                 }
             };
-            chunk.push((slot, c.row));
+            sink.chunk.push((slot, c.row));
             c.advance();
             if c.row == c.batch.as_ref().map_or(0, |b| b.num_rows()) {
                 c.next_batch(&enc, &idx, &cfg.key)?;
                 // Inputs must be sorted: the next batch may not start below
                 // the last row taken from it (next_batch checks inside).
                 if let Some(k) = c.key()
-                    && k < last_key.as_slice()
+                    && k < sink.last_key.as_slice()
                 {
                     return Err(not_sorted(&c.path, &cfg.key));
                 }
             }
             tree.replay(&cursors, b);
-            if chunk.len() == batch_rows {
-                flush(
-                    &mut out,
-                    &mut chunk,
-                    &mut chunk_batches,
-                    &mut cursors,
-                    &chunk_first,
-                    &last_key,
-                    &schema,
-                    &props,
-                    dir,
-                    name,
-                    cfg,
-                    &mut done,
-                    &mut written,
-                )?;
+            if sink.chunk.len() == batch_rows {
+                sink.flush(&mut cursors)?;
             }
         }
-        flush(
-            &mut out,
-            &mut chunk,
-            &mut chunk_batches,
-            &mut cursors,
-            &chunk_first,
-            &last_key,
-            &schema,
-            &props,
-            dir,
-            name,
-            cfg,
-            &mut done,
-            &mut written,
-        )?;
-        if let Some(o) = out.take() {
-            close(o, &mut done, &mut written)?;
+        sink.flush(&mut cursors)?;
+        if let Some(o) = sink.out.take() {
+            sink.done.push(close(o)?);
         }
         Ok(())
     })();
     if let Err(e) = result {
-        for p in &written {
-            let _ = std::fs::remove_file(p);
+        // Remove what was written, finished or not (an unfinished output
+        // is a temporary that its drop removes).
+        for f in &sink.done {
+            let _ = std::fs::remove_file(&f.path);
         }
         return Err(e);
     }
-    Ok(done)
+    Ok(sink.done)
 }
 
-/// Writes the chunk to the current output (opening one if needed) and
-/// rolls the output at the target size.
-#[allow(clippy::too_many_arguments)]
-fn flush(
-    out: &mut Option<Output>,
-    chunk: &mut Vec<(usize, usize)>,
-    chunk_batches: &mut Vec<RecordBatch>,
-    cursors: &mut [Cursor],
-    chunk_first: &[u8],
-    last_key: &[u8],
-    schema: &SchemaRef,
-    props: &WriterProperties,
-    dir: &Path,
-    name: &dyn Fn(usize) -> String,
-    cfg: &MergeConfig,
-    done: &mut Vec<MergedFile>,
-    written: &mut Vec<PathBuf>,
-) -> Result<(), DatasetError> {
-    if chunk.is_empty() {
-        return Ok(());
-    }
-    let refs: Vec<&RecordBatch> = chunk_batches.iter().collect();
-    let batch = arrow_select::interleave::interleave_record_batch(&refs, chunk)
-        .map_err(|e| DatasetError::Invalid(format!("cannot gather rows: {e}")))?;
-    if out.is_none() {
-        let target = dir.join(name(done.len()));
-        let (pending, file) =
-            PendingFile::create(target, false).map_err(|e| DatasetError::Invalid(e.to_string()))?;
-        let writer = ArrowWriter::try_new(file, Arc::clone(schema), Some(props.clone()))
-            .map_err(|e| DatasetError::parquet(pending.target(), e))?;
-        *out = Some(Output {
-            writer,
-            pending,
-            rows: 0,
-            min_key: chunk_first.to_vec(),
-            max_key: Vec::new(),
-        });
-    }
-    if let Some(o) = out.as_mut() {
-        o.writer
-            .write(&batch)
-            .map_err(|e| DatasetError::parquet(o.pending.target(), e))?;
-        o.rows += batch.num_rows() as u64;
-        o.max_key = last_key.to_vec();
-        let size = o.writer.bytes_written() as u64 + o.writer.in_progress_size() as u64;
-        if size >= cfg.target_file_bytes
-            && let Some(o) = out.take()
-        {
-            close(o, done, written)?;
+/// The output side of one merge: the chunk of rows being gathered, the
+/// file being written, and the files finished.
+struct Sink<'a> {
+    out: Option<Output>,
+    /// (batch slot, row) of each row gathered, in output order.
+    chunk: Vec<(usize, usize)>,
+    chunk_batches: Vec<RecordBatch>,
+    /// Keys of the chunk's first and latest rows.
+    chunk_first: Vec<u8>,
+    last_key: Vec<u8>,
+    schema: SchemaRef,
+    props: WriterProperties,
+    dir: &'a Path,
+    name: &'a dyn Fn(usize) -> String,
+    target_file_bytes: u64,
+    done: Vec<MergedFile>,
+}
+
+impl Sink<'_> {
+    /// Writes the chunk to the current output (opening one if needed) and
+    /// rolls the output at the target size.
+    fn flush(&mut self, cursors: &mut [Cursor]) -> Result<(), DatasetError> {
+        if self.chunk.is_empty() {
+            return Ok(());
         }
+        let refs: Vec<&RecordBatch> = self.chunk_batches.iter().collect();
+        let batch = arrow_select::interleave::interleave_record_batch(&refs, &self.chunk)
+            .map_err(|e| DatasetError::Invalid(format!("cannot gather rows: {e}")))?;
+        if self.out.is_none() {
+            let target = self.dir.join((self.name)(self.done.len()));
+            let (pending, file) = PendingFile::create(target, false)
+                .map_err(|e| DatasetError::Invalid(e.to_string()))?;
+            let writer =
+                ArrowWriter::try_new(file, Arc::clone(&self.schema), Some(self.props.clone()))
+                    .map_err(|e| DatasetError::parquet(pending.target(), e))?;
+            self.out = Some(Output {
+                writer,
+                pending,
+                rows: 0,
+                min_key: self.chunk_first.clone(),
+                max_key: Vec::new(),
+            });
+        }
+        if let Some(o) = self.out.as_mut() {
+            o.writer
+                .write(&batch)
+                .map_err(|e| DatasetError::parquet(o.pending.target(), e))?;
+            o.rows += batch.num_rows() as u64;
+            o.max_key.clone_from(&self.last_key);
+            let size = o.writer.bytes_written() as u64 + o.writer.in_progress_size() as u64;
+            if size >= self.target_file_bytes
+                && let Some(o) = self.out.take()
+            {
+                self.done.push(close(o)?);
+            }
+        }
+        self.chunk.clear();
+        self.chunk_batches.clear();
+        for c in cursors.iter_mut() {
+            c.slot = None;
+        }
+        Ok(())
     }
-    chunk.clear();
-    chunk_batches.clear();
-    for c in cursors.iter_mut() {
-        c.slot = None;
-    }
-    Ok(())
 }
 
-fn close(
-    o: Output,
-    done: &mut Vec<MergedFile>,
-    written: &mut Vec<PathBuf>,
-) -> Result<(), DatasetError> {
+fn close(o: Output) -> Result<MergedFile, DatasetError> {
     let target = o.pending.target().to_path_buf();
     let file = o
         .writer
@@ -775,13 +755,11 @@ fn close(
         .pending
         .commit()
         .map_err(|e| DatasetError::Invalid(e.to_string()))?;
-    written.push(path.clone());
-    done.push(MergedFile {
+    Ok(MergedFile {
         path,
         rows: o.rows,
         bytes,
         min_key: o.min_key,
         max_key: o.max_key,
-    });
-    Ok(())
+    })
 }
