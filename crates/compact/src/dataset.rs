@@ -34,6 +34,10 @@ use crate::{
 /// The manifest's file name inside a dataset directory.
 pub const MANIFEST: &str = "_strata_manifest.json";
 
+/// The file a running compaction holds (it names the process): another
+/// run of the same dataset waits for nothing and fails at once.
+pub const LOCK: &str = "_strata_compact.lock";
+
 /// The manifest format this crate writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -342,6 +346,63 @@ fn bounds(
     Ok((rows_total, first.unwrap_or_default(), last))
 }
 
+/// The compaction lock of a dataset; released when dropped.
+struct Lock {
+    path: PathBuf,
+}
+
+impl Lock {
+    /// Takes `dir`'s lock. A lock whose process is gone (a run that was
+    /// killed) is taken over.
+    fn acquire(dir: &Path) -> Result<Lock, DatasetError> {
+        let path = dir.join(LOCK);
+        for attempt in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    let _ = write!(f, "{}", std::process::id());
+                    return Ok(Lock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt == 0 => {
+                    let pid = std::fs::read_to_string(&path)
+                        .ok()
+                        .and_then(|s| s.trim().parse::<u32>().ok());
+                    if pid.is_some_and(|p| !process_alive(p)) {
+                        let _ = std::fs::remove_file(&path);
+                        continue;
+                    }
+                    return Err(DatasetError::Invalid(format!(
+                        "another compaction of {} is running (process {}); if none is, remove {}",
+                        dir.display(),
+                        pid.map_or("unknown".into(), |p| p.to_string()),
+                        path.display()
+                    )));
+                }
+                Err(e) => return Err(DatasetError::io("create", &path, e)),
+            }
+        }
+        Err(DatasetError::Invalid(format!(
+            "cannot take the compaction lock {}",
+            path.display()
+        )))
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Whether process `pid` runs (on systems without `/proc`: assumed so).
+fn process_alive(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    !proc.is_dir() || proc.join(pid.to_string()).exists()
+}
+
 /// The steps of [`execute`], for fault injection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -368,8 +429,9 @@ pub struct Executed {
 
 /// Removes files of `dir` that `manifest` does not list and strata wrote
 /// (`part-*.parquet`) or the manifest marks obsolete, and strata's
-/// temporaries: what a stopped run left.
-/// Returns the names removed.
+/// temporaries: what a stopped run left. Returns the names removed. Not
+/// for use while a compaction of `dir` runs: its unfinished outputs look
+/// the same ([`execute`] calls this holding the dataset's lock).
 pub fn remove_leftovers(dir: &Path, manifest: &Manifest) -> Vec<String> {
     let listed: std::collections::HashSet<&str> =
         manifest.files.iter().map(|f| f.name.as_str()).collect();
@@ -405,6 +467,9 @@ pub fn execute(
     target_file_bytes: u64,
     hook: &dyn Fn(Step) -> Result<(), DatasetError>,
 ) -> Result<Executed, DatasetError> {
+    // Held to the end: another run's leftover-removal would delete this
+    // run's outputs.
+    let _lock = Lock::acquire(dir)?;
     let manifest = Manifest::load(dir)?;
     remove_leftovers(dir, &manifest);
     if let Some(&i) = picked.iter().find(|&&i| i >= manifest.files.len()) {
@@ -530,7 +595,11 @@ pub fn run(
 ) -> Result<(Plan, Option<Executed>), DatasetError> {
     let (manifest, p) = plan_dataset(dir, opts)?;
     if p.picked.is_empty() {
-        remove_leftovers(dir, &manifest);
+        // Clean up after a stopped run, unless a compaction is running
+        // (its outputs look like leftovers until it commits).
+        if let Ok(_lock) = Lock::acquire(dir) {
+            remove_leftovers(dir, &manifest);
+        }
         return Ok((p, None));
     }
     let picked: Vec<usize> = p.picked.iter().map(|&i| i as usize).collect();

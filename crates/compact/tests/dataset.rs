@@ -362,3 +362,28 @@ fn a_parallel_merge_equals_the_single_threaded_one() {
         }
     }
 }
+
+#[test]
+fn a_running_compaction_holds_the_dataset_lock() {
+    use strata_compact::dataset::LOCK;
+    let dir = tempfile::tempdir().unwrap();
+    dataset(dir.path(), 3, 500, 8);
+    init(dir.path(), &["k".into()], false).unwrap();
+    let before = Manifest::load(dir.path()).unwrap();
+    // A live process holds it: refused, nothing changed.
+    std::fs::write(dir.path().join(LOCK), std::process::id().to_string()).unwrap();
+    let e = execute(dir.path(), &[0, 1], 1 << 20, &|_| Ok(())).unwrap_err();
+    assert!(e.to_string().contains("another compaction"), "{e}");
+    assert_eq!(Manifest::load(dir.path()).unwrap(), before);
+    // A killed run's lock (no such process) is taken over and released.
+    std::fs::write(dir.path().join(LOCK), "4294967294").unwrap();
+    execute(dir.path(), &[0, 1], 1 << 20, &|_| Ok(())).unwrap();
+    assert!(!dir.path().join(LOCK).exists());
+    // A failed run releases it too.
+    let e = execute(dir.path(), &[0, 1], 1 << 20, &|_| {
+        Err(DatasetError::Injected(Step::Merged))
+    });
+    assert!(e.is_err());
+    assert!(!dir.path().join(LOCK).exists());
+    check(dir.path());
+}
