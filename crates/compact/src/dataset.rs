@@ -26,7 +26,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    merge::{MergeConfig, MergedFile, encode_keys, key_encoder, merge_files},
+    merge::{MergeConfig, MergedFile, for_each_key_batch, merge_files, not_sorted},
     planner::{Plan, PlannerOptions, plan},
     rowsets::RowsetInput,
 };
@@ -301,49 +301,28 @@ fn bounds(
     key: &[String],
     verify: bool,
 ) -> Result<(u64, Vec<u8>, Vec<u8>), DatasetError> {
-    use parquet::arrow::{ProjectionMask, arrow_reader::ParquetRecordBatchReaderBuilder};
-    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| DatasetError::parquet(path, e))?;
-    let schema = builder.schema().clone();
-    // Read only the key columns.
-    let (_, roots) = key_encoder(&schema, key)?;
-    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-    let rows_total = builder.metadata().file_metadata().num_rows() as u64;
-    let reader = builder
-        .with_projection(mask)
-        .build()
-        .map_err(|e| DatasetError::parquet(path, e))?;
-    let proj_schema = arrow_array::RecordBatchReader::schema(&reader);
-    let (enc_p, idx_p) = key_encoder(&proj_schema, key)?;
     let mut first: Option<Vec<u8>> = None;
     let mut last: Vec<u8> = Vec::new();
-    for b in reader {
-        let b = b.map_err(|e| DatasetError::parquet(path, e.into()))?;
-        if b.num_rows() == 0 {
-            continue;
+    let rows = for_each_key_batch(path, key, 8192, |keys, _| {
+        let n = keys.num_rows();
+        if n == 0 {
+            return Ok(true);
         }
-        let keys = encode_keys(&enc_p, &idx_p, &b)?;
+        if verify {
+            // Each row against the one before, the first against the last
+            // row of the batch before.
+            let behind = first.is_some() && keys.row(0).as_bytes() < last.as_slice();
+            if behind || (1..n).any(|i| keys.row(i).as_bytes() < keys.row(i - 1).as_bytes()) {
+                return Err(not_sorted(path, key));
+            }
+        }
         if first.is_none() {
             first = Some(keys.row(0).as_bytes().to_vec());
         }
-        if verify {
-            let mut prev = last.clone();
-            for (i, k) in keys.iter().enumerate() {
-                if (i > 0 || !prev.is_empty()) && k.as_bytes() < prev.as_slice() {
-                    return Err(DatasetError::Invalid(format!(
-                        "{} is not sorted by {}",
-                        path.display(),
-                        key.join(",")
-                    )));
-                }
-                prev.clear();
-                prev.extend_from_slice(k.as_bytes());
-            }
-        }
-        last = keys.row(keys.num_rows() - 1).as_bytes().to_vec();
-    }
-    Ok((rows_total, first.unwrap_or_default(), last))
+        last = keys.row(n - 1).as_bytes().to_vec();
+        Ok(true)
+    })?;
+    Ok((rows, first.unwrap_or_default(), last))
 }
 
 /// The compaction lock of a dataset; released when dropped.

@@ -334,43 +334,27 @@ pub fn merge_files(
         n => n,
     };
     let batch_rows = cfg.batch_rows.max(1);
-    let total: u64 = inputs
+    let rows = inputs
         .iter()
-        .map(|p| -> Result<u64, DatasetError> {
-            let file = File::open(p).map_err(|e| DatasetError::io("open", p, e))?;
-            let b = ParquetRecordBatchReaderBuilder::try_new(file)
-                .map_err(|e| DatasetError::parquet(p, e))?;
-            Ok(b.metadata().file_metadata().num_rows().max(0) as u64)
-        })
-        .sum::<Result<u64, _>>()?;
+        .map(|p| num_rows(p))
+        .collect::<Result<Vec<u64>, _>>()?;
+    let total: u64 = rows.iter().sum();
     if threads <= 1 || total < (4 * batch_rows * threads) as u64 {
         return merge_range(inputs, None, dir, &|n| name(n), cfg);
     }
     // Key ranges of about equal rows, one per thread: each merges the rows
     // of every input that fall in its range.
-    let splits = split_rows(inputs, &cfg.key, threads, batch_rows)?;
-    let results: Vec<Result<Vec<MergedFile>, DatasetError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|p| {
-                let ranges: Vec<Range<u64>> = splits.iter().map(|o| o[p]..o[p + 1]).collect();
-                s.spawn(move || {
-                    merge_range(
-                        inputs,
-                        Some(&ranges),
-                        dir,
-                        &|n| name(p * PART_STRIDE + n),
-                        cfg,
-                    )
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(DatasetError::Invalid("a merge thread failed".into())))
-            })
-            .collect()
+    let splits = split_rows(inputs, &rows, &cfg.key, threads, batch_rows)?;
+    let parts: Vec<usize> = (0..threads).collect();
+    let results = on_threads(&parts, |&p| {
+        let ranges: Vec<Range<u64>> = splits.iter().map(|o| o[p]..o[p + 1]).collect();
+        merge_range(
+            inputs,
+            Some(&ranges),
+            dir,
+            &|n| name(p * PART_STRIDE + n),
+            cfg,
+        )
     });
     let mut out = Vec::new();
     let mut first_error = None;
@@ -389,6 +373,14 @@ pub fn merge_files(
         return Err(e);
     }
     Ok(out)
+}
+
+/// The row count in a Parquet file's footer.
+fn num_rows(path: &Path) -> Result<u64, DatasetError> {
+    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| DatasetError::parquet(path, e))?;
+    Ok(b.metadata().file_metadata().num_rows().max(0) as u64)
 }
 
 /// Runs `f` on every item, each on a thread of its own; results in item
@@ -419,25 +411,23 @@ pub const PART_STRIDE: usize = 100_000;
 /// input is sorted), once to find where each cut falls.
 fn split_rows(
     inputs: &[PathBuf],
+    rows: &[u64],
     key: &[String],
     parts: usize,
     batch_rows: usize,
 ) -> Result<Vec<Vec<u64>>, DatasetError> {
     // Pass 1: every `step`-th key of each input, in parallel.
-    let per_input = on_threads(inputs, |p| sample_keys(p, key, batch_rows, parts));
-    let mut rows = Vec::with_capacity(inputs.len());
+    let jobs: Vec<(&PathBuf, u64)> = inputs.iter().zip(rows.iter().copied()).collect();
+    let per_input = on_threads(&jobs, |&(p, n)| sample_keys(p, n, key, batch_rows, parts));
     let mut samples = Vec::new();
-    for r in per_input {
-        let (n, s) = r?;
-        rows.push(n);
-        samples.extend(s);
+    for s in per_input {
+        samples.extend(s?);
     }
     samples.sort_unstable();
     let cuts: Vec<Vec<u8>> = (1..parts)
         .filter_map(|p| samples.get(samples.len() * p / parts).cloned())
         .collect();
     // Pass 2: where each cut falls in each input.
-    let jobs: Vec<(&PathBuf, u64)> = inputs.iter().zip(rows).collect();
     on_threads(&jobs, |&(p, n)| {
         locate_cuts(p, key, batch_rows, &cuts, n, parts)
     })
@@ -448,7 +438,7 @@ fn split_rows(
 /// Calls `each` with the encoded keys of every batch of `path` (key
 /// columns only) and the row number of the batch's first row; stops when
 /// `each` returns false. Returns the rows seen.
-fn for_each_key_batch(
+pub(crate) fn for_each_key_batch(
     path: &Path,
     key: &[String],
     batch_rows: usize,
@@ -479,7 +469,7 @@ fn for_each_key_batch(
     Ok(seen)
 }
 
-fn not_sorted(path: &Path, key: &[String]) -> DatasetError {
+pub(crate) fn not_sorted(path: &Path, key: &[String]) -> DatasetError {
     DatasetError::Invalid(format!(
         "{} is not sorted by {}",
         path.display(),
@@ -487,21 +477,15 @@ fn not_sorted(path: &Path, key: &[String]) -> DatasetError {
     ))
 }
 
-/// Row count and sampled keys of one input (about 256 samples per part);
+/// Sampled keys of one input of `n` rows (about 256 samples per part);
 /// checks the input is sorted.
 fn sample_keys(
     path: &Path,
+    n: u64,
     key: &[String],
     batch_rows: usize,
     parts: usize,
-) -> Result<(u64, Vec<Vec<u8>>), DatasetError> {
-    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
-    let n = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| DatasetError::parquet(path, e))?
-        .metadata()
-        .file_metadata()
-        .num_rows()
-        .max(0) as u64;
+) -> Result<Vec<Vec<u8>>, DatasetError> {
     let step = (n / (256 * parts as u64)).max(1);
     let mut samples = Vec::new();
     let mut last: Vec<u8> = Vec::new();
@@ -523,7 +507,7 @@ fn sample_keys(
         }
         Ok(true)
     })?;
-    Ok((n, samples))
+    Ok(samples)
 }
 
 /// The offsets of the first row at or above each cut in one input, with
