@@ -131,7 +131,7 @@ pub struct IpcFile {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Inner {
     source: Source,
     schema: SchemaRef,
@@ -223,26 +223,16 @@ impl IpcFile {
                 body_len,
             })
         };
-        let batches = footer
-            .recordBatches()
-            .map(|v| {
-                v.iter()
-                    .enumerate()
-                    .map(|(i, b)| check(b, "record batch", i))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .transpose()?
-            .unwrap_or_default();
-        let dictionaries = footer
-            .dictionaries()
-            .map(|v| {
-                v.iter()
-                    .enumerate()
-                    .map(|(i, b)| check(b, "dictionary", i))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .transpose()?
-            .unwrap_or_default();
+        let spans = |blocks: Option<flatbuffers::Vector<'_, arrow_ipc::Block>>, what: &str| {
+            blocks
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, b)| check(b, what, i))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let batches = spans(footer.recordBatches(), "record batch")?;
+        let dictionaries = spans(footer.dictionaries(), "dictionary")?;
         let mut metadata = HashMap::new();
         for kv in footer.custom_metadata().iter().flatten() {
             if let (Some(k), Some(v)) = (kv.key(), kv.value()) {
@@ -270,20 +260,10 @@ impl IpcFile {
 
     /// Replaces the read options (before any read).
     pub fn with_options(self, options: IpcReadOptions) -> Self {
-        let i = &self.inner;
+        let mut inner = Arc::unwrap_or_clone(self.inner);
+        inner.options = options;
         IpcFile {
-            inner: Arc::new(Inner {
-                source: i.source.clone(),
-                schema: i.schema.clone(),
-                version: i.version,
-                batches: i.batches.clone(),
-                dictionaries: i.dictionaries.clone(),
-                batch_rows: i.batch_rows.clone(),
-                metadata: i.metadata.clone(),
-                options,
-                dictionary_values: OnceCell::new(),
-                tail: i.tail.clone(),
-            }),
+            inner: Arc::new(inner),
         }
     }
 
@@ -792,7 +772,10 @@ impl Inner {
                 let span = self.batches[b];
                 let meta = block.slice(..span.meta_len as usize);
                 let body = block.slice(span.meta_len as usize..);
-                self.decode_body(b, &meta, body, columns, dicts)
+                let msg = self.batch_message(b, &meta)?;
+                let rb = record_batch_header(&self.source, b, &msg)?;
+                let layout = self.layout(&rb, body.len() as u64, b)?;
+                self.decode_body(b, &msg, &layout, body, columns, dicts)
             })
             .collect()
     }
@@ -801,18 +784,15 @@ impl Inner {
     fn decode_body(
         &self,
         b: usize,
-        meta: &[u8],
+        msg: &arrow_ipc::Message<'_>,
+        layout: &Layout,
         body: Bytes,
         columns: &[usize],
         dicts: &HashMap<i64, ArrayRef>,
     ) -> Result<RecordBatch, Error> {
-        let msg = self.batch_message(b, meta)?;
-        let rb = record_batch_header(&self.source, b, &msg)?;
-        let layout = self.layout(&rb, body.len() as u64, b)?;
-        check_compressed(&rb, &layout, columns, true, &|r| {
-            body_slice(&body, &r.range)
-        })
-        .map_err(|e| corrupt(&self.source, format!("batch {b}: {e}")))?;
+        let rb = record_batch_header(&self.source, b, msg)?;
+        check_compressed(&rb, layout, columns, true, &|r| body_slice(&body, &r.range))
+            .map_err(|e| corrupt(&self.source, format!("batch {b}: {e}")))?;
         let data = Buffer::from(body);
         Ok(
             RecordBatchDecoder::try_new(&data, rb, self.schema.clone(), dicts, &msg.version())?
@@ -855,6 +835,7 @@ impl Inner {
         }
         let mut requests: Vec<Range<u64>> = Vec::new();
         let mut plans = Vec::with_capacity(batches.len());
+        let mut msgs = Vec::with_capacity(batches.len());
         let mut layouts = Vec::with_capacity(batches.len());
         for (i, &b) in batches.iter().enumerate() {
             let span = self.batches[b];
@@ -881,6 +862,7 @@ impl Inner {
                 }
             }
             plans.push(Plan { whole, first });
+            msgs.push(msg);
             layouts.push(layout);
         }
         let (plan, fetched) = self.fetch_merged(&requests).await?;
@@ -896,12 +878,12 @@ impl Inner {
                     }
                     None => Bytes::new(),
                 };
-                out.push(self.decode_body(b, &metas[i], body, columns, dicts)?);
+                out.push(self.decode_body(b, &msgs[i], &layouts[i], body, columns, dicts)?);
                 continue;
             }
             out.push(self.decode_projected(
                 b,
-                &metas[i],
+                &msgs[i],
                 &layouts[i],
                 columns,
                 dicts,
@@ -920,7 +902,7 @@ impl Inner {
     fn decode_projected(
         &self,
         b: usize,
-        meta: &[u8],
+        msg: &arrow_ipc::Message<'_>,
         layout: &Layout,
         columns: &[usize],
         dicts: &HashMap<i64, ArrayRef>,
@@ -928,14 +910,14 @@ impl Inner {
         fetched: &[Bytes],
         first: usize,
     ) -> Result<RecordBatch, Error> {
-        let msg = self.batch_message(b, meta)?;
-        let rb = record_batch_header(&self.source, b, &msg)?;
-        // Which fetch holds each column (None: nothing to fetch), and the
-        // rebased buffer ranges.
+        let rb = record_batch_header(&self.source, b, msg)?;
+        let nbuf = rb.buffers().map(|v| v.len()).unwrap_or(0);
+        // Which fetch holds each column (None: nothing to fetch), and each
+        // fetched buffer's (offset, length) in it, by buffer index.
         let mut next = first;
         let mut groups: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
-        let mut rebased: Vec<(usize, i64, i64)> = Vec::new();
-        let mut copies: Vec<(usize, Bytes)> = Vec::new();
+        let mut rebased: Vec<Option<(i64, i64)>> = vec![None; nbuf];
+        let mut copies: Vec<Bytes> = Vec::new();
         for &c in columns {
             let bufs: Vec<&BufRef> = layout.columns[c].iter().filter(|r| r.needed).collect();
             let slices: Vec<(usize, u64)> = bufs
@@ -950,7 +932,7 @@ impl Inner {
             let fetch = slices.first().map(|s| s.0);
             if slices.iter().all(|s| Some(s.0) == fetch) {
                 for (r, (_, off)) in bufs.iter().zip(&slices) {
-                    rebased.push((r.index, *off as i64, (r.range.end - r.range.start) as i64));
+                    rebased[r.index] = Some((*off as i64, (r.range.end - r.range.start) as i64));
                 }
                 groups.entry(fetch).or_default().push(c);
             } else {
@@ -962,10 +944,10 @@ impl Inner {
                     let at = v.len();
                     v.extend_from_slice(&fetched[*f][*off as usize..*off as usize + len]);
                     v.resize(v.len().next_multiple_of(8), 0);
-                    rebased.push((r.index, at as i64, len as i64));
+                    rebased[r.index] = Some((at as i64, len as i64));
                 }
                 let id = fetched.len() + copies.len();
-                copies.push((id, Bytes::from(v)));
+                copies.push(Bytes::from(v));
                 groups.entry(Some(id)).or_default().push(c);
             }
         }
@@ -973,11 +955,7 @@ impl Inner {
             match g {
                 None => Bytes::new(),
                 Some(f) if f < fetched.len() => fetched[f].clone(),
-                Some(f) => copies
-                    .iter()
-                    .find(|(id, _)| *id == f)
-                    .map(|(_, d)| d.clone())
-                    .unwrap_or_default(),
+                Some(f) => copies[f - fetched.len()].clone(),
             }
         };
         let mut decoded: HashMap<usize, ArrayRef> = HashMap::new();
@@ -989,7 +967,6 @@ impl Inner {
                     .collect()
             })
             .unwrap_or_default();
-        let nbuf = rb.buffers().map(|v| v.len()).unwrap_or(0);
         let variadic: Option<Vec<i64>> = rb.variadicBufferCounts().map(|v| v.iter().collect());
         let compression = rb.compression().map(|c| c.codec());
         for (g, cols) in &groups {
@@ -997,7 +974,7 @@ impl Inner {
             let mut bufs = vec![arrow_ipc::Buffer::new(0, 0); nbuf];
             for &c in cols {
                 for r in layout.columns[c].iter().filter(|r| r.needed) {
-                    if let Some(&(_, off, len)) = rebased.iter().find(|x| x.0 == r.index) {
+                    if let Some((off, len)) = rebased[r.index] {
                         bufs[r.index] = arrow_ipc::Buffer::new(off, len);
                     }
                 }
