@@ -37,7 +37,8 @@ use crate::{
     ranges::{CoalesceOptions, ReadPlan, coalesce},
 };
 
-/// Counters of the requests a [`Source`] made. Cheap to clone; clones
+/// Counters of the reads a [`Source`] made (the size lookup of
+/// [`Source::open`] is not one of them). Cheap to clone; clones
 /// share the counters.
 #[derive(Debug, Clone, Default)]
 pub struct IoStats {
@@ -56,7 +57,7 @@ struct StatsInner {
 /// A copy of [`IoStats`] at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoSnapshot {
-    /// Successful requests.
+    /// Successful read requests.
     pub requests: u64,
     /// Bytes those requests returned.
     pub bytes_fetched: u64,
