@@ -188,6 +188,9 @@ pub struct Source {
     /// A local file read directly: positioned reads on one handle, no
     /// open per request.
     file: Option<Arc<std::fs::File>>,
+    /// The object's last bytes, already read: reads inside them are
+    /// served from memory (and not counted).
+    tail: Bytes,
 }
 
 /// Reads up to this size run on the calling task; larger ones on the
@@ -225,6 +228,7 @@ impl Source {
             opts,
             zero_copy: false,
             file: Some(Arc::new(file)),
+            tail: Bytes::new(),
         })
     }
 
@@ -277,6 +281,7 @@ impl Source {
             opts,
             zero_copy: false,
             file: None,
+            tail: Bytes::new(),
         })
     }
 
@@ -298,6 +303,7 @@ impl Source {
             opts: FetchOptions::local(),
             zero_copy: true,
             file: None,
+            tail: Bytes::new(),
         }
     }
 
@@ -306,6 +312,30 @@ impl Source {
     pub fn with_stats(mut self, stats: IoStats) -> Self {
         self.stats = stats;
         self
+    }
+
+    /// Keeps `tail`, the object's last bytes (a caller read them already):
+    /// later reads inside them are served from memory, uncounted. Ignored
+    /// when longer than the object.
+    pub fn with_tail(mut self, tail: Bytes) -> Self {
+        if tail.len() as u64 <= self.size {
+            self.tail = tail;
+        }
+        self
+    }
+
+    /// Where the kept tail starts (the object's size when none is kept).
+    pub fn tail_start(&self) -> u64 {
+        self.size - self.tail.len() as u64
+    }
+
+    /// `range` from the kept tail, when it lies inside it.
+    fn cached(&self, range: &Range<u64>) -> Option<Bytes> {
+        let start = self.tail_start();
+        (range.start >= start && range.end <= self.size && range.start <= range.end).then(|| {
+            self.tail
+                .slice((range.start - start) as usize..(range.end - start) as usize)
+        })
     }
 
     /// Replaces the fetch settings.
@@ -362,6 +392,9 @@ impl Source {
         }
         if range.start == range.end {
             return Ok(Bytes::new());
+        }
+        if let Some(bytes) = self.cached(&range) {
+            return Ok(bytes);
         }
         if let Some(file) = &self.file {
             let started = Instant::now();
@@ -440,17 +473,46 @@ impl Source {
     /// # Errors
     ///
     /// As [`Source::fetch`].
+    /// Requests inside the kept tail ([`Source::with_tail`]) are served
+    /// from it: the plan's fetches are the rest, and `fetched` holds one
+    /// more entry, the tail, that such requests' slices point into.
     pub async fn fetch_merged(
         &self,
         requests: &[Range<u64>],
     ) -> Result<(ReadPlan, Vec<Bytes>), Error> {
-        let plan = coalesce(requests, self.opts.coalesce)?;
-        let fetched: Vec<Bytes> = futures::stream::iter(plan.fetches.iter().cloned())
+        let outside: Vec<Range<u64>> = requests
+            .iter()
+            .filter(|r| self.cached(r).is_none())
+            .cloned()
+            .collect();
+        let plan = coalesce(&outside, self.opts.coalesce)?;
+        let mut fetched: Vec<Bytes> = futures::stream::iter(plan.fetches.iter().cloned())
             .map(|r| self.get(r))
             .buffered(self.opts.concurrency.max(1))
             .try_collect()
             .await?;
-        Ok((plan, fetched))
+        if outside.len() == requests.len() {
+            return Ok((plan, fetched));
+        }
+        let tail_fetch = fetched.len();
+        fetched.push(self.tail.clone());
+        let start = self.tail_start();
+        let mut from_store = plan.slices.into_iter();
+        let slices = requests
+            .iter()
+            .map(|r| match self.cached(r) {
+                None => from_store.next().flatten(),
+                Some(_) if r.start == r.end => None,
+                Some(_) => Some((tail_fetch, r.start - start)),
+            })
+            .collect();
+        Ok((
+            ReadPlan {
+                fetches: plan.fetches,
+                slices,
+            },
+            fetched,
+        ))
     }
 }
 
@@ -692,6 +754,40 @@ mod tests {
     }
 
     #[test]
+    fn reads_inside_a_kept_tail_cost_nothing() {
+        let bytes = data(10_000);
+        let mut opts = FetchOptions::local();
+        opts.coalesce.hole_size_limit = 0;
+        let src = Source::from_bytes(bytes.clone())
+            .with_options(opts)
+            .with_stats(IoStats::with_log())
+            .with_tail(bytes.slice(9_000..));
+        assert_eq!(src.tail_start(), 9_000);
+        assert_eq!(
+            rt().block_on(src.get(9_500..9_600)).unwrap(),
+            bytes.slice(9_500..9_600)
+        );
+        let reqs = [
+            9_990..10_000,
+            10..20,
+            8_990..9_010,
+            9_000..9_000,
+            9_100..9_200,
+        ];
+        let got = rt().block_on(src.fetch(&reqs)).unwrap();
+        for (r, g) in reqs.iter().zip(&got) {
+            assert_eq!(&g[..], &bytes[r.start as usize..r.end as usize], "{r:?}");
+        }
+        // Only the two ranges not wholly in the tail were fetched.
+        let mut log = src.stats().ranges();
+        log.sort_by_key(|r| r.start);
+        assert_eq!(log, vec![10..20, 8_990..9_010]);
+        // A tail longer than the object is not kept.
+        let src = Source::from_bytes(bytes.slice(..10)).with_tail(bytes.clone());
+        assert_eq!(src.tail_start(), 10);
+    }
+
+    #[test]
     fn out_of_bounds_ranges_are_errors() {
         let src = Source::from_bytes(data(100));
         let e = rt().block_on(src.get(90..101)).unwrap_err();
@@ -738,6 +834,7 @@ mod tests {
             opts,
             zero_copy: false,
             file: None,
+            tail: Bytes::new(),
         };
         let e = rt().block_on(src.get(0..10)).unwrap_err();
         assert!(e.to_string().contains("injected failure"), "{e}");

@@ -142,8 +142,6 @@ struct Inner {
     metadata: HashMap<String, String>,
     options: IpcReadOptions,
     dictionary_values: OnceCell<Arc<HashMap<i64, ArrayRef>>>,
-    /// The file's last bytes, read at open; reads inside it cost nothing.
-    tail: Bytes,
 }
 
 fn corrupt(source: &Source, msg: impl std::fmt::Display) -> Error {
@@ -170,6 +168,8 @@ impl IpcFile {
             Some(t) if t.len() >= 10 && t.len() as u64 <= size => t,
             _ => source.tail(super::first_read_len(size)).await?,
         };
+        // Later reads inside the tail cost nothing.
+        let source = source.with_tail(tail.clone());
         let n = tail.len();
         if &tail[n - 6..] != MAGIC {
             return Err(corrupt(&source, "no ARROW1 magic at the end"));
@@ -253,7 +253,6 @@ impl IpcFile {
                 metadata,
                 options: IpcReadOptions::default(),
                 dictionary_values: OnceCell::new(),
-                tail,
             }),
         })
     }
@@ -310,7 +309,7 @@ impl IpcFile {
         }
         let all: Vec<usize> = (0..self.num_batches()).collect();
         let ranges: Vec<_> = all.iter().map(|&b| self.inner.batches[b].meta()).collect();
-        let metas = self.inner.fetch(&ranges).await?;
+        let metas = self.inner.source.fetch(&ranges).await?;
         metas
             .iter()
             .enumerate()
@@ -343,7 +342,7 @@ impl IpcFile {
     pub async fn projected_bytes(&self, columns: &[usize]) -> Result<u64, Error> {
         let inner = &self.inner;
         let ranges: Vec<_> = inner.batches.iter().map(Span::meta).collect();
-        let metas = inner.fetch(&ranges).await?;
+        let metas = inner.source.fetch(&ranges).await?;
         let mut total = 0;
         for (b, m) in metas.iter().enumerate() {
             let msg = inner.batch_message(b, m)?;
@@ -610,47 +609,6 @@ fn parse_message<'a>(
 }
 
 impl Inner {
-    /// [`Source::fetch_merged`], with ranges inside the tail read at open
-    /// served from it (as one more fetch, after the others).
-    async fn fetch_merged(
-        &self,
-        requests: &[Range<u64>],
-    ) -> Result<(crate::ranges::ReadPlan, Vec<Bytes>), Error> {
-        let tail_start = self.source.size() - self.tail.len() as u64;
-        let cached = |r: &Range<u64>| r.start >= tail_start && r.end <= self.source.size();
-        let outside: Vec<Range<u64>> = requests.iter().filter(|r| !cached(r)).cloned().collect();
-        let (plan, mut fetched) = self.source.fetch_merged(&outside).await?;
-        let tail_fetch = fetched.len();
-        fetched.push(self.tail.clone());
-        let mut from_store = plan.slices.into_iter();
-        let slices = requests
-            .iter()
-            .map(|r| {
-                if !cached(r) {
-                    from_store.next().flatten()
-                } else if r.start == r.end {
-                    None
-                } else {
-                    Some((tail_fetch, r.start - tail_start))
-                }
-            })
-            .collect();
-        Ok((
-            crate::ranges::ReadPlan {
-                fetches: plan.fetches,
-                slices,
-            },
-            fetched,
-        ))
-    }
-
-    /// One slice per request, as [`Source::fetch`], tail served from
-    /// memory.
-    async fn fetch(&self, requests: &[Range<u64>]) -> Result<Vec<Bytes>, Error> {
-        let (plan, fetched) = self.fetch_merged(requests).await?;
-        Ok(plan.slice_requests(requests, &fetched))
-    }
-
     fn batch_message<'a>(&self, b: usize, meta: &'a [u8]) -> Result<arrow_ipc::Message<'a>, Error> {
         let msg = parse_message(&self.source, &format!("batch {b}"), meta)?;
         if self.version != MetadataVersion::V1 && msg.version() != self.version {
@@ -716,7 +674,7 @@ impl Inner {
 
     async fn load_dictionaries(&self) -> Result<Arc<HashMap<i64, ArrayRef>>, Error> {
         let ranges: Vec<_> = self.dictionaries.iter().map(Span::whole).collect();
-        let blocks = self.fetch(&ranges).await?;
+        let blocks = self.source.fetch(&ranges).await?;
         let mut types = HashMap::new();
         for f in self.schema.fields() {
             collect_dictionary_types(f, &mut types);
@@ -764,7 +722,7 @@ impl Inner {
         dicts: &HashMap<i64, ArrayRef>,
     ) -> Result<Vec<RecordBatch>, Error> {
         let ranges: Vec<_> = batches.iter().map(|&b| self.batches[b].whole()).collect();
-        let blocks = self.fetch(&ranges).await?;
+        let blocks = self.source.fetch(&ranges).await?;
         batches
             .iter()
             .zip(blocks)
@@ -811,7 +769,7 @@ impl Inner {
         if self.options.mode == ReadMode::Auto {
             // Headers so close together that fetching them reads through
             // at least half the bodies: read the blocks whole instead.
-            let tail_start = self.source.size() - self.tail.len() as u64;
+            let tail_start = self.source.tail_start();
             let outside: Vec<_> = meta_ranges
                 .iter()
                 .filter(|r| r.start < tail_start)
@@ -827,7 +785,7 @@ impl Inner {
                 return self.read_whole(batches, columns, dicts).await;
             }
         }
-        let metas = self.fetch(&meta_ranges).await?;
+        let metas = self.source.fetch(&meta_ranges).await?;
         // Plan every batch's requests.
         struct Plan {
             whole: bool,
@@ -865,7 +823,7 @@ impl Inner {
             msgs.push(msg);
             layouts.push(layout);
         }
-        let (plan, fetched) = self.fetch_merged(&requests).await?;
+        let (plan, fetched) = self.source.fetch_merged(&requests).await?;
 
         let mut out = Vec::with_capacity(batches.len());
         for (i, &b) in batches.iter().enumerate() {

@@ -105,15 +105,14 @@ impl ParquetFile {
             )));
         }
         let mut reader = SourceReader {
-            source,
-            tail,
+            source: source.with_tail(tail.clone()),
             metadata: None,
         };
         let metadata = reader
             .get_metadata(None)
             .await
             .map_err(|e| from_parquet(e).in_file(reader.source.name()))?;
-        let metadata = offset_index_from_tail(metadata, &reader.tail, size);
+        let metadata = offset_index_from_tail(metadata, &tail, size);
         reader.metadata = Some(metadata.clone());
         let arrow = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())
             .map_err(|e| from_parquet(e).in_file(reader.source.name()))?;
@@ -470,70 +469,25 @@ impl StreamState {
 }
 
 /// Parquet's async reader over a [`Source`]: single ranges go to
-/// [`Source::get`], sets of ranges to [`Source::fetch`], and bytes inside
-/// the already-fetched tail are served from memory.
+/// [`Source::get`], sets of ranges to [`Source::fetch`] (the source keeps
+/// the file's tail, so bytes already read are served from memory).
 #[derive(Debug, Clone)]
 struct SourceReader {
     source: Source,
-    /// The last bytes of the file.
-    tail: Bytes,
     /// Served by `get_metadata` once known.
     metadata: Option<Arc<ParquetMetaData>>,
 }
 
-impl SourceReader {
-    /// `range` sliced from the tail, when the tail holds all of it.
-    fn cached(&self, range: &Range<u64>) -> Option<Bytes> {
-        let size = self.source.size();
-        let tail_start = size.checked_sub(self.tail.len() as u64)?;
-        if range.start < tail_start || range.end > size || range.start > range.end {
-            return None;
-        }
-        let start = usize::try_from(range.start - tail_start).ok()?;
-        let end = usize::try_from(range.end - tail_start).ok()?;
-        Some(self.tail.slice(start..end))
-    }
-}
-
 impl AsyncFileReader for SourceReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
-        async move {
-            if let Some(bytes) = self.cached(&range) {
-                return Ok(bytes);
-            }
-            self.source.get(range).await.map_err(to_parquet)
-        }
-        .boxed()
+        async move { self.source.get(range).await.map_err(to_parquet) }.boxed()
     }
 
     fn get_byte_ranges(
         &mut self,
         ranges: Vec<Range<u64>>,
     ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
-        async move {
-            let mut out: Vec<Option<Bytes>> = ranges.iter().map(|r| self.cached(r)).collect();
-            let missing: Vec<Range<u64>> = ranges
-                .iter()
-                .zip(&out)
-                .filter(|(_, b)| b.is_none())
-                .map(|(r, _)| r.clone())
-                .collect();
-            let mut fetched = if missing.is_empty() {
-                Vec::new()
-            } else {
-                self.source.fetch(&missing).await.map_err(to_parquet)?
-            }
-            .into_iter();
-            for slot in out.iter_mut().filter(|b| b.is_none()) {
-                *slot = fetched.next();
-            }
-            out.into_iter()
-                .map(|b| {
-                    b.ok_or_else(|| ParquetError::General("a fetched range is missing".into()))
-                })
-                .collect()
-        }
-        .boxed()
+        async move { self.source.fetch(&ranges).await.map_err(to_parquet) }.boxed()
     }
 
     fn get_metadata<'a>(
