@@ -2,8 +2,10 @@
 //!
 //! The principal entry point is [`generate::generate`]: it drives any
 //! [`strata_gen::BatchGenerator`] on many threads and writes Parquet or
-//! Arrow IPC files. [`sort::sort_file`] sorts one such file in memory by
-//! key columns, using the byte-comparable rows of `strata-row`.
+//! Arrow IPC files. [`parquet_writer::ParquetWriter`] writes batches, or
+//! rows gathered from many batches, through the same direct Parquet
+//! encoder. [`sort::sort_file`] sorts one such file in memory by key
+//! columns, using the byte-comparable rows of `strata-row`.
 //! [`scan`] reads only the projected columns' byte ranges of IPC and
 //! Parquet files from local disk or object stores, through
 //! [`store::Source`] (coalesced parallel fetches, accounting, retries).
@@ -16,8 +18,8 @@
 //! # Data flow (generate)
 //!
 //! row-group task -> generator batches -> column encoders (per worker:
-//! strata's direct Parquet encoder for string and dictionary leaves, else
-//! parquet's `ArrowColumnWriter`) -> encoded column chunks -> the file's
+//! strata's direct Parquet encoder for string, dictionary and integer
+//! leaves, else parquet's `ArrowColumnWriter`) -> encoded column chunks -> the file's
 //! in-order queue -> hidden temporary file -> rename when every file is
 //! complete.
 //!
@@ -76,6 +78,7 @@ pub mod ipc;
 pub mod location;
 mod options;
 pub mod output;
+pub mod parquet_writer;
 pub mod ranges;
 pub mod readback;
 pub mod scan;

@@ -5,14 +5,15 @@
 //! encoders, every string is compared twice for statistics. For the leaf
 //! shapes the presets produce this module writes the same Parquet directly:
 //!
-//! * a top-level `Utf8` column (optional or required);
-//! * `List<Struct<...>>` whose struct fields are `Utf8` or
-//!   `Dictionary<UInt8, Utf8>` (list, item and leaves optional or required).
+//! * a top-level `Utf8`, `Dictionary<UInt8, Utf8>`, `Int32` or `Int64`
+//!   column (optional or required);
+//! * `List<Struct<...>>` whose struct fields are of those types (list,
+//!   item and leaves optional or required).
 //!
 //! Pages are version 1 data pages, compressed with the run's codec
 //! (Snappy, `LZ4_RAW` or zstd) when one is set: levels as bit-packed RLE-hybrid runs,
-//! strings `PLAIN`, dictionary columns `RLE_DICTIONARY` with one `PLAIN`
-//! dictionary page per column chunk. Pages end on row boundaries after
+//! strings and integers `PLAIN`, dictionary columns `RLE_DICTIONARY` with
+//! one `PLAIN` dictionary page per column chunk. Pages end on row boundaries after
 //! 20,000 rows or 1 MiB of values, and carry exact min/max/null counts in
 //! the column index; the offset index records every page. Page headers
 //! are written here (Thrift compact protocol, a few fixed fields), so a
@@ -58,6 +59,39 @@ const RUN: usize = 504;
 enum Values {
     Plain,
     Dictionary,
+    /// `PLAIN` little-endian integers of this many bytes (4 or 8).
+    Int(usize),
+}
+
+impl Values {
+    fn physical_type(self) -> PhysicalType {
+        match self {
+            Values::Plain | Values::Dictionary => PhysicalType::BYTE_ARRAY,
+            Values::Int(4) => PhysicalType::INT32,
+            Values::Int(_) => PhysicalType::INT64,
+        }
+    }
+
+    /// Orders two values as their statistics must: strings by bytes,
+    /// integers (little-endian) by number.
+    fn less(self, a: &[u8], b: &[u8]) -> bool {
+        match self {
+            Values::Plain | Values::Dictionary => a < b,
+            Values::Int(_) => int_le(a) < int_le(b),
+        }
+    }
+}
+
+/// A 4- or 8-byte little-endian signed integer.
+fn int_le(v: &[u8]) -> i64 {
+    match v.len() {
+        4 => i64::from(i32::from_le_bytes([v[0], v[1], v[2], v[3]])),
+        _ => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&v[..8]);
+            i64::from_le_bytes(b)
+        }
+    }
 }
 
 /// Where a leaf sits and which definition levels it uses.
@@ -90,6 +124,8 @@ fn leaf_values(t: &DataType) -> Option<Values> {
         DataType::Dictionary(k, v) if **k == DataType::UInt8 && **v == DataType::Utf8 => {
             Some(Values::Dictionary)
         }
+        DataType::Int32 => Some(Values::Int(4)),
+        DataType::Int64 => Some(Values::Int(8)),
         _ => None,
     }
 }
@@ -113,7 +149,8 @@ impl Shredder {
         for (leaf, d) in leaves.iter().zip(&descrs) {
             if d.max_def_level() != i16::from(leaf.max_def)
                 || d.max_rep_level() != i16::from(leaf.max_rep)
-                || d.physical_type() != PhysicalType::BYTE_ARRAY
+                || d.physical_type() != leaf.values.physical_type()
+                || (matches!(leaf.values, Values::Int(_)) && d.logical_type_ref().is_some())
             {
                 return None;
             }
@@ -188,9 +225,9 @@ struct Stats {
 }
 
 impl Stats {
-    fn update(&mut self, v: &[u8]) {
+    fn update(&mut self, v: &[u8], kind: Values) {
         match &mut self.min {
-            Some(m) if v < m.as_slice() => {
+            Some(m) if kind.less(v, m) => {
                 m.clear();
                 m.extend_from_slice(v);
             }
@@ -198,7 +235,7 @@ impl Stats {
             _ => {}
         }
         match &mut self.max {
-            Some(m) if v > m.as_slice() => {
+            Some(m) if kind.less(m, v) => {
                 m.clear();
                 m.extend_from_slice(v);
             }
@@ -207,12 +244,12 @@ impl Stats {
         }
     }
 
-    fn merge(&mut self, other: &Stats) {
+    fn merge(&mut self, other: &Stats, kind: Values) {
         if let Some(v) = &other.min {
-            self.update(v);
+            self.update(v, kind);
         }
         if let Some(v) = &other.max {
-            self.update(v);
+            self.update(v, kind);
         }
         self.nulls += other.nulls;
     }
@@ -236,7 +273,7 @@ struct PageMeta {
 pub(crate) struct LeafEncoder {
     shape: LeafShape,
     descr: ColumnDescPtr,
-    codec: Compression,
+    codec: PageCompressor,
     def: Vec<u8>,
     rep: Vec<u8>,
     /// Plain: length-prefixed strings. Dictionary: one key per value.
@@ -257,12 +294,96 @@ pub(crate) struct LeafEncoder {
     rows: u64,
 }
 
+/// Checks that every `(batch, row)` pair names a row of `batches`.
+pub(crate) fn check_gather(batches: &[RecordBatch], rows: &[(usize, usize)]) -> Result<(), Error> {
+    match rows
+        .iter()
+        .find(|&&(b, i)| batches.get(b).is_none_or(|batch| i >= batch.num_rows()))
+    {
+        Some(&(b, i)) => Err(Error::InvalidConfig(format!(
+            "cannot gather row {i} of batch {b}: there is no such row"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Which rows [`LeafEncoder::write_from`] writes.
+#[derive(Clone, Copy)]
+enum Gather<'a> {
+    /// Every row of the one batch.
+    All,
+    /// `(batch, row)` pairs, in output order.
+    Rows(&'a [(usize, usize)]),
+}
+
+/// One batch's arrays for a leaf: the leaf values and, for a leaf in a
+/// list of structs, the list's offsets and the list and item validity.
+#[derive(Clone, Copy)]
+struct Part<'a> {
+    leaf: &'a ArrayRef,
+    leaf_nulls: Option<&'a arrow_buffer::NullBuffer>,
+    /// List offsets (empty for a flat leaf).
+    offsets: &'a [i32],
+    list_nulls: Option<&'a arrow_buffer::NullBuffer>,
+    item_nulls: Option<&'a arrow_buffer::NullBuffer>,
+}
+
+impl<'a> Part<'a> {
+    /// The arrays of `column` for a leaf of `shape`, after checking that
+    /// the data has no null where the schema allows none.
+    fn new(shape: &LeafShape, column: &'a ArrayRef) -> Result<Self, Error> {
+        let Some(child) = shape.child else {
+            if shape.max_def == 0 && column.null_count() > 0 {
+                return Err(unsupported("nulls in a required column"));
+            }
+            return Ok(Part {
+                leaf: column,
+                leaf_nulls: column.nulls(),
+                offsets: &[],
+                list_nulls: None,
+                item_nulls: None,
+            });
+        };
+        let (list, item) = list_parts(column)?;
+        let leaf = item.column(child);
+        if shape.def_null_list.is_none() && list.null_count() > 0 {
+            return Err(unsupported("no nulls in a required list"));
+        }
+        if shape.def_null_item.is_none() && item.null_count() > 0 {
+            return Err(unsupported("no nulls in a required list item"));
+        }
+        if shape.def_null_leaf.is_none() && shape.def_null_item.is_none() && leaf.null_count() > 0 {
+            return Err(unsupported("no nulls in a required leaf"));
+        }
+        Ok(Part {
+            leaf,
+            leaf_nulls: leaf.nulls(),
+            offsets: list.value_offsets(),
+            list_nulls: list.nulls(),
+            item_nulls: item.nulls(),
+        })
+    }
+
+    /// Upper bounds of the levels and value bytes that rows `rows` need.
+    fn bounds<V: LeafValues>(&self, values: &V, rows: std::ops::Range<usize>) -> (usize, usize) {
+        if self.offsets.is_empty() {
+            return (rows.len(), values.bound(rows));
+        }
+        let (first, last) = (
+            self.offsets[rows.start] as usize,
+            self.offsets[rows.end] as usize,
+        );
+        // An empty or null list still takes one level.
+        (last - first + rows.len(), values.bound(first..last))
+    }
+}
+
 impl LeafEncoder {
     fn new(shape: LeafShape, descr: ColumnDescPtr, codec: Compression) -> Self {
         LeafEncoder {
             shape,
             descr,
-            codec,
+            codec: PageCompressor::new(codec),
             def: Vec::new(),
             rep: Vec::new(),
             values: Vec::new(),
@@ -279,27 +400,28 @@ impl LeafEncoder {
         }
     }
 
+    /// Bytes held for the open column chunk: finished pages and the page
+    /// being filled.
+    pub(crate) fn buffered_bytes(&self) -> usize {
+        self.chunk.len() + self.values.len() + self.def.len() + self.rep.len()
+    }
+
     /// Appends the rows of `batch`.
     pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
-        let column = batch.column(self.shape.column);
-        let n = batch.num_rows();
-        let mut at = 0;
-        // Per batch: map this batch's dictionary onto the chunk's.
-        let remap = match self.shape.values {
-            Values::Dictionary => Some(self.remap(self.leaf_array(column)?)?),
-            Values::Plain => None,
-        };
-        while at < n {
-            let len = CHUNK_ROWS.min(n - at);
-            self.write_rows(column, at, len, remap.as_deref())?;
-            self.page_rows += len;
-            self.rows += len as u64;
-            at += len;
-            if self.page_rows >= PAGE_ROWS || self.values.len() >= PAGE_BYTES {
-                self.flush_page()?;
-            }
-        }
-        Ok(())
+        self.write_from(std::slice::from_ref(batch), Gather::All)
+    }
+
+    /// Appends rows gathered from `batches`: `rows[k] = (b, i)` makes row
+    /// `i` of `batches[b]` the next row. Values are copied once, from the
+    /// batches into the page (no gathered batch is built first). The pairs
+    /// must have passed [`check_gather`] (the caller checks once for all
+    /// leaves).
+    pub(crate) fn write_gather(
+        &mut self,
+        batches: &[RecordBatch],
+        rows: &[(usize, usize)],
+    ) -> Result<(), Error> {
+        self.write_from(batches, Gather::Rows(rows))
     }
 
     /// The leaf array (the struct child for list leaves).
@@ -341,152 +463,167 @@ impl LeafEncoder {
         Ok(map)
     }
 
-    // The two loops below write levels and values by index into buffers
-    // sized up front, and turn every data-dependent choice (null or not,
-    // which definition level) into arithmetic: a null value is written
-    // anyway and the cursor simply does not move. Only the per-row loop
-    // over list entries still branches on the data.
+    /// Dispatches once on the leaf's value kind, then writes the rows.
+    fn write_from(&mut self, batches: &[RecordBatch], rows: Gather<'_>) -> Result<(), Error> {
+        let columns: Vec<&ArrayRef> = batches
+            .iter()
+            .map(|b| b.column(self.shape.column))
+            .collect();
+        match self.shape.values {
+            Values::Int(4) => self.write_kind(&columns, rows, |_, leaf| IntValues::<4>::new(leaf)),
+            Values::Int(_) => self.write_kind(&columns, rows, |_, leaf| IntValues::<8>::new(leaf)),
+            Values::Plain => self.write_kind(&columns, rows, |_, leaf| PlainValues::new(leaf)),
+            Values::Dictionary => {
+                // Per batch: map its dictionary onto the chunk's.
+                let maps = columns
+                    .iter()
+                    .map(|c| {
+                        let leaf = self.leaf_array(c)?;
+                        self.remap(leaf)
+                    })
+                    .collect::<Result<Vec<_>, Error>>()?;
+                self.write_kind(&columns, rows, |b, leaf| DictValues::new(leaf, &maps[b]))
+            }
+        }
+    }
 
-    fn write_flat<V: LeafValues>(
+    /// Builds each batch's value writer with `make` (given the batch's
+    /// number and leaf array) and writes the rows in
+    /// pieces of [`CHUNK_ROWS`], closing pages at the limits.
+    fn write_kind<'a, V: LeafValues>(
         &mut self,
-        column: &ArrayRef,
-        at: usize,
-        len: usize,
-        values: &mut V,
+        columns: &[&'a ArrayRef],
+        rows: Gather<'_>,
+        make: impl Fn(usize, &'a ArrayRef) -> Result<V, Error>,
     ) -> Result<(), Error> {
-        if self.shape.max_def == 0 && column.null_count() > 0 {
-            return Err(unsupported("nulls in a required column"));
+        let mut parts = Vec::with_capacity(columns.len());
+        let mut values = Vec::with_capacity(columns.len());
+        for (b, column) in columns.iter().enumerate() {
+            let part = Part::new(&self.shape, column)?;
+            values.push(make(b, part.leaf)?);
+            parts.push(part);
         }
-        let nulls = column.nulls();
-        let optional = self.shape.max_def > 0;
+        let n = match rows {
+            Gather::All => columns.first().map_or(0, |c| c.len()),
+            Gather::Rows(r) => r.len(),
+        };
+        let mut at = 0;
+        while at < n {
+            let len = CHUNK_ROWS.min(n - at);
+            match rows {
+                Gather::All => {
+                    let (levels, bound) = parts[0].bounds(&values[0], at..at + len);
+                    let rows = (at..at + len).map(|i| (0, i));
+                    self.write_rows(&parts[..1], &mut values[..1], rows, levels, bound);
+                }
+                Gather::Rows(r) => {
+                    let r = &r[at..at + len];
+                    let (mut levels, mut bound) = (0, V::SLACK);
+                    for &(b, i) in r {
+                        let (l, v) = parts[b].bounds(&values[b], i..i + 1);
+                        levels += l;
+                        bound += v - V::SLACK;
+                    }
+                    self.write_rows(&parts, &mut values, r.iter().copied(), levels, bound);
+                }
+            }
+            self.page_rows += len;
+            self.rows += len as u64;
+            at += len;
+            if self.page_rows >= PAGE_ROWS || self.values.len() >= PAGE_BYTES {
+                self.flush_page()?;
+            }
+        }
+        for v in &values {
+            self.or_used(v.used());
+        }
+        Ok(())
+    }
+
+    // The loops below write levels and values by index into buffers sized
+    // up front (`levels` and `bound` are upper bounds for the rows), and
+    // turn every data-dependent choice (null or not, which definition
+    // level) into arithmetic: a null value is written anyway and the
+    // cursor simply does not move. Only the per-row loop over list entries
+    // still branches on the data.
+
+    fn write_rows<V: LeafValues>(
+        &mut self,
+        parts: &[Part<'_>],
+        values: &mut [V],
+        rows: impl Iterator<Item = (usize, usize)>,
+        levels: usize,
+        bound: usize,
+    ) {
         let vbase = self.values.len();
-        self.values.resize(vbase + values.bound(at..at + len), 0);
-        let dbase = self.def.len();
-        if optional {
-            self.def.resize(dbase + len, 0);
-        }
+        self.values.resize(vbase + bound, 0);
         let mut vp = vbase;
         let mut null_count = 0u64;
-        for (k, i) in (at..at + len).enumerate() {
-            let valid = nulls.is_none_or(|n| n.is_valid(i));
-            if optional {
-                self.def[dbase + k] = u8::from(valid);
-            }
-            vp += values.put(i, valid, &mut self.values[vp..]);
-            null_count += u64::from(!valid);
-        }
-        self.values.truncate(vp);
-        self.page_stats.nulls += null_count;
-        Ok(())
-    }
-
-    fn write_list<V: LeafValues>(
-        &mut self,
-        list: &GenericListArray<i32>,
-        item: &StructArray,
-        leaf: &ArrayRef,
-        at: usize,
-        len: usize,
-        values: &mut V,
-    ) -> Result<(), Error> {
         let s = &self.shape;
-        let max_def = s.max_def;
-        let empty = s.def_empty_list;
-        // A level that cannot occur in valid Arrow data maps to `max_def`;
-        // the checks below reject data that would need it.
-        let null_list = s.def_null_list.unwrap_or(max_def);
-        let null_item = s.def_null_item.unwrap_or(max_def);
-        let null_leaf = s.def_null_leaf.unwrap_or(max_def);
-        if s.def_null_list.is_none() && list.null_count() > 0 {
-            return Err(unsupported("no nulls in a required list"));
-        }
-        if s.def_null_item.is_none() && item.null_count() > 0 {
-            return Err(unsupported("no nulls in a required list item"));
-        }
-        if s.def_null_leaf.is_none() && s.def_null_item.is_none() && leaf.null_count() > 0 {
-            return Err(unsupported("no nulls in a required leaf"));
-        }
-        let (list_nulls, item_nulls, leaf_nulls) = (list.nulls(), item.nulls(), leaf.nulls());
-        let offsets = list.value_offsets();
-        let (first, last) = (offsets[at] as usize, offsets[at + len] as usize);
-        let levels = last - first + len;
-        let lbase = self.def.len();
-        self.def.resize(lbase + levels, 0);
-        self.rep.resize(lbase + levels, 0);
-        let vbase = self.values.len();
-        self.values.resize(vbase + values.bound(first..last), 0);
-        let (mut p, mut vp) = (lbase, vbase);
-        let mut null_count = 0u64;
-        for r in at..at + len {
-            let list_valid = list_nulls.is_none_or(|n| n.is_valid(r));
-            let start = offsets[r] as usize;
-            // A null list's entries (if any) are masked: it has none.
-            let n = (offsets[r + 1] as usize - start) * usize::from(list_valid);
-            // The level of a null or empty list; overwritten by the first
-            // entry otherwise.
-            self.def[p] = if list_valid { empty } else { null_list };
-            self.rep[p] = 0;
-            p += usize::from(n == 0);
-            null_count += u64::from(n == 0);
-            for (j, e) in (start..start + n).enumerate() {
-                let item_valid = item_nulls.is_none_or(|b| b.is_valid(e));
-                let leaf_valid = leaf_nulls.is_none_or(|b| b.is_valid(e));
-                let valid = item_valid & leaf_valid;
-                self.def[p] = if !item_valid {
-                    null_item
-                } else if !leaf_valid {
-                    null_leaf
-                } else {
-                    max_def
-                };
-                self.rep[p] = u8::from(j != 0);
-                vp += values.put(e, valid, &mut self.values[vp..]);
-                null_count += u64::from(!valid);
-                p += 1;
+        if s.child.is_none() {
+            let optional = s.max_def > 0;
+            let dbase = self.def.len();
+            if optional {
+                self.def.resize(dbase + levels, 0);
             }
+            let mut dp = dbase;
+            for (b, i) in rows {
+                let valid = parts[b].leaf_nulls.is_none_or(|n| n.is_valid(i));
+                if optional {
+                    self.def[dp] = u8::from(valid);
+                    dp += 1;
+                }
+                vp += values[b].put(i, valid, &mut self.values[vp..]);
+                null_count += u64::from(!valid);
+            }
+            self.def.truncate(dp);
+        } else {
+            let max_def = s.max_def;
+            let empty = s.def_empty_list;
+            // A level that cannot occur in valid Arrow data maps to
+            // `max_def`; `Part::new` rejects data that would need it.
+            let null_list = s.def_null_list.unwrap_or(max_def);
+            let null_item = s.def_null_item.unwrap_or(max_def);
+            let null_leaf = s.def_null_leaf.unwrap_or(max_def);
+            let lbase = self.def.len();
+            self.def.resize(lbase + levels, 0);
+            self.rep.resize(lbase + levels, 0);
+            let mut p = lbase;
+            for (b, r) in rows {
+                let part = &parts[b];
+                let list_valid = part.list_nulls.is_none_or(|n| n.is_valid(r));
+                let start = part.offsets[r] as usize;
+                // A null list's entries (if any) are masked: it has none.
+                let n = (part.offsets[r + 1] as usize - start) * usize::from(list_valid);
+                // The level of a null or empty list; overwritten by the
+                // first entry otherwise.
+                self.def[p] = if list_valid { empty } else { null_list };
+                self.rep[p] = 0;
+                p += usize::from(n == 0);
+                null_count += u64::from(n == 0);
+                let v = &mut values[b];
+                for (j, e) in (start..start + n).enumerate() {
+                    let item_valid = part.item_nulls.is_none_or(|m| m.is_valid(e));
+                    let leaf_valid = part.leaf_nulls.is_none_or(|m| m.is_valid(e));
+                    let valid = item_valid & leaf_valid;
+                    self.def[p] = if !item_valid {
+                        null_item
+                    } else if !leaf_valid {
+                        null_leaf
+                    } else {
+                        max_def
+                    };
+                    self.rep[p] = u8::from(j != 0);
+                    vp += v.put(e, valid, &mut self.values[vp..]);
+                    null_count += u64::from(!valid);
+                    p += 1;
+                }
+            }
+            self.def.truncate(p);
+            self.rep.truncate(p);
         }
-        self.def.truncate(p);
-        self.rep.truncate(p);
         self.values.truncate(vp);
         self.page_stats.nulls += null_count;
-        Ok(())
-    }
-
-    /// Writes rows `at..at + len` of `column`, dispatching once on the
-    /// leaf's value kind and shape.
-    fn write_rows(
-        &mut self,
-        column: &ArrayRef,
-        at: usize,
-        len: usize,
-        remap: Option<&[u8]>,
-    ) -> Result<(), Error> {
-        let leaf = self.leaf_array(column)?;
-        match remap {
-            None => self.write_leaf(column, at, len, &mut PlainValues::new(leaf)?),
-            Some(map) => {
-                let mut v = DictValues::new(leaf, map)?;
-                self.write_leaf(column, at, len, &mut v)?;
-                self.or_used(v.used);
-                Ok(())
-            }
-        }
-    }
-
-    fn write_leaf<V: LeafValues>(
-        &mut self,
-        column: &ArrayRef,
-        at: usize,
-        len: usize,
-        values: &mut V,
-    ) -> Result<(), Error> {
-        match self.shape.child {
-            None => self.write_flat(column, at, len, values),
-            Some(child) => {
-                let (list, item) = list_parts(column)?;
-                self.write_list(list, item, item.column(child), at, len, values)
-            }
-        }
     }
 
     fn or_used(&mut self, used: [u64; 4]) {
@@ -517,8 +654,15 @@ impl LeafEncoder {
         let encoding = match self.shape.values {
             Values::Plain => {
                 if let Some((lo, hi)) = plain_min_max(&mut self.values) {
-                    stats.update(lo);
-                    stats.update(hi);
+                    stats.update(lo, Values::Plain);
+                    stats.update(hi, Values::Plain);
+                }
+                Encoding::PLAIN
+            }
+            Values::Int(width) => {
+                if let Some((lo, hi)) = int_min_max(&self.values, width) {
+                    stats.min = Some(lo);
+                    stats.max = Some(hi);
                 }
                 Encoding::PLAIN
             }
@@ -531,7 +675,7 @@ impl LeafEncoder {
                 std::mem::swap(&mut self.body, &mut self.values);
                 for k in 0..self.dict.len() {
                     if self.used[k >> 6] & (1 << (k & 63)) != 0 {
-                        stats.update(&self.dict[k]);
+                        stats.update(&self.dict[k], Values::Dictionary);
                     }
                 }
                 self.used = [0; 4];
@@ -542,7 +686,7 @@ impl LeafEncoder {
         let (size, uncompressed) = write_page(
             &mut self.chunk,
             &mut self.body,
-            self.codec,
+            &mut self.codec,
             PageKind::Data { encoding },
             num_levels,
             &[&self.levels, &self.values],
@@ -571,7 +715,9 @@ impl LeafEncoder {
         let mut encodings = vec![Encoding::PLAIN, Encoding::RLE];
         let mut uncompressed = 0usize;
         let (chunk, dictionary_offset, shift) = match self.shape.values {
-            Values::Plain => (std::mem::replace(&mut self.chunk, pool.take()), None, 0),
+            Values::Plain | Values::Int(_) => {
+                (std::mem::replace(&mut self.chunk, pool.take()), None, 0)
+            }
             Values::Dictionary => {
                 // The dictionary page goes first; the (small) data pages
                 // are copied in behind it.
@@ -585,7 +731,7 @@ impl LeafEncoder {
                 let (size, raw) = write_page(
                     &mut out,
                     &mut self.body,
-                    self.codec,
+                    &mut self.codec,
                     PageKind::Dictionary,
                     self.dict.len() as u32,
                     &[&plain],
@@ -596,7 +742,8 @@ impl LeafEncoder {
                 (out, Some(0), size)
             }
         };
-        let mut column_index = ColumnIndexBuilder::new(PhysicalType::BYTE_ARRAY);
+        let kind = self.shape.values;
+        let mut column_index = ColumnIndexBuilder::new(kind.physical_type());
         let mut offset_index = OffsetIndexBuilder::new();
         let mut chunk_stats = Stats::default();
         let mut num_values = 0i64;
@@ -605,7 +752,7 @@ impl LeafEncoder {
             num_values += i64::from(p.levels);
             offset_index.append_row_count(p.rows as i64);
             offset_index.append_offset_and_size((p.offset + shift) as i64, p.size as i32);
-            chunk_stats.merge(&p.stats);
+            chunk_stats.merge(&p.stats, kind);
             column_index.append(
                 p.stats.min.is_none(),
                 p.stats.min.unwrap_or_default(),
@@ -614,25 +761,52 @@ impl LeafEncoder {
                 None,
             );
         }
-        let stats = ValueStatistics::new(
-            chunk_stats.min.map(ByteArray::from),
-            chunk_stats.max.map(ByteArray::from),
-            None,
-            Some(chunk_stats.nulls),
-            false,
-        )
-        .with_min_is_exact(true)
-        .with_max_is_exact(true);
+        let nulls = Some(chunk_stats.nulls);
+        let stats = match kind {
+            Values::Plain | Values::Dictionary => Statistics::ByteArray(
+                ValueStatistics::new(
+                    chunk_stats.min.map(ByteArray::from),
+                    chunk_stats.max.map(ByteArray::from),
+                    None,
+                    nulls,
+                    false,
+                )
+                .with_min_is_exact(true)
+                .with_max_is_exact(true),
+            ),
+            Values::Int(4) => Statistics::Int32(
+                ValueStatistics::new(
+                    chunk_stats.min.map(|v| int_le(&v) as i32),
+                    chunk_stats.max.map(|v| int_le(&v) as i32),
+                    None,
+                    nulls,
+                    false,
+                )
+                .with_min_is_exact(true)
+                .with_max_is_exact(true),
+            ),
+            Values::Int(_) => Statistics::Int64(
+                ValueStatistics::new(
+                    chunk_stats.min.map(|v| int_le(&v)),
+                    chunk_stats.max.map(|v| int_le(&v)),
+                    None,
+                    nulls,
+                    false,
+                )
+                .with_min_is_exact(true)
+                .with_max_is_exact(true),
+            ),
+        };
         let compressed = chunk.len();
         let metadata = ColumnChunkMetaData::builder(self.descr.clone())
-            .set_compression(parquet_codec(self.codec)?)
+            .set_compression(parquet_codec(self.codec.codec)?)
             .set_encodings(encodings)
             .set_num_values(num_values)
             .set_total_compressed_size(compressed as i64)
             .set_total_uncompressed_size(uncompressed as i64)
             .set_data_page_offset(shift as i64)
             .set_dictionary_page_offset(dictionary_offset)
-            .set_statistics(Statistics::ByteArray(stats))
+            .set_statistics(stats)
             .build()?;
         self.dict.clear();
         self.dict_index.clear();
@@ -720,14 +894,14 @@ fn page_header(out: &mut Vec<u8>, kind: PageKind, uncompressed: usize, stored: u
 fn write_page(
     out: &mut Vec<u8>,
     scratch: &mut Vec<u8>,
-    codec: Compression,
+    codec: &mut PageCompressor,
     kind: PageKind,
     values: u32,
     parts: &[&[u8]],
 ) -> Result<(usize, usize), Error> {
     let raw: usize = parts.iter().map(|p| p.len()).sum();
     let start = out.len();
-    if codec == Compression::None {
+    if codec.codec == Compression::None {
         out.reserve(raw + 32);
         page_header(out, kind, raw, raw, values);
         for p in parts {
@@ -740,7 +914,7 @@ fn write_page(
     for p in parts {
         scratch.extend_from_slice(p);
     }
-    let stored = compress(codec, scratch)?;
+    let stored = codec.compress(scratch)?;
     page_header(out, kind, raw, stored.len(), values);
     let header = out.len() - start;
     out.extend_from_slice(&stored);
@@ -749,13 +923,22 @@ fn write_page(
 
 /// Writes the values of one leaf array into a page buffer, by index.
 trait LeafValues {
+    /// Bytes [`LeafValues::bound`] adds once for the fixed-size writes of
+    /// [`LeafValues::put`] past a value's end.
+    const SLACK: usize;
+
     /// An upper bound of the bytes that [`LeafValues::put`] needs for the
-    /// values `range`, including the slack of its fixed-size writes.
+    /// values `range`, including [`LeafValues::SLACK`].
     fn bound(&self, range: std::ops::Range<usize>) -> usize;
 
     /// Writes value `i` at the start of `out` and returns its encoded
     /// length, or writes scratch and returns 0 when `valid` is false.
     fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize;
+
+    /// Dictionary keys that occurred (for statistics); none by default.
+    fn used(&self) -> [u64; 4] {
+        [0; 4]
+    }
 }
 
 /// `PLAIN` strings: a 4-byte length, then the bytes.
@@ -781,6 +964,8 @@ impl<'a> PlainValues<'a> {
 const WIDE: usize = 32;
 
 impl LeafValues for PlainValues<'_> {
+    const SLACK: usize = WIDE;
+
     fn bound(&self, range: std::ops::Range<usize>) -> usize {
         let span = (self.offsets[range.end] - self.offsets[range.start]) as usize;
         span + 4 * range.len() + WIDE
@@ -796,6 +981,45 @@ impl LeafValues for PlainValues<'_> {
             _ => out[4..4 + len].copy_from_slice(&self.data[s..e]),
         }
         (4 + len) * usize::from(valid)
+    }
+}
+
+/// `PLAIN` integers of `W` bytes, little-endian.
+struct IntValues<'a, const W: usize> {
+    data: &'a [u8],
+}
+
+impl<'a, const W: usize> IntValues<'a, W> {
+    fn new(array: &'a ArrayRef) -> Result<Self, Error> {
+        use arrow_array::types::{Int32Type, Int64Type};
+        // The values buffer of a primitive array is already sliced to the
+        // array's rows.
+        let data = match W {
+            4 => array
+                .as_primitive_opt::<Int32Type>()
+                .map(|a| a.values().inner().as_slice()),
+            8 => array
+                .as_primitive_opt::<Int64Type>()
+                .map(|a| a.values().inner().as_slice()),
+            _ => None,
+        };
+        Ok(IntValues {
+            data: data.ok_or_else(|| unsupported("an Int32 or Int64 column"))?,
+        })
+    }
+}
+
+impl<const W: usize> LeafValues for IntValues<'_, W> {
+    const SLACK: usize = 0;
+
+    fn bound(&self, range: std::ops::Range<usize>) -> usize {
+        range.len() * W
+    }
+
+    #[inline(always)]
+    fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize {
+        out[..W].copy_from_slice(&self.data[i * W..i * W + W]);
+        W * usize::from(valid)
     }
 }
 
@@ -821,6 +1045,12 @@ impl<'a> DictValues<'a> {
 }
 
 impl LeafValues for DictValues<'_> {
+    const SLACK: usize = 1;
+
+    fn used(&self) -> [u64; 4] {
+        self.used
+    }
+
     fn bound(&self, range: std::ops::Range<usize>) -> usize {
         range.len() + 1
     }
@@ -880,19 +1110,41 @@ pub(crate) fn parquet_codec(c: Compression) -> Result<PqCompression, Error> {
     })
 }
 
-/// Compresses one page body as Parquet's codecs define them: raw Snappy,
-/// an LZ4 block without a size prefix (`LZ4_RAW`), a zstd frame.
-fn compress(codec: Compression, page: &[u8]) -> Result<Vec<u8>, Error> {
-    let io =
-        |e: std::io::Error| Error::Parquet(parquet::errors::ParquetError::External(Box::new(e)));
-    Ok(match codec {
-        Compression::None => page.to_vec(),
-        Compression::Snappy => snap::raw::Encoder::new()
-            .compress_vec(page)
-            .map_err(|e| io(e.into()))?,
-        Compression::Lz4 => lz4_flex::block::compress(page),
-        Compression::Zstd(level) => zstd::bulk::compress(page, level).map_err(io)?,
-    })
+/// Compresses page bodies as Parquet's codecs define them: raw Snappy,
+/// an LZ4 block without a size prefix (`LZ4_RAW`), a zstd frame. A zstd
+/// context is made once per column and reused for every page (making one
+/// per page costs as much as compressing a small page).
+struct PageCompressor {
+    codec: Compression,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+}
+
+impl PageCompressor {
+    fn new(codec: Compression) -> Self {
+        PageCompressor { codec, zstd: None }
+    }
+
+    fn compress(&mut self, page: &[u8]) -> Result<Vec<u8>, Error> {
+        let io = |e: std::io::Error| {
+            Error::Parquet(parquet::errors::ParquetError::External(Box::new(e)))
+        };
+        Ok(match self.codec {
+            Compression::None => page.to_vec(),
+            Compression::Snappy => snap::raw::Encoder::new()
+                .compress_vec(page)
+                .map_err(|e| io(e.into()))?,
+            Compression::Lz4 => lz4_flex::block::compress(page),
+            Compression::Zstd(level) => {
+                let z = match &mut self.zstd {
+                    Some(z) => z,
+                    None => self
+                        .zstd
+                        .insert(zstd::bulk::Compressor::new(level).map_err(io)?),
+                };
+                z.compress(page).map_err(io)?
+            }
+        })
+    }
 }
 
 /// A `List<Struct>` column and its struct of entries.
@@ -955,6 +1207,16 @@ fn plain_min_max(values: &mut Vec<u8>) -> Option<(&[u8], &[u8])> {
     values.truncate(end);
     let buf = values.as_slice();
     Some((&buf[lo.0..lo.0 + lo.1], &buf[hi.0..hi.0 + hi.1]))
+}
+
+/// The smallest and largest of a page of `PLAIN` integers of `width`
+/// bytes, as their little-endian bytes.
+fn int_min_max(values: &[u8], width: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut it = values.chunks_exact(width).map(int_le);
+    let first = it.next()?;
+    let (lo, hi) = it.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let bytes = |v: i64| v.to_le_bytes()[..width].to_vec();
+    Some((bytes(lo), bytes(hi)))
 }
 
 /// Bits needed for values up to `max`.
@@ -1056,7 +1318,7 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{
-        ListArray, RecordBatch, StringArray, StructArray, UInt8Array,
+        Int32Array, Int64Array, ListArray, RecordBatch, StringArray, StructArray, UInt8Array,
         builder::{ListBuilder, StringBuilder, StringDictionaryBuilder, StructBuilder},
     };
     use arrow_schema::{Field, Fields, Schema};
@@ -1068,32 +1330,7 @@ mod tests {
     /// Writes each group of batches as one row group through the direct
     /// encoder and reads the file back with parquet's reader.
     fn round_trip(schema: Arc<Schema>, groups: &[&[RecordBatch]]) -> Vec<RecordBatch> {
-        let writer = ArrowWriter::try_new_with_options(
-            Vec::new(),
-            schema.clone(),
-            ArrowWriterOptions::new(),
-        )
-        .unwrap();
-        let (mut file, _) = writer.into_serialized_writer().unwrap();
-        let shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
-            .expect("shape supported");
-        let pool = BufferPool::default();
-        for group in groups {
-            let mut leaves = shredder.row_group();
-            for l in &mut leaves {
-                for b in *group {
-                    l.write(b).unwrap();
-                }
-            }
-            let mut rg = file.next_row_group().unwrap();
-            for l in &mut leaves {
-                let (bytes, close) = l.close(&pool).unwrap();
-                rg.append_column(&bytes, close).unwrap();
-            }
-            rg.close().unwrap();
-        }
-        let bytes = Bytes::from(file.into_inner().unwrap());
-        ParquetRecordBatchReaderBuilder::try_new(bytes)
+        ParquetRecordBatchReaderBuilder::try_new(write_direct(schema, groups))
             .unwrap()
             .build()
             .unwrap()
@@ -1262,24 +1499,46 @@ mod tests {
                     dict_values.clone(),
                 )) as ArrayRef
             };
-            let leaf_type = |d: bool| {
-                if d {
-                    DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8))
-                } else {
-                    DataType::Utf8
-                }
+            let ints =
+                |nullable: bool, len: usize, wide: bool, draw: &mut dyn FnMut(u32) -> usize| {
+                    let v: Vec<Option<i64>> = (0..len)
+                        .map(|_| {
+                            (!nullable || draw(4) != 0).then(|| {
+                                let magnitude = [3, 1000, 1 << 20][draw(3)];
+                                draw(2 * magnitude) as i64 - magnitude as i64
+                            })
+                        })
+                        .collect();
+                    if wide {
+                        Arc::new(Int64Array::from(v)) as ArrayRef
+                    } else {
+                        let v: Vec<Option<i32>> =
+                            v.into_iter().map(|x| x.map(|x| x as i32)).collect();
+                        Arc::new(Int32Array::from(v)) as ArrayRef
+                    }
+                };
+            // 0: Utf8, 1: dictionary, 2: Int32, 3: Int64.
+            let leaf_type = |kind: usize| match kind {
+                0 => DataType::Utf8,
+                1 => DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8)),
+                2 => DataType::Int32,
+                _ => DataType::Int64,
+            };
+            let leaf = |kind: usize,
+                        nullable: bool,
+                        len: usize,
+                        draw: &mut dyn FnMut(u32) -> usize| match kind {
+                0 => string(nullable, len, draw),
+                1 => dict(nullable, len, draw),
+                k => ints(nullable, len, k == 3, draw),
             };
             let rows = draw(300);
             let mut fields = Vec::new();
             let mut columns: Vec<ArrayRef> = Vec::new();
             // A flat column.
-            let (flat_nullable, flat_dict) = (draw(2) == 1, draw(2) == 1);
-            fields.push(Field::new("f", leaf_type(flat_dict), flat_nullable));
-            columns.push(if flat_dict {
-                dict(flat_nullable, rows, &mut draw)
-            } else {
-                string(flat_nullable, rows, &mut draw)
-            });
+            let (flat_nullable, flat_kind) = (draw(2) == 1, draw(4));
+            fields.push(Field::new("f", leaf_type(flat_kind), flat_nullable));
+            columns.push(leaf(flat_kind, flat_nullable, rows, &mut draw));
             // A list of structs of one to three leaves.
             let (list_nullable, item_nullable) = (draw(2) == 1, draw(2) == 1);
             let mut offsets = vec![0i32];
@@ -1294,13 +1553,9 @@ mod tests {
             let mut children = Vec::new();
             let mut child_arrays = Vec::new();
             for c in 0..draw(3) + 1 {
-                let (nullable, is_dict) = (draw(2) == 1, draw(2) == 1);
-                children.push(Field::new(format!("c{c}"), leaf_type(is_dict), nullable));
-                child_arrays.push(if is_dict {
-                    dict(nullable, entries, &mut draw)
-                } else {
-                    string(nullable, entries, &mut draw)
-                });
+                let (nullable, kind) = (draw(2) == 1, draw(4));
+                children.push(Field::new(format!("c{c}"), leaf_type(kind), nullable));
+                child_arrays.push(leaf(kind, nullable, entries, &mut draw));
             }
             let children = Fields::from(children);
             let item_nulls = item_nullable
@@ -1337,7 +1592,32 @@ mod tests {
                 rest = r;
             }
             let got = round_trip(schema.clone(), &groups);
-            assert_eq!(rows_of(&got), rows_of(&[batch]), "seed {seed}");
+            assert_eq!(
+                rows_of(&got),
+                rows_of(std::slice::from_ref(&batch)),
+                "seed {seed}"
+            );
+            // Rows gathered from the pieces in a random order (repeats
+            // allowed) read back as `interleave` gathers them.
+            let pairs: Vec<(usize, usize)> = (0..draw(400))
+                .filter_map(|_| {
+                    let b = draw(batches.len().max(1) as u32);
+                    let n = batches.get(b)?.num_rows();
+                    (n > 0).then(|| (b, draw(n as u32)))
+                })
+                .collect();
+            let refs: Vec<&RecordBatch> = batches.iter().collect();
+            if !refs.is_empty() {
+                let want =
+                    arrow_select::interleave::interleave_record_batch(&refs, &pairs).unwrap();
+                let got = gather_round_trip(schema.clone(), &batches, &pairs);
+                assert_eq!(rows_of(&got), rows_of(&[want]), "seed {seed} (gather)");
+            }
+            assert_eq!(
+                chunk_statistics(&write_direct(schema.clone(), &groups)),
+                chunk_statistics(&write_arrow(schema.clone(), &groups)),
+                "seed {seed}"
+            );
         }
     }
 
@@ -1345,9 +1625,135 @@ mod tests {
         rows(batches)
     }
 
+    /// Min, max and null count of every column chunk, as text.
+    fn chunk_statistics(file: &Bytes) -> Vec<String> {
+        use parquet::file::{
+            reader::FileReader,
+            serialized_reader::{ReadOptionsBuilder, SerializedFileReader},
+        };
+        let options = ReadOptionsBuilder::new().with_page_index().build();
+        let reader = SerializedFileReader::new_with_options(file.clone(), options).unwrap();
+        let md = reader.metadata();
+        let mut out = Vec::new();
+        for (g, rg) in md.row_groups().iter().enumerate() {
+            for (c, col) in rg.columns().iter().enumerate() {
+                let st = col.statistics().unwrap();
+                out.push(format!(
+                    "{g}/{c}: min {:?} max {:?} nulls {:?}",
+                    st.min_bytes_opt(),
+                    st.max_bytes_opt(),
+                    st.null_count_opt()
+                ));
+            }
+        }
+        out
+    }
+
+    /// Writes the rows `pairs` gathers from `batches` as one row group
+    /// through the direct encoder and reads the file back.
+    fn gather_round_trip(
+        schema: Arc<Schema>,
+        batches: &[RecordBatch],
+        pairs: &[(usize, usize)],
+    ) -> Vec<RecordBatch> {
+        let writer = ArrowWriter::try_new_with_options(
+            Vec::new(),
+            schema.clone(),
+            ArrowWriterOptions::new(),
+        )
+        .unwrap();
+        let (mut file, _) = writer.into_serialized_writer().unwrap();
+        let shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
+            .expect("shape supported");
+        let pool = BufferPool::default();
+        let mut leaves = shredder.row_group();
+        // In two calls, to cross a call boundary.
+        let (a, b) = pairs.split_at(pairs.len() / 2);
+        for l in &mut leaves {
+            l.write_gather(batches, a).unwrap();
+            l.write_gather(batches, b).unwrap();
+        }
+        let mut rg = file.next_row_group().unwrap();
+        for l in &mut leaves {
+            let (bytes, close) = l.close(&pool).unwrap();
+            rg.append_column(&bytes, close).unwrap();
+        }
+        rg.close().unwrap();
+        let bytes = Bytes::from(file.into_inner().unwrap());
+        ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .unwrap()
+            .build()
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn gather_rejects_rows_that_do_not_exist() {
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![1, 2]))])
+                .unwrap();
+        let parquet = parquet::arrow::ArrowSchemaConverter::new()
+            .convert(&schema)
+            .unwrap();
+        let shredder = Shredder::supports(&schema, &parquet, Compression::None).unwrap();
+        let batches = [batch];
+        assert!(check_gather(&batches, &[(0, 2)]).is_err());
+        assert!(check_gather(&batches, &[(1, 0)]).is_err());
+        check_gather(&batches, &[(0, 1), (0, 0)]).unwrap();
+        let mut leaves = shredder.row_group();
+        leaves[0].write_gather(&batches, &[(0, 1), (0, 0)]).unwrap();
+    }
+
+    /// The file the direct encoder writes for `groups`, one row group each.
+    fn write_direct(schema: Arc<Schema>, groups: &[&[RecordBatch]]) -> Bytes {
+        let writer = ArrowWriter::try_new_with_options(
+            Vec::new(),
+            schema.clone(),
+            ArrowWriterOptions::new(),
+        )
+        .unwrap();
+        let (mut file, _) = writer.into_serialized_writer().unwrap();
+        let shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
+            .expect("shape supported");
+        let pool = BufferPool::default();
+        for group in groups {
+            let mut leaves = shredder.row_group();
+            for l in &mut leaves {
+                for b in *group {
+                    l.write(b).unwrap();
+                }
+            }
+            let mut rg = file.next_row_group().unwrap();
+            for l in &mut leaves {
+                let (bytes, close) = l.close(&pool).unwrap();
+                rg.append_column(&bytes, close).unwrap();
+            }
+            rg.close().unwrap();
+        }
+        Bytes::from(file.into_inner().unwrap())
+    }
+
+    /// The file parquet's `ArrowWriter` writes for `groups`, one row group
+    /// each, with page-level statistics.
+    fn write_arrow(schema: Arc<Schema>, groups: &[&[RecordBatch]]) -> Bytes {
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Page)
+            .build();
+        let mut w = ArrowWriter::try_new(Vec::new(), schema, Some(props)).unwrap();
+        for group in groups {
+            for b in *group {
+                w.write(b).unwrap();
+            }
+            w.flush().unwrap();
+        }
+        Bytes::from(w.into_inner().unwrap())
+    }
+
     #[test]
     fn unsupported_shapes_fall_back() {
-        let schema = Schema::new(vec![Field::new("x", DataType::Int64, true)]);
+        let schema = Schema::new(vec![Field::new("x", DataType::Float64, true)]);
         let parquet = parquet::arrow::ArrowSchemaConverter::new()
             .convert(&schema)
             .unwrap();
