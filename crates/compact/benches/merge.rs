@@ -140,6 +140,10 @@ fn main() {
             merge_files(&inputs, out.path(), &|n| format!("out-{n}.parquet"), &cfg).unwrap();
         strata_s.push(t.elapsed().as_secs_f64());
         assert_eq!(merged.iter().map(|m| m.rows).sum::<u64>(), total as u64);
+        if std::env::var_os("KEEP").is_some() {
+            eprintln!("{:?}", out.keep());
+            continue;
+        }
         drop(out);
         if let Some(py) = &python {
             let out = tempfile::tempdir_in(&dir).unwrap();

@@ -61,6 +61,13 @@ pub enum DatasetError {
         /// The error.
         source: parquet::errors::ParquetError,
     },
+    /// An output file could not be written.
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: Box<strata_io::Error>,
+    },
     /// The dataset or a request is not valid; the message says why.
     Invalid(String),
     /// A fault injected by a test hook at this step.
@@ -73,6 +80,13 @@ impl DatasetError {
             action,
             path: path.to_path_buf(),
             source,
+        }
+    }
+
+    pub(crate) fn write(path: &Path, source: strata_io::Error) -> Self {
+        DatasetError::Write {
+            path: path.to_path_buf(),
+            source: Box::new(source),
         }
     }
 
@@ -95,6 +109,9 @@ impl fmt::Display for DatasetError {
             DatasetError::Parquet { path, source } => {
                 write!(f, "{}: parquet: {source}", path.display())
             }
+            DatasetError::Write { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
             DatasetError::Invalid(m) => write!(f, "{m}"),
             DatasetError::Injected(step) => write!(f, "injected failure at {step:?}"),
         }
@@ -106,6 +123,7 @@ impl std::error::Error for DatasetError {
         match self {
             DatasetError::Io { source, .. } => Some(source),
             DatasetError::Parquet { source, .. } => Some(source),
+            DatasetError::Write { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -3,10 +3,21 @@
 //!
 //! Each input is read one batch at a time; its key columns are encoded
 //! once per batch with `strata-row`, so comparing two rows is comparing
-//! bytes. Each output row is the smallest current row over the inputs
-//! (ties go to the earlier input, so the merge is stable), gathered in
-//! chunks with `interleave`. Memory is one batch per input plus one output
-//! chunk and the Parquet writer's buffered row group.
+//! bytes. A winner tree picks the smallest current row over the inputs
+//! (ties go to the earlier input, so the merge is stable); a chunk of
+//! picks, as (batch, row) pairs, goes to
+//! [`strata_io::parquet_writer::ParquetWriter::write_gather`], which copies
+//! the values straight from the input batches into Parquet pages. Memory is
+//! one batch per input plus one chunk and the writer's open row group.
+//!
+//! With several threads the key space is cut into ranges of about equal
+//! rows at the quantiles of sampled keys (only the sampled rows of the key
+//! columns are read). Each thread merges one range: for every input it
+//! reads a row range that holds the key range plus a few rows on either
+//! side (found from the samples, skipping earlier pages by the offset
+//! index), and filters by key. Neighbouring row ranges overlap, and every
+//! row read is checked for order, so an unsorted input is an error
+//! whichever range holds the fault.
 
 use std::{
     fs::File,
@@ -19,13 +30,16 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 use parquet::{
     arrow::{
-        ArrowWriter, ProjectionMask,
-        arrow_reader::{ParquetRecordBatchReaderBuilder, RowSelection, RowSelector},
+        ProjectionMask,
+        arrow_reader::{
+            ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+        },
     },
     basic::{Compression, ZstdLevel},
+    file::metadata::PageIndexPolicy,
     file::properties::WriterProperties,
 };
-use strata_io::output::PendingFile;
+use strata_io::{output::PendingFile, parquet_writer::ParquetWriter};
 use strata_row::{RowEncoder, Rows, SortField};
 
 use crate::dataset::DatasetError;
@@ -100,25 +114,59 @@ struct Cursor {
     batch: Option<RecordBatch>,
     keys: Option<Rows>,
     row: usize,
+    /// Rows of `batch` from `end` on are at or above `hi`.
+    end: usize,
     /// The id of `batch` in the current output chunk, once used there.
     slot: Option<usize>,
     /// [`Cursor::prefix`] of the current row, cached.
-    head: Option<u64>,
+    head: Option<u128>,
+    /// Rows below this key are skipped (until the first row at or above).
+    lo: Option<Vec<u8>>,
+    /// Rows from the first at or above this key on are not merged here.
+    hi: Option<Vec<u8>>,
+    /// `hi` was reached: no batch after this one.
+    done: bool,
+    /// The last key of the batch before, for the order check.
+    prev_last: Option<Vec<u8>>,
     path: PathBuf,
 }
 
+/// The first of the sorted `keys` at or above `bound`.
+fn first_at_or_above(keys: &Rows, bound: &[u8]) -> usize {
+    let (mut lo, mut hi) = (0usize, keys.num_rows());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if keys.row(mid).as_bytes() < bound {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 impl Cursor {
-    /// Opens `path` to read its rows `rows` (all when `None`).
+    /// Opens `path` to read the rows of `part` (all when `None`).
     fn open(
         path: &Path,
         batch_rows: usize,
-        rows: Option<Range<u64>>,
+        part: Option<(&PartRange, usize)>,
     ) -> Result<(Cursor, SchemaRef), DatasetError> {
         let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
-        let mut builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        // With a row range, the offset index (when the file has one) lets
+        // the reader skip the pages before it instead of decoding them.
+        let options = match part {
+            Some(_) => {
+                ArrowReaderOptions::new().with_offset_index_policy(PageIndexPolicy::Optional)
+            }
+            None => ArrowReaderOptions::new(),
+        };
+        let mut builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
             .map_err(|e| DatasetError::parquet(path, e))?;
         let schema = builder.schema().clone();
-        if let Some(r) = rows {
+        let (mut lo, mut hi) = (None, None);
+        if let Some((part, i)) = part {
+            let r = &part.rows[i];
             let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
             let (start, end) = (r.start.min(total), r.end.min(total));
             let selection = RowSelection::from(vec![
@@ -127,6 +175,8 @@ impl Cursor {
                 RowSelector::skip((total - end) as usize),
             ]);
             builder = builder.with_row_selection(selection);
+            lo.clone_from(&part.lo);
+            hi.clone_from(&part.hi);
         }
         let reader = builder
             .with_batch_size(batch_rows)
@@ -138,15 +188,22 @@ impl Cursor {
                 batch: None,
                 keys: None,
                 row: 0,
+                end: 0,
                 slot: None,
                 head: None,
+                lo,
+                hi,
+                done: false,
+                prev_last: None,
                 path: path.to_path_buf(),
             },
             schema,
         ))
     }
 
-    /// Moves to the next non-empty batch; false at the end.
+    /// Moves to the next batch with rows in range; false at the end.
+    /// Checks that the batch is sorted and starts at or above the last key
+    /// of the batch before.
     fn next_batch(
         &mut self,
         enc: &RowEncoder,
@@ -154,49 +211,86 @@ impl Cursor {
         key: &[String],
     ) -> Result<bool, DatasetError> {
         loop {
-            match self.reader.next() {
+            let b = match self.reader.next() {
+                Some(Ok(b)) => b,
+                Some(Err(e)) => return Err(DatasetError::parquet(&self.path, e.into())),
                 None => {
                     self.batch = None;
                     self.keys = None;
                     self.head = None;
+                    self.row = 0;
+                    self.end = 0;
                     return Ok(false);
                 }
-                Some(Err(e)) => return Err(DatasetError::parquet(&self.path, e.into())),
-                Some(Ok(b)) if b.num_rows() == 0 => continue,
-                Some(Ok(b)) => {
-                    let keys = encode_keys(enc, idx, &b)?;
-                    if (1..keys.num_rows())
-                        .any(|i| keys.row(i).as_bytes() < keys.row(i - 1).as_bytes())
-                    {
-                        return Err(not_sorted(&self.path, key));
-                    }
-                    self.keys = Some(keys);
-                    self.batch = Some(b);
-                    self.row = 0;
-                    self.slot = None;
-                    self.refresh();
-                    return Ok(true);
-                }
+            };
+            let len = b.num_rows();
+            if len == 0 {
+                continue;
             }
+            let keys = encode_keys(enc, idx, &b)?;
+            // Past `hi` the rest of the row range is still read, only to
+            // check its order: the ranges of neighbouring parts overlap,
+            // so together they check every row of the input.
+            if (1..len).any(|i| keys.row(i).as_bytes() < keys.row(i - 1).as_bytes())
+                || self
+                    .prev_last
+                    .as_ref()
+                    .is_some_and(|p| keys.row(0).as_bytes() < p.as_slice())
+            {
+                return Err(not_sorted(&self.path, key));
+            }
+            let last = self.prev_last.get_or_insert_with(Vec::new);
+            last.clear();
+            last.extend_from_slice(keys.row(len - 1).as_bytes());
+            if self.done {
+                continue;
+            }
+            let start = match &self.lo {
+                Some(lo) => first_at_or_above(&keys, lo),
+                None => 0,
+            };
+            if start == len {
+                continue;
+            }
+            self.lo = None;
+            let end = match &self.hi {
+                Some(hi) => first_at_or_above(&keys, hi),
+                None => len,
+            };
+            self.done = end < len;
+            if start >= end {
+                continue;
+            }
+            self.keys = Some(keys);
+            self.batch = Some(b);
+            self.row = start;
+            self.end = end;
+            self.slot = None;
+            self.refresh();
+            return Ok(true);
         }
     }
 
     fn key(&self) -> Option<&[u8]> {
+        if self.row >= self.end {
+            return None;
+        }
         self.keys
             .as_ref()
             .and_then(|k| k.get(self.row))
             .map(|r| r.as_bytes())
     }
 
-    /// The current key's first 8 bytes as a big-endian number (zero
-    /// padded): comparing these orders most keys without a byte compare;
-    /// `None` at the end.
-    fn prefix(&self) -> Option<u64> {
+    /// The current key's first 16 bytes as a big-endian number (zero
+    /// padded): comparing these orders most keys without a byte compare
+    /// (an encoded `Int64` key is 9 bytes, so it is whole in here); `None`
+    /// at the end.
+    fn prefix(&self) -> Option<u128> {
         self.key().map(|k| {
-            let mut b = [0u8; 8];
-            let n = k.len().min(8);
+            let mut b = [0u8; 16];
+            let n = k.len().min(16);
             b[..n].copy_from_slice(&k[..n]);
-            u64::from_be_bytes(b)
+            u128::from_be_bytes(b)
         })
     }
 
@@ -307,7 +401,7 @@ impl Tournament {
 
 /// An output file being written.
 struct Output {
-    writer: ArrowWriter<File>,
+    writer: ParquetWriter<File>,
     pending: PendingFile,
     rows: u64,
     min_key: Vec<u8>,
@@ -344,13 +438,12 @@ pub fn merge_files(
     }
     // Key ranges of about equal rows, one per thread: each merges the rows
     // of every input that fall in its range.
-    let splits = split_rows(inputs, &rows, &cfg.key, threads, batch_rows)?;
+    let split = split_rows(inputs, &rows, &cfg.key, threads)?;
     let parts: Vec<usize> = (0..threads).collect();
     let results = on_threads(&parts, |&p| {
-        let ranges: Vec<Range<u64>> = splits.iter().map(|o| o[p]..o[p + 1]).collect();
         merge_range(
             inputs,
-            Some(&ranges),
+            Some(&split.part(p)),
             dir,
             &|n| name(p * PART_STRIDE + n),
             cfg,
@@ -405,34 +498,136 @@ fn on_threads<T: Sync, R: Send>(
 /// Output numbers of key range `p` start at `p * PART_STRIDE`.
 pub const PART_STRIDE: usize = 100_000;
 
-/// For each input, the row offsets that cut it into `parts` key ranges of
-/// about equal total rows (`parts + 1` offsets, from 0 to its row count).
-/// Reads only the key columns, twice: once to sample keys (checking each
-/// input is sorted), once to find where each cut falls.
+/// How a merge is cut into key ranges, one per thread.
+struct Split {
+    /// `parts - 1` increasing cut keys: part `p` merges the rows with keys
+    /// in `[cuts[p - 1], cuts[p])` (open at the ends).
+    cuts: Vec<Vec<u8>>,
+    /// For each input, the sampled row offsets (every `step[i]`-th row)
+    /// and their keys.
+    samples: Vec<Vec<Vec<u8>>>,
+    step: Vec<u64>,
+    rows: Vec<u64>,
+}
+
+/// What one key range reads: for each input a row range that holds every
+/// row of the range (and a few rows on either side, which the cursor
+/// filters out by key), and the key bounds.
+struct PartRange {
+    rows: Vec<Range<u64>>,
+    lo: Option<Vec<u8>>,
+    hi: Option<Vec<u8>>,
+}
+
+impl Split {
+    fn part(&self, p: usize) -> PartRange {
+        let lo = p.checked_sub(1).and_then(|q| self.cuts.get(q)).cloned();
+        let hi = self.cuts.get(p).cloned();
+        let rows = (0..self.rows.len())
+            .map(|i| {
+                let (samples, step, n) = (&self.samples[i], self.step[i], self.rows[i]);
+                // Sample `j` is row `j * step`. With `j` the first sample at
+                // or above a cut, the first row at or above it lies after
+                // sample `j - 1` and at or before sample `j`.
+                let first_at = |cut: &Vec<u8>| samples.partition_point(|k| k < cut) as u64;
+                let start = lo.as_ref().map_or(0, |c| match first_at(c) {
+                    0 => 0,
+                    j => (j - 1) * step + 1,
+                });
+                // One row past the bound, so neighbouring ranges share a
+                // row and the sortedness checks of the two ranges connect.
+                let end = hi.as_ref().map_or(n, |c| match first_at(c) {
+                    j if j as usize == samples.len() => n,
+                    j => (j * step + 1).min(n),
+                });
+                start.min(end)..end
+            })
+            .collect();
+        PartRange { rows, lo, hi }
+    }
+}
+
+/// Samples every input's keys (about 256 per part per input, reading only
+/// the sampled rows of the key columns) and picks `parts - 1` cut keys at
+/// the quantiles of all samples, so the parts hold about equal rows.
 fn split_rows(
     inputs: &[PathBuf],
     rows: &[u64],
     key: &[String],
     parts: usize,
-    batch_rows: usize,
-) -> Result<Vec<Vec<u64>>, DatasetError> {
-    // Pass 1: every `step`-th key of each input, in parallel.
-    let jobs: Vec<(&PathBuf, u64)> = inputs.iter().zip(rows.iter().copied()).collect();
-    let per_input = on_threads(&jobs, |&(p, n)| sample_keys(p, n, key, batch_rows, parts));
-    let mut samples = Vec::new();
-    for s in per_input {
-        samples.extend(s?);
-    }
-    samples.sort_unstable();
-    let cuts: Vec<Vec<u8>> = (1..parts)
-        .filter_map(|p| samples.get(samples.len() * p / parts).cloned())
+) -> Result<Split, DatasetError> {
+    let step: Vec<u64> = rows
+        .iter()
+        .map(|&n| (n / (256 * parts as u64)).max(1))
         .collect();
-    // Pass 2: where each cut falls in each input.
-    on_threads(&jobs, |&(p, n)| {
-        locate_cuts(p, key, batch_rows, &cuts, n, parts)
+    let jobs: Vec<(&PathBuf, u64, u64)> = inputs
+        .iter()
+        .zip(rows.iter().copied())
+        .zip(step.iter().copied())
+        .map(|((p, n), s)| (p, n, s))
+        .collect();
+    let samples = on_threads(&jobs, |&(p, n, s)| sample_keys(p, n, s, key))
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut all: Vec<&Vec<u8>> = samples.iter().flatten().collect();
+    all.sort_unstable();
+    let mut cuts: Vec<Vec<u8>> = (1..parts)
+        .filter_map(|p| all.get(all.len() * p / parts).map(|k| k.to_vec()))
+        .collect();
+    cuts.dedup();
+    Ok(Split {
+        cuts,
+        samples,
+        step,
+        rows: rows.to_vec(),
     })
-    .into_iter()
-    .collect()
+}
+
+/// The keys of rows `0, step, 2 * step, ...` of one input of `n` rows,
+/// reading only those rows of the key columns; checks that they are in
+/// order (the merge checks every row it reads).
+fn sample_keys(
+    path: &Path,
+    n: u64,
+    step: u64,
+    key: &[String],
+) -> Result<Vec<Vec<u8>>, DatasetError> {
+    let mut selectors = Vec::new();
+    let mut at = 0u64;
+    while at < n {
+        selectors.push(RowSelector::select(1));
+        let skip = (step - 1).min(n - at - 1);
+        if skip > 0 {
+            selectors.push(RowSelector::skip(skip as usize));
+        }
+        at += step;
+    }
+    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| DatasetError::parquet(path, e))?;
+    let (_, roots) = key_encoder(builder.schema(), key)?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+    let reader = builder
+        .with_projection(mask)
+        .with_row_selection(RowSelection::from(selectors))
+        .with_batch_size(8192)
+        .build()
+        .map_err(|e| DatasetError::parquet(path, e))?;
+    let schema = arrow_array::RecordBatchReader::schema(&reader);
+    let (enc, idx) = key_encoder(&schema, key)?;
+    let mut samples: Vec<Vec<u8>> = Vec::new();
+    for b in reader {
+        let b = b.map_err(|e| DatasetError::parquet(path, e.into()))?;
+        let keys = encode_keys(&enc, &idx, &b)?;
+        for k in keys.iter() {
+            let k = k.as_bytes();
+            if samples.last().is_some_and(|last| k < last.as_slice()) {
+                return Err(not_sorted(path, key));
+            }
+            samples.push(k.to_vec());
+        }
+    }
+    Ok(samples)
 }
 
 /// Calls `each` with the encoded keys of every batch of `path` (key
@@ -477,84 +672,10 @@ pub(crate) fn not_sorted(path: &Path, key: &[String]) -> DatasetError {
     ))
 }
 
-/// Sampled keys of one input of `n` rows (about 256 samples per part);
-/// checks the input is sorted.
-fn sample_keys(
-    path: &Path,
-    n: u64,
-    key: &[String],
-    batch_rows: usize,
-    parts: usize,
-) -> Result<Vec<Vec<u8>>, DatasetError> {
-    let step = (n / (256 * parts as u64)).max(1);
-    let mut samples = Vec::new();
-    let mut last: Vec<u8> = Vec::new();
-    let mut any = false;
-    for_each_key_batch(path, key, batch_rows, |keys, base| {
-        for (i, k) in keys.iter().enumerate() {
-            let k = k.as_bytes();
-            if any && k < last.as_slice() {
-                return Err(not_sorted(path, key));
-            }
-            if (base + i as u64).is_multiple_of(step) {
-                samples.push(k.to_vec());
-            }
-        }
-        if let Some(k) = keys.iter().last() {
-            last.clear();
-            last.extend_from_slice(k.as_bytes());
-            any = true;
-        }
-        Ok(true)
-    })?;
-    Ok(samples)
-}
-
-/// The offsets of the first row at or above each cut in one input, with
-/// 0 first and the row count `n` last.
-fn locate_cuts(
-    path: &Path,
-    key: &[String],
-    batch_rows: usize,
-    cuts: &[Vec<u8>],
-    n: u64,
-    parts: usize,
-) -> Result<Vec<u64>, DatasetError> {
-    let mut offsets = vec![0u64];
-    if !cuts.is_empty() {
-        for_each_key_batch(path, key, batch_rows, |keys, base| {
-            let len = keys.num_rows();
-            while offsets.len() <= cuts.len() {
-                let cut = cuts[offsets.len() - 1].as_slice();
-                // Keys are sorted: the first row at or above the cut.
-                let (mut lo, mut hi) = (0usize, len);
-                while lo < hi {
-                    let mid = (lo + hi) / 2;
-                    if keys.row(mid).as_bytes() < cut {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                if lo == len {
-                    return Ok(true);
-                }
-                offsets.push(base + lo as u64);
-            }
-            Ok(false)
-        })?;
-    }
-    while offsets.len() < parts {
-        offsets.push(n);
-    }
-    offsets.push(n);
-    Ok(offsets)
-}
-
 /// Merges rows `ranges[i]` of each input `i` (all rows when `None`).
 fn merge_range(
     inputs: &[PathBuf],
-    ranges: Option<&[Range<u64>]>,
+    part: Option<&PartRange>,
     dir: &Path,
     name: &dyn Fn(usize) -> String,
     cfg: &MergeConfig,
@@ -563,7 +684,7 @@ fn merge_range(
     let mut cursors = Vec::with_capacity(inputs.len());
     let mut schema: Option<SchemaRef> = None;
     for (i, p) in inputs.iter().enumerate() {
-        let (c, s) = Cursor::open(p, batch_rows, ranges.map(|r| r[i].clone()))?;
+        let (c, s) = Cursor::open(p, batch_rows, part.map(|r| (r, i)))?;
         match &schema {
             None => schema = Some(s),
             Some(first) if first.fields() != s.fields() => {
@@ -610,8 +731,13 @@ fn merge_range(
             if sink.chunk.is_empty() {
                 sink.chunk_first = key.to_vec();
             }
-            sink.last_key.clear();
-            sink.last_key.extend_from_slice(key);
+            // The key of the last row written is needed when a chunk is
+            // written; it is copied only when it may be that row: the last
+            // of a chunk, or the last of a batch (the merge may end there).
+            if sink.chunk.len() + 1 == batch_rows || c.row + 1 == c.end {
+                sink.last_key.clear();
+                sink.last_key.extend_from_slice(key);
+            }
             let slot = match c.slot {
                 Some(s) => s,
                 None => {
@@ -626,15 +752,8 @@ fn merge_range(
             };
             sink.chunk.push((slot, c.row));
             c.advance();
-            if c.row == c.batch.as_ref().map_or(0, |b| b.num_rows()) {
+            if c.row == c.end {
                 c.next_batch(&enc, &idx, &cfg.key)?;
-                // Inputs must be sorted: the next batch may not start below
-                // the last row taken from it (next_batch checks inside).
-                if let Some(k) = c.key()
-                    && k < sink.last_key.as_slice()
-                {
-                    return Err(not_sorted(&c.path, &cfg.key));
-                }
             }
             tree.replay(&cursors, b);
             if sink.chunk.len() == batch_rows {
@@ -683,16 +802,12 @@ impl Sink<'_> {
         if self.chunk.is_empty() {
             return Ok(());
         }
-        let refs: Vec<&RecordBatch> = self.chunk_batches.iter().collect();
-        let batch = arrow_select::interleave::interleave_record_batch(&refs, &self.chunk)
-            .map_err(|e| DatasetError::Invalid(format!("cannot gather rows: {e}")))?;
         if self.out.is_none() {
             let target = self.dir.join((self.name)(self.done.len()));
-            let (pending, file) = PendingFile::create(target, false)
-                .map_err(|e| DatasetError::Invalid(e.to_string()))?;
-            let writer =
-                ArrowWriter::try_new(file, Arc::clone(&self.schema), Some(self.props.clone()))
-                    .map_err(|e| DatasetError::parquet(pending.target(), e))?;
+            let (pending, file) = PendingFile::create(target.clone(), false)
+                .map_err(|e| DatasetError::write(&target, e))?;
+            let writer = ParquetWriter::try_new(file, Arc::clone(&self.schema), self.props.clone())
+                .map_err(|e| DatasetError::write(&target, e))?;
             self.out = Some(Output {
                 writer,
                 pending,
@@ -703,11 +818,11 @@ impl Sink<'_> {
         }
         if let Some(o) = self.out.as_mut() {
             o.writer
-                .write(&batch)
-                .map_err(|e| DatasetError::parquet(o.pending.target(), e))?;
-            o.rows += batch.num_rows() as u64;
+                .write_gather(&self.chunk_batches, &self.chunk)
+                .map_err(|e| DatasetError::write(o.pending.target(), e))?;
+            o.rows += self.chunk.len() as u64;
             o.max_key.clone_from(&self.last_key);
-            let size = o.writer.bytes_written() as u64 + o.writer.in_progress_size() as u64;
+            let size = o.writer.bytes_written() + o.writer.in_progress_size();
             if size >= self.target_file_bytes
                 && let Some(o) = self.out.take()
             {
@@ -727,8 +842,8 @@ fn close(o: Output) -> Result<MergedFile, DatasetError> {
     let target = o.pending.target().to_path_buf();
     let file = o
         .writer
-        .into_inner()
-        .map_err(|e| DatasetError::parquet(&target, e))?;
+        .finish()
+        .map_err(|e| DatasetError::write(&target, e))?;
     file.sync_all()
         .map_err(|e| DatasetError::io("write", &target, e))?;
     let bytes = file
@@ -738,7 +853,7 @@ fn close(o: Output) -> Result<MergedFile, DatasetError> {
     let path = o
         .pending
         .commit()
-        .map_err(|e| DatasetError::Invalid(e.to_string()))?;
+        .map_err(|e| DatasetError::write(&target, e))?;
     Ok(MergedFile {
         path,
         rows: o.rows,

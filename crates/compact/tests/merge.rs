@@ -1,0 +1,193 @@
+//! The k-way merge on random inputs from fixed seeds: with any thread
+//! count and batch size it writes the stable merge of the inputs (the
+//! single-threaded merge's rows, in order, nothing lost or added), and an
+//! input out of order anywhere is an error, whichever key range holds the
+//! fault.
+
+use std::{fs::File, path::Path, sync::Arc};
+
+use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
+use strata_compact::merge::{MergeConfig, merge_files};
+use strata_gen::rng::RowRng;
+use strata_io::readback::{read_batches, rows_as_text};
+
+/// A row's key: `(k, k2)`.
+type Key = (i64, Option<i32>);
+
+/// The order of the row encoding: by `k`, then `k2` with nulls first.
+fn order(&(k, k2): &Key) -> (i64, bool, Option<i32>) {
+    (k, k2.is_some(), k2)
+}
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("k2", DataType::Int32, true),
+        Field::new("v", DataType::Utf8, true),
+    ]))
+}
+
+/// One input: `(k, k2)` rows, written in the given order with small row
+/// groups and pages.
+fn write(path: &Path, rows: &[Key], tag: usize) {
+    let batch = RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))) as ArrayRef,
+            Arc::new(Int32Array::from(
+                rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            )),
+            Arc::new(StringArray::from(
+                (0..rows.len())
+                    .map(|i| (i % 7 != 0).then(|| format!("in{tag}-row{i}")))
+                    .collect::<Vec<_>>(),
+            )),
+        ],
+    )
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(300))
+        .set_data_page_row_count_limit(64)
+        .set_write_batch_size(64)
+        .build();
+    let mut w = ArrowWriter::try_new(File::create(path).unwrap(), schema(), Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+/// Sorted random inputs of `files` files: narrow key spans (many equal
+/// keys, so cuts fall among them) and nullable second key columns.
+fn inputs(rng: &mut RowRng, files: usize, max_rows: u64) -> Vec<Vec<Key>> {
+    (0..files)
+        .map(|_| {
+            let n = rng.next_below(max_rows) as usize + 1;
+            let span = [3, 50, 10_000][rng.next_below(3) as usize];
+            let mut rows: Vec<Key> = (0..n)
+                .map(|_| {
+                    let k = rng.next_below(span) as i64 - 20;
+                    let k2 = (rng.next_below(5) != 0).then(|| rng.next_below(4) as i32);
+                    (k, k2)
+                })
+                .collect();
+            // Nulls first, as the row encoding orders them.
+            rows.sort_unstable_by_key(order);
+            rows
+        })
+        .collect()
+}
+
+fn merged_rows(
+    paths: &[std::path::PathBuf],
+    threads: usize,
+    batch_rows: usize,
+) -> Result<Vec<String>, String> {
+    let out = tempfile::tempdir().unwrap();
+    let cfg = MergeConfig {
+        key: vec!["k".into(), "k2".into()],
+        target_file_bytes: 20_000,
+        batch_rows,
+        threads,
+    };
+    let files = merge_files(paths, out.path(), &|n| format!("o-{n:08}.parquet"), &cfg)
+        .map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for f in &files {
+        rows.extend(rows_as_text(&read_batches(&f.path).unwrap()).unwrap());
+    }
+    Ok(rows)
+}
+
+#[test]
+fn any_thread_count_and_batch_size_give_the_stable_merge() {
+    for seed in 0..12u64 {
+        let mut rng = RowRng::seeded(seed);
+        let dir = tempfile::tempdir().unwrap();
+        let data = inputs(&mut rng, 2 + seed as usize % 5, 900);
+        let paths: Vec<_> = data
+            .iter()
+            .enumerate()
+            .map(|(i, rows)| {
+                let p = dir.path().join(format!("in-{i:02}.parquet"));
+                write(&p, rows, i);
+                p
+            })
+            .collect();
+        // The oracle: every input's rows, stably sorted by key.
+        let mut want: Vec<(Key, String)> = Vec::new();
+        for (i, rows) in data.iter().enumerate() {
+            let text = rows_as_text(&read_batches(&paths[i]).unwrap()).unwrap();
+            want.extend(rows.iter().copied().zip(text));
+        }
+        // Stable: equal keys keep the input order.
+        want.sort_by_key(|(k, _)| order(k));
+        let want: Vec<String> = want.into_iter().map(|(_, t)| t).collect();
+        for (threads, batch_rows) in [(1, 64), (2, 7), (3, 16), (4, 5)] {
+            assert_eq!(
+                merged_rows(&paths, threads, batch_rows).unwrap(),
+                want,
+                "seed {seed}, {threads} threads, batches of {batch_rows}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_input_out_of_order_anywhere_is_an_error_with_any_thread_count() {
+    let mut faults = 0;
+    for seed in 0..24u64 {
+        let mut rng = RowRng::seeded(100 + seed);
+        let dir = tempfile::tempdir().unwrap();
+        // Inputs long enough that the key ranges are found from sampled
+        // rows (not every row).
+        let mut data = inputs(&mut rng, 3, 4000);
+        // Move one row of the longest input to a random place, so that it
+        // is out of order there (when its key differs from its new
+        // neighbours'). Half the time a row from the top tenth moves down,
+        // so that a large key sits inside a lower key range.
+        let (bad, rows) = data
+            .iter_mut()
+            .enumerate()
+            .max_by_key(|(_, r)| r.len())
+            .unwrap();
+        let n = rows.len() as u64;
+        let (from, to) = if seed % 2 == 0 {
+            (
+                n - 1 - rng.next_below(n / 10 + 1),
+                rng.next_below(n * 8 / 10 + 1),
+            )
+        } else {
+            (rng.next_below(n), rng.next_below(n))
+        };
+        let (from, to) = (from as usize, to as usize);
+        let row = rows.remove(from);
+        rows.insert(to, row);
+        let sorted = rows.windows(2).all(|w| order(&w[0]) <= order(&w[1]));
+        let paths: Vec<_> = data
+            .iter()
+            .enumerate()
+            .map(|(i, rows)| {
+                let p = dir.path().join(format!("in-{i:02}.parquet"));
+                write(&p, rows, i);
+                p
+            })
+            .collect();
+        for (threads, batch_rows) in [(1, 64), (2, 3), (3, 16), (4, 2)] {
+            let got = merged_rows(&paths, threads, batch_rows);
+            if sorted {
+                assert!(got.is_ok(), "seed {seed}: {got:?}");
+            } else {
+                let e = got.map(|rows| rows.len()).expect_err(&format!(
+                    "seed {seed}, {threads} threads: an unsorted input must fail the merge"
+                ));
+                assert!(
+                    e.contains(&format!("in-{bad:02}.parquet is not sorted by k,k2")),
+                    "seed {seed}, {threads} threads: {e}"
+                );
+            }
+        }
+        faults += usize::from(!sorted);
+    }
+    assert!(faults >= 16, "only {faults} inputs were out of order");
+}
