@@ -118,8 +118,6 @@ struct Cursor {
     end: usize,
     /// The id of `batch` in the current output chunk, once used there.
     slot: Option<usize>,
-    /// [`Cursor::prefix`] of the current row, cached.
-    head: Option<u128>,
     /// Rows below this key are skipped (until the first row at or above).
     lo: Option<Vec<u8>>,
     /// Rows from the first at or above this key on are not merged here.
@@ -190,7 +188,6 @@ impl Cursor {
                 row: 0,
                 end: 0,
                 slot: None,
-                head: None,
                 lo,
                 hi,
                 done: false,
@@ -217,7 +214,6 @@ impl Cursor {
                 None => {
                     self.batch = None;
                     self.keys = None;
-                    self.head = None;
                     self.row = 0;
                     self.end = 0;
                     return Ok(false);
@@ -266,7 +262,6 @@ impl Cursor {
             self.row = start;
             self.end = end;
             self.slot = None;
-            self.refresh();
             return Ok(true);
         }
     }
@@ -281,27 +276,9 @@ impl Cursor {
             .map(|r| r.as_bytes())
     }
 
-    /// The current key's first 16 bytes as a big-endian number (zero
-    /// padded): comparing these orders most keys without a byte compare
-    /// (an encoded `Int64` key is 9 bytes, so it is whole in here); `None`
-    /// at the end.
-    fn prefix(&self) -> Option<u128> {
-        self.key().map(|k| {
-            let mut b = [0u8; 16];
-            let n = k.len().min(16);
-            b[..n].copy_from_slice(&k[..n]);
-            u128::from_be_bytes(b)
-        })
-    }
-
-    /// Moves to the next row; refreshes the cached prefix.
+    /// Moves to the next row.
     fn advance(&mut self) {
         self.row += 1;
-        self.refresh();
-    }
-
-    fn refresh(&mut self) {
-        self.head = self.prefix();
     }
 }
 
@@ -343,43 +320,83 @@ fn output_properties(first: &Path) -> Result<WriterProperties, DatasetError> {
 /// cursor with the smaller current key of its two children (the left one
 /// on ties, so the earlier input wins and the merge is stable). Taking a
 /// row replays one leaf-to-root path: log2(k) comparisons, not k.
+///
+/// The comparisons read each cursor's key prefix from one small array
+/// (`heads`); only equal prefixes look at the keys themselves.
 struct Tournament {
     /// Nodes 1.. hold winners; leaf `size + i` is cursor `i` (padding
     /// leaves hold `usize::MAX`, an exhausted input).
     tree: Vec<usize>,
     size: usize,
+    /// [`prefix`] of each cursor's current key; `u128::MAX` once it is
+    /// exhausted (and for padding), which only a key of sixteen `0xff`
+    /// bytes shares, and that tie goes to the full comparison.
+    heads: Vec<u128>,
+}
+
+/// A key's first 16 bytes as a big-endian number, zero padded: a smaller
+/// number means a smaller key, and equal numbers need a full comparison.
+/// An encoded `Int64` key is 9 bytes, so it is whole in here. Loads are
+/// made straight from the key (no copy through a buffer, which would stall
+/// the load behind the copy's stores).
+fn prefix(k: &[u8]) -> u128 {
+    let n = k.len();
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[..8]);
+        u64::from_be_bytes(w)
+    };
+    if n >= 16 {
+        return (u128::from(word(k)) << 64) | u128::from(word(&k[8..]));
+    }
+    if n > 8 {
+        // The last 8 bytes, shifted so that `k[8..]` lands at the top.
+        let lo = word(&k[n - 8..]) << (8 * (16 - n));
+        return (u128::from(word(k)) << 64) | u128::from(lo);
+    }
+    if n == 8 {
+        return u128::from(word(k)) << 64;
+    }
+    let mut b = [0u8; 16];
+    b[..n].copy_from_slice(k);
+    u128::from_be_bytes(b)
 }
 
 impl Tournament {
     fn new(cursors: &[Cursor]) -> Self {
         let size = cursors.len().next_power_of_two().max(1);
-        let mut tree = vec![usize::MAX; 2 * size];
-        for (i, slot) in tree[size..size + cursors.len()].iter_mut().enumerate() {
+        let mut heads = vec![u128::MAX; size];
+        for (h, c) in heads.iter_mut().zip(cursors) {
+            *h = c.key().map_or(u128::MAX, prefix);
+        }
+        let mut t = Tournament {
+            tree: vec![usize::MAX; 2 * size],
+            size,
+            heads,
+        };
+        for (i, slot) in t.tree[size..size + cursors.len()].iter_mut().enumerate() {
             *slot = i;
         }
         for node in (1..size).rev() {
-            tree[node] = Self::better(cursors, tree[2 * node], tree[2 * node + 1]);
+            t.tree[node] = t.better(cursors, t.tree[2 * node], t.tree[2 * node + 1]);
         }
-        Tournament { tree, size }
+        t
     }
 
-    fn better(cursors: &[Cursor], a: usize, b: usize) -> usize {
-        let head = |i: usize| cursors.get(i).and_then(|c| c.head);
-        match (head(a), head(b)) {
+    fn better(&self, cursors: &[Cursor], a: usize, b: usize) -> usize {
+        let head = |i: usize| self.heads.get(i).copied().unwrap_or(u128::MAX);
+        let (x, y) = (head(a), head(b));
+        if x != y {
+            return if y < x { b } else { a };
+        }
+        // Equal prefixes: the rest of the bytes decide (an exhausted
+        // cursor is greater than any key).
+        let key = |i: usize| cursors.get(i).and_then(Cursor::key);
+        match (key(a), key(b)) {
             (_, None) => a,
             (None, Some(_)) => b,
-            (Some(x), Some(y)) if x != y => {
-                if y < x {
-                    b
-                } else {
-                    a
-                }
-            }
-            // Equal prefixes: the rest of the bytes decide.
-            _ => match (cursors[a].key(), cursors[b].key()) {
-                (Some(x), Some(y)) if y < x => b,
-                _ => a,
-            },
+            (Some(x), Some(y)) if y < x => b,
+            _ => a,
         }
     }
 
@@ -389,11 +406,18 @@ impl Tournament {
         self.tree[1]
     }
 
-    /// Cursor `i` moved: recompute the winners on its path.
+    /// Cursor `i` moved: refresh its prefix and recompute the winners on
+    /// its path.
     fn replay(&mut self, cursors: &[Cursor], i: usize) {
+        if let Some(h) = self.heads.get_mut(i) {
+            *h = cursors
+                .get(i)
+                .and_then(Cursor::key)
+                .map_or(u128::MAX, prefix);
+        }
         let mut node = (self.size + i) / 2;
         while node >= 1 {
-            self.tree[node] = Self::better(cursors, self.tree[2 * node], self.tree[2 * node + 1]);
+            self.tree[node] = self.better(cursors, self.tree[2 * node], self.tree[2 * node + 1]);
             node /= 2;
         }
     }
@@ -861,4 +885,40 @@ fn close(o: Output) -> Result<MergedFile, DatasetError> {
         min_key: o.min_key,
         max_key: o.max_key,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix;
+
+    /// Prefixes order keys as the bytes do (equal prefixes only where the
+    /// first 16 bytes, zero padded, are equal).
+    #[test]
+    fn prefixes_order_like_the_bytes() {
+        let mut keys: Vec<Vec<u8>> = vec![Vec::new()];
+        for len in 1..=20usize {
+            for fill in [0u8, 1, 0x7f, 0xff] {
+                let mut k: Vec<u8> = (0..len as u8).map(|i| i.wrapping_mul(37)).collect();
+                k[len - 1] = fill;
+                keys.push(k.clone());
+                k[len / 2] = fill;
+                keys.push(k);
+            }
+        }
+        for a in &keys {
+            for b in &keys {
+                let (pa, pb) = (prefix(a), prefix(b));
+                if pa != pb {
+                    assert_eq!(pa < pb, a < b, "{a:?} {b:?}");
+                } else {
+                    let pad = |k: &[u8]| {
+                        let mut p = k[..k.len().min(16)].to_vec();
+                        p.resize(16, 0);
+                        p
+                    };
+                    assert_eq!(pad(a), pad(b), "{a:?} {b:?}");
+                }
+            }
+        }
+    }
 }

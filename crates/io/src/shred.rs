@@ -328,6 +328,12 @@ struct Part<'a> {
     item_nulls: Option<&'a arrow_buffer::NullBuffer>,
 }
 
+/// A validity buffer worth checking: `None` when it has no null (readers
+/// often attach an all-valid buffer), so the loops skip the bit tests.
+fn nulls(n: Option<&arrow_buffer::NullBuffer>) -> Option<&arrow_buffer::NullBuffer> {
+    n.filter(|n| n.null_count() > 0)
+}
+
 impl<'a> Part<'a> {
     /// The arrays of `column` for a leaf of `shape`, after checking that
     /// the data has no null where the schema allows none.
@@ -338,7 +344,7 @@ impl<'a> Part<'a> {
             }
             return Ok(Part {
                 leaf: column,
-                leaf_nulls: column.nulls(),
+                leaf_nulls: nulls(column.nulls()),
                 offsets: &[],
                 list_nulls: None,
                 item_nulls: None,
@@ -357,10 +363,10 @@ impl<'a> Part<'a> {
         }
         Ok(Part {
             leaf,
-            leaf_nulls: leaf.nulls(),
+            leaf_nulls: nulls(leaf.nulls()),
             offsets: list.value_offsets(),
-            list_nulls: list.nulls(),
-            item_nulls: item.nulls(),
+            list_nulls: nulls(list.nulls()),
+            item_nulls: nulls(item.nulls()),
         })
     }
 
@@ -917,7 +923,7 @@ fn write_page(
     let stored = codec.compress(scratch)?;
     page_header(out, kind, raw, stored.len(), values);
     let header = out.len() - start;
-    out.extend_from_slice(&stored);
+    out.extend_from_slice(stored);
     Ok((header + stored.len(), header + raw))
 }
 
@@ -1117,23 +1123,40 @@ pub(crate) fn parquet_codec(c: Compression) -> Result<PqCompression, Error> {
 struct PageCompressor {
     codec: Compression,
     zstd: Option<zstd::bulk::Compressor<'static>>,
+    /// The last compressed page (kept to reuse its memory).
+    out: Vec<u8>,
 }
 
 impl PageCompressor {
     fn new(codec: Compression) -> Self {
-        PageCompressor { codec, zstd: None }
+        PageCompressor {
+            codec,
+            zstd: None,
+            out: Vec::new(),
+        }
     }
 
-    fn compress(&mut self, page: &[u8]) -> Result<Vec<u8>, Error> {
+    fn compress(&mut self, page: &[u8]) -> Result<&[u8], Error> {
         let io = |e: std::io::Error| {
             Error::Parquet(parquet::errors::ParquetError::External(Box::new(e)))
         };
-        Ok(match self.codec {
-            Compression::None => page.to_vec(),
-            Compression::Snappy => snap::raw::Encoder::new()
-                .compress_vec(page)
-                .map_err(|e| io(e.into()))?,
-            Compression::Lz4 => lz4_flex::block::compress(page),
+        let out = &mut self.out;
+        out.clear();
+        match self.codec {
+            Compression::None => out.extend_from_slice(page),
+            Compression::Snappy => {
+                out.resize(snap::raw::max_compress_len(page.len()), 0);
+                let n = snap::raw::Encoder::new()
+                    .compress(page, out)
+                    .map_err(|e| io(e.into()))?;
+                out.truncate(n);
+            }
+            Compression::Lz4 => {
+                out.resize(lz4_flex::block::get_maximum_output_size(page.len()), 0);
+                let n = lz4_flex::block::compress_into(page, out)
+                    .map_err(|e| io(std::io::Error::other(e)))?;
+                out.truncate(n);
+            }
             Compression::Zstd(level) => {
                 let z = match &mut self.zstd {
                     Some(z) => z,
@@ -1141,9 +1164,12 @@ impl PageCompressor {
                         .zstd
                         .insert(zstd::bulk::Compressor::new(level).map_err(io)?),
                 };
-                z.compress(page).map_err(io)?
+                // zstd writes into the capacity; no need to zero it first.
+                out.reserve(zstd::zstd_safe::compress_bound(page.len()));
+                z.compress_to_buffer(page, out).map_err(io)?;
             }
-        })
+        }
+        Ok(out)
     }
 }
 
