@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use arrow_array::RecordBatch;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use strata_compact::dataset::Dataset;
 use strata_gen::{BatchGenerator, contacts::Contacts};
 use strata_io::{
     Compression, Format,
@@ -125,12 +126,13 @@ impl PlannerArgs {
 
 #[derive(Args, Debug)]
 struct CompactPlanArgs {
-    /// The dataset directory (omit with --rowsets-tsv).
+    /// The dataset: a directory, file:///PATH or s3://BUCKET/PREFIX (omit
+    /// with --rowsets-tsv).
     #[arg(
         required_unless_present = "rowsets_tsv",
         conflicts_with = "rowsets_tsv"
     )]
-    dir: Option<PathBuf>,
+    dir: Option<String>,
     /// Plan over rowsets from a Kudu-style TSV file instead
     /// (`size_mb<TAB>min_key<TAB>max_key`, `#` comments, keys compared as
     /// raw bytes).
@@ -141,29 +143,35 @@ struct CompactPlanArgs {
     /// Print the plan as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 #[derive(Args, Debug)]
 struct CompactRunArgs {
-    /// The dataset directory.
-    dir: PathBuf,
+    /// The dataset: a directory, file:///PATH or s3://BUCKET/PREFIX.
+    dir: String,
     #[command(flatten)]
     planner: PlannerArgs,
     /// Roll merged output files at about this size.
     #[arg(long, default_value_t = 128)]
     target_file_mb: u64,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 #[derive(Args, Debug)]
 struct CompactInitArgs {
-    /// The dataset directory.
-    dir: PathBuf,
+    /// The dataset: a directory, file:///PATH or s3://BUCKET/PREFIX.
+    dir: String,
     /// The key columns every file is sorted by, most significant first.
     #[arg(long, value_delimiter = ',', required = true)]
     key: Vec<String>,
-    /// Read every file and check that it is sorted by the key.
+    /// Check that every file is sorted by the key.
     #[arg(long)]
     verify: bool,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 #[derive(Args, Debug)]
@@ -196,6 +204,13 @@ struct ScanArgs {
     /// Replace the output file if it exists.
     #[arg(long)]
     overwrite: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// S3 settings; each overrides its standard AWS environment variable.
+#[derive(Args, Debug)]
+struct StoreArgs {
     /// S3 endpoint URL (overrides AWS_ENDPOINT); http:// allows plain HTTP.
     #[arg(long)]
     endpoint: Option<String>,
@@ -208,6 +223,18 @@ struct ScanArgs {
     /// S3 secret access key (overrides AWS_SECRET_ACCESS_KEY).
     #[arg(long)]
     secret_access_key: Option<String>,
+}
+
+impl StoreArgs {
+    fn config(&self) -> StoreConfig {
+        StoreConfig {
+            endpoint: self.endpoint.clone(),
+            region: self.region.clone(),
+            access_key_id: self.access_key_id.clone(),
+            secret_access_key: self.secret_access_key.clone(),
+            ..Default::default()
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -439,13 +466,7 @@ fn run_sort(args: SortArgs) -> Result<()> {
 }
 
 fn run_scan(args: ScanArgs) -> Result<()> {
-    let cfg = StoreConfig {
-        endpoint: args.endpoint.clone(),
-        region: args.region.clone(),
-        access_key_id: args.access_key_id.clone(),
-        secret_access_key: args.secret_access_key.clone(),
-        ..Default::default()
-    };
+    let cfg = args.store.config();
     if let Some(out) = &args.output {
         // Refuse a bad output before reading anything.
         OutputFormat::from_path(out)?;
@@ -493,11 +514,12 @@ fn run_scan(args: ScanArgs) -> Result<()> {
 }
 
 fn run_compact_init(args: CompactInitArgs) -> Result<()> {
-    let m = strata_compact::dataset::init(&args.dir, &args.key, args.verify)?;
+    let ds = Dataset::open(&args.dir, &args.store.config())?;
+    let m = strata_compact::dataset::init(&ds, &args.key, args.verify)?;
     let bytes: u64 = m.files.iter().map(|f| f.bytes).sum();
     println!(
         "{}: {} files, {} rows, {} bytes, sorted by {}{}",
-        args.dir.display(),
+        ds.display(),
         m.files.len(),
         m.rows(),
         bytes,
@@ -519,7 +541,8 @@ fn run_compact_plan(args: CompactPlanArgs) -> Result<()> {
             (inputs, None)
         }
         (None, Some(dir)) => {
-            let m = strata_compact::dataset::Manifest::load(dir)?;
+            let ds = Dataset::open(dir, &args.store.config())?;
+            let m = strata_compact::dataset::Manifest::read(&ds)?;
             let names: Vec<String> = m.files.iter().map(|f| f.name.clone()).collect();
             (strata_compact::dataset::rowsets(&m)?, Some(names))
         }
@@ -570,8 +593,9 @@ fn run_compact_run(args: CompactRunArgs) -> Result<()> {
         anyhow::bail!("--target-file-mb must be at least 1");
     }
     let started = std::time::Instant::now();
+    let ds = Dataset::open(&args.dir, &args.store.config())?;
     let (plan, done) =
-        strata_compact::dataset::run(&args.dir, &opts, args.target_file_mb << 20, &|_| Ok(()))?;
+        strata_compact::dataset::run(&ds, &opts, args.target_file_mb << 20, &|_| Ok(()))?;
     let mut out = std::io::stdout().lock();
     match done {
         None => writeln!(

@@ -18,15 +18,19 @@
 
 use std::{
     fmt,
-    fs::File,
-    io::Write,
     path::{Path, PathBuf},
 };
 
 use serde::{Deserialize, Serialize};
 
+use strata_row::Rows;
+
+pub use crate::storage::Dataset;
 use crate::{
-    merge::{MergeConfig, MergedFile, for_each_key_batch, merge_files, not_sorted},
+    merge::{
+        MergeConfig, MergedFile, encode_keys, for_each_key_batch, key_encoder, merge_files,
+        not_sorted,
+    },
     planner::{Plan, PlannerOptions, plan},
     rowsets::RowsetInput,
 };
@@ -61,12 +65,21 @@ pub enum DatasetError {
         /// The error.
         source: parquet::errors::ParquetError,
     },
-    /// An output file could not be written.
-    Write {
+    /// A file could not be read or written.
+    File {
         /// The file.
         path: PathBuf,
         /// The error.
         source: Box<strata_io::Error>,
+    },
+    /// An object-store request failed.
+    Store {
+        /// What was being done.
+        action: &'static str,
+        /// The object or prefix.
+        location: String,
+        /// The error.
+        source: Box<object_store::Error>,
     },
     /// The dataset or a request is not valid; the message says why.
     Invalid(String),
@@ -84,7 +97,7 @@ impl DatasetError {
     }
 
     pub(crate) fn write(path: &Path, source: strata_io::Error) -> Self {
-        DatasetError::Write {
+        DatasetError::File {
             path: path.to_path_buf(),
             source: Box::new(source),
         }
@@ -109,9 +122,12 @@ impl fmt::Display for DatasetError {
             DatasetError::Parquet { path, source } => {
                 write!(f, "{}: parquet: {source}", path.display())
             }
-            DatasetError::Write { path, source } => {
-                write!(f, "cannot write {}: {source}", path.display())
-            }
+            DatasetError::File { path, source } => write!(f, "{}: {source}", path.display()),
+            DatasetError::Store {
+                action,
+                location,
+                source,
+            } => write!(f, "cannot {action} {location}: {source}"),
             DatasetError::Invalid(m) => write!(f, "{m}"),
             DatasetError::Injected(step) => write!(f, "injected failure at {step:?}"),
         }
@@ -123,7 +139,8 @@ impl std::error::Error for DatasetError {
         match self {
             DatasetError::Io { source, .. } => Some(source),
             DatasetError::Parquet { source, .. } => Some(source),
-            DatasetError::Write { source, .. } => Some(source.as_ref()),
+            DatasetError::File { source, .. } => Some(source.as_ref()),
+            DatasetError::Store { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }
@@ -187,23 +204,35 @@ pub fn from_hex(text: &str) -> Result<Vec<u8>, DatasetError> {
 }
 
 impl Manifest {
-    /// Reads `dir`'s manifest.
+    /// Reads the manifest of the dataset in directory `dir`.
     ///
     /// # Errors
     ///
-    /// [`DatasetError::Io`] when it cannot be read, [`DatasetError::Invalid`]
-    /// when it is not a manifest of a known format, or lists a file twice.
+    /// As [`Manifest::read`].
     pub fn load(dir: &Path) -> Result<Manifest, DatasetError> {
-        let path = dir.join(MANIFEST);
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| DatasetError::io("read", &path, e))?;
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| {
-            DatasetError::Invalid(format!("{} is not a valid manifest: {e}", path.display()))
-        })?;
+        Manifest::read(&Dataset::local(dir))
+    }
+
+    /// Reads `ds`'s manifest.
+    ///
+    /// # Errors
+    ///
+    /// [`DatasetError::Io`] or [`DatasetError::Store`] when it cannot be
+    /// read, [`DatasetError::Invalid`] when there is none, or it is not a
+    /// manifest of a known format, or lists a file twice.
+    pub fn read(ds: &Dataset) -> Result<Manifest, DatasetError> {
+        let name = ds.file_display(MANIFEST);
+        let Some(text) = ds.read_manifest()? else {
+            return Err(DatasetError::Invalid(format!(
+                "{} has no manifest ({name}); create one with `strata compact init`",
+                ds.display()
+            )));
+        };
+        let m: Manifest = serde_json::from_str(&text)
+            .map_err(|e| DatasetError::Invalid(format!("{name} is not a valid manifest: {e}")))?;
         if m.format != FORMAT_VERSION {
             return Err(DatasetError::Invalid(format!(
-                "{} has format {}, this build reads {FORMAT_VERSION}",
-                path.display(),
+                "{name} has format {}, this build reads {FORMAT_VERSION}",
                 m.format
             )));
         }
@@ -211,41 +240,34 @@ impl Manifest {
         names.sort_unstable();
         if names.windows(2).any(|w| w[0] == w[1]) || names.iter().any(|n| n.contains('/')) {
             return Err(DatasetError::Invalid(format!(
-                "{} lists a file twice or a path outside the dataset",
-                path.display()
+                "{name} lists a file twice or a path outside the dataset"
             )));
         }
         Ok(m)
     }
 
-    /// Writes the manifest to `dir` atomically: a synced temporary renamed
-    /// over the old one.
+    /// Writes the manifest to directory `dir` ([`Manifest::write`]).
     ///
     /// # Errors
     ///
-    /// [`DatasetError::Io`] when writing or renaming fails (the old
-    /// manifest is then untouched).
+    /// As [`Manifest::write`].
     pub fn store(&self, dir: &Path) -> Result<(), DatasetError> {
-        let path = dir.join(MANIFEST);
-        let temp = dir.join(format!(".{MANIFEST}.{}.strata-tmp", std::process::id()));
-        let text = serde_json::to_string_pretty(self)
+        self.write(&Dataset::local(dir))
+    }
+
+    /// Replaces `ds`'s manifest in one step: a synced temporary renamed
+    /// over the old one, or one object `PUT`. A reader sees the old or the
+    /// new manifest, whole.
+    ///
+    /// # Errors
+    ///
+    /// [`DatasetError::Io`] or [`DatasetError::Store`] when writing fails
+    /// (the old manifest is then untouched).
+    pub fn write(&self, ds: &Dataset) -> Result<(), DatasetError> {
+        let mut text = serde_json::to_string_pretty(self)
             .map_err(|e| DatasetError::Invalid(format!("cannot write the manifest: {e}")))?;
-        let write = || -> std::io::Result<()> {
-            let mut f = File::create(&temp)?;
-            f.write_all(text.as_bytes())?;
-            f.write_all(b"\n")?;
-            f.sync_all()?;
-            std::fs::rename(&temp, &path)?;
-            // The rename itself is durable once the directory is synced.
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-            Ok(())
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&temp);
-            DatasetError::io("write", &path, e)
-        })
+        text.push('\n');
+        ds.write_manifest(&text)
     }
 
     /// Total rows.
@@ -254,45 +276,40 @@ impl Manifest {
     }
 }
 
-/// Builds a manifest for the Parquet files in `dir` (every `*.parquet`
+/// Builds a manifest for the Parquet files of `ds` (every `*.parquet`
 /// not starting with `.`), sorted by `key`: each file's key bounds are its
-/// first and last rows' keys. With `verify`, every file is read whole and
-/// checked to be sorted. Writes the manifest and returns it.
+/// first and last rows' keys (only the key columns are read). With
+/// `verify`, every key is checked to be in order. Writes the manifest and
+/// returns it.
 ///
 /// # Errors
 ///
 /// [`DatasetError::Invalid`] for an existing manifest, no files, a missing
 /// key column, differing schemas, or (with `verify`) an unsorted file.
-pub fn init(dir: &Path, key: &[String], verify: bool) -> Result<Manifest, DatasetError> {
+pub fn init(ds: &Dataset, key: &[String], verify: bool) -> Result<Manifest, DatasetError> {
     if key.is_empty() {
         return Err(DatasetError::Invalid("name at least one key column".into()));
     }
-    if dir.join(MANIFEST).exists() {
+    if ds.read_manifest()?.is_some() {
         return Err(DatasetError::Invalid(format!(
             "{} already has a manifest",
-            dir.display()
+            ds.display()
         )));
     }
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|e| DatasetError::io("list", dir, e))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".parquet") && !n.starts_with('.'))
+    let listed: Vec<(String, u64)> = ds
+        .list()?
+        .into_iter()
+        .filter(|(n, _)| n.ends_with(".parquet") && !n.starts_with('.'))
         .collect();
-    names.sort();
-    if names.is_empty() {
+    if listed.is_empty() {
         return Err(DatasetError::Invalid(format!(
             "{} has no .parquet files",
-            dir.display()
+            ds.display()
         )));
     }
-    let mut files = Vec::with_capacity(names.len());
-    for name in names {
-        let path = dir.join(&name);
-        let (rows, min_key, max_key) = bounds(&path, key, verify)?;
-        let bytes = std::fs::metadata(&path)
-            .map_err(|e| DatasetError::io("stat", &path, e))?
-            .len();
+    let mut files = Vec::with_capacity(listed.len());
+    for (name, bytes) in listed {
+        let (rows, min_key, max_key) = bounds(ds, &name, key, verify)?;
         files.push(FileEntry {
             name,
             rows,
@@ -308,96 +325,63 @@ pub fn init(dir: &Path, key: &[String], verify: bool) -> Result<Manifest, Datase
         files,
         obsolete: Vec::new(),
     };
-    m.store(dir)?;
+    m.write(ds)?;
     Ok(m)
 }
 
 /// Rows and first/last encoded keys of a sorted file; with `verify`, also
 /// checks every row is not below the one before.
 fn bounds(
-    path: &Path,
+    ds: &Dataset,
+    name: &str,
     key: &[String],
     verify: bool,
 ) -> Result<(u64, Vec<u8>, Vec<u8>), DatasetError> {
+    let display = ds.file_display(name);
     let mut first: Option<Vec<u8>> = None;
     let mut last: Vec<u8> = Vec::new();
-    let rows = for_each_key_batch(path, key, 8192, |keys, _| {
+    let mut each = |keys: &Rows| -> Result<(), DatasetError> {
         let n = keys.num_rows();
         if n == 0 {
-            return Ok(true);
+            return Ok(());
         }
         if verify {
             // Each row against the one before, the first against the last
             // row of the batch before.
             let behind = first.is_some() && keys.row(0).as_bytes() < last.as_slice();
             if behind || (1..n).any(|i| keys.row(i).as_bytes() < keys.row(i - 1).as_bytes()) {
-                return Err(not_sorted(path, key));
+                return Err(not_sorted(Path::new(&display), key));
             }
         }
         if first.is_none() {
             first = Some(keys.row(0).as_bytes().to_vec());
         }
         last = keys.row(n - 1).as_bytes().to_vec();
-        Ok(true)
-    })?;
-    Ok((rows, first.unwrap_or_default(), last))
-}
-
-/// The compaction lock of a dataset; released when dropped.
-struct Lock {
-    path: PathBuf,
-}
-
-impl Lock {
-    /// Takes `dir`'s lock. A lock whose process is gone (a run that was
-    /// killed) is taken over.
-    fn acquire(dir: &Path) -> Result<Lock, DatasetError> {
-        let path = dir.join(LOCK);
-        for attempt in 0..2 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    let _ = write!(f, "{}", std::process::id());
-                    return Ok(Lock { path });
+        Ok(())
+    };
+    let rows = match ds.dir() {
+        Some(dir) => for_each_key_batch(&dir.join(name), key, 8192, |keys, _| {
+            each(keys)?;
+            Ok(true)
+        })?,
+        None => {
+            let mut rows = 0u64;
+            let mut encoder = None;
+            ds.scan_columns(name, key, &mut |b| {
+                if encoder.is_none() {
+                    encoder = Some(key_encoder(&b.schema(), key)?);
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt == 0 => {
-                    let pid = std::fs::read_to_string(&path)
-                        .ok()
-                        .and_then(|s| s.trim().parse::<u32>().ok());
-                    if pid.is_some_and(|p| !process_alive(p)) {
-                        let _ = std::fs::remove_file(&path);
-                        continue;
-                    }
-                    return Err(DatasetError::Invalid(format!(
-                        "another compaction of {} is running (process {}); if none is, remove {}",
-                        dir.display(),
-                        pid.map_or("unknown".into(), |p| p.to_string()),
-                        path.display()
-                    )));
-                }
-                Err(e) => return Err(DatasetError::io("create", &path, e)),
-            }
+                let (enc, idx) = encoder
+                    .as_ref()
+                    .ok_or_else(|| DatasetError::Invalid("no key encoder".into()))?;
+                each(&encode_keys(enc, idx, b)?)?;
+                rows += b.num_rows() as u64;
+                Ok(())
+            })?;
+            rows
         }
-        Err(DatasetError::Invalid(format!(
-            "cannot take the compaction lock {}",
-            path.display()
-        )))
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Whether process `pid` runs (on systems without `/proc`: assumed so).
-fn process_alive(pid: u32) -> bool {
-    let proc = Path::new("/proc");
-    !proc.is_dir() || proc.join(pid.to_string()).exists()
+    };
+    Ok((rows, first.unwrap_or_default(), last))
 }
 
 /// The steps of [`execute`], for fault injection.
@@ -424,28 +408,26 @@ pub struct Executed {
     pub written: Vec<MergedFile>,
 }
 
-/// Removes files of `dir` that `manifest` does not list and strata wrote
+/// Removes files of `ds` that `manifest` does not list and strata wrote
 /// (`part-*.parquet`) or the manifest marks obsolete, and strata's
 /// temporaries: what a stopped run left. Returns the names removed. Not
-/// for use while a compaction of `dir` runs: its unfinished outputs look
+/// for use while a compaction of `ds` runs: its unfinished outputs look
 /// the same ([`execute`] calls this holding the dataset's lock).
-pub fn remove_leftovers(dir: &Path, manifest: &Manifest) -> Vec<String> {
+pub fn remove_leftovers(ds: &Dataset, manifest: &Manifest) -> Vec<String> {
     let listed: std::collections::HashSet<&str> =
         manifest.files.iter().map(|f| f.name.as_str()).collect();
     let mut removed = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(names) = ds.list() else {
         return removed;
     };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
+    for (name, _) in names {
         let ours = (name.starts_with("part-") && name.ends_with(".parquet"))
             || (name.starts_with('.') && name.ends_with(".strata-tmp"))
             || manifest.obsolete.contains(&name);
-        if ours && !listed.contains(name.as_str()) && std::fs::remove_file(e.path()).is_ok() {
+        if ours && !listed.contains(name.as_str()) && ds.remove(&name).is_ok() {
             removed.push(name);
         }
     }
-    removed.sort();
     removed
 }
 
@@ -459,16 +441,16 @@ pub fn remove_leftovers(dir: &Path, manifest: &Manifest) -> Vec<String> {
 /// As [`merge_files`] and [`Manifest::store`]; [`DatasetError::Invalid`]
 /// for an index out of range.
 pub fn execute(
-    dir: &Path,
+    ds: &Dataset,
     picked: &[usize],
     target_file_bytes: u64,
     hook: &dyn Fn(Step) -> Result<(), DatasetError>,
 ) -> Result<Executed, DatasetError> {
     // Held to the end: another run's leftover-removal would delete this
     // run's outputs.
-    let _lock = Lock::acquire(dir)?;
-    let manifest = Manifest::load(dir)?;
-    remove_leftovers(dir, &manifest);
+    let _lock = ds.lock()?;
+    let manifest = Manifest::read(ds)?;
+    remove_leftovers(ds, &manifest);
     if let Some(&i) = picked.iter().find(|&&i| i >= manifest.files.len()) {
         return Err(DatasetError::Invalid(format!(
             "file index {i} is out of range: the dataset has {} files",
@@ -479,10 +461,22 @@ pub fn execute(
     picked.sort_unstable();
     picked.dedup();
     hook(Step::Start)?;
-    let inputs: Vec<PathBuf> = picked
+    let replaced: Vec<String> = picked
         .iter()
-        .map(|&i| dir.join(&manifest.files[i].name))
+        .map(|&i| manifest.files[i].name.clone())
         .collect();
+    // An object-store dataset is merged in a local scratch directory.
+    let scratch = match ds.dir() {
+        Some(_) => None,
+        None => Some(
+            tempfile::tempdir()
+                .map_err(|e| DatasetError::io("create", &std::env::temp_dir(), e))?,
+        ),
+    };
+    let scratch_path = scratch
+        .as_ref()
+        .map_or_else(PathBuf::new, |t| t.path().to_path_buf());
+    let inputs = ds.stage(&replaced, &scratch_path)?;
     let generation = manifest.generation + 1;
     let cfg = MergeConfig {
         key: manifest.key.clone(),
@@ -490,23 +484,36 @@ pub fn execute(
         batch_rows: 8192,
         threads: 0,
     };
-    let written = merge_files(
+    let mut written = merge_files(
         &inputs,
-        dir,
+        &ds.out_dir(&scratch_path),
         &|n| format!("part-{generation:06}-{n:08}.parquet"),
         &cfg,
     )?;
+    let names: Vec<String> = written
+        .iter()
+        .map(|w| {
+            w.path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
     let fail = |e: DatasetError| {
-        for w in &written {
-            let _ = std::fs::remove_file(&w.path);
+        for n in &names {
+            let _ = ds.remove(n);
         }
         e
     };
+    let paths: Vec<PathBuf> = written.iter().map(|w| w.path.clone()).collect();
+    ds.publish(&paths).map_err(fail)?;
+    if ds.dir().is_none() {
+        for (w, n) in written.iter_mut().zip(&names) {
+            w.path = PathBuf::from(ds.file_display(n));
+        }
+    }
+    drop(scratch);
     hook(Step::Merged).map_err(fail)?;
-    let replaced: Vec<String> = picked
-        .iter()
-        .map(|&i| manifest.files[i].name.clone())
-        .collect();
     let mut files: Vec<FileEntry> = manifest
         .files
         .iter()
@@ -514,13 +521,9 @@ pub fn execute(
         .filter(|(i, _)| picked.binary_search(i).is_err())
         .map(|(_, f)| f.clone())
         .collect();
-    for w in &written {
+    for (w, name) in written.iter().zip(&names) {
         files.push(FileEntry {
-            name: w
-                .path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            name: name.clone(),
             rows: w.rows,
             bytes: w.bytes,
             min_key: to_hex(&w.min_key),
@@ -534,10 +537,10 @@ pub fn execute(
         files,
         obsolete: replaced.clone(),
     };
-    next.store(dir).map_err(fail)?;
+    next.write(ds).map_err(fail)?;
     hook(Step::Committed)?;
     for name in &replaced {
-        let _ = std::fs::remove_file(dir.join(name));
+        let _ = ds.remove(name);
     }
     hook(Step::Done)?;
     Ok(Executed {
@@ -572,8 +575,8 @@ pub fn rowsets(manifest: &Manifest) -> Result<Vec<RowsetInput>, DatasetError> {
 /// # Errors
 ///
 /// As [`Manifest::load`] and [`rowsets`].
-pub fn plan_dataset(dir: &Path, opts: &PlannerOptions) -> Result<(Manifest, Plan), DatasetError> {
-    let manifest = Manifest::load(dir)?;
+pub fn plan_dataset(ds: &Dataset, opts: &PlannerOptions) -> Result<(Manifest, Plan), DatasetError> {
+    let manifest = Manifest::read(ds)?;
     let p = plan(&rowsets(&manifest)?, opts);
     Ok((manifest, p))
 }
@@ -585,21 +588,21 @@ pub fn plan_dataset(dir: &Path, opts: &PlannerOptions) -> Result<(Manifest, Plan
 ///
 /// As [`plan_dataset`] and [`execute`].
 pub fn run(
-    dir: &Path,
+    ds: &Dataset,
     opts: &PlannerOptions,
     target_file_bytes: u64,
     hook: &dyn Fn(Step) -> Result<(), DatasetError>,
 ) -> Result<(Plan, Option<Executed>), DatasetError> {
-    let (manifest, p) = plan_dataset(dir, opts)?;
+    let (manifest, p) = plan_dataset(ds, opts)?;
     if p.picked.is_empty() {
         // Clean up after a stopped run, unless a compaction is running
         // (its outputs look like leftovers until it commits).
-        if let Ok(_lock) = Lock::acquire(dir) {
-            remove_leftovers(dir, &manifest);
+        if let Ok(_lock) = ds.lock() {
+            remove_leftovers(ds, &manifest);
         }
         return Ok((p, None));
     }
     let picked: Vec<usize> = p.picked.iter().map(|&i| i as usize).collect();
-    let done = execute(dir, &picked, target_file_bytes, hook)?;
+    let done = execute(ds, &picked, target_file_bytes, hook)?;
     Ok((p, Some(done)))
 }

@@ -9,7 +9,10 @@
 //! the bound allows -> a [`planner::Plan`] (picked files, quality) ->
 //! [`dataset::execute`]: [`merge`] of the picked files by key, on every
 //! core (one key range per thread) -> new files -> manifest swap ->
-//! removal of the replaced files.
+//! removal of the replaced files. A dataset is a directory or an
+//! object-store prefix ([`storage::Dataset`]); on an object store the
+//! picked files are merged in a local scratch directory and the outputs
+//! uploaded before the manifest names them.
 //!
 //! # Guarantees
 //!
@@ -34,5 +37,6 @@ mod error;
 pub mod merge;
 pub mod planner;
 pub mod rowsets;
+pub mod storage;
 
 pub use error::Error;

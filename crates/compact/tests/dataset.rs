@@ -7,7 +7,9 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
 use strata_compact::{
-    dataset::{DatasetError, MANIFEST, Manifest, Step, execute, from_hex, init, remove_leftovers},
+    dataset::{
+        Dataset, DatasetError, MANIFEST, Manifest, Step, execute, from_hex, init, remove_leftovers,
+    },
     merge::key_encoder,
 };
 use strata_gen::rng::RowRng;
@@ -96,13 +98,13 @@ fn check(dir: &Path) -> (Manifest, u64) {
 fn init_lists_files_with_key_bounds_and_verify_rejects_unsorted_files() {
     let dir = tempfile::tempdir().unwrap();
     dataset(dir.path(), 4, 2000, 1);
-    let m = init(dir.path(), &["k".into()], true).unwrap();
+    let m = init(&Dataset::local(dir.path()), &["k".into()], true).unwrap();
     assert_eq!(m.files.len(), 4);
     assert_eq!(m.generation, 1);
     assert_eq!(m.rows(), 8000);
     check(dir.path());
     // A second init is refused.
-    let e = init(dir.path(), &["k".into()], false).unwrap_err();
+    let e = init(&Dataset::local(dir.path()), &["k".into()], false).unwrap_err();
     assert!(e.to_string().contains("already has a manifest"), "{e}");
 
     let bad = tempfile::tempdir().unwrap();
@@ -126,13 +128,13 @@ fn init_lists_files_with_key_bounds_and_verify_rejects_unsorted_files() {
     .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
-    let e = init(bad.path(), &["k".into()], true).unwrap_err();
+    let e = init(&Dataset::local(bad.path()), &["k".into()], true).unwrap_err();
     assert!(
         e.to_string().contains("z.parquet is not sorted by k"),
         "{e}"
     );
     assert!(!bad.path().join(MANIFEST).exists());
-    let e = init(bad.path(), &["nope".into()], false).unwrap_err();
+    let e = init(&Dataset::local(bad.path()), &["nope".into()], false).unwrap_err();
     assert!(e.to_string().contains("no key column 'nope'"), "{e}");
 }
 
@@ -140,9 +142,12 @@ fn init_lists_files_with_key_bounds_and_verify_rejects_unsorted_files() {
 fn a_compaction_keeps_the_rows_sorted_and_the_manifest_consistent() {
     let dir = tempfile::tempdir().unwrap();
     dataset(dir.path(), 6, 3000, 3);
-    init(dir.path(), &["k".into()], false).unwrap();
+    init(&Dataset::local(dir.path()), &["k".into()], false).unwrap();
     let (_, before) = check(dir.path());
-    let done = execute(dir.path(), &[1, 2, 3, 4], 40_000, &|_| Ok(())).unwrap();
+    let done = execute(&Dataset::local(dir.path()), &[1, 2, 3, 4], 40_000, &|_| {
+        Ok(())
+    })
+    .unwrap();
     assert_eq!(done.manifest.generation, 2);
     assert_eq!(done.replaced.len(), 4);
     assert!(done.written.len() >= 2, "the target size rolls outputs");
@@ -156,7 +161,7 @@ fn a_compaction_keeps_the_rows_sorted_and_the_manifest_consistent() {
     for name in &done.replaced {
         assert!(!dir.path().join(name).exists(), "{name} was replaced");
     }
-    let e = execute(dir.path(), &[99], 40_000, &|_| Ok(())).unwrap_err();
+    let e = execute(&Dataset::local(dir.path()), &[99], 40_000, &|_| Ok(())).unwrap_err();
     assert!(e.to_string().contains("out of range"), "{e}");
 }
 
@@ -165,7 +170,7 @@ fn a_failure_at_any_step_leaves_a_valid_dataset() {
     for fail_at in [Step::Start, Step::Merged, Step::Committed, Step::Done] {
         let dir = tempfile::tempdir().unwrap();
         dataset(dir.path(), 5, 2000, 4);
-        init(dir.path(), &["k".into()], false).unwrap();
+        init(&Dataset::local(dir.path()), &["k".into()], false).unwrap();
         let (_, before) = check(dir.path());
         let p = dir.path().to_path_buf();
         let hook = |step: Step| -> Result<(), DatasetError> {
@@ -187,7 +192,13 @@ fn a_failure_at_any_step_leaves_a_valid_dataset() {
                 Ok(())
             }
         };
-        let e = execute(dir.path(), &[0, 1, 2, 3, 4], 1 << 20, &hook).unwrap_err();
+        let e = execute(
+            &Dataset::local(dir.path()),
+            &[0, 1, 2, 3, 4],
+            1 << 20,
+            &hook,
+        )
+        .unwrap_err();
         assert!(
             matches!(e, DatasetError::Injected(s) if s == fail_at),
             "{e}"
@@ -197,7 +208,7 @@ fn a_failure_at_any_step_leaves_a_valid_dataset() {
         let committed = matches!(fail_at, Step::Committed | Step::Done);
         assert_eq!(m.generation, if committed { 2 } else { 1 }, "{fail_at:?}");
         // The next run cleans what the stopped one left.
-        remove_leftovers(dir.path(), &m);
+        remove_leftovers(&Dataset::local(dir.path()), &m);
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -209,7 +220,7 @@ fn a_failure_at_any_step_leaves_a_valid_dataset() {
         assert_eq!(left, listed, "{fail_at:?}: only listed files remain");
         // And a compaction then runs to the end.
         let all: Vec<usize> = (0..m.files.len()).collect();
-        let again = execute(dir.path(), &all, 1 << 20, &|_| Ok(())).unwrap();
+        let again = execute(&Dataset::local(dir.path()), &all, 1 << 20, &|_| Ok(())).unwrap();
         assert!(again.manifest.generation > m.generation);
         let (_, end) = check(dir.path());
         assert_eq!(end, before);
@@ -220,7 +231,7 @@ fn a_failure_at_any_step_leaves_a_valid_dataset() {
 fn an_unsorted_input_stops_the_merge_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     dataset(dir.path(), 3, 500, 5);
-    init(dir.path(), &["k".into()], false).unwrap();
+    init(&Dataset::local(dir.path()), &["k".into()], false).unwrap();
     // Replace a file with an unsorted one behind the manifest's back.
     let batch = RecordBatch::try_new(
         schema(),
@@ -241,7 +252,13 @@ fn an_unsorted_input_stops_the_merge_and_changes_nothing() {
     w.write(&batch).unwrap();
     w.close().unwrap();
     let before = Manifest::load(dir.path()).unwrap();
-    let e = execute(dir.path(), &[0, 1, 2], 1 << 20, &|_| Ok(())).unwrap_err();
+    let e = execute(
+        &Dataset::local(dir.path()),
+        &[0, 1, 2],
+        1 << 20,
+        &|_| Ok(()),
+    )
+    .unwrap_err();
     assert!(
         e.to_string().contains("in-01.parquet is not sorted by k"),
         "{e}"
@@ -264,12 +281,12 @@ fn run_plans_then_merges_the_most_overlapping_files() {
     use strata_compact::{dataset::run, planner::PlannerOptions};
     let dir = tempfile::tempdir().unwrap();
     dataset(dir.path(), 8, 3000, 6);
-    let m = init(dir.path(), &["k".into()], false).unwrap();
+    let m = init(&Dataset::local(dir.path()), &["k".into()], false).unwrap();
     let (_, before) = check(dir.path());
     // Each file is well under 1 MB, so it weighs 1 MB: a 4 MB budget
     // picks at most four.
     let opts = PlannerOptions::with_budget(4);
-    let (plan, done) = run(dir.path(), &opts, 1 << 30, &|_| Ok(())).unwrap();
+    let (plan, done) = run(&Dataset::local(dir.path()), &opts, 1 << 30, &|_| Ok(())).unwrap();
     assert!(plan.quality > 0.0, "{plan:?}");
     assert!(plan.picked.len() >= 2 && plan.picked.len() <= 4, "{plan:?}");
     assert!(plan.picked_mb <= 4);
@@ -289,7 +306,7 @@ fn run_plans_then_merges_the_most_overlapping_files() {
     // Compacting again and again ends with nothing worth doing.
     let mut rounds = 0;
     loop {
-        let (p, d) = run(dir.path(), &opts, 1 << 30, &|_| Ok(())).unwrap();
+        let (p, d) = run(&Dataset::local(dir.path()), &opts, 1 << 30, &|_| Ok(())).unwrap();
         if d.is_none() {
             assert!(p.picked.is_empty());
             break;
@@ -368,19 +385,19 @@ fn a_running_compaction_holds_the_dataset_lock() {
     use strata_compact::dataset::LOCK;
     let dir = tempfile::tempdir().unwrap();
     dataset(dir.path(), 3, 500, 8);
-    init(dir.path(), &["k".into()], false).unwrap();
+    init(&Dataset::local(dir.path()), &["k".into()], false).unwrap();
     let before = Manifest::load(dir.path()).unwrap();
     // A live process holds it: refused, nothing changed.
     std::fs::write(dir.path().join(LOCK), std::process::id().to_string()).unwrap();
-    let e = execute(dir.path(), &[0, 1], 1 << 20, &|_| Ok(())).unwrap_err();
+    let e = execute(&Dataset::local(dir.path()), &[0, 1], 1 << 20, &|_| Ok(())).unwrap_err();
     assert!(e.to_string().contains("another compaction"), "{e}");
     assert_eq!(Manifest::load(dir.path()).unwrap(), before);
     // A killed run's lock (no such process) is taken over and released.
     std::fs::write(dir.path().join(LOCK), "4294967294").unwrap();
-    execute(dir.path(), &[0, 1], 1 << 20, &|_| Ok(())).unwrap();
+    execute(&Dataset::local(dir.path()), &[0, 1], 1 << 20, &|_| Ok(())).unwrap();
     assert!(!dir.path().join(LOCK).exists());
     // A failed run releases it too.
-    let e = execute(dir.path(), &[0, 1], 1 << 20, &|_| {
+    let e = execute(&Dataset::local(dir.path()), &[0, 1], 1 << 20, &|_| {
         Err(DatasetError::Injected(Step::Merged))
     });
     assert!(e.is_err());

@@ -1,0 +1,541 @@
+//! Where a dataset lives: a local directory, or a prefix in an object
+//! store (`s3://bucket/prefix`, or any [`ObjectStore`]).
+//!
+//! The dataset logic ([`crate::dataset`]) sees a few operations: read and
+//! replace the manifest, list and remove the files, hold the compaction
+//! lock, and make the merge's inputs and outputs local files.
+//!
+//! * **Directory:** the manifest is replaced by a synced temporary renamed
+//!   over it; the lock is a file created exclusively that names the
+//!   process; the merge reads and writes in place.
+//! * **Object store:** one `PUT` replaces the manifest (a reader's `GET`
+//!   sees the old or the new object, never a mix); the lock is an object
+//!   created only if absent (`If-None-Match: *`); the picked inputs are
+//!   downloaded to a local temporary directory (the budget bounds their
+//!   size), merged there, and each output is uploaded under its final name
+//!   (an upload appears whole or not at all) before the manifest names it.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use futures::{StreamExt, TryStreamExt};
+use object_store::{
+    ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, path::Path as ObjectPath,
+};
+use strata_io::location::{Kind, StoreConfig, parse_location};
+
+use crate::dataset::{DatasetError, LOCK, MANIFEST};
+
+/// Objects downloaded or uploaded at once.
+const TRANSFERS: usize = 8;
+
+/// A dataset's place: a directory or an object-store prefix.
+pub struct Dataset {
+    inner: Inner,
+}
+
+enum Inner {
+    Local(PathBuf),
+    Object(ObjectDir),
+}
+
+struct ObjectDir {
+    store: Arc<dyn ObjectStore>,
+    prefix: ObjectPath,
+    /// The location as given, without a trailing `/`.
+    display: String,
+    rt: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for Dataset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Dataset({})", self.display())
+    }
+}
+
+impl Dataset {
+    /// The dataset in directory `dir`.
+    pub fn local(dir: impl Into<PathBuf>) -> Dataset {
+        Dataset {
+            inner: Inner::Local(dir.into()),
+        }
+    }
+
+    /// The dataset under `prefix` in `store`, named `display` in messages.
+    ///
+    /// # Errors
+    ///
+    /// [`DatasetError::Invalid`] when the IO runtime cannot start.
+    pub fn object(
+        store: Arc<dyn ObjectStore>,
+        prefix: ObjectPath,
+        display: impl Into<String>,
+    ) -> Result<Dataset, DatasetError> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| DatasetError::Invalid(format!("cannot start the IO runtime: {e}")))?;
+        Ok(Dataset {
+            inner: Inner::Object(ObjectDir {
+                store,
+                prefix,
+                display: display.into().trim_end_matches('/').to_string(),
+                rt,
+            }),
+        })
+    }
+
+    /// A local directory, a `file://` URL or an `s3://bucket/prefix` URL;
+    /// S3 settings as [`StoreConfig`] describes.
+    ///
+    /// # Errors
+    ///
+    /// [`DatasetError::Invalid`] for a location that cannot be parsed.
+    pub fn open(location: &str, cfg: &StoreConfig) -> Result<Dataset, DatasetError> {
+        if !location.contains("://") {
+            return Ok(Dataset::local(location));
+        }
+        let trimmed = location.trim_end_matches('/');
+        let loc = parse_location(trimmed, cfg)
+            .map_err(|e| DatasetError::Invalid(format!("{location}: {e}")))?;
+        match (loc.kind, loc.file) {
+            (Kind::Local, Some(dir)) => Ok(Dataset::local(dir)),
+            _ => Dataset::object(loc.store, loc.path, trimmed),
+        }
+    }
+
+    /// The location, for messages.
+    pub fn display(&self) -> String {
+        match &self.inner {
+            Inner::Local(d) => d.display().to_string(),
+            Inner::Object(o) => o.display.clone(),
+        }
+    }
+
+    /// The directory, for a local dataset.
+    pub fn dir(&self) -> Option<&Path> {
+        match &self.inner {
+            Inner::Local(d) => Some(d),
+            Inner::Object(_) => None,
+        }
+    }
+
+    /// A file's location, for messages.
+    pub(crate) fn file_display(&self, name: &str) -> String {
+        match &self.inner {
+            Inner::Local(d) => d.join(name).display().to_string(),
+            Inner::Object(o) => format!("{}/{name}", o.display),
+        }
+    }
+
+    /// The manifest's text, or `None` when there is none.
+    pub(crate) fn read_manifest(&self) -> Result<Option<String>, DatasetError> {
+        match &self.inner {
+            Inner::Local(d) => {
+                let path = d.join(MANIFEST);
+                match std::fs::read_to_string(&path) {
+                    Ok(t) => Ok(Some(t)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(e) => Err(DatasetError::io("read", &path, e)),
+                }
+            }
+            Inner::Object(o) => o.rt.block_on(async {
+                match o.store.get(&o.child(MANIFEST)).await {
+                    Ok(r) => {
+                        let bytes = r.bytes().await.map_err(|e| o.error("read", MANIFEST, e))?;
+                        String::from_utf8(bytes.to_vec()).map(Some).map_err(|_| {
+                            DatasetError::Invalid(format!(
+                                "{} is not a valid manifest: not UTF-8",
+                                self.file_display(MANIFEST)
+                            ))
+                        })
+                    }
+                    Err(object_store::Error::NotFound { .. }) => Ok(None),
+                    Err(e) => Err(o.error("read", MANIFEST, e)),
+                }
+            }),
+        }
+    }
+
+    /// Replaces the manifest with `text` in one step.
+    pub(crate) fn write_manifest(&self, text: &str) -> Result<(), DatasetError> {
+        match &self.inner {
+            Inner::Local(dir) => {
+                let path = dir.join(MANIFEST);
+                let temp = dir.join(format!(".{MANIFEST}.{}.strata-tmp", std::process::id()));
+                let write = || -> std::io::Result<()> {
+                    let mut f = std::fs::File::create(&temp)?;
+                    f.write_all(text.as_bytes())?;
+                    f.sync_all()?;
+                    std::fs::rename(&temp, &path)?;
+                    // The rename itself is durable once the directory is
+                    // synced.
+                    if let Ok(d) = std::fs::File::open(dir) {
+                        let _ = d.sync_all();
+                    }
+                    Ok(())
+                };
+                write().map_err(|e| {
+                    let _ = std::fs::remove_file(&temp);
+                    DatasetError::io("write", &path, e)
+                })
+            }
+            Inner::Object(o) => o.rt.block_on(async {
+                o.store
+                    .put(
+                        &o.child(MANIFEST),
+                        PutPayload::from(text.as_bytes().to_vec()),
+                    )
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| o.error("write", MANIFEST, e))
+            }),
+        }
+    }
+
+    /// The names and sizes of the dataset's files (not in subdirectories).
+    pub(crate) fn list(&self) -> Result<Vec<(String, u64)>, DatasetError> {
+        let mut out = match &self.inner {
+            Inner::Local(d) => {
+                let mut out = Vec::new();
+                for e in std::fs::read_dir(d).map_err(|e| DatasetError::io("list", d, e))? {
+                    let e = e.map_err(|e| DatasetError::io("list", d, e))?;
+                    let meta = e
+                        .metadata()
+                        .map_err(|err| DatasetError::io("stat", &e.path(), err))?;
+                    if meta.is_file() {
+                        out.push((e.file_name().to_string_lossy().into_owned(), meta.len()));
+                    }
+                }
+                out
+            }
+            Inner::Object(o) => o.rt.block_on(async {
+                let listed = o
+                    .store
+                    .list_with_delimiter(Some(&o.prefix))
+                    .await
+                    .map_err(|e| o.error("list", "", e))?;
+                Ok::<_, DatasetError>(
+                    listed
+                        .objects
+                        .into_iter()
+                        .filter_map(|m| Some((m.location.filename()?.to_string(), m.size)))
+                        .collect(),
+                )
+            })?,
+        };
+        out.sort();
+        Ok(out)
+    }
+
+    /// Removes file `name` (a missing file is not an error).
+    pub(crate) fn remove(&self, name: &str) -> Result<(), DatasetError> {
+        match &self.inner {
+            Inner::Local(d) => match std::fs::remove_file(d.join(name)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(DatasetError::io("remove", &d.join(name), e))
+                }
+                _ => Ok(()),
+            },
+            Inner::Object(o) => o.rt.block_on(async {
+                match o.store.delete(&o.child(name)).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                    Err(e) => Err(o.error("remove", name, e)),
+                }
+            }),
+        }
+    }
+
+    /// Takes the compaction lock, released when the guard drops. A local
+    /// lock whose process is gone is taken over; an object-store lock
+    /// cannot be checked that way, so the message says how to remove it.
+    pub(crate) fn lock(&self) -> Result<LockGuard<'_>, DatasetError> {
+        match &self.inner {
+            Inner::Local(d) => local_lock(d).map(|path| LockGuard {
+                dataset: self,
+                local: Some(path),
+            }),
+            Inner::Object(o) => {
+                let text = format!(
+                    "{{\"pid\": {}, \"since_unix_s\": {}}}\n",
+                    std::process::id(),
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs())
+                );
+                let opts = PutOptions {
+                    mode: PutMode::Create,
+                    ..Default::default()
+                };
+                o.rt.block_on(async {
+                    match o
+                        .store
+                        .put_opts(&o.child(LOCK), PutPayload::from(text.into_bytes()), opts)
+                        .await
+                    {
+                        Ok(_) => Ok(LockGuard {
+                            dataset: self,
+                            local: None,
+                        }),
+                        Err(object_store::Error::AlreadyExists { .. }) => {
+                            Err(DatasetError::Invalid(format!(
+                                "another compaction of {} is running; if none is, remove {}",
+                                o.display,
+                                self.file_display(LOCK)
+                            )))
+                        }
+                        Err(e) => Err(o.error("create", LOCK, e)),
+                    }
+                })
+            }
+        }
+    }
+
+    /// Local paths to read the files `names` from: the files themselves
+    /// for a directory; downloads into `scratch` for an object store.
+    pub(crate) fn stage(
+        &self,
+        names: &[String],
+        scratch: &Path,
+    ) -> Result<Vec<PathBuf>, DatasetError> {
+        match &self.inner {
+            Inner::Local(d) => Ok(names.iter().map(|n| d.join(n)).collect()),
+            Inner::Object(o) => {
+                let paths: Vec<PathBuf> = (0..names.len())
+                    .map(|i| scratch.join(format!("in-{i:06}.parquet")))
+                    .collect();
+                o.rt.block_on(
+                    futures::stream::iter(names.iter().zip(&paths))
+                        .map(|(name, path)| o.download(name, path))
+                        .buffer_unordered(TRANSFERS)
+                        .try_collect::<Vec<()>>(),
+                )?;
+                Ok(paths)
+            }
+        }
+    }
+
+    /// Where the merge writes its outputs: the dataset's directory, or
+    /// `scratch` for an object store (then [`Dataset::publish`] uploads).
+    pub(crate) fn out_dir(&self, scratch: &Path) -> PathBuf {
+        match &self.inner {
+            Inner::Local(d) => d.clone(),
+            Inner::Object(_) => scratch.to_path_buf(),
+        }
+    }
+
+    /// Makes the local files `paths` the dataset's files of the same names
+    /// (uploads them to an object store; nothing for a directory). On
+    /// failure, those uploaded are removed.
+    pub(crate) fn publish(&self, paths: &[PathBuf]) -> Result<(), DatasetError> {
+        let Inner::Object(o) = &self.inner else {
+            return Ok(());
+        };
+        let names: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let result = o.rt.block_on(
+            futures::stream::iter(paths.iter().zip(&names))
+                .map(|(path, name)| o.upload(path, name))
+                .buffer_unordered(TRANSFERS)
+                .try_collect::<Vec<()>>(),
+        );
+        if let Err(e) = result {
+            for n in &names {
+                let _ = self.remove(n);
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+impl Dataset {
+    /// Reads the `key` columns of file `name` (only their byte ranges, on
+    /// an object store) and calls `each` with every batch of them.
+    pub(crate) fn scan_columns(
+        &self,
+        name: &str,
+        key: &[String],
+        each: &mut dyn FnMut(&arrow_array::RecordBatch) -> Result<(), DatasetError>,
+    ) -> Result<(), DatasetError> {
+        let Inner::Object(o) = &self.inner else {
+            return Err(DatasetError::Invalid(
+                "scan_columns is for object stores".into(),
+            ));
+        };
+        let location = self.file_display(name);
+        let io = |e: strata_io::Error| DatasetError::File {
+            path: PathBuf::from(&location),
+            source: Box::new(e),
+        };
+        o.rt.block_on(async {
+            let source = strata_io::store::Source::open(
+                Arc::clone(&o.store),
+                o.child(name),
+                location.clone(),
+                strata_io::location::remote_fetch_options(),
+            )
+            .await
+            .map_err(io)?;
+            let file = strata_io::scan::ScanFile::open(source).await.map_err(io)?;
+            let req = strata_io::scan::ScanRequest {
+                columns: Some(key.to_vec()),
+                ..Default::default()
+            };
+            let mut stream = file.stream(&req).map_err(io)?;
+            while let Some(b) = stream.next().await {
+                each(&b.map_err(io)?)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Holds a dataset's compaction lock.
+pub(crate) struct LockGuard<'a> {
+    dataset: &'a Dataset,
+    /// The lock file, for a local dataset.
+    local: Option<PathBuf>,
+}
+
+impl Drop for LockGuard<'_> {
+    fn drop(&mut self) {
+        match &self.local {
+            Some(path) => {
+                let _ = std::fs::remove_file(path);
+            }
+            None => {
+                let _ = self.dataset.remove(LOCK);
+            }
+        }
+    }
+}
+
+impl ObjectDir {
+    fn child(&self, name: &str) -> ObjectPath {
+        self.prefix.clone().join(name)
+    }
+
+    fn error(&self, action: &'static str, name: &str, e: object_store::Error) -> DatasetError {
+        DatasetError::Store {
+            action,
+            location: if name.is_empty() {
+                self.display.clone()
+            } else {
+                format!("{}/{name}", self.display)
+            },
+            source: Box::new(e),
+        }
+    }
+
+    /// Streams object `name` into the file `path`.
+    async fn download(&self, name: &str, path: &Path) -> Result<(), DatasetError> {
+        let result = self
+            .store
+            .get(&self.child(name))
+            .await
+            .map_err(|e| self.error("read", name, e))?;
+        let mut file =
+            std::fs::File::create(path).map_err(|e| DatasetError::io("create", path, e))?;
+        let mut stream = result.into_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.error("read", name, e))?;
+            file.write_all(&chunk)
+                .map_err(|e| DatasetError::io("write", path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Uploads the file `path` as object `name`: it appears only when the
+    /// upload completes.
+    async fn upload(&self, path: &Path, name: &str) -> Result<(), DatasetError> {
+        use tokio::io::AsyncWriteExt;
+        let mut w =
+            object_store::buffered::BufWriter::new(Arc::clone(&self.store), self.child(name));
+        let mut file = std::fs::File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
+        let mut buf = vec![0u8; 8 << 20];
+        let copy = async {
+            loop {
+                let n = std::io::Read::read(&mut file, &mut buf)
+                    .map_err(|e| DatasetError::io("read", path, e))?;
+                if n == 0 {
+                    return Ok(());
+                }
+                w.write_all(&buf[..n])
+                    .await
+                    .map_err(|e| self.error("write", name, io_error(e)))?;
+            }
+        };
+        if let Err(e) = copy.await {
+            let _ = w.abort().await;
+            return Err(e);
+        }
+        // Completing the upload makes the object appear. (If completing
+        // fails, a multipart upload may stay open on the server until its
+        // lifecycle rules end it; no object appears.)
+        w.shutdown()
+            .await
+            .map_err(|e| self.error("write", name, io_error(e)))
+    }
+}
+
+/// An upload's IO error as a store error.
+fn io_error(e: std::io::Error) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "upload",
+        source: Box::new(e),
+    }
+}
+
+/// Takes `dir`'s lock file; returns its path.
+fn local_lock(dir: &Path) -> Result<PathBuf, DatasetError> {
+    let path = dir.join(LOCK);
+    for attempt in 0..2 {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                let _ = write!(f, "{}", std::process::id());
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt == 0 => {
+                let pid = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u32>().ok());
+                if pid.is_some_and(|p| !process_alive(p)) {
+                    let _ = std::fs::remove_file(&path);
+                    continue;
+                }
+                return Err(DatasetError::Invalid(format!(
+                    "another compaction of {} is running (process {}); if none is, remove {}",
+                    dir.display(),
+                    pid.map_or("unknown".into(), |p| p.to_string()),
+                    path.display()
+                )));
+            }
+            Err(e) => return Err(DatasetError::io("create", &path, e)),
+        }
+    }
+    Err(DatasetError::Invalid(format!(
+        "cannot take the compaction lock {}",
+        path.display()
+    )))
+}
+
+/// Whether process `pid` runs (on systems without `/proc`: assumed so).
+fn process_alive(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    !proc.is_dir() || proc.join(pid.to_string()).exists()
+}
