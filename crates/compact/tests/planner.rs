@@ -123,6 +123,188 @@ fn head_rules_on_kudus_cases() {
     assert!(p.quality > 0.0);
 }
 
+/// Options for Kudu's post-2018 tests: the KUDU-1400 rules with Kudu's
+/// default γ and target size, other settings at their defaults.
+fn head_opts(budget_mb: u64) -> PlannerOptions {
+    PlannerOptions {
+        budget_mb,
+        rules: Rules::head(),
+        ..PlannerOptions::default()
+    }
+}
+
+fn run_opts(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
+    let p = plan(inputs, opts);
+    check_budget(inputs, &p, opts.budget_mb);
+    p
+}
+
+/// A size given as a fraction of the default target, truncated to whole
+/// bytes as Kudu's mock rowsets store it.
+fn target_times(factor: f64) -> u64 {
+    (planner::DEFAULT_TARGET_SIZE_BYTES as f64 * factor) as u64
+}
+
+/// Kudu's `TestSupportAdjust`: two identical rowsets plus an adjacent one;
+/// near the target size only the overlapping pair is worth the I/O, well
+/// below it all three are picked.
+#[test]
+fn support_adjust() {
+    let layout = |size| {
+        vec![
+            RowsetInput::new(size, "A", "B"),
+            RowsetInput::new(size, "A", "B"),
+            RowsetInput::new(size, "B", "C"),
+        ]
+    };
+    let big = layout(target_times(0.9));
+    let p = run_opts(&big, &head_opts(1000));
+    assert_eq!(p.picked, vec![0, 1], "{p:?}");
+    assert!(p.quality >= 0.6, "{}", p.quality);
+
+    let small = layout(target_times(0.3));
+    let p = run_opts(&small, &head_opts(1000));
+    assert_eq!(p.picked, vec![0, 1, 2], "{p:?}");
+    assert!(p.quality >= 0.6, "{}", p.quality);
+}
+
+/// Kudu's `KUDU2251`: rowsets of 2, 4 and 8 GiB (target 16 GiB, budget
+/// 2^30 MB) are all picked with a quality strictly between 1 and 2.
+#[test]
+fn kudu_2251_multi_gib_rowsets_do_not_overflow() {
+    let inputs = vec![
+        RowsetInput::new(1 << 31, "C", "c"),
+        RowsetInput::new(1 << 32, "B", "a"),
+        RowsetInput::new(1 << 33, "A", "b"),
+    ];
+    let opts = PlannerOptions {
+        rules: Rules::Head {
+            small_rowset_tradeoff: planner::DEFAULT_SMALL_ROWSET_TRADEOFF,
+            target_size_bytes: 1 << 34,
+        },
+        ..head_opts(1 << 30)
+    };
+    let p = run_opts(&inputs, &opts);
+    assert_eq!(p.picked, vec![0, 1, 2], "{p:?}");
+    assert_eq!(p.picked_mb, 2048 + 4096 + 8192);
+    assert!(p.quality > 1.0 && p.quality < 2.0, "{}", p.quality);
+    // Beyond Kudu's checks: only size ratios matter, so the same layout
+    // scaled down by 2^10 (sizes and target) must score identically.
+    let scaled: Vec<RowsetInput> = inputs
+        .iter()
+        .map(|r| RowsetInput::new(r.size_bytes >> 10, r.min_key.clone(), r.max_key.clone()))
+        .collect();
+    let scaled_opts = PlannerOptions {
+        rules: Rules::Head {
+            small_rowset_tradeoff: planner::DEFAULT_SMALL_ROWSET_TRADEOFF,
+            target_size_bytes: 1 << 24,
+        },
+        ..opts
+    };
+    let q = run_opts(&scaled, &scaled_opts);
+    assert_eq!(q.picked, p.picked);
+    assert_eq!(q.quality, p.quality);
+    assert_eq!(q.average_height, p.average_height);
+}
+
+/// Kudu's `TestSmallRowsetCompactionReducesRowsetCount`: up to 100 abutting
+/// rowsets each just under the target size (so merging them would not
+/// reduce the count) are never worth compacting, at any count.
+#[test]
+fn small_rowset_compaction_reduces_rowset_count() {
+    let n = 100u64;
+    let size = target_times(1.0 - 1.0 / (n - 1) as f64);
+    let opts = head_opts(1_000_000);
+    let mut inputs = Vec::new();
+    for i in 0..n {
+        inputs.push(RowsetInput::new(
+            size,
+            format!("{i:010}"),
+            format!("{:010}", i + 1),
+        ));
+        let p = run_opts(&inputs, &opts);
+        assert!(p.picked.is_empty(), "{} rowsets: {p:?}", inputs.len());
+        assert_eq!(p.quality, 0.0, "{} rowsets", inputs.len());
+    }
+}
+
+/// Kudu's `TestSmallRowsetTradeoffFactor`: for two abutting rowsets of
+/// target/32 … target/1 the quality never rises and the pair is dropped
+/// from target/2 on; three abutting rowsets of target/3 are picked.
+#[test]
+fn small_rowset_tradeoff_factor() {
+    let opts = head_opts(1000);
+    let mut prev_quality = f64::MAX;
+    for divisor in [32u32, 16, 8, 4, 2, 1] {
+        let size = target_times(1.0 / f64::from(divisor));
+        let inputs = vec![
+            RowsetInput::new(size, "A", "B"),
+            RowsetInput::new(size, "B", "C"),
+        ];
+        let p = run_opts(&inputs, &opts);
+        assert!(
+            p.quality <= prev_quality,
+            "divisor {divisor}: {} after {prev_quality}",
+            p.quality
+        );
+        prev_quality = p.quality;
+        if divisor > 2 {
+            assert_eq!(p.picked, vec![0, 1], "divisor {divisor}: {p:?}");
+        } else {
+            assert!(p.quality < opts.min_improvement, "divisor {divisor}: {p:?}");
+            assert!(p.picked.is_empty(), "divisor {divisor}: {p:?}");
+        }
+    }
+
+    let size = target_times(1.0 / 3.0);
+    let inputs = vec![
+        RowsetInput::new(size, "A", "B"),
+        RowsetInput::new(size, "B", "C"),
+        RowsetInput::new(size, "C", "D"),
+    ];
+    let p = run_opts(&inputs, &opts);
+    assert_eq!(p.picked, vec![0, 1, 2], "{p:?}");
+    assert!(p.quality > opts.min_improvement, "{}", p.quality);
+}
+
+/// Kudu's `TestHeightBasedDominatesSizeBased`: under a 64 MB budget two
+/// overlapping 32 MiB rowsets win over four abutting 8 MiB ones.
+#[test]
+fn height_based_dominates_size_based() {
+    const BIG: u64 = 32 << 20;
+    const SMALL: u64 = 8 << 20;
+    let inputs = vec![
+        RowsetInput::new(BIG, "A", "B"),
+        RowsetInput::new(BIG, "A", "B"),
+        RowsetInput::new(SMALL, "C", "D"),
+        RowsetInput::new(SMALL, "D", "E"),
+        RowsetInput::new(SMALL, "E", "F"),
+        RowsetInput::new(SMALL, "F", "G"),
+    ];
+    let p = run_opts(&inputs, &head_opts(64));
+    assert_eq!(p.picked, vec![0, 1], "{p:?}");
+    assert!(
+        p.picked
+            .iter()
+            .all(|&i| inputs[i as usize].size_bytes == BIG)
+    );
+}
+
+/// Kudu's `TestKUDU2704`: rowsets twice the target size still get a
+/// height-reducing compaction (the overlapping pair) within the budget.
+#[test]
+fn kudu_2704_oversized_rowsets_still_compact_for_height() {
+    let big = 2 * planner::DEFAULT_TARGET_SIZE_BYTES;
+    let budget_mb = 2 * big / 1024 / 1024;
+    let mut inputs: Vec<RowsetInput> = (0..100u64)
+        .map(|i| RowsetInput::new(big, format!("{:010}", 2 * i), format!("{:010}", 2 * i + 1)))
+        .collect();
+    inputs.push(RowsetInput::new(big, "0000000000", "0000000001"));
+    let p = run_opts(&inputs, &head_opts(budget_mb));
+    assert_eq!(p.picked, vec![0, 100], "{p:?}");
+    assert!(p.quality > 0.0, "{}", p.quality);
+}
+
 fn layout(ranges: &[(&str, &str)]) -> f64 {
     let inputs: Vec<RowsetInput> = ranges
         .iter()
@@ -131,9 +313,10 @@ fn layout(ranges: &[(&str, &str)]) -> f64 {
     average_height(&inputs)
 }
 
+/// Kudu's `KeySpaceCdfTest.TestComputingAverageRowSetHeight`: the average
+/// height of each of its 17 layouts, exact or within 0.001 as Kudu checks.
 #[test]
 fn key_space_cdf_average_heights() {
-    // Kudu's KeySpaceCdfTest.TestComputingAverageRowSetHeight layouts.
     assert_eq!(layout(&[]), 0.0);
     assert_eq!(layout(&[("A", "A")]), 0.0);
     assert_eq!(layout(&[("A", "B")]), 1.0);
