@@ -384,8 +384,7 @@ impl Tournament {
     }
 
     fn better(&self, cursors: &[Cursor], a: usize, b: usize) -> usize {
-        let head = |i: usize| self.heads.get(i).copied().unwrap_or(u128::MAX);
-        let (x, y) = (head(a), head(b));
+        let (x, y) = (self.head(a), self.head(b));
         if x != y {
             return if y < x { b } else { a };
         }
@@ -404,6 +403,11 @@ impl Tournament {
     /// cursor when all are).
     fn winner(&self) -> usize {
         self.tree[1]
+    }
+
+    /// Cursor `i`'s key prefix (`u128::MAX` when exhausted).
+    fn head(&self, i: usize) -> u128 {
+        self.heads.get(i).copied().unwrap_or(u128::MAX)
     }
 
     /// Cursor `i` moved: refresh its prefix and recompute the winners on
@@ -430,6 +434,35 @@ struct Output {
     rows: u64,
     min_key: Vec<u8>,
     max_key: Vec<u8>,
+    /// Early writeback: a handle on the same file, the bytes written when
+    /// it was last asked to sync, and the sync running in the background.
+    sync: Option<File>,
+    synced: u64,
+    syncing: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Written bytes between two background syncs of an output.
+const SYNC_EVERY: u64 = 32 << 20;
+
+impl Output {
+    /// Starts a background `fdatasync` of what the writer has written so
+    /// far, once [`SYNC_EVERY`] more bytes are written: the disk writes
+    /// overlap the merge, so the sync at the end has little left to wait
+    /// for.
+    fn sync_in_background(&mut self) {
+        let written = self.writer.bytes_written();
+        if written < self.synced + SYNC_EVERY
+            || self.syncing.as_ref().is_some_and(|h| !h.is_finished())
+        {
+            return;
+        }
+        if let Some(f) = self.sync.as_ref().and_then(|f| f.try_clone().ok()) {
+            self.synced = written;
+            self.syncing = Some(std::thread::spawn(move || {
+                let _ = f.sync_data();
+            }));
+        }
+    }
 }
 
 /// Merges `inputs` (each sorted by `cfg.key`) into new files named by
@@ -747,20 +780,21 @@ fn merge_range(
         loop {
             // The smallest current key; ties go to the earlier input.
             let b = tree.winner();
-            if b >= cursors.len() || cursors[b].key().is_none() {
+            // A live cursor's prefix is below `u128::MAX` but for keys of
+            // sixteen 0xff bytes, which the second test tells apart.
+            if b >= cursors.len() || (tree.head(b) == u128::MAX && cursors[b].key().is_none()) {
                 break;
             }
             let c = &mut cursors[b];
-            let key = c.key().unwrap_or_default();
             if sink.chunk.is_empty() {
-                sink.chunk_first = key.to_vec();
+                sink.chunk_first = c.key().unwrap_or_default().to_vec();
             }
             // The key of the last row written is needed when a chunk is
             // written; it is copied only when it may be that row: the last
             // of a chunk, or the last of a batch (the merge may end there).
             if sink.chunk.len() + 1 == batch_rows || c.row + 1 == c.end {
                 sink.last_key.clear();
-                sink.last_key.extend_from_slice(key);
+                sink.last_key.extend_from_slice(c.key().unwrap_or_default());
             }
             let slot = match c.slot {
                 Some(s) => s,
@@ -830,6 +864,7 @@ impl Sink<'_> {
             let target = self.dir.join((self.name)(self.done.len()));
             let (pending, file) = PendingFile::create(target.clone(), false)
                 .map_err(|e| DatasetError::write(&target, e))?;
+            let sync = file.try_clone().ok();
             let writer = ParquetWriter::try_new(file, Arc::clone(&self.schema), self.props.clone())
                 .map_err(|e| DatasetError::write(&target, e))?;
             self.out = Some(Output {
@@ -838,6 +873,9 @@ impl Sink<'_> {
                 rows: 0,
                 min_key: self.chunk_first.clone(),
                 max_key: Vec::new(),
+                sync,
+                synced: 0,
+                syncing: None,
             });
         }
         if let Some(o) = self.out.as_mut() {
@@ -846,6 +884,7 @@ impl Sink<'_> {
                 .map_err(|e| DatasetError::write(o.pending.target(), e))?;
             o.rows += self.chunk.len() as u64;
             o.max_key.clone_from(&self.last_key);
+            o.sync_in_background();
             let size = o.writer.bytes_written() + o.writer.in_progress_size();
             if size >= self.target_file_bytes
                 && let Some(o) = self.out.take()
@@ -862,8 +901,11 @@ impl Sink<'_> {
     }
 }
 
-fn close(o: Output) -> Result<MergedFile, DatasetError> {
+fn close(mut o: Output) -> Result<MergedFile, DatasetError> {
     let target = o.pending.target().to_path_buf();
+    if let Some(h) = o.syncing.take() {
+        let _ = h.join();
+    }
     let file = o
         .writer
         .finish()
