@@ -282,11 +282,16 @@ impl Cursor {
     }
 }
 
-/// Writer settings for the merged files: zstd, and dictionary encoding
-/// only for the columns whose data pages are dictionary-encoded in the
-/// first input (a column the input's writer gave up on, such as unique
-/// strings, is written plain rather than tried again).
-fn output_properties(first: &Path) -> Result<WriterProperties, DatasetError> {
+/// Writer settings for the merged files: zstd; dictionary encoding only
+/// for the columns whose data pages are dictionary-encoded in the first
+/// input (a column the input's writer gave up on, such as unique strings,
+/// is written plain rather than tried again); integer key columns
+/// `DELTA_BINARY_PACKED`.
+fn output_properties(
+    first: &Path,
+    schema: &SchemaRef,
+    key: &[String],
+) -> Result<WriterProperties, DatasetError> {
     use parquet::{basic::Encoding, file::reader::FileReader};
     let file = File::open(first).map_err(|e| DatasetError::io("open", first, e))?;
     let reader = parquet::file::reader::SerializedFileReader::new(file)
@@ -311,6 +316,21 @@ fn output_properties(first: &Path) -> Result<WriterProperties, DatasetError> {
             if plain_data {
                 props = props.set_column_dictionary_enabled(col.column_path().clone(), false);
             }
+        }
+    }
+    // Integer key columns are sorted: their deltas are small, and
+    // `DELTA_BINARY_PACKED` stores them in a few bits each.
+    for k in key {
+        if let Ok(f) = schema.field_with_name(k)
+            && matches!(
+                f.data_type(),
+                arrow_schema::DataType::Int32 | arrow_schema::DataType::Int64
+            )
+        {
+            let path = parquet::schema::types::ColumnPath::from(k.as_str());
+            props = props
+                .set_column_dictionary_enabled(path.clone(), false)
+                .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
         }
     }
     Ok(props.build())
@@ -769,7 +789,7 @@ fn merge_range(
         chunk_first: Vec::new(),
         last_key: Vec::new(),
         schema: schema.clone(),
-        props: output_properties(&inputs[0])?,
+        props: output_properties(&inputs[0], &schema, &cfg.key)?,
         dir,
         name,
         target_file_bytes: cfg.target_file_bytes,

@@ -10,9 +10,11 @@
 //! footer and Arrow schema metadata are parquet's own.
 //!
 //! On the direct path the encodings follow the Arrow types (dictionary
-//! columns `RLE_DICTIONARY`, others `PLAIN`), pages are version 1, and
-//! statistics are kept per page; the properties' dictionary, page-size and
-//! statistics settings apply to the `ArrowWriter` path only.
+//! columns `RLE_DICTIONARY`, others `PLAIN`, integer columns set to
+//! `DELTA_BINARY_PACKED` in the properties so), pages are version 1, and
+//! statistics are kept per page; the properties' other encoding,
+//! dictionary, page-size and statistics settings apply to the
+//! `ArrowWriter` path only.
 
 use std::io::Write;
 
@@ -94,7 +96,11 @@ impl<W: Write + Send> ParquetWriter<W> {
             .with_coerce_types(props.coerce_types())
             .convert(&schema)?;
         let shredder = common_codec(&props, &descr)
-            .and_then(|codec| Shredder::supports(&schema, &descr, codec));
+            .and_then(|codec| Shredder::supports(&schema, &descr, codec))
+            .map(|mut s| {
+                s.use_encodings(&props);
+                s
+            });
         let inner = match shredder {
             Some(shredder) => {
                 let (file, _) = writer.into_serialized_writer()?;

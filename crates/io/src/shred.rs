@@ -12,8 +12,9 @@
 //!
 //! Pages are version 1 data pages, compressed with the run's codec
 //! (Snappy, `LZ4_RAW` or zstd) when one is set: levels as bit-packed RLE-hybrid runs,
-//! strings and integers `PLAIN`, dictionary columns `RLE_DICTIONARY` with
-//! one `PLAIN` dictionary page per column chunk. Pages end on row boundaries after
+//! strings `PLAIN`, integers `PLAIN` or `DELTA_BINARY_PACKED`, dictionary
+//! columns `RLE_DICTIONARY` with one `PLAIN` dictionary page per column
+//! chunk. Pages end on row boundaries after
 //! 20,000 rows or 1 MiB of values, and carry exact min/max/null counts in
 //! the column index; the offset index records every page. Page headers
 //! are written here (Thrift compact protocol, a few fixed fields), so a
@@ -108,6 +109,8 @@ struct LeafShape {
     def_empty_list: u8,
     def_null_item: Option<u8>,
     def_null_leaf: Option<u8>,
+    /// Integers as `DELTA_BINARY_PACKED` instead of `PLAIN`.
+    delta: bool,
 }
 
 /// Encodes the row groups of one schema.
@@ -175,6 +178,7 @@ impl Shredder {
                 def_empty_list: 0,
                 def_null_item: None,
                 def_null_leaf: field.is_nullable().then_some(0),
+                delta: false,
             }]);
         }
         let DataType::List(item) = field.data_type() else {
@@ -201,9 +205,29 @@ impl Shredder {
                     def_empty_list: d_list,
                     def_null_item: item.is_nullable().then_some(d_rep),
                     def_null_leaf: c.is_nullable().then_some(d_item),
+                    delta: false,
                 })
             })
             .collect()
+    }
+
+    /// Takes the encoding of integer leaves from `props`: those whose
+    /// column is set to `DELTA_BINARY_PACKED` are written so (suits sorted
+    /// columns: small deltas pack into a few bits); the rest `PLAIN`.
+    pub(crate) fn use_encodings(&mut self, props: &parquet::file::properties::WriterProperties) {
+        for (leaf, descr) in self.leaves.iter_mut().zip(&self.descrs) {
+            leaf.delta = matches!(leaf.values, Values::Int(_))
+                && props.encoding(descr.path()) == Some(Encoding::DELTA_BINARY_PACKED);
+        }
+    }
+
+    /// Every integer leaf `DELTA_BINARY_PACKED` (for tests).
+    #[cfg(test)]
+    fn delta_for_all_ints(mut self) -> Self {
+        for leaf in &mut self.leaves {
+            leaf.delta = matches!(leaf.values, Values::Int(_));
+        }
+        self
     }
 
     /// Fresh encoders for one row group.
@@ -670,7 +694,14 @@ impl LeafEncoder {
                     stats.min = Some(lo);
                     stats.max = Some(hi);
                 }
-                Encoding::PLAIN
+                if self.shape.delta {
+                    self.body.clear();
+                    delta_binary_packed(&mut self.body, &self.values, width);
+                    std::mem::swap(&mut self.body, &mut self.values);
+                    Encoding::DELTA_BINARY_PACKED
+                } else {
+                    Encoding::PLAIN
+                }
             }
             Values::Dictionary => {
                 // Keys become a bit width byte and the hybrid encoding.
@@ -719,6 +750,9 @@ impl LeafEncoder {
     pub(crate) fn close(&mut self, pool: &BufferPool) -> Result<(Bytes, ColumnCloseResult), Error> {
         self.flush_page()?;
         let mut encodings = vec![Encoding::PLAIN, Encoding::RLE];
+        if self.shape.delta {
+            encodings.push(Encoding::DELTA_BINARY_PACKED);
+        }
         let mut uncompressed = 0usize;
         let (chunk, dictionary_offset, shift) = match self.shape.values {
             Values::Plain | Values::Int(_) => {
@@ -841,6 +875,7 @@ fn encoding_id(e: Encoding) -> i32 {
     match e {
         Encoding::PLAIN => 0,
         Encoding::RLE => 3,
+        Encoding::DELTA_BINARY_PACKED => 5,
         Encoding::RLE_DICTIONARY => 8,
         _ => 0,
     }
@@ -1245,6 +1280,98 @@ fn int_min_max(values: &[u8], width: usize) -> Option<(Vec<u8>, Vec<u8>)> {
     Some((bytes(lo), bytes(hi)))
 }
 
+/// Values per `DELTA_BINARY_PACKED` block, and miniblocks per block.
+const DELTA_BLOCK: usize = 128;
+const DELTA_MINIBLOCKS: usize = 4;
+
+/// Encodes `values` (little-endian integers of `width` bytes, 4 or 8) as
+/// `DELTA_BINARY_PACKED`: a header (block size, miniblocks per block,
+/// value count, first value), then per block of 128 deltas the smallest
+/// delta and four miniblocks of 32 bit-packed `delta - smallest`, each
+/// with its own bit width. Deltas wrap at the value's width (32 or 64
+/// bits), as the format specifies, so any values round-trip.
+fn delta_binary_packed(out: &mut Vec<u8>, values: &[u8], width: usize) {
+    let n = values.len() / width;
+    let value = |i: usize| int_le(&values[i * width..i * width + width]);
+    // Work in the unsigned domain of the value's width.
+    let mask: u64 = if width == 4 {
+        u64::from(u32::MAX)
+    } else {
+        u64::MAX
+    };
+    let zigzag = |v: u64| -> u64 {
+        if width == 4 {
+            let v = v as u32 as i32;
+            u64::from(((v << 1) ^ (v >> 31)) as u32)
+        } else {
+            let v = v as i64;
+            ((v << 1) ^ (v >> 63)) as u64
+        }
+    };
+    varint(out, DELTA_BLOCK as u64);
+    varint(out, DELTA_MINIBLOCKS as u64);
+    varint(out, n as u64);
+    varint(out, zigzag(if n > 0 { value(0) as u64 & mask } else { 0 }));
+    let per_mini = DELTA_BLOCK / DELTA_MINIBLOCKS;
+    let mut deltas = [0u64; DELTA_BLOCK];
+    let mut at = 1;
+    while at < n {
+        let len = DELTA_BLOCK.min(n - at);
+        for (k, d) in deltas[..len].iter_mut().enumerate() {
+            let i = at + k;
+            *d = (value(i) as u64).wrapping_sub(value(i - 1) as u64) & mask;
+        }
+        // The smallest delta as a signed number of the value's width.
+        let signed = |d: u64| -> i64 {
+            if width == 4 {
+                i64::from(d as u32 as i32)
+            } else {
+                d as i64
+            }
+        };
+        let min = deltas[..len].iter().map(|&d| signed(d)).min().unwrap_or(0);
+        varint(out, zigzag(min as u64 & mask));
+        let minis = len.div_ceil(per_mini);
+        let widths_at = out.len();
+        out.extend_from_slice(&[0u8; DELTA_MINIBLOCKS]);
+        for m in 0..minis {
+            let chunk = &mut deltas[m * per_mini..((m + 1) * per_mini).min(len)];
+            let mut max = 0u64;
+            for d in chunk.iter_mut() {
+                *d = d.wrapping_sub(min as u64) & mask;
+                max |= *d;
+            }
+            let w = (64 - max.leading_zeros()) as usize;
+            out[widths_at + m] = w as u8;
+            pack_bits(out, chunk, per_mini, w);
+        }
+        at += len;
+    }
+}
+
+/// Appends `values` bit-packed, `w` bits each, least significant bit
+/// first, padded with zero values to `count` values.
+fn pack_bits(out: &mut Vec<u8>, values: &[u64], count: usize, w: usize) {
+    if w == 0 {
+        return;
+    }
+    let mut acc: u128 = 0;
+    let mut bits = 0usize;
+    for k in 0..count {
+        let v = values.get(k).copied().unwrap_or(0);
+        acc |= u128::from(v) << bits;
+        bits += w;
+        while bits >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+    if bits > 0 {
+        out.push(acc as u8);
+    }
+}
+
 /// Bits needed for values up to `max`.
 fn bit_width(max: u8) -> u8 {
     (8 - max.leading_zeros()) as u8
@@ -1644,6 +1771,24 @@ mod tests {
                 chunk_statistics(&write_arrow(schema.clone(), &groups)),
                 "seed {seed}"
             );
+            // With integers delta-encoded: the same rows and statistics.
+            let delta = write_direct_with(schema.clone(), &groups, true);
+            assert_eq!(
+                chunk_statistics(&delta),
+                chunk_statistics(&write_arrow(schema.clone(), &groups)),
+                "seed {seed} (delta)"
+            );
+            let got: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(delta)
+                .unwrap()
+                .build()
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(
+                rows_of(&got),
+                rows_of(std::slice::from_ref(&batch)),
+                "seed {seed} (delta)"
+            );
         }
     }
 
@@ -1734,6 +1879,11 @@ mod tests {
 
     /// The file the direct encoder writes for `groups`, one row group each.
     fn write_direct(schema: Arc<Schema>, groups: &[&[RecordBatch]]) -> Bytes {
+        write_direct_with(schema, groups, false)
+    }
+
+    /// [`write_direct`], with integers `DELTA_BINARY_PACKED` when `delta`.
+    fn write_direct_with(schema: Arc<Schema>, groups: &[&[RecordBatch]], delta: bool) -> Bytes {
         let writer = ArrowWriter::try_new_with_options(
             Vec::new(),
             schema.clone(),
@@ -1741,8 +1891,11 @@ mod tests {
         )
         .unwrap();
         let (mut file, _) = writer.into_serialized_writer().unwrap();
-        let shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
+        let mut shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
             .expect("shape supported");
+        if delta {
+            shredder = shredder.delta_for_all_ints();
+        }
         let pool = BufferPool::default();
         for group in groups {
             let mut leaves = shredder.row_group();
@@ -1775,6 +1928,86 @@ mod tests {
             w.flush().unwrap();
         }
         Bytes::from(w.into_inner().unwrap())
+    }
+
+    /// `DELTA_BINARY_PACKED` integers read back unchanged at every length
+    /// around the block and miniblock sizes, with overflowing deltas, nulls
+    /// and whole-null pages.
+    #[test]
+    fn delta_packed_integers_round_trip() {
+        use parquet::file::reader::FileReader;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("b", DataType::Int32, false),
+        ]));
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for len in [
+            1usize, 2, 3, 31, 32, 33, 127, 128, 129, 130, 161, 300, 25_000,
+        ] {
+            for pattern in 0..4 {
+                let a: Vec<Option<i64>> = (0..len)
+                    .map(|i| match pattern {
+                        // Sorted with small steps.
+                        0 => Some(i as i64 * 3 + (next() % 3) as i64),
+                        // Anything, so deltas overflow.
+                        1 => Some(next() as i64),
+                        // The extremes, alternating, and nulls.
+                        2 => (i % 5 != 0).then_some(if i % 2 == 0 { i64::MIN } else { i64::MAX }),
+                        // All null.
+                        _ => None,
+                    })
+                    .collect();
+                let b: Vec<i32> = (0..len)
+                    .map(|i| match pattern {
+                        0 => i as i32,
+                        1 | 3 => next() as i32,
+                        _ => {
+                            if i % 2 == 0 {
+                                i32::MIN
+                            } else {
+                                i32::MAX
+                            }
+                        }
+                    })
+                    .collect();
+                let batch = RecordBatch::try_new(
+                    schema.clone(),
+                    vec![Arc::new(Int64Array::from(a)), Arc::new(Int32Array::from(b))],
+                )
+                .unwrap();
+                let file = write_direct_with(schema.clone(), &[std::slice::from_ref(&batch)], true);
+                let reader =
+                    parquet::file::serialized_reader::SerializedFileReader::new(file.clone())
+                        .unwrap();
+                let encodings = reader
+                    .metadata()
+                    .row_group(0)
+                    .column(1)
+                    .encodings()
+                    .collect::<Vec<_>>();
+                assert!(
+                    encodings.contains(&Encoding::DELTA_BINARY_PACKED),
+                    "{encodings:?}"
+                );
+                let got: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(file)
+                    .unwrap()
+                    .build()
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                assert_eq!(
+                    rows(&got),
+                    rows(std::slice::from_ref(&batch)),
+                    "{len} rows, pattern {pattern}"
+                );
+            }
+        }
     }
 
     #[test]
