@@ -679,19 +679,7 @@ fn sample_keys(
         }
         at += step;
     }
-    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| DatasetError::parquet(path, e))?;
-    let (_, roots) = key_encoder(builder.schema(), key)?;
-    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-    let reader = builder
-        .with_projection(mask)
-        .with_row_selection(RowSelection::from(selectors))
-        .with_batch_size(8192)
-        .build()
-        .map_err(|e| DatasetError::parquet(path, e))?;
-    let schema = arrow_array::RecordBatchReader::schema(&reader);
-    let (enc, idx) = key_encoder(&schema, key)?;
+    let (reader, enc, idx) = key_reader(path, key, 8192, Some(RowSelection::from(selectors)))?;
     let mut samples: Vec<Vec<u8>> = Vec::new();
     for b in reader {
         let b = b.map_err(|e| DatasetError::parquet(path, e.into()))?;
@@ -707,6 +695,38 @@ fn sample_keys(
     Ok(samples)
 }
 
+/// A reader of the key columns of `path` (the rows `selection` picks, or
+/// all), and the key encoder for its batches.
+fn key_reader(
+    path: &Path,
+    key: &[String],
+    batch_rows: usize,
+    selection: Option<RowSelection>,
+) -> Result<
+    (
+        parquet::arrow::arrow_reader::ParquetRecordBatchReader,
+        RowEncoder,
+        Vec<usize>,
+    ),
+    DatasetError,
+> {
+    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| DatasetError::parquet(path, e))?;
+    let (_, roots) = key_encoder(builder.schema(), key)?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+    let mut builder = builder.with_projection(mask).with_batch_size(batch_rows);
+    if let Some(selection) = selection {
+        builder = builder.with_row_selection(selection);
+    }
+    let reader = builder
+        .build()
+        .map_err(|e| DatasetError::parquet(path, e))?;
+    let schema = arrow_array::RecordBatchReader::schema(&reader);
+    let (enc, idx) = key_encoder(&schema, key)?;
+    Ok((reader, enc, idx))
+}
+
 /// Calls `each` with the encoded keys of every batch of `path` (key
 /// columns only) and the row number of the batch's first row; stops when
 /// `each` returns false. Returns the rows seen.
@@ -716,18 +736,7 @@ pub(crate) fn for_each_key_batch(
     batch_rows: usize,
     mut each: impl FnMut(&Rows, u64) -> Result<bool, DatasetError>,
 ) -> Result<u64, DatasetError> {
-    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| DatasetError::parquet(path, e))?;
-    let (_, roots) = key_encoder(builder.schema(), key)?;
-    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(batch_rows)
-        .build()
-        .map_err(|e| DatasetError::parquet(path, e))?;
-    let schema = arrow_array::RecordBatchReader::schema(&reader);
-    let (enc, idx) = key_encoder(&schema, key)?;
+    let (reader, enc, idx) = key_reader(path, key, batch_rows, None)?;
     let mut seen = 0u64;
     for b in reader {
         let b = b.map_err(|e| DatasetError::parquet(path, e.into()))?;

@@ -57,6 +57,18 @@ fn write(path: &Path, rows: &[Key], tag: usize) {
     w.close().unwrap();
 }
 
+/// Writes input `i` of `data` as `dir/in-ii.parquet`; returns the paths.
+fn write_inputs(dir: &Path, data: &[Vec<Key>]) -> Vec<std::path::PathBuf> {
+    data.iter()
+        .enumerate()
+        .map(|(i, rows)| {
+            let p = dir.join(format!("in-{i:02}.parquet"));
+            write(&p, rows, i);
+            p
+        })
+        .collect()
+}
+
 /// Sorted random inputs of `files` files: narrow key spans (many equal
 /// keys, so cuts fall among them) and nullable second key columns.
 fn inputs(rng: &mut RowRng, files: usize, max_rows: u64) -> Vec<Vec<Key>> {
@@ -105,15 +117,7 @@ fn any_thread_count_and_batch_size_give_the_stable_merge() {
         let mut rng = RowRng::seeded(seed);
         let dir = tempfile::tempdir().unwrap();
         let data = inputs(&mut rng, 2 + seed as usize % 5, 900);
-        let paths: Vec<_> = data
-            .iter()
-            .enumerate()
-            .map(|(i, rows)| {
-                let p = dir.path().join(format!("in-{i:02}.parquet"));
-                write(&p, rows, i);
-                p
-            })
-            .collect();
+        let paths = write_inputs(dir.path(), &data);
         // The oracle: every input's rows, stably sorted by key.
         let mut want: Vec<(Key, String)> = Vec::new();
         for (i, rows) in data.iter().enumerate() {
@@ -164,15 +168,7 @@ fn an_input_out_of_order_anywhere_is_an_error_with_any_thread_count() {
         let row = rows.remove(from);
         rows.insert(to, row);
         let sorted = rows.windows(2).all(|w| order(&w[0]) <= order(&w[1]));
-        let paths: Vec<_> = data
-            .iter()
-            .enumerate()
-            .map(|(i, rows)| {
-                let p = dir.path().join(format!("in-{i:02}.parquet"));
-                write(&p, rows, i);
-                p
-            })
-            .collect();
+        let paths = write_inputs(dir.path(), &data);
         for (threads, batch_rows) in [(1, 64), (2, 3), (3, 16), (4, 2)] {
             let got = merged_rows(&paths, threads, batch_rows);
             if sorted {

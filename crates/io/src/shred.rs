@@ -1483,11 +1483,16 @@ mod tests {
     /// Writes each group of batches as one row group through the direct
     /// encoder and reads the file back with parquet's reader.
     fn round_trip(schema: Arc<Schema>, groups: &[&[RecordBatch]]) -> Vec<RecordBatch> {
-        ParquetRecordBatchReaderBuilder::try_new(write_direct(schema, groups))
+        read_all(write_direct(schema, groups))
+    }
+
+    /// Every batch of a Parquet file in memory.
+    fn read_all(file: Bytes) -> Vec<RecordBatch> {
+        ParquetRecordBatchReaderBuilder::try_new(file)
             .unwrap()
             .build()
             .unwrap()
-            .collect::<Result<Vec<_>, _>>()
+            .collect::<Result<_, _>>()
             .unwrap()
     }
 
@@ -1778,12 +1783,7 @@ mod tests {
                 chunk_statistics(&write_arrow(schema.clone(), &groups)),
                 "seed {seed} (delta)"
             );
-            let got: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(delta)
-                .unwrap()
-                .build()
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap();
+            let got: Vec<RecordBatch> = read_all(delta);
             assert_eq!(
                 rows_of(&got),
                 rows_of(std::slice::from_ref(&batch)),
@@ -1851,12 +1851,7 @@ mod tests {
         }
         rg.close().unwrap();
         let bytes = Bytes::from(file.into_inner().unwrap());
-        ParquetRecordBatchReaderBuilder::try_new(bytes)
-            .unwrap()
-            .build()
-            .unwrap()
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap()
+        read_all(bytes)
     }
 
     #[test]
@@ -1995,12 +1990,7 @@ mod tests {
                     encodings.contains(&Encoding::DELTA_BINARY_PACKED),
                     "{encodings:?}"
                 );
-                let got: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(file)
-                    .unwrap()
-                    .build()
-                    .unwrap()
-                    .collect::<Result<_, _>>()
-                    .unwrap();
+                let got: Vec<RecordBatch> = read_all(file);
                 assert_eq!(
                     rows(&got),
                     rows(std::slice::from_ref(&batch)),
