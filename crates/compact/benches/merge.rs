@@ -12,57 +12,12 @@
 //! Without `--bench` (as `cargo test --all-targets` runs it) it merges a
 //! small dataset once and checks the output, as a smoke test.
 
-use std::{
-    fs::File,
-    path::{Path, PathBuf},
-    process::Command,
-    sync::Arc,
-    time::Instant,
-};
+use std::{path::PathBuf, process::Command, time::Instant};
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
-use parquet::{
-    arrow::ArrowWriter,
-    basic::{Compression, ZstdLevel},
-    file::properties::WriterProperties,
+use strata_compact::{
+    merge::{MergeConfig, merge_files},
+    synth::{Payload, SyntheticDataset, write_dataset},
 };
-use strata_compact::merge::{MergeConfig, merge_files};
-use strata_gen::{BatchGenerator, contacts::Contacts, rng::RowRng};
-
-/// Writes file `f` of `rows` rows: sorted random keys over the whole key
-/// range (so every file overlaps every other), contacts columns.
-fn write_input(path: &Path, f: usize, rows: usize, files: usize) {
-    let generator = Contacts::new(f as u64 + 1);
-    let mut scratch = Default::default();
-    let mut rng = RowRng::seeded(f as u64);
-    let span = (rows * files) as u64 * 4;
-    let mut keys: Vec<i64> = (0..rows).map(|_| rng.next_below(span) as i64).collect();
-    keys.sort_unstable();
-    let contacts = generator.schema();
-    let mut fields = vec![Field::new("id", DataType::Int64, false)];
-    fields.extend(contacts.fields().iter().map(|f| f.as_ref().clone()));
-    let schema = Arc::new(Schema::new(fields));
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap()))
-        .build();
-    let tmp = path.with_extension("partial");
-    let mut w =
-        ArrowWriter::try_new(File::create(&tmp).unwrap(), schema.clone(), Some(props)).unwrap();
-    for start in (0..rows).step_by(8192) {
-        let n = 8192.min(rows - start);
-        let b = generator
-            .generate((f * rows + start) as u64, n, &mut scratch)
-            .unwrap();
-        let mut cols: Vec<ArrayRef> =
-            vec![Arc::new(Int64Array::from(keys[start..start + n].to_vec()))];
-        cols.extend(b.columns().iter().cloned());
-        w.write(&RecordBatch::try_new(schema.clone(), cols).unwrap())
-            .unwrap();
-    }
-    w.close().unwrap();
-    std::fs::rename(tmp, path).unwrap();
-}
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -114,11 +69,20 @@ fn main() {
     let inputs: Vec<PathBuf> = (0..files)
         .map(|f| dir.join(format!("in-{f:02}.parquet")))
         .collect();
-    for (f, p) in inputs.iter().enumerate() {
-        if !p.exists() {
-            eprintln!("writing {}", p.display());
-            write_input(p, f, rows, files);
+    if inputs.iter().any(|p| !p.exists()) {
+        eprintln!("writing {} inputs into {}", files, dir.display());
+        for p in &inputs {
+            let _ = std::fs::remove_file(p);
         }
+        // Every file spans the whole key range: all overlap all.
+        let spec = SyntheticDataset {
+            files,
+            rows_per_file: rows,
+            overlap: 1.0,
+            seed: 0,
+            payload: Payload::Contacts,
+        };
+        write_dataset(&dir, &spec).unwrap();
     }
     let python = flag("--python")
         .map(PathBuf::from)

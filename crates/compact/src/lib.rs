@@ -38,5 +38,6 @@ pub mod merge;
 pub mod planner;
 pub mod rowsets;
 pub mod storage;
+pub mod synth;
 
 pub use error::Error;

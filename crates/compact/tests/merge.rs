@@ -187,3 +187,61 @@ fn an_input_out_of_order_anywhere_is_an_error_with_any_thread_count() {
     }
     assert!(faults >= 16, "only {faults} inputs were out of order");
 }
+
+#[test]
+fn synthetic_datasets_have_the_overlap_asked_for() {
+    use strata_compact::synth::{Payload, SyntheticDataset, write_dataset};
+    for (overlap, payload) in [
+        (0.0, Payload::Text),
+        (0.5, Payload::Contacts),
+        (1.0, Payload::Text),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = SyntheticDataset {
+            files: 3,
+            rows_per_file: 10_000,
+            overlap,
+            seed: 7,
+            payload,
+        };
+        let paths = write_dataset(dir.path(), &spec).unwrap();
+        let mut ranges = Vec::new();
+        for (f, p) in paths.iter().enumerate() {
+            let batches = read_batches(p).unwrap();
+            let keys: Vec<i64> = batches
+                .iter()
+                .flat_map(|b| {
+                    b.column(0)
+                        .as_any()
+                        .downcast_ref::<Int64Array>()
+                        .unwrap()
+                        .values()
+                        .to_vec()
+                })
+                .collect();
+            assert_eq!(keys.len(), 10_000);
+            assert!(keys.windows(2).all(|w| w[0] <= w[1]), "file {f} sorted");
+            let range = spec.key_range(f);
+            assert!(
+                keys.iter().all(|k| range.contains(k)),
+                "file {f} in {range:?}"
+            );
+            assert_eq!(batches[0].schema(), spec.schema());
+            ranges.push(range);
+        }
+        // Neighbours overlap by the fraction asked for.
+        let width = (ranges[0].end - ranges[0].start) as f64;
+        let shared = (ranges[0].end - ranges[1].start).max(0) as f64;
+        assert!(
+            (shared / width - overlap).abs() < 1e-6,
+            "{overlap}: {ranges:?}"
+        );
+        // The same spec writes the same bytes; an existing file is kept.
+        let again = tempfile::tempdir().unwrap();
+        let paths2 = write_dataset(again.path(), &spec).unwrap();
+        for (a, b) in paths.iter().zip(&paths2) {
+            assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+        }
+        assert!(write_dataset(dir.path(), &spec).is_err());
+    }
+}
