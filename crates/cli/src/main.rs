@@ -74,7 +74,9 @@ enum Command {
 #[derive(Subcommand, Debug)]
 enum CompactCommand {
     /// Build a dataset's manifest from the sorted Parquet files in DIR: each
-    /// file's row count, size and key bounds (its first and last keys).
+    /// file's row count, size and key bounds (from the footer's statistics
+    /// where they bound the key; else, and with --verify, its first and
+    /// last keys).
     Init(CompactInitArgs),
     /// Plan a compaction with Kudu's budgeted policy: the files whose merge
     /// most lowers the average key-range overlap within the IO budget.
@@ -167,7 +169,7 @@ struct CompactInitArgs {
     /// The key columns every file is sorted by, most significant first.
     #[arg(long, value_delimiter = ',', required = true)]
     key: Vec<String>,
-    /// Check that every file is sorted by the key.
+    /// Read every file's key columns and check that it is sorted by the key.
     #[arg(long)]
     verify: bool,
     #[command(flatten)]

@@ -1,20 +1,22 @@
-//! A dataset: a directory of Parquet files, each sorted by the same key
-//! columns, and a manifest listing them with their key bounds.
+//! A dataset: a directory or object-store prefix ([`Dataset`]) of Parquet
+//! files, each sorted by the same key columns, and a manifest listing them
+//! with their key bounds.
 //!
-//! The manifest (`_strata_manifest.json`) is versioned and replaced
-//! atomically: a new one is written to a temporary, synced, and renamed
-//! over the old. It is the dataset's commit point: a reader that loads it
-//! sees one generation whole. Files a compaction writes are named
-//! `part-GENERATION-N.parquet`; files in the directory that the manifest
-//! does not list (left by a run that stopped) are removed by the next
-//! run, as are strata's temporaries.
+//! The manifest (`_strata_manifest.json`) is versioned and replaced in
+//! one step (a synced temporary renamed over the old one, or one object
+//! `PUT`). It is the dataset's commit point: a reader that loads it sees
+//! one generation whole. Files a compaction writes are named
+//! `part-GENERATION-N.parquet`; files the manifest does not list (left by
+//! a run that stopped) are removed by the next run, as are strata's
+//! temporaries.
 //!
 //! # Executing a compaction
 //!
 //! [`execute`]: merge the picked files into new ones (each written to a
-//! temporary, then renamed) -> write and rename the new manifest ->
-//! remove the replaced files. A failure at any step leaves a manifest
-//! whose files all exist and whose rows are exactly the rows before.
+//! temporary, then renamed; on an object store, merged in a local scratch
+//! directory and uploaded) -> replace the manifest -> remove the replaced
+//! files. A failure at any step leaves a manifest whose files all exist
+//! and whose rows are exactly the rows before.
 
 use std::{
     fmt,
@@ -23,7 +25,7 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
-use strata_row::Rows;
+use strata_row::{RowEncoder, Rows, SortField};
 
 pub use crate::storage::Dataset;
 use crate::{
@@ -277,10 +279,15 @@ impl Manifest {
 }
 
 /// Builds a manifest for the Parquet files of `ds` (every `*.parquet`
-/// not starting with `.`), sorted by `key`: each file's key bounds are its
-/// first and last rows' keys (only the key columns are read). With
-/// `verify`, every key is checked to be in order. Writes the manifest and
-/// returns it.
+/// not starting with `.`), sorted by `key`. Each file's key bounds come
+/// from its footer's statistics: the tuple of the key columns' smallest
+/// values (null for a column with nulls, as nulls order first) and the
+/// tuple of their largest; every row's key lies between them. A file whose
+/// key columns lack exact statistics (or are floating point, whose
+/// statistics leave out NaN) has its key columns read for its first and
+/// last rows' keys instead. With `verify`, every file's key columns are
+/// read and each key is checked to be in order (the bounds are then the
+/// first and last keys). Writes the manifest and returns it.
 ///
 /// # Errors
 ///
@@ -309,7 +316,17 @@ pub fn init(ds: &Dataset, key: &[String], verify: bool) -> Result<Manifest, Data
     }
     let mut files = Vec::with_capacity(listed.len());
     for (name, bytes) in listed {
-        let (rows, min_key, max_key) = bounds(ds, &name, key, verify)?;
+        let from_stats = if verify {
+            None
+        } else {
+            let (md, schema) = ds.parquet_footer(&name)?;
+            statistics_bounds(&md, &schema, key)
+                .map_err(|e| DatasetError::Invalid(format!("{}: {e}", ds.file_display(&name))))?
+        };
+        let (rows, min_key, max_key) = match from_stats {
+            Some(b) => b,
+            None => bounds(ds, &name, key, verify)?,
+        };
         files.push(FileEntry {
             name,
             rows,
@@ -329,14 +346,95 @@ pub fn init(ds: &Dataset, key: &[String], verify: bool) -> Result<Manifest, Data
     Ok(m)
 }
 
+/// A file's rows and the encoded keys that bound its keys.
+type Bounds = (u64, Vec<u8>, Vec<u8>);
+
+/// Rows and key bounds of a file from its footer: per key column the
+/// smallest and largest value over the row groups' statistics, encoded
+/// alone and concatenated (a strata-row key is its columns' encodings one
+/// after another). `None` when some key column has no exact statistics in
+/// some row group, or is floating point.
+fn statistics_bounds(
+    md: &parquet::file::metadata::ParquetMetaData,
+    schema: &arrow_schema::Schema,
+    key: &[String],
+) -> Result<Option<Bounds>, DatasetError> {
+    use arrow_array::{Array, new_null_array};
+    use arrow_schema::DataType;
+    use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+    let groups = md.row_groups();
+    let rows = groups.iter().map(|g| g.num_rows().max(0) as u64).sum();
+    let (mut lo, mut hi) = (Vec::new(), Vec::new());
+    for k in key {
+        let field = schema
+            .field_with_name(k)
+            .map_err(|_| DatasetError::Invalid(format!("the file has no key column '{k}'")))?;
+        if matches!(
+            field.data_type(),
+            DataType::Float16 | DataType::Float32 | DataType::Float64
+        ) {
+            return Ok(None);
+        }
+        let Ok(conv) = StatisticsConverter::try_new(k, schema, md.file_metadata().schema_descr())
+        else {
+            return Ok(None);
+        };
+        // A missing null count must not read as "no nulls".
+        let conv = conv.with_missing_null_counts_as_zero(false);
+        let (Ok(mins), Ok(maxes), Ok(min_exact), Ok(max_exact), Ok(nulls)) = (
+            conv.row_group_mins(groups),
+            conv.row_group_maxes(groups),
+            conv.row_group_is_min_value_exact(groups),
+            conv.row_group_is_max_value_exact(groups),
+            conv.row_group_null_counts(groups),
+        ) else {
+            return Ok(None);
+        };
+        let encoder = RowEncoder::new(vec![SortField::new(field.data_type().clone())])
+            .map_err(|e| DatasetError::Invalid(format!("cannot order by '{k}': {e}")))?;
+        let encode = |a: &arrow_array::ArrayRef| {
+            encoder
+                .encode(std::slice::from_ref(a))
+                .map_err(|e| DatasetError::Invalid(format!("cannot encode '{k}': {e}")))
+        };
+        let (mins_rows, maxes_rows) = (encode(&mins)?, encode(&maxes)?);
+        let null_row = encode(&new_null_array(field.data_type(), 1))?;
+        let null = null_row.row(0).as_bytes().to_vec();
+        let (mut col_lo, mut col_hi): (Option<Vec<u8>>, Option<Vec<u8>>) = (None, None);
+        for (g, meta) in groups.iter().enumerate() {
+            let n = meta.num_rows().max(0) as u64;
+            if nulls.is_null(g) {
+                return Ok(None);
+            }
+            let null_count = nulls.value(g);
+            if null_count > 0 {
+                col_lo = Some(null.clone());
+            }
+            if null_count >= n {
+                continue; // no values, only nulls
+            }
+            let exact = |a: &arrow_array::BooleanArray| a.is_valid(g) && a.value(g);
+            if mins.is_null(g) || maxes.is_null(g) || !exact(&min_exact) || !exact(&max_exact) {
+                return Ok(None);
+            }
+            let (m, x) = (mins_rows.row(g).as_bytes(), maxes_rows.row(g).as_bytes());
+            if col_lo.as_deref().is_none_or(|l| m < l) {
+                col_lo = Some(m.to_vec());
+            }
+            if col_hi.as_deref().is_none_or(|h| x > h) {
+                col_hi = Some(x.to_vec());
+            }
+        }
+        // A column of nulls only: both bounds are null.
+        lo.extend(col_lo.unwrap_or_else(|| null.clone()));
+        hi.extend(col_hi.unwrap_or(null));
+    }
+    Ok(Some((rows, lo, hi)))
+}
+
 /// Rows and first/last encoded keys of a sorted file; with `verify`, also
 /// checks every row is not below the one before.
-fn bounds(
-    ds: &Dataset,
-    name: &str,
-    key: &[String],
-    verify: bool,
-) -> Result<(u64, Vec<u8>, Vec<u8>), DatasetError> {
+fn bounds(ds: &Dataset, name: &str, key: &[String], verify: bool) -> Result<Bounds, DatasetError> {
     let display = ds.file_display(name);
     let mut first: Option<Vec<u8>> = None;
     let mut last: Vec<u8> = Vec::new();

@@ -360,6 +360,52 @@ impl Dataset {
 }
 
 impl Dataset {
+    /// The footer of Parquet file `name`: its metadata and Arrow schema
+    /// (one tail read on an object store).
+    pub(crate) fn parquet_footer(
+        &self,
+        name: &str,
+    ) -> Result<
+        (
+            Arc<parquet::file::metadata::ParquetMetaData>,
+            arrow_schema::SchemaRef,
+        ),
+        DatasetError,
+    > {
+        match &self.inner {
+            Inner::Local(d) => {
+                let path = d.join(name);
+                let file =
+                    std::fs::File::open(&path).map_err(|e| DatasetError::io("open", &path, e))?;
+                let b =
+                    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+                        .map_err(|e| DatasetError::parquet(&path, e))?;
+                Ok((Arc::clone(b.metadata()), Arc::clone(b.schema())))
+            }
+            Inner::Object(o) => {
+                let location = self.file_display(name);
+                let io = |e: strata_io::Error| DatasetError::File {
+                    path: PathBuf::from(&location),
+                    source: Box::new(e),
+                };
+                o.rt.block_on(async {
+                    let source = strata_io::store::Source::open(
+                        Arc::clone(&o.store),
+                        o.child(name),
+                        location.clone(),
+                        strata_io::location::remote_fetch_options(),
+                    )
+                    .await
+                    .map_err(io)?;
+                    let f = strata_io::scan::parquet::ParquetFile::open(source, None)
+                        .await
+                        .map_err(io)?;
+                    Ok((Arc::clone(f.metadata()), f.schema()))
+                })
+            }
+        }
+    }
+
     /// Reads the `key` columns of file `name` (only their byte ranges, on
     /// an object store) and calls `each` with every batch of them.
     pub(crate) fn scan_columns(

@@ -404,3 +404,80 @@ fn a_running_compaction_holds_the_dataset_lock() {
     assert!(!dir.path().join(LOCK).exists());
     check(dir.path());
 }
+
+/// Without `--verify`, bounds come from the footer's statistics: tuples
+/// of column minimums and maximums, which bracket every row's key (and
+/// equal the first and last keys for one non-null column). Files whose
+/// statistics cannot bound the key (none written, or a float key) are
+/// read instead, giving the exact first and last keys.
+#[test]
+fn init_bounds_from_statistics_bracket_every_key() {
+    use arrow_array::Float64Array;
+    use parquet::file::properties::EnabledStatistics;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("s", DataType::Utf8, true),
+        Field::new("f", DataType::Float64, false),
+    ]));
+    // Sorted by (k, s) with nulls first, and by f.
+    let n = 5000usize;
+    let k: Vec<i64> = (0..n).map(|i| (i / 7) as i64 - 100).collect();
+    let s: Vec<Option<String>> = (0..n)
+        .map(|i| (i % 7 != 0).then(|| format!("s{}", i % 7)))
+        .collect();
+    let f: Vec<f64> = (0..n).map(|i| i as f64 / 3.0).collect();
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(k)) as ArrayRef,
+            Arc::new(StringArray::from(s)),
+            Arc::new(Float64Array::from(f)),
+        ],
+    )
+    .unwrap();
+    for (stats, keys) in [
+        (EnabledStatistics::Chunk, vec!["k"]),
+        (EnabledStatistics::Chunk, vec!["k", "s"]),
+        (EnabledStatistics::Chunk, vec!["f"]),
+        (EnabledStatistics::None, vec!["k", "s"]),
+    ] {
+        let key: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        let bounds = |verify: bool| {
+            let dir = tempfile::tempdir().unwrap();
+            let props = WriterProperties::builder()
+                .set_statistics_enabled(stats)
+                .set_max_row_group_row_count(Some(1500))
+                .build();
+            let file = File::create(dir.path().join("a.parquet")).unwrap();
+            let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props)).unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            let m = init(&Dataset::local(dir.path()), &key, verify).unwrap();
+            assert_eq!(m.files[0].rows, n as u64);
+            (
+                from_hex(&m.files[0].min_key).unwrap(),
+                from_hex(&m.files[0].max_key).unwrap(),
+            )
+        };
+        let (lo, hi) = bounds(false);
+        let (first, last) = bounds(true);
+        assert!(lo <= first && hi >= last, "{keys:?} {stats:?}");
+        let exact = keys == ["k"] || keys == ["f"] || stats == EnabledStatistics::None;
+        assert_eq!((lo == first && hi == last), exact, "{keys:?} {stats:?}");
+        // A key is its columns' encodings one after another.
+        let (enc, idx) = key_encoder(&schema, &key).unwrap();
+        let cols: Vec<ArrayRef> = idx.iter().map(|&i| batch.column(i).clone()).collect();
+        let whole = enc.encode(&cols).unwrap();
+        let mut parts = vec![Vec::new(); n];
+        for c in &key {
+            let (e, i) = key_encoder(&schema, std::slice::from_ref(c)).unwrap();
+            let r = e.encode(&[batch.column(i[0]).clone()]).unwrap();
+            for (row, p) in parts.iter_mut().enumerate() {
+                p.extend_from_slice(r.row(row).as_bytes());
+            }
+        }
+        for (row, p) in parts.iter().enumerate() {
+            assert_eq!(whole.row(row).as_bytes(), p.as_slice());
+        }
+    }
+}
