@@ -390,15 +390,19 @@ fn statistics_bounds(
         ) else {
             return Ok(None);
         };
-        let encoder = RowEncoder::new(vec![SortField::new(field.data_type().clone())])
-            .map_err(|e| DatasetError::Invalid(format!("cannot order by '{k}': {e}")))?;
-        let encode = |a: &arrow_array::ArrayRef| {
-            encoder
-                .encode(std::slice::from_ref(a))
-                .map_err(|e| DatasetError::Invalid(format!("cannot encode '{k}': {e}")))
+        // Statistics that do not come back as the key column's type (such
+        // as a dictionary column's values) are not used.
+        let Ok(encoder) = RowEncoder::new(vec![SortField::new(field.data_type().clone())]) else {
+            return Ok(None);
         };
-        let (mins_rows, maxes_rows) = (encode(&mins)?, encode(&maxes)?);
-        let null_row = encode(&new_null_array(field.data_type(), 1))?;
+        let encode = |a: &arrow_array::ArrayRef| encoder.encode(std::slice::from_ref(a)).ok();
+        let (Some(mins_rows), Some(maxes_rows), Some(null_row)) = (
+            encode(&mins),
+            encode(&maxes),
+            encode(&new_null_array(field.data_type(), 1)),
+        ) else {
+            return Ok(None);
+        };
         let null = null_row.row(0).as_bytes().to_vec();
         let (mut col_lo, mut col_hi): (Option<Vec<u8>>, Option<Vec<u8>>) = (None, None);
         for (g, meta) in groups.iter().enumerate() {
