@@ -295,6 +295,14 @@ struct GenerateArgs {
     /// or batch counts.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Split the rows into this many equal contiguous parts and write only
+    /// the one --part names (files STEM_partIofN_j): parts can run on
+    /// different machines, and together hold exactly the whole run's rows.
+    #[arg(long, default_value_t = 1, requires = "part")]
+    parts: u64,
+    /// Which part to write, from 1 to --parts.
+    #[arg(long, default_value_t = 1, requires = "parts")]
+    part: u64,
     /// File format: parquet or ipc (Arrow IPC file).
     #[arg(long, default_value = "parquet", value_parser = parse::<Format>)]
     format: Format,
@@ -402,6 +410,10 @@ fn config(args: &GenerateArgs) -> GenerateConfig {
         overwrite: args.overwrite,
         seed: args.seed,
         encoder: args.encoder,
+        part: strata_io::generate::Part {
+            index: args.part,
+            count: args.parts,
+        },
     }
 }
 
@@ -431,7 +443,8 @@ fn run_generate(args: GenerateArgs) -> Result<()> {
     if let Some(p) = &args.summary_json {
         check_writable_parent(p)?;
     }
-    let bar = progress_bar(cfg.target_records, args.quiet);
+    let rows = cfg.rows();
+    let bar = progress_bar(rows.end - rows.start, args.quiet);
     let cpu0 = cpu_seconds();
     let summary = generate(&generator, &cfg, &|n| bar.inc(n));
     bar.finish_and_clear();

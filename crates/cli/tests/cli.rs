@@ -97,6 +97,9 @@ fn bad_flags_fail_with_a_message_and_no_files() {
         (vec!["--preset", "nope"], "nope"),
         (vec!["--format", "ipc", "--compression", "snappy"], "snappy"),
         (vec!["--summary-json", "no/such/dir/s.json"], "no/such/dir"),
+        (vec!["--parts", "3", "--part", "4"], "--part"),
+        (vec!["--parts", "3", "--part", "0"], "--part"),
+        (vec!["--part", "2"], "--parts"),
     ] {
         let mut full = vec!["generate"];
         if !args.contains(&"--target-records") {
@@ -308,4 +311,31 @@ fn full_disk_fails_cleanly() {
         dir.path(),
     );
     failed_cleanly(&o, dir.path(), "No space left on device", &[]);
+}
+
+#[test]
+fn a_part_writes_its_slice_under_its_own_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = strata(
+        &[
+            "generate",
+            "-q",
+            "--target-records",
+            "3000",
+            "--num-writers",
+            "2",
+            "--parts",
+            "3",
+            "--part",
+            "2",
+            "--output-dir",
+            "out",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        files(&dir.path().join("out")),
+        vec!["contacts_part2of3_0.parquet", "contacts_part2of3_1.parquet"]
+    );
 }

@@ -9,6 +9,12 @@
 //! `DIR/STEM_i.EXT` and holds its rows in global row order, so the output
 //! is the same, byte for byte, whatever the thread count.
 //!
+//! With [`Part`] `i` of `n`, the run covers only global rows
+//! `[T·(i−1)/n, T·i/n)` (row values depend only on the global row, so
+//! these are exactly the rows the whole run writes there), split the same
+//! way over `DIR/STEM_part{i}of{n}_j.EXT`. Parts can run anywhere; their
+//! files, in part order, hold the whole run's rows in order.
+//!
 //! # Work
 //!
 //! A *task* is one row group. `threads` workers take tasks in file-major
@@ -109,6 +115,23 @@ pub struct GenerateConfig {
     pub seed: u64,
     /// Which Parquet encoder to use.
     pub encoder: ParquetEncoder,
+    /// The part of the rows this run writes (all by default).
+    pub part: Part,
+}
+
+/// Part `index` (from 1) of `count` equal contiguous slices of the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Part {
+    /// Which part, from 1.
+    pub index: u64,
+    /// How many parts.
+    pub count: u64,
+}
+
+impl Default for Part {
+    fn default() -> Self {
+        Part { index: 1, count: 1 }
+    }
 }
 
 /// The Parquet column encoder.
@@ -160,10 +183,24 @@ impl GenerateConfig {
         if self.num_writers == 0 {
             return bad("--num-writers must be at least 1".into());
         }
-        if self.num_writers as u64 > self.target_records {
+        let Part { index, count } = self.part;
+        if count == 0 || index == 0 || index > count {
             return bad(format!(
-                "--num-writers ({}) exceeds --target-records ({}): a file would be empty",
-                self.num_writers, self.target_records
+                "--part must be between 1 and --parts ({count}), got {index}"
+            ));
+        }
+        if count > self.target_records {
+            return bad(format!(
+                "--parts ({count}) exceeds --target-records ({}): a part would be empty",
+                self.target_records
+            ));
+        }
+        let rows = self.rows();
+        if self.num_writers as u64 > rows.end - rows.start {
+            return bad(format!(
+                "--num-writers ({}) exceeds the rows to write ({}): a file would be empty",
+                self.num_writers,
+                rows.end - rows.start
             ));
         }
         if self.threads == 0 {
@@ -186,19 +223,37 @@ impl GenerateConfig {
 
     /// The global rows of file `i`.
     pub fn file_rows(&self, i: usize) -> Range<u64> {
-        let n = self.target_records as u128;
+        let rows = self.rows();
+        let n = u128::from(rows.end - rows.start);
         let w = self.num_writers as u128;
-        let at = |k: u128| (n * k / w) as u64;
+        let at = |k: u128| rows.start + (n * k / w) as u64;
         at(i as u128)..at(i as u128 + 1)
+    }
+
+    /// The global rows this run writes: all, or its part's.
+    pub fn rows(&self) -> Range<u64> {
+        let t = u128::from(self.target_records);
+        let n = u128::from(self.part.count.max(1));
+        let at = |k: u64| (t * u128::from(k) / n) as u64;
+        at(self.part.index.saturating_sub(1))..at(self.part.index)
+    }
+
+    /// The file name stem: `STEM`, or `STEM_part{i}of{n}` for a part.
+    pub fn stem(&self) -> String {
+        if self.part.count <= 1 {
+            self.output_filename.clone()
+        } else {
+            format!(
+                "{}_part{}of{}",
+                self.output_filename, self.part.index, self.part.count
+            )
+        }
     }
 
     /// The final path of file `i`.
     pub fn file_path(&self, i: usize) -> PathBuf {
-        self.output_dir.join(format!(
-            "{}_{i}.{}",
-            self.output_filename,
-            self.format.extension()
-        ))
+        self.output_dir
+            .join(format!("{}_{i}.{}", self.stem(), self.format.extension()))
     }
 }
 
@@ -278,7 +333,7 @@ pub fn conflicting_outputs(cfg: &GenerateConfig) -> Vec<PathBuf> {
         .map(|i| cfg.file_path(i))
         .filter(|p| p.exists())
         .collect();
-    let prefix = format!("{}_", cfg.output_filename);
+    let prefix = format!("{}_", cfg.stem());
     let suffix = format!(".{}", cfg.format.extension());
     if let Ok(entries) = fs::read_dir(&cfg.output_dir) {
         for e in entries.flatten() {
@@ -513,9 +568,11 @@ fn run_in<G: BatchGenerator>(
     }
     let elapsed_s = start.elapsed().as_secs_f64();
     let bytes = summaries.iter().map(|f| f.bytes).sum();
-    let records_per_s = cfg.target_records as f64 / elapsed_s;
+    let rows = cfg.rows();
+    let records = rows.end - rows.start;
+    let records_per_s = records as f64 / elapsed_s;
     Ok(Summary {
-        records: cfg.target_records,
+        records,
         bytes,
         elapsed_s,
         threads,

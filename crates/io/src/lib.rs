@@ -53,6 +53,7 @@
 //!     overwrite: false,
 //!     seed: 42,
 //!     encoder: Default::default(),
+//!     part: Default::default(),
 //! };
 //! let summary = generate(&Contacts::new(42), &cfg, &|_| {}).unwrap();
 //! assert_eq!(summary.records, 10_000);

@@ -10,7 +10,7 @@ use arrow_schema::DataType;
 use strata_gen::{BatchGenerator, contacts::Contacts};
 use strata_io::{
     Compression, Error, Format,
-    generate::{GenerateConfig, Summary, generate},
+    generate::{GenerateConfig, Part, Summary, generate},
     readback::{multiset_hash, read_batches, rows_as_text, sequence_hash},
 };
 
@@ -28,6 +28,7 @@ fn config(dir: &Path, records: u64) -> GenerateConfig {
         overwrite: false,
         seed: 42,
         encoder: Default::default(),
+        part: Default::default(),
     }
 }
 
@@ -220,6 +221,71 @@ fn rows_do_not_depend_on_writers_batches_or_threads() {
     let mut cfg = config(dir.path(), records);
     cfg.seed = 43;
     assert_ne!(hashes(&cfg).0, seen[0].0, "another seed gives other rows");
+}
+
+/// Parts in order hold exactly the whole run's rows in order, for several
+/// part counts; a part's files do not depend on the thread, writer or
+/// batch counts; parts share a directory without touching each other.
+#[test]
+fn parts_together_are_the_whole_run() {
+    let records = 20_011;
+    let whole = {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, batches) = run(&config(dir.path(), records));
+        rows_as_text(&batches).unwrap()
+    };
+    for count in [2u64, 3, 7] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rows = Vec::new();
+        for index in 1..=count {
+            let mut cfg = config(dir.path(), records);
+            cfg.part = Part { index, count };
+            let (summary, batches) = run(&cfg);
+            let want = cfg.rows();
+            assert_eq!(summary.records, want.end - want.start);
+            assert!(
+                summary.files.iter().all(|f| f
+                    .path
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&format!("contacts_part{index}of{count}_"))),
+                "{:?}",
+                summary.files
+            );
+            rows.extend(rows_as_text(&batches).unwrap());
+        }
+        assert_eq!(rows.len(), whole.len(), "{count} parts");
+        assert_eq!(sequence_hash(&rows), sequence_hash(&whole), "{count} parts");
+        // Every part's files are there, side by side.
+        assert_eq!(listing(dir.path()).len(), 2 * count as usize);
+    }
+    // Part 2 of 3, whatever the threads, writers and batches: same rows.
+    let mut seen = Vec::new();
+    for (threads, writers, batch) in [(1, 1, 4096), (3, 4, 1000), (2, 2, 333)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(dir.path(), records);
+        cfg.part = Part { index: 2, count: 3 };
+        cfg.threads = threads;
+        cfg.num_writers = writers;
+        cfg.record_batch_size = batch;
+        seen.push(hashes(&cfg).1);
+    }
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:x?}");
+    // Bad parts are refused before anything is written.
+    let dir = tempfile::tempdir().unwrap();
+    for (index, count) in [(0, 3), (4, 3), (1, 0), (1, records + 1)] {
+        let mut cfg = config(dir.path(), records);
+        cfg.part = Part { index, count };
+        let e = generate(&Contacts::new(42), &cfg, &|_| {}).unwrap_err();
+        assert!(e.to_string().contains("--part"), "{index}/{count}: {e}");
+    }
+    let mut cfg = config(dir.path(), 10);
+    cfg.part = Part { index: 1, count: 5 };
+    cfg.num_writers = 3;
+    let e = generate(&Contacts::new(42), &cfg, &|_| {}).unwrap_err();
+    assert!(e.to_string().contains("--num-writers"), "{e}");
+    assert!(listing(dir.path()).is_empty());
 }
 
 #[test]
