@@ -280,8 +280,10 @@ struct GenerateArgs {
     /// so this sets the layout, not the speed.
     #[arg(long, default_value_t = 4)]
     num_writers: usize,
-    /// Output directory (created if missing) [default: output_parquet, or
-    /// output_ipc with --format ipc].
+    /// Output directory (created if missing), or s3://BUCKET/PREFIX (S3
+    /// settings from the AWS_* variables; each file is a multipart upload,
+    /// completed only when every file is whole) [default: output_parquet,
+    /// or output_ipc with --format ipc].
     #[arg(long)]
     output_dir: Option<PathBuf>,
     /// File name stem: files are STEM_0.parquet, STEM_1.parquet, ...

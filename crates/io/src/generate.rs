@@ -36,7 +36,10 @@
 //!
 //! Every file is written under a hidden temporary name and all files are
 //! renamed into place only after the last one is complete; on any error
-//! the temporaries are deleted and nothing is renamed.
+//! the temporaries are deleted and nothing is renamed. In an object store
+//! each file is a multipart upload ([`crate::upload`]), completed only
+//! after the last one has all its bytes; on any error every upload is
+//! aborted and no object appears.
 
 use std::{
     collections::BTreeMap,
@@ -77,6 +80,7 @@ use crate::{
     ipc::IpcFileWriter,
     output::{PendingFile, remove_stale_temporaries},
     shred::{BufferPool, LeafEncoder, Shredder, parquet_codec},
+    upload::{ObjectDir, Upload},
 };
 
 /// Default rows per batch handed from the generator to the encoder.
@@ -105,7 +109,9 @@ pub struct GenerateConfig {
     pub format: Format,
     /// Codec.
     pub compression: Compression,
-    /// Directory of the output files (created if missing).
+    /// Directory of the output files (created if missing), or an object
+    /// store prefix such as `s3://bucket/prefix` (settings from the
+    /// standard `AWS_*` variables).
     pub output_dir: PathBuf,
     /// File name stem: files are `STEM_i.EXT`.
     pub output_filename: String,
@@ -329,27 +335,49 @@ pub struct Summary {
 /// Existing files a run would replace: its own targets and any
 /// `STEM_N.EXT` left by an earlier run with more writers.
 pub fn conflicting_outputs(cfg: &GenerateConfig) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = (0..cfg.num_writers)
-        .map(|i| cfg.file_path(i))
-        .filter(|p| p.exists())
+    let names: Vec<String> = fs::read_dir(&cfg.output_dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    conflicting_names(cfg, names.iter().map(String::as_str))
+        .into_iter()
+        .map(|n| cfg.output_dir.join(n))
+        .collect()
+}
+
+/// Of the file `names` in the output directory, those [`conflicting_outputs`]
+/// reports: this run's own names, then stale `STEM_i.EXT` with `i` past
+/// the writers.
+fn conflicting_names<'a>(
+    cfg: &GenerateConfig,
+    names: impl Iterator<Item = &'a str>,
+) -> Vec<String> {
+    let names: Vec<&str> = names.collect();
+    let mut out: Vec<String> = (0..cfg.num_writers)
+        .filter_map(|i| {
+            let p = cfg.file_path(i);
+            let n = p.file_name()?.to_string_lossy().into_owned();
+            names.contains(&n.as_str()).then_some(n)
+        })
         .collect();
     let prefix = format!("{}_", cfg.stem());
     let suffix = format!(".{}", cfg.format.extension());
-    if let Ok(entries) = fs::read_dir(&cfg.output_dir) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(mid) = name
-                .strip_prefix(&prefix)
-                .and_then(|r| r.strip_suffix(&suffix))
-            else {
-                continue;
-            };
-            if let Ok(i) = mid.parse::<usize>()
-                && i >= cfg.num_writers
-                && mid == i.to_string()
-            {
-                out.push(e.path());
-            }
+    for name in names {
+        let Some(mid) = name
+            .strip_prefix(&prefix)
+            .and_then(|r| r.strip_suffix(&suffix))
+        else {
+            continue;
+        };
+        if let Ok(i) = mid.parse::<usize>()
+            && i >= cfg.num_writers
+            && mid == i.to_string()
+        {
+            out.push(name.to_string());
         }
     }
     out
@@ -389,8 +417,67 @@ enum Encoded {
 }
 
 enum Sink {
-    Parquet(SerializedFileWriter<File>),
-    Ipc(Box<IpcFileWriter<BufWriter<File>>>),
+    Parquet(Box<SerializedFileWriter<OutputFile>>),
+    Ipc(Box<IpcFileWriter<BufWriter<OutputFile>>>),
+}
+
+/// Where the run's files go: a directory, or an object-store prefix
+/// (`--output-dir s3://bucket/prefix`).
+enum Destination {
+    Local,
+    Object(ObjectDir),
+}
+
+impl Destination {
+    fn of(cfg: &GenerateConfig) -> Result<Destination, Error> {
+        let dir = cfg.output_dir.to_string_lossy();
+        if dir.contains("://") && !dir.starts_with("file://") {
+            Ok(Destination::Object(ObjectDir::open(
+                &dir,
+                &Default::default(),
+            )?))
+        } else {
+            Ok(Destination::Local)
+        }
+    }
+}
+
+/// A file being written: a local temporary, or an object upload.
+enum OutputFile {
+    Local(File),
+    Upload(Upload),
+}
+
+impl std::io::Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            OutputFile::Local(f) => f.write(buf),
+            OutputFile::Upload(u) => u.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            OutputFile::Local(f) => f.flush(),
+            OutputFile::Upload(u) => u.flush(),
+        }
+    }
+}
+
+/// A complete file waiting to be made visible: renamed into place, or its
+/// upload completed.
+enum Finished {
+    Local(PendingFile),
+    Upload(Upload),
+}
+
+impl Finished {
+    fn commit(self) -> Result<(), Error> {
+        match self {
+            Finished::Local(p) => p.commit().map(|_| ()),
+            Finished::Upload(u) => u.commit().map(|_| ()),
+        }
+    }
 }
 
 struct Queue {
@@ -401,8 +488,9 @@ struct Queue {
 
 struct WriterState {
     sink: Option<Sink>,
+    /// The local temporary (an upload is inside the sink).
     pending: Option<PendingFile>,
-    done: Option<(PendingFile, FileSummary)>,
+    done: Option<(Finished, FileSummary)>,
 }
 
 struct FileSlot {
@@ -421,6 +509,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 struct Run<'a, G: BatchGenerator> {
     generator: &'a G,
     cfg: &'a GenerateConfig,
+    dest: &'a Destination,
     schema: SchemaRef,
     props: Option<WriterProperties>,
     factory: Option<ArrowRowGroupWriterFactory>,
@@ -448,10 +537,14 @@ pub fn generate<G: BatchGenerator>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Summary, Error> {
     cfg.validate()?;
+    let dest = Destination::of(cfg)?;
+    if let Destination::Object(_) = dest {
+        return run_in(generator, cfg, &dest, progress);
+    }
     let created_dir = !cfg.output_dir.exists();
     fs::create_dir_all(&cfg.output_dir)
         .map_err(|e| Error::io("create directory", &cfg.output_dir, e))?;
-    let result = run_in(generator, cfg, progress);
+    let result = run_in(generator, cfg, &dest, progress);
     if result.is_err() && created_dir {
         // Only removes the directory if the failed run left it empty.
         let _ = fs::remove_dir(&cfg.output_dir);
@@ -462,17 +555,29 @@ pub fn generate<G: BatchGenerator>(
 fn run_in<G: BatchGenerator>(
     generator: &G,
     cfg: &GenerateConfig,
+    dest: &Destination,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Summary, Error> {
-    let conflicts = conflicting_outputs(cfg);
+    let conflicts = match dest {
+        Destination::Local => conflicting_outputs(cfg),
+        Destination::Object(o) => {
+            let names = o.list()?;
+            conflicting_names(cfg, names.iter().map(String::as_str))
+                .into_iter()
+                .map(|n| cfg.output_dir.join(n))
+                .collect()
+        }
+    };
     if !cfg.overwrite && !conflicts.is_empty() {
         return Err(Error::OutputExists {
             path: conflicts[0].clone(),
             count: conflicts.len(),
         });
     }
-    for i in 0..cfg.num_writers {
-        remove_stale_temporaries(&cfg.file_path(i));
+    if let Destination::Local = dest {
+        for i in 0..cfg.num_writers {
+            remove_stale_temporaries(&cfg.file_path(i));
+        }
     }
 
     let start = Instant::now();
@@ -521,6 +626,7 @@ fn run_in<G: BatchGenerator>(
     let run = Run {
         generator,
         cfg,
+        dest,
         schema,
         props,
         factory,
@@ -562,7 +668,16 @@ fn run_in<G: BatchGenerator>(
     if cfg.overwrite {
         for stale in conflicts {
             if !summaries.iter().any(|s| s.path == stale) {
-                fs::remove_file(&stale).map_err(|e| Error::io("remove stale output", &stale, e))?;
+                match dest {
+                    Destination::Local => fs::remove_file(&stale)
+                        .map_err(|e| Error::io("remove stale output", &stale, e))?,
+                    Destination::Object(o) => o.remove(
+                        &stale
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                    )?,
+                }
             }
         }
     }
@@ -750,12 +865,24 @@ impl<G: BatchGenerator> Run<'_, G> {
 
     fn open(&self, file: usize, w: &mut WriterState) -> Result<(), Error> {
         let target = self.cfg.file_path(file);
-        let (pending, f) = PendingFile::create(target, self.cfg.overwrite)?;
+        let (pending, f) = match self.dest {
+            Destination::Local => {
+                let (pending, f) = PendingFile::create(target, self.cfg.overwrite)?;
+                (Some(pending), OutputFile::Local(f))
+            }
+            Destination::Object(o) => {
+                let name = target
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (None, OutputFile::Upload(o.create(&name)?))
+            }
+        };
         let sink = match (&self.props, self.cfg.format) {
             (Some(props), _) => {
                 let options = ArrowWriterOptions::new().with_properties(props.clone());
                 let writer = ArrowWriter::try_new_with_options(f, self.schema.clone(), options)?;
-                Sink::Parquet(writer.into_serialized_writer()?.0)
+                Sink::Parquet(Box::new(writer.into_serialized_writer()?.0))
             }
             (None, _) => {
                 let options = ipc_options(self.cfg.compression)?;
@@ -765,7 +892,7 @@ impl<G: BatchGenerator> Run<'_, G> {
             }
         };
         w.sink = Some(sink);
-        w.pending = Some(pending);
+        w.pending = pending;
         Ok(())
     }
 
@@ -809,8 +936,7 @@ impl<G: BatchGenerator> Run<'_, G> {
     }
 
     fn finish(&self, file: usize, w: &mut WriterState) -> Result<(), Error> {
-        let pending = w.pending.take().ok_or(Error::Cancelled)?;
-        let target = pending.target().to_path_buf();
+        let target = self.cfg.file_path(file);
         let (f, groups) = match w.sink.take() {
             Some(Sink::Parquet(writer)) => {
                 let groups = writer.flushed_row_groups().len();
@@ -825,10 +951,20 @@ impl<G: BatchGenerator> Run<'_, G> {
             }
             None => return Err(Error::Cancelled),
         };
-        let bytes = f
-            .metadata()
-            .map_err(|e| Error::io("stat", &target, e))?
-            .len();
+        let (finished, bytes) = match (f, w.pending.take()) {
+            (OutputFile::Local(f), Some(pending)) => {
+                let bytes = f
+                    .metadata()
+                    .map_err(|e| Error::io("stat", &target, e))?
+                    .len();
+                (Finished::Local(pending), bytes)
+            }
+            (OutputFile::Upload(u), None) => {
+                let bytes = u.bytes();
+                (Finished::Upload(u), bytes)
+            }
+            _ => return Err(Error::Cancelled),
+        };
         let rows = &self.files[file].rows;
         let summary = FileSummary {
             path: target,
@@ -836,7 +972,7 @@ impl<G: BatchGenerator> Run<'_, G> {
             bytes,
             groups,
         };
-        w.done = Some((pending, summary));
+        w.done = Some((finished, summary));
         Ok(())
     }
 }

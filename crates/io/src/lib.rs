@@ -86,6 +86,7 @@ pub mod scan;
 mod shred;
 pub mod sort;
 pub mod store;
+pub mod upload;
 
 pub use error::Error;
 pub use options::{Compression, DEFAULT_ZSTD_LEVEL, Format};

@@ -529,3 +529,82 @@ fn readback_of_truncated_files_is_an_error() {
     let err = read_batches(&missing).unwrap_err();
     assert!(err.to_string().contains("missing.parquet"), "{err}");
 }
+
+/// `--output-dir s3://bucket/prefix`: the same rows as a local run, objects
+/// only once complete, existing ones refused without overwrite (against the
+/// server `scripts/test` starts; says so and checks nothing without
+/// `STRATA_S3_ENDPOINT`).
+#[test]
+fn generate_writes_to_an_object_store_prefix() {
+    use object_store::ObjectStoreExt;
+    if std::env::var_os("STRATA_S3_ENDPOINT").is_none() {
+        eprintln!("s3 output: skipped, STRATA_S3_ENDPOINT is not set (scripts/test sets it)");
+        return;
+    }
+    let bucket = std::env::var("STRATA_S3_BUCKET").unwrap_or_else(|_| "strata-test".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let url = format!("s3://{bucket}/generate-{}-{nanos}", std::process::id());
+    let local = tempfile::tempdir().unwrap();
+    let records = 40_000;
+    let mut cfg = config(local.path(), records);
+    let (_, want) = run(&cfg);
+    cfg.output_dir = url.clone().into();
+    cfg.compression = Compression::Zstd(1);
+    let summary = generate(&Contacts::new(cfg.seed), &cfg, &|_| {}).unwrap();
+    assert_eq!(summary.files.len(), 2);
+    let loc = strata_io::location::parse_location(&url, &Default::default()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut got = Vec::new();
+    for f in &summary.files {
+        let name = f.path.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = rt
+            .block_on(async {
+                loc.store
+                    .get(&loc.path.clone().join(name.as_str()))
+                    .await
+                    .unwrap()
+                    .bytes()
+                    .await
+            })
+            .unwrap();
+        assert_eq!(bytes.len() as u64, f.bytes, "{name}");
+        got.extend(
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+                .unwrap()
+                .build()
+                .unwrap()
+                .map(|b| b.unwrap()),
+        );
+    }
+    assert_eq!(
+        sequence_hash(&rows_as_text(&got).unwrap()),
+        sequence_hash(&rows_as_text(&want).unwrap())
+    );
+    // Again: refused, then replaced with overwrite.
+    let e = generate(&Contacts::new(cfg.seed), &cfg, &|_| {}).unwrap_err();
+    assert!(matches!(e, Error::OutputExists { .. }), "{e}");
+    cfg.overwrite = true;
+    cfg.num_writers = 1;
+    generate(&Contacts::new(cfg.seed), &cfg, &|_| {}).unwrap();
+    let names: Vec<String> = rt
+        .block_on(loc.store.list_with_delimiter(Some(&loc.path)))
+        .unwrap()
+        .objects
+        .into_iter()
+        .filter_map(|m| m.location.filename().map(str::to_string))
+        .collect();
+    assert_eq!(
+        names,
+        vec!["contacts_0.parquet"],
+        "the stale file is removed"
+    );
+    // A bucket that does not exist: an error, and nothing written.
+    cfg.output_dir = "s3://strata-no-such-bucket/x".into();
+    let e = generate(&Contacts::new(cfg.seed), &cfg, &|_| {}).unwrap_err();
+    assert!(e.to_string().contains("strata-no-such-bucket"), "{e}");
+}
