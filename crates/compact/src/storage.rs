@@ -383,23 +383,12 @@ impl Dataset {
                 Ok((Arc::clone(b.metadata()), Arc::clone(b.schema())))
             }
             Inner::Object(o) => {
-                let location = self.file_display(name);
-                let io = |e: strata_io::Error| DatasetError::File {
-                    path: PathBuf::from(&location),
-                    source: Box::new(e),
-                };
+                let io = file_error(self.file_display(name));
                 o.rt.block_on(async {
-                    let source = strata_io::store::Source::open(
-                        Arc::clone(&o.store),
-                        o.child(name),
-                        location.clone(),
-                        strata_io::location::remote_fetch_options(),
-                    )
-                    .await
-                    .map_err(io)?;
+                    let source = o.source(name).await.map_err(&io)?;
                     let f = strata_io::scan::parquet::ParquetFile::open(source, None)
                         .await
-                        .map_err(io)?;
+                        .map_err(&io)?;
                     Ok((Arc::clone(f.metadata()), f.schema()))
                 })
             }
@@ -419,28 +408,17 @@ impl Dataset {
                 "scan_columns is for object stores".into(),
             ));
         };
-        let location = self.file_display(name);
-        let io = |e: strata_io::Error| DatasetError::File {
-            path: PathBuf::from(&location),
-            source: Box::new(e),
-        };
+        let io = file_error(self.file_display(name));
         o.rt.block_on(async {
-            let source = strata_io::store::Source::open(
-                Arc::clone(&o.store),
-                o.child(name),
-                location.clone(),
-                strata_io::location::remote_fetch_options(),
-            )
-            .await
-            .map_err(io)?;
-            let file = strata_io::scan::ScanFile::open(source).await.map_err(io)?;
+            let source = o.source(name).await.map_err(&io)?;
+            let file = strata_io::scan::ScanFile::open(source).await.map_err(&io)?;
             let req = strata_io::scan::ScanRequest {
                 columns: Some(key.to_vec()),
                 ..Default::default()
             };
-            let mut stream = file.stream(&req).map_err(io)?;
+            let mut stream = file.stream(&req).map_err(&io)?;
             while let Some(b) = stream.next().await {
-                each(&b.map_err(io)?)?;
+                each(&b.map_err(&io)?)?;
             }
             Ok(())
         })
@@ -467,7 +445,26 @@ impl Drop for LockGuard<'_> {
     }
 }
 
+/// Makes strata-io errors about the file at `location` dataset errors.
+fn file_error(location: String) -> impl Fn(strata_io::Error) -> DatasetError {
+    move |e| DatasetError::File {
+        path: PathBuf::from(&location),
+        source: Box::new(e),
+    }
+}
+
 impl ObjectDir {
+    /// Opens object `name` for range reads.
+    async fn source(&self, name: &str) -> Result<strata_io::store::Source, strata_io::Error> {
+        strata_io::store::Source::open(
+            Arc::clone(&self.store),
+            self.child(name),
+            format!("{}/{name}", self.display),
+            strata_io::location::remote_fetch_options(),
+        )
+        .await
+    }
+
     fn child(&self, name: &str) -> ObjectPath {
         self.prefix.clone().join(name)
     }
