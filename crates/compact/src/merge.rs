@@ -511,12 +511,14 @@ pub fn merge_files(
         .collect::<Result<Vec<u64>, _>>()?;
     let total: u64 = rows.iter().sum();
     if threads <= 1 || total < (4 * batch_rows * threads) as u64 {
-        return merge_range(inputs, None, dir, &|n| name(n), cfg);
+        let out = merge_range(inputs, None, dir, &|n| name(n), cfg)?;
+        return check_rows(out, total);
     }
     // Key ranges of about equal rows, one per thread: each merges the rows
-    // of every input that fall in its range.
+    // of every input that fall in its range. Equal cuts (many equal keys)
+    // are one cut, so there may be fewer ranges than threads.
     let split = split_rows(inputs, &rows, &cfg.key, threads)?;
-    let parts: Vec<usize> = (0..threads).collect();
+    let parts: Vec<usize> = (0..=split.cuts.len()).collect();
     let results = on_threads(&parts, |&p| {
         merge_range(
             inputs,
@@ -541,6 +543,21 @@ pub fn merge_files(
             let _ = std::fs::remove_file(&f.path);
         }
         return Err(e);
+    }
+    check_rows(out, total)
+}
+
+/// The merge's last check: the files written hold as many rows as the
+/// inputs (else they are removed and the merge fails).
+fn check_rows(out: Vec<MergedFile>, total: u64) -> Result<Vec<MergedFile>, DatasetError> {
+    let written: u64 = out.iter().map(|f| f.rows).sum();
+    if written != total {
+        for f in &out {
+            let _ = std::fs::remove_file(&f.path);
+        }
+        return Err(DatasetError::Invalid(format!(
+            "the merge wrote {written} rows of {total}; nothing was kept"
+        )));
     }
     Ok(out)
 }

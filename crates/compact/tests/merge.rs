@@ -137,6 +137,32 @@ fn any_thread_count_and_batch_size_give_the_stable_merge() {
     }
 }
 
+/// Few distinct keys (or one): equal cut keys make fewer key ranges than
+/// threads, and every row is still written once.
+#[test]
+fn few_distinct_keys_are_merged_once_with_many_threads() {
+    for distinct in [1i64, 2, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<Vec<Key>> = (0..3)
+            .map(|f| {
+                let mut rows: Vec<Key> = (0..3000).map(|i| ((i + f) % distinct, Some(1))).collect();
+                rows.sort_unstable_by_key(order);
+                rows
+            })
+            .collect();
+        let paths = write_inputs(dir.path(), &data);
+        let one = merged_rows(&paths, 1, 64).unwrap();
+        assert_eq!(one.len(), 9000);
+        for threads in [2, 4, 8] {
+            assert_eq!(
+                merged_rows(&paths, threads, 16).unwrap(),
+                one,
+                "{distinct} keys, {threads} threads"
+            );
+        }
+    }
+}
+
 #[test]
 fn an_input_out_of_order_anywhere_is_an_error_with_any_thread_count() {
     let mut faults = 0;
