@@ -557,15 +557,17 @@ impl LeafEncoder {
                     self.write_rows(&parts, &mut values, r.iter().copied(), levels, bound);
                 }
             }
+            // The keys these rows used count for the page they are in,
+            // which may close just below.
+            for v in &mut values {
+                self.or_used(v.take_used());
+            }
             self.page_rows += len;
             self.rows += len as u64;
             at += len;
             if self.page_rows >= PAGE_ROWS || self.values.len() >= PAGE_BYTES {
                 self.flush_page()?;
             }
-        }
-        for v in &values {
-            self.or_used(v.used());
         }
         Ok(())
     }
@@ -850,6 +852,7 @@ impl LeafEncoder {
             .build()?;
         self.dict.clear();
         self.dict_index.clear();
+        self.used = [0; 4];
         let rows = std::mem::take(&mut self.rows);
         let close = ColumnCloseResult {
             bytes_written: compressed as u64,
@@ -976,8 +979,9 @@ trait LeafValues {
     /// length, or writes scratch and returns 0 when `valid` is false.
     fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize;
 
-    /// Dictionary keys that occurred (for statistics); none by default.
-    fn used(&self) -> [u64; 4] {
+    /// Dictionary keys that occurred since the last call (for
+    /// statistics); none by default.
+    fn take_used(&mut self) -> [u64; 4] {
         [0; 4]
     }
 }
@@ -1088,8 +1092,8 @@ impl<'a> DictValues<'a> {
 impl LeafValues for DictValues<'_> {
     const SLACK: usize = 1;
 
-    fn used(&self) -> [u64; 4] {
-        self.used
+    fn take_used(&mut self) -> [u64; 4] {
+        std::mem::take(&mut self.used)
     }
 
     fn bound(&self, range: std::ops::Range<usize>) -> usize {
@@ -1997,6 +2001,53 @@ mod tests {
                     "{len} rows, pattern {pattern}"
                 );
             }
+        }
+    }
+
+    /// Dictionary keys count for the page they land in, also when a page
+    /// closes inside a write or exactly at its end, and do not carry into
+    /// the next row group.
+    #[test]
+    fn dictionary_statistics_follow_the_pages() {
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "d",
+            DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8)),
+            false,
+        )]));
+        let batch = |values: Vec<&str>| {
+            let d: arrow_array::DictionaryArray<UInt8Type> = values.into_iter().collect();
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(d)]).unwrap()
+        };
+        // One write of exactly one page, its last row the largest key.
+        let mut v = vec!["b"; PAGE_ROWS - 1];
+        v.push("z");
+        let exact = batch(v);
+        // Pages closing inside writes of 8192 rows.
+        let split: Vec<RecordBatch> = (0..4)
+            .map(|k| {
+                batch(
+                    (0..8192)
+                        .map(|i| match k * 8192 + i {
+                            r if r < 16_384 => "m",
+                            r if r < 20_480 => "q",
+                            _ => "c",
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        for groups in [
+            vec![std::slice::from_ref(&exact)],
+            vec![
+                std::slice::from_ref(&exact),
+                std::slice::from_ref(&split[0]),
+            ],
+            vec![&split[..]],
+        ] {
+            assert_eq!(
+                chunk_statistics(&write_direct(schema.clone(), &groups)),
+                chunk_statistics(&write_arrow(schema.clone(), &groups)),
+            );
         }
     }
 
