@@ -579,7 +579,21 @@ pub fn execute(
         .as_ref()
         .map_or_else(PathBuf::new, |t| t.path().to_path_buf());
     let inputs = ds.stage(&replaced, &scratch_path)?;
-    let generation = manifest.generation + 1;
+    // Above the manifest's generation and every part file's (a dataset
+    // initialised again over compacted files lists `part-` files of later
+    // generations than its own), so an output never takes a live name.
+    let generation = ds
+        .list()?
+        .iter()
+        .filter_map(|(n, _)| {
+            n.strip_prefix("part-")?
+                .split('-')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .fold(manifest.generation, u64::max)
+        + 1;
     let cfg = MergeConfig {
         key: manifest.key.clone(),
         target_file_bytes: target_file_bytes.max(1),
@@ -639,7 +653,10 @@ pub fn execute(
         files,
         obsolete: replaced.clone(),
     };
-    next.write(ds).map_err(fail)?;
+    // A failed write keeps the outputs: the store may have taken the new
+    // manifest after all (an error on the last retry), and then it names
+    // them. If it did not, the next run removes them as leftovers.
+    next.write(ds)?;
     hook(Step::Committed)?;
     for name in &replaced {
         let _ = ds.remove(name);
