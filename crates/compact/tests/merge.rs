@@ -271,3 +271,89 @@ fn synthetic_datasets_have_the_overlap_asked_for() {
         assert!(write_dataset(dir.path(), &spec).is_err());
     }
 }
+
+/// One-byte dictionaries that together pass 256 values (each input's is
+/// within 256) still merge: an output row group is closed early when its
+/// dictionary would pass 256 values.
+#[test]
+fn dictionaries_past_256_values_together_still_merge() {
+    use arrow_array::{DictionaryArray, types::UInt8Type};
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new(
+            "d",
+            DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8)),
+            false,
+        ),
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let mut want = Vec::new();
+    let paths: Vec<_> = (0..2)
+        .map(|f| {
+            // Input 1's keys start 20 below input 0's end: the merge
+            // interleaves only there.
+            let keys: Vec<i64> = (0..2000).map(|i| i + f * 1980).collect();
+            let values: Vec<String> = (0..2000).map(|i| format!("in{f}-v{}", i % 200)).collect();
+            let d: DictionaryArray<UInt8Type> = values.iter().map(String::as_str).collect();
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(Int64Array::from(keys)) as ArrayRef, Arc::new(d)],
+            )
+            .unwrap();
+            want.extend(rows_as_text(std::slice::from_ref(&batch)).unwrap());
+            let p = dir.path().join(format!("in-{f}.parquet"));
+            let mut w =
+                ArrowWriter::try_new(File::create(&p).unwrap(), schema.clone(), None).unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            p
+        })
+        .collect();
+    let out = tempfile::tempdir().unwrap();
+    for threads in [1, 2] {
+        let cfg = MergeConfig {
+            key: vec!["k".into()],
+            target_file_bytes: u64::MAX,
+            batch_rows: 512,
+            threads,
+        };
+        let files = merge_files(
+            &paths,
+            out.path(),
+            &|n| format!("o{threads}-{n:06}.parquet"),
+            &cfg,
+        )
+        .unwrap();
+        // Read a row group at a time: a batch spanning two row groups
+        // would need one dictionary for both, past what one byte indexes.
+        let mut got = Vec::new();
+        let mut groups = 0;
+        for f in &files {
+            let n = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                File::open(&f.path).unwrap(),
+            )
+            .unwrap()
+            .metadata()
+            .num_row_groups();
+            groups += n;
+            for g in 0..n {
+                let reader =
+                    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                        File::open(&f.path).unwrap(),
+                    )
+                    .unwrap()
+                    .with_row_groups(vec![g])
+                    .build()
+                    .unwrap();
+                let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+                got.extend(rows_as_text(&batches).unwrap());
+            }
+        }
+        assert!(groups >= 2, "{groups} row groups");
+        let mut w = want.clone();
+        let mut g = got.clone();
+        w.sort();
+        g.sort();
+        assert_eq!(g, w, "{threads} threads");
+    }
+}

@@ -83,6 +83,13 @@ pub enum Error {
         /// The limit, bytes.
         limit: u64,
     },
+    /// A `Dictionary<UInt8, _>` column met more than 256 distinct values in
+    /// one row group of the direct Parquet encoder (parquet's own writer
+    /// takes any number).
+    DictionaryOverflow {
+        /// The column's path.
+        column: String,
+    },
 }
 
 impl Error {
@@ -138,6 +145,10 @@ impl fmt::Display for Error {
                 )
             }
             Error::Corrupt(m) => write!(f, "invalid file: {m}"),
+            Error::DictionaryOverflow { column } => write!(
+                f,
+                "column {column} has more than 256 dictionary values in one row group"
+            ),
             Error::MemoryLimit {
                 what,
                 estimate,

@@ -132,6 +132,7 @@ impl<W: Write + Send> ParquetWriter<W> {
         match &mut self.inner {
             Inner::Arrow(w) => Ok(w.write(batch)?),
             Inner::Direct(d) => {
+                d.make_room(&[batch])?;
                 let mut at = 0;
                 while at < batch.num_rows() {
                     let n = (d.max_rows - d.rows).min(batch.num_rows() - at);
@@ -175,11 +176,12 @@ impl<W: Write + Send> ParquetWriter<W> {
                 let mut at = 0;
                 while at < rows.len() {
                     let n = (d.max_rows - d.rows).min(rows.len() - at);
+                    let (refs, run) = d.fitting_run(batches, &rows[at..at + n])?;
                     for leaf in &mut d.leaves {
-                        leaf.write_gather(batches, &rows[at..at + n])?;
+                        leaf.write_gather_refs(&refs, &run)?;
                     }
-                    d.rows += n;
-                    at += n;
+                    d.rows += run.len();
+                    at += run.len();
                     if d.rows == d.max_rows {
                         d.flush()?;
                     }
@@ -221,7 +223,54 @@ impl<W: Write + Send> ParquetWriter<W> {
     }
 }
 
+/// Batches, and rows as (index into them, row) pairs.
+type Run<'b> = (Vec<&'b RecordBatch>, Vec<(usize, usize)>);
+
 impl<W: Write + Send> Direct<W> {
+    /// Closes the open row group first when a dictionary column could not
+    /// take `batches`' dictionary values in it (a one-byte key indexes 256
+    /// values, and readers refuse a larger dictionary for such a column).
+    fn make_room(&mut self, batches: &[&RecordBatch]) -> Result<(), Error> {
+        if self.leaves.iter().all(|l| l.dictionary_room(batches)) {
+            return Ok(());
+        }
+        self.flush()?;
+        match self.leaves.iter().find(|l| !l.dictionary_room(batches)) {
+            Some(l) => Err(Error::DictionaryOverflow { column: l.column() }),
+            None => Ok(()),
+        }
+    }
+
+    /// The longest leading run of `rows` (at least one row) whose batches'
+    /// dictionaries fit the open row group, closing it first when not even
+    /// one row's batch fits; the run's batches and its rows renumbered to
+    /// them.
+    fn fitting_run<'b>(
+        &mut self,
+        batches: &'b [RecordBatch],
+        rows: &[(usize, usize)],
+    ) -> Result<Run<'b>, Error> {
+        let mut slot = vec![usize::MAX; batches.len()];
+        let mut refs: Vec<&RecordBatch> = Vec::new();
+        let mut run = Vec::with_capacity(rows.len());
+        for &(b, i) in rows {
+            if slot[b] == usize::MAX {
+                refs.push(&batches[b]);
+                if !self.leaves.iter().all(|l| l.dictionary_room(&refs)) {
+                    refs.pop();
+                    if !run.is_empty() {
+                        break;
+                    }
+                    self.make_room(&[&batches[b]])?;
+                    refs.push(&batches[b]);
+                }
+                slot[b] = refs.len() - 1;
+            }
+            run.push((slot[b], i));
+        }
+        Ok((refs, run))
+    }
+
     /// Closes the open row group, if it has rows.
     fn flush(&mut self) -> Result<(), Error> {
         if self.rows == 0 {

@@ -436,11 +436,38 @@ impl LeafEncoder {
         self.chunk.len() + self.values.len() + self.def.len() + self.rep.len()
     }
 
-    /// Appends the rows of `batch`.
-    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
-        self.write_from(std::slice::from_ref(batch), Gather::All)
+    /// Whether this leaf's row-group dictionary can take the values of
+    /// `batches`' dictionaries (a one-byte key indexes at most 256).
+    pub(crate) fn dictionary_room(&self, batches: &[&RecordBatch]) -> bool {
+        if self.shape.values != Values::Dictionary {
+            return true;
+        }
+        let mut new: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+        for b in batches {
+            let Ok(leaf) = self.leaf_array(b.column(self.shape.column)) else {
+                return true;
+            };
+            let Some(values) = leaf
+                .as_dictionary_opt::<UInt8Type>()
+                .and_then(|d| d.values().as_string_opt::<i32>())
+            else {
+                return true;
+            };
+            for v in values.iter().flatten() {
+                if !self.dict_index.contains_key(v.as_bytes()) {
+                    new.insert(v.as_bytes());
+                }
+            }
+        }
+        self.dict.len() + new.len() <= 256
     }
 
+    /// Appends the rows of `batch`.
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        self.write_from(&[batch], Gather::All)
+    }
+
+    #[cfg(test)]
     /// Appends rows gathered from `batches`: `rows[k] = (b, i)` makes row
     /// `i` of `batches[b]` the next row. Values are copied once, from the
     /// batches into the page (no gathered batch is built first). The pairs
@@ -451,7 +478,22 @@ impl LeafEncoder {
         batches: &[RecordBatch],
         rows: &[(usize, usize)],
     ) -> Result<(), Error> {
+        let refs: Vec<&RecordBatch> = batches.iter().collect();
+        self.write_gather_refs(&refs, rows)
+    }
+
+    /// [`LeafEncoder::write_gather`] over borrowed batches.
+    pub(crate) fn write_gather_refs(
+        &mut self,
+        batches: &[&RecordBatch],
+        rows: &[(usize, usize)],
+    ) -> Result<(), Error> {
         self.write_from(batches, Gather::Rows(rows))
+    }
+
+    /// The column's path, for messages.
+    pub(crate) fn column(&self) -> String {
+        self.descr.path().string()
     }
 
     /// The leaf array (the struct child for list leaves).
@@ -480,7 +522,9 @@ impl LeafEncoder {
                 Some(&k) => k,
                 None => {
                     if self.dict.len() == 256 {
-                        return Err(unsupported("more than 256 dictionary values per row group"));
+                        return Err(Error::DictionaryOverflow {
+                            column: self.descr.path().string(),
+                        });
                     }
                     let k = self.dict.len() as u8;
                     self.dict.push(v.to_vec());
@@ -494,7 +538,7 @@ impl LeafEncoder {
     }
 
     /// Dispatches once on the leaf's value kind, then writes the rows.
-    fn write_from(&mut self, batches: &[RecordBatch], rows: Gather<'_>) -> Result<(), Error> {
+    fn write_from(&mut self, batches: &[&RecordBatch], rows: Gather<'_>) -> Result<(), Error> {
         let columns: Vec<&ArrayRef> = batches
             .iter()
             .map(|b| b.column(self.shape.column))
