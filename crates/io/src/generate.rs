@@ -472,6 +472,15 @@ enum Finished {
 }
 
 impl Finished {
+    /// Everything but making it visible: an upload's last part sent and
+    /// every part done.
+    fn seal(&mut self) -> Result<(), Error> {
+        match self {
+            Finished::Local(_) => Ok(()),
+            Finished::Upload(u) => u.seal(),
+        }
+    }
+
     fn commit(self) -> Result<(), Error> {
         match self {
             Finished::Local(p) => p.commit().map(|_| ()),
@@ -660,6 +669,11 @@ fn run_in<G: BatchGenerator>(
             Some(d) => finished.push(d),
             None => return Err(Error::Cancelled),
         }
+    }
+    // Uploads first send their last parts, all of them, so that only the
+    // completions remain when the first file appears.
+    for (f, _) in &mut finished {
+        f.seal()?;
     }
     for (pending, summary) in finished {
         pending.commit()?;

@@ -3,14 +3,19 @@
 //! An [`Upload`] is a multipart upload written through `std::io::Write`:
 //! bytes are buffered into parts of [`PART_BYTES`] and each full part is
 //! sent while the writer goes on (at most [`PARTS_IN_FLIGHT`] at once, so
-//! memory stays bounded). Nothing is visible in the store until
-//! [`Upload::commit`] completes the upload; dropping an upload that was not
+//! memory stays bounded). [`Upload::seal`] sends the rest and waits for
+//! every part; nothing is visible in the store until [`Upload::commit`]
+//! completes the upload. Sealing every file before completing any keeps
+//! the window in which some files of a run are visible and others failed
+//! down to the completion requests. Dropping an upload that was not
 //! committed aborts it, so a failed run leaves no object that looks
 //! finished.
 
-use std::{io::Write, sync::Arc};
+use std::{collections::VecDeque, io::Write, sync::Arc};
 
-use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart, path::Path as ObjectPath};
+use object_store::{
+    MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload, path::Path as ObjectPath,
+};
 
 use crate::{
     Error,
@@ -124,7 +129,10 @@ impl ObjectDir {
             .block_on(self.store.put_multipart(&self.path(name)))
             .map_err(|e| self.error(name, e))?;
         Ok(Upload {
-            writer: Some(WriteMultipart::new_with_chunk_size(upload, PART_BYTES)),
+            upload: Some(upload),
+            buf: Vec::with_capacity(PART_BYTES),
+            inflight: VecDeque::new(),
+            parts: 0,
             rt: Arc::clone(&self.rt),
             location: self.display(name),
             bytes: 0,
@@ -134,7 +142,10 @@ impl ObjectDir {
 
 /// One object being uploaded.
 pub struct Upload {
-    writer: Option<WriteMultipart>,
+    upload: Option<Box<dyn MultipartUpload>>,
+    buf: Vec<u8>,
+    inflight: VecDeque<tokio::task::JoinHandle<object_store::Result<()>>>,
+    parts: usize,
     rt: Arc<tokio::runtime::Runtime>,
     location: String,
     bytes: u64,
@@ -157,7 +168,61 @@ impl Upload {
         &self.location
     }
 
-    /// Sends what is buffered and completes the upload: the object appears
+    fn error(&self, source: object_store::Error) -> Error {
+        Error::Store {
+            location: self.location.clone(),
+            source,
+        }
+    }
+
+    /// Waits for the oldest part in flight.
+    fn wait_one(&mut self) -> Result<(), Error> {
+        if let Some(h) = self.inflight.pop_front() {
+            let done = self
+                .rt
+                .block_on(h)
+                .map_err(|e| self.error(object_store::Error::JoinError { source: e }))?;
+            done.map_err(|e| self.error(e))?;
+        }
+        Ok(())
+    }
+
+    /// Sends `data` as the next part, once fewer than
+    /// [`PARTS_IN_FLIGHT`] are in flight.
+    fn send(&mut self, data: Vec<u8>) -> Result<(), Error> {
+        while self.inflight.len() >= PARTS_IN_FLIGHT {
+            self.wait_one()?;
+        }
+        let Some(upload) = self.upload.as_mut() else {
+            return Err(Error::InvalidConfig(format!(
+                "{} is already complete",
+                self.location
+            )));
+        };
+        let part = upload.put_part(PutPayload::from(data));
+        self.inflight.push_back(self.rt.spawn(part));
+        self.parts += 1;
+        Ok(())
+    }
+
+    /// Sends the buffered bytes as the last part and waits for every part:
+    /// all that is left is to complete the upload.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] when a part fails.
+    pub fn seal(&mut self) -> Result<(), Error> {
+        if !self.buf.is_empty() || self.parts == 0 {
+            let last = std::mem::take(&mut self.buf);
+            self.send(last)?;
+        }
+        while !self.inflight.is_empty() {
+            self.wait_one()?;
+        }
+        Ok(())
+    }
+
+    /// Seals the upload (if not yet) and completes it: the object appears
     /// whole.
     ///
     /// # Errors
@@ -165,35 +230,32 @@ impl Upload {
     /// [`Error::Store`] when a part or the completion fails (the upload is
     /// then aborted).
     pub fn commit(mut self) -> Result<String, Error> {
-        let Some(w) = self.writer.take() else {
+        self.seal()?;
+        let Some(mut upload) = self.upload.take() else {
             return Err(Error::InvalidConfig(format!(
-                "{} was already committed",
+                "{} is already complete",
                 self.location
             )));
         };
-        self.rt
-            .block_on(w.finish())
-            .map_err(|source| Error::Store {
-                location: self.location.clone(),
-                source,
-            })?;
-        Ok(self.location.clone())
+        match self.rt.block_on(upload.complete()) {
+            Ok(_) => Ok(self.location.clone()),
+            Err(e) => {
+                let _ = self.rt.block_on(upload.abort());
+                Err(self.error(e))
+            }
+        }
     }
 }
 
 impl Write for Upload {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let Some(w) = self.writer.as_mut() else {
-            return Err(std::io::Error::other("the upload is finished"));
-        };
-        // Parts are sent from the runtime; wait while too many are in
-        // flight, then buffer (a full part is sent at once).
-        self.rt
-            .block_on(w.wait_for_capacity(PARTS_IN_FLIGHT))
-            .map_err(std::io::Error::other)?;
-        let _enter = self.rt.enter();
-        w.write(buf);
+        self.buf.extend_from_slice(buf);
         self.bytes += buf.len() as u64;
+        while self.buf.len() >= PART_BYTES {
+            let rest = self.buf.split_off(PART_BYTES);
+            let part = std::mem::replace(&mut self.buf, rest);
+            self.send(part).map_err(std::io::Error::other)?;
+        }
         Ok(buf.len())
     }
 
@@ -204,8 +266,11 @@ impl Write for Upload {
 
 impl Drop for Upload {
     fn drop(&mut self) {
-        if let Some(w) = self.writer.take() {
-            let _ = self.rt.block_on(w.abort());
+        if let Some(mut upload) = self.upload.take() {
+            for h in self.inflight.drain(..) {
+                h.abort();
+            }
+            let _ = self.rt.block_on(upload.abort());
         }
     }
 }
