@@ -516,18 +516,26 @@ pub struct Executed {
 /// for use while a compaction of `ds` runs: its unfinished outputs look
 /// the same ([`execute`] calls this holding the dataset's lock).
 pub fn remove_leftovers(ds: &Dataset, manifest: &Manifest) -> Vec<String> {
+    ds.list()
+        .map(|names| remove_leftovers_among(ds, manifest, &names))
+        .unwrap_or_default()
+}
+
+/// [`remove_leftovers`] over a listing of `ds` already made.
+fn remove_leftovers_among(
+    ds: &Dataset,
+    manifest: &Manifest,
+    names: &[(String, u64)],
+) -> Vec<String> {
     let listed: std::collections::HashSet<&str> =
         manifest.files.iter().map(|f| f.name.as_str()).collect();
     let mut removed = Vec::new();
-    let Ok(names) = ds.list() else {
-        return removed;
-    };
     for (name, _) in names {
         let ours = (name.starts_with("part-") && name.ends_with(".parquet"))
             || (name.starts_with('.') && name.ends_with(".strata-tmp"))
-            || manifest.obsolete.contains(&name);
-        if ours && !listed.contains(name.as_str()) && ds.remove(&name).is_ok() {
-            removed.push(name);
+            || manifest.obsolete.contains(name);
+        if ours && !listed.contains(name.as_str()) && ds.remove(name).is_ok() {
+            removed.push(name.clone());
         }
     }
     removed
@@ -552,7 +560,8 @@ pub fn execute(
     // run's outputs.
     let _lock = ds.lock()?;
     let manifest = Manifest::read(ds)?;
-    remove_leftovers(ds, &manifest);
+    let names = ds.list()?;
+    remove_leftovers_among(ds, &manifest, &names);
     if let Some(&i) = picked.iter().find(|&&i| i >= manifest.files.len()) {
         return Err(DatasetError::Invalid(format!(
             "file index {i} is out of range: the dataset has {} files",
@@ -582,8 +591,7 @@ pub fn execute(
     // Above the manifest's generation and every part file's (a dataset
     // initialised again over compacted files lists `part-` files of later
     // generations than its own), so an output never takes a live name.
-    let generation = ds
-        .list()?
+    let generation = names
         .iter()
         .filter_map(|(n, _)| {
             n.strip_prefix("part-")?
