@@ -13,7 +13,9 @@
 //!   created only if absent (`If-None-Match: *`); the picked inputs are
 //!   downloaded to a local temporary directory (the budget bounds their
 //!   size), merged there, and each output is uploaded under its final name
-//!   (an upload appears whole or not at all) before the manifest names it.
+//!   with [`strata_io::upload`] (every file's parts are sent before any
+//!   upload completes; an upload appears whole or not at all) before the
+//!   manifest names it.
 
 use std::{
     io::Write,
@@ -29,7 +31,7 @@ use strata_io::location::{Kind, StoreConfig, parse_location};
 
 use crate::dataset::{DatasetError, LOCK, MANIFEST};
 
-/// Objects downloaded or uploaded at once.
+/// Objects downloaded at once.
 const TRANSFERS: usize = 8;
 
 /// A dataset's place: a directory or an object-store prefix.
@@ -42,13 +44,9 @@ enum Inner {
     Object(ObjectDir),
 }
 
-struct ObjectDir {
-    store: Arc<dyn ObjectStore>,
-    prefix: ObjectPath,
-    /// The location as given, without a trailing `/`.
-    display: String,
-    rt: tokio::runtime::Runtime,
-}
+/// An object-store prefix: strata-io's, which lists, removes and uploads,
+/// and the few requests a dataset adds (manifest, lock, downloads).
+struct ObjectDir(strata_io::upload::ObjectDir);
 
 impl std::fmt::Debug for Dataset {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -74,18 +72,10 @@ impl Dataset {
         prefix: ObjectPath,
         display: impl Into<String>,
     ) -> Result<Dataset, DatasetError> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| DatasetError::Invalid(format!("cannot start the IO runtime: {e}")))?;
+        let dir = strata_io::upload::ObjectDir::new(store, prefix, &display.into())
+            .map_err(|e| DatasetError::Invalid(e.to_string()))?;
         Ok(Dataset {
-            inner: Inner::Object(ObjectDir {
-                store,
-                prefix,
-                display: display.into().trim_end_matches('/').to_string(),
-                rt,
-            }),
+            inner: Inner::Object(ObjectDir(dir)),
         })
     }
 
@@ -112,7 +102,7 @@ impl Dataset {
     pub fn display(&self) -> String {
         match &self.inner {
             Inner::Local(d) => d.display().to_string(),
-            Inner::Object(o) => o.display.clone(),
+            Inner::Object(o) => o.display().to_string(),
         }
     }
 
@@ -128,7 +118,7 @@ impl Dataset {
     pub(crate) fn file_display(&self, name: &str) -> String {
         match &self.inner {
             Inner::Local(d) => d.join(name).display().to_string(),
-            Inner::Object(o) => format!("{}/{name}", o.display),
+            Inner::Object(o) => o.0.display(name),
         }
     }
 
@@ -143,8 +133,8 @@ impl Dataset {
                     Err(e) => Err(DatasetError::io("read", &path, e)),
                 }
             }
-            Inner::Object(o) => o.rt.block_on(async {
-                match o.store.get(&o.child(MANIFEST)).await {
+            Inner::Object(o) => o.rt().block_on(async {
+                match o.store().get(&o.child(MANIFEST)).await {
                     Ok(r) => {
                         let bytes = r.bytes().await.map_err(|e| o.error("read", MANIFEST, e))?;
                         String::from_utf8(bytes.to_vec()).map(Some).map_err(|_| {
@@ -184,8 +174,8 @@ impl Dataset {
                     DatasetError::io("write", &path, e)
                 })
             }
-            Inner::Object(o) => o.rt.block_on(async {
-                o.store
+            Inner::Object(o) => o.rt().block_on(async {
+                o.store()
                     .put(
                         &o.child(MANIFEST),
                         PutPayload::from(text.as_bytes().to_vec()),
@@ -213,20 +203,7 @@ impl Dataset {
                 }
                 out
             }
-            Inner::Object(o) => o.rt.block_on(async {
-                let listed = o
-                    .store
-                    .list_with_delimiter(Some(&o.prefix))
-                    .await
-                    .map_err(|e| o.error("list", "", e))?;
-                Ok::<_, DatasetError>(
-                    listed
-                        .objects
-                        .into_iter()
-                        .filter_map(|m| Some((m.location.filename()?.to_string(), m.size)))
-                        .collect(),
-                )
-            })?,
+            Inner::Object(o) => o.0.list().map_err(file_error(o.display().to_string()))?,
         };
         out.sort();
         Ok(out)
@@ -241,12 +218,10 @@ impl Dataset {
                 }
                 _ => Ok(()),
             },
-            Inner::Object(o) => o.rt.block_on(async {
-                match o.store.delete(&o.child(name)).await {
-                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-                    Err(e) => Err(o.error("remove", name, e)),
-                }
-            }),
+            Inner::Object(o) => {
+                o.0.remove(name)
+                    .map_err(file_error(self.file_display(name)))
+            }
         }
     }
 
@@ -271,9 +246,9 @@ impl Dataset {
                     mode: PutMode::Create,
                     ..Default::default()
                 };
-                o.rt.block_on(async {
+                o.rt().block_on(async {
                     match o
-                        .store
+                        .store()
                         .put_opts(&o.child(LOCK), PutPayload::from(text.into_bytes()), opts)
                         .await
                     {
@@ -284,7 +259,7 @@ impl Dataset {
                         Err(object_store::Error::AlreadyExists { .. }) => {
                             Err(DatasetError::Invalid(format!(
                                 "another compaction of {} is running; if none is, remove {}",
-                                o.display,
+                                o.display(),
                                 self.file_display(LOCK)
                             )))
                         }
@@ -308,7 +283,7 @@ impl Dataset {
                 let paths: Vec<PathBuf> = (0..names.len())
                     .map(|i| scratch.join(format!("in-{i:06}.parquet")))
                     .collect();
-                o.rt.block_on(
+                o.rt().block_on(
                     futures::stream::iter(names.iter().zip(&paths))
                         .map(|(name, path)| o.download(name, path))
                         .buffer_unordered(TRANSFERS)
@@ -343,12 +318,25 @@ impl Dataset {
                     .unwrap_or_default()
             })
             .collect();
-        let result = o.rt.block_on(
-            futures::stream::iter(paths.iter().zip(&names))
-                .map(|(path, name)| o.upload(path, name))
-                .buffer_unordered(TRANSFERS)
-                .try_collect::<Vec<()>>(),
-        );
+        // Every file's parts are sent before any upload completes (an
+        // upload dropped unfinished is aborted).
+        let result = (|| -> Result<(), DatasetError> {
+            let mut uploads = Vec::with_capacity(paths.len());
+            for (path, name) in paths.iter().zip(&names) {
+                let io = file_error(self.file_display(name));
+                let mut up = o.0.create(name).map_err(&io)?;
+                let mut file =
+                    std::fs::File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
+                std::io::copy(&mut file, &mut up)
+                    .map_err(|e| DatasetError::io("upload", path, e))?;
+                up.seal().map_err(&io)?;
+                uploads.push((up, io));
+            }
+            for (up, io) in uploads {
+                up.commit().map_err(io)?;
+            }
+            Ok(())
+        })();
         if let Err(e) = result {
             for n in &names {
                 let _ = self.remove(n);
@@ -384,7 +372,7 @@ impl Dataset {
             }
             Inner::Object(o) => {
                 let io = file_error(self.file_display(name));
-                o.rt.block_on(async {
+                o.rt().block_on(async {
                     let source = o.source(name).await.map_err(&io)?;
                     let f = strata_io::scan::parquet::ParquetFile::open(source, None)
                         .await
@@ -409,7 +397,7 @@ impl Dataset {
             ));
         };
         let io = file_error(self.file_display(name));
-        o.rt.block_on(async {
+        o.rt().block_on(async {
             let source = o.source(name).await.map_err(&io)?;
             let file = strata_io::scan::ScanFile::open(source).await.map_err(&io)?;
             let req = strata_io::scan::ScanRequest {
@@ -454,29 +442,38 @@ fn file_error(location: String) -> impl Fn(strata_io::Error) -> DatasetError {
 }
 
 impl ObjectDir {
+    fn rt(&self) -> &tokio::runtime::Runtime {
+        self.0.runtime()
+    }
+
+    fn store(&self) -> &Arc<dyn ObjectStore> {
+        self.0.store()
+    }
+
+    fn child(&self, name: &str) -> ObjectPath {
+        self.0.path(name)
+    }
+
+    /// The prefix, for messages.
+    fn display(&self) -> &str {
+        self.0.prefix_display()
+    }
+
     /// Opens object `name` for range reads.
     async fn source(&self, name: &str) -> Result<strata_io::store::Source, strata_io::Error> {
         strata_io::store::Source::open(
-            Arc::clone(&self.store),
+            Arc::clone(self.store()),
             self.child(name),
-            format!("{}/{name}", self.display),
+            self.0.display(name),
             strata_io::location::remote_fetch_options(),
         )
         .await
     }
 
-    fn child(&self, name: &str) -> ObjectPath {
-        self.prefix.clone().join(name)
-    }
-
     fn error(&self, action: &'static str, name: &str, e: object_store::Error) -> DatasetError {
         DatasetError::Store {
             action,
-            location: if name.is_empty() {
-                self.display.clone()
-            } else {
-                format!("{}/{name}", self.display)
-            },
+            location: self.0.display(name),
             source: Box::new(e),
         }
     }
@@ -484,7 +481,7 @@ impl ObjectDir {
     /// Streams object `name` into the file `path`.
     async fn download(&self, name: &str, path: &Path) -> Result<(), DatasetError> {
         let result = self
-            .store
+            .store()
             .get(&self.child(name))
             .await
             .map_err(|e| self.error("read", name, e))?;
@@ -497,46 +494,6 @@ impl ObjectDir {
                 .map_err(|e| DatasetError::io("write", path, e))?;
         }
         Ok(())
-    }
-
-    /// Uploads the file `path` as object `name`: it appears only when the
-    /// upload completes.
-    async fn upload(&self, path: &Path, name: &str) -> Result<(), DatasetError> {
-        use tokio::io::AsyncWriteExt;
-        let mut w =
-            object_store::buffered::BufWriter::new(Arc::clone(&self.store), self.child(name));
-        let mut file = std::fs::File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
-        let mut buf = vec![0u8; 8 << 20];
-        let copy = async {
-            loop {
-                let n = std::io::Read::read(&mut file, &mut buf)
-                    .map_err(|e| DatasetError::io("read", path, e))?;
-                if n == 0 {
-                    return Ok(());
-                }
-                w.write_all(&buf[..n])
-                    .await
-                    .map_err(|e| self.error("write", name, io_error(e)))?;
-            }
-        };
-        if let Err(e) = copy.await {
-            let _ = w.abort().await;
-            return Err(e);
-        }
-        // Completing the upload makes the object appear. (If completing
-        // fails, a multipart upload may stay open on the server until its
-        // lifecycle rules end it; no object appears.)
-        w.shutdown()
-            .await
-            .map_err(|e| self.error("write", name, io_error(e)))
-    }
-}
-
-/// An upload's IO error as a store error.
-fn io_error(e: std::io::Error) -> object_store::Error {
-    object_store::Error::Generic {
-        store: "upload",
-        source: Box::new(e),
     }
 }
 

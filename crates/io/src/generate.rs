@@ -571,7 +571,7 @@ fn run_in<G: BatchGenerator>(
         Destination::Local => conflicting_outputs(cfg),
         Destination::Object(o) => {
             let names = o.list()?;
-            conflicting_names(cfg, names.iter().map(String::as_str))
+            conflicting_names(cfg, names.iter().map(|(n, _)| n.as_str()))
                 .into_iter()
                 .map(|n| cfg.output_dir.join(n))
                 .collect()

@@ -73,8 +73,24 @@ impl ObjectDir {
         })
     }
 
-    fn path(&self, name: &str) -> ObjectPath {
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The runtime its requests run on (to block on from plain threads).
+    pub fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.rt
+    }
+
+    /// The path of object `name` under the prefix.
+    pub fn path(&self, name: &str) -> ObjectPath {
         self.prefix.clone().join(name)
+    }
+
+    /// The prefix as given, for messages.
+    pub fn prefix_display(&self) -> &str {
+        &self.display
     }
 
     /// `name`'s location, for messages.
@@ -89,12 +105,12 @@ impl ObjectDir {
         }
     }
 
-    /// The names of the objects directly under the prefix.
+    /// The names and sizes of the objects directly under the prefix.
     ///
     /// # Errors
     ///
     /// [`Error::Store`] when listing fails.
-    pub fn list(&self) -> Result<Vec<String>, Error> {
+    pub fn list(&self) -> Result<Vec<(String, u64)>, Error> {
         let listed = self
             .rt
             .block_on(self.store.list_with_delimiter(Some(&self.prefix)))
@@ -102,7 +118,7 @@ impl ObjectDir {
         Ok(listed
             .objects
             .into_iter()
-            .filter_map(|m| m.location.filename().map(str::to_string))
+            .filter_map(|m| Some((m.location.filename()?.to_string(), m.size)))
             .collect())
     }
 
@@ -300,7 +316,10 @@ mod tests {
             "nothing visible before the commit"
         );
         up.commit().unwrap();
-        assert_eq!(dir.list().unwrap(), vec!["a"]);
+        assert_eq!(
+            dir.list().unwrap(),
+            vec![("a".to_string(), data.len() as u64)]
+        );
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
@@ -312,7 +331,7 @@ mod tests {
         let mut up = dir.create("b").unwrap();
         up.write_all(&data[..PART_BYTES + 1]).unwrap();
         drop(up);
-        assert_eq!(dir.list().unwrap(), vec!["a"]);
+        assert_eq!(dir.list().unwrap().len(), 1);
         dir.remove("a").unwrap();
         dir.remove("a").unwrap();
         assert!(dir.list().unwrap().is_empty());
