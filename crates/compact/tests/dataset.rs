@@ -517,3 +517,34 @@ fn a_dataset_initialised_again_compacts_under_new_names() {
     let (_, after) = check(dir.path());
     assert_eq!(after, before);
 }
+
+/// A truncated Parquet file: `init` names it and writes no manifest; a
+/// compaction whose input was truncated after `init` fails and changes
+/// nothing.
+#[test]
+fn truncated_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    dataset(dir.path(), 3, 500, 12);
+    let ds = Dataset::local(dir.path());
+    let victim = dir.path().join("in-01.parquet");
+    let bytes = std::fs::read(&victim).unwrap();
+    std::fs::write(&victim, &bytes[..bytes.len() / 2]).unwrap();
+    for verify in [false, true] {
+        let e = init(&ds, &["k".into()], verify).unwrap_err();
+        assert!(e.to_string().contains("in-01.parquet"), "{e}");
+        assert!(!dir.path().join(MANIFEST).exists());
+    }
+    std::fs::write(&victim, &bytes).unwrap();
+    init(&ds, &["k".into()], false).unwrap();
+    let before = Manifest::load(dir.path()).unwrap();
+    std::fs::write(&victim, &bytes[..bytes.len() - 10]).unwrap();
+    let e = execute(&ds, &[0, 1, 2], 1 << 20, &|_| Ok(())).unwrap_err();
+    assert!(e.to_string().contains("in-01.parquet"), "{e}");
+    assert_eq!(Manifest::load(dir.path()).unwrap(), before);
+    assert!(std::fs::read_dir(dir.path()).unwrap().all(|e| {
+        !e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("part-")
+    }));
+}

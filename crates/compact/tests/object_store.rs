@@ -433,3 +433,19 @@ fn a_dataset_on_s3_compacts_and_locks() {
     listed.sort();
     assert_eq!(names(&loc.store, &loc.path), listed);
 }
+
+#[test]
+fn a_truncated_object_is_a_clear_error() {
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let prefix = ObjectPath::from("ds");
+    let mut data = files(2, 300, 6);
+    let cut = data[1].1.len() / 2;
+    data[1].1 = data[1].1.slice(..cut);
+    upload(&store, &prefix, &data);
+    let ds = Dataset::object(Arc::clone(&store), prefix.clone(), "mem://ds").unwrap();
+    for verify in [false, true] {
+        let e = init(&ds, &["k".into()], verify).unwrap_err();
+        assert!(e.to_string().contains("mem://ds/in-01.parquet"), "{e}");
+    }
+    assert!(!names(&store, &prefix).contains(&MANIFEST.to_string()));
+}
