@@ -14,7 +14,7 @@ use arrow_array::RecordBatch;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use strata_compact::dataset::Dataset;
-use strata_gen::{BatchGenerator, contacts::Contacts};
+use strata_gen::BatchGenerator;
 use strata_io::{
     Compression, Format,
     generate::{
@@ -421,7 +421,7 @@ fn config(args: &GenerateArgs) -> GenerateConfig {
 
 fn run_generate(args: GenerateArgs) -> Result<()> {
     let cfg = config(&args);
-    let generator = Contacts::new(args.seed);
+    let generator = strata_gen::contacts(args.seed);
     if args.dry_run {
         cfg.validate()?;
         let files: Vec<_> = (0..cfg.num_writers)

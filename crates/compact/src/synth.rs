@@ -21,7 +21,7 @@ use parquet::{
     basic::{Compression, ZstdLevel},
     file::properties::WriterProperties,
 };
-use strata_gen::{BatchGenerator, contacts::Contacts, rng::RowRng};
+use strata_gen::{BatchGenerator, rng::RowRng};
 use strata_io::output::PendingFile;
 
 use crate::dataset::DatasetError;
@@ -65,7 +65,7 @@ impl SyntheticDataset {
         let mut fields = vec![Field::new("id", DataType::Int64, false)];
         match self.payload {
             Payload::Contacts => {
-                let c = Contacts::new(0).schema();
+                let c = strata_gen::contacts(0).schema();
                 fields.extend(c.fields().iter().map(|f| f.as_ref().clone()));
             }
             Payload::Text => fields.push(Field::new("v", DataType::Utf8, true)),
@@ -110,7 +110,7 @@ fn write_file(path: &Path, spec: &SyntheticDataset, f: usize) -> Result<(), Data
     let (pending, file) = PendingFile::create(path.to_path_buf(), false).map_err(err)?;
     let mut w =
         ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| err(e.into()))?;
-    let contacts = Contacts::new(spec.seed.wrapping_add(f as u64 + 1));
+    let contacts = strata_gen::contacts(spec.seed.wrapping_add(f as u64 + 1));
     let mut scratch = Default::default();
     for start in (0..rows).step_by(8192) {
         let n = 8192.min(rows - start);

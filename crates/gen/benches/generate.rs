@@ -5,10 +5,10 @@
 #![allow(missing_docs)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use strata_gen::{BatchGenerator, contacts::Contacts};
+use strata_gen::BatchGenerator;
 
 fn bench(c: &mut Criterion) {
-    let generator = Contacts::new(42);
+    let generator = strata_gen::contacts(42);
     let mut group = c.benchmark_group("contacts");
     for batch in [1024usize, 8192, 65536] {
         group.throughput(Throughput::Elements(batch as u64));

@@ -1,92 +1,353 @@
-//! Discrete distributions sampled from precomputed tables.
+//! Distributions sampled from counter-based random bits.
+//!
+//! * [`Alias`]: any finite categorical distribution (weights as given in
+//!   a spec), one table lookup and one comparison per draw (Walker's alias
+//!   method, built with Vose's stable construction).
+//! * [`Zipf`]: ranks `1..=n` with `P(k) ∝ k^-s`, exact by alias table up to
+//!   [`ZIPF_TABLE_MAX`] ranks, and by rejection-inversion (Hörmann and
+//!   Derflinger, 1996) beyond, in expected constant time for any `n`.
+//! * [`normal`]: a standard normal deviate by the Box-Muller transform.
+//!
+//! Every sampler maps random words to values and keeps no state, so a
+//! value depends only on the words it is given (see [`crate::rng`]).
 
-use crate::{Error, rng::below};
+use crate::{Error, rng::RowRng};
 
-/// A categorical distribution over `0..k` with integer weights, sampled by
-/// one table lookup: the table holds each category `weight` times, so a
-/// uniform index into it picks category `i` with probability
-/// `weight_i / sum`, exactly.
+/// A categorical distribution over `0..n` sampled by Walker's alias method.
+///
+/// Each slot `i` keeps a threshold and an alias: a draw picks a slot
+/// uniformly and returns `i` when 32 further random bits fall below the
+/// threshold, else the alias. Probabilities are exact to 2^-32.
 #[derive(Debug, Clone)]
-pub struct Categorical {
-    table: Box<[u8]>,
+pub struct Alias {
+    /// `(threshold, alias)` per slot; the threshold is a probability
+    /// scaled to `2^32` (so `1 << 32` means always `i`).
+    slots: Box<[(u64, u32)]>,
+    probabilities: Box<[f64]>,
 }
 
-/// The largest weight sum a [`Categorical`] accepts.
-pub const MAX_WEIGHT_SUM: u32 = 1 << 16;
-
-impl Categorical {
-    /// Builds the table for `weights`.
+impl Alias {
+    /// Builds the table for `weights` (any non-negative finite numbers
+    /// with a positive sum).
     ///
     /// # Errors
-    /// [`Error::InvalidDistribution`] when there are no weights, more than
-    /// 256 categories, all weights are zero, or they sum past
-    /// [`MAX_WEIGHT_SUM`].
-    pub fn new(weights: &[u32]) -> Result<Self, Error> {
-        let bad = |why: &str| Error::InvalidDistribution(why.to_string());
+    /// [`Error::InvalidDistribution`] for no weights, more than 2^32 of
+    /// them, a negative or non-finite weight, or a zero sum.
+    pub fn new(weights: &[f64]) -> Result<Self, Error> {
+        let bad = |why: String| Error::InvalidDistribution(why);
         if weights.is_empty() {
-            return Err(bad("a categorical distribution needs at least one weight"));
+            return Err(bad("needs at least one weight".into()));
         }
-        if weights.len() > 256 {
-            return Err(bad("a categorical distribution has at most 256 categories"));
+        if weights.len() > u32::MAX as usize {
+            return Err(bad("has more than 2^32 categories".into()));
         }
-        let sum: u64 = weights.iter().map(|&w| u64::from(w)).sum();
-        if sum == 0 {
-            return Err(bad("categorical weights sum to zero"));
+        if let Some((i, w)) = weights
+            .iter()
+            .enumerate()
+            .find(|(_, w)| !w.is_finite() || **w < 0.0)
+        {
+            return Err(bad(format!(
+                "weight {i} is {w}; weights must be finite and non-negative"
+            )));
         }
-        if sum > u64::from(MAX_WEIGHT_SUM) {
-            return Err(bad("categorical weights sum past 65536"));
+        let sum: f64 = weights.iter().sum();
+        if !(sum > 0.0 && sum.is_finite()) {
+            return Err(bad("weights sum to zero".into()));
         }
-        let mut table = Vec::with_capacity(sum as usize);
-        for (i, &w) in weights.iter().enumerate() {
-            table.extend(std::iter::repeat_n(i as u8, w as usize));
+        let n = weights.len();
+        let probabilities: Box<[f64]> = weights.iter().map(|w| w / sum).collect();
+        // Vose: scaled probabilities p_i * n, split into those below 1 and
+        // the rest; each small slot is topped up by one large category.
+        let mut scaled: Vec<f64> = probabilities.iter().map(|p| p * n as f64).collect();
+        let mut slots = vec![(1u64 << 32, 0u32); n];
+        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
+            (0..n).partition(|&i| scaled[i] < 1.0);
+        while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+            small.pop();
+            slots[s] = (threshold(scaled[s]), l as u32);
+            scaled[l] -= 1.0 - scaled[s];
+            if scaled[l] < 1.0 {
+                large.pop();
+                small.push(l);
+            }
         }
-        Ok(Categorical {
-            table: table.into_boxed_slice(),
+        // What is left is 1 up to rounding: such slots always keep `i`.
+        for i in small.into_iter().chain(large) {
+            slots[i] = (1u64 << 32, i as u32);
+        }
+        Ok(Alias {
+            slots: slots.into_boxed_slice(),
+            probabilities,
         })
     }
 
-    /// The category that 32 uniform random bits select.
-    #[inline(always)]
-    pub fn sample(&self, bits: u32) -> u8 {
-        let n = self.table.len();
-        // `below` returns a value under `n`; the `min` lets the optimiser
-        // drop the bounds check.
-        let i = (below(bits, n as u32) as usize).min(n - 1);
-        self.table[i]
+    /// Number of categories.
+    pub fn len(&self) -> usize {
+        self.slots.len()
     }
 
-    /// The probability of category `i`.
-    pub fn probability(&self, i: u8) -> f64 {
-        let n = self.table.iter().filter(|&&c| c == i).count();
-        n as f64 / self.table.len() as f64
+    /// Whether there are no categories (never: [`Alias::new`] refuses).
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
     }
+
+    /// The category that 64 uniform random bits select.
+    #[inline(always)]
+    pub fn sample(&self, bits: u64) -> u32 {
+        let n = self.slots.len();
+        let i = (((bits >> 32) * n as u64) >> 32) as usize;
+        // `i < n` always; `min` lets the optimiser drop the bounds check.
+        let (t, alias) = self.slots[i.min(n - 1)];
+        if (bits & 0xffff_ffff) < t {
+            i as u32
+        } else {
+            alias
+        }
+    }
+
+    /// The probability of category `i` (its weight over the sum).
+    pub fn probability(&self, i: usize) -> f64 {
+        self.probabilities[i]
+    }
+}
+
+fn threshold(p: f64) -> u64 {
+    ((p * 4_294_967_296.0).round() as u64).min(1 << 32)
+}
+
+/// Zipf tables up to this many ranks; larger `n` use rejection-inversion.
+pub const ZIPF_TABLE_MAX: u64 = 1 << 16;
+
+/// Ranks `1..=n` with `P(k)` proportional to `k^-s`.
+#[derive(Debug, Clone)]
+pub struct Zipf {
+    n: u64,
+    s: f64,
+    method: ZipfMethod,
+}
+
+#[derive(Debug, Clone)]
+enum ZipfMethod {
+    Table(Alias),
+    Rejection { h_x1: f64, h_n: f64, shortcut: f64 },
+}
+
+impl Zipf {
+    /// The distribution for exponent `s > 0` over `n >= 1` ranks.
+    ///
+    /// # Errors
+    /// [`Error::InvalidDistribution`] when `s` is not a positive finite
+    /// number or `n` is zero.
+    pub fn new(s: f64, n: u64) -> Result<Self, Error> {
+        if !(s > 0.0 && s.is_finite()) {
+            return Err(Error::InvalidDistribution(format!(
+                "zipf exponent s must be a positive number, not {s}"
+            )));
+        }
+        if n == 0 {
+            return Err(Error::InvalidDistribution(
+                "zipf needs at least one rank (n >= 1)".into(),
+            ));
+        }
+        let method = if n <= ZIPF_TABLE_MAX {
+            let weights: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
+            ZipfMethod::Table(Alias::new(&weights)?)
+        } else {
+            let h_x1 = big_h(1.5, s) - 1.0;
+            let h_n = big_h(n as f64 + 0.5, s);
+            let shortcut = 2.0 - big_h_inv(big_h(2.5, s) - h(2.0, s), s);
+            ZipfMethod::Rejection {
+                h_x1,
+                h_n,
+                shortcut,
+            }
+        };
+        Ok(Zipf { n, s, method })
+    }
+
+    /// Number of ranks.
+    pub fn n(&self) -> u64 {
+        self.n
+    }
+
+    /// A rank in `1..=n`, drawing words from `rng` (one for tables, one or
+    /// more, a few percent of the time, for rejection-inversion).
+    #[inline]
+    pub fn sample(&self, rng: &mut RowRng) -> u64 {
+        match &self.method {
+            ZipfMethod::Table(t) => u64::from(t.sample(rng.next_u64())) + 1,
+            ZipfMethod::Rejection {
+                h_x1,
+                h_n,
+                shortcut,
+            } => loop {
+                let u = h_n + unit(rng.next_u64()) * (h_x1 - h_n);
+                let x = big_h_inv(u, self.s);
+                let k = (x + 0.5).floor().clamp(1.0, self.n as f64);
+                if k - x <= *shortcut || u >= big_h(k + 0.5, self.s) - h(k, self.s) {
+                    return k as u64;
+                }
+            },
+        }
+    }
+
+    /// The exact probability of rank `k`, by direct summation (for tests
+    /// and reports; `O(n)`).
+    pub fn probability(&self, k: u64) -> f64 {
+        if k == 0 || k > self.n {
+            return 0.0;
+        }
+        if let ZipfMethod::Table(t) = &self.method {
+            return t.probability((k - 1) as usize);
+        }
+        let norm: f64 = (1..=self.n).map(|j| (j as f64).powf(-self.s)).sum();
+        (k as f64).powf(-self.s) / norm
+    }
+}
+
+/// `x^-s`.
+fn h(x: f64, s: f64) -> f64 {
+    (-s * x.ln()).exp()
+}
+
+/// An antiderivative of `h`: `(x^(1-s) - 1) / (1-s)`, or `ln x` at `s = 1`,
+/// computed without cancellation near `s = 1`.
+fn big_h(x: f64, s: f64) -> f64 {
+    let l = x.ln();
+    expm1_over_x((1.0 - s) * l) * l
+}
+
+/// The inverse of [`big_h`].
+fn big_h_inv(y: f64, s: f64) -> f64 {
+    let t = (y * (1.0 - s)).max(-1.0);
+    (log1p_over_x(t) * y).exp()
+}
+
+fn expm1_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x))
+    }
+}
+
+fn log1p_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
+}
+
+/// A uniform number in `[0, 1)` from the top 53 bits of a word.
+#[inline(always)]
+pub fn unit(bits: u64) -> f64 {
+    (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// A standard normal deviate from two words (Box-Muller; the first word
+/// is mapped to `(0, 1]` so the logarithm is finite).
+#[inline]
+pub fn normal(a: u64, b: u64) -> f64 {
+    let u1 = 1.0 - unit(a);
+    let u2 = unit(b);
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::StreamKey;
 
-    #[test]
-    fn exact_shares_over_all_inputs_of_a_grid() {
-        let c = Categorical::new(&[55, 35, 10]).unwrap();
-        assert_eq!(c.probability(0), 0.55);
-        let mut counts = [0u32; 3];
-        // Walk the 32-bit space evenly.
-        for i in 0..100_000u64 {
-            let bits = ((i << 32) / 100_000) as u32;
-            counts[c.sample(bits) as usize] += 1;
-        }
-        // Grid points on a category boundary may round either way.
-        for (got, want) in counts.iter().zip([55_000i64, 35_000, 10_000]) {
-            assert!((i64::from(*got) - want).abs() <= 2, "{counts:?}");
+    /// Draws `n` samples of `f` and checks each category's share against
+    /// `p` within 5 standard errors (plus a tiny absolute slack).
+    fn check_shares(counts: &[u64], p: impl Fn(usize) -> f64) {
+        let n: u64 = counts.iter().sum();
+        for (i, &c) in counts.iter().enumerate() {
+            let want = p(i);
+            let se = (want * (1.0 - want) / n as f64).sqrt();
+            let got = c as f64 / n as f64;
+            assert!(
+                (got - want).abs() <= 5.0 * se + 1e-4,
+                "category {i}: {got} vs {want} (counts {counts:?})"
+            );
         }
     }
 
     #[test]
-    fn rejects_bad_weights() {
-        assert!(Categorical::new(&[]).is_err());
-        assert!(Categorical::new(&[0, 0]).is_err());
-        assert!(Categorical::new(&[70_000]).is_err());
-        assert!(Categorical::new(&[1; 257]).is_err());
+    fn alias_matches_weights() {
+        for weights in [
+            vec![55.0, 35.0, 10.0],
+            vec![1.0],
+            vec![0.0, 1.0, 0.0, 3.0],
+            vec![1e-3, 1.0, 2.5, 0.25, 7.0, 0.0, 1.0],
+        ] {
+            let a = Alias::new(&weights).unwrap();
+            let sum: f64 = weights.iter().sum();
+            let k = StreamKey::new(3, 4);
+            let mut counts = vec![0u64; weights.len()];
+            for r in 0..200_000 {
+                counts[a.sample(k.first(r)) as usize] += 1;
+            }
+            for (i, w) in weights.iter().enumerate() {
+                if *w == 0.0 {
+                    assert_eq!(counts[i], 0, "{weights:?}");
+                }
+            }
+            check_shares(&counts, |i| weights[i] / sum);
+        }
+    }
+
+    #[test]
+    fn alias_rejects_bad_weights() {
+        for bad in [vec![], vec![0.0, 0.0], vec![1.0, -1.0], vec![f64::NAN]] {
+            let e = Alias::new(&bad).unwrap_err().to_string();
+            assert!(e.contains("weight"), "{e}");
+        }
+    }
+
+    #[test]
+    fn zipf_table_and_rejection_agree_with_exact_probabilities() {
+        // Small n (table) and large n (rejection), s below, at and above 1.
+        for (s, n) in [(1.0, 10u64), (0.5, 1000), (1.1, 1 << 20), (2.0, 1 << 17)] {
+            let z = Zipf::new(s, n).unwrap();
+            let k = StreamKey::new(11, n);
+            // Shares of the first 8 ranks and of the rest.
+            let mut counts = [0u64; 9];
+            for r in 0..200_000 {
+                let rank = z.sample(&mut k.row(r));
+                assert!((1..=n).contains(&rank));
+                counts[(rank.min(9) - 1) as usize] += 1;
+            }
+            let head: Vec<f64> = (1..=8).map(|r| z.probability(r)).collect();
+            let tail = 1.0 - head.iter().sum::<f64>();
+            check_shares(&counts, |i| if i < 8 { head[i] } else { tail });
+        }
+    }
+
+    #[test]
+    fn zipf_rejects_bad_parameters() {
+        assert!(Zipf::new(0.0, 10).is_err());
+        assert!(Zipf::new(-1.0, 10).is_err());
+        assert!(Zipf::new(f64::NAN, 10).is_err());
+        assert!(Zipf::new(1.0, 0).is_err());
+        assert!(Zipf::new(1.0, u64::MAX).is_ok());
+    }
+
+    #[test]
+    fn normal_has_unit_moments() {
+        let k = StreamKey::new(5, 5);
+        let (mut s1, mut s2) = (0.0, 0.0);
+        let n = 200_000;
+        for r in 0..n {
+            let mut g = k.row(r);
+            let x = normal(g.next_u64(), g.next_u64());
+            s1 += x;
+            s2 += x * x;
+        }
+        let mean = s1 / n as f64;
+        let var = s2 / n as f64 - mean * mean;
+        assert!(mean.abs() < 0.01, "{mean}");
+        assert!((var - 1.0).abs() < 0.02, "{var}");
     }
 }

@@ -1,40 +1,42 @@
-//! Deterministic, columnar synthetic data as Arrow record batches.
+//! Deterministic, nested synthetic data as Arrow record batches, from a
+//! declarative spec.
 //!
-//! The principal trait is [`BatchGenerator`]: given a global row range it
-//! returns one [`RecordBatch`] holding exactly those rows. The built-in
-//! presets implement it ([`contacts::Contacts`] for now); the writer pipeline
-//! in `strata-io` drives any implementation from many threads.
+//! A [`spec::Spec`] (TOML; see [`spec`]) describes a schema of any depth
+//! (structs, lists, maps) and how each field is drawn: sequences, uniform,
+//! normal, Zipf, weighted categories, string templates, word lists, null
+//! rates, list lengths, and cases that depend on a sibling's value. The
+//! presets `contacts`, `wide-u64` and `events` are embedded specs
+//! ([`spec::PRESETS`]). A spec compiles to a [`spec::SpecGenerator`], the
+//! [`BatchGenerator`] that the writer pipeline in `strata-io` drives from
+//! many threads.
 //!
 //! # Data flow
 //!
-//! `(seed, stream, global row)` -> [`rng::RowRng`] -> per-column vectors
-//! (offsets, values, validity bits) -> Arrow buffers without a copy ->
+//! spec text -> [`spec::Spec::parse`] (checked, errors name field and line)
+//! -> [`spec::SpecGenerator`] (samplers and streams per field) ->
+//! `(seed, field, element id)` -> [`rng::RowRng`] -> per-column vectors
+//! (offsets, values, validity) -> Arrow buffers without a copy ->
 //! [`RecordBatch`] -> consumer -> [`BatchGenerator::recycle`] hands the
 //! vectors back for the next batch.
 //!
 //! # The guarantee: a row depends on its index, nothing else
 //!
 //! Randomness is counter-based ([`rng`]): each field path has its own
-//! stream key derived from the seed, and each global row index seeds its own
-//! SplitMix64 generator within that stream. A row's content is therefore a
-//! pure function of `(preset, seed, row index)`. Batch size, thread count,
-//! writer count and the order in which batches are produced change where
-//! rows land, never what they contain, and any row range can be produced
-//! on its own (the basis of exact partitions).
-//!
-//! # Vocabulary
-//!
-//! The `contacts` names come from strata's own lists: 3,000+ given names
-//! and 500+ family names, uniform and independent, so
-//! [`contacts::Contacts::distinct_names`] gives the number of distinct
-//! full names (see the README for the exact figure).
+//! streams derived from the seed, and each element id (the global row
+//! index at the top level) seeds its own SplitMix64 generator within them.
+//! A row's content is therefore a pure function of `(spec, seed, row
+//! index)`. Batch size, thread count, writer count and the order in which
+//! batches are produced change where rows land, never what they contain,
+//! and any row range can be produced on its own (the basis of exact
+//! partitions). Adding or removing a field leaves the others' data as it
+//! was.
 //!
 //! # Example
 //!
 //! ```
-//! use strata_gen::{BatchGenerator, contacts::Contacts};
+//! use strata_gen::{BatchGenerator, spec::Spec};
 //!
-//! let generator = Contacts::new(42);
+//! let generator = Spec::preset("contacts").unwrap().generator(42).unwrap();
 //! let mut scratch = Default::default();
 //! let batch = generator.generate(1_000, 4, &mut scratch).unwrap();
 //! assert_eq!(batch.num_rows(), 4);
@@ -51,11 +53,36 @@ use std::fmt;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 
-mod bits;
-pub mod contacts;
 pub mod dist;
 pub mod names;
 pub mod rng;
+pub mod spec;
+
+/// The `contacts` preset for `seed` (a name, an optional list of phone
+/// entries; see `crates/gen/specs/contacts.toml`).
+pub fn contacts(seed: u64) -> spec::SpecGenerator {
+    preset("contacts", seed)
+}
+
+/// Preset `name` for `seed`.
+///
+/// # Panics
+/// When `name` is not one of [`spec::PRESETS`]; the presets themselves are
+/// checked by this crate's tests. Use [`spec::Spec::preset`] for names
+/// from users.
+pub fn preset(name: &str, seed: u64) -> spec::SpecGenerator {
+    spec::Spec::preset(name)
+        .and_then(|s| {
+            s.generator(seed).map_err(|e| spec::SpecError {
+                origin: name.into(),
+                line: 0,
+                column: None,
+                field: None,
+                message: e.to_string(),
+            })
+        })
+        .unwrap_or_else(|e| panic!("built-in preset: {e}"))
+}
 
 /// Produces the rows of a dataset as Arrow batches, by global row range.
 pub trait BatchGenerator: Send + Sync {

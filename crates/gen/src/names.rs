@@ -1,4 +1,4 @@
-//! The name vocabularies of the `contacts` preset.
+//! The built-in vocabularies: given names, family names and common words.
 //!
 //! strata ships its own lists (`crates/gen/data/*.txt`, one ASCII name per
 //! line). A full name is `"{first} {last}"` with both parts drawn
@@ -8,8 +8,7 @@
 
 use std::sync::LazyLock;
 
-/// Bytes in one slot of a [`NameTable`]: the longest name plus one byte for
-/// a separator must fit.
+/// Bytes in one slot of a [`NameTable`]: names are shorter.
 pub const SLOT: usize = 16;
 
 /// A vocabulary stored as fixed-size slots, so a pick is one index and one
@@ -21,9 +20,8 @@ pub struct NameTable {
 }
 
 impl NameTable {
-    /// Parses one name per line; `suffix` is appended to every name (a
-    /// separator such as `b' '`).
-    fn parse(text: &'static str, suffix: Option<u8>) -> NameTable {
+    /// Parses one name per line.
+    fn parse(text: &'static str) -> NameTable {
         let mut slots = Vec::new();
         let mut lens = Vec::new();
         for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
@@ -31,19 +29,14 @@ impl NameTable {
             let b = line.as_bytes();
             // The lists are part of the crate and checked by a unit test;
             // an over-long entry is cut, on a character boundary, so every
-            // slot holds valid UTF-8 (which `contacts` relies on).
+            // slot holds valid UTF-8 (which string generators rely on).
             let mut n = b.len().min(SLOT - 1);
             while !line.is_char_boundary(n) {
                 n -= 1;
             }
             slot[..n].copy_from_slice(&b[..n]);
-            let mut len = n;
-            if let Some(s) = suffix {
-                slot[len] = s;
-                len += 1;
-            }
             slots.push(slot);
-            lens.push(len as u8);
+            lens.push(n as u8);
         }
         NameTable { slots, lens }
     }
@@ -58,7 +51,7 @@ impl NameTable {
         self.slots.is_empty()
     }
 
-    /// Name `i` (with its suffix, if any).
+    /// Name `i`.
     #[inline(always)]
     pub fn get(&self, i: usize) -> &[u8] {
         &self.slots[i][..self.lens[i] as usize]
@@ -72,11 +65,14 @@ impl NameTable {
 }
 
 static FIRST: LazyLock<NameTable> =
-    LazyLock::new(|| NameTable::parse(include_str!("../data/first_names.txt"), Some(b' ')));
+    LazyLock::new(|| NameTable::parse(include_str!("../data/first_names.txt")));
 static LAST: LazyLock<NameTable> =
-    LazyLock::new(|| NameTable::parse(include_str!("../data/last_names.txt"), None));
+    LazyLock::new(|| NameTable::parse(include_str!("../data/last_names.txt")));
 
-/// Given names, each followed by one space.
+static WORDS: LazyLock<NameTable> =
+    LazyLock::new(|| NameTable::parse(include_str!("../data/words.txt")));
+
+/// Given names.
 pub fn first_names() -> &'static NameTable {
     &FIRST
 }
@@ -84,6 +80,11 @@ pub fn first_names() -> &'static NameTable {
 /// Family names.
 pub fn last_names() -> &'static NameTable {
     &LAST
+}
+
+/// Common English words.
+pub fn words() -> &'static NameTable {
+    &WORDS
 }
 
 #[cfg(test)]
@@ -109,7 +110,7 @@ mod tests {
     fn shipped_lists_are_clean() {
         check(include_str!("../data/first_names.txt"), 3000);
         check(include_str!("../data/last_names.txt"), 500);
-        assert_eq!(first_names().get(0).last(), Some(&b' '));
+        check(include_str!("../data/words.txt"), 400);
         assert_eq!(
             first_names().len(),
             include_str!("../data/first_names.txt").lines().count()

@@ -36,7 +36,6 @@
 //! # Example
 //!
 //! ```
-//! use strata_gen::contacts::Contacts;
 //! use strata_io::{Compression, Format, generate::{GenerateConfig, generate}};
 //!
 //! let dir = tempfile::tempdir().unwrap();
@@ -55,7 +54,7 @@
 //!     encoder: Default::default(),
 //!     part: Default::default(),
 //! };
-//! let summary = generate(&Contacts::new(42), &cfg, &|_| {}).unwrap();
+//! let summary = generate(&strata_gen::contacts(42), &cfg, &|_| {}).unwrap();
 //! assert_eq!(summary.records, 10_000);
 //! assert_eq!(summary.files.len(), 2);
 //! assert!(dir.path().join("contacts_1.parquet").exists());

@@ -7,7 +7,7 @@ use arrow_array::{
     Array, DictionaryArray, RecordBatch, StringArray, cast::AsArray, types::UInt8Type,
 };
 use arrow_schema::DataType;
-use strata_gen::{BatchGenerator, contacts::Contacts};
+use strata_gen::BatchGenerator;
 use strata_io::{
     Compression, Error, Format,
     generate::{GenerateConfig, Part, Summary, generate},
@@ -33,7 +33,7 @@ fn config(dir: &Path, records: u64) -> GenerateConfig {
 }
 
 fn run(cfg: &GenerateConfig) -> (Summary, Vec<RecordBatch>) {
-    let summary = generate(&Contacts::new(cfg.seed), cfg, &|_| {}).unwrap();
+    let summary = generate(&strata_gen::contacts(cfg.seed), cfg, &|_| {}).unwrap();
     let mut batches = Vec::new();
     for f in &summary.files {
         batches.extend(read_batches(&f.path).unwrap());
@@ -55,7 +55,7 @@ fn schema_is_exact() {
     let dir = tempfile::tempdir().unwrap();
     let (_, batches) = run(&config(dir.path(), 1000));
     let schema = batches[0].schema();
-    assert_eq!(schema.as_ref(), Contacts::new(42).schema().as_ref());
+    assert_eq!(schema.as_ref(), strata_gen::contacts(42).schema().as_ref());
     let name = schema.field(0);
     assert_eq!(
         (name.name().as_str(), name.data_type(), name.is_nullable()),
@@ -277,13 +277,13 @@ fn parts_together_are_the_whole_run() {
     for (index, count) in [(0, 3), (4, 3), (1, 0), (1, records + 1)] {
         let mut cfg = config(dir.path(), records);
         cfg.part = Part { index, count };
-        let e = generate(&Contacts::new(42), &cfg, &|_| {}).unwrap_err();
+        let e = generate(&strata_gen::contacts(42), &cfg, &|_| {}).unwrap_err();
         assert!(e.to_string().contains("--part"), "{index}/{count}: {e}");
     }
     let mut cfg = config(dir.path(), 10);
     cfg.part = Part { index: 1, count: 5 };
     cfg.num_writers = 3;
-    let e = generate(&Contacts::new(42), &cfg, &|_| {}).unwrap_err();
+    let e = generate(&strata_gen::contacts(42), &cfg, &|_| {}).unwrap_err();
     assert!(e.to_string().contains("--num-writers"), "{e}");
     assert!(listing(dir.path()).is_empty());
 }
@@ -325,7 +325,7 @@ fn files_hold_contiguous_row_ranges_and_row_groups() {
     assert_eq!(summary.files[0].groups, 4);
     // File 1 starts at global row 3333: compare with the generator.
     let got = read_batches(&summary.files[1].path).unwrap();
-    let want = Contacts::new(42)
+    let want = strata_gen::contacts(42)
         .generate(3333, 3333, &mut Default::default())
         .unwrap();
     assert_eq!(rows_as_text(&got).unwrap(), rows_as_text(&[want]).unwrap());
@@ -358,7 +358,7 @@ fn existing_outputs_are_refused_then_replaced_with_overwrite() {
 
     cfg.num_writers = 2;
     cfg.seed = 7;
-    let err = generate(&Contacts::new(7), &cfg, &|_| {}).unwrap_err();
+    let err = generate(&strata_gen::contacts(7), &cfg, &|_| {}).unwrap_err();
     assert!(matches!(err, Error::OutputExists { count: 3, .. }), "{err}");
     assert!(err.to_string().contains("--overwrite"));
     assert_eq!(
@@ -407,7 +407,7 @@ fn bad_settings_are_rejected_before_anything_is_written() {
     for (flag, edit) in cases {
         let mut cfg = config(&out, 10_000);
         edit(&mut cfg);
-        let err = generate(&Contacts::new(1), &cfg, &|_| {}).unwrap_err();
+        let err = generate(&strata_gen::contacts(1), &cfg, &|_| {}).unwrap_err();
         assert!(err.to_string().contains(flag), "{flag}: {err}");
         assert!(!out.exists(), "{flag}: output directory created");
     }
@@ -419,7 +419,7 @@ fn unwritable_directory_fails_cleanly() {
     let file = dir.path().join("plain-file");
     std::fs::write(&file, b"x").unwrap();
     let cfg = config(&file.join("sub"), 1_000);
-    let err = generate(&Contacts::new(1), &cfg, &|_| {}).unwrap_err();
+    let err = generate(&strata_gen::contacts(1), &cfg, &|_| {}).unwrap_err();
     assert!(matches!(err, Error::Io { .. }), "{err}");
     assert!(err.to_string().contains("plain-file"), "{err}");
     assert_eq!(listing(dir.path()), vec!["plain-file"]);
@@ -552,7 +552,7 @@ fn generate_writes_to_an_object_store_prefix() {
     let (_, want) = run(&cfg);
     cfg.output_dir = url.clone().into();
     cfg.compression = Compression::Zstd(1);
-    let summary = generate(&Contacts::new(cfg.seed), &cfg, &|_| {}).unwrap();
+    let summary = generate(&strata_gen::contacts(cfg.seed), &cfg, &|_| {}).unwrap();
     assert_eq!(summary.files.len(), 2);
     let loc = strata_io::location::parse_location(&url, &Default::default()).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -586,11 +586,11 @@ fn generate_writes_to_an_object_store_prefix() {
         sequence_hash(&rows_as_text(&want).unwrap())
     );
     // Again: refused, then replaced with overwrite.
-    let e = generate(&Contacts::new(cfg.seed), &cfg, &|_| {}).unwrap_err();
+    let e = generate(&strata_gen::contacts(cfg.seed), &cfg, &|_| {}).unwrap_err();
     assert!(matches!(e, Error::OutputExists { .. }), "{e}");
     cfg.overwrite = true;
     cfg.num_writers = 1;
-    generate(&Contacts::new(cfg.seed), &cfg, &|_| {}).unwrap();
+    generate(&strata_gen::contacts(cfg.seed), &cfg, &|_| {}).unwrap();
     let names: Vec<String> = rt
         .block_on(loc.store.list_with_delimiter(Some(&loc.path)))
         .unwrap()
@@ -605,6 +605,6 @@ fn generate_writes_to_an_object_store_prefix() {
     );
     // A bucket that does not exist: an error, and nothing written.
     cfg.output_dir = "s3://strata-no-such-bucket/x".into();
-    let e = generate(&Contacts::new(cfg.seed), &cfg, &|_| {}).unwrap_err();
+    let e = generate(&strata_gen::contacts(cfg.seed), &cfg, &|_| {}).unwrap_err();
     assert!(e.to_string().contains("strata-no-such-bucket"), "{e}");
 }

@@ -1,0 +1,1669 @@
+//! The spec engine: a [`Spec`] compiled to column generators.
+//!
+//! A batch is generated column by column, field by field, like a hand
+//! written generator would: for each field, one pass decides validity, one
+//! pass draws values into the vector that becomes the Arrow buffer. Every
+//! element has an id, its global row for top-level fields and
+//! `parent_id * max_length + position` inside lists and maps, and every
+//! draw comes from the field's own streams keyed by that id, so an
+//! element's content depends only on `(spec, seed, id)`.
+//!
+//! Vectors come back through [`BatchGenerator::recycle`] into a pool and
+//! are reused, so a steady stream of batches barely allocates.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, StringArray, make_array};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, Field as ArrowField, FieldRef, Fields, Schema, SchemaRef};
+
+use super::parse::{Class, MAX_LENGTH, categories, max_length};
+use super::template::{Part, Placeholder};
+use super::{Condition, Field, Generator, Kind, Spec, Value, WordList};
+use crate::dist::{Alias, Zipf, normal, unit};
+use crate::names::{NameTable, first_names, last_names, words};
+use crate::rng::{RowRng, StreamKey};
+use crate::{BatchGenerator, Error};
+
+/// Fields whose estimated distinct values pass this are written without a
+/// Parquet dictionary (it would overflow its page and be thrown away).
+const DICTIONARY_LIMIT: u64 = 100_000;
+/// Largest batch, so that offsets of modest strings stay in `i32`.
+const MAX_BATCH_ROWS: usize = 1 << 24;
+/// The code of a null element (categories are `0..255`).
+const NULL_CODE: u8 = 255;
+
+/// A compiled spec: a [`BatchGenerator`] for one seed.
+#[derive(Debug)]
+pub struct SpecGenerator {
+    name: String,
+    schema: SchemaRef,
+    roots: Vec<Node>,
+    /// Generation order of the top-level fields.
+    order: Vec<usize>,
+    /// Top-level fields whose codes a sibling reads.
+    needs_codes: Vec<bool>,
+    unfriendly: Vec<Vec<String>>,
+}
+
+/// Reusable vectors of one producer of spec batches.
+#[derive(Debug, Default)]
+pub struct SpecScratch {
+    p8: Vec<Vec<u8>>,
+    p16: Vec<Vec<u16>>,
+    p32: Vec<Vec<u32>>,
+    p64: Vec<Vec<u64>>,
+}
+
+const POOL_MAX: usize = 256;
+
+impl SpecScratch {
+    fn v8(&mut self) -> Vec<u8> {
+        let mut v = self.p8.pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+    fn v16(&mut self) -> Vec<u16> {
+        let mut v = self.p16.pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+    fn v32(&mut self) -> Vec<u32> {
+        let mut v = self.p32.pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+    fn v64(&mut self) -> Vec<u64> {
+        let mut v = self.p64.pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+    fn put8(&mut self, v: Vec<u8>) {
+        if self.p8.len() < POOL_MAX && v.capacity() > 0 {
+            self.p8.push(v);
+        }
+    }
+    fn put64(&mut self, v: Vec<u64>) {
+        if self.p64.len() < POOL_MAX && v.capacity() > 0 {
+            self.p64.push(v);
+        }
+    }
+    fn reclaim(&mut self, buf: Buffer) {
+        let buf = match buf.into_vec::<u64>() {
+            Ok(v) => return self.put64(v),
+            Err(b) => b,
+        };
+        let buf = match buf.into_vec::<u32>() {
+            Ok(v) => {
+                if self.p32.len() < POOL_MAX {
+                    self.p32.push(v);
+                }
+                return;
+            }
+            Err(b) => b,
+        };
+        let buf = match buf.into_vec::<u16>() {
+            Ok(v) => {
+                if self.p16.len() < POOL_MAX {
+                    self.p16.push(v);
+                }
+                return;
+            }
+            Err(b) => b,
+        };
+        if let Ok(v) = buf.into_vec::<u8>() {
+            self.put8(v);
+        }
+    }
+    fn reclaim_data(&mut self, data: ArrayData) {
+        let (_, _, nulls, _, buffers, children) = data.into_parts();
+        if let Some(n) = nulls {
+            self.reclaim(n.into_inner().into_inner());
+        }
+        for b in buffers {
+            self.reclaim(b);
+        }
+        for c in children {
+            self.reclaim_data(c);
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Node {
+    field: FieldRef,
+    null_key: StreamKey,
+    /// Null threshold per branch (`rate * 2^64`); one entry without cases.
+    null_thresholds: Vec<u128>,
+    /// Conditional cases: the sibling read and the branch of each code.
+    cases: Option<Cases>,
+    kind: NodeKind,
+}
+
+#[derive(Debug)]
+struct Cases {
+    sibling: usize,
+    branch_of_code: Box<[u8; 256]>,
+}
+
+#[derive(Debug)]
+enum NodeKind {
+    Leaf(Leaf),
+    Struct {
+        children: Vec<Node>,
+        order: Vec<usize>,
+        needs_codes: Vec<bool>,
+        fields: Fields,
+    },
+    List {
+        item: Box<Node>,
+        length: Sampler,
+        length_key: StreamKey,
+        max_len: u64,
+        empty_as_null: bool,
+    },
+    Map {
+        key: Box<Node>,
+        value: Box<Node>,
+        entries: FieldRef,
+        fields: Fields,
+        length: Sampler,
+        length_key: StreamKey,
+        max_len: u64,
+    },
+}
+
+#[derive(Debug)]
+struct Leaf {
+    value_key: StreamKey,
+    /// Sampler per branch.
+    samplers: Vec<Sampler>,
+    out: Out,
+    dictionary: Option<ArrayRef>,
+}
+
+/// How a leaf's draws become buffer entries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Out {
+    Bool,
+    W8,
+    W16,
+    W32,
+    W64,
+    F32,
+    F64,
+    Bytes,
+    LargeBytes,
+}
+
+/// One value drawer. Integer-like values (integers, dates, timestamps,
+/// dictionary keys, booleans) are two's-complement bits in a `u64`.
+#[derive(Debug)]
+enum Sampler {
+    IntConst(u64),
+    IntSeq {
+        start: u64,
+        step: u64,
+    },
+    IntUniform {
+        min: u64,
+        span: u128,
+    },
+    IntNormal {
+        mean: f64,
+        std: f64,
+        lo: f64,
+        hi: f64,
+        signed: bool,
+    },
+    IntZipf {
+        zipf: Zipf,
+        start: u64,
+    },
+    IntTable {
+        alias: Alias,
+        values: Vec<u64>,
+    },
+    IntZipfTable {
+        zipf: Zipf,
+        values: Vec<u64>,
+    },
+    Bernoulli(u128),
+    FConst(f64),
+    FSeq {
+        start: f64,
+        step: f64,
+    },
+    FUniform {
+        min: f64,
+        width: f64,
+    },
+    FNormal {
+        mean: f64,
+        std: f64,
+        lo: f64,
+        hi: f64,
+    },
+    FZipf {
+        zipf: Zipf,
+        start: f64,
+    },
+    FTable {
+        alias: Alias,
+        values: Vec<f64>,
+    },
+    FZipfTable {
+        zipf: Zipf,
+        values: Vec<f64>,
+    },
+    SConst(Box<[u8]>),
+    STable {
+        alias: Alias,
+        values: Vec<Box<[u8]>>,
+    },
+    SZipf {
+        zipf: Zipf,
+        values: Vec<Box<[u8]>>,
+    },
+    STemplate(Vec<TPart>),
+    SWords {
+        table: &'static NameTable,
+        min: u32,
+        count: u32,
+    },
+}
+
+#[derive(Debug)]
+enum TPart {
+    Lit(Box<[u8]>),
+    Seq {
+        width: usize,
+        zero: bool,
+    },
+    Name(&'static NameTable),
+    Uniform {
+        min: i64,
+        span: u128,
+        width: usize,
+        zero: bool,
+    },
+    Zipf {
+        zipf: Zipf,
+        width: usize,
+        zero: bool,
+    },
+    Hex(u32),
+}
+
+/// FNV-1a: the stream id of a field path, so that a field's data does not
+/// change when other fields are added, removed or reordered.
+fn stream_id(path: &str, role: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in path.bytes().chain([0u8]).chain(role.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+fn threshold(rate: f64) -> u128 {
+    (rate.clamp(0.0, 1.0) * 18_446_744_073_709_551_616.0) as u128
+}
+
+fn int_bits(v: &Value) -> u64 {
+    match v {
+        Value::Int(i) => *i as u64,
+        Value::Bool(b) => u64::from(*b),
+        Value::Float(f) => *f as i64 as u64,
+        Value::Str(_) => 0,
+    }
+}
+
+fn float_of(v: &Value) -> f64 {
+    match v {
+        Value::Float(f) => *f,
+        Value::Int(i) => *i as f64,
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::Str(_) => 0.0,
+    }
+}
+
+fn bytes_of(v: &Value) -> Box<[u8]> {
+    match v {
+        Value::Str(s) => s.as_bytes().into(),
+        other => other.to_string().into_bytes().into(),
+    }
+}
+
+fn word_table(list: WordList) -> &'static NameTable {
+    match list {
+        WordList::Words => words(),
+        WordList::FirstNames => first_names(),
+        WordList::LastNames => last_names(),
+    }
+}
+
+/// The (min, max) of an integer class as f64 clamps.
+fn int_range(class: Class) -> (f64, f64, bool) {
+    match class {
+        Class::Int { min, max } => (min as f64, max as f64, min < 0),
+        _ => (i64::MIN as f64, i64::MAX as f64, true),
+    }
+}
+
+fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
+    let float = class == Class::Float;
+    let string = matches!(class, Class::Str);
+    let dict = class == Class::Dict;
+    Ok(match g {
+        Generator::Constant(v) => {
+            if float {
+                Sampler::FConst(float_of(v))
+            } else if string {
+                Sampler::SConst(bytes_of(v))
+            } else if dict {
+                Sampler::IntConst(0)
+            } else {
+                Sampler::IntConst(int_bits(v))
+            }
+        }
+        Generator::Sequence { start, step } => {
+            if float {
+                Sampler::FSeq {
+                    start: float_of(start),
+                    step: float_of(step),
+                }
+            } else {
+                Sampler::IntSeq {
+                    start: int_bits(start),
+                    step: int_bits(step),
+                }
+            }
+        }
+        Generator::Uniform { min, max } => match (min, max) {
+            (Value::Float(a), Value::Float(b)) => Sampler::FUniform {
+                min: *a,
+                width: b - a,
+            },
+            (Value::Int(a), Value::Int(b)) => Sampler::IntUniform {
+                min: *a as u64,
+                span: (b - a + 1) as u128,
+            },
+            _ => {
+                return Err(Error::InvalidDistribution(
+                    "uniform bounds of different kinds".into(),
+                ));
+            }
+        },
+        Generator::Normal {
+            mean,
+            std,
+            min,
+            max,
+        } => {
+            if float {
+                Sampler::FNormal {
+                    mean: *mean,
+                    std: *std,
+                    lo: min.unwrap_or(f64::NEG_INFINITY),
+                    hi: max.unwrap_or(f64::INFINITY),
+                }
+            } else {
+                let (tlo, thi, signed) = int_range(class);
+                Sampler::IntNormal {
+                    mean: *mean,
+                    std: *std,
+                    lo: min.map_or(tlo, |m| m.max(tlo)),
+                    hi: max.map_or(thi, |m| m.min(thi)),
+                    signed,
+                }
+            }
+        }
+        Generator::Zipf {
+            s,
+            n,
+            values,
+            start,
+        } => {
+            let zipf = Zipf::new(*s, *n)?;
+            match values {
+                Some(vals) if float => Sampler::FZipfTable {
+                    zipf,
+                    values: vals.iter().map(float_of).collect(),
+                },
+                Some(vals) if string => Sampler::SZipf {
+                    zipf,
+                    values: vals.iter().map(bytes_of).collect(),
+                },
+                Some(vals) if dict => Sampler::IntZipfTable {
+                    zipf,
+                    values: (0..vals.len() as u64).collect(),
+                },
+                Some(vals) => Sampler::IntZipfTable {
+                    zipf,
+                    values: vals.iter().map(int_bits).collect(),
+                },
+                None if float => Sampler::FZipf {
+                    zipf,
+                    start: *start as f64,
+                },
+                None => Sampler::IntZipf {
+                    zipf,
+                    start: *start as u64,
+                },
+            }
+        }
+        Generator::Weighted { values, weights } => {
+            let alias = Alias::new(weights)?;
+            if float {
+                Sampler::FTable {
+                    alias,
+                    values: values.iter().map(float_of).collect(),
+                }
+            } else if string {
+                Sampler::STable {
+                    alias,
+                    values: values.iter().map(bytes_of).collect(),
+                }
+            } else if dict {
+                Sampler::IntTable {
+                    alias,
+                    values: (0..values.len() as u64).collect(),
+                }
+            } else {
+                Sampler::IntTable {
+                    alias,
+                    values: values.iter().map(int_bits).collect(),
+                }
+            }
+        }
+        Generator::Probability(p) => Sampler::Bernoulli(threshold(*p)),
+        Generator::Template(t) => {
+            let mut parts = Vec::new();
+            for p in t.parts() {
+                parts.push(match p {
+                    Part::Literal(s) => TPart::Lit(s.as_bytes().into()),
+                    Part::Slot {
+                        placeholder,
+                        width,
+                        zero,
+                    } => {
+                        let (width, zero) = (*width, *zero);
+                        match placeholder {
+                            Placeholder::Seq => TPart::Seq { width, zero },
+                            Placeholder::FirstName => TPart::Name(first_names()),
+                            Placeholder::LastName => TPart::Name(last_names()),
+                            Placeholder::Word => TPart::Name(words()),
+                            Placeholder::Uniform { min, max } => TPart::Uniform {
+                                min: *min,
+                                span: (*max as i128 - *min as i128 + 1) as u128,
+                                width,
+                                zero,
+                            },
+                            Placeholder::Zipf { s, n } => TPart::Zipf {
+                                zipf: Zipf::new(*s, *n)?,
+                                width,
+                                zero,
+                            },
+                            Placeholder::Hex(n) => TPart::Hex(*n),
+                        }
+                    }
+                });
+            }
+            Sampler::STemplate(parts)
+        }
+        Generator::Words { list, min, max } => Sampler::SWords {
+            table: word_table(*list),
+            min: *min,
+            count: max - min + 1,
+        },
+    })
+}
+
+/// Draws `0..span` (`span` up to 2^64) from 64 random bits.
+#[inline(always)]
+fn below(bits: u64, span: u128) -> u64 {
+    if span > u64::MAX as u128 {
+        bits
+    } else {
+        ((bits as u128 * span) >> 64) as u64
+    }
+}
+
+impl Sampler {
+    /// Categories of a table sampler (0 for others).
+    fn categories(&self) -> usize {
+        match self {
+            Sampler::IntTable { values, .. } | Sampler::IntZipfTable { values, .. } => values.len(),
+            Sampler::FTable { values, .. } | Sampler::FZipfTable { values, .. } => values.len(),
+            Sampler::STable { values, .. } | Sampler::SZipf { values, .. } => values.len(),
+            _ => 0,
+        }
+    }
+
+    /// Whether category `c` has a positive probability.
+    fn possible(&self, c: u32) -> bool {
+        match self {
+            Sampler::IntTable { alias, .. }
+            | Sampler::FTable { alias, .. }
+            | Sampler::STable { alias, .. } => alias.probability(c as usize) > 0.0,
+            _ => true,
+        }
+    }
+
+    /// A category of a table sampler, drawn from `r`.
+    fn category(&self, r: &mut RowRng) -> u32 {
+        match self {
+            Sampler::IntTable { alias, .. }
+            | Sampler::FTable { alias, .. }
+            | Sampler::STable { alias, .. } => alias.sample(r.next_u64()),
+            Sampler::IntZipfTable { zipf, .. }
+            | Sampler::FZipfTable { zipf, .. }
+            | Sampler::SZipf { zipf, .. } => (zipf.sample(r) - 1) as u32,
+            _ => 0,
+        }
+    }
+
+    fn int_of(&self, c: u32) -> u64 {
+        match self {
+            Sampler::IntTable { values, .. } | Sampler::IntZipfTable { values, .. } => {
+                values[c as usize]
+            }
+            _ => 0,
+        }
+    }
+
+    fn float_of(&self, c: u32) -> f64 {
+        match self {
+            Sampler::FTable { values, .. } | Sampler::FZipfTable { values, .. } => {
+                values[c as usize]
+            }
+            _ => 0.0,
+        }
+    }
+
+    fn string_of(&self, c: u32, out: &mut Vec<u8>) {
+        if let Sampler::STable { values, .. } | Sampler::SZipf { values, .. } = self {
+            out.extend_from_slice(&values[c as usize]);
+        }
+    }
+
+    /// An integer-like value and its category.
+    #[inline(always)]
+    fn int(&self, key: StreamKey, id: u64) -> (u64, u8) {
+        match self {
+            Sampler::IntConst(v) => (*v, 0),
+            Sampler::IntSeq { start, step } => (start.wrapping_add(step.wrapping_mul(id)), 0),
+            Sampler::IntUniform { min, span } => (min.wrapping_add(below(key.first(id), *span)), 0),
+            Sampler::IntNormal {
+                mean,
+                std,
+                lo,
+                hi,
+                signed,
+            } => {
+                let mut r = key.row(id);
+                let x = (mean + std * normal(r.next_u64(), r.next_u64()))
+                    .round()
+                    .clamp(*lo, *hi);
+                let v = if *signed { x as i64 as u64 } else { x as u64 };
+                (v, 0)
+            }
+            Sampler::IntZipf { zipf, start } => {
+                (start.wrapping_add(zipf.sample(&mut key.row(id)) - 1), 0)
+            }
+            Sampler::IntTable { alias, values } => {
+                let c = alias.sample(key.first(id)) as usize;
+                (values[c], c as u8)
+            }
+            Sampler::IntZipfTable { zipf, values } => {
+                let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
+                (values[c], c as u8)
+            }
+            Sampler::Bernoulli(t) => {
+                let b = u128::from(key.first(id)) < *t;
+                (u64::from(b), u8::from(b))
+            }
+            _ => (0, 0),
+        }
+    }
+
+    #[inline(always)]
+    fn float(&self, key: StreamKey, id: u64) -> (f64, u8) {
+        match self {
+            Sampler::FConst(v) => (*v, 0),
+            Sampler::FSeq { start, step } => (start + step * id as f64, 0),
+            Sampler::FUniform { min, width } => (min + unit(key.first(id)) * width, 0),
+            Sampler::FNormal { mean, std, lo, hi } => {
+                let mut r = key.row(id);
+                (
+                    (mean + std * normal(r.next_u64(), r.next_u64())).clamp(*lo, *hi),
+                    0,
+                )
+            }
+            Sampler::FZipf { zipf, start } => {
+                (start + (zipf.sample(&mut key.row(id)) - 1) as f64, 0)
+            }
+            Sampler::FTable { alias, values } => {
+                let c = alias.sample(key.first(id)) as usize;
+                (values[c], c as u8)
+            }
+            Sampler::FZipfTable { zipf, values } => {
+                let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
+                (values[c], c as u8)
+            }
+            _ => (0.0, 0),
+        }
+    }
+
+    /// Appends the string of element `id` and returns its category.
+    #[inline(always)]
+    fn string(&self, key: StreamKey, id: u64, out: &mut Vec<u8>) -> u8 {
+        match self {
+            Sampler::SConst(v) => {
+                out.extend_from_slice(v);
+                0
+            }
+            Sampler::STable { alias, values } => {
+                let c = alias.sample(key.first(id)) as usize;
+                out.extend_from_slice(&values[c]);
+                c as u8
+            }
+            Sampler::SZipf { zipf, values } => {
+                let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
+                out.extend_from_slice(&values[c]);
+                c as u8
+            }
+            Sampler::STemplate(parts) => {
+                let mut r = key.row(id);
+                for p in parts {
+                    write_part(p, id, &mut r, out);
+                }
+                0
+            }
+            Sampler::SWords { table, min, count } => {
+                let mut r = key.row(id);
+                let n = min + below(r.next_u64(), u128::from(*count)) as u32;
+                for w in 0..n {
+                    if w > 0 {
+                        out.push(b' ');
+                    }
+                    let i = below(r.next_u64(), table.len() as u128) as usize;
+                    out.extend_from_slice(table.get(i));
+                }
+                0
+            }
+            _ => 0,
+        }
+    }
+}
+
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Appends `v` in decimal, padded to `width` with zeros or spaces.
+#[inline(always)]
+fn write_uint(out: &mut Vec<u8>, mut v: u64, width: usize, zero: bool, negative: bool) {
+    let mut buf = [0u8; 20];
+    let mut at = 20;
+    while v >= 100 {
+        let p = (v % 100) as usize * 2;
+        v /= 100;
+        at -= 2;
+        buf[at] = PAIRS[p];
+        buf[at + 1] = PAIRS[p + 1];
+    }
+    if v >= 10 {
+        let p = v as usize * 2;
+        at -= 2;
+        buf[at] = PAIRS[p];
+        buf[at + 1] = PAIRS[p + 1];
+    } else {
+        at -= 1;
+        buf[at] = b'0' + v as u8;
+    }
+    let digits = 20 - at + usize::from(negative);
+    let pad = width.saturating_sub(digits);
+    if zero {
+        if negative {
+            out.push(b'-');
+        }
+        out.extend(std::iter::repeat_n(b'0', pad));
+    } else {
+        out.extend(std::iter::repeat_n(b' ', pad));
+        if negative {
+            out.push(b'-');
+        }
+    }
+    out.extend_from_slice(&buf[at..]);
+}
+
+#[inline(always)]
+fn write_part(p: &TPart, id: u64, r: &mut RowRng, out: &mut Vec<u8>) {
+    match p {
+        TPart::Lit(b) => out.extend_from_slice(b),
+        TPart::Seq { width, zero } => write_uint(out, id, *width, *zero, false),
+        TPart::Name(t) => {
+            let i = below(r.next_u64(), t.len() as u128) as usize;
+            out.extend_from_slice(t.get(i));
+        }
+        TPart::Uniform {
+            min,
+            span,
+            width,
+            zero,
+        } => {
+            let v = min.wrapping_add(below(r.next_u64(), *span) as i64);
+            write_uint(out, v.unsigned_abs(), *width, *zero, v < 0);
+        }
+        TPart::Zipf { zipf, width, zero } => write_uint(out, zipf.sample(r), *width, *zero, false),
+        TPart::Hex(n) => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let v = r.next_u64();
+            for k in (0..*n).rev() {
+                out.push(HEX[((v >> (4 * k)) & 15) as usize]);
+            }
+        }
+    }
+}
+
+/// An estimate of a leaf's distinct values (`None`: unbounded).
+fn cardinality(g: &Generator, class: Class) -> Option<u64> {
+    match g {
+        Generator::Constant(_) => Some(1),
+        Generator::Sequence { .. } => None,
+        Generator::Uniform { min, max } => match (min, max) {
+            (Value::Int(a), Value::Int(b)) => u64::try_from(b - a + 1).ok(),
+            _ => None,
+        },
+        Generator::Normal { std, min, max, .. } => {
+            if class == Class::Float {
+                return None;
+            }
+            let width = 12.0 * std;
+            let clamp = match (min, max) {
+                (Some(a), Some(b)) => b - a + 1.0,
+                _ => f64::INFINITY,
+            };
+            Some(width.min(clamp) as u64 + 1)
+        }
+        Generator::Zipf { n, .. } => Some(*n),
+        Generator::Weighted { values, .. } => Some(values.len() as u64),
+        Generator::Probability(_) => Some(2),
+        Generator::Template(t) => t.cardinality(),
+        Generator::Words { list, max, .. } => (word_table(*list).len() as u64).checked_pow(*max),
+    }
+}
+
+impl SpecGenerator {
+    /// Compiles `spec` for `seed`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidDistribution`] for parameters a checked spec never
+    /// holds.
+    pub fn new(spec: &Spec, seed: u64) -> Result<Self, Error> {
+        let mut unfriendly = Vec::new();
+        let roots: Vec<Node> = spec
+            .fields
+            .iter()
+            .map(|f| compile(f, &spec.fields, seed, &[], &mut unfriendly))
+            .collect::<Result<_, _>>()?;
+        let schema = Arc::new(Schema::new(
+            roots.iter().map(|n| n.field.clone()).collect::<Vec<_>>(),
+        ));
+        let (order, needs_codes) = order_of(&spec.fields);
+        Ok(SpecGenerator {
+            name: spec.name.clone(),
+            schema,
+            roots,
+            order,
+            needs_codes,
+            unfriendly,
+        })
+    }
+}
+
+/// Generation order of siblings (a field after those its cases read) and
+/// which siblings' codes are read.
+fn order_of(fields: &[Field]) -> (Vec<usize>, Vec<bool>) {
+    let n = fields.len();
+    let index = |name: &str| fields.iter().position(|f| f.name == name);
+    let mut needs = vec![false; n];
+    let mut done = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    for f in fields {
+        for w in &f.when {
+            if let Some(j) = index(&w.field) {
+                needs[j] = true;
+            }
+        }
+    }
+    // The parser rejects cycles, so each round places at least one field.
+    while order.len() < n {
+        let before = order.len();
+        for i in 0..n {
+            if !done[i]
+                && fields[i]
+                    .when
+                    .iter()
+                    .all(|w| index(&w.field).is_none_or(|j| done[j]))
+            {
+                done[i] = true;
+                order.push(i);
+            }
+        }
+        if order.len() == before {
+            // A cycle (only in fields built in code): schema order.
+            order.extend((0..n).filter(|i| !done[*i]));
+            break;
+        }
+    }
+    (order, needs)
+}
+
+fn compile(
+    f: &Field,
+    siblings: &[Field],
+    seed: u64,
+    parquet_parent: &[String],
+    unfriendly: &mut Vec<Vec<String>>,
+) -> Result<Node, Error> {
+    let null_key = StreamKey::new(seed, stream_id(&f.path, "null"));
+    let mut thresholds = vec![threshold(f.null_rate)];
+    let mut cases = None;
+    if !f.when.is_empty() {
+        // Branch i is case i; the last branch is the field's own settings.
+        thresholds = f
+            .when
+            .iter()
+            .map(|w| threshold(w.null_rate.unwrap_or(f.null_rate)))
+            .collect();
+        thresholds.push(threshold(f.null_rate));
+        let default = f.when.len() as u8;
+        let mut table = Box::new([default; 256]);
+        let sibling = siblings
+            .iter()
+            .position(|s| s.name == f.when[0].field)
+            .unwrap_or(0);
+        for (b, w) in f.when.iter().enumerate().rev() {
+            let sib = siblings
+                .iter()
+                .find(|s| s.name == w.field)
+                .ok_or_else(|| Error::InvalidDistribution(format!("no sibling {}", w.field)))?;
+            if siblings.iter().position(|s| s.name == w.field) != Some(sibling) {
+                return Err(Error::InvalidDistribution(format!(
+                    "field {}: all `when` cases must read the same sibling",
+                    f.path
+                )));
+            }
+            let cats = match &sib.kind {
+                Kind::Scalar { generator, .. } => categories(generator).unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            for code in 0..=255u8 {
+                let hit = match &w.condition {
+                    Condition::IsNull(true) => code == NULL_CODE,
+                    Condition::IsNull(false) => code != NULL_CODE,
+                    Condition::Is(vals) => {
+                        code != NULL_CODE
+                            && cats.get(code as usize).is_some_and(|c| vals.contains(c))
+                    }
+                };
+                if hit {
+                    table[code as usize] = b as u8;
+                }
+            }
+        }
+        cases = Some(Cases {
+            sibling,
+            branch_of_code: table,
+        });
+    }
+    let mut parquet_path = parquet_parent.to_vec();
+    parquet_path.push(f.name.clone());
+    let (data_type, kind) = match &f.kind {
+        Kind::Scalar {
+            data_type,
+            generator,
+        } => {
+            let class = Class::of(data_type);
+            let mut samplers = vec![];
+            for w in &f.when {
+                samplers.push(compile_sampler(
+                    w.generator.as_ref().unwrap_or(generator),
+                    class,
+                )?);
+            }
+            samplers.push(compile_sampler(generator, class)?);
+            let out = match data_type {
+                DataType::Boolean => Out::Bool,
+                DataType::Int8 | DataType::UInt8 => Out::W8,
+                DataType::Int16 | DataType::UInt16 => Out::W16,
+                DataType::Int32 | DataType::UInt32 | DataType::Date32 => Out::W32,
+                DataType::Float32 => Out::F32,
+                DataType::Float64 => Out::F64,
+                DataType::Utf8 | DataType::Binary => Out::Bytes,
+                DataType::LargeUtf8 => Out::LargeBytes,
+                DataType::Dictionary(k, _) => match k.primitive_width() {
+                    Some(1) => Out::W8,
+                    Some(2) => Out::W16,
+                    Some(4) => Out::W32,
+                    _ => Out::W64,
+                },
+                _ => Out::W64,
+            };
+            let dictionary = match (data_type, generator) {
+                (DataType::Dictionary(..), g) => {
+                    let vals: Vec<String> = categories(g)
+                        .or_else(|| match g {
+                            Generator::Weighted { values, .. } => Some(values.clone()),
+                            Generator::Zipf {
+                                values: Some(v), ..
+                            } => Some(v.clone()),
+                            _ => None,
+                        })
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|v| match v {
+                            Value::Str(s) => s,
+                            other => other.to_string(),
+                        })
+                        .collect();
+                    Some(Arc::new(StringArray::from(vals)) as ArrayRef)
+                }
+                _ => None,
+            };
+            let friendly = match f.parquet_dictionary {
+                Some(b) => b,
+                None => cardinality(generator, class).is_some_and(|c| c <= DICTIONARY_LIMIT),
+            };
+            if !friendly && dictionary.is_none() {
+                unfriendly.push(parquet_path.clone());
+            }
+            (
+                data_type.clone(),
+                NodeKind::Leaf(Leaf {
+                    value_key: StreamKey::new(seed, stream_id(&f.path, "value")),
+                    samplers,
+                    out,
+                    dictionary,
+                }),
+            )
+        }
+        Kind::Struct(children) => {
+            let nodes: Vec<Node> = children
+                .iter()
+                .map(|c| compile(c, children, seed, &parquet_path, unfriendly))
+                .collect::<Result<_, _>>()?;
+            let fields = Fields::from(nodes.iter().map(|n| n.field.clone()).collect::<Vec<_>>());
+            let (order, needs_codes) = order_of(children);
+            (
+                DataType::Struct(fields.clone()),
+                NodeKind::Struct {
+                    children: nodes,
+                    order,
+                    needs_codes,
+                    fields,
+                },
+            )
+        }
+        Kind::List {
+            item,
+            length,
+            empty_as_null,
+        } => {
+            let mut p = parquet_path.clone();
+            p.push("list".into());
+            let item = compile(item, &[], seed, &p, unfriendly)?;
+            let class = Class::Int {
+                min: 0,
+                max: MAX_LENGTH,
+            };
+            (
+                DataType::List(item.field.clone()),
+                NodeKind::List {
+                    item: Box::new(item),
+                    length: compile_sampler(length, class)?,
+                    length_key: StreamKey::new(seed, stream_id(&f.path, "length")),
+                    max_len: max_length(length).max(1),
+                    empty_as_null: *empty_as_null,
+                },
+            )
+        }
+        Kind::Map { key, value, length } => {
+            let mut p = parquet_path.clone();
+            p.push("entries".into());
+            let k = compile(key, &[], seed, &p, unfriendly)?;
+            let v = compile(value, &[], seed, &p, unfriendly)?;
+            let fields = Fields::from(vec![k.field.clone(), v.field.clone()]);
+            let entries = Arc::new(ArrowField::new(
+                "entries",
+                DataType::Struct(fields.clone()),
+                false,
+            ));
+            let class = Class::Int {
+                min: 0,
+                max: MAX_LENGTH,
+            };
+            (
+                DataType::Map(entries.clone(), false),
+                NodeKind::Map {
+                    key: Box::new(k),
+                    value: Box::new(v),
+                    entries,
+                    fields,
+                    length: compile_sampler(length, class)?,
+                    length_key: StreamKey::new(seed, stream_id(&f.path, "length")),
+                    max_len: max_length(length).max(1),
+                },
+            )
+        }
+    };
+    Ok(Node {
+        field: Arc::new(ArrowField::new(&f.name, data_type, f.nullable)),
+        null_key,
+        null_thresholds: thresholds,
+        cases,
+        kind,
+    })
+}
+
+/// Packs 0/1 bytes into an Arrow bitmap; `None` when all are 1.
+fn pack(valid: &[u8], s: &mut SpecScratch) -> Option<NullBuffer> {
+    let mut bytes = s.v8();
+    bytes.reserve(valid.len().div_ceil(8));
+    let mut set = 0usize;
+    let mut chunks = valid.chunks_exact(8);
+    for c in &mut chunks {
+        let mut b = 0u8;
+        for (i, &v) in c.iter().enumerate() {
+            b |= v << i;
+        }
+        set += b.count_ones() as usize;
+        bytes.push(b);
+    }
+    let rem = chunks.remainder();
+    if !rem.is_empty() {
+        let mut b = 0u8;
+        for (i, &v) in rem.iter().enumerate() {
+            b |= v << i;
+        }
+        set += b.count_ones() as usize;
+        bytes.push(b);
+    }
+    if set == valid.len() {
+        s.put8(bytes);
+        return None;
+    }
+    Some(NullBuffer::new(BooleanBuffer::new(
+        Buffer::from_vec(bytes),
+        0,
+        valid.len(),
+    )))
+}
+
+/// What a node returns: its array, and its codes when a sibling reads them.
+struct Generated {
+    array: ArrayRef,
+    codes: Option<Vec<u8>>,
+}
+
+impl Node {
+    /// Validity (0/1 per element) and branch per element.
+    fn validity(
+        &self,
+        ids: &[u64],
+        sibling_codes: &[Option<Vec<u8>>],
+        s: &mut SpecScratch,
+    ) -> (Vec<u8>, Option<Vec<u8>>) {
+        let mut valid = s.v8();
+        let key = self.null_key;
+        match &self.cases {
+            None => {
+                let t = self.null_thresholds[0];
+                if t == 0 {
+                    valid.resize(ids.len(), 1);
+                } else {
+                    valid.extend(
+                        ids.iter()
+                            .map(|&id| u8::from(u128::from(key.first(id)) >= t)),
+                    );
+                }
+                (valid, None)
+            }
+            Some(c) => {
+                let codes = sibling_codes
+                    .get(c.sibling)
+                    .and_then(|x| x.as_deref())
+                    .unwrap_or(&[]);
+                let mut branches = s.v8();
+                branches.extend(
+                    (0..ids.len()).map(|i| c.branch_of_code[*codes.get(i).unwrap_or(&0) as usize]),
+                );
+                let t = &self.null_thresholds;
+                valid.extend(
+                    ids.iter()
+                        .zip(&branches)
+                        .map(|(&id, &b)| u8::from(u128::from(key.first(id)) >= t[b as usize])),
+                );
+                (valid, Some(branches))
+            }
+        }
+    }
+
+    fn generate(
+        &self,
+        ids: &[u64],
+        sibling_codes: &[Option<Vec<u8>>],
+        want_codes: bool,
+        s: &mut SpecScratch,
+    ) -> Result<Generated, Error> {
+        let (valid, branches) = self.validity(ids, sibling_codes, s);
+        let n = ids.len();
+        let result = match &self.kind {
+            NodeKind::Leaf(leaf) => {
+                self.leaf(leaf, ids, &valid, branches.as_deref(), None, want_codes, s)?
+            }
+            NodeKind::Struct {
+                children,
+                order,
+                needs_codes,
+                fields,
+            } => {
+                let arrays = generate_siblings(children, order, needs_codes, ids, s)?;
+                let nulls = pack(&valid, s);
+                let array = arrow_array::StructArray::try_new(fields.clone(), arrays, nulls)?;
+                Generated {
+                    array: Arc::new(array),
+                    codes: None,
+                }
+            }
+            NodeKind::List {
+                item,
+                length,
+                length_key,
+                max_len,
+                empty_as_null,
+            } => {
+                let (offsets, child_ids, valid2) = lengths(
+                    ids,
+                    &valid,
+                    length,
+                    *length_key,
+                    *max_len,
+                    *empty_as_null,
+                    s,
+                )?;
+                let child = item.generate(&child_ids, &[], false, s)?;
+                s.put64(child_ids);
+                let nulls = pack(&valid2, s);
+                s.put8(valid2);
+                let offsets = offsets_buffer(offsets);
+                let array = arrow_array::ListArray::try_new(
+                    item.field.clone(),
+                    offsets,
+                    child.array,
+                    nulls,
+                )?;
+                Generated {
+                    array: Arc::new(array),
+                    codes: None,
+                }
+            }
+            NodeKind::Map {
+                key,
+                value,
+                entries,
+                fields,
+                length,
+                length_key,
+                max_len,
+            } => {
+                let (offsets, child_ids, valid2) =
+                    lengths(ids, &valid, length, *length_key, *max_len, false, s)?;
+                let keys = key.distinct_keys(&child_ids, &offsets, s)?;
+                let values = value.generate(&child_ids, &[], false, s)?.array;
+                s.put64(child_ids);
+                let nulls = pack(&valid2, s);
+                s.put8(valid2);
+                let offsets = offsets_buffer(offsets);
+                let entries_array =
+                    arrow_array::StructArray::try_new(fields.clone(), vec![keys, values], None)?;
+                let array = arrow_array::MapArray::try_new(
+                    entries.clone(),
+                    offsets,
+                    entries_array,
+                    nulls,
+                    false,
+                )?;
+                Generated {
+                    array: Arc::new(array),
+                    codes: None,
+                }
+            }
+        };
+        debug_assert_eq!(result.array.len(), n);
+        // Codes of a non-leaf (for `is_null` cases): validity only.
+        let result = if want_codes && result.codes.is_none() {
+            let mut codes = s.v8();
+            codes.extend(valid.iter().map(|&v| if v == 1 { 0 } else { NULL_CODE }));
+            Generated {
+                array: result.array,
+                codes: Some(codes),
+            }
+        } else {
+            result
+        };
+        s.put8(valid);
+        if let Some(b) = branches {
+            s.put8(b);
+        }
+        Ok(result)
+    }
+
+    /// Map keys: drawn from the key's categories without repetition
+    /// within each map (the parser makes sure there are enough), or by the
+    /// key's generator when it is a sequence (unique by construction).
+    fn distinct_keys(
+        &self,
+        ids: &[u64],
+        offsets: &[u32],
+        s: &mut SpecScratch,
+    ) -> Result<ArrayRef, Error> {
+        let NodeKind::Leaf(leaf) = &self.kind else {
+            return Err(Error::InvalidDistribution(
+                "map keys must be scalars".into(),
+            ));
+        };
+        let mut valid = s.v8();
+        valid.resize(ids.len(), 1);
+        let sampler = &leaf.samplers[0];
+        let result = if sampler.categories() == 0 {
+            self.leaf(leaf, ids, &valid, None, None, false, s)
+        } else {
+            let mut cats = s.v32();
+            cats.reserve(ids.len());
+            let k = sampler.categories();
+            for w in offsets.windows(2) {
+                let first = cats.len();
+                for &id in &ids[w[0] as usize..w[1] as usize] {
+                    let mut r = leaf.value_key.row(id);
+                    let mut c = sampler.category(&mut r);
+                    let mut tries = 0;
+                    while cats[first..].contains(&c) {
+                        tries += 1;
+                        c = if tries < 64 {
+                            sampler.category(&mut r)
+                        } else {
+                            // Past 64 collisions (tiny weights): the first
+                            // unused category that can occur.
+                            (0..k as u32)
+                                .find(|x| !cats[first..].contains(x) && sampler.possible(*x))
+                                .unwrap_or(c)
+                        };
+                        if tries > 64 {
+                            break;
+                        }
+                    }
+                    cats.push(c);
+                }
+            }
+            let r = self.leaf(leaf, ids, &valid, None, Some(&cats), false, s);
+            if s.p32.len() < POOL_MAX {
+                s.p32.push(cats);
+            }
+            r
+        };
+        s.put8(valid);
+        Ok(result?.array)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn leaf(
+        &self,
+        leaf: &Leaf,
+        ids: &[u64],
+        valid: &[u8],
+        branches: Option<&[u8]>,
+        forced: Option<&[u32]>,
+        want_codes: bool,
+        s: &mut SpecScratch,
+    ) -> Result<Generated, Error> {
+        let n = ids.len();
+        let key = leaf.value_key;
+        let sampler = |i: usize| -> &Sampler {
+            match branches {
+                Some(b) => &leaf.samplers[b[i] as usize],
+                None => &leaf.samplers[0],
+            }
+        };
+        let draw_int = |i: usize, id: u64| match forced {
+            Some(f) => (leaf.samplers[0].int_of(f[i]), f[i] as u8),
+            None => sampler(i).int(key, id),
+        };
+        let draw_float = |i: usize, id: u64| match forced {
+            Some(f) => (leaf.samplers[0].float_of(f[i]), f[i] as u8),
+            None => sampler(i).float(key, id),
+        };
+        let draw_string = |i: usize, id: u64, out: &mut Vec<u8>| match forced {
+            Some(f) => {
+                leaf.samplers[0].string_of(f[i], out);
+                f[i] as u8
+            }
+            None => sampler(i).string(key, id, out),
+        };
+        let mut codes = want_codes.then(|| {
+            let mut c = s.v8();
+            c.reserve(n);
+            c
+        });
+        let data_type = self.field.data_type().clone();
+        let nulls = pack(valid, s);
+        let mut record = |c: u8, i: usize| {
+            if let Some(codes) = codes.as_mut() {
+                codes.push(if valid[i] == 1 { c } else { NULL_CODE });
+            }
+        };
+        let data = match leaf.out {
+            Out::Bool => {
+                let mut bits = s.v8();
+                bits.reserve(n);
+                for (i, &id) in ids.iter().enumerate() {
+                    let (v, c) = draw_int(i, id);
+                    record(c, i);
+                    bits.push((v & 1) as u8);
+                }
+                let packed = pack_all(&bits, s);
+                s.put8(bits);
+                ArrayData::builder(DataType::Boolean)
+                    .len(n)
+                    .add_buffer(packed)
+                    .nulls(nulls)
+                    .build()?
+            }
+            Out::W8 | Out::W16 | Out::W32 | Out::W64 => {
+                let buffer = match leaf.out {
+                    Out::W8 => {
+                        let mut v = s.v8();
+                        fill(&mut v, ids, |i, id| {
+                            let (x, c) = draw_int(i, id);
+                            record(c, i);
+                            x as u8
+                        });
+                        Buffer::from_vec(v)
+                    }
+                    Out::W16 => {
+                        let mut v = s.v16();
+                        fill(&mut v, ids, |i, id| {
+                            let (x, c) = draw_int(i, id);
+                            record(c, i);
+                            x as u16
+                        });
+                        Buffer::from_vec(v)
+                    }
+                    Out::W32 => {
+                        let mut v = s.v32();
+                        fill(&mut v, ids, |i, id| {
+                            let (x, c) = draw_int(i, id);
+                            record(c, i);
+                            x as u32
+                        });
+                        Buffer::from_vec(v)
+                    }
+                    _ => {
+                        let mut v = s.v64();
+                        fill(&mut v, ids, |i, id| {
+                            let (x, c) = draw_int(i, id);
+                            record(c, i);
+                            x
+                        });
+                        Buffer::from_vec(v)
+                    }
+                };
+                match (&data_type, &leaf.dictionary) {
+                    (DataType::Dictionary(k, _), Some(values)) => {
+                        ArrayData::builder(data_type.clone())
+                            .len(n)
+                            .add_buffer(buffer)
+                            .nulls(nulls)
+                            .child_data(vec![values.to_data()])
+                            .build()
+                            .map_err(|_| {
+                                // Only a key type narrower than the values
+                                // can fail; report it plainly.
+                                Error::InvalidDistribution(format!(
+                                    "dictionary keys of type {k} cannot index {} values",
+                                    values.len()
+                                ))
+                            })?
+                    }
+                    _ => ArrayData::builder(data_type.clone())
+                        .len(n)
+                        .add_buffer(buffer)
+                        .nulls(nulls)
+                        .build()?,
+                }
+            }
+            Out::F32 | Out::F64 => {
+                let buffer = if leaf.out == Out::F32 {
+                    let mut v = s.v32();
+                    fill(&mut v, ids, |i, id| {
+                        let (x, c) = draw_float(i, id);
+                        record(c, i);
+                        (x as f32).to_bits()
+                    });
+                    Buffer::from_vec(v)
+                } else {
+                    let mut v = s.v64();
+                    fill(&mut v, ids, |i, id| {
+                        let (x, c) = draw_float(i, id);
+                        record(c, i);
+                        x.to_bits()
+                    });
+                    Buffer::from_vec(v)
+                };
+                ArrayData::builder(data_type.clone())
+                    .len(n)
+                    .add_buffer(buffer)
+                    .nulls(nulls)
+                    .build()?
+            }
+            Out::Bytes | Out::LargeBytes => {
+                let mut values = s.v8();
+                values.reserve(n * 16);
+                let large = leaf.out == Out::LargeBytes;
+                let mut off32 = s.v32();
+                let mut off64 = s.v64();
+                if large {
+                    off64.reserve(n + 1);
+                    off64.push(0);
+                } else {
+                    off32.reserve(n + 1);
+                    off32.push(0);
+                }
+                for (i, &id) in ids.iter().enumerate() {
+                    if valid[i] == 1 {
+                        let c = draw_string(i, id, &mut values);
+                        record(c, i);
+                    } else {
+                        record(0, i);
+                    }
+                    if large {
+                        off64.push(values.len() as u64);
+                    } else {
+                        off32.push(values.len() as u32);
+                    }
+                }
+                if !large && values.len() > i32::MAX as usize {
+                    return Err(Error::BatchTooLarge);
+                }
+                let offsets = if large {
+                    s.p32.push(off32);
+                    Buffer::from_vec(off64)
+                } else {
+                    s.p64.push(off64);
+                    Buffer::from_vec(off32)
+                };
+                let builder = ArrayData::builder(data_type.clone())
+                    .len(n)
+                    .add_buffer(offsets)
+                    .add_buffer(Buffer::from_vec(values))
+                    .nulls(nulls);
+                // SAFETY: the offsets start at 0, never decrease (each is the
+                // length of `values` after an element) and end at its
+                // length, checked against i32 above; there is one more
+                // offset than elements, and the validity bitmap has one bit
+                // per element. Every byte written is a whole UTF-8 string:
+                // spec strings (Rust `String`s), template literals (cut at
+                // placeholder braces, which are ASCII), built-in word lists
+                // (ASCII, checked by a unit test) and ASCII digits. Skipping
+                // the UTF-8 scan of `build` saves ~10% of string generation
+                // (`cargo bench -p strata-gen`); debug builds validate.
+                #[cfg(debug_assertions)]
+                let data = builder.build()?;
+                #[cfg(not(debug_assertions))]
+                let data = unsafe { builder.build_unchecked() };
+                data
+            }
+        };
+        Ok(Generated {
+            array: make_array(data),
+            codes,
+        })
+    }
+}
+
+/// Fills `v` with one value per id.
+#[inline(always)]
+fn fill<T>(v: &mut Vec<T>, ids: &[u64], mut f: impl FnMut(usize, u64) -> T) {
+    v.reserve(ids.len());
+    v.extend(ids.iter().enumerate().map(|(i, &id)| f(i, id)));
+}
+
+/// Packs 0/1 bytes into a bitmap buffer.
+fn pack_all(bits: &[u8], s: &mut SpecScratch) -> Buffer {
+    let mut bytes = s.v8();
+    bytes.extend(
+        bits.chunks(8)
+            .map(|c| c.iter().enumerate().fold(0u8, |b, (i, &v)| b | (v << i))),
+    );
+    Buffer::from_vec(bytes)
+}
+
+fn offsets_buffer(offsets: Vec<u32>) -> arrow_buffer::OffsetBuffer<i32> {
+    let n = offsets.len();
+    let scalar = arrow_buffer::ScalarBuffer::<i32>::new(Buffer::from_vec(offsets), 0, n);
+    arrow_buffer::OffsetBuffer::new(scalar)
+}
+
+/// List offsets, element ids and list validity.
+type Lengths = (Vec<u32>, Vec<u64>, Vec<u8>);
+
+/// List offsets, element ids and list validity for parents `ids`.
+#[allow(clippy::too_many_arguments)]
+fn lengths(
+    ids: &[u64],
+    valid: &[u8],
+    length: &Sampler,
+    key: StreamKey,
+    max_len: u64,
+    empty_as_null: bool,
+    s: &mut SpecScratch,
+) -> Result<Lengths, Error> {
+    let mut offsets = s.v32();
+    offsets.reserve(ids.len() + 1);
+    offsets.push(0);
+    let mut child_ids = s.v64();
+    let mut valid2 = s.v8();
+    valid2.reserve(ids.len());
+    let mut total: u64 = 0;
+    for (i, &id) in ids.iter().enumerate() {
+        let len = if valid[i] == 1 {
+            (length.int(key, id).0 as i64).clamp(0, max_len as i64) as u64
+        } else {
+            0
+        };
+        let base = id.wrapping_mul(max_len);
+        child_ids.extend((0..len).map(|j| base.wrapping_add(j)));
+        total += len;
+        if total > i32::MAX as u64 {
+            return Err(Error::BatchTooLarge);
+        }
+        offsets.push(total as u32);
+        valid2.push(u8::from(valid[i] == 1 && !(empty_as_null && len == 0)));
+    }
+    Ok((offsets, child_ids, valid2))
+}
+
+fn generate_siblings(
+    nodes: &[Node],
+    order: &[usize],
+    needs_codes: &[bool],
+    ids: &[u64],
+    s: &mut SpecScratch,
+) -> Result<Vec<ArrayRef>, Error> {
+    let mut arrays: Vec<Option<ArrayRef>> = vec![None; nodes.len()];
+    let mut codes: Vec<Option<Vec<u8>>> = vec![None; nodes.len()];
+    for &i in order {
+        let g = nodes[i].generate(ids, &codes, needs_codes[i], s)?;
+        arrays[i] = Some(g.array);
+        codes[i] = g.codes;
+    }
+    for c in codes.into_iter().flatten() {
+        s.put8(c);
+    }
+    Ok(arrays
+        .into_iter()
+        .map(|a| a.expect("every field generated"))
+        .collect())
+}
+
+impl BatchGenerator for SpecGenerator {
+    type Scratch = SpecScratch;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn dictionary_unfriendly_leaves(&self) -> Vec<Vec<String>> {
+        self.unfriendly.clone()
+    }
+
+    fn generate(
+        &self,
+        first_row: u64,
+        len: usize,
+        s: &mut SpecScratch,
+    ) -> Result<RecordBatch, Error> {
+        if len > MAX_BATCH_ROWS {
+            return Err(Error::BatchTooLarge);
+        }
+        let mut ids = s.v64();
+        ids.extend(first_row..first_row + len as u64);
+        let arrays = generate_siblings(&self.roots, &self.order, &self.needs_codes, &ids, s);
+        s.put64(ids);
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(len));
+        Ok(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            arrays?,
+            &options,
+        )?)
+    }
+
+    fn recycle(&self, batch: RecordBatch, s: &mut SpecScratch) {
+        let (_, columns, _) = batch.into_parts();
+        for c in columns {
+            let data = c.to_data();
+            drop(c);
+            s.reclaim_data(data);
+        }
+    }
+}

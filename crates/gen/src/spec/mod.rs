@@ -1,0 +1,373 @@
+//! Dataset specs: a TOML description of a nested schema and of how every
+//! field is generated.
+//!
+//! A spec names the dataset and lists its fields. Each field has an Arrow
+//! `type`, a generator (how its values are drawn), an optional `null_rate`
+//! and optional `when` cases that make it depend on a sibling field's
+//! value. Structs, lists and maps nest fields inside fields. The format is
+//! documented field by field in `spec.schema.json` (a JSON Schema of the
+//! TOML document) and in the README; [`Spec::parse`] checks everything
+//! that schema cannot (types of values, distribution parameters, sibling
+//! references) and names the field and line of each mistake.
+//!
+//! ```
+//! use strata_gen::spec::Spec;
+//!
+//! let spec = Spec::parse(r#"
+//! name = "orders"
+//!
+//! [[fields]]
+//! name = "id"
+//! type = "int64"
+//! sequence = { start = 1 }
+//!
+//! [[fields]]
+//! name = "status"
+//! type = "dictionary"
+//! weighted = { values = ["open", "paid", "void"], weights = [20, 75, 5] }
+//! "#, "orders.toml").unwrap();
+//! assert_eq!(spec.fields.len(), 2);
+//!
+//! let err = Spec::parse(r#"
+//! name = "bad"
+//! [[fields]]
+//! name = "user"
+//! type = "int64"
+//! zipf = { s = -1, n = 100 }
+//! "#, "bad.toml").unwrap_err();
+//! assert_eq!(err.to_string(),
+//!     "bad.toml:6: field `user`: zipf exponent s must be a positive number, not -1");
+//! ```
+
+mod engine;
+mod parse;
+mod template;
+
+use std::fmt;
+
+use arrow_schema::DataType;
+
+pub use engine::{SpecGenerator, SpecScratch};
+pub use template::{Placeholder, Template};
+
+/// A parsed and checked dataset spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    /// The dataset name (file stem and `strata.preset` metadata).
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// Top-level fields, in schema order.
+    pub fields: Vec<Field>,
+}
+
+/// One field of a spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The Arrow field name.
+    pub name: String,
+    /// Dotted path from the top (`phones.item.number`), used in messages
+    /// and to key the field's random stream.
+    pub path: String,
+    /// The spec line the field starts on (0 for fields made in code).
+    pub line: usize,
+    /// What the field holds.
+    pub kind: Kind,
+    /// Share of null values in `0..=1`.
+    pub null_rate: f64,
+    /// Whether the Arrow field is nullable: true when any case can make it
+    /// null, or when the spec says so.
+    pub nullable: bool,
+    /// Parquet dictionary encoding for this leaf; `None` lets the writer
+    /// decide from the field's cardinality.
+    pub parquet_dictionary: Option<bool>,
+    /// Cases that replace the null rate or generator when a sibling field
+    /// has a given value; the first that matches wins.
+    pub when: Vec<When>,
+}
+
+/// The shape of a field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// A leaf of Arrow type `data_type`, drawn by `generator`.
+    Scalar {
+        /// Boolean, integer, float, string, binary, dictionary, date or
+        /// timestamp.
+        data_type: DataType,
+        /// How values are drawn.
+        generator: Generator,
+    },
+    /// A struct of child fields.
+    Struct(Vec<Field>),
+    /// A list of `item`s, `length` of them per value.
+    List {
+        /// The element field (named `item`).
+        item: Box<Field>,
+        /// Elements per list: an integer generator.
+        length: Generator,
+        /// Lists drawn with no elements are null instead of empty.
+        empty_as_null: bool,
+    },
+    /// A map with `length` entries per value.
+    Map {
+        /// The key field (never null).
+        key: Box<Field>,
+        /// The value field.
+        value: Box<Field>,
+        /// Entries per map: an integer generator.
+        length: Generator,
+    },
+}
+
+/// A value in a spec, already checked against its field's type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A boolean.
+    Bool(bool),
+    /// An integer, a date (days since 1970-01-01) or a timestamp (units
+    /// since the epoch).
+    Int(i128),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// How a leaf's values (or a list's lengths) are drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Generator {
+    /// Always this value.
+    Constant(Value),
+    /// `start + step * index`, where the index is the row number for
+    /// top-level fields and `parent_index * max_length + position` inside
+    /// lists and maps (unique, with gaps).
+    Sequence {
+        /// The first value.
+        start: Value,
+        /// The increment.
+        step: Value,
+    },
+    /// Uniform between `min` and `max` (inclusive for integers, dates and
+    /// timestamps; `[min, max)` for floats).
+    Uniform {
+        /// The least value.
+        min: Value,
+        /// The greatest value.
+        max: Value,
+    },
+    /// Normal with this mean and standard deviation, clamped to
+    /// `[min, max]` when given and rounded for integer types.
+    Normal {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation (> 0).
+        std: f64,
+        /// Lower clamp.
+        min: Option<f64>,
+        /// Upper clamp.
+        max: Option<f64>,
+    },
+    /// Zipf over ranks `1..=n` (`P(k) ∝ k^-s`): the value is
+    /// `values[k - 1]`, or `start + k - 1` for numbers without values.
+    Zipf {
+        /// Exponent (> 0).
+        s: f64,
+        /// Ranks.
+        n: u64,
+        /// Value of each rank, most frequent first.
+        values: Option<Vec<Value>>,
+        /// Value of rank 1 when there are no `values` (default 1).
+        start: i128,
+    },
+    /// One of `values`, with probability proportional to its weight.
+    Weighted {
+        /// The categories.
+        values: Vec<Value>,
+        /// Non-negative weights, one per value.
+        weights: Vec<f64>,
+    },
+    /// `true` with this probability.
+    Probability(f64),
+    /// A string template such as `+91-99-{seq:08}`.
+    Template(Template),
+    /// `min..=max` words from a list, joined by spaces.
+    Words {
+        /// The vocabulary.
+        list: WordList,
+        /// Fewest words.
+        min: u32,
+        /// Most words.
+        max: u32,
+    },
+}
+
+/// The built-in vocabularies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WordList {
+    /// Common English words.
+    Words,
+    /// Given names.
+    FirstNames,
+    /// Family names.
+    LastNames,
+}
+
+impl WordList {
+    /// The spec spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WordList::Words => "words",
+            WordList::FirstNames => "first_names",
+            WordList::LastNames => "last_names",
+        }
+    }
+}
+
+/// A case of a field that depends on a sibling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct When {
+    /// The sibling field's name.
+    pub field: String,
+    /// The line of the case.
+    pub line: usize,
+    /// When the case applies.
+    pub condition: Condition,
+    /// The null rate in this case (else the field's own).
+    pub null_rate: Option<f64>,
+    /// The generator in this case (else the field's own).
+    pub generator: Option<Generator>,
+}
+
+/// The test a [`When`] case applies to its sibling.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// The sibling holds one of these values.
+    Is(Vec<Value>),
+    /// The sibling is null (`true`) or not (`false`).
+    IsNull(bool),
+}
+
+/// A spec error: the place and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecError {
+    /// The spec's file name or preset name.
+    pub origin: String,
+    /// 1-based line (0 when unknown).
+    pub line: usize,
+    /// 1-based column, for TOML syntax errors.
+    pub column: Option<usize>,
+    /// The dotted path of the field, when the error is in one.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        write!(f, ": ")?;
+        if let Some(p) = &self.field {
+            write!(f, "field `{p}`: ")?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// The embedded presets: `(name, spec text)`.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("contacts", include_str!("../../specs/contacts.toml")),
+    ("wide-u64", include_str!("../../specs/wide-u64.toml")),
+    ("events", include_str!("../../specs/events.toml")),
+];
+
+impl Spec {
+    /// Parses and checks a spec; `origin` (a file name) prefixes errors.
+    ///
+    /// # Errors
+    /// A [`SpecError`] naming the line and field of the first problem.
+    pub fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
+        parse::parse(text, origin)
+    }
+
+    /// The text of preset `name`.
+    pub fn preset_text(name: &str) -> Option<&'static str> {
+        PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    }
+
+    /// Preset `name`, parsed.
+    ///
+    /// # Errors
+    /// A [`SpecError`] when there is no such preset (presets themselves
+    /// are checked by the crate's tests).
+    pub fn preset(name: &str) -> Result<Spec, SpecError> {
+        let text = Spec::preset_text(name).ok_or_else(|| SpecError {
+            origin: name.to_string(),
+            line: 0,
+            column: None,
+            field: None,
+            message: format!(
+                "no such preset; the presets are {}",
+                PRESETS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })?;
+        Spec::parse(text, &format!("preset {name}"))
+    }
+
+    /// Every field, depth first, with its depth (0 for top-level).
+    pub fn walk(&self) -> Vec<(&Field, usize)> {
+        fn go<'a>(f: &'a Field, depth: usize, out: &mut Vec<(&'a Field, usize)>) {
+            out.push((f, depth));
+            match &f.kind {
+                Kind::Scalar { .. } => {}
+                Kind::Struct(children) => {
+                    for c in children {
+                        go(c, depth + 1, out);
+                    }
+                }
+                Kind::List { item, .. } => go(item, depth + 1, out),
+                Kind::Map { key, value, .. } => {
+                    go(key, depth + 1, out);
+                    go(value, depth + 1, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for f in &self.fields {
+            go(f, 0, &mut out);
+        }
+        out
+    }
+
+    /// The generator for `seed`.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidDistribution`] for parameters that
+    /// [`Spec::parse`] accepted but cannot be sampled (never for a parsed
+    /// spec; fields built in code may still be wrong).
+    pub fn generator(&self, seed: u64) -> Result<SpecGenerator, crate::Error> {
+        SpecGenerator::new(self, seed)
+    }
+}

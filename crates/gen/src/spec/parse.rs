@@ -1,0 +1,1357 @@
+//! TOML text to a checked [`Spec`], with the line and field of every error.
+
+use std::ops::Range;
+
+use arrow_schema::{DataType, TimeUnit};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::{Condition, Field, Generator, Kind, Spec, SpecError, Template, Value, When, WordList};
+use crate::dist::{Alias, Zipf};
+
+/// Most elements a list or map may hold.
+pub(crate) const MAX_LENGTH: i128 = 1 << 20;
+
+const GENERATORS: &[&str] = &[
+    "constant",
+    "sequence",
+    "uniform",
+    "normal",
+    "zipf",
+    "weighted",
+    "probability",
+    "template",
+    "words",
+];
+const COMMON: &[&str] = &[
+    "name",
+    "type",
+    "null_rate",
+    "nullable",
+    "parquet_dictionary",
+    "when",
+    "description",
+];
+const TYPES: &str = "boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, \
+                     float64, utf8, large_utf8, binary, dictionary, date32, timestamp(UNIT[, TZ]), \
+                     struct, list, map";
+
+/// What values of a leaf look like, for checking spec values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Class {
+    Bool,
+    Int { min: i128, max: i128 },
+    Float,
+    Str,
+    Dict,
+    Date,
+    Timestamp(TimeUnit),
+}
+
+impl Class {
+    pub(crate) fn of(dt: &DataType) -> Class {
+        let int = |min: i128, max: i128| Class::Int { min, max };
+        match dt {
+            DataType::Boolean => Class::Bool,
+            DataType::Int8 => int(i8::MIN.into(), i8::MAX.into()),
+            DataType::Int16 => int(i16::MIN.into(), i16::MAX.into()),
+            DataType::Int32 => int(i32::MIN.into(), i32::MAX.into()),
+            DataType::Int64 => int(i64::MIN.into(), i64::MAX.into()),
+            DataType::UInt8 => int(0, u8::MAX.into()),
+            DataType::UInt16 => int(0, u16::MAX.into()),
+            DataType::UInt32 => int(0, u32::MAX.into()),
+            DataType::UInt64 => int(0, u64::MAX.into()),
+            DataType::Float32 | DataType::Float64 => Class::Float,
+            DataType::Dictionary(..) => Class::Dict,
+            DataType::Date32 => Class::Date,
+            DataType::Timestamp(u, _) => Class::Timestamp(*u),
+            _ => Class::Str,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Class::Bool => "a boolean",
+            Class::Int { .. } => "an integer",
+            Class::Float => "a number",
+            Class::Str | Class::Dict => "a string",
+            Class::Date => "a date (1970-01-01, or days since it)",
+            Class::Timestamp(_) => "a date-time (2024-01-01T00:00:00Z, or units since the epoch)",
+        }
+    }
+
+    fn numeric(self) -> bool {
+        matches!(
+            self,
+            Class::Int { .. } | Class::Float | Class::Date | Class::Timestamp(_)
+        )
+    }
+}
+
+enum TypeSpec {
+    Scalar(DataType),
+    Dictionary,
+    Struct,
+    List,
+    Map,
+}
+
+fn parse_type(s: &str) -> Result<TypeSpec, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let scalar = |d| Ok(TypeSpec::Scalar(d));
+    match t.as_str() {
+        "bool" | "boolean" => scalar(DataType::Boolean),
+        "int8" => scalar(DataType::Int8),
+        "int16" => scalar(DataType::Int16),
+        "int32" => scalar(DataType::Int32),
+        "int64" => scalar(DataType::Int64),
+        "uint8" => scalar(DataType::UInt8),
+        "uint16" => scalar(DataType::UInt16),
+        "uint32" => scalar(DataType::UInt32),
+        "uint64" => scalar(DataType::UInt64),
+        "float32" | "float" => scalar(DataType::Float32),
+        "float64" | "double" => scalar(DataType::Float64),
+        "utf8" | "string" => scalar(DataType::Utf8),
+        "large_utf8" | "large_string" => scalar(DataType::LargeUtf8),
+        "binary" => scalar(DataType::Binary),
+        "date32" | "date" => scalar(DataType::Date32),
+        "dictionary" => Ok(TypeSpec::Dictionary),
+        "struct" => Ok(TypeSpec::Struct),
+        "list" => Ok(TypeSpec::List),
+        "map" => Ok(TypeSpec::Map),
+        _ => {
+            if let Some(args) = t
+                .strip_prefix("timestamp(")
+                .and_then(|r| r.strip_suffix(')'))
+            {
+                let orig = s.trim();
+                let raw_args = &orig["timestamp(".len()..orig.len() - 1];
+                let mut it = raw_args.splitn(2, ',').map(str::trim);
+                let unit = match it.next().map(|u| u.to_ascii_lowercase()) {
+                    Some(u) if u == "s" => TimeUnit::Second,
+                    Some(u) if u == "ms" => TimeUnit::Millisecond,
+                    Some(u) if u == "us" => TimeUnit::Microsecond,
+                    Some(u) if u == "ns" => TimeUnit::Nanosecond,
+                    _ => {
+                        return Err(format!(
+                            "type `{s}`: the timestamp unit is s, ms, us or ns ({args})"
+                        ));
+                    }
+                };
+                let tz = it.next().filter(|z| !z.is_empty()).map(|z| z.into());
+                return scalar(DataType::Timestamp(unit, tz));
+            }
+            Err(format!("unknown type `{s}`; the types are {TYPES}"))
+        }
+    }
+}
+
+struct P<'s> {
+    text: &'s str,
+    origin: &'s str,
+}
+
+type Sp<'i> = Spanned<DeValue<'i>>;
+
+fn get<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a Sp<'i>> {
+    t.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
+}
+
+fn kind_name(v: &DeValue<'_>) -> &'static str {
+    match v {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date-time",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+impl<'s> P<'s> {
+    fn line(&self, offset: usize) -> usize {
+        let end = offset.min(self.text.len());
+        self.text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn err(
+        &self,
+        span: Range<usize>,
+        field: Option<&str>,
+        message: impl Into<String>,
+    ) -> SpecError {
+        SpecError {
+            origin: self.origin.to_string(),
+            line: self.line(span.start),
+            column: None,
+            field: field.map(str::to_string),
+            message: message.into(),
+        }
+    }
+
+    fn check_keys(
+        &self,
+        t: &DeTable<'_>,
+        allowed: &[&str],
+        field: Option<&str>,
+        what: &str,
+    ) -> Result<(), SpecError> {
+        for (k, _) in t.iter() {
+            if !allowed.contains(&k.get_ref().as_ref()) {
+                return Err(self.err(
+                    k.span(),
+                    field,
+                    format!(
+                        "unknown key `{}` in {what}; expected one of: {}",
+                        k.get_ref(),
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn table<'a, 'i>(
+        &self,
+        v: &'a Sp<'i>,
+        field: Option<&str>,
+        what: &str,
+    ) -> Result<&'a DeTable<'i>, SpecError> {
+        match v.get_ref() {
+            DeValue::Table(t) => Ok(t),
+            other => Err(self.err(
+                v.span(),
+                field,
+                format!("{what} must be a table, not {}", kind_name(other)),
+            )),
+        }
+    }
+
+    fn string(&self, v: &Sp<'_>, field: Option<&str>, key: &str) -> Result<String, SpecError> {
+        match v.get_ref() {
+            DeValue::String(s) => Ok(s.to_string()),
+            other => Err(self.err(
+                v.span(),
+                field,
+                format!("`{key}` must be a string, not {}", kind_name(other)),
+            )),
+        }
+    }
+
+    fn boolean(&self, v: &Sp<'_>, field: Option<&str>, key: &str) -> Result<bool, SpecError> {
+        match v.get_ref() {
+            DeValue::Boolean(b) => Ok(*b),
+            other => Err(self.err(
+                v.span(),
+                field,
+                format!("`{key}` must be true or false, not {}", kind_name(other)),
+            )),
+        }
+    }
+
+    fn number(&self, v: &Sp<'_>, field: Option<&str>, key: &str) -> Result<f64, SpecError> {
+        let bad = |what: &str| {
+            self.err(
+                v.span(),
+                field,
+                format!("`{key}` must be a number, not {what}"),
+            )
+        };
+        match v.get_ref() {
+            DeValue::Integer(i) => int_of(i.as_str(), i.radix())
+                .map(|i| i as f64)
+                .ok_or_else(|| bad("an integer this large")),
+            DeValue::Float(f) => {
+                let x: f64 = float_of(f.as_str()).ok_or_else(|| bad("this float"))?;
+                Ok(x)
+            }
+            other => Err(bad(kind_name(other))),
+        }
+    }
+
+    fn integer(&self, v: &Sp<'_>, field: Option<&str>, key: &str) -> Result<i128, SpecError> {
+        match v.get_ref() {
+            DeValue::Integer(i) => int_of(i.as_str(), i.radix())
+                .ok_or_else(|| self.err(v.span(), field, format!("`{key}`: integer out of range"))),
+            other => Err(self.err(
+                v.span(),
+                field,
+                format!("`{key}` must be an integer, not {}", kind_name(other)),
+            )),
+        }
+    }
+
+    fn rate(&self, v: &Sp<'_>, field: Option<&str>, key: &str) -> Result<f64, SpecError> {
+        let r = self.number(v, field, key)?;
+        if !(0.0..=1.0).contains(&r) {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!("`{key}` must be between 0 and 1, not {r}"),
+            ));
+        }
+        Ok(r)
+    }
+
+    /// A spec value as `class`.
+    fn value(
+        &self,
+        v: &Sp<'_>,
+        class: Class,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<Value, SpecError> {
+        let bad = |msg: String| self.err(v.span(), field, msg);
+        let wrong = || {
+            bad(format!(
+                "`{key}` must be {}, not {}",
+                class.describe(),
+                kind_name(v.get_ref())
+            ))
+        };
+        match (class, v.get_ref()) {
+            (Class::Bool, DeValue::Boolean(b)) => Ok(Value::Bool(*b)),
+            (Class::Int { min, max }, DeValue::Integer(_)) => {
+                let i = self.integer(v, field, key)?;
+                if i < min || i > max {
+                    return Err(bad(format!(
+                        "`{key}` = {i} is outside the type's range {min}..={max}"
+                    )));
+                }
+                Ok(Value::Int(i))
+            }
+            (Class::Float, DeValue::Integer(_) | DeValue::Float(_)) => {
+                Ok(Value::Float(self.number(v, field, key)?))
+            }
+            (Class::Str | Class::Dict, DeValue::String(s)) => Ok(Value::Str(s.to_string())),
+            (Class::Date | Class::Timestamp(_), DeValue::Integer(_)) => {
+                Ok(Value::Int(self.integer(v, field, key)?))
+            }
+            (Class::Date, DeValue::String(s)) => parse_date(s)
+                .map(Value::Int)
+                .ok_or_else(|| bad(format!("`{key}`: `{s}` is not a date like 2024-01-31"))),
+            (Class::Date, DeValue::Datetime(d)) => match (d.date, d.time) {
+                (Some(date), None) => Ok(Value::Int(days_from_civil(
+                    date.year.into(),
+                    date.month.into(),
+                    date.day.into(),
+                ))),
+                _ => Err(bad(format!("`{key}` must be a date without a time"))),
+            },
+            (Class::Timestamp(unit), DeValue::Datetime(d)) => {
+                let Some(date) = d.date else {
+                    return Err(bad(format!("`{key}` needs a date")));
+                };
+                let days = days_from_civil(date.year.into(), date.month.into(), date.day.into());
+                let (mut secs, mut nanos) = (days * 86_400, 0i128);
+                if let Some(t) = d.time {
+                    secs += i128::from(t.hour) * 3600
+                        + i128::from(t.minute) * 60
+                        + i128::from(t.second);
+                    nanos = t.nanosecond.into();
+                }
+                if let Some(toml::value::Offset::Custom { minutes }) = d.offset {
+                    secs -= i128::from(minutes) * 60;
+                }
+                let per = match unit {
+                    TimeUnit::Second => 1,
+                    TimeUnit::Millisecond => 1_000,
+                    TimeUnit::Microsecond => 1_000_000,
+                    TimeUnit::Nanosecond => 1_000_000_000,
+                };
+                Ok(Value::Int(secs * per + nanos * per / 1_000_000_000))
+            }
+            _ => Err(wrong()),
+        }
+    }
+
+    fn values(
+        &self,
+        v: &Sp<'_>,
+        class: Class,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<Vec<Value>, SpecError> {
+        let DeValue::Array(items) = v.get_ref() else {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!("`{key}` must be an array, not {}", kind_name(v.get_ref())),
+            ));
+        };
+        if items.is_empty() {
+            return Err(self.err(v.span(), field, format!("`{key}` is empty")));
+        }
+        items
+            .iter()
+            .map(|item| self.value(item, class, field, key))
+            .collect()
+    }
+
+    /// The one generator key of table `t`, if any.
+    fn generator<'i>(
+        &self,
+        t: &DeTable<'i>,
+        class: Class,
+        field: Option<&str>,
+        at: Range<usize>,
+    ) -> Result<Option<Generator>, SpecError> {
+        let present: Vec<_> = t
+            .iter()
+            .filter(|(k, _)| GENERATORS.contains(&k.get_ref().as_ref()))
+            .collect();
+        let (key, v) = match present.as_slice() {
+            [] => return Ok(None),
+            [one] => *one,
+            [a, b, ..] => {
+                return Err(self.err(
+                    b.0.span(),
+                    field,
+                    format!(
+                        "has both `{}` and `{}`; give one generator",
+                        a.0.get_ref(),
+                        b.0.get_ref()
+                    ),
+                ));
+            }
+        };
+        let _ = at;
+        let name = key.get_ref().as_ref();
+        let span = v.span();
+        let bad = |msg: String| self.err(span.clone(), field, msg);
+        let unsupported = || {
+            bad(format!(
+                "`{name}` does not generate {} values",
+                match class {
+                    Class::Bool => "boolean",
+                    Class::Int { .. } => "integer",
+                    Class::Float => "float",
+                    Class::Str => "string",
+                    Class::Dict => "dictionary",
+                    Class::Date => "date",
+                    Class::Timestamp(_) => "timestamp",
+                }
+            ))
+        };
+        let params = |allowed: &[&str]| -> Result<&DeTable<'i>, SpecError> {
+            let p = self.table(v, field, &format!("`{name}`"))?;
+            self.check_keys(p, allowed, field, &format!("`{name}`"))?;
+            Ok(p)
+        };
+        let required = |p: &DeTable<'i>, k: &str| -> Result<Sp<'i>, SpecError> {
+            get(p, k)
+                .cloned()
+                .ok_or_else(|| bad(format!("`{name}` needs `{k}`")))
+        };
+        let g = match name {
+            "constant" => Generator::Constant(self.value(v, class, field, name)?),
+            "sequence" => {
+                if !class.numeric() {
+                    return Err(unsupported());
+                }
+                let p = params(&["start", "step"])?;
+                let step_class = match class {
+                    Class::Date | Class::Timestamp(_) => Class::Int {
+                        min: i64::MIN.into(),
+                        max: i64::MAX.into(),
+                    },
+                    Class::Int { .. } => Class::Int {
+                        min: -i128::from(u64::MAX),
+                        max: u64::MAX.into(),
+                    },
+                    c => c,
+                };
+                let start = match get(p, "start") {
+                    Some(s) => self.value(s, class, field, "start")?,
+                    None if class == Class::Float => Value::Float(0.0),
+                    None => Value::Int(match class {
+                        Class::Int { min, max } => 0i128.clamp(min, max),
+                        _ => 0,
+                    }),
+                };
+                let step = match get(p, "step") {
+                    Some(s) => self.value(s, step_class, field, "step")?,
+                    None if class == Class::Float => Value::Float(1.0),
+                    None => Value::Int(1),
+                };
+                Generator::Sequence { start, step }
+            }
+            "uniform" => {
+                if !class.numeric() {
+                    return Err(unsupported());
+                }
+                let p = params(&["min", "max"])?;
+                let min = self.value(&required(p, "min")?, class, field, "min")?;
+                let max = self.value(&required(p, "max")?, class, field, "max")?;
+                let ok = match (&min, &max) {
+                    (Value::Int(a), Value::Int(b)) => a <= b,
+                    (Value::Float(a), Value::Float(b)) => a < b && (b - a).is_finite(),
+                    _ => false,
+                };
+                if !ok {
+                    return Err(bad(format!(
+                        "uniform needs min below max, not {min} and {max}"
+                    )));
+                }
+                Generator::Uniform { min, max }
+            }
+            "normal" => {
+                if !matches!(class, Class::Int { .. } | Class::Float) {
+                    return Err(unsupported());
+                }
+                let p = params(&["mean", "std", "min", "max"])?;
+                let mean = self.number(&required(p, "mean")?, field, "mean")?;
+                let std = self.number(&required(p, "std")?, field, "std")?;
+                if !(std > 0.0 && std.is_finite()) {
+                    return Err(bad(format!(
+                        "normal needs a positive standard deviation, not {std}"
+                    )));
+                }
+                let min = get(p, "min")
+                    .map(|m| self.number(m, field, "min"))
+                    .transpose()?;
+                let max = get(p, "max")
+                    .map(|m| self.number(m, field, "max"))
+                    .transpose()?;
+                if let (Some(a), Some(b)) = (min, max)
+                    && a > b
+                {
+                    return Err(bad(format!("normal needs min <= max, not {a} and {b}")));
+                }
+                Generator::Normal {
+                    mean,
+                    std,
+                    min,
+                    max,
+                }
+            }
+            "zipf" => {
+                if class == Class::Bool {
+                    return Err(unsupported());
+                }
+                let p = params(&["s", "n", "values", "start"])?;
+                let s = self.number(&required(p, "s")?, field, "s")?;
+                let values = get(p, "values")
+                    .map(|vs| self.values(vs, class, field, "values"))
+                    .transpose()?;
+                let n = match (get(p, "n"), &values) {
+                    (Some(n), vals) => {
+                        let n = self.integer(n, field, "n")?;
+                        if n < 1 {
+                            return Err(bad(format!(
+                                "zipf needs at least one rank (n >= 1), not {n}"
+                            )));
+                        }
+                        if let Some(vals) = vals
+                            && vals.len() as i128 != n
+                        {
+                            return Err(bad(format!("zipf has n = {n} but {} values", vals.len())));
+                        }
+                        n.min(u64::MAX.into()) as u64
+                    }
+                    (None, Some(vals)) => vals.len() as u64,
+                    (None, None) => return Err(bad("zipf needs `n` or `values`".into())),
+                };
+                Zipf::new(s, n).map_err(|e| bad(distribution_message(e)))?;
+                let start = match (get(p, "start"), &values, class) {
+                    (Some(_), Some(_), _) => {
+                        return Err(bad("zipf takes `values` or `start`, not both".into()));
+                    }
+                    (Some(st), None, Class::Int { .. }) => self.integer(st, field, "start")?,
+                    (None, None, Class::Int { .. }) => 1,
+                    (_, Some(_), _) => 1,
+                    (_, None, _) => {
+                        return Err(bad(format!(
+                            "zipf over {} values needs `values` (most frequent first)",
+                            class.describe()
+                        )));
+                    }
+                };
+                if let Class::Int { min, max } = class
+                    && values.is_none()
+                    && (start < min || start + i128::from(n) - 1 > max)
+                {
+                    return Err(bad(format!(
+                        "zipf ranks {start}..={} do not fit the type's range {min}..={max}",
+                        start + i128::from(n) - 1
+                    )));
+                }
+                Generator::Zipf {
+                    s,
+                    n,
+                    values,
+                    start,
+                }
+            }
+            "weighted" => {
+                let p = params(&["values", "weights"])?;
+                let values = self.values(&required(p, "values")?, class, field, "values")?;
+                let weights = match get(p, "weights") {
+                    None => vec![1.0; values.len()],
+                    Some(w) => {
+                        let DeValue::Array(items) = w.get_ref() else {
+                            return Err(self.err(
+                                w.span(),
+                                field,
+                                "`weights` must be an array of numbers",
+                            ));
+                        };
+                        let ws = items
+                            .iter()
+                            .map(|x| self.number(x, field, "weights"))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        if ws.len() != values.len() {
+                            return Err(self.err(
+                                w.span(),
+                                field,
+                                format!(
+                                    "weighted has {} values but {} weights",
+                                    values.len(),
+                                    ws.len()
+                                ),
+                            ));
+                        }
+                        if let Some(neg) = ws.iter().find(|x| **x < 0.0 || !x.is_finite()) {
+                            return Err(self.err(
+                                w.span(),
+                                field,
+                                format!("weights must be non-negative numbers, not {neg}"),
+                            ));
+                        }
+                        ws
+                    }
+                };
+                Alias::new(&weights)
+                    .map_err(|e| bad(format!("weighted {}", distribution_message(e))))?;
+                Generator::Weighted { values, weights }
+            }
+            "probability" => {
+                if class != Class::Bool {
+                    return Err(unsupported());
+                }
+                Generator::Probability(self.rate(v, field, name)?)
+            }
+            "template" => {
+                if class != Class::Str {
+                    return Err(unsupported());
+                }
+                let s = self.string(v, field, name)?;
+                Generator::Template(Template::parse(&s).map_err(bad)?)
+            }
+            "words" => {
+                if class != Class::Str {
+                    return Err(unsupported());
+                }
+                let p = params(&["list", "min", "max"])?;
+                let list = match get(p, "list") {
+                    None => WordList::Words,
+                    Some(l) => match self.string(l, field, "list")?.as_str() {
+                        "words" => WordList::Words,
+                        "first_names" => WordList::FirstNames,
+                        "last_names" => WordList::LastNames,
+                        other => {
+                            return Err(self.err(
+                                l.span(),
+                                field,
+                                format!(
+                                    "unknown word list `{other}`; the lists are words, first_names, last_names"
+                                ),
+                            ));
+                        }
+                    },
+                };
+                let min = get(p, "min")
+                    .map(|m| self.integer(m, field, "min"))
+                    .transpose()?
+                    .unwrap_or(1);
+                let max = get(p, "max")
+                    .map(|m| self.integer(m, field, "max"))
+                    .transpose()?
+                    .unwrap_or(min);
+                if min < 0 || max < min || max > 1000 {
+                    return Err(bad(format!(
+                        "words needs 0 <= min <= max <= 1000, not min {min} and max {max}"
+                    )));
+                }
+                Generator::Words {
+                    list,
+                    min: min as u32,
+                    max: max as u32,
+                }
+            }
+            _ => unreachable!("listed in GENERATORS"),
+        };
+        Ok(Some(g))
+    }
+
+    fn field<'i>(
+        &self,
+        v: &Sp<'i>,
+        parent: &str,
+        default_name: Option<&str>,
+    ) -> Result<(Field, Vec<Sp<'i>>), SpecError> {
+        let t = self.table(v, None, "a field")?;
+        let line = self.line(v.span().start);
+        let name = match (get(t, "name"), default_name) {
+            (Some(n), _) => self.string(n, None, "name")?,
+            (None, Some(d)) => d.to_string(),
+            (None, None) => return Err(self.err(v.span(), None, "a field needs a `name`")),
+        };
+        let path = if parent.is_empty() {
+            name.clone()
+        } else {
+            format!("{parent}.{name}")
+        };
+        let f = Some(path.as_str());
+        if name.is_empty() {
+            return Err(self.err(v.span(), f, "the name is empty"));
+        }
+        let Some(ty) = get(t, "type") else {
+            return Err(self.err(v.span(), f, format!("needs a `type`: one of {TYPES}")));
+        };
+        let ty_text = self.string(ty, f, "type")?;
+        let ty_spec = parse_type(&ty_text).map_err(|m| self.err(ty.span(), f, m))?;
+        let null_rate = get(t, "null_rate")
+            .map(|r| self.rate(r, f, "null_rate"))
+            .transpose()?
+            .unwrap_or(0.0);
+        let parquet_dictionary = get(t, "parquet_dictionary")
+            .map(|d| self.boolean(d, f, "parquet_dictionary"))
+            .transpose()?;
+        let mut allowed: Vec<&str> = COMMON.to_vec();
+        let mut empty_as_null = false;
+        let kind = match ty_spec {
+            TypeSpec::Scalar(_) | TypeSpec::Dictionary => {
+                allowed.extend(GENERATORS);
+                if matches!(ty_spec, TypeSpec::Dictionary) {
+                    allowed.push("key_type");
+                }
+                self.check_keys(t, &allowed, f, "a field")?;
+                let (dt, class) = match &ty_spec {
+                    TypeSpec::Scalar(dt) => (dt.clone(), Class::of(dt)),
+                    _ => (DataType::Null, Class::Dict),
+                };
+                let generator = self.generator(t, class, f, v.span())?.ok_or_else(|| {
+                    self.err(
+                        v.span(),
+                        f,
+                        format!("needs a generator: one of {}", GENERATORS.join(", ")),
+                    )
+                })?;
+                let data_type = if class == Class::Dict {
+                    let categories = match &generator {
+                        Generator::Weighted { values, .. } => values.len(),
+                        Generator::Zipf {
+                            values: Some(values),
+                            ..
+                        } => values.len(),
+                        Generator::Constant(_) => 1,
+                        _ => {
+                            return Err(self.err(
+                                v.span(),
+                                f,
+                                "a dictionary field needs `weighted`, `zipf` with values, or `constant`",
+                            ));
+                        }
+                    };
+                    let key = match get(t, "key_type") {
+                        Some(k) => {
+                            let text = self.string(k, f, "key_type")?;
+                            let dt = match parse_type(&text) {
+                                Ok(TypeSpec::Scalar(dt)) if dt.is_dictionary_key_type() => dt,
+                                _ => {
+                                    return Err(self.err(
+                                        k.span(),
+                                        f,
+                                        format!("`key_type` must be an integer type, not `{text}`"),
+                                    ));
+                                }
+                            };
+                            let Class::Int { max, .. } = Class::of(&dt) else {
+                                unreachable!("integer types")
+                            };
+                            if (categories as i128) > max + 1 {
+                                return Err(self.err(
+                                    k.span(),
+                                    f,
+                                    format!("{categories} values do not fit key type {text}"),
+                                ));
+                            }
+                            dt
+                        }
+                        None if categories <= 256 => DataType::UInt8,
+                        None if categories <= 65_536 => DataType::UInt16,
+                        None => DataType::UInt32,
+                    };
+                    DataType::Dictionary(Box::new(key), Box::new(DataType::Utf8))
+                } else {
+                    dt
+                };
+                Kind::Scalar {
+                    data_type,
+                    generator,
+                }
+            }
+            TypeSpec::Struct => {
+                allowed.push("fields");
+                self.check_keys(t, &allowed, f, "a struct field")?;
+                let Some(fields) = get(t, "fields") else {
+                    return Err(self.err(v.span(), f, "a struct needs `fields`"));
+                };
+                Kind::Struct(self.fields(fields, &path)?)
+            }
+            TypeSpec::List => {
+                allowed.extend(["item", "length", "empty_as_null"]);
+                self.check_keys(t, &allowed, f, "a list field")?;
+                let Some(item) = get(t, "item") else {
+                    return Err(self.err(v.span(), f, "a list needs an `item` field"));
+                };
+                let item = self.child(item, &path, "item")?;
+                let length = self.length(t, f, v.span())?;
+                empty_as_null = get(t, "empty_as_null")
+                    .map(|e| self.boolean(e, f, "empty_as_null"))
+                    .transpose()?
+                    .unwrap_or(false);
+                Kind::List {
+                    item: Box::new(item),
+                    length,
+                    empty_as_null,
+                }
+            }
+            TypeSpec::Map => {
+                allowed.extend(["key", "value", "length"]);
+                self.check_keys(t, &allowed, f, "a map field")?;
+                let (Some(k), Some(val)) = (get(t, "key"), get(t, "value")) else {
+                    return Err(self.err(v.span(), f, "a map needs `key` and `value` fields"));
+                };
+                let key = self.child(k, &path, "key")?;
+                if key.nullable {
+                    return Err(self.err(k.span(), Some(&key.path), "map keys cannot be null"));
+                }
+                if !matches!(key.kind, Kind::Scalar { .. }) {
+                    return Err(self.err(k.span(), Some(&key.path), "map keys must be scalars"));
+                }
+                let value = self.child(val, &path, "value")?;
+                let length = self.length(t, f, v.span())?;
+                if let Kind::Scalar { generator, .. } = &key.kind {
+                    let distinct = match generator {
+                        Generator::Weighted { weights, .. } => {
+                            weights.iter().filter(|w| **w > 0.0).count() as u64
+                        }
+                        Generator::Zipf {
+                            values: Some(v), ..
+                        } => v.len() as u64,
+                        Generator::Constant(_) => 1,
+                        Generator::Sequence { .. } => u64::MAX,
+                        _ => {
+                            return Err(self.err(
+                                k.span(),
+                                Some(&key.path),
+                                "map keys are distinct within a map: use `weighted`, `zipf` with values, `constant` or `sequence`",
+                            ));
+                        }
+                    };
+                    let most = max_length(&length);
+                    if most > distinct {
+                        return Err(self.err(
+                            k.span(),
+                            Some(&key.path),
+                            format!(
+                                "a map may hold {most} entries but its key has only {distinct} possible values (keys are distinct within a map)"
+                            ),
+                        ));
+                    }
+                }
+                Kind::Map {
+                    key: Box::new(key),
+                    value: Box::new(value),
+                    length,
+                }
+            }
+        };
+        let explicit = get(t, "nullable")
+            .map(|n| self.boolean(n, f, "nullable").map(|b| (b, n.span())))
+            .transpose()?;
+        let when_items = match get(t, "when") {
+            None => Vec::new(),
+            Some(w) => match w.get_ref() {
+                DeValue::Array(items) => items.iter().cloned().collect(),
+                DeValue::Table(_) => vec![w.clone()],
+                other => {
+                    return Err(self.err(
+                        w.span(),
+                        f,
+                        format!(
+                            "`when` must be an array of tables, not {}",
+                            kind_name(other)
+                        ),
+                    ));
+                }
+            },
+        };
+        let can_be_null = null_rate > 0.0 || empty_as_null;
+        let nullable = match explicit {
+            Some((false, span)) if can_be_null => {
+                return Err(self.err(
+                    span,
+                    f,
+                    "is `nullable = false` but has a null rate (or empty lists as nulls)",
+                ));
+            }
+            Some((b, _)) => b || can_be_null,
+            None => can_be_null,
+        };
+        Ok((
+            Field {
+                name,
+                path,
+                line,
+                kind,
+                null_rate,
+                nullable,
+                parquet_dictionary,
+                when: Vec::new(),
+            },
+            when_items,
+        ))
+    }
+
+    /// A list item or map key/value: a field whose `when` cases are
+    /// rejected (it has no siblings).
+    fn child(&self, v: &Sp<'_>, parent: &str, default: &str) -> Result<Field, SpecError> {
+        let (f, when) = self.field(v, parent, Some(default))?;
+        if let Some(w) = when.first() {
+            return Err(self.err(
+                w.span(),
+                Some(&f.path),
+                "`when` needs sibling fields; a list item or map entry has none (put a struct inside)",
+            ));
+        }
+        Ok(f)
+    }
+
+    fn length(
+        &self,
+        t: &DeTable<'_>,
+        f: Option<&str>,
+        at: Range<usize>,
+    ) -> Result<Generator, SpecError> {
+        let class = Class::Int {
+            min: 0,
+            max: MAX_LENGTH,
+        };
+        let Some(l) = get(t, "length") else {
+            return Err(self.err(
+                at,
+                f,
+                "needs a `length` (elements per value): an integer or a generator table",
+            ));
+        };
+        if let DeValue::Integer(_) = l.get_ref() {
+            return Ok(Generator::Constant(self.value(l, class, f, "length")?));
+        }
+        let lt = self.table(l, f, "`length`")?;
+        self.check_keys(
+            lt,
+            &["constant", "uniform", "normal", "zipf", "weighted"],
+            f,
+            "`length`",
+        )?;
+        let g = self
+            .generator(lt, class, f, l.span())?
+            .ok_or_else(|| self.err(l.span(), f, "`length` needs a generator"))?;
+        if let Generator::Normal { .. } = g {
+            // Lengths are clamped to 0..=MAX_LENGTH by the engine.
+        }
+        Ok(g)
+    }
+
+    /// An array of field tables: the children of a struct or the top level.
+    fn fields(&self, v: &Sp<'_>, parent: &str) -> Result<Vec<Field>, SpecError> {
+        let f = (!parent.is_empty()).then_some(parent);
+        let DeValue::Array(items) = v.get_ref() else {
+            return Err(self.err(
+                v.span(),
+                f,
+                "`fields` must be an array of tables ([[fields]])",
+            ));
+        };
+        if items.is_empty() {
+            return Err(self.err(v.span(), f, "`fields` is empty"));
+        }
+        let mut fields = Vec::new();
+        let mut whens = Vec::new();
+        for item in items.iter() {
+            let (field, when) = self.field(item, parent, None)?;
+            if let Some(prev) = fields.iter().find(|p: &&Field| p.name == field.name) {
+                return Err(self.err(
+                    item.span(),
+                    Some(&field.path),
+                    format!("a field of this name is already on line {}", prev.line),
+                ));
+            }
+            fields.push(field);
+            whens.push(when);
+        }
+        // `when` cases: resolved against the siblings now that all exist.
+        for i in 0..fields.len() {
+            let mut cases = Vec::new();
+            for w in &whens[i] {
+                cases.push(self.when(w, &fields, i)?);
+            }
+            let f = &mut fields[i];
+            if cases.iter().any(|c| c.null_rate.is_some_and(|r| r > 0.0)) {
+                f.nullable = true;
+            }
+            f.when = cases;
+        }
+        check_cycles(self, &fields)?;
+        Ok(fields)
+    }
+
+    fn when(&self, w: &Sp<'_>, siblings: &[Field], me: usize) -> Result<When, SpecError> {
+        let field = &siblings[me];
+        let f = Some(field.path.as_str());
+        let t = self.table(w, f, "a `when` case")?;
+        let mut allowed = vec!["field", "is", "is_null", "null_rate"];
+        allowed.extend(GENERATORS);
+        self.check_keys(t, &allowed, f, "a `when` case")?;
+        let line = self.line(w.span().start);
+        let Some(target) = get(t, "field") else {
+            return Err(self.err(
+                w.span(),
+                f,
+                "a `when` case needs `field` (a sibling's name)",
+            ));
+        };
+        let target_name = self.string(target, f, "field")?;
+        let Some(sibling) = siblings.iter().position(|s| s.name == target_name) else {
+            return Err(self.err(
+                target.span(),
+                f,
+                format!(
+                    "`when` refers to `{target_name}`, which is not a sibling; the siblings are {}",
+                    siblings
+                        .iter()
+                        .filter(|s| s.name != field.name)
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        };
+        if sibling == me {
+            return Err(self.err(target.span(), f, "`when` cannot refer to the field itself"));
+        }
+        let sib = &siblings[sibling];
+        let condition = match (get(t, "is"), get(t, "is_null")) {
+            (Some(is), None) => {
+                let (class, categorical) = match &sib.kind {
+                    Kind::Scalar {
+                        data_type,
+                        generator,
+                    } => (
+                        Class::of(data_type),
+                        categories(generator).is_some()
+                            && sib.when.iter().all(|c| c.generator.is_none()),
+                    ),
+                    _ => (Class::Str, false),
+                };
+                if !categorical {
+                    return Err(self.err(
+                        is.span(),
+                        f,
+                        format!(
+                            "`is` needs `{target_name}` to be categorical (weighted, zipf with values, \
+                             probability or constant, at most 255 values); use `is_null` for any field"
+                        ),
+                    ));
+                }
+                let vals = match is.get_ref() {
+                    DeValue::Array(_) => self.values(is, class, f, "is")?,
+                    _ => vec![self.value(is, class, f, "is")?],
+                };
+                let Kind::Scalar { generator, .. } = &sib.kind else {
+                    unreachable!("checked above")
+                };
+                let known = categories(generator).unwrap_or_default();
+                if let Some(missing) = vals.iter().find(|v| !known.contains(v)) {
+                    return Err(self.err(
+                        is.span(),
+                        f,
+                        format!("`{target_name}` never takes the value {missing}"),
+                    ));
+                }
+                Condition::Is(vals)
+            }
+            (None, Some(n)) => Condition::IsNull(self.boolean(n, f, "is_null")?),
+            _ => {
+                return Err(self.err(
+                    w.span(),
+                    f,
+                    "a `when` case needs exactly one of `is` and `is_null`",
+                ));
+            }
+        };
+        let null_rate = get(t, "null_rate")
+            .map(|r| self.rate(r, f, "null_rate"))
+            .transpose()?;
+        let generator = match &field.kind {
+            Kind::Scalar { data_type, .. } => {
+                let class = Class::of(data_type);
+                let g = self.generator(t, class, f, w.span())?;
+                if let (Some(g), Class::Dict) = (&g, class) {
+                    let Kind::Scalar { generator, .. } = &field.kind else {
+                        unreachable!()
+                    };
+                    if categories(g) != categories(generator) {
+                        return Err(self.err(
+                            w.span(),
+                            f,
+                            "a dictionary field's cases must draw from the same values (only weights may change)",
+                        ));
+                    }
+                }
+                g
+            }
+            _ => {
+                if let Some((k, _)) = t
+                    .iter()
+                    .find(|(k, _)| GENERATORS.contains(&k.get_ref().as_ref()))
+                {
+                    return Err(self.err(
+                        k.span(),
+                        f,
+                        "only scalar fields take a generator in `when`",
+                    ));
+                }
+                None
+            }
+        };
+        if null_rate.is_none() && generator.is_none() {
+            return Err(self.err(
+                w.span(),
+                f,
+                "a `when` case needs `null_rate` or a generator",
+            ));
+        }
+        Ok(When {
+            field: target_name,
+            line,
+            condition,
+            null_rate,
+            generator,
+        })
+    }
+}
+
+/// The most elements a length generator can yield.
+pub(crate) fn max_length(g: &Generator) -> u64 {
+    let m = match g {
+        Generator::Constant(v) => int_of_value(v),
+        Generator::Uniform { max, .. } => int_of_value(max),
+        Generator::Normal { max, .. } => max.map_or(MAX_LENGTH, |m| m.floor() as i128),
+        Generator::Zipf {
+            values, n, start, ..
+        } => match values {
+            Some(v) => v.iter().map(int_of_value).max().unwrap_or(0),
+            None => start + *n as i128 - 1,
+        },
+        Generator::Weighted { values, .. } => {
+            values.iter().map(int_of_value).max().unwrap_or(0)
+        }
+        _ => MAX_LENGTH,
+    };
+    m.clamp(0, MAX_LENGTH) as u64
+}
+
+fn int_of_value(v: &Value) -> i128 {
+    match v {
+        Value::Int(i) => *i,
+        _ => 0,
+    }
+}
+
+/// The values of a categorical generator, in category order (at most 255).
+pub(crate) fn categories(g: &Generator) -> Option<Vec<Value>> {
+    let v = match g {
+        Generator::Weighted { values, .. } => values.clone(),
+        Generator::Zipf {
+            values: Some(values),
+            ..
+        } => values.clone(),
+        Generator::Probability(_) => vec![Value::Bool(false), Value::Bool(true)],
+        Generator::Constant(v) => vec![v.clone()],
+        _ => return None,
+    };
+    (v.len() <= 255).then_some(v)
+}
+
+fn check_cycles(p: &P<'_>, fields: &[Field]) -> Result<(), SpecError> {
+    // Depth-first search over "depends on" edges.
+    fn visit(i: usize, fields: &[Field], state: &mut [u8], p: &P<'_>) -> Result<(), SpecError> {
+        match state[i] {
+            2 => return Ok(()),
+            1 => {
+                return Err(p
+                    .err(
+                        0..0,
+                        Some(&fields[i].path),
+                        "`when` cases form a cycle through this field",
+                    )
+                    .at_line(fields[i].line));
+            }
+            _ => {}
+        }
+        state[i] = 1;
+        for w in &fields[i].when {
+            if let Some(j) = fields.iter().position(|f| f.name == w.field) {
+                visit(j, fields, state, p)?;
+            }
+        }
+        state[i] = 2;
+        Ok(())
+    }
+    let mut state = vec![0u8; fields.len()];
+    for i in 0..fields.len() {
+        visit(i, fields, &mut state, p)?;
+    }
+    Ok(())
+}
+
+impl SpecError {
+    fn at_line(mut self, line: usize) -> Self {
+        self.line = line;
+        self
+    }
+}
+
+fn distribution_message(e: crate::Error) -> String {
+    match e {
+        crate::Error::InvalidDistribution(m) => m,
+        other => other.to_string(),
+    }
+}
+
+fn int_of(text: &str, radix: u32) -> Option<i128> {
+    let t: String = text.chars().filter(|c| *c != '_').collect();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t.strip_prefix('+').unwrap_or(&t)),
+    };
+    let digits = if radix != 10 {
+        digits
+            .strip_prefix("0x")
+            .or_else(|| digits.strip_prefix("0o"))
+            .or_else(|| digits.strip_prefix("0b"))
+            .unwrap_or(digits)
+    } else {
+        digits
+    };
+    let v = i128::from_str_radix(digits, radix).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+fn float_of(text: &str) -> Option<f64> {
+    let t: String = text.chars().filter(|c| *c != '_').collect();
+    match t.as_str() {
+        "inf" | "+inf" => Some(f64::INFINITY),
+        "-inf" => Some(f64::NEG_INFINITY),
+        "nan" | "+nan" | "-nan" => Some(f64::NAN),
+        _ => t.parse().ok(),
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+pub(crate) fn days_from_civil(y: i128, m: i128, d: i128) -> i128 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn parse_date(s: &str) -> Option<i128> {
+    let mut it = s.trim().splitn(3, '-');
+    let y: i128 = it.next()?.parse().ok()?;
+    let m: i128 = it.next()?.parse().ok()?;
+    let d: i128 = it.next()?.parse().ok()?;
+    ((1..=12).contains(&m) && (1..=31).contains(&d)).then(|| days_from_civil(y, m, d))
+}
+
+pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
+    let p = P { text, origin };
+    let root = DeTable::parse(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        let line = p.line(span.start);
+        let line_start = text[..span.start.min(text.len())]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        SpecError {
+            origin: origin.to_string(),
+            line,
+            column: Some(span.start.saturating_sub(line_start) + 1),
+            field: None,
+            message: format!("TOML syntax: {}", e.message().trim()),
+        }
+    })?;
+    let t = root.get_ref();
+    p.check_keys(t, &["name", "description", "fields"], None, "the spec")?;
+    let name = match get(t, "name") {
+        Some(n) => p.string(n, None, "name")?,
+        None => return Err(p.err(0..0, None, "the spec needs a `name`")),
+    };
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        let span = get(t, "name").map(|n| n.span()).unwrap_or(0..0);
+        return Err(p.err(
+            span,
+            None,
+            format!("`name` = {name:?}: use letters, digits, `-`, `_` and `.` (it names files)"),
+        ));
+    }
+    let description = get(t, "description")
+        .map(|d| p.string(d, None, "description"))
+        .transpose()?;
+    let Some(fields) = get(t, "fields") else {
+        return Err(p.err(0..0, None, "the spec needs `fields` ([[fields]] tables)"));
+    };
+    let fields = p.fields(fields, "")?;
+    Ok(Spec {
+        name,
+        description,
+        fields,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_days() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(days_from_civil(1969, 12, 31), -1);
+        assert_eq!(parse_date("2024-02-29"), Some(19_782));
+    }
+
+    #[test]
+    fn integers_in_every_radix() {
+        assert_eq!(int_of("1_000", 10), Some(1000));
+        assert_eq!(int_of("-5", 10), Some(-5));
+        assert_eq!(int_of("0xff", 16), Some(255));
+        assert_eq!(int_of("ff", 16), Some(255));
+    }
+}

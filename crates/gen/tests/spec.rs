@@ -1,0 +1,463 @@
+//! Specs: presets, realised distributions, determinism, and the errors of
+//! bad specs (each naming its field and line).
+
+use arrow_array::{
+    Array, BooleanArray, DictionaryArray, Float64Array, Int32Array, Int64Array, ListArray,
+    MapArray, RecordBatch, StringArray, StructArray, UInt64Array, types::UInt8Type,
+};
+use arrow_schema::DataType;
+use strata_gen::BatchGenerator;
+use strata_gen::spec::{PRESETS, Spec};
+
+fn batch(spec: &Spec, seed: u64, first: u64, len: usize) -> RecordBatch {
+    let g = spec.generator(seed).unwrap();
+    g.generate(first, len, &mut Default::default()).unwrap()
+}
+
+fn col<'a, T: 'static>(b: &'a RecordBatch, name: &str) -> &'a T {
+    b.column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+        .as_any()
+        .downcast_ref::<T>()
+        .unwrap_or_else(|| panic!("column {name} has another type"))
+}
+
+fn child<'a, T: 'static>(s: &'a StructArray, name: &str) -> &'a T {
+    s.column_by_name(name)
+        .unwrap()
+        .as_any()
+        .downcast_ref::<T>()
+        .unwrap()
+}
+
+/// Asserts `got/n` is within 5 standard errors of `p`.
+fn share(what: &str, got: usize, n: usize, p: f64) {
+    let se = (p * (1.0 - p) / n as f64).sqrt();
+    let x = got as f64 / n as f64;
+    assert!(
+        (x - p).abs() <= 5.0 * se + 1e-9,
+        "{what}: {x:.5} realised vs {p:.5} specified ({got} of {n})"
+    );
+}
+
+#[test]
+fn every_preset_parses_generates_and_validates() {
+    for (name, _) in PRESETS {
+        let spec = Spec::preset(name).unwrap();
+        let b = batch(&spec, 7, 123, 3000);
+        assert_eq!(b.num_rows(), 3000, "{name}");
+        // Arrow's full validation of every array (offsets, UTF-8, keys).
+        for c in b.columns() {
+            c.to_data().validate_full().unwrap();
+        }
+    }
+}
+
+#[test]
+fn rows_do_not_depend_on_batching() {
+    for (name, _) in PRESETS {
+        let spec = Spec::preset(name).unwrap();
+        let g = spec.generator(99).unwrap();
+        let mut scratch = Default::default();
+        let whole = g.generate(5_000, 2_000, &mut scratch).unwrap();
+        let mut start = 5_000u64;
+        for len in [1usize, 7, 333, 659, 1000] {
+            let part = g.generate(start, len, &mut scratch).unwrap();
+            assert_eq!(
+                part,
+                whole.slice((start - 5_000) as usize, len),
+                "{name} rows {start}+{len}"
+            );
+            g.recycle(part, &mut scratch);
+            start += len as u64;
+        }
+        // Another seed gives other data.
+        let other = spec.generator(100).unwrap();
+        assert_ne!(
+            other.generate(5_000, 100, &mut Default::default()).unwrap(),
+            whole.slice(0, 100)
+        );
+    }
+}
+
+#[test]
+fn contacts_realise_the_specified_shares() {
+    let spec = Spec::preset("contacts").unwrap();
+    let n = 200_000;
+    let b = batch(&spec, 42, 0, n);
+    let names = col::<StringArray>(&b, "name");
+    share("null names", names.null_count(), n, 0.2);
+    let with_space = names.iter().flatten().filter(|s| s.contains(' ')).count();
+    assert_eq!(with_space, n - names.null_count());
+
+    let phones = col::<ListArray>(&b, "phones");
+    let mut by_len = [0usize; 6];
+    for i in 0..n {
+        let len = if phones.is_null(i) {
+            0
+        } else {
+            phones.value_length(i) as usize
+        };
+        assert!(phones.is_null(i) || len > 0, "empty lists are null");
+        by_len[len] += 1;
+    }
+    for (len, p) in [0.40, 0.45, 0.10, 5.0 / 300.0, 5.0 / 300.0, 5.0 / 300.0]
+        .into_iter()
+        .enumerate()
+    {
+        share(&format!("lists of {len}"), by_len[len], n, p);
+    }
+
+    let entries = phones
+        .values()
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .unwrap();
+    let number = child::<StringArray>(entries, "number");
+    let kind = child::<DictionaryArray<UInt8Type>>(entries, "phone_type");
+    let m = entries.len();
+    let mut joint = [0usize; 4];
+    let mut kinds = [0usize; 3];
+    for i in 0..m {
+        let (has_n, has_t) = (number.is_valid(i), kind.is_valid(i));
+        joint[match (has_n, has_t) {
+            (true, true) => 0,
+            (true, false) => 1,
+            (false, true) => 2,
+            (false, false) => 3,
+        }] += 1;
+        if has_t {
+            kinds[kind.keys().value(i) as usize] += 1;
+        }
+        if has_n {
+            let s = number.value(i);
+            assert!(s.starts_with("+91-99-") && s.len() >= 15, "{s}");
+        }
+    }
+    for (j, p) in [0.90, 0.05, 0.04, 0.01].into_iter().enumerate() {
+        share(&format!("entry template {j}"), joint[j], m, p);
+    }
+    let typed: usize = kinds.iter().sum();
+    for (k, p) in [0.55, 0.35, 0.10].into_iter().enumerate() {
+        share(&format!("phone type {k}"), kinds[k], typed, p);
+    }
+    // Numbers are unique (ids are `5 * row + position`).
+    let mut seen = std::collections::HashSet::new();
+    assert!(number.iter().flatten().all(|s| seen.insert(s.to_string())));
+}
+
+#[test]
+fn events_amounts_follow_the_kind() {
+    let spec = Spec::preset("events").unwrap();
+    let n = 50_000;
+    let b = batch(&spec, 3, 0, n);
+    let kind = col::<DictionaryArray<UInt8Type>>(&b, "kind");
+    let names = kind
+        .values()
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .unwrap();
+    let amount = col::<Float64Array>(&b, "amount");
+    let items = col::<ListArray>(&b, "items");
+    let ids = col::<Int64Array>(&b, "event_id");
+    let mut counts = std::collections::HashMap::new();
+    for i in 0..n {
+        assert_eq!(ids.value(i), i as i64 + 1);
+        let k = names.value(kind.keys().value(i) as usize);
+        *counts.entry(k).or_insert(0usize) += 1;
+        match k {
+            "purchase" => assert!(amount.is_valid(i) && amount.value(i) >= 0.5),
+            "refund" => assert!(amount.is_valid(i) && amount.value(i) <= -0.5),
+            _ => assert!(amount.is_null(i), "{k} has an amount"),
+        }
+        let carries = matches!(k, "add_to_cart" | "purchase" | "refund");
+        assert_eq!(items.is_valid(i), carries, "{k}");
+    }
+    share("views", counts["view"], n, 0.60);
+    share("refunds", counts["refund"], n, 0.01);
+
+    // Map keys are distinct within each map.
+    let entries = items
+        .values()
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .unwrap();
+    let attrs = child::<MapArray>(entries, "attributes");
+    let keys = attrs.keys().as_any().downcast_ref::<StringArray>().unwrap();
+    let offsets = attrs.value_offsets();
+    let mut maps_with_two = 0;
+    for w in offsets.windows(2) {
+        let ks: Vec<&str> = (w[0]..w[1]).map(|j| keys.value(j as usize)).collect();
+        let mut d = ks.clone();
+        d.sort();
+        d.dedup();
+        assert_eq!(d.len(), ks.len(), "repeated map keys {ks:?}");
+        maps_with_two += usize::from(ks.len() >= 2);
+    }
+    assert!(maps_with_two > 100);
+
+    let device = col::<StructArray>(&b, "device");
+    share("null devices", device.null_count(), n, 0.02);
+    let screen = child::<StructArray>(device, "screen");
+    let height = child::<Int32Array>(screen, "height");
+    assert!(height.values().iter().all(|h| (480..=2160).contains(h)));
+}
+
+#[test]
+fn wide_u64_is_fifty_full_range_columns() {
+    let spec = Spec::preset("wide-u64").unwrap();
+    let b = batch(&spec, 1, 0, 20_000);
+    assert_eq!(b.num_columns(), 50);
+    for (f, c) in b.schema().fields().iter().zip(b.columns()) {
+        assert_eq!(f.data_type(), &DataType::UInt64);
+        assert!(!f.is_nullable());
+        let c = c.as_any().downcast_ref::<UInt64Array>().unwrap();
+        let high = c.values().iter().filter(|v| **v >= 1 << 63).count();
+        share("top bit", high, c.len(), 0.5);
+    }
+    assert_ne!(b.column(0), b.column(1));
+}
+
+#[test]
+fn every_generator_and_type() {
+    let text = r#"
+name = "all"
+[[fields]]
+name = "b"
+type = "boolean"
+probability = 0.25
+[[fields]]
+name = "i8"
+type = "int8"
+uniform = { min = -128, max = 127 }
+[[fields]]
+name = "u16"
+type = "uint16"
+sequence = { start = 10, step = 3 }
+[[fields]]
+name = "i32n"
+type = "int32"
+normal = { mean = 0, std = 10, min = -5, max = 5 }
+[[fields]]
+name = "f32"
+type = "float32"
+uniform = { min = 1.0, max = 2.0 }
+[[fields]]
+name = "f64z"
+type = "float64"
+zipf = { s = 1.0, values = [1.5, 2.5] }
+[[fields]]
+name = "big"
+type = "uint64"
+zipf = { s = 1.2, n = 10_000_000, start = 0 }
+[[fields]]
+name = "d"
+type = "date32"
+uniform = { min = 2024-01-01, max = "2024-01-31" }
+[[fields]]
+name = "t"
+type = "timestamp(ms)"
+sequence = { start = 1970-01-01T00:00:01Z, step = 1000 }
+[[fields]]
+name = "s"
+type = "large_utf8"
+words = { list = "last_names", min = 0, max = 3 }
+[[fields]]
+name = "bin"
+type = "binary"
+template = "{hex(4)}-{uniform(-3,3):03}"
+[[fields]]
+name = "c"
+type = "utf8"
+constant = "x"
+[[fields]]
+name = "m"
+type = "map"
+length = 2
+[fields.key]
+type = "int64"
+zipf = { s = 1, values = [1, 2, 3] }
+[fields.value]
+type = "list"
+length = { normal = { mean = 1, std = 1, min = 0, max = 3 } }
+[fields.value.item]
+type = "boolean"
+weighted = { values = [true, false], weights = [1, 0] }
+"#;
+    let spec = Spec::parse(text, "all.toml").unwrap();
+    let b = batch(&spec, 5, 0, 10_000);
+    for c in b.columns() {
+        c.to_data().validate_full().unwrap();
+    }
+    let bools = col::<BooleanArray>(&b, "b");
+    share("true", bools.true_count(), 10_000, 0.25);
+    let seq = col::<arrow_array::UInt16Array>(&b, "u16");
+    assert_eq!(seq.value(5), 25);
+    let n = col::<Int32Array>(&b, "i32n");
+    assert!(n.values().iter().all(|v| (-5..=5).contains(v)));
+    let d = col::<arrow_array::Date32Array>(&b, "d");
+    assert!(d.values().iter().all(|v| (19_723..=19_753).contains(v)));
+    let t = col::<arrow_array::TimestampMillisecondArray>(&b, "t");
+    assert_eq!(t.value(2), 3000);
+    let bin = col::<arrow_array::BinaryArray>(&b, "bin");
+    let v = std::str::from_utf8(bin.value(0)).unwrap();
+    assert_eq!(v.len(), 4 + 1 + 3, "{v}");
+    let big = col::<UInt64Array>(&b, "big");
+    share(
+        "zipf rank 1",
+        big.values().iter().filter(|v| **v == 0).count(),
+        10_000,
+        {
+            let norm: f64 = (1..=10_000_000u64).map(|k| (k as f64).powf(-1.2)).sum();
+            1.0 / norm
+        },
+    );
+    let m = col::<MapArray>(&b, "m");
+    assert!(m.value_offsets().windows(2).all(|w| w[1] - w[0] == 2));
+}
+
+/// Bad specs: (spec body after the name line, expected message).
+#[test]
+fn bad_specs_name_the_field_and_line() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[[fields]]\nname = \"w\"\ntype = \"utf8\"\nweighted = { values = [\"a\", \"b\"], weights = [1, -2] }",
+            "bad.toml:5: field `w`: weights must be non-negative numbers, not -2",
+        ),
+        (
+            "[[fields]]\nname = \"z\"\ntype = \"int64\"\nzipf = { s = 0, n = 10 }",
+            "bad.toml:5: field `z`: zipf exponent s must be a positive number, not 0",
+        ),
+        (
+            "[[fields]]\nname = \"e\"\ntype = \"utf8\"\nweighted = { values = [] }",
+            "bad.toml:5: field `e`: `values` is empty",
+        ),
+        (
+            "[[fields]]\nname = \"e\"\ntype = \"utf8\"\nweighted = { values = [\"a\"], weights = [0] }",
+            "bad.toml:5: field `e`: weighted weights sum to zero",
+        ),
+        (
+            "[[fields]]\nname = \"x\"\ntype = \"int65\"\nconstant = 1",
+            "bad.toml:4: field `x`: unknown type `int65`",
+        ),
+        (
+            "[[fields]]\nname = \"x\"\ntype = \"int64\"\nnul_rate = 0.5\nconstant = 1",
+            "bad.toml:5: field `x`: unknown key `nul_rate` in a field",
+        ),
+        (
+            "[[fields]]\nname = \"x\"\ntype = \"int8\"\nconstant = 300",
+            "bad.toml:5: field `x`: `constant` = 300 is outside the type's range -128..=127",
+        ),
+        (
+            "[[fields]]\nname = \"x\"\ntype = \"utf8\"\ntemplate = \"{nope}\"",
+            "bad.toml:5: field `x`: template \"{nope}\": unknown placeholder `nope`",
+        ),
+        (
+            "[[fields]]\nname = \"x\"\ntype = \"utf8\"\nuniform = { min = 1, max = 2 }",
+            "bad.toml:5: field `x`: `uniform` does not generate string values",
+        ),
+        (
+            "[[fields]]\nname = \"x\"\ntype = \"int64\"",
+            "bad.toml:2: field `x`: needs a generator",
+        ),
+        (
+            "[[fields]]\nname = \"x\"\ntype = \"int64\"\nconstant = 1\nnull_rate = 1.5",
+            "bad.toml:6: field `x`: `null_rate` must be between 0 and 1, not 1.5",
+        ),
+        (
+            "[[fields]]\nname = \"s\"\ntype = \"struct\"\n[[fields.fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\n[[fields.fields.when]]\nfield = \"b\"\nis_null = true\nnull_rate = 1",
+            "bad.toml:10: field `s.a`: `when` refers to `b`, which is not a sibling",
+        ),
+        (
+            "[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\n[[fields.when]]\nfield = \"b\"\nis = 3\nnull_rate = 1\n[[fields]]\nname = \"b\"\ntype = \"int64\"\nuniform = { min = 1, max = 5 }",
+            "bad.toml:8: field `a`: `is` needs `b` to be categorical",
+        ),
+        (
+            "[[fields]]\nname = \"a\"\ntype = \"int64\"\nweighted = { values = [1, 2] }\n[[fields.when]]\nfield = \"b\"\nis = 1\nnull_rate = 1\n[[fields]]\nname = \"b\"\ntype = \"int64\"\nweighted = { values = [1, 2] }\n[[fields.when]]\nfield = \"a\"\nis = 2\nnull_rate = 1",
+            "field `a`: `when` cases form a cycle",
+        ),
+        (
+            "[[fields]]\nname = \"l\"\ntype = \"list\"\n[fields.item]\ntype = \"int64\"\nconstant = 1",
+            "bad.toml:2: field `l`: needs a `length`",
+        ),
+        (
+            "[[fields]]\nname = \"m\"\ntype = \"map\"\nlength = 1\n[fields.key]\ntype = \"utf8\"\nconstant = \"k\"\nnull_rate = 0.1\n[fields.value]\ntype = \"int64\"\nconstant = 1",
+            "field `m.key`: map keys cannot be null",
+        ),
+        (
+            "[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 2",
+            "bad.toml:6: field `a`: a field of this name is already on line 2",
+        ),
+        (
+            "[[fields]]\nname = \"x\"\ntype = \"int64\"\nconstant = 1\nuniform = { min = 1, max = 2 }",
+            "bad.toml:6: field `x`: has both `constant` and `uniform`; give one generator",
+        ),
+        (
+            "[[fields]]\nname = \"x\"\ntype = \"int64\"\nconstant = ",
+            "bad.toml:5:12: TOML syntax",
+        ),
+        (
+            "[[fields]]\nname = \"w\"\ntype = \"utf8\"\nwords = { list = \"klingon\" }",
+            "bad.toml:5: field `w`: unknown word list `klingon`",
+        ),
+    ];
+    for (body, want) in cases {
+        let text = format!("name = \"bad\"\n{body}\n");
+        let err = Spec::parse(&text, "bad.toml").expect_err(body).to_string();
+        assert!(
+            err.contains(want),
+            "\n{body}\n  got:  {err}\n  want: {want}"
+        );
+    }
+    // Top-level problems.
+    for (text, want) in [
+        ("fields = []", "bad.toml:1: the spec needs a `name`"),
+        (
+            "name = \"a b\"\n",
+            "bad.toml:1: `name` = \"a b\": use letters",
+        ),
+        ("name = \"x\"\n", "the spec needs `fields`"),
+        (
+            "name = \"x\"\nextra = 1\n",
+            "bad.toml:2: unknown key `extra` in the spec",
+        ),
+    ] {
+        let err = Spec::parse(text, "bad.toml").unwrap_err().to_string();
+        assert!(err.contains(want), "{text}: {err}");
+    }
+}
+
+#[test]
+fn conditional_generators_switch_per_row() {
+    let text = r#"
+name = "cond"
+[[fields]]
+name = "value"
+type = "int64"
+constant = 0
+[[fields.when]]
+field = "tier"
+is = ["gold", "platinum"]
+uniform = { min = 100, max = 200 }
+[[fields.when]]
+field = "tier"
+is_null = true
+null_rate = 1
+[[fields]]
+name = "tier"
+type = "utf8"
+null_rate = 0.1
+weighted = { values = ["basic", "gold", "platinum"], weights = [8, 1, 1] }
+"#;
+    let spec = Spec::parse(text, "cond.toml").unwrap();
+    let b = batch(&spec, 8, 0, 20_000);
+    let tier = col::<StringArray>(&b, "tier");
+    let value = col::<Int64Array>(&b, "value");
+    for i in 0..b.num_rows() {
+        match tier.is_valid(i).then(|| tier.value(i)) {
+            None => assert!(value.is_null(i)),
+            Some("basic") => assert_eq!(value.value(i), 0),
+            Some(_) => assert!((100..=200).contains(&value.value(i))),
+        }
+    }
+}
