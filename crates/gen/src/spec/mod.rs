@@ -212,6 +212,96 @@ pub enum Generator {
     },
 }
 
+impl fmt::Display for Generator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |vs: &[Value]| {
+            let shown: Vec<String> = vs.iter().take(4).map(Value::to_string).collect();
+            let more = if vs.len() > 4 {
+                format!(", ... {} in all", vs.len())
+            } else {
+                String::new()
+            };
+            format!("[{}{more}]", shown.join(", "))
+        };
+        match self {
+            Generator::Constant(v) => write!(f, "constant {v}"),
+            Generator::Sequence { start, step } => write!(f, "sequence from {start} by {step}"),
+            Generator::Uniform { min, max } => write!(f, "uniform {min}..{max}"),
+            Generator::Normal {
+                mean,
+                std,
+                min,
+                max,
+            } => {
+                write!(f, "normal mean {mean} std {std}")?;
+                if let Some(m) = min {
+                    write!(f, " min {m}")?;
+                }
+                if let Some(m) = max {
+                    write!(f, " max {m}")?;
+                }
+                Ok(())
+            }
+            Generator::Zipf {
+                s,
+                n,
+                values,
+                start,
+            } => match values {
+                Some(v) => write!(f, "zipf s {s} over {}", list(v)),
+                None => write!(
+                    f,
+                    "zipf s {s} over {start}..{}",
+                    *start + i128::from(*n) - 1
+                ),
+            },
+            Generator::Weighted { values, weights } => {
+                let sum: f64 = weights.iter().sum();
+                let shares: Vec<String> = values
+                    .iter()
+                    .zip(weights)
+                    .take(4)
+                    .map(|(v, w)| format!("{v} {:.1}%", 100.0 * w / sum))
+                    .collect();
+                let more = if values.len() > 4 {
+                    format!(", ... {} in all", values.len())
+                } else {
+                    String::new()
+                };
+                write!(f, "weighted [{}{more}]", shares.join(", "))
+            }
+            Generator::Probability(p) => write!(f, "true with probability {p}"),
+            Generator::Template(t) => write!(f, "template {:?}", t.source()),
+            Generator::Words { list, min, max } => {
+                write!(f, "{min} to {max} {}", list.as_str())
+            }
+        }
+    }
+}
+
+impl fmt::Display for When {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.condition {
+            Condition::Is(vs) => {
+                let vs: Vec<String> = vs.iter().map(Value::to_string).collect();
+                write!(f, "when {} is {}", self.field, vs.join(" or "))?;
+            }
+            Condition::IsNull(true) => write!(f, "when {} is null", self.field)?,
+            Condition::IsNull(false) => write!(f, "when {} is not null", self.field)?,
+        }
+        if let Some(r) = self.null_rate {
+            write!(f, ": null {r}")?;
+        }
+        if let Some(g) = &self.generator {
+            write!(f, ": {g}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The JSON Schema of spec files (the TOML document read as JSON).
+pub const JSON_SCHEMA: &str = include_str!("../../spec.schema.json");
+
 /// The built-in vocabularies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WordList {

@@ -1163,9 +1163,7 @@ pub(crate) fn max_length(g: &Generator) -> u64 {
             Some(v) => v.iter().map(int_of_value).max().unwrap_or(0),
             None => start + *n as i128 - 1,
         },
-        Generator::Weighted { values, .. } => {
-            values.iter().map(int_of_value).max().unwrap_or(0)
-        }
+        Generator::Weighted { values, .. } => values.iter().map(int_of_value).max().unwrap_or(0),
         _ => MAX_LENGTH,
     };
     m.clamp(0, MAX_LENGTH) as u64
