@@ -1,0 +1,79 @@
+"""Spec-driven datasets as pyarrow (Arrow C++) and DuckDB read them, and the
+presets against the published JSON Schema of spec files."""
+
+import json
+import subprocess
+import tomllib
+
+import duckdb
+import jsonschema
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from conftest import ROOT
+
+ROWS = 30_000
+
+
+def test_presets_validate_against_the_json_schema(strata_bin):
+    schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for name in ["contacts", "wide-u64", "events"]:
+        text = subprocess.run([strata_bin, "spec", "show", name], check=True, capture_output=True).stdout
+        doc = json.loads(json.dumps(tomllib.loads(text.decode()), default=str))
+        errors = list(validator.iter_errors(doc))
+        assert not errors, f"{name}: {errors[0].message}"
+    # The schema rejects what the checker rejects, where it can see it.
+    bad = {"name": "x", "fields": [{"name": "a", "type": "int64", "constant": 1, "uniform": {"min": 1, "max": 2}}]}
+    assert list(validator.iter_errors(bad))
+    bad = {"name": "x", "fields": [{"name": "a", "type": "int64", "zipf": {"s": -1, "n": 3}}]}
+    assert list(validator.iter_errors(bad))
+    assert (ROOT / "crates" / "gen" / "spec.schema.json").read_bytes() == json.dumps(schema, indent=2).encode() + b"\n"
+
+
+def test_events_read_by_pyarrow_and_duckdb(generate):
+    out, summary = generate("--preset", "events", "--target-records", str(ROWS), "--num-writers", "2")
+    files = sorted(out.glob("*.parquet"))
+    assert [f.name for f in files] == ["events_0.parquet", "events_1.parquet"]
+    table = pq.read_table(files)
+    assert table.num_rows == ROWS == summary["records"]
+    assert table["event_id"].to_pylist() == list(range(1, ROWS + 1))
+    kinds = table["kind"].combine_chunks().dictionary_decode()
+    amount = table["amount"]
+    purchase = pc.equal(kinds, "purchase")
+    refund = pc.equal(kinds, "refund")
+    other = pc.invert(pc.or_(purchase, refund))
+    assert pc.all(pc.is_null(pc.filter(amount, other))).as_py()
+    assert pc.min(pc.filter(amount, purchase)).as_py() >= 0.5
+    assert pc.max(pc.filter(amount, refund)).as_py() <= -0.5
+
+    glob = str(out / "*.parquet")
+    con = duckdb.connect()
+    rows = con.execute(f"select count(*), count(distinct event_id), count(amount) from '{glob}'").fetchone()
+    assert rows[0] == rows[1] == ROWS
+    assert rows[2] == pc.sum(pc.or_(purchase, refund)).as_py()
+    # Nested: line items only where the kind carries them; map keys distinct.
+    (bad_items,) = con.execute(
+        f"select count(*) from '{glob}' where (items is not null) != (kind in ('add_to_cart', 'purchase', 'refund'))"
+    ).fetchone()
+    assert bad_items == 0
+    (dupes,) = con.execute(
+        f"""select count(*) from (
+              select unnest(items).attributes as a from '{glob}')
+            where len(map_keys(a)) != len(list_distinct(map_keys(a)))"""
+    ).fetchone()
+    assert dupes == 0
+    (heights,) = con.execute(f"select count(*) from '{glob}' where device.screen.height not between 480 and 2160").fetchone()
+    assert heights == 0
+
+
+def test_wide_u64_reads_back_as_fifty_uint64_columns(generate):
+    out, _ = generate("--preset", "wide-u64", "--target-records", "20000", "--num-writers", "1")
+    table = pq.read_table(sorted(out.glob("*.parquet")))
+    assert table.num_columns == 50
+    assert all(str(t) == "uint64" for t in table.schema.types)
+    assert all(c.null_count == 0 for c in table.columns)
+    con = duckdb.connect()
+    (top,) = con.execute(f"select avg((c07 >= 9223372036854775808)::int) from '{out}/*.parquet'").fetchone()
+    assert 0.47 < top < 0.53
