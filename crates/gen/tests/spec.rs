@@ -461,3 +461,20 @@ weighted = { values = ["basic", "gold", "platinum"], weights = [8, 1, 1] }
         }
     }
 }
+
+#[test]
+fn the_readme_example_spec_parses_and_generates() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let start = readme
+        .find("```toml\nname = \"orders\"")
+        .expect("README example")
+        + 8;
+    let end = start + readme[start..].find("```").unwrap();
+    let spec = Spec::parse(&readme[start..end], "README.md").unwrap();
+    let b = batch(&spec, 1, 0, 5_000);
+    for c in b.columns() {
+        c.to_data().validate_full().unwrap();
+    }
+    assert_eq!(b.num_columns(), 5);
+}
