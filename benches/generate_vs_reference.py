@@ -11,6 +11,13 @@ with the date, machine and commit.
 
     benches/generate_vs_reference.py --reference /path/to/parquet-nested-parallel
     benches/generate_vs_reference.py --threads-scan      # 1..nproc threads
+    benches/generate_vs_reference.py --baseline /path/to/older/strata
+
+--baseline compares the `contacts` preset (and the same spec given as a
+file) with a `strata` binary built from an earlier commit, outside this
+repository (e.g. `git worktree add /tmp/old COMMIT` and a release build
+there): the check that the spec engine keeps the speed of the generator it
+replaced.
 """
 
 import argparse
@@ -77,6 +84,7 @@ def main():
         action="store_true",
         help="strata's direct encoder vs parquet's Arrow writer, per codec, and the file-per-writer layout",
     )
+    ap.add_argument("--baseline", help="path of a strata binary from an earlier commit, run side by side")
     ap.add_argument("--no-save", action="store_true", help="print only, do not append to the results file")
     ap.add_argument("--work-dir", help="where outputs go (default: a temporary directory)")
     args = ap.parse_args()
@@ -100,6 +108,18 @@ def main():
         cases.append((f"--num-writers {cores} --row-group-rows {n} (a file per task)", base + ["--num-writers", str(cores), "--row-group-rows", str(n), "--output-dir", str(out)], out, cores))
         out = work / "per-rg"
         cases.append((f"--num-writers {cores} (row-group tasks)", base + ["--num-writers", str(cores), "--output-dir", str(out)], out, cores))
+    elif args.baseline:
+        spec = str(ROOT / "crates" / "gen" / "specs" / "contacts.toml")
+        for threads in [None, 1]:
+            t = [] if threads is None else ["--threads", str(threads)]
+            label = "" if threads is None else f" --threads {threads}"
+            used = cores if threads is None else threads
+            out = work / f"b{threads}"
+            cases.append((f"baseline{label}", [args.baseline, "generate", "-q", "--overwrite", "--target-records", str(n), "--output-dir", str(out)] + t, out, used))
+            out = work / f"p{threads}"
+            cases.append((f"strata --preset contacts{label}", [strata, "generate", "-q", "--overwrite", "--target-records", str(n), "--output-dir", str(out)] + t, out, used))
+            out = work / f"f{threads}"
+            cases.append((f"strata --spec contacts.toml{label}", [strata, "generate", "-q", "--overwrite", "--target-records", str(n), "--spec", spec, "--output-filename", "contacts", "--output-dir", str(out)] + t, out, used))
     elif args.threads_scan:
         t = 1
         while t <= cores:
@@ -139,6 +159,13 @@ def main():
         lines.append(
             f"| `{name}` | {med:.3f} ({min(walls):.3f}-{max(walls):.3f}) | {statistics.median(cpus):.2f} | {rate:.2f} | {rate / used:.2f} | {results[name][0][2] / 1e6:.1f} |"
         )
+    if args.baseline:
+        base_version = subprocess.run([args.baseline, "--version"], capture_output=True, text=True).stdout.strip()
+        lines.append(f"\nBaseline: `{args.baseline}` ({base_version}), the same flags.")
+        for k, v in medians.items():
+            if not k.startswith("baseline"):
+                b = medians["baseline" + k.split("contacts", 1)[1].split(".toml", 1)[-1]]
+                lines.append(f"\nRatio `{k}` vs its baseline (median wall): **{v / b:.3f}** (below 1.10 is within 10%).")
     if args.reference:
         ref = next(k for k in medians if k.startswith("reference"))
         for k, v in medians.items():
