@@ -68,6 +68,13 @@ impl RowRng {
         StreamKey::new(seed, 0).row(0)
     }
 
+    /// The current state: for a fresh generator, the row's first draw
+    /// ([`StreamKey::first`]), which [`RowRng::next_u64`] does not repeat.
+    #[inline(always)]
+    pub const fn state(&self) -> u64 {
+        self.state
+    }
+
     /// The next 64 random bits.
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {

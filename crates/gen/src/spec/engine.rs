@@ -257,16 +257,20 @@ enum Sampler {
         zipf: Zipf,
         values: Vec<f64>,
     },
-    SConst(Box<[u8]>),
+    SConst(Val),
     STable {
         alias: Alias,
-        values: Vec<Box<[u8]>>,
+        values: Vec<Val>,
     },
     SZipf {
         zipf: Zipf,
-        values: Vec<Box<[u8]>>,
+        values: Vec<Val>,
     },
-    STemplate(Vec<TPart>),
+    STemplate {
+        parts: Vec<TPart>,
+        /// Whether any slot draws random bits (else no stream is read).
+        random: bool,
+    },
     SWords {
         table: &'static NameTable,
         min: u32,
@@ -274,9 +278,44 @@ enum Sampler {
     },
 }
 
+/// A string value: short ones as a 16-byte block (copied whole, the
+/// cursor advancing by the length), long ones as bytes.
+#[derive(Debug)]
+enum Val {
+    Small([u8; 16], usize),
+    Big(Box<[u8]>),
+}
+
+impl Val {
+    fn new(b: &[u8]) -> Val {
+        if b.len() <= 16 {
+            let mut block = [0u8; 16];
+            block[..b.len()].copy_from_slice(b);
+            Val::Small(block, b.len())
+        } else {
+            Val::Big(b.into())
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Val::Small(_, n) => *n,
+            Val::Big(b) => b.len(),
+        }
+    }
+
+    #[inline(always)]
+    fn write(&self, w: &mut Writer) {
+        match self {
+            Val::Small(b, n) => w.block(b, *n),
+            Val::Big(b) => w.bytes(b),
+        }
+    }
+}
+
 #[derive(Debug)]
 enum TPart {
-    Lit(Box<[u8]>),
+    Lit(Val),
     Seq {
         width: usize,
         zero: bool,
@@ -361,7 +400,7 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
             if float {
                 Sampler::FConst(float_of(v))
             } else if string {
-                Sampler::SConst(bytes_of(v))
+                Sampler::SConst(Val::new(&bytes_of(v)))
             } else if dict {
                 Sampler::IntConst(0)
             } else {
@@ -434,7 +473,7 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
                 },
                 Some(vals) if string => Sampler::SZipf {
                     zipf,
-                    values: vals.iter().map(bytes_of).collect(),
+                    values: vals.iter().map(|v| Val::new(&bytes_of(v))).collect(),
                 },
                 Some(vals) if dict => Sampler::IntZipfTable {
                     zipf,
@@ -464,7 +503,7 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
             } else if string {
                 Sampler::STable {
                     alias,
-                    values: values.iter().map(bytes_of).collect(),
+                    values: values.iter().map(|v| Val::new(&bytes_of(v))).collect(),
                 }
             } else if dict {
                 Sampler::IntTable {
@@ -483,7 +522,7 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
             let mut parts = Vec::new();
             for p in t.parts() {
                 parts.push(match p {
-                    Part::Literal(s) => TPart::Lit(s.as_bytes().into()),
+                    Part::Literal(s) => TPart::Lit(Val::new(s.as_bytes())),
                     Part::Slot {
                         placeholder,
                         width,
@@ -511,7 +550,10 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
                     }
                 });
             }
-            Sampler::STemplate(parts)
+            let random = parts
+                .iter()
+                .any(|p| !matches!(p, TPart::Lit(_) | TPart::Seq { .. }));
+            Sampler::STemplate { parts, random }
         }
         Generator::Words { list, min, max } => Sampler::SWords {
             table: word_table(*list),
@@ -583,9 +625,34 @@ impl Sampler {
         }
     }
 
-    fn string_of(&self, c: u32, out: &mut Vec<u8>) {
+    fn string_of(&self, c: u32, out: &mut Writer) {
         if let Sampler::STable { values, .. } | Sampler::SZipf { values, .. } = self {
-            out.extend_from_slice(&values[c as usize]);
+            values[c as usize].write(out);
+        }
+    }
+
+    /// The most bytes one string value can take.
+    fn max_bytes(&self) -> usize {
+        match self {
+            Sampler::SConst(v) => v.len(),
+            Sampler::STable { values, .. } | Sampler::SZipf { values, .. } => {
+                values.iter().map(Val::len).max().unwrap_or(0)
+            }
+            Sampler::STemplate { parts, .. } => parts
+                .iter()
+                .map(|p| match p {
+                    TPart::Lit(v) => v.len(),
+                    TPart::Seq { width, .. }
+                    | TPart::Uniform { width, .. }
+                    | TPart::Zipf { width, .. } => (*width).max(21),
+                    TPart::Name(_) => crate::names::SLOT,
+                    TPart::Hex(n) => *n as usize,
+                })
+                .sum(),
+            Sampler::SWords { min, count, .. } => {
+                (*min + *count) as usize * (crate::names::SLOT + 1)
+            }
+            _ => 0,
         }
     }
 
@@ -657,40 +724,40 @@ impl Sampler {
         }
     }
 
-    /// Appends the string of element `id` and returns its category.
+    /// Writes the string of element `id` and returns its category.
     #[inline(always)]
-    fn string(&self, key: StreamKey, id: u64, out: &mut Vec<u8>) -> u8 {
+    fn string(&self, key: StreamKey, id: u64, out: &mut Writer) -> u8 {
         match self {
             Sampler::SConst(v) => {
-                out.extend_from_slice(v);
+                v.write(out);
                 0
             }
             Sampler::STable { alias, values } => {
                 let c = alias.sample(key.first(id)) as usize;
-                out.extend_from_slice(&values[c]);
+                values[c].write(out);
                 c as u8
             }
             Sampler::SZipf { zipf, values } => {
                 let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
-                out.extend_from_slice(&values[c]);
+                values[c].write(out);
                 c as u8
             }
-            Sampler::STemplate(parts) => {
-                let mut r = key.row(id);
+            Sampler::STemplate { parts, random } => {
+                let mut d = Draws::new(key, id, *random);
                 for p in parts {
-                    write_part(p, id, &mut r, out);
+                    write_part(p, id, &mut d, out);
                 }
                 0
             }
             Sampler::SWords { table, min, count } => {
-                let mut r = key.row(id);
-                let n = min + below(r.next_u64(), u128::from(*count)) as u32;
+                let mut d = Draws::new(key, id, true);
+                let n = min + below32(d.u32(), *count);
                 for w in 0..n {
                     if w > 0 {
-                        out.push(b' ');
+                        out.block(b" ", 1);
                     }
-                    let i = below(r.next_u64(), table.len() as u128) as usize;
-                    out.extend_from_slice(table.get(i));
+                    let (slot, len) = table.slot(below32(d.u32(), table.len() as u32) as usize);
+                    out.block(slot, len);
                 }
                 0
             }
@@ -699,57 +766,184 @@ impl Sampler {
     }
 }
 
-const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
+/// Random words for one element, handed out 32 or 64 bits at a time; the
+/// first word is the element's stream state itself (one mix).
+struct Draws {
+    r: RowRng,
+    word: u64,
+    halves: u8,
+}
 
-/// Appends `v` in decimal, padded to `width` with zeros or spaces.
+impl Draws {
+    #[inline(always)]
+    fn new(key: StreamKey, id: u64, random: bool) -> Draws {
+        if !random {
+            return Draws {
+                r: StreamKey::new(0, 0).row(0),
+                word: 0,
+                halves: 0,
+            };
+        }
+        let r = key.row(id);
+        Draws {
+            word: r.state(),
+            r,
+            halves: 2,
+        }
+    }
+
+    #[inline(always)]
+    fn u32(&mut self) -> u32 {
+        if self.halves == 0 {
+            self.word = self.r.next_u64();
+            self.halves = 2;
+        }
+        self.halves -= 1;
+        (self.word >> (32 * u32::from(self.halves))) as u32
+    }
+
+    #[inline(always)]
+    fn u64(&mut self) -> u64 {
+        if self.halves == 2 {
+            self.halves = 0;
+            self.word
+        } else {
+            self.r.next_u64()
+        }
+    }
+}
+
+/// `0..n` from 32 random bits (multiply-shift).
 #[inline(always)]
-fn write_uint(out: &mut Vec<u8>, mut v: u64, width: usize, zero: bool, negative: bool) {
-    let mut buf = [0u8; 20];
+fn below32(bits: u32, n: u32) -> u32 {
+    ((u64::from(bits) * u64::from(n)) >> 32) as u32
+}
+
+/// A byte buffer written through a cursor: values are stored as whole
+/// fixed-size blocks (one unaligned store, no call) and the cursor moves by
+/// their real length; the buffer keeps enough slack for any block.
+struct Writer {
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+/// Slack kept past the cursor beyond one value's own bytes.
+const SLACK: usize = 64;
+
+impl Writer {
+    /// Makes sure `n` bytes (plus the block slack) fit past the cursor.
+    #[inline(always)]
+    fn room(&mut self, n: usize) {
+        if self.buf.len() - self.pos < n + SLACK {
+            self.grow(n + SLACK);
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, n: usize) {
+        let want = (self.buf.len() * 2).max(self.pos + n).max(4096);
+        self.buf.resize(want, 0);
+    }
+
+    #[inline(always)]
+    fn block<const N: usize>(&mut self, b: &[u8; N], len: usize) {
+        self.buf[self.pos..self.pos + N].copy_from_slice(b);
+        self.pos += len;
+    }
+
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        self.buf[self.pos..self.pos + b.len()].copy_from_slice(b);
+        self.pos += b.len();
+    }
+}
+
+/// Two ASCII digits per entry, first digit in the low byte.
+static PAIR16: [u16; 100] = {
+    let mut t = [0u16; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = (b'0' as u16 + (i % 10) as u16) << 8 | (b'0' as u16 + (i / 10) as u16);
+        i += 1;
+    }
+    t
+};
+
+/// The 8 ASCII digits of `v < 10^8`, zero-padded, first digit in the low
+/// byte: four independent two-digit lookups, no loop.
+#[inline(always)]
+fn digits8(v: u32) -> u64 {
+    let (a, r) = (v / 1_000_000, v % 1_000_000);
+    let (b, r) = (r / 10_000, r % 10_000);
+    let (c, d) = (r / 100, r % 100);
+    u64::from(PAIR16[a as usize])
+        | u64::from(PAIR16[b as usize]) << 16
+        | u64::from(PAIR16[c as usize]) << 32
+        | u64::from(PAIR16[d as usize]) << 48
+}
+
+/// Writes `v` in decimal, padded to `width` with zeros or spaces (a minus
+/// sign first when `negative`). Up to 16 characters go out as one 16-byte
+/// store built in registers; longer ones take a byte loop.
+#[inline(always)]
+fn write_uint(out: &mut Writer, v: u64, width: usize, zero: bool, negative: bool) {
+    let digits = if v == 0 { 1 } else { v.ilog10() as usize + 1 };
+    let sign = usize::from(negative);
+    let total = width.max(digits + sign);
+    if total > 16 {
+        return write_uint_long(out, v, width, zero, negative);
+    }
+    // 16 zero-padded digits, first character in the low byte; keep the
+    // last `total` characters.
+    let text = u128::from(digits8((v / 100_000_000) as u32))
+        | u128::from(digits8((v % 100_000_000) as u32)) << 64;
+    let mut t = text >> (8 * (16 - total));
+    let pad = total - digits;
+    if !zero && pad > 0 {
+        // Leading '0's of the padding become ' ' (0x30 - 0x10).
+        t -= 0x1010_1010_1010_1010_1010_1010_1010_1010 & ((1u128 << (8 * pad)) - 1);
+    }
+    if negative {
+        let at = if zero { 0 } else { pad - 1 };
+        t = (t & !(0xffu128 << (8 * at))) | (u128::from(b'-') << (8 * at));
+    }
+    out.block(&t.to_le_bytes(), total);
+}
+
+#[cold]
+fn write_uint_long(out: &mut Writer, mut v: u64, width: usize, zero: bool, negative: bool) {
+    let mut text = [0u8; 20];
     let mut at = 20;
-    while v >= 100 {
-        let p = (v % 100) as usize * 2;
-        v /= 100;
-        at -= 2;
-        buf[at] = PAIRS[p];
-        buf[at + 1] = PAIRS[p + 1];
-    }
-    if v >= 10 {
-        let p = v as usize * 2;
-        at -= 2;
-        buf[at] = PAIRS[p];
-        buf[at + 1] = PAIRS[p + 1];
-    } else {
+    loop {
         at -= 1;
-        buf[at] = b'0' + v as u8;
-    }
-    let digits = 20 - at + usize::from(negative);
-    let pad = width.saturating_sub(digits);
-    if zero {
-        if negative {
-            out.push(b'-');
-        }
-        out.extend(std::iter::repeat_n(b'0', pad));
-    } else {
-        out.extend(std::iter::repeat_n(b' ', pad));
-        if negative {
-            out.push(b'-');
+        text[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
         }
     }
-    out.extend_from_slice(&buf[at..]);
+    let digits = 20 - at;
+    let pad = width.saturating_sub(digits + usize::from(negative));
+    if negative && zero {
+        out.bytes(b"-");
+    }
+    for _ in 0..pad {
+        out.bytes(if zero { b"0" } else { b" " });
+    }
+    if negative && !zero {
+        out.bytes(b"-");
+    }
+    out.bytes(&text[at..]);
 }
 
 #[inline(always)]
-fn write_part(p: &TPart, id: u64, r: &mut RowRng, out: &mut Vec<u8>) {
+fn write_part(p: &TPart, id: u64, d: &mut Draws, out: &mut Writer) {
     match p {
-        TPart::Lit(b) => out.extend_from_slice(b),
+        TPart::Lit(v) => v.write(out),
         TPart::Seq { width, zero } => write_uint(out, id, *width, *zero, false),
         TPart::Name(t) => {
-            let i = below(r.next_u64(), t.len() as u128) as usize;
-            out.extend_from_slice(t.get(i));
+            let (slot, len) = t.slot(below32(d.u32(), t.len() as u32) as usize);
+            out.block(slot, len);
         }
         TPart::Uniform {
             min,
@@ -757,16 +951,25 @@ fn write_part(p: &TPart, id: u64, r: &mut RowRng, out: &mut Vec<u8>) {
             width,
             zero,
         } => {
-            let v = min.wrapping_add(below(r.next_u64(), *span) as i64);
+            let off = if *span < 1 << 32 {
+                u64::from(below32(d.u32(), *span as u32))
+            } else {
+                below(d.u64(), *span)
+            };
+            let v = min.wrapping_add(off as i64);
             write_uint(out, v.unsigned_abs(), *width, *zero, v < 0);
         }
-        TPart::Zipf { zipf, width, zero } => write_uint(out, zipf.sample(r), *width, *zero, false),
+        TPart::Zipf { zipf, width, zero } => {
+            write_uint(out, zipf.sample(&mut d.r), *width, *zero, false)
+        }
         TPart::Hex(n) => {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            let v = r.next_u64();
-            for k in (0..*n).rev() {
-                out.push(HEX[((v >> (4 * k)) & 15) as usize]);
+            let v = d.u64();
+            let mut block = [0u8; 16];
+            for k in 0..*n as usize {
+                block[k] = HEX[((v >> (4 * (*n as usize - 1 - k))) & 15) as usize];
             }
+            out.block(&block, *n as usize);
         }
     }
 }
@@ -1072,29 +1275,19 @@ fn compile(
     })
 }
 
+/// Packs 8 bytes of 0/1 into one byte, element 0 in the lowest bit.
+#[inline(always)]
+fn pack8(c: &[u8]) -> u8 {
+    let mut w = [0u8; 8];
+    w[..c.len()].copy_from_slice(c);
+    (u64::from_le_bytes(w).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+}
+
 /// Packs 0/1 bytes into an Arrow bitmap; `None` when all are 1.
 fn pack(valid: &[u8], s: &mut SpecScratch) -> Option<NullBuffer> {
     let mut bytes = s.v8();
-    bytes.reserve(valid.len().div_ceil(8));
-    let mut set = 0usize;
-    let mut chunks = valid.chunks_exact(8);
-    for c in &mut chunks {
-        let mut b = 0u8;
-        for (i, &v) in c.iter().enumerate() {
-            b |= v << i;
-        }
-        set += b.count_ones() as usize;
-        bytes.push(b);
-    }
-    let rem = chunks.remainder();
-    if !rem.is_empty() {
-        let mut b = 0u8;
-        for (i, &v) in rem.iter().enumerate() {
-            b |= v << i;
-        }
-        set += b.count_ones() as usize;
-        bytes.push(b);
-    }
+    bytes.extend(valid.chunks(8).map(pack8));
+    let set: usize = bytes.iter().map(|b| b.count_ones() as usize).sum();
     if set == valid.len() {
         s.put8(bytes);
         return None;
@@ -1349,7 +1542,7 @@ impl Node {
             Some(f) => (leaf.samplers[0].float_of(f[i]), f[i] as u8),
             None => sampler(i).float(key, id),
         };
-        let draw_string = |i: usize, id: u64, out: &mut Vec<u8>| match forced {
+        let draw_string = |i: usize, id: u64, out: &mut Writer| match forced {
             Some(f) => {
                 leaf.samplers[0].string_of(f[i], out);
                 f[i] as u8
@@ -1473,34 +1666,41 @@ impl Node {
                     .build()?
             }
             Out::Bytes | Out::LargeBytes => {
-                let mut values = s.v8();
-                values.reserve(n * 16);
+                // The pooled vector keeps its old (initialised) length: it is
+                // written through a cursor and cut to size at the end.
+                let mut w = Writer {
+                    buf: s.p8.pop().unwrap_or_default(),
+                    pos: 0,
+                };
+                let most = leaf.samplers.iter().map(Sampler::max_bytes).max().unwrap_or(0);
+                w.room(n.saturating_mul(8).min(1 << 26));
                 let large = leaf.out == Out::LargeBytes;
                 let mut off32 = s.v32();
                 let mut off64 = s.v64();
                 if large {
-                    off64.reserve(n + 1);
-                    off64.push(0);
+                    off64.resize(n + 1, 0);
                 } else {
-                    off32.reserve(n + 1);
-                    off32.push(0);
+                    off32.resize(n + 1, 0);
                 }
                 for (i, &id) in ids.iter().enumerate() {
                     if valid[i] == 1 {
-                        let c = draw_string(i, id, &mut values);
+                        w.room(most);
+                        let c = draw_string(i, id, &mut w);
                         record(c, i);
                     } else {
                         record(0, i);
                     }
                     if large {
-                        off64.push(values.len() as u64);
+                        off64[i + 1] = w.pos as u64;
                     } else {
-                        off32.push(values.len() as u32);
+                        off32[i + 1] = w.pos as u32;
+                    }
+                    if w.pos > i32::MAX as usize && !large {
+                        return Err(Error::BatchTooLarge);
                     }
                 }
-                if !large && values.len() > i32::MAX as usize {
-                    return Err(Error::BatchTooLarge);
-                }
+                let mut values = w.buf;
+                values.truncate(w.pos);
                 let offsets = if large {
                     s.p32.push(off32);
                     Buffer::from_vec(off64)
@@ -1547,10 +1747,7 @@ fn fill<T>(v: &mut Vec<T>, ids: &[u64], mut f: impl FnMut(usize, u64) -> T) {
 /// Packs 0/1 bytes into a bitmap buffer.
 fn pack_all(bits: &[u8], s: &mut SpecScratch) -> Buffer {
     let mut bytes = s.v8();
-    bytes.extend(
-        bits.chunks(8)
-            .map(|c| c.iter().enumerate().fold(0u8, |b, (i, &v)| b | (v << i))),
-    );
+    bytes.extend(bits.chunks(8).map(pack8));
     Buffer::from_vec(bytes)
 }
 
@@ -1664,6 +1861,40 @@ impl BatchGenerator for SpecGenerator {
             let data = c.to_data();
             drop(c);
             s.reclaim_data(data);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(v: u64, width: usize, zero: bool, negative: bool) -> String {
+        let mut w = Writer {
+            buf: Vec::new(),
+            pos: 0,
+        };
+        w.room(100);
+        write_uint(&mut w, v, width, zero, negative);
+        String::from_utf8(w.buf[..w.pos].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn numbers_match_std_formatting() {
+        let mut values = vec![0u64, 1, 9, 10, 99, 100, 12_345_678, 99_999_999, 100_000_000];
+        values.extend([u64::MAX, u64::MAX / 7, 10u64.pow(15), 10u64.pow(16) - 1, 10u64.pow(16)]);
+        let mut r = crate::rng::RowRng::seeded(3);
+        values.extend((0..200).map(|i| r.next_u64() >> (i % 64)));
+        for &v in &values {
+            for width in [0usize, 1, 3, 8, 15, 16, 17, 20, 25, 40] {
+                assert_eq!(text(v, width, true, false), format!("{v:0width$}"));
+                assert_eq!(text(v, width, false, false), format!("{v:width$}"));
+                if v > 0 && v <= i64::MAX as u64 {
+                    let n = -(v as i128);
+                    assert_eq!(text(v, width, true, true), format!("{n:0width$}"), "{n} {width}");
+                    assert_eq!(text(v, width, false, true), format!("{n:width$}"), "{n} {width}");
+                }
+            }
         }
     }
 }
