@@ -90,6 +90,14 @@ pub enum Error {
         /// The column's path.
         column: String,
     },
+    /// Data checked against a spec lacks one of its fields or holds it
+    /// in another shape or type.
+    SpecMismatch {
+        /// The dotted path of the spec field.
+        field: String,
+        /// What differs.
+        message: String,
+    },
 }
 
 impl Error {
@@ -149,6 +157,9 @@ impl fmt::Display for Error {
                 f,
                 "column {column} has more than 256 dictionary values in one row group"
             ),
+            Error::SpecMismatch { field, message } => {
+                write!(f, "field `{field}` does not match the spec: {message}")
+            }
             Error::MemoryLimit {
                 what,
                 estimate,

@@ -9,6 +9,9 @@
 //! [`scan`] reads only the projected columns' byte ranges of IPC and
 //! Parquet files from local disk or object stores, through
 //! [`store::Source`] (coalesced parallel fetches, accounting, retries).
+//! [`verify::verify_distribution`] reads generated files back and reports
+//! the realised shares of nulls, categories and list lengths next to the
+//! ones their [`strata_gen::spec::Spec`] specifies.
 //!
 //! Reading (see [`scan`] for the detail): source tail -> footer ->
 //! batch headers or Parquet metadata -> projected byte ranges ->
@@ -86,6 +89,7 @@ mod shred;
 pub mod sort;
 pub mod store;
 pub mod upload;
+pub mod verify;
 
 pub use error::Error;
 pub use options::{Compression, DEFAULT_ZSTD_LEVEL, Format};
