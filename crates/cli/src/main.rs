@@ -359,6 +359,11 @@ struct GenerateArgs {
     /// Also write the summary as JSON to this file.
     #[arg(long)]
     summary_json: Option<PathBuf>,
+    /// After writing, read the files back and report each field's realised
+    /// null, category and length shares against the spec's; exits with
+    /// status 2 when one is off by more than 5 standard errors.
+    #[arg(long)]
+    verify_distribution: bool,
 }
 
 /// Parses a flag value with the library's own parser and message.
@@ -579,6 +584,23 @@ fn run_generate(args: GenerateArgs) -> Result<()> {
     let cpu_s = cpu_seconds() - cpu0;
     if !args.quiet {
         print_summary(&summary, cpu_s)?;
+    }
+    if args.verify_distribution {
+        let files: Vec<String> = summary
+            .files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect();
+        let report = strata_io::verify::verify_distribution(&spec, &files)?;
+        write!(std::io::stdout().lock(), "{report}")?;
+        let off = report.suspicious();
+        if !off.is_empty() {
+            anyhow::bail!(
+                "{} of {} distribution checks are more than 5 standard errors from the spec",
+                off.len(),
+                report.checks.len()
+            );
+        }
     }
     if let Some(p) = &args.summary_json {
         let mut v = serde_json::to_value(&summary)?;

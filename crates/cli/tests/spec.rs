@@ -139,3 +139,31 @@ fn schema_is_json_that_names_every_generator() {
         assert!(props.get(g).is_some(), "schema lacks {g}");
     }
 }
+
+#[test]
+fn verify_distribution_reports_every_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = strata(
+        &[
+            "generate",
+            "--target-records",
+            "50000",
+            "--num-writers",
+            "2",
+            "-q",
+            "--verify-distribution",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "name ",
+        "phones.item.number",
+        "value \"Mobile\"",
+        "0.550000",
+        "0 suspicious",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
+    }
+}

@@ -814,9 +814,6 @@ fn map_key_shares(categories: &[(Value, f64)], lengths: &Pmf) -> Option<Vec<(Val
 struct Dist {
     /// Null share in the data.
     null: f64,
-    /// Null share as `when` cases of siblings read it: lists drawn empty
-    /// with `empty_as_null` are null in the data but not to the cases.
-    drawn_null: f64,
     /// Shares of values among the non-null ones, for categorical leaves.
     values: Option<Vec<(Value, f64)>>,
 }
@@ -883,14 +880,14 @@ fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
                 .unwrap_or(f.when.len())
         };
         let mut weights = vec![0.0; f.when.len() + 1];
-        weights[branch(Code::Null)] += sd.drawn_null;
+        weights[branch(Code::Null)] += sd.null;
         match &sd.values {
             Some(vs) => {
                 for (v, p) in vs {
-                    weights[branch(Code::Value(v))] += (1.0 - sd.drawn_null) * p;
+                    weights[branch(Code::Value(v))] += (1.0 - sd.null) * p;
                 }
             }
-            None => weights[branch(Code::Other)] += 1.0 - sd.drawn_null,
+            None => weights[branch(Code::Other)] += 1.0 - sd.null,
         }
         weights
             .into_iter()
@@ -905,7 +902,7 @@ fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
             })
             .collect()
     };
-    let (mut null, mut drawn_null, mut valid) = (0.0, 0.0, 0.0);
+    let (mut null, mut valid) = (0.0, 0.0);
     let mut values = own.map(|_| Mixture::default());
     for (w, rate, g) in branches {
         if w <= 0.0 {
@@ -913,7 +910,6 @@ fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
         }
         let n = data_null(f, rate)?;
         null += w * n;
-        drawn_null += w * rate;
         let share = w * (1.0 - n);
         valid += share;
         if share <= 0.0 {
@@ -931,11 +927,7 @@ fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
     let values = values
         .filter(|_| valid > 0.0)
         .map(|m| m.entries.into_iter().map(|(v, p)| (v, p / valid)).collect());
-    Some(Dist {
-        null,
-        drawn_null,
-        values,
-    })
+    Some(Dist { null, values })
 }
 
 /// Values merged by equality, probabilities added.

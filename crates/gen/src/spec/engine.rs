@@ -682,11 +682,11 @@ impl Sampler {
             }
             Sampler::IntTable { alias, values } => {
                 let c = alias.sample(key.first(id)) as usize;
-                (values[c], c as u8)
+                (values[c], c.min(254) as u8)
             }
             Sampler::IntZipfTable { zipf, values } => {
                 let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
-                (values[c], c as u8)
+                (values[c], c.min(254) as u8)
             }
             Sampler::Bernoulli(t) => {
                 let b = u128::from(key.first(id)) < *t;
@@ -714,11 +714,11 @@ impl Sampler {
             }
             Sampler::FTable { alias, values } => {
                 let c = alias.sample(key.first(id)) as usize;
-                (values[c], c as u8)
+                (values[c], c.min(254) as u8)
             }
             Sampler::FZipfTable { zipf, values } => {
                 let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
-                (values[c], c as u8)
+                (values[c], c.min(254) as u8)
             }
             _ => (0.0, 0),
         }
@@ -735,12 +735,12 @@ impl Sampler {
             Sampler::STable { alias, values } => {
                 let c = alias.sample(key.first(id)) as usize;
                 values[c].write(out);
-                c as u8
+                c.min(254) as u8
             }
             Sampler::SZipf { zipf, values } => {
                 let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
                 values[c].write(out);
-                c as u8
+                c.min(254) as u8
             }
             Sampler::STemplate { parts, random } => {
                 let mut d = Draws::new(key, id, *random);
@@ -1394,6 +1394,13 @@ impl Node {
                 let child = item.generate(&child_ids, &[], false, s)?;
                 s.put64(child_ids);
                 let nulls = pack(&valid2, s);
+                // A list drawn empty under `empty_as_null` is null to
+                // siblings' `is_null` cases too.
+                let list_codes = want_codes.then(|| {
+                    let mut codes = s.v8();
+                    codes.extend(valid2.iter().map(|&v| if v == 1 { 0 } else { NULL_CODE }));
+                    codes
+                });
                 s.put8(valid2);
                 let offsets = offsets_buffer(offsets);
                 let array = arrow_array::ListArray::try_new(
@@ -1404,7 +1411,7 @@ impl Node {
                 )?;
                 Generated {
                     array: Arc::new(array),
-                    codes: None,
+                    codes: list_codes,
                 }
             }
             NodeKind::Map {
@@ -1535,17 +1542,17 @@ impl Node {
             }
         };
         let draw_int = |i: usize, id: u64| match forced {
-            Some(f) => (leaf.samplers[0].int_of(f[i]), f[i] as u8),
+            Some(f) => (leaf.samplers[0].int_of(f[i]), f[i].min(254) as u8),
             None => sampler(i).int(key, id),
         };
         let draw_float = |i: usize, id: u64| match forced {
-            Some(f) => (leaf.samplers[0].float_of(f[i]), f[i] as u8),
+            Some(f) => (leaf.samplers[0].float_of(f[i]), f[i].min(254) as u8),
             None => sampler(i).float(key, id),
         };
         let draw_string = |i: usize, id: u64, out: &mut Writer| match forced {
             Some(f) => {
                 leaf.samplers[0].string_of(f[i], out);
-                f[i] as u8
+                f[i].min(254) as u8
             }
             None => sampler(i).string(key, id, out),
         };
@@ -1672,7 +1679,12 @@ impl Node {
                     buf: s.p8.pop().unwrap_or_default(),
                     pos: 0,
                 };
-                let most = leaf.samplers.iter().map(Sampler::max_bytes).max().unwrap_or(0);
+                let most = leaf
+                    .samplers
+                    .iter()
+                    .map(Sampler::max_bytes)
+                    .max()
+                    .unwrap_or(0);
                 w.room(n.saturating_mul(8).min(1 << 26));
                 let large = leaf.out == Out::LargeBytes;
                 let mut off32 = s.v32();
@@ -1882,7 +1894,13 @@ mod tests {
     #[test]
     fn numbers_match_std_formatting() {
         let mut values = vec![0u64, 1, 9, 10, 99, 100, 12_345_678, 99_999_999, 100_000_000];
-        values.extend([u64::MAX, u64::MAX / 7, 10u64.pow(15), 10u64.pow(16) - 1, 10u64.pow(16)]);
+        values.extend([
+            u64::MAX,
+            u64::MAX / 7,
+            10u64.pow(15),
+            10u64.pow(16) - 1,
+            10u64.pow(16),
+        ]);
         let mut r = crate::rng::RowRng::seeded(3);
         values.extend((0..200).map(|i| r.next_u64() >> (i % 64)));
         for &v in &values {
@@ -1891,8 +1909,16 @@ mod tests {
                 assert_eq!(text(v, width, false, false), format!("{v:width$}"));
                 if v > 0 && v <= i64::MAX as u64 {
                     let n = -(v as i128);
-                    assert_eq!(text(v, width, true, true), format!("{n:0width$}"), "{n} {width}");
-                    assert_eq!(text(v, width, false, true), format!("{n:width$}"), "{n} {width}");
+                    assert_eq!(
+                        text(v, width, true, true),
+                        format!("{n:0width$}"),
+                        "{n} {width}"
+                    );
+                    assert_eq!(
+                        text(v, width, false, true),
+                        format!("{n:width$}"),
+                        "{n} {width}"
+                    );
                 }
             }
         }
