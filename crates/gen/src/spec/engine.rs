@@ -882,58 +882,85 @@ fn digits8(v: u32) -> u64 {
         | u64::from(PAIR16[d as usize]) << 48
 }
 
-/// Writes `v` in decimal, padded to `width` with zeros or spaces (a minus
-/// sign first when `negative`). Up to 16 characters go out as one 16-byte
-/// store built in registers; longer ones take a byte loop.
-#[inline(always)]
-fn write_uint(out: &mut Writer, v: u64, width: usize, zero: bool, negative: bool) {
+/// `v` in decimal, padded to `width` with zeros or spaces (a minus sign
+/// first when `negative`), as up to 16 characters in a register, first
+/// character in the low byte, and their count; `None` past 16 characters
+/// (see [`uint_text_long`]). Not inlined: inlined into a template's part
+/// loop, its arithmetic on the element id was hoisted out of the loop and
+/// run for every template, numbers or not.
+#[inline(never)]
+fn uint_text(v: u64, width: usize, zero: bool, negative: bool) -> Option<(u128, usize)> {
     let digits = if v == 0 { 1 } else { v.ilog10() as usize + 1 };
-    let sign = usize::from(negative);
-    let total = width.max(digits + sign);
+    let total = width.max(digits + usize::from(negative));
     if total > 16 {
-        return write_uint_long(out, v, width, zero, negative);
+        return None;
     }
-    // 16 zero-padded digits, first character in the low byte; keep the
-    // last `total` characters.
-    let text = u128::from(digits8((v / 100_000_000) as u32))
-        | u128::from(digits8((v % 100_000_000) as u32)) << 64;
-    let mut t = text >> (8 * (16 - total));
     let pad = total - digits;
+    let at = if zero { 0 } else { pad.saturating_sub(1) };
+    let mut t = if total <= 8 {
+        // One word: 8 zero-padded digits, the last `total` kept.
+        u128::from(digits8(v as u32) >> (8 * (8 - total)))
+    } else {
+        let text = u128::from(digits8((v / 100_000_000) as u32))
+            | u128::from(digits8((v % 100_000_000) as u32)) << 64;
+        text >> (8 * (16 - total))
+    };
     if !zero && pad > 0 {
         // Leading '0's of the padding become ' ' (0x30 - 0x10).
         t -= 0x1010_1010_1010_1010_1010_1010_1010_1010 & ((1u128 << (8 * pad)) - 1);
     }
     if negative {
-        let at = if zero { 0 } else { pad - 1 };
         t = (t & !(0xffu128 << (8 * at))) | (u128::from(b'-') << (8 * at));
     }
-    out.block(&t.to_le_bytes(), total);
+    Some((t, total))
 }
 
+/// [`uint_text`] for more than 16 characters (widths up to 64).
 #[cold]
-fn write_uint_long(out: &mut Writer, mut v: u64, width: usize, zero: bool, negative: bool) {
-    let mut text = [0u8; 20];
+fn uint_text_long(mut v: u64, width: usize, zero: bool, negative: bool) -> ([u8; 88], usize) {
+    let mut digits = [0u8; 20];
     let mut at = 20;
     loop {
         at -= 1;
-        text[at] = b'0' + (v % 10) as u8;
+        digits[at] = b'0' + (v % 10) as u8;
         v /= 10;
         if v == 0 {
             break;
         }
     }
-    let digits = 20 - at;
-    let pad = width.saturating_sub(digits + usize::from(negative));
+    let n = 20 - at;
+    let pad = width.saturating_sub(n + usize::from(negative));
+    let mut out = [0u8; 88];
+    let mut len = 0;
+    let mut push = |b: u8| {
+        out[len] = b;
+        len += 1;
+    };
     if negative && zero {
-        out.bytes(b"-");
+        push(b'-');
     }
     for _ in 0..pad {
-        out.bytes(if zero { b"0" } else { b" " });
+        push(if zero { b'0' } else { b' ' });
     }
     if negative && !zero {
-        out.bytes(b"-");
+        push(b'-');
     }
-    out.bytes(&text[at..]);
+    for &d in &digits[at..] {
+        push(d);
+    }
+    (out, len)
+}
+
+/// Writes `v` as [`uint_text`] formats it.
+#[inline(always)]
+fn write_uint(out: &mut Writer, v: u64, width: usize, zero: bool, negative: bool) {
+    match uint_text(v, width, zero, negative) {
+        Some((t, len)) => out.block(&t.to_le_bytes(), len),
+        None => {
+            let (text, len) = uint_text_long(v, width, zero, negative);
+            out.bytes(&text[..len]);
+        }
+    }
 }
 
 #[inline(always)]
@@ -1556,6 +1583,7 @@ impl Node {
             }
             None => sampler(i).string(key, id, out),
         };
+        let fast_strings = !want_codes && forced.is_none() && leaf.samplers.len() == 1;
         let mut codes = want_codes.then(|| {
             let mut c = s.v8();
             c.reserve(n);
@@ -1563,18 +1591,20 @@ impl Node {
         });
         let data_type = self.field.data_type().clone();
         let nulls = pack(valid, s);
-        let mut record = |c: u8, i: usize| {
+        #[inline(always)]
+        fn record(codes: &mut Option<Vec<u8>>, valid: &[u8], c: u8, i: usize) {
             if let Some(codes) = codes.as_mut() {
                 codes.push(if valid[i] == 1 { c } else { NULL_CODE });
             }
-        };
+        }
+        let fast = forced.is_none() && leaf.samplers.len() == 1;
         let data = match leaf.out {
             Out::Bool => {
                 let mut bits = s.v8();
                 bits.reserve(n);
                 for (i, &id) in ids.iter().enumerate() {
                     let (v, c) = draw_int(i, id);
-                    record(c, i);
+                    record(&mut codes, valid, c, i);
                     bits.push((v & 1) as u8);
                 }
                 let packed = pack_all(&bits, s);
@@ -1589,38 +1619,86 @@ impl Node {
                 let buffer = match leaf.out {
                     Out::W8 => {
                         let mut v = s.v8();
-                        fill(&mut v, ids, |i, id| {
-                            let (x, c) = draw_int(i, id);
-                            record(c, i);
-                            x as u8
-                        });
+                        if fast {
+                            ints_fast(
+                                &leaf.samplers[0],
+                                key,
+                                ids,
+                                valid,
+                                &mut v,
+                                codes.as_mut(),
+                                |x| x as u8,
+                            );
+                        } else {
+                            fill(&mut v, ids, |i, id| {
+                                let (x, c) = draw_int(i, id);
+                                record(&mut codes, valid, c, i);
+                                x as u8
+                            });
+                        }
                         Buffer::from_vec(v)
                     }
                     Out::W16 => {
                         let mut v = s.v16();
-                        fill(&mut v, ids, |i, id| {
-                            let (x, c) = draw_int(i, id);
-                            record(c, i);
-                            x as u16
-                        });
+                        if fast {
+                            ints_fast(
+                                &leaf.samplers[0],
+                                key,
+                                ids,
+                                valid,
+                                &mut v,
+                                codes.as_mut(),
+                                |x| x as u16,
+                            );
+                        } else {
+                            fill(&mut v, ids, |i, id| {
+                                let (x, c) = draw_int(i, id);
+                                record(&mut codes, valid, c, i);
+                                x as u16
+                            });
+                        }
                         Buffer::from_vec(v)
                     }
                     Out::W32 => {
                         let mut v = s.v32();
-                        fill(&mut v, ids, |i, id| {
-                            let (x, c) = draw_int(i, id);
-                            record(c, i);
-                            x as u32
-                        });
+                        if fast {
+                            ints_fast(
+                                &leaf.samplers[0],
+                                key,
+                                ids,
+                                valid,
+                                &mut v,
+                                codes.as_mut(),
+                                |x| x as u32,
+                            );
+                        } else {
+                            fill(&mut v, ids, |i, id| {
+                                let (x, c) = draw_int(i, id);
+                                record(&mut codes, valid, c, i);
+                                x as u32
+                            });
+                        }
                         Buffer::from_vec(v)
                     }
                     _ => {
                         let mut v = s.v64();
-                        fill(&mut v, ids, |i, id| {
-                            let (x, c) = draw_int(i, id);
-                            record(c, i);
-                            x
-                        });
+                        if fast {
+                            ints_fast(
+                                &leaf.samplers[0],
+                                key,
+                                ids,
+                                valid,
+                                &mut v,
+                                codes.as_mut(),
+                                |x| x,
+                            );
+                        } else {
+                            fill(&mut v, ids, |i, id| {
+                                let (x, c) = draw_int(i, id);
+                                record(&mut codes, valid, c, i);
+                                x
+                            });
+                        }
                         Buffer::from_vec(v)
                     }
                 };
@@ -1653,7 +1731,7 @@ impl Node {
                     let mut v = s.v32();
                     fill(&mut v, ids, |i, id| {
                         let (x, c) = draw_float(i, id);
-                        record(c, i);
+                        record(&mut codes, valid, c, i);
                         (x as f32).to_bits()
                     });
                     Buffer::from_vec(v)
@@ -1661,7 +1739,7 @@ impl Node {
                     let mut v = s.v64();
                     fill(&mut v, ids, |i, id| {
                         let (x, c) = draw_float(i, id);
-                        record(c, i);
+                        record(&mut codes, valid, c, i);
                         x.to_bits()
                     });
                     Buffer::from_vec(v)
@@ -1694,22 +1772,26 @@ impl Node {
                 } else {
                     off32.resize(n + 1, 0);
                 }
-                for (i, &id) in ids.iter().enumerate() {
-                    if valid[i] == 1 {
-                        w.room(most);
-                        let c = draw_string(i, id, &mut w);
-                        record(c, i);
-                    } else {
-                        record(0, i);
+                if !large && fast_strings {
+                    w = strings_fast(&leaf.samplers[0], key, ids, valid, w, most, &mut off32);
+                } else {
+                    for (i, &id) in ids.iter().enumerate() {
+                        if valid[i] == 1 {
+                            w.room(most);
+                            let c = draw_string(i, id, &mut w);
+                            record(&mut codes, valid, c, i);
+                        } else {
+                            record(&mut codes, valid, 0, i);
+                        }
+                        if large {
+                            off64[i + 1] = w.pos as u64;
+                        } else {
+                            off32[i + 1] = w.pos as u32;
+                        }
                     }
-                    if large {
-                        off64[i + 1] = w.pos as u64;
-                    } else {
-                        off32[i + 1] = w.pos as u32;
-                    }
-                    if w.pos > i32::MAX as usize && !large {
-                        return Err(Error::BatchTooLarge);
-                    }
+                }
+                if w.pos > i32::MAX as usize && !large {
+                    return Err(Error::BatchTooLarge);
                 }
                 let mut values = w.buf;
                 values.truncate(w.pos);
@@ -1749,6 +1831,99 @@ impl Node {
     }
 }
 
+/// The strings of one sampler, no cases, no codes: the loop the common
+/// string field takes, with the writer's cursor in a register and one
+/// loop per kind of sampler.
+#[inline(never)]
+fn strings_fast(
+    sampler: &Sampler,
+    key: StreamKey,
+    ids: &[u64],
+    valid: &[u8],
+    w: Writer,
+    most: usize,
+    offsets: &mut [u32],
+) -> Writer {
+    #[inline(always)]
+    fn run(
+        ids: &[u64],
+        valid: &[u8],
+        mut w: Writer,
+        most: usize,
+        offsets: &mut [u32],
+        mut f: impl FnMut(u64, &mut Writer),
+    ) -> Writer {
+        for (i, (&id, &ok)) in ids.iter().zip(valid).enumerate() {
+            if ok == 1 {
+                w.room(most);
+                f(id, &mut w);
+            }
+            offsets[i + 1] = w.pos as u32;
+        }
+        w
+    }
+    match sampler {
+        Sampler::STemplate { parts, random } => run(ids, valid, w, most, offsets, |id, w| {
+            let mut d = Draws::new(key, id, *random);
+            for p in parts {
+                write_part(p, id, &mut d, w);
+            }
+        }),
+        Sampler::STable { alias, values } => run(ids, valid, w, most, offsets, |id, w| {
+            values[alias.sample(key.first(id)) as usize].write(w)
+        }),
+        other => run(ids, valid, w, most, offsets, |id, w| {
+            other.string(key, id, w);
+        }),
+    }
+}
+
+/// Integer-like values of one sampler (no cases): one loop per common
+/// kind of sampler, codes only when a sibling reads them.
+#[inline(never)]
+fn ints_fast<T>(
+    sampler: &Sampler,
+    key: StreamKey,
+    ids: &[u64],
+    valid: &[u8],
+    out: &mut Vec<T>,
+    codes: Option<&mut Vec<u8>>,
+    conv: impl Fn(u64) -> T + Copy,
+) {
+    out.reserve(ids.len());
+    match (sampler, codes) {
+        (Sampler::IntTable { alias, values }, Some(codes)) => {
+            codes.reserve(ids.len());
+            for (&id, &ok) in ids.iter().zip(valid) {
+                let c = alias.sample(key.first(id)) as usize;
+                out.push(conv(values[c]));
+                codes.push(if ok == 1 { c.min(254) as u8 } else { NULL_CODE });
+            }
+        }
+        (Sampler::IntTable { alias, values }, None) => out.extend(
+            ids.iter()
+                .map(|&id| conv(values[alias.sample(key.first(id)) as usize])),
+        ),
+        (Sampler::IntUniform { min, span }, None) => out.extend(
+            ids.iter()
+                .map(|&id| conv(min.wrapping_add(below(key.first(id), *span)))),
+        ),
+        (Sampler::IntSeq { start, step }, None) => out.extend(
+            ids.iter()
+                .map(|&id| conv(start.wrapping_add(step.wrapping_mul(id)))),
+        ),
+        (other, Some(codes)) => {
+            codes.reserve(ids.len());
+            for (&id, &ok) in ids.iter().zip(valid) {
+                let (x, c) = other.int(key, id);
+                out.push(conv(x));
+                codes.push(if ok == 1 { c } else { NULL_CODE });
+            }
+        }
+        (other, None) => out.extend(ids.iter().map(|&id| conv(other.int(key, id).0))),
+    }
+}
+
 /// Fills `v` with one value per id.
 #[inline(always)]
 fn fill<T>(v: &mut Vec<T>, ids: &[u64], mut f: impl FnMut(usize, u64) -> T) {
@@ -1773,6 +1948,10 @@ fn offsets_buffer(offsets: Vec<u32>) -> arrow_buffer::OffsetBuffer<i32> {
 type Lengths = (Vec<u32>, Vec<u64>, Vec<u8>);
 
 /// List offsets, element ids and list validity for parents `ids`.
+///
+/// Lengths are drawn for every parent (a null one then gets 0), and for
+/// short lists every possible child id is stored and the cursor advances by
+/// the length: no branch depends on the random length.
 #[allow(clippy::too_many_arguments)]
 fn lengths(
     ids: &[u64],
@@ -1783,28 +1962,41 @@ fn lengths(
     empty_as_null: bool,
     s: &mut SpecScratch,
 ) -> Result<Lengths, Error> {
+    const SHORT: usize = 8;
+    let n = ids.len();
     let mut offsets = s.v32();
-    offsets.reserve(ids.len() + 1);
-    offsets.push(0);
-    let mut child_ids = s.v64();
+    offsets.resize(n + 1, 0);
     let mut valid2 = s.v8();
-    valid2.reserve(ids.len());
-    let mut total: u64 = 0;
-    for (i, &id) in ids.iter().enumerate() {
-        let len = if valid[i] == 1 {
-            (length.int(key, id).0 as i64).clamp(0, max_len as i64) as u64
-        } else {
-            0
-        };
-        let base = id.wrapping_mul(max_len);
-        child_ids.extend((0..len).map(|j| base.wrapping_add(j)));
-        total += len;
-        if total > i32::MAX as u64 {
-            return Err(Error::BatchTooLarge);
-        }
-        offsets.push(total as u32);
-        valid2.push(u8::from(valid[i] == 1 && !(empty_as_null && len == 0)));
+    valid2.resize(n, 0);
+    let mut child_ids = s.v64();
+    let short = max_len as usize <= SHORT;
+    if short {
+        child_ids.resize(n * max_len as usize + SHORT, 0);
     }
+    let mut total: u64 = 0;
+    for (i, (&id, &ok)) in ids.iter().zip(valid).enumerate() {
+        let drawn = (length.int(key, id).0 as i64).clamp(0, max_len as i64) as u64;
+        let len = drawn * u64::from(ok);
+        let base = id.wrapping_mul(max_len);
+        if short {
+            let t = total as usize;
+            for (j, slot) in child_ids[t..t + SHORT].iter_mut().enumerate() {
+                *slot = base.wrapping_add(j as u64);
+            }
+        } else {
+            if total + len > i32::MAX as u64 {
+                return Err(Error::BatchTooLarge);
+            }
+            child_ids.extend((0..len).map(|j| base.wrapping_add(j)));
+        }
+        total += len;
+        offsets[i + 1] = total as u32;
+        valid2[i] = u8::from(ok == 1 && !(empty_as_null && len == 0));
+    }
+    if total > i32::MAX as u64 {
+        return Err(Error::BatchTooLarge);
+    }
+    child_ids.truncate(total as usize);
     Ok((offsets, child_ids, valid2))
 }
 
