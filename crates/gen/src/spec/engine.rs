@@ -745,7 +745,7 @@ impl Sampler {
             Sampler::STemplate { parts, random } => {
                 let mut d = Draws::new(key, id, *random);
                 for p in parts {
-                    write_part(p, id, &mut d, out);
+                    write_part::<false>(p, id, &mut d, out);
                 }
                 0
             }
@@ -890,6 +890,12 @@ fn digits8(v: u32) -> u64 {
 /// run for every template, numbers or not.
 #[inline(never)]
 fn uint_text(v: u64, width: usize, zero: bool, negative: bool) -> Option<(u128, usize)> {
+    uint_text_inline(v, width, zero, negative)
+}
+
+/// [`uint_text`], inlined.
+#[inline(always)]
+fn uint_text_inline(v: u64, width: usize, zero: bool, negative: bool) -> Option<(u128, usize)> {
     let digits = if v == 0 { 1 } else { v.ilog10() as usize + 1 };
     let total = width.max(digits + usize::from(negative));
     if total > 16 {
@@ -951,6 +957,18 @@ fn uint_text_long(mut v: u64, width: usize, zero: bool, negative: bool) -> ([u8;
     (out, len)
 }
 
+/// [`write_uint`], inlined.
+#[inline(always)]
+fn write_uint_inline(out: &mut Writer, v: u64, width: usize, zero: bool, negative: bool) {
+    match uint_text_inline(v, width, zero, negative) {
+        Some((t, len)) => out.block(&t.to_le_bytes(), len),
+        None => {
+            let (text, len) = uint_text_long(v, width, zero, negative);
+            out.bytes(&text[..len]);
+        }
+    }
+}
+
 /// Writes `v` as [`uint_text`] formats it.
 #[inline(always)]
 fn write_uint(out: &mut Writer, v: u64, width: usize, zero: bool, negative: bool) {
@@ -963,11 +981,20 @@ fn write_uint(out: &mut Writer, v: u64, width: usize, zero: bool, negative: bool
     }
 }
 
+/// Writes one template part. `INLINE_NUMBERS` inlines number formatting
+/// (for templates with number slots); without it, formatting is a call, so
+/// that its arithmetic cannot be hoisted into templates that never use it.
 #[inline(always)]
-fn write_part(p: &TPart, id: u64, d: &mut Draws, out: &mut Writer) {
+fn write_part<const INLINE_NUMBERS: bool>(p: &TPart, id: u64, d: &mut Draws, out: &mut Writer) {
     match p {
         TPart::Lit(v) => v.write(out),
-        TPart::Seq { width, zero } => write_uint(out, id, *width, *zero, false),
+        TPart::Seq { width, zero } => {
+            if INLINE_NUMBERS {
+                write_uint_inline(out, id, *width, *zero, false)
+            } else {
+                write_uint(out, id, *width, *zero, false)
+            }
+        }
         TPart::Name(t) => {
             let (slot, len) = t.slot(below32(d.u32(), t.len() as u32) as usize);
             out.block(slot, len);
@@ -1863,12 +1890,23 @@ fn strings_fast(
         w
     }
     match sampler {
-        Sampler::STemplate { parts, random } => run(ids, valid, w, most, offsets, |id, w| {
-            let mut d = Draws::new(key, id, *random);
-            for p in parts {
-                write_part(p, id, &mut d, w);
+        Sampler::STemplate { parts, random } => {
+            if parts.iter().any(|p| matches!(p, TPart::Seq { .. })) {
+                run(ids, valid, w, most, offsets, |id, w| {
+                    let mut d = Draws::new(key, id, *random);
+                    for p in parts {
+                        write_part::<true>(p, id, &mut d, w);
+                    }
+                })
+            } else {
+                run(ids, valid, w, most, offsets, |id, w| {
+                    let mut d = Draws::new(key, id, *random);
+                    for p in parts {
+                        write_part::<false>(p, id, &mut d, w);
+                    }
+                })
             }
-        }),
+        }
         Sampler::STable { alias, values } => run(ids, valid, w, most, offsets, |id, w| {
             values[alias.sample(key.first(id)) as usize].write(w)
         }),
