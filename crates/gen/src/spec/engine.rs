@@ -1643,91 +1643,30 @@ impl Node {
                     .build()?
             }
             Out::W8 | Out::W16 | Out::W32 | Out::W64 => {
+                // One column of integers of the output's width: the fast
+                // loops for a single sampler, else per-element dispatch.
+                macro_rules! int_column {
+                    ($v:expr, $t:ty) => {{
+                        let mut v = $v;
+                        if fast {
+                            let conv = |x: u64| x as $t;
+                            let codes = codes.as_mut();
+                            ints_fast(&leaf.samplers[0], key, ids, valid, &mut v, codes, conv);
+                        } else {
+                            fill(&mut v, ids, |i, id| {
+                                let (x, c) = draw_int(i, id);
+                                record(&mut codes, valid, c, i);
+                                x as $t
+                            });
+                        }
+                        Buffer::from_vec(v)
+                    }};
+                }
                 let buffer = match leaf.out {
-                    Out::W8 => {
-                        let mut v = s.v8();
-                        if fast {
-                            ints_fast(
-                                &leaf.samplers[0],
-                                key,
-                                ids,
-                                valid,
-                                &mut v,
-                                codes.as_mut(),
-                                |x| x as u8,
-                            );
-                        } else {
-                            fill(&mut v, ids, |i, id| {
-                                let (x, c) = draw_int(i, id);
-                                record(&mut codes, valid, c, i);
-                                x as u8
-                            });
-                        }
-                        Buffer::from_vec(v)
-                    }
-                    Out::W16 => {
-                        let mut v = s.v16();
-                        if fast {
-                            ints_fast(
-                                &leaf.samplers[0],
-                                key,
-                                ids,
-                                valid,
-                                &mut v,
-                                codes.as_mut(),
-                                |x| x as u16,
-                            );
-                        } else {
-                            fill(&mut v, ids, |i, id| {
-                                let (x, c) = draw_int(i, id);
-                                record(&mut codes, valid, c, i);
-                                x as u16
-                            });
-                        }
-                        Buffer::from_vec(v)
-                    }
-                    Out::W32 => {
-                        let mut v = s.v32();
-                        if fast {
-                            ints_fast(
-                                &leaf.samplers[0],
-                                key,
-                                ids,
-                                valid,
-                                &mut v,
-                                codes.as_mut(),
-                                |x| x as u32,
-                            );
-                        } else {
-                            fill(&mut v, ids, |i, id| {
-                                let (x, c) = draw_int(i, id);
-                                record(&mut codes, valid, c, i);
-                                x as u32
-                            });
-                        }
-                        Buffer::from_vec(v)
-                    }
-                    _ => {
-                        let mut v = s.v64();
-                        if fast {
-                            ints_fast(
-                                &leaf.samplers[0],
-                                key,
-                                ids,
-                                valid,
-                                &mut v,
-                                codes.as_mut(),
-                                |x| x,
-                            );
-                        } else {
-                            fill(&mut v, ids, |i, id| {
-                                let (x, c) = draw_int(i, id);
-                                record(&mut codes, valid, c, i);
-                                x
-                            });
-                        }
-                        Buffer::from_vec(v)
-                    }
+                    Out::W8 => int_column!(s.v8(), u8),
+                    Out::W16 => int_column!(s.v16(), u16),
+                    Out::W32 => int_column!(s.v32(), u32),
+                    _ => int_column!(s.v64(), u64),
                 };
                 match (&data_type, &leaf.dictionary) {
                     (DataType::Dictionary(k, _), Some(values)) => {
