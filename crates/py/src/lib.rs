@@ -1,0 +1,468 @@
+//! The `strata` Python module: one part of a strata dataset, generated in
+//! Rust, as a `pyarrow.Table` or as Parquet / Arrow IPC files.
+//!
+//! `strata.generate(spec, part=I, parts=N, rows=T, seed=S, ...)` produces
+//! global rows `[T·(I−1)/N, T·I/N)` of the dataset that `spec` (a preset
+//! name, a `.toml` file or TOML text) describes. Without `output_dir` it
+//! returns them as a table; with one it writes them as files through
+//! `strata_io::generate::generate`, locally or to `s3://bucket/prefix`,
+//! and returns a summary dict. `strata.presets()` and
+//! `strata.spec_text(name)` list and show the built-in specs.
+//!
+//! # Data flow
+//!
+//! spec argument -> a spec source (text, file or preset) ->
+//! `strata_gen::spec::Spec` -> `SpecGenerator` for the seed ->
+//! [`GenerateConfig`] (checked by `GenerateConfig::validate`, which also
+//! gives the part's row range) -> with the GIL released, either
+//! `strata_io::generate::generate` (files) or batches of `batch_size` rows
+//! generated on a rayon pool of `threads` threads and collected in row
+//! order -> an Arrow C stream (`arrow_pyarrow`) -> `pyarrow.Table`,
+//! without copying the column buffers.
+//!
+//! # The guarantee
+//!
+//! A row's content depends only on `(spec, seed, row index)`, so part `I`
+//! of `N` is the same table on any machine and for any `threads`,
+//! `batch_size` or `num_writers`, and parts `1..=N` concatenated in order
+//! are exactly the single-process (`parts=1`) table. This is what lets a
+//! scheduler such as Dask run the parts anywhere, in any order.
+//!
+//! # Example
+//!
+//! ```python
+//! import pyarrow as pa
+//! import strata
+//!
+//! whole = strata.generate("events", rows=40_000)
+//! parts = [strata.generate("events", part=i, parts=4, rows=40_000) for i in range(1, 5)]
+//! assert pa.concat_tables(parts).equals(whole)
+//!
+//! summary = strata.generate("contacts", part=2, parts=4, rows=1_000_000,
+//!                           output_dir="out", compression="zstd")
+//! print([(f["path"], f["first_row"], f["rows"]) for f in summary["files"]])
+//! ```
+
+use std::{
+    num::NonZeroUsize,
+    ops::Range,
+    path::{Path, PathBuf},
+};
+
+use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow_pyarrow::IntoPyArrow;
+use pyo3::{
+    exceptions::{PyFileExistsError, PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError},
+    prelude::*,
+    types::{PyDict, PyList},
+};
+use rayon::prelude::*;
+use strata_gen::{
+    BatchGenerator,
+    spec::{PRESETS, Spec, SpecGenerator},
+};
+use strata_io::{
+    Compression, Format,
+    generate::{DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Part, Summary},
+};
+
+/// Where a spec comes from, decided from the `spec` argument alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum SpecSource {
+    /// TOML text (the argument has a line break).
+    Text(String),
+    /// A spec file (the argument ends with `.toml`, or is a path object).
+    File(PathBuf),
+    /// A built-in preset (anything else).
+    Preset(String),
+}
+
+impl SpecSource {
+    /// The rule: a line break means TOML text, a `.toml` ending means a
+    /// file, anything else is a preset name.
+    fn of_str(spec: &str) -> SpecSource {
+        if spec.contains('\n') {
+            SpecSource::Text(spec.to_string())
+        } else if spec.ends_with(".toml") {
+            SpecSource::File(PathBuf::from(spec))
+        } else {
+            SpecSource::Preset(spec.to_string())
+        }
+    }
+
+    /// Reads and parses the spec. Spec errors (which name the file or
+    /// preset, the line and the field) are `ValueError`s; a spec file that
+    /// cannot be read is an `OSError`.
+    fn load(&self) -> PyResult<Spec> {
+        let parsed = match self {
+            SpecSource::Text(text) => Spec::parse(text, "<string>"),
+            SpecSource::Preset(name) => Spec::preset(name),
+            SpecSource::File(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    let msg = format!("cannot read spec file {}: {e}", path.display());
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        PyFileNotFoundError::new_err(msg)
+                    } else {
+                        PyOSError::new_err(msg)
+                    }
+                })?;
+                Spec::parse(&text, &path.display().to_string())
+            }
+        };
+        parsed.map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+}
+
+/// The `spec` argument: a `str` (see [`SpecSource::of_str`]) or an
+/// `os.PathLike` naming a spec file.
+#[derive(FromPyObject)]
+enum SpecArg {
+    Str(String),
+    Path(PathBuf),
+}
+
+impl SpecArg {
+    fn source(self) -> SpecSource {
+        match self {
+            SpecArg::Str(s) => SpecSource::of_str(&s),
+            SpecArg::Path(p) => SpecSource::File(p),
+        }
+    }
+}
+
+/// `strata_io`'s messages name the command-line flags; these are the
+/// keyword arguments that set the same things here.
+const KEYWORDS: &[(&str, &str)] = &[
+    ("--target-records", "rows"),
+    ("--record-batch-size", "batch_size"),
+    ("--num-writers", "num_writers"),
+    ("--parts", "parts"),
+    ("--part", "part"),
+    ("--threads", "threads"),
+    ("--row-group-rows", "row_group_rows"),
+    ("--output-filename", "the output file name stem"),
+    ("--compression", "compression"),
+    ("--format", "format"),
+];
+
+/// A `strata_io` message in this module's terms (`--target-records` ->
+/// `rows`, ...). Longer flags come first in [`KEYWORDS`], so `--parts` is
+/// never read as `--part` followed by `s`.
+fn keywords(message: &str) -> String {
+    KEYWORDS
+        .iter()
+        .fold(message.to_string(), |m, (flag, kw)| m.replace(flag, kw))
+}
+
+/// The Python exception for a `strata_io` error.
+fn io_error(e: strata_io::Error) -> PyErr {
+    let msg = keywords(&e.to_string());
+    match e {
+        strata_io::Error::InvalidConfig(_) => PyValueError::new_err(msg),
+        strata_io::Error::OutputExists { .. } => PyFileExistsError::new_err(msg),
+        strata_io::Error::Io { .. } => PyOSError::new_err(msg),
+        _ => PyRuntimeError::new_err(msg),
+    }
+}
+
+/// A count argument that must be at least 1, checked here so that the
+/// message names the keyword (and a negative value is a `ValueError`, not
+/// an `OverflowError`).
+fn count(name: &str, value: i64) -> PyResult<u64> {
+    match u64::try_from(value) {
+        Ok(v) if v > 0 => Ok(v),
+        _ => Err(PyValueError::new_err(format!(
+            "{name} must be at least 1, got {value}"
+        ))),
+    }
+}
+
+/// Like [`count`], for arguments that are `usize` in the library.
+fn count_usize(name: &str, value: i64) -> PyResult<usize> {
+    usize::try_from(count(name, value)?)
+        .map_err(|_| PyValueError::new_err(format!("{name} is too large: {value}")))
+}
+
+/// Part `part` of `parts`; the range check itself is
+/// `GenerateConfig::validate`'s.
+fn part_of(part: i64, parts: i64) -> PyResult<Part> {
+    let n = count("parts", parts)?;
+    let index = u64::try_from(part).map_err(|_| {
+        PyValueError::new_err(format!(
+            "part must be between 1 and parts ({n}), got {part}"
+        ))
+    })?;
+    Ok(Part { index, count: n })
+}
+
+/// The part's rows as batches of `batch_size` rows (the last may be
+/// shorter), generated on `threads` threads and returned in row order.
+fn table_batches(
+    generator: &SpecGenerator,
+    rows: Range<u64>,
+    batch_size: usize,
+    threads: usize,
+) -> Result<Vec<RecordBatch>, String> {
+    let total = rows.end - rows.start;
+    let step = batch_size as u64;
+    let batches = usize::try_from(total.div_ceil(step))
+        .map_err(|_| format!("{total} rows are too many for one table"))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("strata-{i}"))
+        .build()
+        .map_err(|e| format!("cannot start {threads} threads: {e}"))?;
+    pool.install(|| {
+        // An indexed parallel iterator collects in index order whichever
+        // thread produced each batch.
+        (0..batches)
+            .into_par_iter()
+            .map_init(Default::default, |scratch, i| {
+                let first = rows.start + i as u64 * step;
+                let len = step.min(rows.end - first) as usize;
+                generator.generate(first, len, scratch)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// The summary dict of a file run.
+fn summary_dict<'py>(
+    py: Python<'py>,
+    spec_name: &str,
+    cfg: &GenerateConfig,
+    summary: &Summary,
+) -> PyResult<Bound<'py, PyDict>> {
+    let files = PyList::empty(py);
+    for (i, f) in summary.files.iter().enumerate() {
+        let d = PyDict::new(py);
+        d.set_item("path", path_str(&f.path))?;
+        d.set_item("first_row", cfg.file_rows(i).start)?;
+        d.set_item("rows", f.rows)?;
+        d.set_item("bytes", f.bytes)?;
+        files.append(d)?;
+    }
+    let rows = cfg.rows();
+    let d = PyDict::new(py);
+    d.set_item("spec", spec_name)?;
+    d.set_item("seed", cfg.seed)?;
+    d.set_item("part", cfg.part.index)?;
+    d.set_item("parts", cfg.part.count)?;
+    d.set_item("first_row", rows.start)?;
+    d.set_item("rows", summary.records)?;
+    d.set_item("bytes", summary.bytes)?;
+    d.set_item("seconds", summary.elapsed_s)?;
+    d.set_item("threads", summary.threads)?;
+    d.set_item("rows_per_s", summary.records_per_s)?;
+    d.set_item("format", cfg.format.to_string())?;
+    d.set_item("files", files)?;
+    Ok(d)
+}
+
+fn path_str(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Generates part `part` of `parts` of `rows` rows of a dataset.
+///
+/// `spec` is a preset name (see `presets()`), a path to a `.toml` spec
+/// file (a `str` ending in `.toml`, or an `os.PathLike`), or TOML text (a
+/// `str` with a line break). Part `part` (from 1) covers global rows
+/// `[rows*(part-1)//parts, rows*part//parts)`; a row's content depends only
+/// on the spec, `seed` and its index, so the parts concatenated in order are
+/// exactly the `parts=1` result, whatever `threads` or `batch_size`.
+///
+/// Without `output_dir`, returns the part's rows as a `pyarrow.Table`, in
+/// row order, generated in batches of `batch_size` rows on `threads`
+/// threads (default: all cores). `format`, `compression`, `num_writers`
+/// and `overwrite` only apply to files.
+///
+/// With `output_dir` (a directory, created if missing, or
+/// `s3://bucket/prefix` with settings from the `AWS_*` variables), writes
+/// `num_writers` files `NAME_partIofN_J.parquet` (`NAME_J` when
+/// `parts=1`; `.arrow` for `format="ipc"`) and returns a dict: `spec`,
+/// `seed`, `part`, `parts`, `first_row`, `rows`, `bytes`, `seconds`,
+/// `threads`, `rows_per_s`, `format` and `files`, a list of dicts with
+/// `path`, `first_row`, `rows` and `bytes` in row order. Existing files are
+/// an error (`FileExistsError`) unless `overwrite=True`.
+///
+/// The GIL is released while rows are generated and written.
+///
+/// Raises `ValueError` for a bad spec (the message names the file, line and
+/// field) or a bad setting (such as `part` outside `1..=parts`),
+/// `OSError` when the spec file or the output cannot be read or written.
+#[pyfunction]
+#[pyo3(
+    signature = (
+        spec = SpecArg::Str("contacts".into()),
+        *,
+        part = 1,
+        parts = 1,
+        rows = 10_000_000,
+        seed = 42,
+        output_dir = None,
+        format = "parquet",
+        compression = "none",
+        num_writers = 1,
+        batch_size = strata_io::generate::DEFAULT_BATCH_SIZE as i64,
+        threads = None,
+        overwrite = false,
+    ),
+    text_signature = "(spec='contacts', *, part=1, parts=1, rows=10_000_000, seed=42, output_dir=None, format='parquet', compression='none', num_writers=1, batch_size=8192, threads=None, overwrite=False)"
+)]
+#[allow(clippy::too_many_arguments)]
+fn generate<'py>(
+    py: Python<'py>,
+    spec: SpecArg,
+    part: i64,
+    parts: i64,
+    rows: i64,
+    seed: u64,
+    output_dir: Option<PathBuf>,
+    format: &str,
+    compression: &str,
+    num_writers: i64,
+    batch_size: i64,
+    threads: Option<i64>,
+    overwrite: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let spec = spec.source().load()?;
+    let generator = spec
+        .generator(seed)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let threads = match threads {
+        Some(t) => count_usize("threads", t)?,
+        None => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+    };
+    let to_file = output_dir.is_some();
+    let cfg = GenerateConfig {
+        target_records: count("rows", rows)?,
+        record_batch_size: count_usize("batch_size", batch_size)?,
+        // A table has no files: only check the writer count that is used.
+        num_writers: if to_file {
+            count_usize("num_writers", num_writers)?
+        } else {
+            1
+        },
+        threads,
+        row_group_rows: DEFAULT_ROW_GROUP_ROWS,
+        format: format.parse::<Format>().map_err(io_error)?,
+        compression: compression.parse::<Compression>().map_err(io_error)?,
+        output_dir: output_dir.unwrap_or_default(),
+        output_filename: generator.name().to_string(),
+        overwrite,
+        seed,
+        encoder: ParquetEncoder::Auto,
+        part: part_of(part, parts)?,
+    };
+    cfg.validate().map_err(io_error)?;
+
+    if to_file {
+        let summary = py
+            .detach(|| strata_io::generate::generate(&generator, &cfg, &|_| {}))
+            .map_err(io_error)?;
+        return Ok(summary_dict(py, generator.name(), &cfg, &summary)?.into_any());
+    }
+
+    let batches = py
+        .detach(|| table_batches(&generator, cfg.rows(), cfg.record_batch_size, threads))
+        .map_err(PyRuntimeError::new_err)?;
+    let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
+        batches.into_iter().map(Ok),
+        generator.schema(),
+    ));
+    // One C stream for all batches; `read_all` gathers them into a table
+    // that shares their buffers.
+    reader.into_pyarrow(py)?.call_method0("read_all")
+}
+
+/// The names of the built-in specs, for `generate(spec=NAME)`.
+#[pyfunction]
+fn presets() -> Vec<&'static str> {
+    PRESETS.iter().map(|(name, _)| *name).collect()
+}
+
+/// The TOML text of built-in spec `name`: a starting point for a spec of
+/// your own. Raises `ValueError` for an unknown name.
+#[pyfunction]
+fn spec_text(name: &str) -> PyResult<&'static str> {
+    Spec::preset_text(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "no such preset '{name}'; the presets are {}",
+            presets().join(", ")
+        ))
+    })
+}
+
+/// Deterministic synthetic datasets from strata specs, generated in Rust,
+/// part by part, as pyarrow Tables or Parquet / Arrow IPC files.
+#[pymodule(name = "strata")]
+mod module {
+    #[pymodule_export]
+    use super::{generate, presets, spec_text};
+
+    use pyo3::prelude::*;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}
+
+// Tests of the pure-Rust helpers; what goes through the interpreter is
+// tested from Python (tests/interop/test_python.py). They never touch a
+// Python object, so the test binary needs no libpython at run time.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_argument_rule() {
+        assert_eq!(
+            SpecSource::of_str("events"),
+            SpecSource::Preset("events".into())
+        );
+        assert_eq!(
+            SpecSource::of_str("specs/orders.toml"),
+            SpecSource::File("specs/orders.toml".into())
+        );
+        let text = "name = \"a.toml\"\n";
+        assert_eq!(SpecSource::of_str(text), SpecSource::Text(text.into()));
+    }
+
+    #[test]
+    fn messages_name_keywords() {
+        assert_eq!(
+            keywords("--parts (4) exceeds --target-records (3): a part would be empty"),
+            "parts (4) exceeds rows (3): a part would be empty"
+        );
+        assert_eq!(
+            keywords("--part must be between 1 and --parts (4), got 5"),
+            "part must be between 1 and parts (4), got 5"
+        );
+    }
+
+    #[test]
+    fn table_batches_cover_the_rows_in_order() {
+        let generator = Spec::preset("events").unwrap().generator(7).unwrap();
+        let rows = 1_003..3_010;
+        let whole = generator
+            .generate(
+                rows.start,
+                (rows.end - rows.start) as usize,
+                &mut Default::default(),
+            )
+            .unwrap();
+        for (batch_size, threads) in [(100, 1), (100, 3), (4_096, 2)] {
+            let batches = table_batches(&generator, rows.clone(), batch_size, threads).unwrap();
+            assert_eq!(batches.len(), 2_007usize.div_ceil(batch_size));
+            let joined = arrow_select::concat::concat_batches(&generator.schema(), &batches);
+            assert_eq!(
+                joined.unwrap(),
+                whole,
+                "batch_size {batch_size}, threads {threads}"
+            );
+        }
+    }
+}

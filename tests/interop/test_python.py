@@ -1,0 +1,310 @@
+"""The `strata` Python module (crates/py): parts generated on a Dask
+LocalCluster, as tables and as files, are exactly the single-process
+dataset; a part does not depend on the thread count; bad input is a
+ValueError that says what is wrong. scripts/test builds the module into the
+test environment (maturin develop)."""
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+try:
+    import strata
+except ImportError as e:  # pragma: no cover - a set-up problem, not a test failure
+    raise ImportError(
+        "the strata Python module is not installed in this environment; scripts/test builds it "
+        "(or run: maturin develop --manifest-path crates/py/Cargo.toml)"
+    ) from e
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "crates" / "py" / "examples" / "dask_parts.py"
+PARTS = 4
+SEED = 7
+# Rows per spec: enough for several batches in every part.
+ROWS = {"contacts": 50_000, "events": 24_000}
+
+
+@pytest.fixture(scope="module")
+def client():
+    from dask.distributed import Client, LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def whole():
+    """The single-process table of each spec, made once."""
+    cache = {}
+
+    def get(spec):
+        if spec not in cache:
+            cache[spec] = strata.generate(spec, rows=ROWS[spec], seed=SEED)
+        return cache[spec]
+
+    return get
+
+
+def part_rows(rows, part, parts):
+    return rows * (part - 1) // parts, rows * part // parts
+
+
+def row_digest(table):
+    """A hash of the table's rows that ignores their order: each row as
+    canonical JSON, sorted."""
+    lines = sorted(json.dumps(r, sort_keys=True, default=str) for r in table.to_pylist())
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def plain_type(t):
+    """`t` with every dictionary replaced by its value type (a Parquet
+    reader rebuilds dictionaries in its own order)."""
+    if pa.types.is_dictionary(t):
+        return plain_type(t.value_type)
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(plain_type(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(plain_type(t.key_type)),
+            t.item_field.with_type(plain_type(t.item_type)),
+        )
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(plain_type(t.value_type)))
+    return t
+
+
+def decoded(table):
+    return table.cast(pa.schema([f.with_type(plain_type(f.type)) for f in table.schema]))
+
+
+def read_file(path):
+    if str(path).endswith(".parquet"):
+        return pq.read_table(path)
+    with pa.memory_map(str(path)) as source:
+        return pa.ipc.open_file(source).read_all()
+
+
+@pytest.mark.parametrize("spec", ["contacts", "events"])
+def test_dask_parts_are_the_single_process_table(client, whole, spec):
+    rows = ROWS[spec]
+    futures = [
+        client.submit(strata.generate, spec, part=i, parts=PARTS, rows=rows, seed=SEED, threads=1)
+        for i in range(1, PARTS + 1)
+    ]
+    tables = client.gather(futures)
+    expected = whole(spec)
+    assert expected.num_rows == rows
+    for i, t in enumerate(tables, start=1):
+        start, end = part_rows(rows, i, PARTS)
+        assert t.num_rows == end - start
+        assert t.schema == expected.schema
+        assert t.equals(expected.slice(start, end - start)), f"part {i}"
+    assert pa.concat_tables(tables).equals(expected)
+    assert row_digest(pa.concat_tables(tables[::-1])) == row_digest(expected)
+
+
+@pytest.mark.parametrize(("spec", "fmt", "compression"), [("contacts", "parquet", "zstd"), ("events", "ipc", "lz4")])
+def test_dask_parts_as_files(client, whole, tmp_path, spec, fmt, compression):
+    rows = ROWS[spec]
+    futures = [
+        client.submit(
+            strata.generate,
+            spec,
+            part=i,
+            parts=PARTS,
+            rows=rows,
+            seed=SEED,
+            output_dir=str(tmp_path),
+            format=fmt,
+            compression=compression,
+            num_writers=2,
+            threads=1,
+        )
+        for i in range(1, PARTS + 1)
+    ]
+    summaries = client.gather(futures)
+    tables = []
+    next_row = 0
+    for i, s in enumerate(summaries, start=1):
+        start, end = part_rows(rows, i, PARTS)
+        assert (s["spec"], s["part"], s["parts"], s["seed"]) == (spec, i, PARTS, SEED)
+        assert (s["first_row"], s["rows"]) == (start, end - start)
+        assert len(s["files"]) == 2
+        for j, f in enumerate(s["files"]):
+            path = Path(f["path"])
+            ext = "parquet" if fmt == "parquet" else "arrow"
+            assert path.name == f"{spec}_part{i}of{PARTS}_{j}.{ext}"
+            assert path.stat().st_size == f["bytes"]
+            assert f["first_row"] == next_row
+            t = read_file(path)
+            assert t.num_rows == f["rows"]
+            next_row += f["rows"]
+            tables.append(t)
+        assert s["bytes"] == sum(f["bytes"] for f in s["files"])
+    assert next_row == rows
+    assert len(list(tmp_path.iterdir())) == 2 * PARTS
+    got = pa.concat_tables(tables)
+    assert decoded(got).equals(decoded(whole(spec)))
+    assert row_digest(got) == row_digest(whole(spec))
+
+
+@pytest.mark.parametrize("spec", ["contacts", "events"])
+def test_part_does_not_depend_on_threads_or_batch_size(whole, spec):
+    rows = ROWS[spec]
+    one = strata.generate(spec, part=2, parts=PARTS, rows=rows, seed=SEED, threads=1)
+    two = strata.generate(spec, part=2, parts=PARTS, rows=rows, seed=SEED, threads=2)
+    small = strata.generate(spec, part=2, parts=PARTS, rows=rows, seed=SEED, threads=2, batch_size=1000)
+    assert one.equals(two)
+    assert one.equals(small)
+    start, end = part_rows(rows, 2, PARTS)
+    assert one.equals(whole(spec).slice(start, end - start))
+    other_seed = strata.generate(spec, part=2, parts=PARTS, rows=rows, seed=SEED + 1, threads=1)
+    assert not one.equals(other_seed)
+
+
+def test_parts_from_python_threads(whole):
+    """generate releases the GIL: parts made on Python threads at once are
+    still exactly the parts."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows = ROWS["events"]
+    with ThreadPoolExecutor(max_workers=PARTS) as pool:
+        tables = list(
+            pool.map(
+                lambda i: strata.generate("events", part=i, parts=PARTS, rows=rows, seed=SEED, threads=1),
+                range(1, PARTS + 1),
+            )
+        )
+    assert pa.concat_tables(tables).equals(whole("events"))
+
+
+def test_spec_from_file_path_and_text(tmp_path):
+    text = strata.spec_text("events")
+    spec_file = tmp_path / "my-events.toml"
+    spec_file.write_text(text)
+    preset = strata.generate("events", rows=3_000, seed=SEED)
+    assert strata.generate(str(spec_file), rows=3_000, seed=SEED).equals(preset)
+    assert strata.generate(spec_file, rows=3_000, seed=SEED).equals(preset)
+    assert strata.generate(text, rows=3_000, seed=SEED).equals(preset)
+    custom = strata.generate(
+        'name = "orders"\n\n[[fields]]\nname = "id"\ntype = "int64"\nsequence = { start = 1 }\n',
+        rows=10,
+    )
+    assert custom.column_names == ["id"]
+    assert custom["id"].to_pylist() == list(range(1, 11))
+
+
+def test_presets_and_spec_text():
+    assert strata.presets() == ["contacts", "wide-u64", "events"]
+    for name in strata.presets():
+        assert f'name = "{name}"' in strata.spec_text(name)
+    with pytest.raises(ValueError, match="no such preset 'nope'"):
+        strata.spec_text("nope")
+    assert strata.generate(rows=10).column_names == ["name", "phones"]
+
+
+def test_bad_inputs_are_value_errors(tmp_path):
+    with pytest.raises(ValueError, match="no such preset; the presets are contacts, wide-u64, events"):
+        strata.generate("no-such-preset", rows=10)
+
+    bad = 'name = "bad"\n\n[[fields]]\nname = "user"\ntype = "int64"\nzipf = { s = -1, n = 100 }\n'
+    with pytest.raises(ValueError) as e:
+        strata.generate(bad, rows=10)
+    assert str(e.value) == "<string>:6: field `user`: zipf exponent s must be a positive number, not -1"
+
+    spec_file = tmp_path / "bad.toml"
+    spec_file.write_text(bad)
+    with pytest.raises(ValueError, match=re.escape(f"{spec_file}:6: field `user`: zipf exponent s")):
+        strata.generate(str(spec_file), rows=10)
+    with pytest.raises(FileNotFoundError, match="missing.toml"):
+        strata.generate(str(tmp_path / "missing.toml"), rows=10)
+
+    cases = [
+        (dict(part=5, parts=4), "part must be between 1 and parts (4), got 5"),
+        (dict(part=0, parts=4), "part must be between 1 and parts (4), got 0"),
+        (dict(part=-1, parts=4), "part must be between 1 and parts (4), got -1"),
+        (dict(part=1, parts=0), "parts must be at least 1, got 0"),
+        (dict(rows=0), "rows must be at least 1, got 0"),
+        (dict(rows=3, part=1, parts=4), "parts (4) exceeds rows (3): a part would be empty"),
+        (dict(threads=0), "threads must be at least 1, got 0"),
+        (dict(batch_size=0), "batch_size must be at least 1, got 0"),
+        (dict(format="csv"), "unknown format 'csv'"),
+        (dict(compression="brotli"), "unknown compression 'brotli'"),
+        (dict(num_writers=0, output_dir=str(tmp_path / "out")), "num_writers must be at least 1, got 0"),
+        (dict(num_writers=20, output_dir=str(tmp_path / "out")), "num_writers (20) exceeds the rows to write (10)"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            strata.generate(**{"rows": 10, **kwargs})
+    assert not (tmp_path / "out").exists()
+
+
+def test_existing_files_need_overwrite(tmp_path):
+    first = strata.generate("contacts", rows=1_000, output_dir=tmp_path)
+    assert [Path(f["path"]).name for f in first["files"]] == ["contacts_0.parquet"]
+    with pytest.raises(FileExistsError):
+        strata.generate("contacts", rows=1_000, output_dir=tmp_path)
+    again = strata.generate("contacts", rows=1_000, output_dir=tmp_path, overwrite=True)
+    assert again["bytes"] == first["bytes"]
+
+
+@pytest.mark.skipif("STRATA_S3_ENDPOINT" not in os.environ, reason="no S3 test server configured (scripts/test starts one)")
+def test_part_to_s3():
+    import boto3
+
+    bucket = os.environ["STRATA_S3_BUCKET"]
+    prefix = f"py-{uuid.uuid4().hex}"
+    s = strata.generate(
+        "events", part=3, parts=PARTS, rows=8_000, seed=SEED, output_dir=f"s3://{bucket}/{prefix}", num_writers=2
+    )
+    assert [f["path"] for f in s["files"]] == [
+        f"s3://{bucket}/{prefix}/events_part3of{PARTS}_{j}.parquet" for j in range(2)
+    ]
+    client = boto3.client(
+        "s3",
+        endpoint_url=os.environ["STRATA_S3_ENDPOINT"],
+        aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"],
+        region_name=os.environ.get("AWS_REGION", "us-east-1"),
+    )
+    tables = []
+    for f in s["files"]:
+        key = f["path"].removeprefix(f"s3://{bucket}/")
+        body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        assert len(body) == f["bytes"]
+        tables.append(pq.read_table(pa.BufferReader(body)))
+    expected = strata.generate("events", part=3, parts=PARTS, rows=8_000, seed=SEED)
+    assert decoded(pa.concat_tables(tables)).equals(decoded(expected))
+
+
+def test_dask_example_script(tmp_path):
+    out = tmp_path / "out"
+    rows = 20_000
+    r = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(out), "--spec", "events", "--rows", str(rows), "--seed", str(SEED)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"{rows} rows in {PARTS} files" in r.stdout
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [f"events_part{i}of{PARTS}_0.parquet" for i in range(1, PARTS + 1)]
+    got = pa.concat_tables([pq.read_table(out / n) for n in names])
+    expected = strata.generate("events", rows=rows, seed=SEED)
+    assert decoded(got).equals(decoded(expected))
