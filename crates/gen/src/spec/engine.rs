@@ -58,26 +58,40 @@ pub struct SpecScratch {
 
 const POOL_MAX: usize = 256;
 
+/// An empty vector from `pool` with room for `cap`: the smallest that has
+/// it, else the largest (grown), so that big buffers are not handed to
+/// small uses and then regrown (copied) for big ones.
+fn take<T>(pool: &mut Vec<Vec<T>>, cap: usize) -> Vec<T> {
+    let fit = (0..pool.len())
+        .filter(|&i| pool[i].capacity() >= cap)
+        .min_by_key(|&i| pool[i].capacity())
+        .or_else(|| (0..pool.len()).max_by_key(|&i| pool[i].capacity()));
+    let mut v = fit.map(|i| pool.swap_remove(i)).unwrap_or_default();
+    v.clear();
+    v.reserve(cap);
+    v
+}
+
 impl SpecScratch {
-    fn v8(&mut self) -> Vec<u8> {
-        let mut v = self.p8.pop().unwrap_or_default();
-        v.clear();
-        v
+    fn v8(&mut self, cap: usize) -> Vec<u8> {
+        take(&mut self.p8, cap)
     }
-    fn v16(&mut self) -> Vec<u16> {
-        let mut v = self.p16.pop().unwrap_or_default();
-        v.clear();
-        v
+    fn v16(&mut self, cap: usize) -> Vec<u16> {
+        take(&mut self.p16, cap)
     }
-    fn v32(&mut self) -> Vec<u32> {
-        let mut v = self.p32.pop().unwrap_or_default();
-        v.clear();
-        v
+    fn v32(&mut self, cap: usize) -> Vec<u32> {
+        take(&mut self.p32, cap)
     }
-    fn v64(&mut self) -> Vec<u64> {
-        let mut v = self.p64.pop().unwrap_or_default();
-        v.clear();
-        v
+    fn v64(&mut self, cap: usize) -> Vec<u64> {
+        take(&mut self.p64, cap)
+    }
+    /// The pooled byte vector with the most room, its length kept (its
+    /// bytes are initialised; the string writer overwrites them).
+    fn largest8(&mut self) -> Vec<u8> {
+        match (0..self.p8.len()).max_by_key(|&i| self.p8[i].capacity()) {
+            Some(i) => self.p8.swap_remove(i),
+            None => Vec::new(),
+        }
     }
     fn put8(&mut self, v: Vec<u8>) {
         if self.p8.len() < POOL_MAX && v.capacity() > 0 {
@@ -1339,7 +1353,7 @@ fn pack8(c: &[u8]) -> u8 {
 
 /// Packs 0/1 bytes into an Arrow bitmap; `None` when all are 1.
 fn pack(valid: &[u8], s: &mut SpecScratch) -> Option<NullBuffer> {
-    let mut bytes = s.v8();
+    let mut bytes = s.v8(valid.len().div_ceil(8));
     bytes.extend(valid.chunks(8).map(pack8));
     let set: usize = bytes.iter().map(|b| b.count_ones() as usize).sum();
     if set == valid.len() {
@@ -1367,7 +1381,7 @@ impl Node {
         sibling_codes: &[Option<Vec<u8>>],
         s: &mut SpecScratch,
     ) -> (Vec<u8>, Option<Vec<u8>>) {
-        let mut valid = s.v8();
+        let mut valid = s.v8(ids.len());
         let key = self.null_key;
         match &self.cases {
             None => {
@@ -1387,7 +1401,7 @@ impl Node {
                     .get(c.sibling)
                     .and_then(|x| x.as_deref())
                     .unwrap_or(&[]);
-                let mut branches = s.v8();
+                let mut branches = s.v8(ids.len());
                 branches.extend(
                     (0..ids.len()).map(|i| c.branch_of_code[*codes.get(i).unwrap_or(&0) as usize]),
                 );
@@ -1451,7 +1465,7 @@ impl Node {
                 // A list drawn empty under `empty_as_null` is null to
                 // siblings' `is_null` cases too.
                 let list_codes = want_codes.then(|| {
-                    let mut codes = s.v8();
+                    let mut codes = s.v8(n);
                     codes.extend(valid2.iter().map(|&v| if v == 1 { 0 } else { NULL_CODE }));
                     codes
                 });
@@ -1503,7 +1517,7 @@ impl Node {
         debug_assert_eq!(result.array.len(), n);
         // Codes of a non-leaf (for `is_null` cases): validity only.
         let result = if want_codes && result.codes.is_none() {
-            let mut codes = s.v8();
+            let mut codes = s.v8(n);
             codes.extend(valid.iter().map(|&v| if v == 1 { 0 } else { NULL_CODE }));
             Generated {
                 array: result.array,
@@ -1533,13 +1547,13 @@ impl Node {
                 "map keys must be scalars".into(),
             ));
         };
-        let mut valid = s.v8();
+        let mut valid = s.v8(ids.len());
         valid.resize(ids.len(), 1);
         let sampler = &leaf.samplers[0];
         let result = if sampler.categories() == 0 {
             self.leaf(leaf, ids, &valid, None, None, false, s)
         } else {
-            let mut cats = s.v32();
+            let mut cats = s.v32(ids.len());
             cats.reserve(ids.len());
             let k = sampler.categories();
             for w in offsets.windows(2) {
@@ -1612,7 +1626,7 @@ impl Node {
         };
         let fast_strings = !want_codes && forced.is_none() && leaf.samplers.len() == 1;
         let mut codes = want_codes.then(|| {
-            let mut c = s.v8();
+            let mut c = s.v8(n);
             c.reserve(n);
             c
         });
@@ -1627,7 +1641,7 @@ impl Node {
         let fast = forced.is_none() && leaf.samplers.len() == 1;
         let data = match leaf.out {
             Out::Bool => {
-                let mut bits = s.v8();
+                let mut bits = s.v8(n);
                 bits.reserve(n);
                 for (i, &id) in ids.iter().enumerate() {
                     let (v, c) = draw_int(i, id);
@@ -1663,10 +1677,10 @@ impl Node {
                     }};
                 }
                 let buffer = match leaf.out {
-                    Out::W8 => int_column!(s.v8(), u8),
-                    Out::W16 => int_column!(s.v16(), u16),
-                    Out::W32 => int_column!(s.v32(), u32),
-                    _ => int_column!(s.v64(), u64),
+                    Out::W8 => int_column!(s.v8(n), u8),
+                    Out::W16 => int_column!(s.v16(n), u16),
+                    Out::W32 => int_column!(s.v32(n), u32),
+                    _ => int_column!(s.v64(n), u64),
                 };
                 match (&data_type, &leaf.dictionary) {
                     (DataType::Dictionary(k, _), Some(values)) => {
@@ -1694,7 +1708,7 @@ impl Node {
             }
             Out::F32 | Out::F64 => {
                 let buffer = if leaf.out == Out::F32 {
-                    let mut v = s.v32();
+                    let mut v = s.v32(n);
                     fill(&mut v, ids, |i, id| {
                         let (x, c) = draw_float(i, id);
                         record(&mut codes, valid, c, i);
@@ -1702,7 +1716,7 @@ impl Node {
                     });
                     Buffer::from_vec(v)
                 } else {
-                    let mut v = s.v64();
+                    let mut v = s.v64(n);
                     fill(&mut v, ids, |i, id| {
                         let (x, c) = draw_float(i, id);
                         record(&mut codes, valid, c, i);
@@ -1720,7 +1734,7 @@ impl Node {
                 // The pooled vector keeps its old (initialised) length: it is
                 // written through a cursor and cut to size at the end.
                 let mut w = Writer {
-                    buf: s.p8.pop().unwrap_or_default(),
+                    buf: s.largest8(),
                     pos: 0,
                 };
                 let most = leaf
@@ -1731,8 +1745,8 @@ impl Node {
                     .unwrap_or(0);
                 w.room(n.saturating_mul(8).min(1 << 26));
                 let large = leaf.out == Out::LargeBytes;
-                let mut off32 = s.v32();
-                let mut off64 = s.v64();
+                let mut off32 = if large { Vec::new() } else { s.v32(n + 1) };
+                let mut off64 = if large { s.v64(n + 1) } else { Vec::new() };
                 if large {
                     off64.resize(n + 1, 0);
                 } else {
@@ -1910,7 +1924,7 @@ fn fill<T>(v: &mut Vec<T>, ids: &[u64], mut f: impl FnMut(usize, u64) -> T) {
 
 /// Packs 0/1 bytes into a bitmap buffer.
 fn pack_all(bits: &[u8], s: &mut SpecScratch) -> Buffer {
-    let mut bytes = s.v8();
+    let mut bytes = s.v8(bits.len().div_ceil(8));
     bytes.extend(bits.chunks(8).map(pack8));
     Buffer::from_vec(bytes)
 }
@@ -1941,11 +1955,11 @@ fn lengths(
 ) -> Result<Lengths, Error> {
     const SHORT: usize = 8;
     let n = ids.len();
-    let mut offsets = s.v32();
+    let mut offsets = s.v32(n + 1);
     offsets.resize(n + 1, 0);
-    let mut valid2 = s.v8();
+    let mut valid2 = s.v8(n);
     valid2.resize(n, 0);
-    let mut child_ids = s.v64();
+    let mut child_ids = s.v64(n * (max_len as usize).min(SHORT) + SHORT);
     let short = max_len as usize <= SHORT;
     if short {
         child_ids.resize(n * max_len as usize + SHORT, 0);
@@ -2024,7 +2038,7 @@ impl BatchGenerator for SpecGenerator {
         if len > MAX_BATCH_ROWS {
             return Err(Error::BatchTooLarge);
         }
-        let mut ids = s.v64();
+        let mut ids = s.v64(len);
         ids.extend(first_row..first_row + len as u64);
         let arrays = generate_siblings(&self.roots, &self.order, &self.needs_codes, &ids, s);
         s.put64(ids);
