@@ -127,7 +127,8 @@ pub trait BatchGenerator: Send + Sync {
 pub enum Error {
     /// Distribution parameters that cannot be sampled.
     InvalidDistribution(String),
-    /// A batch whose variable-length column passes 2 GiB.
+    /// A batch whose variable-length column passes 2 GiB, or one of whose
+    /// list or map levels passes 2^26 elements.
     BatchTooLarge,
     /// Arrow rejected an array that was built.
     Arrow(ArrowError),
@@ -140,7 +141,8 @@ impl fmt::Display for Error {
             Error::BatchTooLarge => {
                 write!(
                     f,
-                    "batch too large: a string column passes 2 GiB; use smaller batches"
+                    "batch too large: a string column passes 2 GiB or a list level passes \
+                     67,108,864 elements; use smaller batches"
                 )
             }
             Error::Arrow(e) => write!(f, "arrow: {e}"),

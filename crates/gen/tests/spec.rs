@@ -478,3 +478,15 @@ fn the_readme_example_spec_parses_and_generates() {
     }
     assert_eq!(b.num_columns(), 5);
 }
+
+#[test]
+fn huge_lists_are_refused_per_batch_not_allocated() {
+    let text = "name = \"big\"\n[[fields]]\nname = \"l\"\ntype = \"list\"\nlength = 1_000_000\n[fields.item]\ntype = \"int64\"\nconstant = 1\n";
+    let spec = Spec::parse(text, "big.toml").unwrap();
+    let g = spec.generator(1).unwrap();
+    let e = g.generate(0, 100, &mut Default::default()).unwrap_err();
+    assert!(e.to_string().contains("use smaller batches"), "{e}");
+    // A small enough batch of the same spec works.
+    let b = g.generate(0, 3, &mut Default::default()).unwrap();
+    assert_eq!(b.num_rows(), 3);
+}

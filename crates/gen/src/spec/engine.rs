@@ -31,6 +31,9 @@ use crate::{BatchGenerator, Error};
 const DICTIONARY_LIMIT: u64 = 100_000;
 /// Largest batch, so that offsets of modest strings stay in `i32`.
 const MAX_BATCH_ROWS: usize = 1 << 24;
+/// Most list or map elements one batch may hold at one level: past this a
+/// batch is refused (use smaller batches) before its ids are allocated.
+const MAX_BATCH_ELEMENTS: u64 = 1 << 26;
 /// The code of a null element (categories are `0..255`).
 const NULL_CODE: u8 = 255;
 
@@ -1975,7 +1978,7 @@ fn lengths(
                 *slot = base.wrapping_add(j as u64);
             }
         } else {
-            if total + len > i32::MAX as u64 {
+            if total + len > MAX_BATCH_ELEMENTS {
                 return Err(Error::BatchTooLarge);
             }
             child_ids.extend((0..len).map(|j| base.wrapping_add(j)));
@@ -1984,7 +1987,7 @@ fn lengths(
         offsets[i + 1] = total as u32;
         valid2[i] = u8::from(ok == 1 && !(empty_as_null && len == 0));
     }
-    if total > i32::MAX as u64 {
+    if total > MAX_BATCH_ELEMENTS {
         return Err(Error::BatchTooLarge);
     }
     child_ids.truncate(total as usize);
