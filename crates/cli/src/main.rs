@@ -585,6 +585,15 @@ fn run_generate(args: GenerateArgs) -> Result<()> {
     if !args.quiet {
         print_summary(&summary, cpu_s)?;
     }
+    if let Some(p) = &args.summary_json {
+        let mut v = serde_json::to_value(&summary)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("cpu_s".into(), serde_json::json!(cpu_s));
+            o.insert("preset".into(), serde_json::json!(generator.name()));
+            o.insert("config".into(), serde_json::to_value(&cfg)?);
+        }
+        write_atomically(p, serde_json::to_string_pretty(&v)? + "\n")?;
+    }
     if args.verify_distribution {
         let files: Vec<String> = summary
             .files
@@ -601,15 +610,6 @@ fn run_generate(args: GenerateArgs) -> Result<()> {
                 report.checks.len()
             );
         }
-    }
-    if let Some(p) = &args.summary_json {
-        let mut v = serde_json::to_value(&summary)?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("cpu_s".into(), serde_json::json!(cpu_s));
-            o.insert("preset".into(), serde_json::json!(generator.name()));
-            o.insert("config".into(), serde_json::to_value(&cfg)?);
-        }
-        write_atomically(p, serde_json::to_string_pretty(&v)? + "\n")?;
     }
     Ok(())
 }

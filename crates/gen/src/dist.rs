@@ -51,7 +51,12 @@ impl Alias {
             )));
         }
         let sum: f64 = weights.iter().sum();
-        if !(sum > 0.0 && sum.is_finite()) {
+        if !sum.is_finite() {
+            return Err(bad(
+                "weights sum past the largest float; scale them down".into()
+            ));
+        }
+        if sum <= 0.0 {
             return Err(bad("weights sum to zero".into()));
         }
         let n = weights.len();

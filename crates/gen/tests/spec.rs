@@ -490,3 +490,78 @@ fn huge_lists_are_refused_per_batch_not_allocated() {
     let b = g.generate(0, 3, &mut Default::default()).unwrap();
     assert_eq!(b.num_rows(), 3);
 }
+
+#[test]
+fn review_cases_are_refused_with_their_line() {
+    for (body, want) in [
+        // A clamp range outside the type: refused, not a panic later.
+        (
+            "[[fields]]\nname = \"n\"\ntype = \"int8\"\nnormal = { mean = 0, std = 1, min = 200 }",
+            "bad.toml:5: field `n`: normal's min and max leave no value",
+        ),
+        (
+            "[[fields]]\nname = \"n\"\ntype = \"float64\"\nnormal = { mean = 0, std = 1, min = nan }",
+            "normal needs a finite `min`",
+        ),
+        (
+            "[[fields]]\nname = \"z\"\ntype = \"int64\"\nzipf = { s = 1, n = 2, start = 170141183460469231731687303715884105727 }",
+            "do not fit the type's range",
+        ),
+        (
+            "[[fields]]\nname = \"d\"\ntype = \"date32\"\nconstant = 4294967297",
+            "outside the date32 range",
+        ),
+        (
+            "[[fields]]\nname = \"d\"\ntype = \"date32\"\nconstant = \"2023-02-31\"",
+            "is not a date",
+        ),
+        (
+            "[[fields]]\nname = \"a.b\"\ntype = \"int64\"\nconstant = 1",
+            "cannot contain `.`",
+        ),
+        (
+            "[[fields]]\nname = \"m\"\ntype = \"map\"\nlength = 2\n[fields.key]\ntype = \"utf8\"\nweighted = { values = [\"a\", \"a\"] }\n[fields.value]\ntype = \"int64\"\nconstant = 1",
+            "map key values must be distinct",
+        ),
+        (
+            "[[fields]]\nname = \"m\"\ntype = \"map\"\nlength = 300\n[fields.key]\ntype = \"int8\"\nsequence = { start = 0, step = 1 }\n[fields.value]\ntype = \"int64\"\nconstant = 1",
+            "only 256 possible values",
+        ),
+        (
+            "[[fields]]\nname = \"m\"\ntype = \"map\"\nlength = 2\n[fields.key]\ntype = \"int64\"\nsequence = { step = 0 }\n[fields.value]\ntype = \"int64\"\nconstant = 1",
+            "non-zero step",
+        ),
+        (
+            "[[fields]]\nname = \"w\"\ntype = \"utf8\"\nweighted = { values = [\"a\", \"b\"], weights = [1e308, 1e308] }",
+            "scale them down",
+        ),
+    ] {
+        let text = format!("name = \"bad\"\n{body}\n");
+        let err = Spec::parse(&text, "bad.toml").expect_err(body).to_string();
+        assert!(
+            err.contains(want),
+            "\n{body}\n  got:  {err}\n  want: {want}"
+        );
+    }
+    // `is` on a sibling whose cases replace its generator is refused
+    // whatever the field order.
+    let fields = [
+        "[[fields]]\nname = \"b\"\ntype = \"int32\"\nconstant = 0\n[[fields.when]]\nfield = \"a\"\nis = true\nnull_rate = 1\n",
+        "[[fields]]\nname = \"a\"\ntype = \"boolean\"\nprobability = 0.5\n[[fields.when]]\nfield = \"c\"\nis = true\nconstant = true\n",
+        "[[fields]]\nname = \"c\"\ntype = \"boolean\"\nprobability = 0.5\n",
+    ];
+    for order in [[0, 1, 2], [2, 1, 0], [1, 0, 2]] {
+        let text = format!("name = \"x\"\n{}", order.map(|i| fields[i]).concat());
+        let err = Spec::parse(&text, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("replaces its generator"), "{order:?}: {err}");
+    }
+    // Cases of one field reading two siblings are refused at parse time.
+    let text = "name = \"x\"\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\n[[fields.when]]\nfield = \"b\"\nis_null = true\nnull_rate = 1\n[[fields.when]]\nfield = \"c\"\nis_null = true\nnull_rate = 1\n[[fields]]\nname = \"b\"\ntype = \"int64\"\nconstant = 1\n[[fields]]\nname = \"c\"\ntype = \"int64\"\nconstant = 1\n";
+    let err = Spec::parse(text, "x.toml").unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "x.toml:10: field `a`: all `when` cases of a field must read the same sibling"
+        ),
+        "{err}"
+    );
+}

@@ -106,18 +106,18 @@ impl SpecScratch {
             self.p64.push(v);
         }
     }
+    fn put32(&mut self, v: Vec<u32>) {
+        if self.p32.len() < POOL_MAX && v.capacity() > 0 {
+            self.p32.push(v);
+        }
+    }
     fn reclaim(&mut self, buf: Buffer) {
         let buf = match buf.into_vec::<u64>() {
             Ok(v) => return self.put64(v),
             Err(b) => b,
         };
         let buf = match buf.into_vec::<u32>() {
-            Ok(v) => {
-                if self.p32.len() < POOL_MAX {
-                    self.p32.push(v);
-                }
-                return;
-            }
+            Ok(v) => return self.put32(v),
             Err(b) => b,
         };
         let buf = match buf.into_vec::<u16>() {
@@ -690,7 +690,8 @@ impl Sampler {
                 let mut r = key.row(id);
                 let x = (mean + std * normal(r.next_u64(), r.next_u64()))
                     .round()
-                    .clamp(*lo, *hi);
+                    .max(*lo)
+                    .min(*hi);
                 let v = if *signed { x as i64 as u64 } else { x as u64 };
                 (v, 0)
             }
@@ -722,7 +723,9 @@ impl Sampler {
             Sampler::FNormal { mean, std, lo, hi } => {
                 let mut r = key.row(id);
                 (
-                    (mean + std * normal(r.next_u64(), r.next_u64())).clamp(*lo, *hi),
+                    (mean + std * normal(r.next_u64(), r.next_u64()))
+                        .max(*lo)
+                        .min(*hi),
                     0,
                 )
             }
@@ -1063,7 +1066,7 @@ fn cardinality(g: &Generator, class: Class) -> Option<u64> {
                 (Some(a), Some(b)) => b - a + 1.0,
                 _ => f64::INFINITY,
             };
-            Some(width.min(clamp) as u64 + 1)
+            Some((width.min(clamp) as u64).saturating_add(1))
         }
         Generator::Zipf { n, .. } => Some(*n),
         Generator::Weighted { values, .. } => Some(values.len() as u64),
@@ -1584,9 +1587,7 @@ impl Node {
                 }
             }
             let r = self.leaf(leaf, ids, &valid, None, Some(&cats), false, s);
-            if s.p32.len() < POOL_MAX {
-                s.p32.push(cats);
-            }
+            s.put32(cats);
             r
         };
         s.put8(valid);
@@ -1779,10 +1780,10 @@ impl Node {
                 let mut values = w.buf;
                 values.truncate(w.pos);
                 let offsets = if large {
-                    s.p32.push(off32);
+                    s.put32(off32);
                     Buffer::from_vec(off64)
                 } else {
-                    s.p64.push(off64);
+                    s.put64(off64);
                     Buffer::from_vec(off32)
                 };
                 let builder = ArrayData::builder(data_type.clone())

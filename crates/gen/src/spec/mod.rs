@@ -151,7 +151,9 @@ pub enum Generator {
     Constant(Value),
     /// `start + step * index`, where the index is the row number for
     /// top-level fields and `parent_index * max_length + position` inside
-    /// lists and maps (unique, with gaps).
+    /// lists and maps: unique, with gaps, as long as the row times the
+    /// product of the enclosing lists' most lengths stays below 2^64 (the
+    /// index wraps past that).
     Sequence {
         /// The first value.
         start: Value,

@@ -299,8 +299,34 @@ impl<'s> P<'s> {
         Ok(r)
     }
 
-    /// A spec value as `class`.
+    /// A spec value as `class`, dates and timestamps checked against the
+    /// range of their Arrow type (i32 days, i64 units).
     fn value(
+        &self,
+        v: &Sp<'_>,
+        class: Class,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<Value, SpecError> {
+        let value = self.value_raw(v, class, field, key)?;
+        let range = match class {
+            Class::Date => Some((i128::from(i32::MIN), i128::from(i32::MAX), "date32")),
+            Class::Timestamp(_) => Some((i128::from(i64::MIN), i128::from(i64::MAX), "timestamp")),
+            _ => None,
+        };
+        if let (Some((lo, hi, ty)), Value::Int(i)) = (range, &value)
+            && !(lo..=hi).contains(i)
+        {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!("`{key}` = {i} is outside the {ty} range {lo}..={hi}"),
+            ));
+        }
+        Ok(value)
+    }
+
+    fn value_raw(
         &self,
         v: &Sp<'_>,
         class: Class,
@@ -513,16 +539,39 @@ impl<'s> P<'s> {
                         "normal needs a positive standard deviation, not {std}"
                     )));
                 }
+                if !mean.is_finite() {
+                    return Err(bad(format!("normal needs a finite mean, not {mean}")));
+                }
                 let min = get(p, "min")
                     .map(|m| self.number(m, field, "min"))
                     .transpose()?;
                 let max = get(p, "max")
                     .map(|m| self.number(m, field, "max"))
                     .transpose()?;
+                for (k, v) in [("min", min), ("max", max)] {
+                    if let Some(v) = v
+                        && !v.is_finite()
+                    {
+                        return Err(bad(format!("normal needs a finite `{k}`, not {v}")));
+                    }
+                }
                 if let (Some(a), Some(b)) = (min, max)
                     && a > b
                 {
                     return Err(bad(format!("normal needs min <= max, not {a} and {b}")));
+                }
+                if let Class::Int {
+                    min: tmin,
+                    max: tmax,
+                } = class
+                {
+                    let lo = min.unwrap_or(f64::NEG_INFINITY).max(tmin as f64);
+                    let hi = max.unwrap_or(f64::INFINITY).min(tmax as f64);
+                    if lo.ceil() > hi.floor() {
+                        return Err(bad(format!(
+                            "normal's min and max leave no value in the type's range {tmin}..={tmax}"
+                        )));
+                    }
                 }
                 Generator::Normal {
                     mean,
@@ -575,11 +624,10 @@ impl<'s> P<'s> {
                 };
                 if let Class::Int { min, max } = class
                     && values.is_none()
-                    && (start < min || start + i128::from(n) - 1 > max)
+                    && (start < min || start > max || start + i128::from(n) - 1 > max)
                 {
                     return Err(bad(format!(
-                        "zipf ranks {start}..={} do not fit the type's range {min}..={max}",
-                        start + i128::from(n) - 1
+                        "zipf ranks from {start} ({n} of them) do not fit the type's range {min}..={max}"
                     )));
                 }
                 Generator::Zipf {
@@ -712,6 +760,13 @@ impl<'s> P<'s> {
         if name.is_empty() {
             return Err(self.err(v.span(), f, "the name is empty"));
         }
+        if name.contains('.') {
+            return Err(self.err(
+                v.span(),
+                f,
+                "a field name cannot contain `.` (dotted paths name nested fields)",
+            ));
+        }
         let Some(ty) = get(t, "type") else {
             return Err(self.err(v.span(), f, format!("needs a `type`: one of {TYPES}")));
         };
@@ -840,15 +895,59 @@ impl<'s> P<'s> {
                 let value = self.child(val, &path, "value")?;
                 let length = self.length(t, f, v.span())?;
                 if let Kind::Scalar { generator, .. } = &key.kind {
-                    let distinct = match generator {
-                        Generator::Weighted { weights, .. } => {
-                            weights.iter().filter(|w| **w > 0.0).count() as u64
+                    let distinct_of = |vals: Vec<&Value>| {
+                        let mut seen: Vec<&Value> = Vec::new();
+                        for v in vals {
+                            if !seen.contains(&v) {
+                                seen.push(v);
+                            }
                         }
+                        seen.len() as u64
+                    };
+                    if let Some(vals) = dictionary_values(generator)
+                        && distinct_of(vals.iter().collect()) != vals.len() as u64
+                    {
+                        return Err(self.err(
+                            k.span(),
+                            Some(&key.path),
+                            "map key values must be distinct (keys are distinct within a map)",
+                        ));
+                    }
+                    let distinct = match generator {
+                        Generator::Weighted { values, weights } => distinct_of(
+                            values
+                                .iter()
+                                .zip(weights)
+                                .filter(|(_, w)| **w > 0.0)
+                                .map(|(v, _)| v)
+                                .collect(),
+                        ),
                         Generator::Zipf {
                             values: Some(v), ..
-                        } => v.len() as u64,
+                        } => distinct_of(v.iter().collect()),
                         Generator::Constant(_) => 1,
-                        Generator::Sequence { .. } => u64::MAX,
+                        // Integer keys `start + step * id` repeat only after
+                        // 2^(bits - trailing zeros of step) ids.
+                        Generator::Sequence {
+                            step: Value::Int(step),
+                            ..
+                        } if *step != 0 => {
+                            let bits = match &key.kind {
+                                Kind::Scalar { data_type, .. } => {
+                                    data_type.primitive_width().unwrap_or(8) as u32 * 8
+                                }
+                                _ => 64,
+                            };
+                            let period = bits.saturating_sub((*step as u64).trailing_zeros());
+                            1u64.checked_shl(period).unwrap_or(u64::MAX)
+                        }
+                        Generator::Sequence { .. } => {
+                            return Err(self.err(
+                                k.span(),
+                                Some(&key.path),
+                                "map keys from a sequence need an integer type and a non-zero step (keys are distinct within a map)",
+                            ));
+                        }
                         _ => {
                             return Err(self.err(
                                 k.span(),
@@ -999,11 +1098,38 @@ impl<'s> P<'s> {
             fields.push(field);
             whens.push(when);
         }
+        // Which fields have cases that replace their generator: known
+        // before any case is resolved, so that the answer does not depend on
+        // the order of the fields.
+        let gen_cases: Vec<bool> = whens
+            .iter()
+            .map(|ws| {
+                ws.iter().any(|w| match w.get_ref() {
+                    DeValue::Table(t) => t
+                        .iter()
+                        .any(|(k, _)| GENERATORS.contains(&k.get_ref().as_ref())),
+                    _ => false,
+                })
+            })
+            .collect();
         // `when` cases: resolved against the siblings now that all exist.
         for i in 0..fields.len() {
-            let mut cases = Vec::new();
+            let mut cases: Vec<When> = Vec::new();
             for w in &whens[i] {
-                cases.push(self.when(w, &fields, i)?);
+                let case = self.when(w, &fields, i, &gen_cases)?;
+                if let Some(first) = cases.first()
+                    && first.field != case.field
+                {
+                    return Err(self.err(
+                        w.span(),
+                        Some(&fields[i].path),
+                        format!(
+                            "all `when` cases of a field must read the same sibling (`{}`, not `{}`)",
+                            first.field, case.field
+                        ),
+                    ));
+                }
+                cases.push(case);
             }
             let f = &mut fields[i];
             if cases.iter().any(|c| c.null_rate.is_some_and(|r| r > 0.0)) {
@@ -1015,7 +1141,13 @@ impl<'s> P<'s> {
         Ok(fields)
     }
 
-    fn when(&self, w: &Sp<'_>, siblings: &[Field], me: usize) -> Result<When, SpecError> {
+    fn when(
+        &self,
+        w: &Sp<'_>,
+        siblings: &[Field],
+        me: usize,
+        gen_cases: &[bool],
+    ) -> Result<When, SpecError> {
         let field = &siblings[me];
         let f = Some(field.path.as_str());
         let t = self.table(w, f, "a `when` case")?;
@@ -1058,8 +1190,7 @@ impl<'s> P<'s> {
                         generator,
                     } => (
                         Class::of(data_type),
-                        categories(generator).is_some()
-                            && sib.when.iter().all(|c| c.generator.is_none()),
+                        categories(generator).is_some() && !gen_cases[sibling],
                     ),
                     _ => (Class::Str, false),
                 };
@@ -1069,7 +1200,8 @@ impl<'s> P<'s> {
                         f,
                         format!(
                             "`is` needs `{target_name}` to be categorical (weighted, zipf with values, \
-                             probability or constant, at most 255 values); use `is_null` for any field"
+                             probability or constant, at most 255 values) with no `when` case that \
+                             replaces its generator; use `is_null` for any field"
                         ),
                     ));
                 }
@@ -1110,7 +1242,7 @@ impl<'s> P<'s> {
                     let Kind::Scalar { generator, .. } = &field.kind else {
                         unreachable!()
                     };
-                    if categories(g) != categories(generator) {
+                    if dictionary_values(g) != dictionary_values(generator) {
                         return Err(self.err(
                             w.span(),
                             f,
@@ -1173,6 +1305,19 @@ fn int_of_value(v: &Value) -> i128 {
     match v {
         Value::Int(i) => *i,
         _ => 0,
+    }
+}
+
+/// The values a dictionary generator draws from, in key order.
+fn dictionary_values(g: &Generator) -> Option<&[Value]> {
+    match g {
+        Generator::Weighted { values, .. }
+        | Generator::Zipf {
+            values: Some(values),
+            ..
+        } => Some(values),
+        Generator::Constant(v) => Some(std::slice::from_ref(v)),
+        _ => None,
     }
 }
 
@@ -1282,7 +1427,25 @@ fn parse_date(s: &str) -> Option<i128> {
     let y: i128 = it.next()?.parse().ok()?;
     let m: i128 = it.next()?.parse().ok()?;
     let d: i128 = it.next()?.parse().ok()?;
-    ((1..=12).contains(&m) && (1..=31).contains(&d)).then(|| days_from_civil(y, m, d))
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    ((-1_000_000..=1_000_000).contains(&y)
+        && (1..=12).contains(&m)
+        && (1..=days[(m - 1) as usize]).contains(&d))
+    .then(|| days_from_civil(y, m, d))
 }
 
 pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {

@@ -174,7 +174,9 @@ impl Template {
                 Placeholder::FirstName => crate::names::first_names().len() as u64,
                 Placeholder::LastName => crate::names::last_names().len() as u64,
                 Placeholder::Word => crate::names::words().len() as u64,
-                Placeholder::Uniform { min, max } => (*max as i128 - *min as i128 + 1) as u64,
+                Placeholder::Uniform { min, max } => {
+                    u64::try_from(*max as i128 - *min as i128 + 1).ok()?
+                }
                 Placeholder::Zipf { n, .. } => *n,
                 Placeholder::Hex(d) => 1u64.checked_shl(4 * d)?,
             };
