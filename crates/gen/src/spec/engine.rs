@@ -916,21 +916,30 @@ fn uint_text(v: u64, width: usize, zero: bool, negative: bool) -> Option<(u128, 
 /// [`uint_text`], inlined.
 #[inline(always)]
 fn uint_text_inline(v: u64, width: usize, zero: bool, negative: bool) -> Option<(u128, usize)> {
-    let digits = if v == 0 { 1 } else { v.ilog10() as usize + 1 };
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    if v >= 10_000_000_000_000_000 {
+        return None;
+    }
+    // 16 zero-padded digits, first character in the low byte; the digit
+    // count comes from the leading '0' characters (no logarithm).
+    let (high, low) = if v < 100_000_000 {
+        (ZEROS, digits8(v as u32))
+    } else {
+        (
+            digits8((v / 100_000_000) as u32),
+            digits8((v % 100_000_000) as u32),
+        )
+    };
+    let text = u128::from(high) | u128::from(low) << 64;
+    let leading = ((text ^ u128::from(ZEROS) * ((1u128 << 64) + 1)).trailing_zeros() / 8) as usize;
+    let digits = (16 - leading.min(16)).max(1);
     let total = width.max(digits + usize::from(negative));
     if total > 16 {
         return None;
     }
     let pad = total - digits;
     let at = if zero { 0 } else { pad.saturating_sub(1) };
-    let mut t = if total <= 8 {
-        // One word: 8 zero-padded digits, the last `total` kept.
-        u128::from(digits8(v as u32) >> (8 * (8 - total)))
-    } else {
-        let text = u128::from(digits8((v / 100_000_000) as u32))
-            | u128::from(digits8((v % 100_000_000) as u32)) << 64;
-        text >> (8 * (16 - total))
-    };
+    let mut t = text >> (8 * (16 - total));
     if !zero && pad > 0 {
         // Leading '0's of the padding become ' ' (0x30 - 0x10).
         t -= 0x1010_1010_1010_1010_1010_1010_1010_1010 & ((1u128 << (8 * pad)) - 1);
@@ -1208,12 +1217,17 @@ fn compile(
             generator,
         } => {
             let class = Class::of(data_type);
+            // One sampler per branch when a case replaces the generator;
+            // else the one sampler serves every branch (cases then change
+            // only the null rate, and the fast loops apply).
             let mut samplers = vec![];
-            for w in &f.when {
-                samplers.push(compile_sampler(
-                    w.generator.as_ref().unwrap_or(generator),
-                    class,
-                )?);
+            if f.when.iter().any(|w| w.generator.is_some()) {
+                for w in &f.when {
+                    samplers.push(compile_sampler(
+                        w.generator.as_ref().unwrap_or(generator),
+                        class,
+                    )?);
+                }
             }
             samplers.push(compile_sampler(generator, class)?);
             let out = match data_type {
@@ -1609,8 +1623,8 @@ impl Node {
         let key = leaf.value_key;
         let sampler = |i: usize| -> &Sampler {
             match branches {
-                Some(b) => &leaf.samplers[b[i] as usize],
-                None => &leaf.samplers[0],
+                Some(b) if leaf.samplers.len() > 1 => &leaf.samplers[b[i] as usize],
+                _ => &leaf.samplers[0],
             }
         };
         let draw_int = |i: usize, id: u64| match forced {
