@@ -931,7 +931,8 @@ fn uint_text_inline(v: u64, width: usize, zero: bool, negative: bool) -> Option<
         )
     };
     let text = u128::from(high) | u128::from(low) << 64;
-    let leading = ((text ^ u128::from(ZEROS) * ((1u128 << 64) + 1)).trailing_zeros() / 8) as usize;
+    let leading =
+        ((text ^ (u128::from(ZEROS) * ((1u128 << 64) + 1))).trailing_zeros() / 8) as usize;
     let digits = (16 - leading.min(16)).max(1);
     let total = width.max(digits + usize::from(negative));
     if total > 16 {
