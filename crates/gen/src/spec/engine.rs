@@ -18,7 +18,7 @@ use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field as ArrowField, FieldRef, Fields, Schema, SchemaRef};
 
-use super::parse::{Class, MAX_LENGTH, categories, max_length};
+use super::parse::{Class, MAX_LENGTH, categories, dictionary_values, max_length};
 use super::template::{Part, Placeholder};
 use super::{Condition, Field, Generator, Kind, Spec, Value, WordList};
 use crate::dist::{Alias, Zipf, normal, unit};
@@ -987,22 +987,22 @@ fn uint_text_long(mut v: u64, width: usize, zero: bool, negative: bool) -> ([u8;
     (out, len)
 }
 
-/// [`write_uint`], inlined.
+/// Writes `v` as [`uint_text`] formats it; `INLINE` inlines the
+/// formatting instead of calling it.
 #[inline(always)]
-fn write_uint_inline(out: &mut Writer, v: u64, width: usize, zero: bool, negative: bool) {
-    match uint_text_inline(v, width, zero, negative) {
-        Some((t, len)) => out.block(&t.to_le_bytes(), len),
-        None => {
-            let (text, len) = uint_text_long(v, width, zero, negative);
-            out.bytes(&text[..len]);
-        }
-    }
-}
-
-/// Writes `v` as [`uint_text`] formats it.
-#[inline(always)]
-fn write_uint(out: &mut Writer, v: u64, width: usize, zero: bool, negative: bool) {
-    match uint_text(v, width, zero, negative) {
+fn write_uint<const INLINE: bool>(
+    out: &mut Writer,
+    v: u64,
+    width: usize,
+    zero: bool,
+    negative: bool,
+) {
+    let text = if INLINE {
+        uint_text_inline(v, width, zero, negative)
+    } else {
+        uint_text(v, width, zero, negative)
+    };
+    match text {
         Some((t, len)) => out.block(&t.to_le_bytes(), len),
         None => {
             let (text, len) = uint_text_long(v, width, zero, negative);
@@ -1018,13 +1018,7 @@ fn write_uint(out: &mut Writer, v: u64, width: usize, zero: bool, negative: bool
 fn write_part<const INLINE_NUMBERS: bool>(p: &TPart, id: u64, d: &mut Draws, out: &mut Writer) {
     match p {
         TPart::Lit(v) => v.write(out),
-        TPart::Seq { width, zero } => {
-            if INLINE_NUMBERS {
-                write_uint_inline(out, id, *width, *zero, false)
-            } else {
-                write_uint(out, id, *width, *zero, false)
-            }
-        }
+        TPart::Seq { width, zero } => write_uint::<INLINE_NUMBERS>(out, id, *width, *zero, false),
         TPart::Name(t) => {
             let (slot, len) = t.slot(below32(d.u32(), t.len() as u32) as usize);
             out.block(slot, len);
@@ -1041,10 +1035,10 @@ fn write_part<const INLINE_NUMBERS: bool>(p: &TPart, id: u64, d: &mut Draws, out
                 below(d.u64(), *span)
             };
             let v = min.wrapping_add(off as i64);
-            write_uint(out, v.unsigned_abs(), *width, *zero, v < 0);
+            write_uint::<false>(out, v.unsigned_abs(), *width, *zero, v < 0);
         }
         TPart::Zipf { zipf, width, zero } => {
-            write_uint(out, zipf.sample(&mut d.r), *width, *zero, false)
+            write_uint::<false>(out, zipf.sample(&mut d.r), *width, *zero, false)
         }
         TPart::Hex(n) => {
             const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -1250,18 +1244,11 @@ fn compile(
             };
             let dictionary = match (data_type, generator) {
                 (DataType::Dictionary(..), g) => {
-                    let vals: Vec<String> = categories(g)
-                        .or_else(|| match g {
-                            Generator::Weighted { values, .. } => Some(values.clone()),
-                            Generator::Zipf {
-                                values: Some(v), ..
-                            } => Some(v.clone()),
-                            _ => None,
-                        })
+                    let vals: Vec<String> = dictionary_values(g)
                         .unwrap_or_default()
-                        .into_iter()
+                        .iter()
                         .map(|v| match v {
-                            Value::Str(s) => s,
+                            Value::Str(s) => s.clone(),
                             other => other.to_string(),
                         })
                         .collect();
@@ -1374,8 +1361,7 @@ fn pack8(c: &[u8]) -> u8 {
 
 /// Packs 0/1 bytes into an Arrow bitmap; `None` when all are 1.
 fn pack(valid: &[u8], s: &mut SpecScratch) -> Option<NullBuffer> {
-    let mut bytes = s.v8(valid.len().div_ceil(8));
-    bytes.extend(valid.chunks(8).map(pack8));
+    let bytes = pack_bytes(valid, s);
     let set: usize = bytes.iter().map(|b| b.count_ones() as usize).sum();
     if set == valid.len() {
         s.put8(bytes);
@@ -1643,7 +1629,6 @@ impl Node {
             }
             None => sampler(i).string(key, id, out),
         };
-        let fast_strings = !want_codes && forced.is_none() && leaf.samplers.len() == 1;
         let mut codes = want_codes.then(|| {
             let mut c = s.v8(n);
             c.reserve(n);
@@ -1658,6 +1643,7 @@ impl Node {
             }
         }
         let fast = forced.is_none() && leaf.samplers.len() == 1;
+        let fast_strings = fast && !want_codes;
         let data = match leaf.out {
             Out::Bool => {
                 let mut bits = s.v8(n);
@@ -1667,7 +1653,7 @@ impl Node {
                     record(&mut codes, valid, c, i);
                     bits.push((v & 1) as u8);
                 }
-                let packed = pack_all(&bits, s);
+                let packed = Buffer::from_vec(pack_bytes(&bits, s));
                 s.put8(bits);
                 ArrayData::builder(DataType::Boolean)
                     .len(n)
@@ -1941,11 +1927,11 @@ fn fill<T>(v: &mut Vec<T>, ids: &[u64], mut f: impl FnMut(usize, u64) -> T) {
     v.extend(ids.iter().enumerate().map(|(i, &id)| f(i, id)));
 }
 
-/// Packs 0/1 bytes into a bitmap buffer.
-fn pack_all(bits: &[u8], s: &mut SpecScratch) -> Buffer {
+/// Packs 0/1 bytes into bitmap bytes.
+fn pack_bytes(bits: &[u8], s: &mut SpecScratch) -> Vec<u8> {
     let mut bytes = s.v8(bits.len().div_ceil(8));
     bytes.extend(bits.chunks(8).map(pack8));
-    Buffer::from_vec(bytes)
+    bytes
 }
 
 fn offsets_buffer(offsets: Vec<u32>) -> arrow_buffer::OffsetBuffer<i32> {
@@ -2089,7 +2075,7 @@ mod tests {
             pos: 0,
         };
         w.room(100);
-        write_uint(&mut w, v, width, zero, negative);
+        write_uint::<false>(&mut w, v, width, zero, negative);
         String::from_utf8(w.buf[..w.pos].to_vec()).unwrap()
     }
 

@@ -1309,7 +1309,7 @@ fn int_of_value(v: &Value) -> i128 {
 }
 
 /// The values a dictionary generator draws from, in key order.
-fn dictionary_values(g: &Generator) -> Option<&[Value]> {
+pub(crate) fn dictionary_values(g: &Generator) -> Option<&[Value]> {
     match g {
         Generator::Weighted { values, .. }
         | Generator::Zipf {
@@ -1324,14 +1324,8 @@ fn dictionary_values(g: &Generator) -> Option<&[Value]> {
 /// The values of a categorical generator, in category order (at most 255).
 pub(crate) fn categories(g: &Generator) -> Option<Vec<Value>> {
     let v = match g {
-        Generator::Weighted { values, .. } => values.clone(),
-        Generator::Zipf {
-            values: Some(values),
-            ..
-        } => values.clone(),
         Generator::Probability(_) => vec![Value::Bool(false), Value::Bool(true)],
-        Generator::Constant(v) => vec![v.clone()],
-        _ => return None,
+        g => dictionary_values(g)?.to_vec(),
     };
     (v.len() <= 255).then_some(v)
 }
