@@ -565,3 +565,68 @@ fn review_cases_are_refused_with_their_line() {
         "{err}"
     );
 }
+
+/// Templates of every shape the engine distinguishes (one step, two steps,
+/// longer; literals before, between and after slots, short and longer
+/// than one 16-byte block) against `format!` of the same row ids.
+#[test]
+fn templates_match_an_independent_formatting() {
+    let text = r#"
+name = "templates"
+[[fields]]
+name = "one"
+type = "utf8"
+template = "+91-99-{seq:08}"
+[[fields]]
+name = "bare"
+type = "utf8"
+template = "{seq}"
+[[fields]]
+name = "two"
+type = "utf8"
+template = "id {seq:5} / {seq:03}"
+[[fields]]
+name = "long"
+type = "utf8"
+template = "a literal longer than sixteen bytes {seq} and {{braces}} then {seq:012} and a tail that is long too"
+[[fields]]
+name = "trailing"
+type = "large_utf8"
+template = "{seq}-{seq}-{seq}-{seq}."
+[[fields]]
+name = "literal"
+type = "utf8"
+template = "only text, no slots"
+"#;
+    let spec = Spec::parse(text, "templates.toml").unwrap();
+    for first in [0u64, 99_999_990, 123_456_789_012] {
+        let b = batch(&spec, 1, first, 40);
+        for c in b.columns() {
+            c.to_data().validate_full().unwrap();
+        }
+        for i in 0..40 {
+            let id = first + i as u64;
+            let one = col::<StringArray>(&b, "one").value(i);
+            assert_eq!(one, format!("+91-99-{id:08}"));
+            assert_eq!(col::<StringArray>(&b, "bare").value(i), id.to_string());
+            assert_eq!(
+                col::<StringArray>(&b, "two").value(i),
+                format!("id {id:5} / {id:03}")
+            );
+            assert_eq!(
+                col::<StringArray>(&b, "long").value(i),
+                format!(
+                    "a literal longer than sixteen bytes {id} and {{braces}} then {id:012} and a tail that is long too"
+                )
+            );
+            assert_eq!(
+                col::<arrow_array::LargeStringArray>(&b, "trailing").value(i),
+                format!("{id}-{id}-{id}-{id}.")
+            );
+            assert_eq!(
+                col::<StringArray>(&b, "literal").value(i),
+                "only text, no slots"
+            );
+        }
+    }
+}
