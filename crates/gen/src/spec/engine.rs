@@ -651,8 +651,6 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
     })
 }
 
-/// Draws `0..span` (`span` up to 2^64) from 64 random bits.
-#[inline(always)]
 /// A list or map length sampler; table values are clamped here to
 /// `0..=max_length`, so that the per-row loops need not clamp them.
 fn length_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
@@ -666,6 +664,8 @@ fn length_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
     Ok(sampler)
 }
 
+/// Draws `0..span` (`span` up to 2^64) from 64 random bits.
+#[inline(always)]
 fn below(bits: u64, span: u128) -> u64 {
     if span > u64::MAX as u128 {
         bits
@@ -2194,8 +2194,9 @@ fn short_lists<const N: usize>(
     let outs = offsets[1..].iter_mut().zip(valid2.iter_mut());
     for ((&id, &ok), (offset, valid2)) in ids.iter().zip(valid).zip(outs) {
         // `draw` returns at most N already; the `min` (a conditional move)
-        // keeps the `set_len` below sound whatever it returns.
-        let len = draw(id).min(N) * usize::from(ok);
+        // and the 0/1 factor keep `len <= N`, so the `set_len` below is
+        // sound whatever `draw` returns and whatever the validity bytes.
+        let len = draw(id).min(N) * usize::from(ok == 1);
         let base = id.wrapping_mul(N as u64);
         let slots: &mut [MaybeUninit<u64>; N] =
             (&mut spare[total..total + N]).try_into().expect("N slots");
