@@ -3,6 +3,8 @@
 //! Flags are parsed here and turned into library calls; all the work lives
 //! in the `strata-*` crates.
 
+mod bench;
+
 use std::{
     io::{IsTerminal, Write},
     path::{Path, PathBuf},
@@ -73,6 +75,15 @@ enum Command {
     /// format's JSON Schema.
     #[command(subcommand)]
     Spec(SpecCommand),
+    /// Benchmark suites with peers side by side, baselines, counters and
+    /// trend charts: `strata bench SUITE`, `strata bench report DIR`.
+    ///
+    /// Suites: pipeline (generate), row (against arrow-row), scan
+    /// (projected reads against the arrow-rs readers and pyarrow), compact
+    /// (planner layouts, merge against DuckDB), parquet-column (seed 002's
+    /// Int64 matrix against Arrow C++ through pyarrow). Reports medians,
+    /// min/max, CPU time and throughput as Markdown, and saves every run.
+    Bench(bench::BenchArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -381,6 +392,11 @@ fn main() -> ExitCode {
         Command::Compact(CompactCommand::Plan(args)) => run_compact_plan(args),
         Command::Compact(CompactCommand::Run(args)) => run_compact_run(args),
         Command::Spec(cmd) => run_spec(cmd),
+        Command::Bench(args) => match bench::run(args) {
+            Ok(0) => Ok(()),
+            Ok(code) => return ExitCode::from(code as u8),
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,382 @@
+//! Hardware counters around a measured closure, through `perf_event_open`
+//! (the `perf-event2` crate), each opened on its own so that one the
+//! kernel refuses does not take the others with it.
+//!
+//! Counters: cycles, instructions (and IPC from the two), cache
+//! references and misses, branch misses; on Intel, split stores and the
+//! top-down level-1 slots when the kernel lists those events in sysfs. A
+//! counter that cannot be opened or read is reported as `unavailable:
+//! REASON` (the errno, or why it was not tried), never as a failure: these
+//! VMs expose no PMU, and `perf_event_paranoid` may forbid them anyway.
+
+use std::collections::BTreeMap;
+use std::io;
+
+use perf_event::events::{Event, Hardware, Raw};
+use perf_event::{Builder, Counter};
+use serde::{Deserialize, Serialize};
+
+/// What a counter read gives: a count per iteration, or why there is none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    /// Events per measured iteration.
+    Value(f64),
+    /// Why the counter gave nothing.
+    Unavailable(String),
+}
+
+impl Reading {
+    /// The value, if there is one.
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            Reading::Value(v) => Some(*v),
+            Reading::Unavailable(_) => None,
+        }
+    }
+}
+
+/// One counter to open: its report name and how to open it.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The report's name (`instructions`, `split_stores`, ...).
+    pub name: &'static str,
+    /// How to open it, or why it is not tried on this machine.
+    pub source: Result<Source, String>,
+}
+
+/// A hardware event, or a raw one (`config` as the kernel's sysfs lists it).
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// A generic hardware event.
+    Hardware(Hardware),
+    /// A model-specific event, `attr.config` for `PERF_TYPE_RAW`.
+    Raw(u64),
+}
+
+/// Something that opens counters: the kernel, or a stand-in in tests.
+pub trait Opener {
+    /// An open, disabled counter for `source`.
+    fn open(&self, source: Source) -> io::Result<Box<dyn Handle>>;
+}
+
+/// An open counter.
+pub trait Handle {
+    /// Resets and starts counting.
+    fn start(&mut self) -> io::Result<()>;
+    /// Stops counting and returns the count, scaled up when the kernel
+    /// multiplexed the counter (ran it only part of the time).
+    fn stop(&mut self) -> io::Result<u64>;
+}
+
+/// The kernel's `perf_event_open`, for this process, user space only.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Kernel;
+
+struct KernelCounter(Counter);
+
+impl Opener for Kernel {
+    fn open(&self, source: Source) -> io::Result<Box<dyn Handle>> {
+        fn build(e: impl Event + 'static) -> io::Result<Counter> {
+            let mut b = Builder::new(e);
+            b.exclude_kernel(true).exclude_hv(true);
+            b.build()
+        }
+        let c = match source {
+            Source::Hardware(h) => build(h)?,
+            Source::Raw(config) => build(Raw::new(config))?,
+        };
+        Ok(Box::new(KernelCounter(c)))
+    }
+}
+
+impl Handle for KernelCounter {
+    fn start(&mut self) -> io::Result<()> {
+        self.0.reset()?;
+        self.0.enable()
+    }
+
+    fn stop(&mut self) -> io::Result<u64> {
+        self.0.disable()?;
+        let r = self.0.read_full()?;
+        let count = r.count();
+        match (r.time_enabled(), r.time_running()) {
+            (Some(e), Some(run)) if !run.is_zero() && run < e => {
+                Ok((count as f64 * e.as_secs_f64() / run.as_secs_f64()) as u64)
+            }
+            (_, Some(run)) if run.is_zero() && count == 0 => Err(io::Error::other(
+                "never scheduled on the PMU (multiplexed out)",
+            )),
+            _ => Ok(count),
+        }
+    }
+}
+
+/// The counters this machine might have: the generic ones everywhere, and
+/// on Intel split stores and top-down level 1 from sysfs.
+pub fn default_specs() -> Vec<Spec> {
+    let mut specs = vec![
+        hw("cycles", Hardware::CPU_CYCLES),
+        hw("instructions", Hardware::INSTRUCTIONS),
+        hw("cache_references", Hardware::CACHE_REFERENCES),
+        hw("cache_misses", Hardware::CACHE_MISSES),
+        hw("branch_misses", Hardware::BRANCH_MISSES),
+    ];
+    let intel = std::fs::read_to_string("/proc/cpuinfo")
+        .map(|c| c.contains("GenuineIntel"))
+        .unwrap_or(false);
+    let extra: [(&'static str, &str); 6] = [
+        ("split_stores", "mem_inst_retired.split_stores"),
+        ("topdown_slots", "slots"),
+        ("topdown_retiring", "topdown-retiring"),
+        ("topdown_bad_spec", "topdown-bad-spec"),
+        ("topdown_fe_bound", "topdown-fe-bound"),
+        ("topdown_be_bound", "topdown-be-bound"),
+    ];
+    for (name, event) in extra {
+        let source = if !intel {
+            Err("not an Intel CPU".to_string())
+        } else if name == "split_stores" {
+            // MEM_INST_RETIRED.SPLIT_STORES: event 0xd0, umask 0x42 on
+            // Skylake and later cores.
+            Ok(Source::Raw(0x42d0))
+        } else {
+            sysfs_event(event).map(Source::Raw)
+        };
+        specs.push(Spec { name, source });
+    }
+    specs
+}
+
+fn hw(name: &'static str, h: Hardware) -> Spec {
+    Spec {
+        name,
+        source: Ok(Source::Hardware(h)),
+    }
+}
+
+/// The raw config of a named core event the kernel lists in sysfs
+/// (`event=0x00,umask=0x81`).
+fn sysfs_event(name: &str) -> Result<u64, String> {
+    let path = format!("/sys/bus/event_source/devices/cpu/events/{name}");
+    let text = std::fs::read_to_string(&path).map_err(|_| format!("{path} is absent"))?;
+    parse_event_config(&text).ok_or_else(|| format!("cannot parse {path}: {}", text.trim()))
+}
+
+/// `event=0x..,umask=0x..` as `attr.config` (umask in bits 8-15).
+pub fn parse_event_config(text: &str) -> Option<u64> {
+    let mut config = 0u64;
+    for term in text.trim().split(',') {
+        let (key, value) = term.split_once('=')?;
+        let v = u64::from_str_radix(value.trim().trim_start_matches("0x"), 16).ok()?;
+        match key.trim() {
+            "event" => config |= v & 0xff,
+            "umask" => config |= (v & 0xff) << 8,
+            _ => return None,
+        }
+    }
+    Some(config)
+}
+
+/// An open counter, or why it is not.
+type Opened = Result<Box<dyn Handle>, String>;
+
+/// Counters opened for one measured case.
+pub struct Set {
+    counters: Vec<(&'static str, Opened)>,
+    totals: BTreeMap<&'static str, Result<u64, String>>,
+    iterations: u64,
+}
+
+impl std::fmt::Debug for Set {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Set")
+            .field("counters", &self.counters.len())
+            .field("iterations", &self.iterations)
+            .finish()
+    }
+}
+
+impl Set {
+    /// Opens every counter of `specs` with `opener`; failures are kept as
+    /// reasons.
+    pub fn open(opener: &dyn Opener, specs: &[Spec]) -> Set {
+        let counters = specs
+            .iter()
+            .map(|s| {
+                let handle = match &s.source {
+                    Err(why) => Err(why.clone()),
+                    Ok(src) => opener.open(*src).map_err(|e| reason(&e)),
+                };
+                (s.name, handle)
+            })
+            .collect();
+        Set {
+            counters,
+            totals: BTreeMap::new(),
+            iterations: 0,
+        }
+    }
+
+    /// Runs `f` once with every open counter counting, and adds the counts.
+    pub fn measure<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        for (_, h) in &mut self.counters {
+            if let Ok(handle) = h
+                && let Err(e) = handle.start()
+            {
+                *h = Err(reason(&e));
+            }
+        }
+        let out = f();
+        for (name, h) in &mut self.counters {
+            let got = match h {
+                Ok(handle) => handle.stop().map_err(|e| reason(&e)),
+                Err(why) => Err(why.clone()),
+            };
+            let total = self.totals.entry(name).or_insert(Ok(0));
+            *total = match (std::mem::replace(total, Ok(0)), got) {
+                (Ok(t), Ok(c)) => Ok(t + c),
+                (Err(e), _) | (_, Err(e)) => Err(e),
+            };
+        }
+        self.iterations += 1;
+        out
+    }
+
+    /// Counts per iteration, IPC when both cycles and instructions counted.
+    pub fn readings(&self) -> BTreeMap<String, Reading> {
+        let mut out = BTreeMap::new();
+        let n = self.iterations.max(1) as f64;
+        for (name, _) in &self.counters {
+            let r = match self.totals.get(name) {
+                Some(Ok(t)) => Reading::Value(*t as f64 / n),
+                Some(Err(e)) => Reading::Unavailable(e.clone()),
+                None => Reading::Unavailable("not measured".into()),
+            };
+            out.insert(name.to_string(), r);
+        }
+        let ipc = match (
+            out.get("instructions").and_then(Reading::value),
+            out.get("cycles").and_then(Reading::value),
+        ) {
+            (Some(i), Some(c)) if c > 0.0 => Reading::Value(i / c),
+            _ => Reading::Unavailable("needs cycles and instructions".into()),
+        };
+        out.insert("ipc".into(), ipc);
+        out
+    }
+}
+
+fn reason(e: &io::Error) -> String {
+    let what = match e.raw_os_error() {
+        Some(libc::ENOENT) => "no such event on this machine (ENOENT)",
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "not permitted (perf_event_paranoid; try CAP_PERFMON)"
+        }
+        Some(libc::EOPNOTSUPP) => "not supported (EOPNOTSUPP)",
+        Some(libc::ENODEV) => "no PMU (ENODEV)",
+        Some(libc::ENOSYS) => "perf_event_open is not available (ENOSYS)",
+        Some(libc::EINVAL) => "the kernel rejected the event (EINVAL)",
+        _ => return e.to_string(),
+    };
+    what.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel without counters: every open fails like a VM without a PMU.
+    struct NoPmu;
+    impl Opener for NoPmu {
+        fn open(&self, _: Source) -> io::Result<Box<dyn Handle>> {
+            Err(io::Error::from_raw_os_error(libc::ENOENT))
+        }
+    }
+
+    /// A kernel that counts one event per call, and refuses raw events.
+    struct Fake;
+    struct Ticks(u64);
+    impl Opener for Fake {
+        fn open(&self, s: Source) -> io::Result<Box<dyn Handle>> {
+            match s {
+                Source::Raw(_) => Err(io::Error::from_raw_os_error(libc::EACCES)),
+                Source::Hardware(h) if h == Hardware::CPU_CYCLES => Ok(Box::new(Ticks(2000))),
+                Source::Hardware(_) => Ok(Box::new(Ticks(1000))),
+            }
+        }
+    }
+    impl Handle for Ticks {
+        fn start(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+        fn stop(&mut self) -> io::Result<u64> {
+            Ok(self.0)
+        }
+    }
+
+    fn specs() -> Vec<Spec> {
+        vec![
+            hw("cycles", Hardware::CPU_CYCLES),
+            hw("instructions", Hardware::INSTRUCTIONS),
+            Spec {
+                name: "split_stores",
+                source: Ok(Source::Raw(0x42d0)),
+            },
+            Spec {
+                name: "topdown_slots",
+                source: Err("not an Intel CPU".into()),
+            },
+        ]
+    }
+
+    #[test]
+    fn a_kernel_without_counters_gives_reasons_not_failures() {
+        let mut set = Set::open(&NoPmu, &specs());
+        let v = set.measure(|| 41 + 1);
+        assert_eq!(v, 42);
+        let r = set.readings();
+        for name in ["cycles", "instructions", "split_stores"] {
+            assert_eq!(
+                r[name],
+                Reading::Unavailable("no such event on this machine (ENOENT)".into()),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            r["topdown_slots"],
+            Reading::Unavailable("not an Intel CPU".into())
+        );
+        assert!(matches!(r["ipc"], Reading::Unavailable(_)));
+    }
+
+    #[test]
+    fn counts_are_per_iteration_and_ipc_is_derived() {
+        let mut set = Set::open(&Fake, &specs());
+        for _ in 0..4 {
+            set.measure(|| ());
+        }
+        let r = set.readings();
+        assert_eq!(r["cycles"], Reading::Value(2000.0));
+        assert_eq!(r["instructions"], Reading::Value(1000.0));
+        assert_eq!(r["ipc"], Reading::Value(0.5));
+        assert!(matches!(&r["split_stores"], Reading::Unavailable(w) if w.contains("paranoid")));
+    }
+
+    #[test]
+    fn the_real_kernel_never_fails_the_run() {
+        // Whatever this machine allows, opening and reading return.
+        let mut set = Set::open(&Kernel, &default_specs());
+        set.measure(|| std::hint::black_box((0..1000u64).sum::<u64>()));
+        let r = set.readings();
+        assert!(r.contains_key("instructions") && r.contains_key("ipc"));
+    }
+
+    #[test]
+    fn sysfs_event_strings_parse() {
+        assert_eq!(parse_event_config("event=0x00,umask=0x81\n"), Some(0x8100));
+        assert_eq!(parse_event_config("event=0xd0,umask=0x42"), Some(0x42d0));
+        assert_eq!(parse_event_config("event=0xd0,period=3"), None);
+        assert_eq!(parse_event_config("garbage"), None);
+    }
+}

@@ -1,0 +1,231 @@
+//! Cases, how one is measured, and the results a run keeps.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+use crate::cachegrind::Cachegrind;
+use crate::counters::{self, Reading};
+use crate::stats::{Comparison, Summary};
+
+/// What a case's throughput counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Bytes (shown as MiB/s).
+    Bytes,
+    /// Rows (shown as M rows/s).
+    Rows,
+    /// Values (shown as M values/s).
+    Values,
+}
+
+impl Unit {
+    /// The rate's label and divisor.
+    pub fn rate(self) -> (&'static str, f64) {
+        match self {
+            Unit::Bytes => ("MiB/s", 1024.0 * 1024.0),
+            Unit::Rows => ("M rows/s", 1e6),
+            Unit::Values => ("M values/s", 1e6),
+        }
+    }
+}
+
+/// One timed repetition, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Wall-clock time.
+    pub wall: f64,
+    /// CPU time of the process (user + system), all threads.
+    pub cpu: f64,
+}
+
+/// The code a case times.
+pub enum Body {
+    /// One iteration of the work, run here.
+    InProcess(Box<dyn FnMut() -> Result<(), Error>>),
+    /// Samples a peer measured in its own process (pyarrow, DuckDB).
+    Measured(Vec<Sample>),
+    /// A peer that is not installed, and why.
+    Unavailable(String),
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Body::InProcess(_) => f.write_str("InProcess"),
+            Body::Measured(s) => f.debug_tuple("Measured").field(&s.len()).finish(),
+            Body::Unavailable(w) => f.debug_tuple("Unavailable").field(w).finish(),
+        }
+    }
+}
+
+/// A measured piece of work by one implementation ("subject"): cases with
+/// the same name and different subjects are shown side by side.
+#[derive(Debug)]
+pub struct Case {
+    /// The work, e.g. `encode/u64x50` (the same for every subject).
+    pub name: String,
+    /// Who does it: `strata`, `arrow-row`, `pyarrow`, ...
+    pub subject: String,
+    /// What `work` counts.
+    pub unit: Unit,
+    /// Units of work per repetition.
+    pub work: f64,
+    /// Repetitions of the work in one run of `body` (samples and counters
+    /// are divided by it, so that they are per repetition).
+    pub repeats: u64,
+    /// The code.
+    pub body: Body,
+}
+
+impl Case {
+    /// A case run in this process.
+    pub fn new(
+        name: impl Into<String>,
+        subject: impl Into<String>,
+        unit: Unit,
+        work: f64,
+        body: impl FnMut() -> Result<(), Error> + 'static,
+    ) -> Case {
+        Case {
+            name: name.into(),
+            subject: subject.into(),
+            unit,
+            work,
+            repeats: 1,
+            body: Body::InProcess(Box::new(body)),
+        }
+    }
+
+    /// `name/subject`, the case's id for `--only`.
+    pub fn id(&self) -> String {
+        format!("{}@{}", self.name, self.subject)
+    }
+}
+
+/// How counters are collected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CounterMode {
+    /// Hardware counters where the kernel allows, reasons elsewhere.
+    Auto,
+    /// None.
+    Off,
+    /// Each in-process case re-run under valgrind's cachegrind.
+    Cachegrind,
+}
+
+/// The result of one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseResult {
+    /// See [`Case::name`].
+    pub name: String,
+    /// See [`Case::subject`].
+    pub subject: String,
+    /// See [`Case::unit`].
+    pub unit: Unit,
+    /// See [`Case::work`].
+    pub work: f64,
+    /// Wall-clock summary, seconds; `None` when unavailable.
+    pub wall: Option<Summary>,
+    /// CPU-time summary, seconds.
+    pub cpu: Option<Summary>,
+    /// Every repetition.
+    pub samples: Vec<Sample>,
+    /// Units per second at the median wall time.
+    pub throughput: Option<f64>,
+    /// Hardware counters per iteration (empty when off).
+    pub counters: BTreeMap<String, Reading>,
+    /// Cachegrind counts of one iteration, when asked for.
+    pub cachegrind: Option<Result<Cachegrind, String>>,
+    /// Against the baseline, when one was given and has this case.
+    pub baseline: Option<Comparison>,
+    /// Why the case has no samples.
+    pub unavailable: Option<String>,
+}
+
+impl CaseResult {
+    /// A case with no samples, and why.
+    pub fn unavailable(c: &Case, why: &str) -> CaseResult {
+        CaseResult {
+            name: c.name.clone(),
+            subject: c.subject.clone(),
+            unit: c.unit,
+            work: c.work,
+            wall: None,
+            cpu: None,
+            samples: vec![],
+            throughput: None,
+            counters: BTreeMap::new(),
+            cachegrind: None,
+            baseline: None,
+            unavailable: Some(why.to_string()),
+        }
+    }
+
+    /// A result from samples.
+    pub fn from_samples(c: &Case, samples: Vec<Sample>) -> CaseResult {
+        let wall = Summary::of(&samples.iter().map(|s| s.wall).collect::<Vec<_>>());
+        let cpu = Summary::of(&samples.iter().map(|s| s.cpu).collect::<Vec<_>>());
+        let throughput = wall.filter(|w| w.median > 0.0).map(|w| c.work / w.median);
+        CaseResult {
+            name: c.name.clone(),
+            subject: c.subject.clone(),
+            unit: c.unit,
+            work: c.work,
+            wall,
+            cpu,
+            samples,
+            throughput,
+            counters: BTreeMap::new(),
+            cachegrind: None,
+            baseline: None,
+            unavailable: None,
+        }
+    }
+}
+
+/// CPU time of this process (all threads), seconds.
+pub fn process_cpu_time() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the
+    // call, and CLOCK_PROCESS_CPUTIME_ID is a clock every Linux kernel
+    // since 2.6.12 has; on failure the zeroed value is returned.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Runs an in-process body `runs` times after `warmup` untimed runs,
+/// counting with `counters` when given.
+pub fn time_body(
+    body: &mut dyn FnMut() -> Result<(), Error>,
+    runs: usize,
+    warmup: usize,
+    mut counters: Option<&mut counters::Set>,
+) -> Result<Vec<Sample>, Error> {
+    for _ in 0..warmup {
+        body()?;
+    }
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let c0 = process_cpu_time();
+        let t0 = Instant::now();
+        match counters.as_deref_mut() {
+            Some(set) => set.measure(&mut *body)?,
+            None => body()?,
+        }
+        let wall = t0.elapsed().as_secs_f64();
+        let cpu = process_cpu_time() - c0;
+        samples.push(Sample { wall, cpu });
+    }
+    Ok(samples)
+}
