@@ -38,17 +38,26 @@ fn rate(c: &CaseResult) -> String {
         .map_or_else(|| "-".into(), |t| format!("{:.1} {label}", t / div))
 }
 
-/// The median wall time of `c` over that of the `strata` case of the same
-/// name (how many times longer the peer takes).
-fn versus_strata(run: &RunResult, c: &CaseResult) -> String {
-    if c.subject == "strata" {
+/// The subject other subjects of a case are compared with: `strata` when
+/// the case has it, else its first subject.
+fn reference<'a>(run: &'a RunResult, name: &str) -> Option<&'a CaseResult> {
+    let mut same = run.cases.iter().filter(|o| o.name == name);
+    run.cases
+        .iter()
+        .find(|o| o.name == name && o.subject == "strata")
+        .or_else(|| same.next())
+}
+
+/// The median wall time of `c` over that of its case's reference (how many
+/// times longer it takes).
+fn versus_reference(run: &RunResult, c: &CaseResult) -> String {
+    let Some(r) = reference(run, &c.name) else {
+        return String::new();
+    };
+    if r.subject == c.subject {
         return String::new();
     }
-    let ours = run
-        .cases
-        .iter()
-        .find(|o| o.name == c.name && o.subject == "strata")
-        .and_then(|o| o.wall);
+    let ours = r.wall;
     match (ours, c.wall) {
         (Some(o), Some(p)) if o.median > 0.0 => format!("{:.2}x", p.median / o.median),
         _ => String::new(),
@@ -75,11 +84,15 @@ pub fn markdown(run: &RunResult) -> String {
     if let Some(b) = &ctx.baseline {
         let _ = writeln!(out, "Baseline: {b}.");
     }
+    let _ = writeln!(
+        out,
+        "Times are per repetition of the case's work; \"time vs ref\" is the median wall time over that of the case's `strata` subject (else its first)."
+    );
     let _ = writeln!(out);
     let with_base = run.cases.iter().any(|c| c.baseline.is_some());
     let _ = write!(
         out,
-        "| case | subject | wall median (min-max) | CPU median | throughput | time vs strata |"
+        "| case | subject | wall median (min-max) | CPU median | throughput | time vs ref |"
     );
     if with_base {
         let _ = write!(out, " vs baseline |");
@@ -112,7 +125,7 @@ pub fn markdown(run: &RunResult) -> String {
             wall,
             cpu,
             rate(c),
-            versus_strata(run, c)
+            versus_reference(run, c)
         );
         if with_base {
             let cell = c.baseline.map_or_else(String::new, |b| {
