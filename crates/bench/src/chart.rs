@@ -197,10 +197,16 @@ fn draw(
         .y_desc(unit)
         .x_labels(dates.len().min(12))
         .x_label_formatter(&|x| {
+            // `MM-DD HH:MM:SS` of `YYYY-MM-DD HH:MM:SS commit`.
+            if (x - x.round()).abs() > 1e-6 || *x < 0.0 {
+                return String::new();
+            }
             let i = x.round() as usize;
             dates
                 .get(i)
-                .map_or(String::new(), |d| d[..10.min(d.len())].to_string())
+                .and_then(|d| d.get(5..19))
+                .unwrap_or("")
+                .to_string()
         })
         .draw()?;
     for (i, (name, points)) in lines.iter().enumerate() {
