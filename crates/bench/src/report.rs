@@ -34,8 +34,25 @@ pub fn seconds(s: f64) -> String {
 
 fn rate(c: &CaseResult) -> String {
     let (label, div) = c.unit.rate();
-    c.throughput
-        .map_or_else(|| "-".into(), |t| format!("{:.1} {label}", t / div))
+    c.throughput.map_or_else(
+        || "-".into(),
+        |t| format!("{} {label}", significant(t / div)),
+    )
+}
+
+/// At least three significant digits, no exponent.
+pub fn significant(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        let decimals = (2.0 - a.log10().floor()) as usize;
+        format!("{v:.decimals$}")
+    }
 }
 
 /// The subject other subjects of a case are compared with: `strata` when
@@ -221,5 +238,20 @@ fn counters_section(run: &RunResult, out: &mut String) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::significant;
+
+    #[test]
+    fn rates_keep_three_significant_digits() {
+        assert_eq!(significant(4379.04), "4379");
+        assert_eq!(significant(18.44), "18.4");
+        assert_eq!(significant(2.345), "2.35");
+        assert_eq!(significant(0.0358), "0.0358");
+        assert_eq!(significant(0.000_123_4), "0.000123");
+        assert_eq!(significant(0.0), "0");
     }
 }
