@@ -77,6 +77,7 @@ use arrow_array::{
 };
 use arrow_buffer::{ArrowNativeType, BooleanBuffer, BooleanBufferBuilder};
 use arrow_schema::{DataType, TimeUnit};
+use strata_gen::dist::normal_cdf;
 use strata_gen::spec::{Condition, Field, Generator, Kind, Spec, Value};
 
 use crate::{
@@ -696,28 +697,6 @@ fn normal_lengths(
         r += width;
     }
     Some(out)
-}
-
-/// The standard normal distribution function.
-fn normal_cdf(x: f64) -> f64 {
-    0.5 * erfc(-x / std::f64::consts::SQRT_2)
-}
-
-/// The complementary error function, with a fractional error below
-/// 1.2e-7 everywhere (Chebyshev fit, Numerical Recipes `erfcc`).
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = -z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let r = t * poly.exp();
-    if x >= 0.0 { r } else { 2.0 - r }
 }
 
 /// Key shares of a map whose keys are drawn from `categories` (by index)
@@ -1701,25 +1680,6 @@ mod tests {
         assert_eq!(civil_date(19_723), "2024-01-01");
         assert_eq!(civil_date(19_782), "2024-02-29");
         assert_eq!(civil_date(-1), "1969-12-31");
-    }
-
-    #[test]
-    fn erfc_is_accurate() {
-        // Reference values of erfc.
-        for (x, want) in [
-            (0.0, 1.0),
-            (0.5, 0.479_500_122_186_953_5),
-            (1.0, 0.157_299_207_050_285_13),
-            (2.0, 0.004_677_734_981_047_266),
-            (-1.0, 1.842_700_792_949_715),
-            (4.0, 1.541_725_790_028_002e-8),
-        ] {
-            let got = erfc(x);
-            assert!(
-                ((got - want) / want).abs() < 2e-7,
-                "erfc({x}) = {got}, not {want}"
-            );
-        }
     }
 
     #[test]

@@ -84,3 +84,12 @@ pub(crate) fn peer_body(reply: &Result<BTreeMap<String, Vec<Sample>>, String>, n
 pub(crate) fn peer_timing(cfg: &Config) -> serde_json::Value {
     serde_json::json!({ "runs": cfg.runs, "warmup": cfg.warmup })
 }
+
+/// An error unless a read returned all `want` rows or values.
+pub(crate) fn expect_count(got: usize, want: usize) -> Result<(), crate::Error> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(crate::Error::Case(format!("read {got} of {want}")))
+    }
+}

@@ -16,7 +16,7 @@ use strata_io::location::StoreConfig;
 use strata_io::scan::{ScanRequest, Scanner};
 use strata_io::{Compression, Format};
 
-use super::{peer_body, peer_timing, python_peer};
+use super::{expect_count, peer_body, peer_timing, python_peer};
 use crate::{Case, Config, Error, Size, Unit, case_err};
 
 const PEER: &str = include_str!("../../python/scan_peer.py");
@@ -74,7 +74,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                 move || {
                     let _keep = &d;
                     let n = strata_scan(&p, cols2.clone())?;
-                    check(n, rows)
+                    expect_count(n as usize, rows as usize)
                 },
             ));
             let (path, cols2, d) = (path.clone(), cols.clone(), dir.clone());
@@ -95,7 +95,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                     } else {
                         parquet_scan(&path, cols2.as_deref())?
                     };
-                    check(n, rows)
+                    expect_count(n as usize, rows as usize)
                 },
             ));
             out.push(Case {
@@ -109,14 +109,6 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
         }
     }
     Ok(out)
-}
-
-fn check(n: u64, rows: u64) -> Result<(), Error> {
-    if n == rows {
-        Ok(())
-    } else {
-        Err(Error::Case(format!("read {n} rows of {rows}")))
-    }
 }
 
 fn strata_scan(path: &Path, columns: Option<Vec<String>>) -> Result<u64, Error> {
