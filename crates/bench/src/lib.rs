@@ -228,6 +228,9 @@ pub struct Config {
     pub python: Option<PathBuf>,
     /// Whether to run the peers in other processes (pyarrow, DuckDB).
     pub peers: bool,
+    /// Whether small cases may repeat their work within one timed
+    /// iteration (off for cachegrind re-runs, which count one repetition).
+    pub calibrate: bool,
     /// For `CounterMode::Cachegrind`: the command that re-runs this suite
     /// (program and arguments before the case selection), normally the
     /// running `strata bench SUITE ...`.
@@ -248,10 +251,21 @@ impl Default for Config {
             filter: None,
             python: None,
             peers: true,
+            calibrate: true,
             relaunch: None,
             thresholds: Thresholds::default(),
             progress: false,
         }
+    }
+}
+
+impl Config {
+    /// Whether the case `name@subject` passes the filter (suites skip the
+    /// costly set-up of cases that do not).
+    pub fn wants(&self, name: &str, subject: &str) -> bool {
+        self.filter
+            .as_deref()
+            .is_none_or(|f| format!("{name}@{subject}").contains(f))
     }
 }
 
@@ -350,9 +364,16 @@ pub fn run(suite: Suite, cfg: &Config) -> Result<RunResult, Error> {
 
 /// Runs the case `id` of `suite` `iterations` times with no timing and no
 /// output: what a cachegrind re-run executes (0 iterations: the setup
-/// alone).
+/// alone). Peers are not run and small cases do not repeat their work, so
+/// one iteration is one repetition.
 pub fn run_inner(suite: Suite, cfg: &Config, id: &str, iterations: usize) -> Result<(), Error> {
-    let mut cases = suite.cases(cfg)?;
+    let cfg = Config {
+        peers: false,
+        calibrate: false,
+        filter: Some(id.to_string()),
+        ..cfg.clone()
+    };
+    let mut cases = suite.cases(&cfg)?;
     let case = cases
         .iter_mut()
         .find(|c| c.id() == id)

@@ -136,12 +136,12 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         filter: args.filter.clone(),
         python,
         peers: true,
+        calibrate: true,
         relaunch: None,
         thresholds: Default::default(),
         progress: true,
     };
     if let Some(id) = &args.inner {
-        cfg.peers = false;
         strata_bench::run_inner(suites[0], &cfg, id, args.inner_iterations)?;
         return Ok(0);
     }

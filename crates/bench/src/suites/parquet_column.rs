@@ -243,12 +243,17 @@ fn repeats(f: &mut dyn FnMut() -> Result<(), Error>) -> Result<usize, Error> {
 
 /// A case that repeats `f` to at least [`MIN_ITERATION_S`] per iteration.
 fn case(
+    cfg: &Config,
     name: &str,
     subject: &str,
     bytes: u64,
     mut f: impl FnMut() -> Result<(), Error> + 'static,
 ) -> Result<Case, Error> {
-    let k = repeats(&mut f)?;
+    let k = if cfg.calibrate && cfg.wants(name, subject) {
+        repeats(&mut f)?
+    } else {
+        1
+    };
     let mut c = Case::new(name, subject, Unit::Bytes, bytes as f64, move || {
         for _ in 0..k {
             f()?;
@@ -299,12 +304,12 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
             let bytes = n_write as u64 * rep.bytes_per_value();
             let props = properties(codec);
             let (v, p) = (write_values.clone(), props.clone());
-            out.push(case(&name, "parquet-rs column", bytes, move || {
+            out.push(case(cfg, &name, "parquet-rs column", bytes, move || {
                 black_box(write_column(&v, rep, &p)?);
                 Ok(())
             })?);
             let batch = arrow_batch(&write_values, rep)?;
-            out.push(case(&name, "parquet-rs arrow", bytes, move || {
+            out.push(case(cfg, &name, "parquet-rs arrow", bytes, move || {
                 black_box(write_arrow(&batch, &props)?);
                 Ok(())
             })?);
@@ -332,12 +337,12 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                 let name = format!("read {n}/{batch}/{}/{cname}", rep.name());
                 let bytes = n as u64 * rep.bytes_per_value();
                 let reader = Arc::new(SerializedFileReader::new(file.clone()).map_err(case_err)?);
-                out.push(case(&name, "parquet-rs column", bytes, move || {
+                out.push(case(cfg, &name, "parquet-rs column", bytes, move || {
                     expect_count(read_column(&reader, rep, batch)?, n)
                 })?);
                 let meta =
                     ArrowReaderMetadata::load(&file, Default::default()).map_err(case_err)?;
-                out.push(case(&name, "parquet-rs arrow", bytes, move || {
+                out.push(case(cfg, &name, "parquet-rs arrow", bytes, move || {
                     expect_count(read_arrow(&file, &meta, batch)?, n)
                 })?);
                 peer_reads.push(serde_json::json!({
