@@ -76,6 +76,8 @@ def main():
                 compression=codec,
                 compression_level=1 if codec == "zstd" else None,
                 use_dictionary=False,
+                # parquet-rs writes page indexes by default; so does this.
+                write_page_index=True,
                 data_page_version="1.0",
                 write_statistics=True,
             )

@@ -1,7 +1,7 @@
 //! Deterministic counts: a case re-run under `valgrind --tool=cachegrind
-//! --cache-sim=yes`, once with its setup only and once with one
-//! iteration, the difference being the iteration's instructions and
-//! simulated D1/LL misses.
+//! --cache-sim=yes`, once with one iteration and once with two, the
+//! difference being a warm iteration's instructions and simulated D1/LL
+//! misses (the set-up, and the first iteration's cold caches, cancel out).
 //!
 //! valgrind cannot run AVX-512 code: the binary must be built for at most
 //! x86-64-v3 (the workspace's default target is plain x86-64). glibc's
@@ -13,7 +13,7 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
-/// Counts of one iteration.
+/// Counts of one (warm) iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Cachegrind {
     /// Instructions executed.

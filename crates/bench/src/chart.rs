@@ -16,7 +16,7 @@ pub enum Metric {
     Throughput,
     /// A hardware counter per iteration (`instructions`, `ipc`, ...).
     Counter(String),
-    /// A cachegrind count of one iteration (`instructions`, `d1_misses`,
+    /// A cachegrind count of one warm iteration (`instructions`, `d1_misses`,
     /// `ll_misses`, `data_refs`, `i1_misses`).
     Cachegrind(String),
 }
@@ -65,16 +65,30 @@ impl Metric {
     }
 }
 
-/// Every saved run (`*.json`) under `dir`, recursively, oldest first.
-pub fn load_runs(dir: &Path) -> Result<Vec<RunResult>, Error> {
+/// Every saved run (`*.json`) under `dir`, recursively, oldest first, and
+/// the files that are not runs (each with why), which are skipped. A run
+/// saved twice (as a run and as a baseline) counts once.
+pub fn load_runs(dir: &Path) -> Result<(Vec<RunResult>, Vec<String>), Error> {
     let mut files = vec![];
     collect(dir, &mut files)?;
-    let mut runs = files
-        .iter()
-        .map(|f| crate::load(f))
-        .collect::<Result<Vec<_>, _>>()?;
+    files.sort();
+    let mut runs: Vec<RunResult> = vec![];
+    let mut skipped = vec![];
+    for f in files {
+        match crate::load(&f) {
+            Ok(r) => {
+                let same = |o: &RunResult| {
+                    o.suite == r.suite && o.context.timestamp == r.context.timestamp
+                };
+                if !runs.iter().any(same) {
+                    runs.push(r);
+                }
+            }
+            Err(e) => skipped.push(e.to_string()),
+        }
+    }
     runs.sort_by_key(|r| r.context.timestamp);
-    Ok(runs)
+    Ok((runs, skipped))
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
@@ -149,7 +163,21 @@ pub fn trend(
         }
         let name = metric.label().replace([' ', '.'], "-");
         let path = out_dir.join(format!("{suite}-{name}.svg"));
-        draw(&path, &suite, metric, &dates, &lines).map_err(|e| Error::Chart(e.to_string()))?;
+        // Drawn under a temporary name, renamed when complete.
+        let tmp = out_dir.join(format!(".{suite}-{name}.svg.tmp"));
+        let drawn = draw(&tmp, &suite, metric, &dates, &lines)
+            .map_err(|e| Error::Chart(e.to_string()))
+            .and_then(|()| {
+                std::fs::rename(&tmp, &path).map_err(|source| Error::Io {
+                    what: "write".into(),
+                    path: path.clone(),
+                    source,
+                })
+            });
+        if let Err(e) = drawn {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         written.push(path);
     }
     if written.is_empty() {

@@ -20,6 +20,8 @@ pub enum Unit {
     Rows,
     /// Values (shown as M values/s).
     Values,
+    /// Other items, named by the case (shown as k items/s).
+    Items,
 }
 
 impl Unit {
@@ -29,6 +31,7 @@ impl Unit {
             Unit::Bytes => ("MiB/s", 1024.0 * 1024.0),
             Unit::Rows => ("M rows/s", 1e6),
             Unit::Values => ("M values/s", 1e6),
+            Unit::Items => ("k items/s", 1e3),
         }
     }
 }
@@ -139,7 +142,8 @@ pub struct CaseResult {
     pub throughput: Option<f64>,
     /// Hardware counters per iteration (empty when off).
     pub counters: BTreeMap<String, Reading>,
-    /// Cachegrind counts of one iteration, when asked for.
+    /// Cachegrind counts of one warm iteration (two runs minus one), when
+    /// asked for.
     pub cachegrind: Option<Result<Cachegrind, String>>,
     /// Against the baseline, when one was given and has this case.
     pub baseline: Option<Comparison>,
@@ -217,14 +221,19 @@ pub fn time_body(
     }
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
+        // The counters' own system calls stay outside the timed window.
+        if let Some(set) = counters.as_deref_mut() {
+            set.start();
+        }
         let c0 = process_cpu_time();
         let t0 = Instant::now();
-        match counters.as_deref_mut() {
-            Some(set) => set.measure(&mut *body)?,
-            None => body()?,
-        }
+        let result = body();
         let wall = t0.elapsed().as_secs_f64();
         let cpu = process_cpu_time() - c0;
+        if let Some(set) = counters.as_deref_mut() {
+            set.stop();
+        }
+        result?;
         samples.push(Sample { wall, cpu });
     }
     Ok(samples)

@@ -65,6 +65,12 @@ fn reference<'a>(run: &'a RunResult, name: &str) -> Option<&'a CaseResult> {
         .or_else(|| same.next())
 }
 
+/// Whether `c` is its case's reference subject (what the suite measures
+/// for its own sake; the others are peers).
+pub fn is_reference(run: &RunResult, c: &CaseResult) -> bool {
+    reference(run, &c.name).is_some_and(|r| r.subject == c.subject)
+}
+
 /// The median wall time of `c` over that of its case's reference (how many
 /// times longer it takes).
 fn versus_reference(run: &RunResult, c: &CaseResult) -> String {
@@ -218,7 +224,7 @@ fn counters_section(run: &RunResult, out: &mut String) {
         let _ = writeln!(out);
         let _ = writeln!(
             out,
-            "Cachegrind, one iteration (setup subtracted):\n\n| case | subject | instructions | data refs | D1 misses | LL misses |\n|---|---|---|---|---|---|"
+            "Cachegrind, one warm iteration (two runs minus one):\n\n| case | subject | instructions | data refs | D1 misses | LL misses |\n|---|---|---|---|---|---|"
         );
         for c in cg {
             match c.cachegrind.as_ref().expect("filtered") {

@@ -130,8 +130,8 @@ fn unknown_filters_select_nothing_and_bad_pythons_are_reasons() {
     }
 }
 
-/// The cachegrind plumbing: valgrind runs the relaunch command twice (setup
-/// only, one iteration) and the difference is reported. With `/bin/true`
+/// The cachegrind plumbing: valgrind runs the relaunch command twice (one
+/// iteration, two) and the difference is reported. With `/bin/true`
 /// both runs are the same program, so the difference is near zero; without
 /// valgrind the case says why.
 #[test]
@@ -160,5 +160,5 @@ fn cachegrind_mode_runs_valgrind_or_says_why() {
         }
     }
     let md = report::markdown(&run);
-    assert!(md.contains("Cachegrind, one iteration"), "{md}");
+    assert!(md.contains("Cachegrind, one warm iteration"), "{md}");
 }

@@ -32,7 +32,8 @@ pub struct BenchArgs {
     /// flagged only beyond 5% and significant (Mann-Whitney, p <= 0.05).
     #[arg(long, value_name = "NAME")]
     baseline: Option<String>,
-    /// With --baseline: exit with status 3 when a case regressed.
+    /// With --baseline: exit with status 3 when one of strata's cases (a
+    /// case's reference subject, not a peer) regressed.
     #[arg(long)]
     fail_on_regression: bool,
     /// Also write the run as JSON here (an array of runs for `all`).
@@ -92,7 +93,10 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         out,
     }) = &args.command
     {
-        let runs = chart::load_runs(dir)?;
+        let (runs, skipped) = chart::load_runs(dir)?;
+        for why in skipped {
+            eprintln!("strata: skipping {why}");
+        }
         let files = chart::trend(
             &runs,
             &chart::Metric::parse(metric),
@@ -145,8 +149,10 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         strata_bench::run_inner(suites[0], &cfg, id, args.inner_iterations)?;
         return Ok(0);
     }
+    // Read every baseline before measuring anything: a missing, malformed
+    // or mismatched one fails at once instead of after a long run.
+    let mut baselines = vec![];
     if let Some(b) = &args.baseline {
-        // Fail before measuring anything when the baseline is missing.
         for &s in &suites {
             let p = strata_bench::baseline_path(&args.out_dir, b, s);
             if !p.exists() {
@@ -156,6 +162,18 @@ pub fn run(args: BenchArgs) -> Result<i32> {
                 }
                 .into());
             }
+            let base = strata_bench::load(&p)?;
+            if base.suite != s || base.context.size != size {
+                bail!(
+                    "baseline `{b}` ({}) is {} at size {:?}, not {} at size {:?}: compare like with like",
+                    p.display(),
+                    base.suite.name(),
+                    base.context.size,
+                    s.name(),
+                    size
+                );
+            }
+            baselines.push(base);
         }
     }
     let mut results: Vec<RunResult> = vec![];
@@ -180,11 +198,14 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         eprintln!("strata bench {}: measuring", s.name());
         let mut r = strata_bench::run(s, &cfg)?;
         if let Some(b) = &args.baseline {
-            let base = strata_bench::load(&strata_bench::baseline_path(&args.out_dir, b, s))?;
-            strata_bench::compare_with(&mut r, &base, b, cfg.thresholds);
+            let base = &baselines[results.len()];
+            strata_bench::compare_with(&mut r, base, b, cfg.thresholds);
+            // Only the subjects measured for their own sake count: a peer
+            // that got slower is not a regression of ours.
             regressed |= r.cases.iter().any(|c| {
-                c.baseline
-                    .is_some_and(|v| v.verdict == strata_bench::Verdict::Regressed)
+                report::is_reference(&r, c)
+                    && c.baseline
+                        .is_some_and(|v| v.verdict == strata_bench::Verdict::Regressed)
             });
         }
         let stamp = r.context.date.replace([' ', ':'], "-");

@@ -71,6 +71,27 @@ fn baselines_verdicts_and_trend_charts() {
             .contains("vs baseline")
     );
 
+    // A baseline of another size is refused before anything is measured.
+    let o = strata(
+        &[
+            "bench",
+            "row",
+            "--out-dir",
+            "out",
+            "--baseline",
+            "before",
+            "--size",
+            "full",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("at size Tiny, not row at size Full"),
+        "{}",
+        stderr(&o)
+    );
+
     // A third run, then charts of the three saved runs.
     let mut args = vec!["bench", "row", "--out-dir", "out"];
     args.extend(QUICK);
@@ -134,4 +155,49 @@ fn bad_flags_and_missing_baselines_fail_clearly() {
         dir.path(),
     );
     assert!(stderr(&o).contains("suite row has no case `nope@strata`"));
+}
+
+/// `--counters cachegrind` end to end (when valgrind is installed): the
+/// case is re-run by the binary itself, and the counts are of one
+/// repetition of the work, not of the repeats a timed iteration makes.
+#[test]
+fn cachegrind_counts_one_repetition() {
+    let have_valgrind = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_valgrind {
+        eprintln!("skipped: valgrind is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let case = "read 1024/1024/REQUIRED/none@parquet-rs column";
+    let o = strata(
+        &[
+            "bench",
+            "parquet-column",
+            "--size",
+            "tiny",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--counters",
+            "cachegrind",
+            "--filter",
+            case,
+            "--json",
+            "run.json",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("run.json")).unwrap()).unwrap();
+    let c = &json["cases"][0];
+    assert!(c["repeats"].is_null(), "repeats are not part of the result");
+    let n = c["cachegrind"]["Ok"]["instructions"].as_u64().unwrap();
+    // One read of 1024 values is tens of thousands of instructions; the
+    // timed iterations repeat it thousands of times.
+    assert!((1_000..5_000_000).contains(&n), "{n} instructions");
 }

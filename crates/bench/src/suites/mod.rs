@@ -22,9 +22,14 @@ pub(crate) fn python_peer(
     cfg: &Config,
     script: &str,
     request: &serde_json::Value,
+    subject: &str,
+    names: &[String],
 ) -> Result<BTreeMap<String, Vec<Sample>>, String> {
     if !cfg.peers {
         return Err("peers are off".into());
+    }
+    if !names.iter().any(|n| cfg.wants(n, subject)) {
+        return Err("filtered out".into());
     }
     let python = cfg.python.clone().unwrap_or_else(|| "python3".into());
     let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;

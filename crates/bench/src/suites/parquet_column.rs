@@ -46,6 +46,7 @@ use super::{expect_count, peer_body, peer_timing, python_peer};
 use crate::{Case, Config, Error, Size, Unit, case_err};
 
 const PEER: &str = include_str!("../../python/parquet_column_peer.py");
+const PEER_SUBJECT: &str = "pyarrow (Arrow C++)";
 
 /// Each timed iteration repeats small work until it takes about this long.
 const MIN_ITERATION_S: f64 = 0.02;
@@ -268,7 +269,7 @@ fn case(
 fn peer_case(name: String, bytes: u64) -> Case {
     Case {
         name,
-        subject: "pyarrow (Arrow C++)".into(),
+        subject: PEER_SUBJECT.into(),
         unit: Unit::Bytes,
         work: bytes as f64,
         repeats: 1,
@@ -362,8 +363,13 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
     request["writes"] = peer_writes.into();
     request["reads"] = peer_reads.into();
     request["min_iteration_s"] = MIN_ITERATION_S.into();
-    let reply = python_peer(cfg, PEER, &request);
-    for c in out.iter_mut().filter(|c| c.subject.starts_with("pyarrow")) {
+    let names: Vec<String> = out
+        .iter()
+        .filter(|c| c.subject == PEER_SUBJECT)
+        .map(|c| c.name.clone())
+        .collect();
+    let reply = python_peer(cfg, PEER, &request, PEER_SUBJECT, &names);
+    for c in out.iter_mut().filter(|c| c.subject == PEER_SUBJECT) {
         c.body = peer_body(&reply, &c.name);
     }
     drop(dir);

@@ -2,7 +2,9 @@
 //! and all of them, from one Arrow IPC file and one Parquet file on local
 //! disk, by strata's scanner against arrow-rs's IPC `FileReader` (with a
 //! projection), parquet-rs's Arrow reader (with a `ProjectionMask`) and
-//! pyarrow when it is installed.
+//! pyarrow when it is installed. strata and pyarrow use every core (the
+//! scanner fetches and decodes column chunks in parallel; pyarrow's
+//! readers use its thread pool); the arrow-rs readers decode on one thread.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -56,7 +58,14 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
     request["ipc"] = ipc.display().to_string().into();
     request["parquet"] = pq.display().to_string().into();
     request["columns"] = serde_json::json!(some);
-    let peer = python_peer(cfg, PEER, &request);
+    request["rows"] = rows.into();
+    let names: Vec<String> = ["ipc", "parquet"]
+        .iter()
+        .flat_map(|f| {
+            ["2 of 50 columns", "all 50 columns"].map(|w| format!("{f} {rows} rows, {w}"))
+        })
+        .collect();
+    let peer = python_peer(cfg, PEER, &request, "pyarrow", &names);
 
     let mut out = vec![];
     for (format, path) in [("ipc", &ipc), ("parquet", &pq)] {
@@ -64,7 +73,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
             ("2 of 50 columns", Some(some.clone())),
             ("all 50 columns", None),
         ] {
-            let name = format!("{format} {what}");
+            let name = format!("{format} {rows} rows, {what}");
             let (p, cols2, d) = (path.clone(), cols.clone(), dir.clone());
             out.push(Case::new(
                 &name,
