@@ -305,14 +305,24 @@ pub struct RunResult {
 /// Runs `suite` with `cfg`.
 pub fn run(suite: Suite, cfg: &Config) -> Result<RunResult, Error> {
     let cases = suite.cases(cfg)?;
-    let specs = counters::default_specs();
-    let cg_dir = tempfile::tempdir().map_err(io_err("create a directory in", Path::new("/tmp")))?;
+    // Counter specs and the cachegrind scratch directory only in the modes
+    // that use them.
+    let specs = match cfg.counters {
+        CounterMode::Auto => counters::default_specs(),
+        _ => Vec::new(),
+    };
+    let cg_dir = match cfg.counters {
+        CounterMode::Cachegrind => {
+            Some(tempfile::tempdir().map_err(io_err("create a directory in", Path::new("/tmp")))?)
+        }
+        _ => None,
+    };
     let mut results = Vec::new();
     for mut case in cases {
-        let id = case.id();
-        if cfg.filter.as_deref().is_some_and(|f| !id.contains(f)) {
+        if !cfg.wants(&case.name, &case.subject) {
             continue;
         }
+        let id = case.id();
         let body = std::mem::replace(&mut case.body, Body::Unavailable(String::new()));
         let mut result = match body {
             Body::Unavailable(why) => CaseResult::unavailable(&case, &why),
@@ -341,8 +351,8 @@ pub fn run(suite: Suite, cfg: &Config) -> Result<RunResult, Error> {
                         })
                         .collect();
                 }
-                if cfg.counters == CounterMode::Cachegrind {
-                    r.cachegrind = Some(cachegrind_case(cfg, &id, cg_dir.path()));
+                if let Some(dir) = &cg_dir {
+                    r.cachegrind = Some(cachegrind_case(cfg, &id, dir.path()));
                 }
                 r
             }

@@ -575,27 +575,22 @@ fn read_vec_at(
     f: &std::fs::File,
     mut buf: Vec<u8>,
     len: usize,
-    offset: u64,
+    mut offset: u64,
 ) -> std::io::Result<Vec<u8>> {
+    use std::os::windows::fs::FileExt;
     buf.clear();
     buf.resize(len, 0);
-    read_exact_at(f, &mut buf, offset)?;
-    Ok(buf)
-}
-
-#[cfg(windows)]
-fn read_exact_at(f: &std::fs::File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match f.seek_read(buf, offset)? {
+    let mut rest = &mut buf[..];
+    while !rest.is_empty() {
+        match f.seek_read(rest, offset)? {
             0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
             n => {
-                buf = &mut buf[n..];
+                rest = &mut rest[n..];
                 offset += n as u64;
             }
         }
     }
-    Ok(())
+    Ok(buf)
 }
 
 /// Whether a store error may go away when the request is made again.
