@@ -92,6 +92,27 @@ fn baselines_verdicts_and_trend_charts() {
         stderr(&o)
     );
 
+    // A corrupt (truncated) baseline is an error naming the file, before
+    // anything is measured.
+    let saved = dir.path().join("out/baselines/before/row.json");
+    let text = std::fs::read_to_string(&saved).unwrap();
+    std::fs::create_dir_all(dir.path().join("out/baselines/cut")).unwrap();
+    std::fs::write(
+        dir.path().join("out/baselines/cut/row.json"),
+        &text[..text.len() / 2],
+    )
+    .unwrap();
+    let mut args = vec!["bench", "row", "--out-dir", "out", "--baseline", "cut"];
+    args.extend(QUICK);
+    let o = strata(&args, dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("cut/row.json is not a saved benchmark run"),
+        "{err}"
+    );
+    assert!(!err.contains("measuring"), "{err}");
+
     // A third run, then charts of the three saved runs.
     let mut args = vec!["bench", "row", "--out-dir", "out"];
     args.extend(QUICK);
@@ -100,8 +121,11 @@ fn baselines_verdicts_and_trend_charts() {
         .unwrap()
         .count();
     assert!(runs >= 2, "{runs} saved runs");
+    // A stray JSON file among the runs is skipped with a note.
+    std::fs::write(dir.path().join("out/runs/notes.json"), "[1, 2]").unwrap();
     let o = strata(&["bench", "report", "out/runs", "-o", "charts"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("skipping") && stderr(&o).contains("notes.json"));
     let svg = dir.path().join("charts/row-throughput.svg");
     assert!(stdout(&o).contains("row-throughput.svg"));
     let text = std::fs::read_to_string(svg).unwrap();
