@@ -17,19 +17,16 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use strata_compact::dataset::Dataset;
 use strata_gen::{BatchGenerator, spec::Spec};
-use strata_io::{
-    Compression, Format,
-    generate::{
-        DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Summary,
-        generate,
-    },
-    location::StoreConfig,
-    scan::{
-        Filter, ScanRequest, Scanner,
-        write::{BatchFile, OutputFormat, write_text},
-    },
-    sort::{ByteSize, SortConfig, SortKeys, SortSummary, sort_file},
+use strata_parquet::{Compression, Format};
+use strata_pipeline::generate::{
+    DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Summary, generate,
 };
+use strata_scan::{
+    Filter, ScanRequest, Scanner,
+    write::{BatchFile, OutputFormat, write_text},
+};
+use strata_sort::{ByteSize, SortConfig, SortKeys, SortSummary, sort_file};
+use strata_store::location::StoreConfig;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -218,7 +215,7 @@ struct ScanArgs {
     /// Keep rows where `COLUMN OP LITERAL` holds (OP: = != < <= > >=), e.g.
     /// "id > 5" or "name = 'Ann'". Parquet row groups whose statistics rule
     /// the filter out are not read.
-    #[arg(long, value_parser = parse::<Filter>)]
+    #[arg(long, value_parser = parse::<Filter, _>)]
     filter: Option<Filter>,
     /// Return at most this many rows.
     #[arg(long)]
@@ -278,7 +275,7 @@ struct SortArgs {
     /// Sort keys, most significant first: `COL[:desc][:nulls_first|:nulls_last],...`.
     /// Each key is ascending with nulls first unless its suffixes say
     /// otherwise.
-    #[arg(long, value_name = "KEYS", value_parser = parse::<SortKeys>)]
+    #[arg(long, value_name = "KEYS", value_parser = parse::<SortKeys, _>)]
     by: SortKeys,
     /// Output file: .parquet (zstd) or .arrow, .ipc, .feather (Arrow IPC).
     #[arg(long, short)]
@@ -286,7 +283,7 @@ struct SortArgs {
     /// Refuse to sort when the estimated memory (input batches, encoded
     /// keys, indices and the sorted copy) exceeds this: bytes, or with a
     /// unit KiB, MiB, GiB, KB, MB, GB.
-    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse::<ByteSize>)]
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse::<ByteSize, _>)]
     memory_limit: ByteSize,
     /// Replace an existing output file.
     #[arg(long)]
@@ -343,11 +340,11 @@ struct GenerateArgs {
     #[arg(long, default_value_t = 1, requires = "parts")]
     part: u64,
     /// File format: parquet or ipc (Arrow IPC file).
-    #[arg(long, default_value = "parquet", value_parser = parse::<Format>)]
+    #[arg(long, default_value = "parquet", value_parser = parse::<Format, _>)]
     format: Format,
     /// Codec: none, snappy, lz4 or zstd, with zstd:LEVEL for a level from 1
     /// to 22 (default 1).
-    #[arg(long, default_value = "none", value_parser = parse::<Compression>)]
+    #[arg(long, default_value = "none", value_parser = parse::<Compression, _>)]
     compression: Compression,
     /// Worker threads [default: the number of CPUs].
     #[arg(long)]
@@ -358,7 +355,7 @@ struct GenerateArgs {
     /// Parquet encoder: auto (strata's direct encoder where the schema
     /// allows: string and dictionary columns, flat or in a list of structs;
     /// else parquet's Arrow writer) or arrow (always parquet's Arrow writer).
-    #[arg(long, default_value = "auto", value_parser = parse::<ParquetEncoder>)]
+    #[arg(long, default_value = "auto", value_parser = parse::<ParquetEncoder, _>)]
     encoder: ParquetEncoder,
     /// Replace existing output files (and remove STEM_N files of an earlier
     /// run with more writers).
@@ -378,8 +375,8 @@ struct GenerateArgs {
 }
 
 /// Parses a flag value with the library's own parser and message.
-fn parse<T: std::str::FromStr<Err = strata_io::Error>>(s: &str) -> Result<T, String> {
-    s.parse().map_err(|e: strata_io::Error| e.to_string())
+fn parse<T: std::str::FromStr<Err = E>, E: std::fmt::Display>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|e: E| e.to_string())
 }
 
 fn main() -> ExitCode {
@@ -557,7 +554,7 @@ fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
         overwrite: args.overwrite,
         seed: args.seed,
         encoder: args.encoder,
-        part: strata_io::generate::Part {
+        part: strata_pipeline::generate::Part {
             index: args.part,
             count: args.parts,
         },
@@ -616,7 +613,7 @@ fn run_generate(args: GenerateArgs) -> Result<()> {
             .iter()
             .map(|f| f.path.display().to_string())
             .collect();
-        let report = strata_io::verify::verify_distribution(&spec, &files)?;
+        let report = strata_pipeline::verify::verify_distribution(&spec, &files)?;
         write!(std::io::stdout().lock(), "{report}")?;
         let off = report.suspicious();
         if !off.is_empty() {
@@ -651,7 +648,7 @@ fn run_scan(args: ScanArgs) -> Result<()> {
         // Refuse a bad output before reading anything.
         OutputFormat::from_path(out)?;
         if !args.overwrite && out.exists() {
-            return Err(strata_io::Error::OutputExists {
+            return Err(strata_store::Error::OutputExists {
                 path: out.clone(),
                 count: 1,
             }
@@ -808,7 +805,7 @@ struct RowSink<W: Write> {
 }
 
 impl<W: Write> RowSink<W> {
-    fn emit(&mut self, b: &RecordBatch) -> Result<(), strata_io::Error> {
+    fn emit(&mut self, b: &RecordBatch) -> Result<(), strata_scan::Error> {
         match &mut self.file {
             Some(f) => f.write(b),
             None => {

@@ -208,7 +208,7 @@ fn help_states_the_defaults() {
 /// another seed; files are byte-identical for 1 vs 2 threads.
 #[test]
 fn row_multiset_is_independent_of_writers_and_batches() {
-    use strata_io::readback::{multiset_hash, read_batches, rows_as_text};
+    use strata_testkit::readback::{multiset_hash, read_batches, rows_as_text};
     let dir = tempfile::tempdir().unwrap();
     let hash = |name: &str, extra: &[&str]| {
         let mut args = vec![

@@ -76,7 +76,7 @@ fn a_dataset_on_s3_is_initialised_planned_and_compacted() {
     write(p, "a.parquet", 0..3000);
     write(p, "b.parquet", 1000..4000);
     write(p, "c.parquet", 2000..5000);
-    let loc = strata_io::location::parse_location(&url, &Default::default()).unwrap();
+    let loc = strata_store::location::parse_location(&url, &Default::default()).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

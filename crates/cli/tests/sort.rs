@@ -13,7 +13,7 @@ use arrow_array::{
 use arrow_ord::ord::make_comparator;
 use arrow_schema::{Field, Schema, SchemaRef, SortOptions};
 use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
-use strata_io::readback::{multiset_hash, rows_as_text};
+use strata_testkit::readback::{multiset_hash, rows_as_text};
 
 mod common;
 

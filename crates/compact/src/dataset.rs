@@ -72,7 +72,7 @@ pub enum DatasetError {
         /// The file.
         path: PathBuf,
         /// The error.
-        source: Box<strata_io::Error>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// An object-store request failed.
     Store {
@@ -98,7 +98,10 @@ impl DatasetError {
         }
     }
 
-    pub(crate) fn write(path: &Path, source: strata_io::Error) -> Self {
+    pub(crate) fn write(
+        path: &Path,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
         DatasetError::File {
             path: path.to_path_buf(),
             source: Box::new(source),

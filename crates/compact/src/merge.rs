@@ -6,7 +6,7 @@
 //! bytes. A winner tree picks the smallest current row over the inputs
 //! (ties go to the earlier input, so the merge is stable); a chunk of
 //! picks, as (batch, row) pairs, goes to
-//! [`strata_io::parquet_writer::ParquetWriter::write_gather`], which copies
+//! [`strata_parquet::writer::ParquetWriter::write_gather`], which copies
 //! the values straight from the input batches into Parquet pages. Memory is
 //! one batch per input plus one chunk and the writer's open row group.
 //!
@@ -39,8 +39,9 @@ use parquet::{
     file::metadata::PageIndexPolicy,
     file::properties::WriterProperties,
 };
-use strata_io::{output::PendingFile, parquet_writer::ParquetWriter};
+use strata_parquet::writer::ParquetWriter;
 use strata_row::{RowEncoder, Rows, SortField};
+use strata_store::output::PendingFile;
 
 use crate::dataset::DatasetError;
 

@@ -13,7 +13,7 @@
 //!   created only if absent (`If-None-Match: *`); the picked inputs are
 //!   downloaded to a local temporary directory (the budget bounds their
 //!   size), merged there, and each output is uploaded under its final name
-//!   with [`strata_io::upload`] (every file's parts are sent before any
+//!   with [`strata_store::upload`] (every file's parts are sent before any
 //!   upload completes; an upload appears whole or not at all) before the
 //!   manifest names it.
 
@@ -27,7 +27,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::{
     ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, path::Path as ObjectPath,
 };
-use strata_io::location::{Kind, StoreConfig, parse_location};
+use strata_store::location::{Kind, StoreConfig, parse_location};
 
 use crate::dataset::{DatasetError, LOCK, MANIFEST};
 
@@ -44,9 +44,9 @@ enum Inner {
     Object(ObjectDir),
 }
 
-/// An object-store prefix: strata-io's, which lists, removes and uploads,
+/// An object-store prefix: strata-store's, which lists, removes and uploads,
 /// and the few requests a dataset adds (manifest, lock, downloads).
-struct ObjectDir(strata_io::upload::ObjectDir);
+struct ObjectDir(strata_store::upload::ObjectDir);
 
 impl std::fmt::Debug for Dataset {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -72,7 +72,7 @@ impl Dataset {
         prefix: ObjectPath,
         display: impl Into<String>,
     ) -> Result<Dataset, DatasetError> {
-        let dir = strata_io::upload::ObjectDir::new(store, prefix, &display.into())
+        let dir = strata_store::upload::ObjectDir::new(store, prefix, &display.into())
             .map_err(|e| DatasetError::Invalid(e.to_string()))?;
         Ok(Dataset {
             inner: Inner::Object(ObjectDir(dir)),
@@ -374,7 +374,7 @@ impl Dataset {
                 let io = file_error(self.file_display(name));
                 o.rt().block_on(async {
                     let source = o.source(name).await.map_err(&io)?;
-                    let f = strata_io::scan::parquet::ParquetFile::open(source, None)
+                    let f = strata_scan::parquet::ParquetFile::open(source, None)
                         .await
                         .map_err(&io)?;
                     Ok((Arc::clone(f.metadata()), f.schema()))
@@ -399,8 +399,8 @@ impl Dataset {
         let io = file_error(self.file_display(name));
         o.rt().block_on(async {
             let source = o.source(name).await.map_err(&io)?;
-            let file = strata_io::scan::ScanFile::open(source).await.map_err(&io)?;
-            let req = strata_io::scan::ScanRequest {
+            let file = strata_scan::ScanFile::open(source).await.map_err(&io)?;
+            let req = strata_scan::ScanRequest {
                 columns: Some(key.to_vec()),
                 ..Default::default()
             };
@@ -433,8 +433,10 @@ impl Drop for LockGuard<'_> {
     }
 }
 
-/// Makes strata-io errors about the file at `location` dataset errors.
-fn file_error(location: String) -> impl Fn(strata_io::Error) -> DatasetError {
+/// Makes errors about the file at `location` dataset errors.
+fn file_error<E: std::error::Error + Send + Sync + 'static>(
+    location: String,
+) -> impl Fn(E) -> DatasetError {
     move |e| DatasetError::File {
         path: PathBuf::from(&location),
         source: Box::new(e),
@@ -460,14 +462,14 @@ impl ObjectDir {
     }
 
     /// Opens object `name` for range reads.
-    async fn source(&self, name: &str) -> Result<strata_io::store::Source, strata_io::Error> {
-        strata_io::store::Source::open(
+    async fn source(&self, name: &str) -> Result<strata_store::source::Source, strata_scan::Error> {
+        Ok(strata_store::source::Source::open(
             Arc::clone(self.store()),
             self.child(name),
             self.0.display(name),
-            strata_io::location::remote_fetch_options(),
+            strata_store::location::remote_fetch_options(),
         )
-        .await
+        .await?)
     }
 
     fn error(&self, action: &'static str, name: &str, e: object_store::Error) -> DatasetError {

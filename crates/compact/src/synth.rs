@@ -22,7 +22,7 @@ use parquet::{
     file::properties::WriterProperties,
 };
 use strata_gen::{BatchGenerator, rng::RowRng};
-use strata_io::output::PendingFile;
+use strata_store::output::PendingFile;
 
 use crate::dataset::DatasetError;
 
@@ -94,7 +94,8 @@ pub fn write_dataset(dir: &Path, spec: &SyntheticDataset) -> Result<Vec<PathBuf>
 }
 
 fn write_file(path: &Path, spec: &SyntheticDataset, f: usize) -> Result<(), DatasetError> {
-    let err = |e| DatasetError::write(path, e);
+    let err = |e: strata_store::Error| DatasetError::write(path, e);
+    let parquet = |e: parquet::errors::ParquetError| DatasetError::parquet(path, e);
     let rows = spec.rows_per_file;
     let range = spec.key_range(f);
     let mut rng = RowRng::seeded(spec.seed.wrapping_add(f as u64));
@@ -108,8 +109,7 @@ fn write_file(path: &Path, spec: &SyntheticDataset, f: usize) -> Result<(), Data
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .build();
     let (pending, file) = PendingFile::create(path.to_path_buf(), false).map_err(err)?;
-    let mut w =
-        ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| err(e.into()))?;
+    let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(parquet)?;
     let contacts = strata_gen::contacts(spec.seed.wrapping_add(f as u64 + 1));
     let mut scratch = Default::default();
     for start in (0..rows).step_by(8192) {
@@ -120,17 +120,18 @@ fn write_file(path: &Path, spec: &SyntheticDataset, f: usize) -> Result<(), Data
             Payload::Contacts => {
                 let b = contacts
                     .generate((f * rows + start) as u64, n, &mut scratch)
-                    .map_err(|e| err(e.into()))?;
+                    .map_err(|e| DatasetError::write(path, e))?;
                 cols.extend(b.columns().iter().cloned());
             }
             Payload::Text => cols.push(Arc::new(StringArray::from_iter(
                 (start..start + n).map(|i| (i % 7 != 0).then(|| format!("f{f}-r{i}"))),
             ))),
         }
-        let batch = RecordBatch::try_new(schema.clone(), cols).map_err(|e| err(e.into()))?;
-        w.write(&batch).map_err(|e| err(e.into()))?;
+        let batch =
+            RecordBatch::try_new(schema.clone(), cols).map_err(|e| DatasetError::write(path, e))?;
+        w.write(&batch).map_err(parquet)?;
     }
-    let file = w.into_inner().map_err(|e| err(e.into()))?;
+    let file = w.into_inner().map_err(parquet)?;
     file.sync_all()
         .map_err(|e| DatasetError::io("write", path, e))?;
     pending.commit().map_err(err)?;

@@ -13,7 +13,7 @@ use strata_compact::{
     merge::key_encoder,
 };
 use strata_gen::rng::RowRng;
-use strata_io::readback::{multiset_hash, read_batches, rows_as_text};
+use strata_testkit::readback::{multiset_hash, read_batches, rows_as_text};
 
 fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![

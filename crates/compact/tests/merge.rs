@@ -11,7 +11,7 @@ use arrow_schema::{DataType, Field, Schema};
 use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
 use strata_compact::merge::{MergeConfig, merge_files};
 use strata_gen::rng::RowRng;
-use strata_io::readback::{read_batches, rows_as_text};
+use strata_testkit::readback::{read_batches, rows_as_text};
 
 /// A row's key: `(k, k2)`.
 type Key = (i64, Option<i32>);

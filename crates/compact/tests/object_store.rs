@@ -30,10 +30,8 @@ use strata_compact::{
     planner::PlannerOptions,
 };
 use strata_gen::rng::RowRng;
-use strata_io::{
-    location::{StoreConfig, parse_location},
-    readback::{multiset_hash, rows_as_text},
-};
+use strata_store::location::{StoreConfig, parse_location};
+use strata_testkit::readback::{multiset_hash, rows_as_text};
 
 fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![

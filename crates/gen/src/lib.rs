@@ -7,7 +7,7 @@
 //! rates, list lengths, and cases that depend on a sibling's value. The
 //! presets `contacts`, `wide-u64` and `events` are embedded specs
 //! ([`spec::PRESETS`]). A spec compiles to a [`spec::SpecGenerator`], the
-//! [`BatchGenerator`] that the writer pipeline in `strata-io` drives from
+//! [`BatchGenerator`] that the writer pipeline in `strata-pipeline` drives from
 //! many threads.
 //!
 //! # Data flow

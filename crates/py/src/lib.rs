@@ -5,7 +5,7 @@
 //! global rows `[T·(I−1)/N, T·I/N)` of the dataset that `spec` (a preset
 //! name, a `.toml` file or TOML text) describes. Without `output_dir` it
 //! returns them as a table; with one it writes them as files through
-//! `strata_io::generate::generate`, locally or to `s3://bucket/prefix`,
+//! `strata_pipeline::generate::generate`, locally or to `s3://bucket/prefix`,
 //! and returns a summary dict. `strata.presets()` and
 //! `strata.spec_text(name)` list and show the built-in specs.
 //!
@@ -15,7 +15,7 @@
 //! `strata_gen::spec::Spec` -> `SpecGenerator` for the seed ->
 //! [`GenerateConfig`] (checked by `GenerateConfig::validate`, which also
 //! gives the part's row range) -> with the GIL released, either
-//! `strata_io::generate::generate` (files) or batches of `batch_size` rows
+//! `strata_pipeline::generate::generate` (files) or batches of `batch_size` rows
 //! generated on a rayon pool of `threads` threads and collected in row
 //! order -> an Arrow C stream (`arrow_pyarrow`) -> `pyarrow.Table`,
 //! without copying the column buffers.
@@ -61,9 +61,10 @@ use strata_gen::{
     BatchGenerator,
     spec::{PRESETS, Spec, SpecGenerator},
 };
-use strata_io::{
-    Compression, Format,
-    generate::{DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Part, Summary},
+use strata_parquet::Compression;
+use strata_parquet::Format;
+use strata_pipeline::generate::{
+    DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Part, Summary,
 };
 
 /// Where a spec comes from, decided from the `spec` argument alone.
@@ -130,7 +131,7 @@ impl SpecArg {
     }
 }
 
-/// `strata_io`'s messages name the command-line flags; these are the
+/// the pipeline's messages name the command-line flags; these are the
 /// keyword arguments that set the same things here.
 const KEYWORDS: &[(&str, &str)] = &[
     ("--target-records", "rows"),
@@ -145,7 +146,7 @@ const KEYWORDS: &[(&str, &str)] = &[
     ("--format", "format"),
 ];
 
-/// A `strata_io` message in this module's terms (`--target-records` ->
+/// A pipeline message in this module's terms (`--target-records` ->
 /// `rows`, ...). Longer flags come first in [`KEYWORDS`], so `--parts` is
 /// never read as `--part` followed by `s`.
 fn keywords(message: &str) -> String {
@@ -154,13 +155,17 @@ fn keywords(message: &str) -> String {
         .fold(message.to_string(), |m, (flag, kw)| m.replace(flag, kw))
 }
 
-/// The Python exception for a `strata_io` error.
-fn io_error(e: strata_io::Error) -> PyErr {
+/// The Python exception for an error of the generate pipeline.
+fn io_error(e: impl Into<strata_pipeline::Error>) -> PyErr {
+    use strata_pipeline::Error;
+    let e = e.into();
     let msg = keywords(&e.to_string());
     match e {
-        strata_io::Error::InvalidConfig(_) => PyValueError::new_err(msg),
-        strata_io::Error::OutputExists { .. } => PyFileExistsError::new_err(msg),
-        strata_io::Error::Io { .. } => PyOSError::new_err(msg),
+        Error::InvalidConfig(_) | Error::Write(strata_parquet::Error::InvalidConfig(_)) => {
+            PyValueError::new_err(msg)
+        }
+        Error::Store(strata_store::Error::OutputExists { .. }) => PyFileExistsError::new_err(msg),
+        Error::Store(strata_store::Error::Io { .. }) => PyOSError::new_err(msg),
         _ => PyRuntimeError::new_err(msg),
     }
 }
@@ -305,7 +310,7 @@ fn path_str(p: &Path) -> String {
         format = "parquet",
         compression = "none",
         num_writers = 1,
-        batch_size = strata_io::generate::DEFAULT_BATCH_SIZE as i64,
+        batch_size = strata_pipeline::generate::DEFAULT_BATCH_SIZE as i64,
         threads = None,
         overwrite = false,
     ),
@@ -360,7 +365,7 @@ fn generate<'py>(
 
     if to_file {
         let summary = py
-            .detach(|| strata_io::generate::generate(&generator, &cfg, &|_| {}))
+            .detach(|| strata_pipeline::generate::generate(&generator, &cfg, &|_| {}))
             .map_err(io_error)?;
         return Ok(summary_dict(py, generator.name(), &cfg, &summary)?.into_any());
     }

@@ -6,8 +6,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use strata_io::generate::{GenerateConfig, ParquetEncoder, Part, generate};
-use strata_io::{Compression, Format};
+use strata_parquet::Compression;
+use strata_parquet::Format;
+use strata_pipeline::generate::{GenerateConfig, ParquetEncoder, Part, generate};
 
 use crate::{Case, Config, Error, Size, Unit, case_err};
 

@@ -13,10 +13,11 @@ use std::sync::Arc;
 use arrow_ipc::reader::FileReader;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use strata_io::generate::{GenerateConfig, ParquetEncoder, Part, generate};
-use strata_io::location::StoreConfig;
-use strata_io::scan::{ScanRequest, Scanner};
-use strata_io::{Compression, Format};
+use strata_parquet::Compression;
+use strata_parquet::Format;
+use strata_pipeline::generate::{GenerateConfig, ParquetEncoder, Part, generate};
+use strata_scan::{ScanRequest, Scanner};
+use strata_store::location::StoreConfig;
 
 use super::{expect_count, peer_body, peer_timing, python_peer};
 use crate::{Case, Config, Error, Size, Unit, case_err};

@@ -1,0 +1,2119 @@
+//! A direct Arrow-to-Parquet column encoder for the shapes strata generates.
+//!
+//! parquet's `ArrowColumnWriter` handles every Arrow type, and pays for it:
+//! levels are computed by a general tree walk, values pass through generic
+//! encoders, every string is compared twice for statistics. For the leaf
+//! shapes the presets produce this module writes the same Parquet directly:
+//!
+//! * a top-level `Utf8`, `Dictionary<UInt8, Utf8>`, `Int32` or `Int64`
+//!   column (optional or required);
+//! * `List<Struct<...>>` whose struct fields are of those types (list,
+//!   item and leaves optional or required).
+//!
+//! Pages are version 1 data pages, compressed with the run's codec
+//! (Snappy, `LZ4_RAW` or zstd) when one is set: levels as bit-packed RLE-hybrid runs,
+//! strings `PLAIN`, integers `PLAIN` or `DELTA_BINARY_PACKED`, dictionary
+//! columns `RLE_DICTIONARY` with one `PLAIN` dictionary page per column
+//! chunk. Pages end on row boundaries after
+//! 20,000 rows or 1 MiB of values, and carry exact min/max/null counts in
+//! the column index; the offset index records every page. Page headers
+//! are written here (Thrift compact protocol, a few fixed fields), so a
+//! page's values are copied once, from the batch into the chunk. The
+//! chunks are handed to parquet's `SerializedRowGroupWriter::append_column`,
+//! so the file footer, schema and Arrow schema metadata are parquet's own.
+//!
+//! [`Shredder::supports`] decides per schema; anything else goes through
+//! `ArrowColumnWriter`. Tests read both paths back and require identical
+//! rows and statistics.
+
+use std::collections::HashMap;
+
+use arrow_array::{
+    Array, ArrayRef, DictionaryArray, GenericListArray, RecordBatch, StringArray, StructArray,
+    cast::AsArray, types::UInt8Type,
+};
+use arrow_schema::{DataType, Field, Schema};
+use bytes::Bytes;
+use parquet::{
+    basic::{Compression as PqCompression, Encoding, Type as PhysicalType, ZstdLevel},
+    column::writer::ColumnCloseResult,
+    data_type::ByteArray,
+    file::{
+        metadata::{ColumnChunkMetaData, ColumnIndexBuilder, OffsetIndexBuilder},
+        statistics::{Statistics, ValueStatistics},
+    },
+    schema::types::{ColumnDescPtr, SchemaDescriptor},
+};
+
+use crate::{Compression, Error};
+
+/// Rows after which a data page is closed.
+const PAGE_ROWS: usize = 20_000;
+/// Value bytes after which a data page is closed.
+const PAGE_BYTES: usize = 1 << 20;
+/// Rows handled between two checks of the page limits.
+const CHUNK_ROWS: usize = 1024;
+/// Values per bit-packed run: 63 groups of 8, so the run header is one byte.
+const RUN: usize = 504;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Values {
+    Plain,
+    Dictionary,
+    /// `PLAIN` little-endian integers of this many bytes (4 or 8).
+    Int(usize),
+}
+
+impl Values {
+    fn physical_type(self) -> PhysicalType {
+        match self {
+            Values::Plain | Values::Dictionary => PhysicalType::BYTE_ARRAY,
+            Values::Int(4) => PhysicalType::INT32,
+            Values::Int(_) => PhysicalType::INT64,
+        }
+    }
+
+    /// Orders two values as their statistics must: strings by bytes,
+    /// integers (little-endian) by number.
+    fn less(self, a: &[u8], b: &[u8]) -> bool {
+        match self {
+            Values::Plain | Values::Dictionary => a < b,
+            Values::Int(_) => int_le(a) < int_le(b),
+        }
+    }
+}
+
+/// A 4- or 8-byte little-endian signed integer.
+fn int_le(v: &[u8]) -> i64 {
+    match v.len() {
+        4 => i64::from(i32::from_le_bytes([v[0], v[1], v[2], v[3]])),
+        _ => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&v[..8]);
+            i64::from_le_bytes(b)
+        }
+    }
+}
+
+/// Where a leaf sits and which definition levels it uses.
+#[derive(Debug, Clone)]
+struct LeafShape {
+    column: usize,
+    /// `Some(child)` for a leaf inside `List<Struct>`.
+    child: Option<usize>,
+    values: Values,
+    max_def: u8,
+    max_rep: u8,
+    /// Definition level of a null list (`None`: the list is required).
+    def_null_list: Option<u8>,
+    def_empty_list: u8,
+    def_null_item: Option<u8>,
+    def_null_leaf: Option<u8>,
+    /// Integers as `DELTA_BINARY_PACKED` instead of `PLAIN`.
+    delta: bool,
+}
+
+/// Encodes the row groups of one schema.
+#[derive(Debug, Clone)]
+pub struct Shredder {
+    leaves: Vec<LeafShape>,
+    descrs: Vec<ColumnDescPtr>,
+    codec: Compression,
+}
+
+fn leaf_values(t: &DataType) -> Option<Values> {
+    match t {
+        DataType::Utf8 => Some(Values::Plain),
+        DataType::Dictionary(k, v) if **k == DataType::UInt8 && **v == DataType::Utf8 => {
+            Some(Values::Dictionary)
+        }
+        DataType::Int32 => Some(Values::Int(4)),
+        DataType::Int64 => Some(Values::Int(8)),
+        _ => None,
+    }
+}
+
+impl Shredder {
+    /// The shredder for `schema`, or `None` when some column has a shape it
+    /// does not handle.
+    pub fn supports(
+        schema: &Schema,
+        parquet: &SchemaDescriptor,
+        codec: Compression,
+    ) -> Option<Shredder> {
+        let mut leaves = Vec::new();
+        for (column, field) in schema.fields().iter().enumerate() {
+            leaves.extend(Self::shapes(column, field)?);
+        }
+        if leaves.len() != parquet.num_columns() {
+            return None;
+        }
+        let descrs: Vec<ColumnDescPtr> = (0..leaves.len()).map(|i| parquet.column(i)).collect();
+        for (leaf, d) in leaves.iter().zip(&descrs) {
+            if d.max_def_level() != i16::from(leaf.max_def)
+                || d.max_rep_level() != i16::from(leaf.max_rep)
+                || d.physical_type() != leaf.values.physical_type()
+                || (matches!(leaf.values, Values::Int(_)) && d.logical_type_ref().is_some())
+            {
+                return None;
+            }
+        }
+        Some(Shredder {
+            leaves,
+            descrs,
+            codec,
+        })
+    }
+
+    fn shapes(column: usize, field: &Field) -> Option<Vec<LeafShape>> {
+        if let Some(values) = leaf_values(field.data_type()) {
+            let max_def = u8::from(field.is_nullable());
+            return Some(vec![LeafShape {
+                column,
+                child: None,
+                values,
+                max_def,
+                max_rep: 0,
+                def_null_list: None,
+                def_empty_list: 0,
+                def_null_item: None,
+                def_null_leaf: field.is_nullable().then_some(0),
+                delta: false,
+            }]);
+        }
+        let DataType::List(item) = field.data_type() else {
+            return None;
+        };
+        let DataType::Struct(children) = item.data_type() else {
+            return None;
+        };
+        let d_list = u8::from(field.is_nullable());
+        let d_rep = d_list + 1;
+        let d_item = d_rep + u8::from(item.is_nullable());
+        children
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let values = leaf_values(c.data_type())?;
+                Some(LeafShape {
+                    column,
+                    child: Some(i),
+                    values,
+                    max_def: d_item + u8::from(c.is_nullable()),
+                    max_rep: 1,
+                    def_null_list: field.is_nullable().then_some(0),
+                    def_empty_list: d_list,
+                    def_null_item: item.is_nullable().then_some(d_rep),
+                    def_null_leaf: c.is_nullable().then_some(d_item),
+                    delta: false,
+                })
+            })
+            .collect()
+    }
+
+    /// Takes the encoding of integer leaves from `props`: those whose
+    /// column is set to `DELTA_BINARY_PACKED` are written so (suits sorted
+    /// columns: small deltas pack into a few bits); the rest `PLAIN`.
+    pub fn use_encodings(&mut self, props: &parquet::file::properties::WriterProperties) {
+        for (leaf, descr) in self.leaves.iter_mut().zip(&self.descrs) {
+            leaf.delta = matches!(leaf.values, Values::Int(_))
+                && props.encoding(descr.path()) == Some(Encoding::DELTA_BINARY_PACKED);
+        }
+    }
+
+    /// Every integer leaf `DELTA_BINARY_PACKED` (for tests).
+    #[cfg(test)]
+    fn delta_for_all_ints(mut self) -> Self {
+        for leaf in &mut self.leaves {
+            leaf.delta = matches!(leaf.values, Values::Int(_));
+        }
+        self
+    }
+
+    /// Fresh encoders for one row group.
+    pub fn row_group(&self) -> Vec<LeafEncoder> {
+        self.leaves
+            .iter()
+            .zip(&self.descrs)
+            .map(|(shape, descr)| LeafEncoder::new(shape.clone(), descr.clone(), self.codec))
+            .collect()
+    }
+}
+
+/// Min, max and null count of one page or chunk.
+#[derive(Debug, Default, Clone)]
+struct Stats {
+    min: Option<Vec<u8>>,
+    max: Option<Vec<u8>>,
+    nulls: u64,
+}
+
+impl Stats {
+    fn update(&mut self, v: &[u8], kind: Values) {
+        match &mut self.min {
+            Some(m) if kind.less(v, m) => {
+                m.clear();
+                m.extend_from_slice(v);
+            }
+            None => self.min = Some(v.to_vec()),
+            _ => {}
+        }
+        match &mut self.max {
+            Some(m) if kind.less(m, v) => {
+                m.clear();
+                m.extend_from_slice(v);
+            }
+            None => self.max = Some(v.to_vec()),
+            _ => {}
+        }
+    }
+
+    fn merge(&mut self, other: &Stats, kind: Values) {
+        if let Some(v) = &other.min {
+            self.update(v, kind);
+        }
+        if let Some(v) = &other.max {
+            self.update(v, kind);
+        }
+        self.nulls += other.nulls;
+    }
+}
+
+/// Where one data page landed in the chunk, and what it holds.
+struct PageMeta {
+    /// Offset of the page header in the chunk (before a dictionary page
+    /// is put in front).
+    offset: usize,
+    /// Header and stored body.
+    size: usize,
+    /// Header and uncompressed body.
+    uncompressed: usize,
+    levels: u32,
+    rows: usize,
+    stats: Stats,
+}
+
+/// Encodes one leaf column of one row group.
+pub struct LeafEncoder {
+    shape: LeafShape,
+    descr: ColumnDescPtr,
+    codec: PageCompressor,
+    def: Vec<u8>,
+    rep: Vec<u8>,
+    /// Plain: length-prefixed strings. Dictionary: one key per value.
+    values: Vec<u8>,
+    page_rows: usize,
+    page_stats: Stats,
+    /// Dictionary entries seen so far, in first-seen order.
+    dict: Vec<Vec<u8>>,
+    dict_index: HashMap<Vec<u8>, u8>,
+    /// Keys of the current page that occur (for min/max).
+    used: [u64; 4],
+    pages: Vec<PageMeta>,
+    /// The data pages of the chunk, headers included, back to back.
+    chunk: Vec<u8>,
+    /// Scratch: a page's encoded levels, and a page body to compress.
+    levels: Vec<u8>,
+    body: Vec<u8>,
+    rows: u64,
+}
+
+/// Checks that every `(batch, row)` pair names a row of `batches`.
+pub fn check_gather(batches: &[RecordBatch], rows: &[(usize, usize)]) -> Result<(), Error> {
+    match rows
+        .iter()
+        .find(|&&(b, i)| batches.get(b).is_none_or(|batch| i >= batch.num_rows()))
+    {
+        Some(&(b, i)) => Err(Error::InvalidConfig(format!(
+            "cannot gather row {i} of batch {b}: there is no such row"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Which rows [`LeafEncoder::write_from`] writes.
+#[derive(Clone, Copy)]
+enum Gather<'a> {
+    /// Every row of the one batch.
+    All,
+    /// `(batch, row)` pairs, in output order.
+    Rows(&'a [(usize, usize)]),
+}
+
+/// One batch's arrays for a leaf: the leaf values and, for a leaf in a
+/// list of structs, the list's offsets and the list and item validity.
+#[derive(Clone, Copy)]
+struct Part<'a> {
+    leaf: &'a ArrayRef,
+    leaf_nulls: Option<&'a arrow_buffer::NullBuffer>,
+    /// List offsets (empty for a flat leaf).
+    offsets: &'a [i32],
+    list_nulls: Option<&'a arrow_buffer::NullBuffer>,
+    item_nulls: Option<&'a arrow_buffer::NullBuffer>,
+}
+
+/// A validity buffer worth checking: `None` when it has no null (readers
+/// often attach an all-valid buffer), so the loops skip the bit tests.
+fn nulls(n: Option<&arrow_buffer::NullBuffer>) -> Option<&arrow_buffer::NullBuffer> {
+    n.filter(|n| n.null_count() > 0)
+}
+
+impl<'a> Part<'a> {
+    /// The arrays of `column` for a leaf of `shape`, after checking that
+    /// the data has no null where the schema allows none.
+    fn new(shape: &LeafShape, column: &'a ArrayRef) -> Result<Self, Error> {
+        let Some(child) = shape.child else {
+            if shape.max_def == 0 && column.null_count() > 0 {
+                return Err(unsupported("nulls in a required column"));
+            }
+            return Ok(Part {
+                leaf: column,
+                leaf_nulls: nulls(column.nulls()),
+                offsets: &[],
+                list_nulls: None,
+                item_nulls: None,
+            });
+        };
+        let (list, item) = list_parts(column)?;
+        let leaf = item.column(child);
+        if shape.def_null_list.is_none() && list.null_count() > 0 {
+            return Err(unsupported("no nulls in a required list"));
+        }
+        if shape.def_null_item.is_none() && item.null_count() > 0 {
+            return Err(unsupported("no nulls in a required list item"));
+        }
+        if shape.def_null_leaf.is_none() && shape.def_null_item.is_none() && leaf.null_count() > 0 {
+            return Err(unsupported("no nulls in a required leaf"));
+        }
+        Ok(Part {
+            leaf,
+            leaf_nulls: nulls(leaf.nulls()),
+            offsets: list.value_offsets(),
+            list_nulls: nulls(list.nulls()),
+            item_nulls: nulls(item.nulls()),
+        })
+    }
+
+    /// Upper bounds of the levels and value bytes that rows `rows` need.
+    fn bounds<V: LeafValues>(&self, values: &V, rows: std::ops::Range<usize>) -> (usize, usize) {
+        if self.offsets.is_empty() {
+            return (rows.len(), values.bound(rows));
+        }
+        let (first, last) = (
+            self.offsets[rows.start] as usize,
+            self.offsets[rows.end] as usize,
+        );
+        // An empty or null list still takes one level.
+        (last - first + rows.len(), values.bound(first..last))
+    }
+}
+
+impl LeafEncoder {
+    fn new(shape: LeafShape, descr: ColumnDescPtr, codec: Compression) -> Self {
+        LeafEncoder {
+            shape,
+            descr,
+            codec: PageCompressor::new(codec),
+            def: Vec::new(),
+            rep: Vec::new(),
+            values: Vec::new(),
+            page_rows: 0,
+            page_stats: Stats::default(),
+            dict: Vec::new(),
+            dict_index: HashMap::new(),
+            used: [0; 4],
+            pages: Vec::new(),
+            chunk: Vec::new(),
+            levels: Vec::new(),
+            body: Vec::new(),
+            rows: 0,
+        }
+    }
+
+    /// Bytes held for the open column chunk: finished pages and the page
+    /// being filled.
+    pub fn buffered_bytes(&self) -> usize {
+        self.chunk.len() + self.values.len() + self.def.len() + self.rep.len()
+    }
+
+    /// Whether this leaf's row-group dictionary can take the values of
+    /// `batches`' dictionaries (a one-byte key indexes at most 256).
+    pub fn dictionary_room(&self, batches: &[&RecordBatch]) -> bool {
+        if self.shape.values != Values::Dictionary {
+            return true;
+        }
+        let mut new: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+        for b in batches {
+            let Ok(leaf) = self.leaf_array(b.column(self.shape.column)) else {
+                return true;
+            };
+            let Some(values) = leaf
+                .as_dictionary_opt::<UInt8Type>()
+                .and_then(|d| d.values().as_string_opt::<i32>())
+            else {
+                return true;
+            };
+            for v in values.iter().flatten() {
+                if !self.dict_index.contains_key(v.as_bytes()) {
+                    new.insert(v.as_bytes());
+                }
+            }
+        }
+        self.dict.len() + new.len() <= 256
+    }
+
+    /// Appends the rows of `batch`.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        self.write_from(&[batch], Gather::All)
+    }
+
+    #[cfg(test)]
+    /// Appends rows gathered from `batches`: `rows[k] = (b, i)` makes row
+    /// `i` of `batches[b]` the next row. Values are copied once, from the
+    /// batches into the page (no gathered batch is built first). The pairs
+    /// must have passed [`check_gather`] (the caller checks once for all
+    /// leaves).
+    pub fn write_gather(
+        &mut self,
+        batches: &[RecordBatch],
+        rows: &[(usize, usize)],
+    ) -> Result<(), Error> {
+        let refs: Vec<&RecordBatch> = batches.iter().collect();
+        self.write_gather_refs(&refs, rows)
+    }
+
+    /// Appends rows gathered from `batches`: `rows[k] = (b, i)` makes row
+    /// `i` of `batches[b]` the next row. Values are copied once, from the
+    /// batches into the page. The pairs must have passed [`check_gather`]
+    /// (the caller checks once for all leaves).
+    pub fn write_gather_refs(
+        &mut self,
+        batches: &[&RecordBatch],
+        rows: &[(usize, usize)],
+    ) -> Result<(), Error> {
+        self.write_from(batches, Gather::Rows(rows))
+    }
+
+    /// The column's path, for messages.
+    pub fn column(&self) -> String {
+        self.descr.path().string()
+    }
+
+    /// The leaf array (the struct child for list leaves).
+    fn leaf_array<'a>(&self, column: &'a ArrayRef) -> Result<&'a ArrayRef, Error> {
+        match self.shape.child {
+            None => Ok(column),
+            Some(c) => Ok(list_parts(column)?.1.column(c)),
+        }
+    }
+
+    fn remap(&mut self, leaf: &ArrayRef) -> Result<Vec<u8>, Error> {
+        let dict: &DictionaryArray<UInt8Type> = leaf
+            .as_dictionary_opt()
+            .ok_or_else(|| unsupported("a UInt8 dictionary"))?;
+        let values: &StringArray = dict
+            .values()
+            .as_string_opt()
+            .ok_or_else(|| unsupported("Utf8 dictionary values"))?;
+        if values.null_count() > 0 {
+            return Err(unsupported("dictionary values without nulls"));
+        }
+        let mut map = Vec::with_capacity(values.len());
+        for v in values.iter() {
+            let v = v.unwrap_or_default().as_bytes();
+            let k = match self.dict_index.get(v) {
+                Some(&k) => k,
+                None => {
+                    if self.dict.len() == 256 {
+                        return Err(Error::DictionaryOverflow {
+                            column: self.descr.path().string(),
+                        });
+                    }
+                    let k = self.dict.len() as u8;
+                    self.dict.push(v.to_vec());
+                    self.dict_index.insert(v.to_vec(), k);
+                    k
+                }
+            };
+            map.push(k);
+        }
+        Ok(map)
+    }
+
+    /// Dispatches once on the leaf's value kind, then writes the rows.
+    fn write_from(&mut self, batches: &[&RecordBatch], rows: Gather<'_>) -> Result<(), Error> {
+        let columns: Vec<&ArrayRef> = batches
+            .iter()
+            .map(|b| b.column(self.shape.column))
+            .collect();
+        match self.shape.values {
+            Values::Int(4) => self.write_kind(&columns, rows, |_, leaf| IntValues::<4>::new(leaf)),
+            Values::Int(_) => self.write_kind(&columns, rows, |_, leaf| IntValues::<8>::new(leaf)),
+            Values::Plain => self.write_kind(&columns, rows, |_, leaf| PlainValues::new(leaf)),
+            Values::Dictionary => {
+                // Per batch: map its dictionary onto the chunk's.
+                let maps = columns
+                    .iter()
+                    .map(|c| {
+                        let leaf = self.leaf_array(c)?;
+                        self.remap(leaf)
+                    })
+                    .collect::<Result<Vec<_>, Error>>()?;
+                self.write_kind(&columns, rows, |b, leaf| DictValues::new(leaf, &maps[b]))
+            }
+        }
+    }
+
+    /// Builds each batch's value writer with `make` (given the batch's
+    /// number and leaf array) and writes the rows in
+    /// pieces of [`CHUNK_ROWS`], closing pages at the limits.
+    fn write_kind<'a, V: LeafValues>(
+        &mut self,
+        columns: &[&'a ArrayRef],
+        rows: Gather<'_>,
+        make: impl Fn(usize, &'a ArrayRef) -> Result<V, Error>,
+    ) -> Result<(), Error> {
+        let mut parts = Vec::with_capacity(columns.len());
+        let mut values = Vec::with_capacity(columns.len());
+        for (b, column) in columns.iter().enumerate() {
+            let part = Part::new(&self.shape, column)?;
+            values.push(make(b, part.leaf)?);
+            parts.push(part);
+        }
+        let n = match rows {
+            Gather::All => columns.first().map_or(0, |c| c.len()),
+            Gather::Rows(r) => r.len(),
+        };
+        let mut at = 0;
+        while at < n {
+            let len = CHUNK_ROWS.min(n - at);
+            match rows {
+                Gather::All => {
+                    let (levels, bound) = parts[0].bounds(&values[0], at..at + len);
+                    let rows = (at..at + len).map(|i| (0, i));
+                    self.write_rows(&parts[..1], &mut values[..1], rows, levels, bound);
+                }
+                Gather::Rows(r) => {
+                    let r = &r[at..at + len];
+                    let (mut levels, mut bound) = (0, V::SLACK);
+                    for &(b, i) in r {
+                        let (l, v) = parts[b].bounds(&values[b], i..i + 1);
+                        levels += l;
+                        bound += v - V::SLACK;
+                    }
+                    self.write_rows(&parts, &mut values, r.iter().copied(), levels, bound);
+                }
+            }
+            // The keys these rows used count for the page they are in,
+            // which may close just below.
+            for v in &mut values {
+                self.or_used(v.take_used());
+            }
+            self.page_rows += len;
+            self.rows += len as u64;
+            at += len;
+            if self.page_rows >= PAGE_ROWS || self.values.len() >= PAGE_BYTES {
+                self.flush_page()?;
+            }
+        }
+        Ok(())
+    }
+
+    // The loops below write levels and values by index into buffers sized
+    // up front (`levels` and `bound` are upper bounds for the rows), and
+    // turn every data-dependent choice (null or not, which definition
+    // level) into arithmetic: a null value is written anyway and the
+    // cursor simply does not move. Only the per-row loop over list entries
+    // still branches on the data.
+
+    fn write_rows<V: LeafValues>(
+        &mut self,
+        parts: &[Part<'_>],
+        values: &mut [V],
+        rows: impl Iterator<Item = (usize, usize)>,
+        levels: usize,
+        bound: usize,
+    ) {
+        let vbase = self.values.len();
+        self.values.resize(vbase + bound, 0);
+        let mut vp = vbase;
+        let mut null_count = 0u64;
+        let s = &self.shape;
+        if s.child.is_none() {
+            let optional = s.max_def > 0;
+            let dbase = self.def.len();
+            if optional {
+                self.def.resize(dbase + levels, 0);
+            }
+            let mut dp = dbase;
+            for (b, i) in rows {
+                let valid = parts[b].leaf_nulls.is_none_or(|n| n.is_valid(i));
+                if optional {
+                    self.def[dp] = u8::from(valid);
+                    dp += 1;
+                }
+                vp += values[b].put(i, valid, &mut self.values[vp..]);
+                null_count += u64::from(!valid);
+            }
+            self.def.truncate(dp);
+        } else {
+            let max_def = s.max_def;
+            let empty = s.def_empty_list;
+            // A level that cannot occur in valid Arrow data maps to
+            // `max_def`; `Part::new` rejects data that would need it.
+            let null_list = s.def_null_list.unwrap_or(max_def);
+            let null_item = s.def_null_item.unwrap_or(max_def);
+            let null_leaf = s.def_null_leaf.unwrap_or(max_def);
+            let lbase = self.def.len();
+            self.def.resize(lbase + levels, 0);
+            self.rep.resize(lbase + levels, 0);
+            let mut p = lbase;
+            for (b, r) in rows {
+                let part = &parts[b];
+                let list_valid = part.list_nulls.is_none_or(|n| n.is_valid(r));
+                let start = part.offsets[r] as usize;
+                // A null list's entries (if any) are masked: it has none.
+                let n = (part.offsets[r + 1] as usize - start) * usize::from(list_valid);
+                // The level of a null or empty list; overwritten by the
+                // first entry otherwise.
+                self.def[p] = if list_valid { empty } else { null_list };
+                self.rep[p] = 0;
+                p += usize::from(n == 0);
+                null_count += u64::from(n == 0);
+                let v = &mut values[b];
+                for (j, e) in (start..start + n).enumerate() {
+                    let item_valid = part.item_nulls.is_none_or(|m| m.is_valid(e));
+                    let leaf_valid = part.leaf_nulls.is_none_or(|m| m.is_valid(e));
+                    let valid = item_valid & leaf_valid;
+                    self.def[p] = if !item_valid {
+                        null_item
+                    } else if !leaf_valid {
+                        null_leaf
+                    } else {
+                        max_def
+                    };
+                    self.rep[p] = u8::from(j != 0);
+                    vp += v.put(e, valid, &mut self.values[vp..]);
+                    null_count += u64::from(!valid);
+                    p += 1;
+                }
+            }
+            self.def.truncate(p);
+            self.rep.truncate(p);
+        }
+        self.values.truncate(vp);
+        self.page_stats.nulls += null_count;
+    }
+
+    fn or_used(&mut self, used: [u64; 4]) {
+        for (u, v) in self.used.iter_mut().zip(used) {
+            *u |= v;
+        }
+    }
+
+    /// Encodes the buffered levels and values as one data page and appends
+    /// it, header first, to the chunk: the values are copied once.
+    fn flush_page(&mut self) -> Result<(), Error> {
+        if self.page_rows == 0 {
+            return Ok(());
+        }
+        let num_levels = if self.shape.max_def > 0 {
+            self.def.len()
+        } else {
+            self.page_rows
+        } as u32;
+        self.levels.clear();
+        if self.shape.max_rep > 0 {
+            encode_levels(&mut self.levels, &self.rep, bit_width(self.shape.max_rep));
+        }
+        if self.shape.max_def > 0 {
+            encode_levels(&mut self.levels, &self.def, bit_width(self.shape.max_def));
+        }
+        let mut stats = std::mem::take(&mut self.page_stats);
+        let encoding = match self.shape.values {
+            Values::Plain => {
+                if let Some((lo, hi)) = plain_min_max(&mut self.values) {
+                    stats.update(lo, Values::Plain);
+                    stats.update(hi, Values::Plain);
+                }
+                Encoding::PLAIN
+            }
+            Values::Int(width) => {
+                if let Some((lo, hi)) = int_min_max(&self.values, width) {
+                    stats.min = Some(lo);
+                    stats.max = Some(hi);
+                }
+                if self.shape.delta {
+                    self.body.clear();
+                    delta_binary_packed(&mut self.body, &self.values, width);
+                    std::mem::swap(&mut self.body, &mut self.values);
+                    Encoding::DELTA_BINARY_PACKED
+                } else {
+                    Encoding::PLAIN
+                }
+            }
+            Values::Dictionary => {
+                // Keys become a bit width byte and the hybrid encoding.
+                let width = bit_width(self.dict.len().saturating_sub(1) as u8).max(1);
+                self.body.clear();
+                self.body.push(width);
+                encode_hybrid(&mut self.body, &self.values, width);
+                std::mem::swap(&mut self.body, &mut self.values);
+                for k in 0..self.dict.len() {
+                    if self.used[k >> 6] & (1 << (k & 63)) != 0 {
+                        stats.update(&self.dict[k], Values::Dictionary);
+                    }
+                }
+                self.used = [0; 4];
+                Encoding::RLE_DICTIONARY
+            }
+        };
+        let offset = self.chunk.len();
+        let (size, uncompressed) = write_page(
+            &mut self.chunk,
+            &mut self.body,
+            &mut self.codec,
+            PageKind::Data { encoding },
+            num_levels,
+            &[&self.levels, &self.values],
+        )?;
+        self.pages.push(PageMeta {
+            offset,
+            size,
+            uncompressed,
+            levels: num_levels,
+            rows: self.page_rows,
+            stats,
+        });
+        self.def.clear();
+        self.rep.clear();
+        self.values.clear();
+        self.page_rows = 0;
+        Ok(())
+    }
+
+    /// The finished column chunk: its bytes (offsets start at 0) and the
+    /// metadata parquet needs to splice it into a row group. The encoder is
+    /// left empty, keeping its buffers, for the next row group; chunk
+    /// buffers come from, and go back to, `pool` (see [`BufferPool`]).
+    pub fn close(&mut self, pool: &BufferPool) -> Result<(Bytes, ColumnCloseResult), Error> {
+        self.flush_page()?;
+        let mut encodings = vec![Encoding::PLAIN, Encoding::RLE];
+        if self.shape.delta {
+            encodings.push(Encoding::DELTA_BINARY_PACKED);
+        }
+        let mut uncompressed = 0usize;
+        let (chunk, dictionary_offset, shift) = match self.shape.values {
+            Values::Plain | Values::Int(_) => {
+                (std::mem::replace(&mut self.chunk, pool.take()), None, 0)
+            }
+            Values::Dictionary => {
+                // The dictionary page goes first; the (small) data pages
+                // are copied in behind it.
+                encodings.push(Encoding::RLE_DICTIONARY);
+                let mut plain = Vec::new();
+                for v in &self.dict {
+                    plain.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                    plain.extend_from_slice(v);
+                }
+                let mut out = pool.take();
+                let (size, raw) = write_page(
+                    &mut out,
+                    &mut self.body,
+                    &mut self.codec,
+                    PageKind::Dictionary,
+                    self.dict.len() as u32,
+                    &[&plain],
+                )?;
+                uncompressed += raw;
+                out.extend_from_slice(&self.chunk);
+                self.chunk.clear();
+                (out, Some(0), size)
+            }
+        };
+        let kind = self.shape.values;
+        let mut column_index = ColumnIndexBuilder::new(kind.physical_type());
+        let mut offset_index = OffsetIndexBuilder::new();
+        let mut chunk_stats = Stats::default();
+        let mut num_values = 0i64;
+        for p in std::mem::take(&mut self.pages) {
+            uncompressed += p.uncompressed;
+            num_values += i64::from(p.levels);
+            offset_index.append_row_count(p.rows as i64);
+            offset_index.append_offset_and_size((p.offset + shift) as i64, p.size as i32);
+            chunk_stats.merge(&p.stats, kind);
+            column_index.append(
+                p.stats.min.is_none(),
+                p.stats.min.unwrap_or_default(),
+                p.stats.max.unwrap_or_default(),
+                p.stats.nulls as i64,
+                None,
+            );
+        }
+        let nulls = Some(chunk_stats.nulls);
+        let stats = match kind {
+            Values::Plain | Values::Dictionary => Statistics::ByteArray(
+                ValueStatistics::new(
+                    chunk_stats.min.map(ByteArray::from),
+                    chunk_stats.max.map(ByteArray::from),
+                    None,
+                    nulls,
+                    false,
+                )
+                .with_min_is_exact(true)
+                .with_max_is_exact(true),
+            ),
+            Values::Int(4) => Statistics::Int32(
+                ValueStatistics::new(
+                    chunk_stats.min.map(|v| int_le(&v) as i32),
+                    chunk_stats.max.map(|v| int_le(&v) as i32),
+                    None,
+                    nulls,
+                    false,
+                )
+                .with_min_is_exact(true)
+                .with_max_is_exact(true),
+            ),
+            Values::Int(_) => Statistics::Int64(
+                ValueStatistics::new(
+                    chunk_stats.min.map(|v| int_le(&v)),
+                    chunk_stats.max.map(|v| int_le(&v)),
+                    None,
+                    nulls,
+                    false,
+                )
+                .with_min_is_exact(true)
+                .with_max_is_exact(true),
+            ),
+        };
+        let compressed = chunk.len();
+        let metadata = ColumnChunkMetaData::builder(self.descr.clone())
+            .set_compression(parquet_codec(self.codec.codec)?)
+            .set_encodings(encodings)
+            .set_num_values(num_values)
+            .set_total_compressed_size(compressed as i64)
+            .set_total_uncompressed_size(uncompressed as i64)
+            .set_data_page_offset(shift as i64)
+            .set_dictionary_page_offset(dictionary_offset)
+            .set_statistics(stats)
+            .build()?;
+        self.dict.clear();
+        self.dict_index.clear();
+        self.used = [0; 4];
+        let rows = std::mem::take(&mut self.rows);
+        let close = ColumnCloseResult {
+            bytes_written: compressed as u64,
+            rows_written: rows,
+            metadata,
+            bloom_filter: None,
+            column_index: Some(column_index.build()?),
+            offset_index: Some(offset_index.build()),
+        };
+        Ok((Bytes::from(chunk), close))
+    }
+}
+
+/// A page's kind and what its header records.
+#[derive(Debug, Clone, Copy)]
+enum PageKind {
+    Data { encoding: Encoding },
+    Dictionary,
+}
+
+/// Parquet's `Encoding` enum values (parquet.thrift).
+fn encoding_id(e: Encoding) -> i32 {
+    match e {
+        Encoding::PLAIN => 0,
+        Encoding::RLE => 3,
+        Encoding::DELTA_BINARY_PACKED => 5,
+        Encoding::RLE_DICTIONARY => 8,
+        _ => 0,
+    }
+}
+
+/// Appends a ULEB128 varint (Thrift compact protocol, RLE run headers).
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends a compact-protocol `i32` field: header byte (field-id delta in
+/// the high nibble, type 5) and the zigzag varint.
+fn i32_field(out: &mut Vec<u8>, delta: u8, v: i32) {
+    out.push((delta << 4) | 5);
+    varint(out, u64::from(((v << 1) ^ (v >> 31)) as u32));
+}
+
+/// Appends a `PageHeader` (parquet.thrift) in the compact protocol:
+/// type (1), uncompressed and compressed size (2, 3), then either a
+/// `DataPageHeader` (5: values, encoding, RLE definition and repetition
+/// level encodings) or a `DictionaryPageHeader` (7: values, PLAIN,
+/// is_sorted false).
+fn page_header(out: &mut Vec<u8>, kind: PageKind, uncompressed: usize, stored: usize, values: u32) {
+    let page_type = match kind {
+        PageKind::Data { .. } => 0,
+        PageKind::Dictionary => 2,
+    };
+    i32_field(out, 1, page_type);
+    i32_field(out, 1, uncompressed as i32);
+    i32_field(out, 1, stored as i32);
+    match kind {
+        PageKind::Data { encoding } => {
+            out.push((2 << 4) | 12);
+            i32_field(out, 1, values as i32);
+            i32_field(out, 1, encoding_id(encoding));
+            i32_field(out, 1, encoding_id(Encoding::RLE));
+            i32_field(out, 1, encoding_id(Encoding::RLE));
+        }
+        PageKind::Dictionary => {
+            out.push((4 << 4) | 12);
+            i32_field(out, 1, values as i32);
+            i32_field(out, 1, encoding_id(Encoding::PLAIN));
+            out.push((1 << 4) | 2);
+        }
+    }
+    out.push(0);
+    out.push(0);
+}
+
+/// Appends one page, header then body (the concatenation of `parts`),
+/// compressing the body with `codec` (`scratch` holds it meanwhile).
+/// Returns the page's stored and uncompressed sizes, headers included.
+fn write_page(
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+    codec: &mut PageCompressor,
+    kind: PageKind,
+    values: u32,
+    parts: &[&[u8]],
+) -> Result<(usize, usize), Error> {
+    let raw: usize = parts.iter().map(|p| p.len()).sum();
+    let start = out.len();
+    if codec.codec == Compression::None {
+        out.reserve(raw + 32);
+        page_header(out, kind, raw, raw, values);
+        for p in parts {
+            out.extend_from_slice(p);
+        }
+        let size = out.len() - start;
+        return Ok((size, size));
+    }
+    scratch.clear();
+    for p in parts {
+        scratch.extend_from_slice(p);
+    }
+    let stored = codec.compress(scratch)?;
+    page_header(out, kind, raw, stored.len(), values);
+    let header = out.len() - start;
+    out.extend_from_slice(stored);
+    Ok((header + stored.len(), header + raw))
+}
+
+/// Writes the values of one leaf array into a page buffer, by index.
+trait LeafValues {
+    /// Bytes [`LeafValues::bound`] adds once for the fixed-size writes of
+    /// [`LeafValues::put`] past a value's end.
+    const SLACK: usize;
+
+    /// An upper bound of the bytes that [`LeafValues::put`] needs for the
+    /// values `range`, including [`LeafValues::SLACK`].
+    fn bound(&self, range: std::ops::Range<usize>) -> usize;
+
+    /// Writes value `i` at the start of `out` and returns its encoded
+    /// length, or writes scratch and returns 0 when `valid` is false.
+    fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize;
+
+    /// Dictionary keys that occurred since the last call (for
+    /// statistics); none by default.
+    fn take_used(&mut self) -> [u64; 4] {
+        [0; 4]
+    }
+}
+
+/// `PLAIN` strings: a 4-byte length, then the bytes.
+struct PlainValues<'a> {
+    offsets: &'a [i32],
+    data: &'a [u8],
+}
+
+impl<'a> PlainValues<'a> {
+    fn new(array: &'a ArrayRef) -> Result<Self, Error> {
+        let s: &StringArray = array
+            .as_string_opt()
+            .ok_or_else(|| unsupported("a Utf8 column"))?;
+        Ok(PlainValues {
+            offsets: s.value_offsets(),
+            data: s.value_data(),
+        })
+    }
+}
+
+/// Bytes copied at once for short strings: a fixed-size copy compiles to
+/// two vector moves, a variable-length one to a `memcpy` call.
+const WIDE: usize = 32;
+
+impl LeafValues for PlainValues<'_> {
+    const SLACK: usize = WIDE;
+
+    fn bound(&self, range: std::ops::Range<usize>) -> usize {
+        let span = (self.offsets[range.end] - self.offsets[range.start]) as usize;
+        span + 4 * range.len() + WIDE
+    }
+
+    #[inline(always)]
+    fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize {
+        let (s, e) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        let len = e.saturating_sub(s);
+        out[..4].copy_from_slice(&(len as u32).to_le_bytes());
+        match self.data.get(s..s + WIDE) {
+            Some(wide) if len <= WIDE => out[4..4 + WIDE].copy_from_slice(wide),
+            _ => out[4..4 + len].copy_from_slice(&self.data[s..e]),
+        }
+        (4 + len) * usize::from(valid)
+    }
+}
+
+/// `PLAIN` integers of `W` bytes, little-endian.
+struct IntValues<'a, const W: usize> {
+    data: &'a [u8],
+}
+
+impl<'a, const W: usize> IntValues<'a, W> {
+    fn new(array: &'a ArrayRef) -> Result<Self, Error> {
+        use arrow_array::types::{Int32Type, Int64Type};
+        // The values buffer of a primitive array is already sliced to the
+        // array's rows.
+        let data = match W {
+            4 => array
+                .as_primitive_opt::<Int32Type>()
+                .map(|a| a.values().inner().as_slice()),
+            8 => array
+                .as_primitive_opt::<Int64Type>()
+                .map(|a| a.values().inner().as_slice()),
+            _ => None,
+        };
+        Ok(IntValues {
+            data: data.ok_or_else(|| unsupported("an Int32 or Int64 column"))?,
+        })
+    }
+}
+
+impl<const W: usize> LeafValues for IntValues<'_, W> {
+    const SLACK: usize = 0;
+
+    fn bound(&self, range: std::ops::Range<usize>) -> usize {
+        range.len() * W
+    }
+
+    #[inline(always)]
+    fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize {
+        out[..W].copy_from_slice(&self.data[i * W..i * W + W]);
+        W * usize::from(valid)
+    }
+}
+
+/// `RLE_DICTIONARY` keys, mapped onto the chunk's dictionary; `used`
+/// collects the keys that occur (for min/max).
+struct DictValues<'a> {
+    keys: &'a [u8],
+    map: &'a [u8],
+    used: [u64; 4],
+}
+
+impl<'a> DictValues<'a> {
+    fn new(array: &'a ArrayRef, map: &'a [u8]) -> Result<Self, Error> {
+        let d: &DictionaryArray<UInt8Type> = array
+            .as_dictionary_opt()
+            .ok_or_else(|| unsupported("a UInt8 dictionary"))?;
+        Ok(DictValues {
+            keys: d.keys().values(),
+            map,
+            used: [0; 4],
+        })
+    }
+}
+
+impl LeafValues for DictValues<'_> {
+    const SLACK: usize = 1;
+
+    fn take_used(&mut self) -> [u64; 4] {
+        std::mem::take(&mut self.used)
+    }
+
+    fn bound(&self, range: std::ops::Range<usize>) -> usize {
+        range.len() + 1
+    }
+
+    #[inline(always)]
+    fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize {
+        let k = self
+            .map
+            .get(self.keys[i] as usize)
+            .copied()
+            .unwrap_or_default();
+        out[0] = k;
+        self.used[usize::from(k >> 6)] |= u64::from(valid) << (k & 63);
+        usize::from(valid)
+    }
+}
+
+/// Column-chunk buffers handed back after their bytes reached the file,
+/// so that steady-state encoding allocates (and page-faults) nothing.
+#[derive(Debug, Default)]
+pub struct BufferPool {
+    free: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+impl BufferPool {
+    /// Most buffers kept: enough for every leaf of a few row groups.
+    const KEEP: usize = 64;
+
+    fn take(&self) -> Vec<u8> {
+        self.free
+            .lock()
+            .map(|mut f| f.pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Returns a chunk's buffer to the pool (dropped if still shared).
+    pub fn give_back(&self, bytes: Bytes) {
+        let mut v = Vec::from(bytes);
+        v.clear();
+        if let Ok(mut f) = self.free.lock()
+            && f.len() < Self::KEEP
+        {
+            f.push(v);
+        }
+    }
+}
+
+/// The Parquet codec of a [`Compression`].
+pub fn parquet_codec(c: Compression) -> Result<PqCompression, Error> {
+    Ok(match c {
+        Compression::None => PqCompression::UNCOMPRESSED,
+        Compression::Snappy => PqCompression::SNAPPY,
+        Compression::Lz4 => PqCompression::LZ4_RAW,
+        Compression::Zstd(l) => PqCompression::ZSTD(ZstdLevel::try_new(l)?),
+    })
+}
+
+/// Compresses page bodies as Parquet's codecs define them: raw Snappy,
+/// an LZ4 block without a size prefix (`LZ4_RAW`), a zstd frame. A zstd
+/// context is made once per column and reused for every page (making one
+/// per page costs as much as compressing a small page).
+struct PageCompressor {
+    codec: Compression,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    /// The last compressed page (kept to reuse its memory).
+    out: Vec<u8>,
+}
+
+impl PageCompressor {
+    fn new(codec: Compression) -> Self {
+        PageCompressor {
+            codec,
+            zstd: None,
+            out: Vec::new(),
+        }
+    }
+
+    fn compress(&mut self, page: &[u8]) -> Result<&[u8], Error> {
+        let io = |e: std::io::Error| {
+            Error::Parquet(parquet::errors::ParquetError::External(Box::new(e)))
+        };
+        let out = &mut self.out;
+        out.clear();
+        match self.codec {
+            Compression::None => out.extend_from_slice(page),
+            Compression::Snappy => {
+                out.resize(snap::raw::max_compress_len(page.len()), 0);
+                let n = snap::raw::Encoder::new()
+                    .compress(page, out)
+                    .map_err(|e| io(e.into()))?;
+                out.truncate(n);
+            }
+            Compression::Lz4 => {
+                out.resize(lz4_flex::block::get_maximum_output_size(page.len()), 0);
+                let n = lz4_flex::block::compress_into(page, out)
+                    .map_err(|e| io(std::io::Error::other(e)))?;
+                out.truncate(n);
+            }
+            Compression::Zstd(level) => {
+                let z = match &mut self.zstd {
+                    Some(z) => z,
+                    None => self
+                        .zstd
+                        .insert(zstd::bulk::Compressor::new(level).map_err(io)?),
+                };
+                // zstd writes into the capacity; no need to zero it first.
+                out.reserve(zstd::zstd_safe::compress_bound(page.len()));
+                z.compress_to_buffer(page, out).map_err(io)?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A `List<Struct>` column and its struct of entries.
+fn list_parts(column: &ArrayRef) -> Result<(&GenericListArray<i32>, &StructArray), Error> {
+    let list = column
+        .as_list_opt::<i32>()
+        .ok_or_else(|| unsupported("a list column"))?;
+    let item = list
+        .values()
+        .as_struct_opt()
+        .ok_or_else(|| unsupported("a struct item"))?;
+    Ok((list, item))
+}
+
+fn unsupported(what: &str) -> Error {
+    Error::InvalidConfig(format!("direct Parquet encoder: expected {what}"))
+}
+
+/// The smallest and largest value of a page of `PLAIN` strings (each a
+/// 4-byte length and the bytes).
+///
+/// Values are compared by a 16-byte big-endian prefix key, zero-padded
+/// and masked to the value's length: a smaller key means a smaller string,
+/// and only equal keys (rare) need a full comparison. `values` is padded
+/// by 16 bytes for the scan and restored.
+fn plain_min_max(values: &mut Vec<u8>) -> Option<(&[u8], &[u8])> {
+    let end = values.len();
+    if end == 0 {
+        return None;
+    }
+    values.extend_from_slice(&[0u8; 16]);
+    let buf = values.as_slice();
+    let value = |o: usize| -> (usize, usize, u128) {
+        let mut len_bytes = [0u8; 4];
+        len_bytes.copy_from_slice(&buf[o..o + 4]);
+        let l = u32::from_le_bytes(len_bytes) as usize;
+        let mut raw = [0u8; 16];
+        raw.copy_from_slice(&buf[o + 4..o + 20]);
+        let raw = u128::from_be_bytes(raw);
+        let key = if l >= 16 {
+            raw
+        } else {
+            raw & !(u128::MAX >> (l * 8))
+        };
+        (o + 4, l, key)
+    };
+    let (v, l, k) = value(0);
+    let (mut lo, mut hi) = ((v, l, k), (v, l, k));
+    let mut o = v + l;
+    while o < end {
+        let (v, l, k) = value(o);
+        if k > hi.2 || (k == hi.2 && buf[v..v + l] > buf[hi.0..hi.0 + hi.1]) {
+            hi = (v, l, k);
+        }
+        if k < lo.2 || (k == lo.2 && buf[v..v + l] < buf[lo.0..lo.0 + lo.1]) {
+            lo = (v, l, k);
+        }
+        o = v + l;
+    }
+    values.truncate(end);
+    let buf = values.as_slice();
+    Some((&buf[lo.0..lo.0 + lo.1], &buf[hi.0..hi.0 + hi.1]))
+}
+
+/// The smallest and largest of a page of `PLAIN` integers of `width`
+/// bytes, as their little-endian bytes.
+fn int_min_max(values: &[u8], width: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut it = values.chunks_exact(width).map(int_le);
+    let first = it.next()?;
+    let (lo, hi) = it.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let bytes = |v: i64| v.to_le_bytes()[..width].to_vec();
+    Some((bytes(lo), bytes(hi)))
+}
+
+/// Values per `DELTA_BINARY_PACKED` block, and miniblocks per block.
+const DELTA_BLOCK: usize = 128;
+const DELTA_MINIBLOCKS: usize = 4;
+
+/// Encodes `values` (little-endian integers of `width` bytes, 4 or 8) as
+/// `DELTA_BINARY_PACKED`: a header (block size, miniblocks per block,
+/// value count, first value), then per block of 128 deltas the smallest
+/// delta and four miniblocks of 32 bit-packed `delta - smallest`, each
+/// with its own bit width. Deltas wrap at the value's width (32 or 64
+/// bits), as the format specifies, so any values round-trip.
+fn delta_binary_packed(out: &mut Vec<u8>, values: &[u8], width: usize) {
+    let n = values.len() / width;
+    let value = |i: usize| int_le(&values[i * width..i * width + width]);
+    // Work in the unsigned domain of the value's width.
+    let mask: u64 = if width == 4 {
+        u64::from(u32::MAX)
+    } else {
+        u64::MAX
+    };
+    let zigzag = |v: u64| -> u64 {
+        if width == 4 {
+            let v = v as u32 as i32;
+            u64::from(((v << 1) ^ (v >> 31)) as u32)
+        } else {
+            let v = v as i64;
+            ((v << 1) ^ (v >> 63)) as u64
+        }
+    };
+    varint(out, DELTA_BLOCK as u64);
+    varint(out, DELTA_MINIBLOCKS as u64);
+    varint(out, n as u64);
+    varint(out, zigzag(if n > 0 { value(0) as u64 & mask } else { 0 }));
+    let per_mini = DELTA_BLOCK / DELTA_MINIBLOCKS;
+    let mut deltas = [0u64; DELTA_BLOCK];
+    let mut at = 1;
+    while at < n {
+        let len = DELTA_BLOCK.min(n - at);
+        for (k, d) in deltas[..len].iter_mut().enumerate() {
+            let i = at + k;
+            *d = (value(i) as u64).wrapping_sub(value(i - 1) as u64) & mask;
+        }
+        // The smallest delta as a signed number of the value's width.
+        let signed = |d: u64| -> i64 {
+            if width == 4 {
+                i64::from(d as u32 as i32)
+            } else {
+                d as i64
+            }
+        };
+        let min = deltas[..len].iter().map(|&d| signed(d)).min().unwrap_or(0);
+        varint(out, zigzag(min as u64 & mask));
+        let minis = len.div_ceil(per_mini);
+        let widths_at = out.len();
+        out.extend_from_slice(&[0u8; DELTA_MINIBLOCKS]);
+        for m in 0..minis {
+            let chunk = &mut deltas[m * per_mini..((m + 1) * per_mini).min(len)];
+            let mut max = 0u64;
+            for d in chunk.iter_mut() {
+                *d = d.wrapping_sub(min as u64) & mask;
+                max |= *d;
+            }
+            let w = (64 - max.leading_zeros()) as usize;
+            out[widths_at + m] = w as u8;
+            pack_bits(out, chunk, per_mini, w);
+        }
+        at += len;
+    }
+}
+
+/// Appends `values` bit-packed, `w` bits each, least significant bit
+/// first, padded with zero values to `count` values.
+fn pack_bits(out: &mut Vec<u8>, values: &[u64], count: usize, w: usize) {
+    if w == 0 {
+        return;
+    }
+    let mut acc: u128 = 0;
+    let mut bits = 0usize;
+    for k in 0..count {
+        let v = values.get(k).copied().unwrap_or(0);
+        acc |= u128::from(v) << bits;
+        bits += w;
+        while bits >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+    if bits > 0 {
+        out.push(acc as u8);
+    }
+}
+
+/// Bits needed for values up to `max`.
+fn bit_width(max: u8) -> u8 {
+    (8 - max.leading_zeros()) as u8
+}
+
+/// Levels as a 4-byte length followed by the RLE/bit-packed hybrid.
+fn encode_levels(out: &mut Vec<u8>, levels: &[u8], width: u8) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    encode_hybrid(out, levels, width);
+    let len = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// The RLE/bit-packed hybrid: one RLE run when every value is equal,
+/// otherwise bit-packed runs of up to [`RUN`] values (the last group padded
+/// with zeros, which the page's value count makes unread).
+fn encode_hybrid(out: &mut Vec<u8>, values: &[u8], width: u8) {
+    if values.is_empty() || width == 0 {
+        return;
+    }
+    if values.iter().all(|&v| v == values[0]) {
+        varint(out, (values.len() as u64) << 1);
+        out.extend_from_slice(&[values[0]][..usize::from(width).div_ceil(8)]);
+        return;
+    }
+    for run in values.chunks(RUN) {
+        let groups = run.len().div_ceil(8);
+        out.push(((groups as u8) << 1) | 1);
+        for group in run.chunks(8) {
+            let mut bits = 0u64;
+            for (i, &v) in group.iter().enumerate() {
+                bits |= u64::from(v) << (i * usize::from(width));
+            }
+            out.extend_from_slice(&bits.to_le_bytes()[..usize::from(width)]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hybrid_bit_packing_is_lsb_first() {
+        let mut out = Vec::new();
+        encode_hybrid(&mut out, &[1, 0, 1, 1, 0, 0, 0, 1, 1], 1);
+        // Two groups: header (2 << 1) | 1, then 0b1000_1101, 0b0000_0001.
+        assert_eq!(out, vec![5, 0b1000_1101, 1]);
+        let mut out = Vec::new();
+        encode_hybrid(&mut out, &[4, 3, 2, 1, 0, 1, 2, 3], 3);
+        let bits: u32 = [4u32, 3, 2, 1, 0, 1, 2, 3]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v << (3 * i))
+            .sum();
+        assert_eq!(out, [&[3u8][..], &bits.to_le_bytes()[..3]].concat());
+    }
+
+    #[test]
+    fn constant_runs_use_one_rle_run() {
+        let mut out = Vec::new();
+        encode_hybrid(&mut out, &[1; 300], 1);
+        // 300 << 1 = 600 as a varint, then the value.
+        assert_eq!(out, vec![0xd8, 0x04, 1]);
+    }
+
+    #[test]
+    fn min_max_by_prefix_matches_a_plain_comparison() {
+        let words: Vec<&[u8]> = vec![
+            b"ab",
+            b"ab\0",
+            b"a",
+            b"",
+            b"abcdefghijklmnopq",
+            b"abcdefghijklmnopr",
+            b"abcdefghijklmnop",
+            b"zz",
+            b"z",
+            b"\xff",
+            b"\xff\x00",
+        ];
+        for start in 0..words.len() {
+            let mut page = Vec::new();
+            for w in words.iter().cycle().skip(start).take(words.len()) {
+                page.extend_from_slice(&(w.len() as u32).to_le_bytes());
+                page.extend_from_slice(w);
+            }
+            let before = page.clone();
+            let (lo, hi) = plain_min_max(&mut page).unwrap();
+            assert_eq!(lo, *words.iter().min().unwrap());
+            assert_eq!(hi, *words.iter().max().unwrap());
+            assert_eq!(page, before);
+        }
+    }
+
+    use std::sync::Arc;
+
+    use arrow_array::{
+        Int32Array, Int64Array, ListArray, RecordBatch, StringArray, StructArray, UInt8Array,
+        builder::{ListBuilder, StringBuilder, StringDictionaryBuilder, StructBuilder},
+    };
+    use arrow_schema::{Field, Fields, Schema};
+    use parquet::arrow::{
+        ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder,
+        arrow_writer::ArrowWriterOptions,
+    };
+
+    /// Writes each group of batches as one row group through the direct
+    /// encoder and reads the file back with parquet's reader.
+    fn round_trip(schema: Arc<Schema>, groups: &[&[RecordBatch]]) -> Vec<RecordBatch> {
+        read_all(write_direct(schema, groups))
+    }
+
+    /// Every batch of a Parquet file in memory.
+    fn read_all(file: Bytes) -> Vec<RecordBatch> {
+        ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    fn rows(batches: &[RecordBatch]) -> Vec<String> {
+        strata_testkit::readback::rows_as_text(batches).unwrap()
+    }
+
+    #[test]
+    fn edge_shapes_round_trip() {
+        // Nullable list of nullable structs of a required string and a
+        // nullable dictionary; null lists, empty lists, null entries.
+        let entry = Fields::from(vec![
+            Field::new("s", DataType::Utf8, false),
+            Field::new(
+                "d",
+                DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8)),
+                true,
+            ),
+        ]);
+        let item = Arc::new(Field::new("item", DataType::Struct(entry.clone()), true));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Utf8, false),
+            Field::new("l", DataType::List(item.clone()), true),
+        ]));
+        let batch = |dict: &[&str], seed: usize| {
+            let mut lb = ListBuilder::new(StructBuilder::new(
+                entry.clone(),
+                vec![
+                    Box::new(StringBuilder::new()),
+                    Box::new(StringDictionaryBuilder::<UInt8Type>::new()),
+                ],
+            ))
+            .with_field(item.clone());
+            let mut ids = StringBuilder::new();
+            for r in 0..3000usize {
+                let k = (r * 7 + seed) % 11;
+                ids.append_value(format!("row-{r:05}-{}", "x".repeat(k * 5)));
+                match k {
+                    0 => lb.append(false),
+                    1 => lb.append(true),
+                    _ => {
+                        for e in 0..(k % 4 + 1) {
+                            let st = lb.values();
+                            let valid = (r + e) % 5 != 0;
+                            st.field_builder::<StringBuilder>(0)
+                                .unwrap()
+                                .append_value(if valid {
+                                    format!("{r}.{e}")
+                                } else {
+                                    String::new()
+                                });
+                            let d = st
+                                .field_builder::<StringDictionaryBuilder<UInt8Type>>(1)
+                                .unwrap();
+                            if (r + e) % 3 == 0 {
+                                d.append_null();
+                            } else {
+                                d.append_value(dict[(r + e) % dict.len()]);
+                            }
+                            st.append(valid);
+                        }
+                        lb.append(true);
+                    }
+                }
+            }
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(ids.finish()), Arc::new(lb.finish())],
+            )
+            .unwrap()
+        };
+        let a = batch(&["b", "a", "c"], 0);
+        // Another dictionary order and a new value; and sliced batches
+        // (offsets and bitmaps not starting at zero).
+        let b = batch(&["c", "zz", "a"], 5);
+        // One row group per batch, then one row group whose dictionary
+        // grows from batch to batch.
+        let inputs = vec![
+            a.clone(),
+            b.slice(13, 2000),
+            a.slice(1, 1),
+            b.slice(2999, 1),
+        ];
+        let groups: Vec<&[RecordBatch]> = inputs.iter().map(std::slice::from_ref).collect();
+        let got = round_trip(schema.clone(), &groups);
+        assert_eq!(rows(&got), rows(&inputs));
+        let got = round_trip(schema.clone(), &[&inputs]);
+        assert_eq!(rows(&got), rows(&inputs));
+    }
+
+    #[test]
+    fn required_list_with_required_items() {
+        let entry = Fields::from(vec![Field::new("s", DataType::Utf8, true)]);
+        let item = Arc::new(Field::new("item", DataType::Struct(entry.clone()), false));
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "l",
+            DataType::List(item.clone()),
+            false,
+        )]));
+        let values = StringArray::from(vec![Some("a"), None, Some("c"), Some("")]);
+        let entries = StructArray::new(entry, vec![Arc::new(values)], None);
+        let list = ListArray::new(
+            item,
+            arrow_buffer::OffsetBuffer::new(vec![0, 2, 2, 4].into()),
+            Arc::new(entries),
+            None,
+        );
+        let input = RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap();
+        let got = round_trip(schema, &[std::slice::from_ref(&input)]);
+        assert_eq!(rows(&got), rows(&[input]));
+    }
+
+    /// Random shapes, nullability, values, batch splits and row groups,
+    /// from fixed seeds: what the direct encoder writes, parquet reads back
+    /// unchanged.
+    #[test]
+    fn random_shapes_round_trip() {
+        use arrow_array::{ArrayRef, DictionaryArray};
+        use arrow_buffer::{NullBuffer, OffsetBuffer};
+        use strata_gen::rng::{StreamKey, below, hi};
+
+        for seed in 0..60u64 {
+            let key = StreamKey::new(seed, 99);
+            let mut draw_n = 0u64;
+            let mut draw = |n: u32| {
+                draw_n += 1;
+                below(hi(key.first(draw_n)), n) as usize
+            };
+            let words = [
+                "",
+                "a",
+                "ab",
+                "abc",
+                "b",
+                "zz",
+                "x\u{e9}",
+                "a long value past 32 bytes ........",
+            ];
+            let string = |nullable: bool, len: usize, draw: &mut dyn FnMut(u32) -> usize| {
+                let v: Vec<Option<String>> = (0..len)
+                    .map(|i| {
+                        if nullable && draw(4) == 0 {
+                            None
+                        } else {
+                            Some(format!(
+                                "{}{}",
+                                words[draw(words.len() as u32)],
+                                i % (draw(3) + 1)
+                            ))
+                        }
+                    })
+                    .collect();
+                Arc::new(StringArray::from(v)) as ArrayRef
+            };
+            let dict_values = Arc::new(StringArray::from(vec!["m", "w", "h", "", "q"]));
+            let dict = |nullable: bool, len: usize, draw: &mut dyn FnMut(u32) -> usize| {
+                let keys: Vec<Option<u8>> = (0..len)
+                    .map(|_| (!nullable || draw(5) != 0).then(|| draw(5) as u8))
+                    .collect();
+                Arc::new(DictionaryArray::new(
+                    UInt8Array::from(keys),
+                    dict_values.clone(),
+                )) as ArrayRef
+            };
+            let ints =
+                |nullable: bool, len: usize, wide: bool, draw: &mut dyn FnMut(u32) -> usize| {
+                    let v: Vec<Option<i64>> = (0..len)
+                        .map(|_| {
+                            (!nullable || draw(4) != 0).then(|| {
+                                let magnitude = [3, 1000, 1 << 20][draw(3)];
+                                draw(2 * magnitude) as i64 - magnitude as i64
+                            })
+                        })
+                        .collect();
+                    if wide {
+                        Arc::new(Int64Array::from(v)) as ArrayRef
+                    } else {
+                        let v: Vec<Option<i32>> =
+                            v.into_iter().map(|x| x.map(|x| x as i32)).collect();
+                        Arc::new(Int32Array::from(v)) as ArrayRef
+                    }
+                };
+            // 0: Utf8, 1: dictionary, 2: Int32, 3: Int64.
+            let leaf_type = |kind: usize| match kind {
+                0 => DataType::Utf8,
+                1 => DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8)),
+                2 => DataType::Int32,
+                _ => DataType::Int64,
+            };
+            let leaf = |kind: usize,
+                        nullable: bool,
+                        len: usize,
+                        draw: &mut dyn FnMut(u32) -> usize| match kind {
+                0 => string(nullable, len, draw),
+                1 => dict(nullable, len, draw),
+                k => ints(nullable, len, k == 3, draw),
+            };
+            let rows = draw(300);
+            let mut fields = Vec::new();
+            let mut columns: Vec<ArrayRef> = Vec::new();
+            // A flat column.
+            let (flat_nullable, flat_kind) = (draw(2) == 1, draw(4));
+            fields.push(Field::new("f", leaf_type(flat_kind), flat_nullable));
+            columns.push(leaf(flat_kind, flat_nullable, rows, &mut draw));
+            // A list of structs of one to three leaves.
+            let (list_nullable, item_nullable) = (draw(2) == 1, draw(2) == 1);
+            let mut offsets = vec![0i32];
+            let mut list_valid = Vec::new();
+            for _ in 0..rows {
+                let valid = !list_nullable || draw(4) != 0;
+                let n = if valid { draw(4) } else { 0 };
+                offsets.push(offsets.last().copied().unwrap_or(0) + n as i32);
+                list_valid.push(valid);
+            }
+            let entries = *offsets.last().unwrap_or(&0) as usize;
+            let mut children = Vec::new();
+            let mut child_arrays = Vec::new();
+            for c in 0..draw(3) + 1 {
+                let (nullable, kind) = (draw(2) == 1, draw(4));
+                children.push(Field::new(format!("c{c}"), leaf_type(kind), nullable));
+                child_arrays.push(leaf(kind, nullable, entries, &mut draw));
+            }
+            let children = Fields::from(children);
+            let item_nulls = item_nullable
+                .then(|| NullBuffer::from((0..entries).map(|_| draw(5) != 0).collect::<Vec<_>>()));
+            let item = Arc::new(Field::new(
+                "item",
+                DataType::Struct(children.clone()),
+                item_nullable,
+            ));
+            let entries_array = StructArray::new(children, child_arrays, item_nulls);
+            let list = ListArray::new(
+                item.clone(),
+                OffsetBuffer::new(offsets.into()),
+                Arc::new(entries_array),
+                list_nullable.then(|| NullBuffer::from(list_valid)),
+            );
+            fields.push(Field::new("l", DataType::List(item), list_nullable));
+            columns.push(Arc::new(list));
+            let schema = Arc::new(Schema::new(fields));
+            let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+            // Random batch splits and row groups.
+            let mut batches = Vec::new();
+            let mut at = 0;
+            while at < rows {
+                let n = (draw(80) + 1).min(rows - at);
+                batches.push(batch.slice(at, n));
+                at += n;
+            }
+            let mut groups: Vec<&[RecordBatch]> = Vec::new();
+            let mut rest = batches.as_slice();
+            while !rest.is_empty() {
+                let (g, r) = rest.split_at((draw(3) + 1).min(rest.len()));
+                groups.push(g);
+                rest = r;
+            }
+            let got = round_trip(schema.clone(), &groups);
+            assert_eq!(
+                rows_of(&got),
+                rows_of(std::slice::from_ref(&batch)),
+                "seed {seed}"
+            );
+            // Rows gathered from the pieces in a random order (repeats
+            // allowed) read back as `interleave` gathers them.
+            let pairs: Vec<(usize, usize)> = (0..draw(400))
+                .filter_map(|_| {
+                    let b = draw(batches.len().max(1) as u32);
+                    let n = batches.get(b)?.num_rows();
+                    (n > 0).then(|| (b, draw(n as u32)))
+                })
+                .collect();
+            let refs: Vec<&RecordBatch> = batches.iter().collect();
+            if !refs.is_empty() {
+                let want =
+                    arrow_select::interleave::interleave_record_batch(&refs, &pairs).unwrap();
+                let got = gather_round_trip(schema.clone(), &batches, &pairs);
+                assert_eq!(rows_of(&got), rows_of(&[want]), "seed {seed} (gather)");
+            }
+            assert_eq!(
+                chunk_statistics(&write_direct(schema.clone(), &groups)),
+                chunk_statistics(&write_arrow(schema.clone(), &groups)),
+                "seed {seed}"
+            );
+            // With integers delta-encoded: the same rows and statistics.
+            let delta = write_direct_with(schema.clone(), &groups, true);
+            assert_eq!(
+                chunk_statistics(&delta),
+                chunk_statistics(&write_arrow(schema.clone(), &groups)),
+                "seed {seed} (delta)"
+            );
+            let got: Vec<RecordBatch> = read_all(delta);
+            assert_eq!(
+                rows_of(&got),
+                rows_of(std::slice::from_ref(&batch)),
+                "seed {seed} (delta)"
+            );
+        }
+    }
+
+    fn rows_of(batches: &[RecordBatch]) -> Vec<String> {
+        rows(batches)
+    }
+
+    /// Min, max and null count of every column chunk, as text.
+    fn chunk_statistics(file: &Bytes) -> Vec<String> {
+        use parquet::file::{
+            reader::FileReader,
+            serialized_reader::{ReadOptionsBuilder, SerializedFileReader},
+        };
+        let options = ReadOptionsBuilder::new().with_page_index().build();
+        let reader = SerializedFileReader::new_with_options(file.clone(), options).unwrap();
+        let md = reader.metadata();
+        let mut out = Vec::new();
+        for (g, rg) in md.row_groups().iter().enumerate() {
+            for (c, col) in rg.columns().iter().enumerate() {
+                let st = col.statistics().unwrap();
+                out.push(format!(
+                    "{g}/{c}: min {:?} max {:?} nulls {:?}",
+                    st.min_bytes_opt(),
+                    st.max_bytes_opt(),
+                    st.null_count_opt()
+                ));
+            }
+        }
+        out
+    }
+
+    /// Writes the rows `pairs` gathers from `batches` as one row group
+    /// through the direct encoder and reads the file back.
+    fn gather_round_trip(
+        schema: Arc<Schema>,
+        batches: &[RecordBatch],
+        pairs: &[(usize, usize)],
+    ) -> Vec<RecordBatch> {
+        let writer = ArrowWriter::try_new_with_options(
+            Vec::new(),
+            schema.clone(),
+            ArrowWriterOptions::new(),
+        )
+        .unwrap();
+        let (mut file, _) = writer.into_serialized_writer().unwrap();
+        let shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
+            .expect("shape supported");
+        let pool = BufferPool::default();
+        let mut leaves = shredder.row_group();
+        // In two calls, to cross a call boundary.
+        let (a, b) = pairs.split_at(pairs.len() / 2);
+        for l in &mut leaves {
+            l.write_gather(batches, a).unwrap();
+            l.write_gather(batches, b).unwrap();
+        }
+        let mut rg = file.next_row_group().unwrap();
+        for l in &mut leaves {
+            let (bytes, close) = l.close(&pool).unwrap();
+            rg.append_column(&bytes, close).unwrap();
+        }
+        rg.close().unwrap();
+        let bytes = Bytes::from(file.into_inner().unwrap());
+        read_all(bytes)
+    }
+
+    #[test]
+    fn gather_rejects_rows_that_do_not_exist() {
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![1, 2]))])
+                .unwrap();
+        let parquet = parquet::arrow::ArrowSchemaConverter::new()
+            .convert(&schema)
+            .unwrap();
+        let shredder = Shredder::supports(&schema, &parquet, Compression::None).unwrap();
+        let batches = [batch];
+        assert!(check_gather(&batches, &[(0, 2)]).is_err());
+        assert!(check_gather(&batches, &[(1, 0)]).is_err());
+        check_gather(&batches, &[(0, 1), (0, 0)]).unwrap();
+        let mut leaves = shredder.row_group();
+        leaves[0].write_gather(&batches, &[(0, 1), (0, 0)]).unwrap();
+    }
+
+    /// The file the direct encoder writes for `groups`, one row group each.
+    fn write_direct(schema: Arc<Schema>, groups: &[&[RecordBatch]]) -> Bytes {
+        write_direct_with(schema, groups, false)
+    }
+
+    /// [`write_direct`], with integers `DELTA_BINARY_PACKED` when `delta`.
+    fn write_direct_with(schema: Arc<Schema>, groups: &[&[RecordBatch]], delta: bool) -> Bytes {
+        let writer = ArrowWriter::try_new_with_options(
+            Vec::new(),
+            schema.clone(),
+            ArrowWriterOptions::new(),
+        )
+        .unwrap();
+        let (mut file, _) = writer.into_serialized_writer().unwrap();
+        let mut shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
+            .expect("shape supported");
+        if delta {
+            shredder = shredder.delta_for_all_ints();
+        }
+        let pool = BufferPool::default();
+        for group in groups {
+            let mut leaves = shredder.row_group();
+            for l in &mut leaves {
+                for b in *group {
+                    l.write(b).unwrap();
+                }
+            }
+            let mut rg = file.next_row_group().unwrap();
+            for l in &mut leaves {
+                let (bytes, close) = l.close(&pool).unwrap();
+                rg.append_column(&bytes, close).unwrap();
+            }
+            rg.close().unwrap();
+        }
+        Bytes::from(file.into_inner().unwrap())
+    }
+
+    /// The file parquet's `ArrowWriter` writes for `groups`, one row group
+    /// each, with page-level statistics.
+    fn write_arrow(schema: Arc<Schema>, groups: &[&[RecordBatch]]) -> Bytes {
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Page)
+            .build();
+        let mut w = ArrowWriter::try_new(Vec::new(), schema, Some(props)).unwrap();
+        for group in groups {
+            for b in *group {
+                w.write(b).unwrap();
+            }
+            w.flush().unwrap();
+        }
+        Bytes::from(w.into_inner().unwrap())
+    }
+
+    /// `DELTA_BINARY_PACKED` integers read back unchanged at every length
+    /// around the block and miniblock sizes, with overflowing deltas, nulls
+    /// and whole-null pages.
+    #[test]
+    fn delta_packed_integers_round_trip() {
+        use parquet::file::reader::FileReader;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("b", DataType::Int32, false),
+        ]));
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for len in [
+            1usize, 2, 3, 31, 32, 33, 127, 128, 129, 130, 161, 300, 25_000,
+        ] {
+            for pattern in 0..4 {
+                let a: Vec<Option<i64>> = (0..len)
+                    .map(|i| match pattern {
+                        // Sorted with small steps.
+                        0 => Some(i as i64 * 3 + (next() % 3) as i64),
+                        // Anything, so deltas overflow.
+                        1 => Some(next() as i64),
+                        // The extremes, alternating, and nulls.
+                        2 => (i % 5 != 0).then_some(if i % 2 == 0 { i64::MIN } else { i64::MAX }),
+                        // All null.
+                        _ => None,
+                    })
+                    .collect();
+                let b: Vec<i32> = (0..len)
+                    .map(|i| match pattern {
+                        0 => i as i32,
+                        1 | 3 => next() as i32,
+                        _ => {
+                            if i % 2 == 0 {
+                                i32::MIN
+                            } else {
+                                i32::MAX
+                            }
+                        }
+                    })
+                    .collect();
+                let batch = RecordBatch::try_new(
+                    schema.clone(),
+                    vec![Arc::new(Int64Array::from(a)), Arc::new(Int32Array::from(b))],
+                )
+                .unwrap();
+                let file = write_direct_with(schema.clone(), &[std::slice::from_ref(&batch)], true);
+                let reader =
+                    parquet::file::serialized_reader::SerializedFileReader::new(file.clone())
+                        .unwrap();
+                let encodings = reader
+                    .metadata()
+                    .row_group(0)
+                    .column(1)
+                    .encodings()
+                    .collect::<Vec<_>>();
+                assert!(
+                    encodings.contains(&Encoding::DELTA_BINARY_PACKED),
+                    "{encodings:?}"
+                );
+                let got: Vec<RecordBatch> = read_all(file);
+                assert_eq!(
+                    rows(&got),
+                    rows(std::slice::from_ref(&batch)),
+                    "{len} rows, pattern {pattern}"
+                );
+            }
+        }
+    }
+
+    /// Dictionary keys count for the page they land in, also when a page
+    /// closes inside a write or exactly at its end, and do not carry into
+    /// the next row group.
+    #[test]
+    fn dictionary_statistics_follow_the_pages() {
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "d",
+            DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8)),
+            false,
+        )]));
+        let batch = |values: Vec<&str>| {
+            let d: arrow_array::DictionaryArray<UInt8Type> = values.into_iter().collect();
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(d)]).unwrap()
+        };
+        // One write of exactly one page, its last row the largest key.
+        let mut v = vec!["b"; PAGE_ROWS - 1];
+        v.push("z");
+        let exact = batch(v);
+        // Pages closing inside writes of 8192 rows.
+        let split: Vec<RecordBatch> = (0..4)
+            .map(|k| {
+                batch(
+                    (0..8192)
+                        .map(|i| match k * 8192 + i {
+                            r if r < 16_384 => "m",
+                            r if r < 20_480 => "q",
+                            _ => "c",
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        for groups in [
+            vec![std::slice::from_ref(&exact)],
+            vec![
+                std::slice::from_ref(&exact),
+                std::slice::from_ref(&split[0]),
+            ],
+            vec![&split[..]],
+        ] {
+            assert_eq!(
+                chunk_statistics(&write_direct(schema.clone(), &groups)),
+                chunk_statistics(&write_arrow(schema.clone(), &groups)),
+            );
+        }
+    }
+
+    #[test]
+    fn unsupported_shapes_fall_back() {
+        let schema = Schema::new(vec![Field::new("x", DataType::Float64, true)]);
+        let parquet = parquet::arrow::ArrowSchemaConverter::new()
+            .convert(&schema)
+            .unwrap();
+        assert!(Shredder::supports(&schema, &parquet, Compression::None).is_none());
+        let _ = UInt8Array::from(vec![1u8]);
+    }
+
+    #[test]
+    fn bit_widths() {
+        assert_eq!(bit_width(0), 0);
+        assert_eq!(bit_width(1), 1);
+        assert_eq!(bit_width(2), 2);
+        assert_eq!(bit_width(4), 3);
+        assert_eq!(bit_width(255), 8);
+    }
+}

@@ -1,0 +1,64 @@
+//! strata's Parquet encoder and the writers of every file strata makes.
+//!
+//! The principal type is [`encoder::Shredder`]: for a schema whose leaves
+//! it handles (flat or list-of-struct `Utf8`, `Dictionary<UInt8, Utf8>`,
+//! `Int32`, `Int64`) it encodes Arrow columns straight into Parquet pages,
+//! levels, statistics and page indexes, one [`encoder::LeafEncoder`] per
+//! leaf and row group. [`writer::ParquetWriter`] writes whole files through
+//! it (or through parquet's `ArrowWriter` for other schemas), and
+//! [`ipc::IpcFileWriter`] writes Arrow IPC files whose footer records each
+//! batch's row count. [`Format`] and [`Compression`] are the choices a user
+//! names on the command line.
+//!
+//! # Data flow
+//!
+//! record batches -> [`encoder::Shredder::row_group`] -> one
+//! [`encoder::LeafEncoder`] per leaf (levels, values, page statistics,
+//! codec) -> encoded column chunks -> parquet's `SerializedFileWriter`
+//! (footer, schema, Arrow schema metadata) -> a file or an upload of
+//! `strata-store`.
+//!
+//! # Guarantees
+//!
+//! * A file from the direct encoder reads back (parquet-rs, pyarrow,
+//!   DuckDB) with the same rows, and the same page and chunk statistics,
+//!   as parquet's own writer gives for the same batches: the differential
+//!   tests in [`encoder`] and [`writer`] hold it to that.
+//! * Data that breaks the schema (a null in a required column, a
+//!   dictionary past 256 values) is an [`Error`], never a panic or a bad
+//!   file.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+//! use parquet::file::properties::WriterProperties;
+//! use strata_parquet::writer::ParquetWriter;
+//!
+//! let batch = RecordBatch::try_from_iter([(
+//!     "id",
+//!     Arc::new(Int64Array::from_iter_values(0..1000)) as ArrayRef,
+//! )])
+//! .unwrap();
+//! let props = WriterProperties::builder().build();
+//! let mut w = ParquetWriter::try_new(Vec::new(), batch.schema(), props).unwrap();
+//! assert!(w.is_direct()); // Int64 leaves take strata's encoder
+//! w.write(&batch).unwrap();
+//! let bytes = w.finish().unwrap();
+//! assert_eq!(&bytes[..4], b"PAR1");
+//! ```
+
+pub mod encoder;
+mod error;
+pub mod ipc;
+mod options;
+pub mod writer;
+
+pub use error::Error;
+pub use options::{Compression, DEFAULT_ZSTD_LEVEL, Format};
+
+/// Rows per generated or read Arrow batch unless told otherwise.
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+/// Rows per Parquet row group unless told otherwise.
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;

@@ -1,0 +1,1026 @@
+//! The generate pipeline: any [`BatchGenerator`] to Parquet or Arrow IPC
+//! files, generated and encoded on all threads.
+//!
+//! # Layout
+//!
+//! The `target_records` rows are split into `num_files` contiguous global
+//! row ranges, one per file (sizes differ by at most one row), and each
+//! file into row groups of `row_group_rows` rows. File `i` is
+//! `DIR/STEM_i.EXT` and holds its rows in global row order, so the output
+//! is the same, byte for byte, whatever the thread count.
+//!
+//! With [`Part`] `i` of `n`, the run covers only global rows
+//! `[T·(i−1)/n, T·i/n)` (row values depend only on the global row, so
+//! these are exactly the rows the whole run writes there), split the same
+//! way over `DIR/STEM_part{i}of{n}_j.EXT`. Parts can run anywhere; their
+//! files, in part order, hold the whole run's rows in order.
+//!
+//! # Work
+//!
+//! A *task* is one row group. `threads` workers take tasks in file-major
+//! order from a shared counter (one atomic increment per row group). A
+//! worker generates the group's rows batch by batch and, for Parquet,
+//! encodes each batch at once, while it is still in cache, into the
+//! group's column encoders (strata's direct encoder, see `shred`, or
+//! parquet's `ArrowColumnWriter`), then hands the encoded column chunks to
+//! the file. For IPC it hands over the batches, and the file's writer
+//! encodes them. Batch buffers and chunk buffers are recycled.
+//!
+//! Files take row groups in order. A group that finishes early waits in a
+//! small per-file queue; whichever worker finds the next group ready
+//! appends it while the others go on generating, so no worker waits on
+//! another's IO. At most `threads` groups are in flight, so memory is
+//! bounded by `threads` row groups whatever `target_records` is.
+//!
+//! # Output safety
+//!
+//! Every file is written under a hidden temporary name and all files are
+//! renamed into place only after the last one is complete; on any error
+//! the temporaries are deleted and nothing is renamed. In an object store
+//! each file is a multipart upload ([`strata_store::upload`]), completed only
+//! after the last one has all its bytes; on any error every upload is
+//! aborted and no object appears.
+
+use std::{
+    collections::BTreeMap,
+    fs::{self, File},
+    io::BufWriter,
+    ops::Range,
+    path::PathBuf,
+    sync::{
+        Mutex, MutexGuard,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
+    time::Instant,
+};
+
+use arrow_array::{Array, RecordBatch, cast::AsArray};
+use arrow_ipc::writer::IpcWriteOptions;
+use arrow_schema::SchemaRef;
+use parquet::{
+    arrow::{
+        ArrowWriter,
+        arrow_writer::{
+            ArrowColumnChunk, ArrowRowGroupWriterFactory, ArrowWriterOptions, compute_leaves,
+        },
+    },
+    column::writer::ColumnCloseResult,
+    file::{
+        metadata::KeyValue,
+        properties::{EnabledStatistics, WriterProperties, WriterVersion},
+        writer::SerializedFileWriter,
+    },
+    schema::types::ColumnPath,
+};
+use serde::Serialize;
+use strata_gen::BatchGenerator;
+
+use strata_parquet::{
+    Compression, Format,
+    encoder::{BufferPool, LeafEncoder, Shredder, parquet_codec},
+    ipc::IpcFileWriter,
+};
+use strata_store::{
+    output::{PendingFile, remove_stale_temporaries},
+    upload::{ObjectDir, Upload},
+};
+
+use crate::Error;
+
+pub use strata_parquet::{DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS};
+/// Largest batch accepted: keeps every string column far below 2 GiB.
+pub const MAX_BATCH_SIZE: usize = 1 << 22;
+/// Largest row count accepted (ids of 5 entries per row stay in `u64`).
+pub const MAX_TARGET_RECORDS: u64 = 1 << 60;
+
+/// What to generate and where.
+#[derive(Debug, Clone, Serialize)]
+pub struct GenerateConfig {
+    /// Rows in total.
+    pub target_records: u64,
+    /// Rows per generated batch.
+    pub record_batch_size: usize,
+    /// Output files (each written by its own writer).
+    pub num_writers: usize,
+    /// Worker threads generating and encoding.
+    pub threads: usize,
+    /// Rows per row group.
+    pub row_group_rows: usize,
+    /// Output format.
+    pub format: Format,
+    /// Codec.
+    pub compression: Compression,
+    /// Directory of the output files (created if missing), or an object
+    /// store prefix such as `s3://bucket/prefix` (settings from the
+    /// standard `AWS_*` variables).
+    pub output_dir: PathBuf,
+    /// File name stem: files are `STEM_i.EXT`.
+    pub output_filename: String,
+    /// Replace existing outputs.
+    pub overwrite: bool,
+    /// The seed, recorded in the files' metadata.
+    pub seed: u64,
+    /// Which Parquet encoder to use.
+    pub encoder: ParquetEncoder,
+    /// The part of the rows this run writes (all by default).
+    pub part: Part,
+}
+
+/// Part `index` (from 1) of `count` equal contiguous slices of the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Part {
+    /// Which part, from 1.
+    pub index: u64,
+    /// How many parts.
+    pub count: u64,
+}
+
+impl Default for Part {
+    fn default() -> Self {
+        Part { index: 1, count: 1 }
+    }
+}
+
+/// The Parquet column encoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParquetEncoder {
+    /// strata's direct encoder for schemas it supports (string and
+    /// dictionary leaves, flat or in a list of structs), else `Arrow`.
+    #[default]
+    Auto,
+    /// parquet's `ArrowColumnWriter`, for every schema and codec.
+    Arrow,
+}
+
+impl std::str::FromStr for ParquetEncoder {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "auto" => Ok(ParquetEncoder::Auto),
+            "arrow" => Ok(ParquetEncoder::Arrow),
+            _ => Err(Error::InvalidConfig(format!(
+                "unknown encoder '{s}' (expected auto or arrow)"
+            ))),
+        }
+    }
+}
+
+impl GenerateConfig {
+    /// Checks every setting, naming the first bad one.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`].
+    pub fn validate(&self) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::InvalidConfig(m));
+        if self.target_records == 0 {
+            return bad("--target-records must be at least 1".into());
+        }
+        if self.target_records > MAX_TARGET_RECORDS {
+            return bad(format!(
+                "--target-records must be at most {MAX_TARGET_RECORDS}"
+            ));
+        }
+        if self.record_batch_size == 0 || self.record_batch_size > MAX_BATCH_SIZE {
+            return bad(format!(
+                "--record-batch-size must be between 1 and {MAX_BATCH_SIZE}, got {}",
+                self.record_batch_size
+            ));
+        }
+        if self.num_writers == 0 {
+            return bad("--num-writers must be at least 1".into());
+        }
+        let Part { index, count } = self.part;
+        if count == 0 || index == 0 || index > count {
+            return bad(format!(
+                "--part must be between 1 and --parts ({count}), got {index}"
+            ));
+        }
+        if count > self.target_records {
+            return bad(format!(
+                "--parts ({count}) exceeds --target-records ({}): a part would be empty",
+                self.target_records
+            ));
+        }
+        let rows = self.rows();
+        if self.num_writers as u64 > rows.end - rows.start {
+            return bad(format!(
+                "--num-writers ({}) exceeds the rows to write ({}): a file would be empty",
+                self.num_writers,
+                rows.end - rows.start
+            ));
+        }
+        if self.threads == 0 {
+            return bad("--threads must be at least 1".into());
+        }
+        if self.row_group_rows == 0 {
+            return bad("--row-group-rows must be at least 1".into());
+        }
+        let stem = &self.output_filename;
+        if stem.is_empty() || stem.contains(['/', '\\']) || stem.starts_with('.') {
+            return bad(format!(
+                "--output-filename must be a plain file name stem, got '{stem}'"
+            ));
+        }
+        if self.format == Format::Ipc && self.compression == Compression::Snappy {
+            return bad("--compression snappy is not available for ipc (use lz4 or zstd)".into());
+        }
+        Ok(())
+    }
+
+    /// The global rows of file `i`.
+    pub fn file_rows(&self, i: usize) -> Range<u64> {
+        let rows = self.rows();
+        let n = u128::from(rows.end - rows.start);
+        let w = self.num_writers as u128;
+        let at = |k: u128| rows.start + (n * k / w) as u64;
+        at(i as u128)..at(i as u128 + 1)
+    }
+
+    /// The global rows this run writes: all, or its part's.
+    pub fn rows(&self) -> Range<u64> {
+        let t = u128::from(self.target_records);
+        let n = u128::from(self.part.count.max(1));
+        let at = |k: u64| (t * u128::from(k) / n) as u64;
+        at(self.part.index.saturating_sub(1))..at(self.part.index)
+    }
+
+    /// The file name stem: `STEM`, or `STEM_part{i}of{n}` for a part.
+    pub fn stem(&self) -> String {
+        if self.part.count <= 1 {
+            self.output_filename.clone()
+        } else {
+            format!(
+                "{}_part{}of{}",
+                self.output_filename, self.part.index, self.part.count
+            )
+        }
+    }
+
+    /// The final path of file `i`.
+    pub fn file_path(&self, i: usize) -> PathBuf {
+        self.output_dir
+            .join(format!("{}_{i}.{}", self.stem(), self.format.extension()))
+    }
+}
+
+/// One written file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileSummary {
+    /// Final path.
+    pub path: PathBuf,
+    /// Rows in the file.
+    pub rows: u64,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// Row groups (Parquet) or record batches (IPC).
+    pub groups: usize,
+}
+
+/// Counts of one top-level column over the whole run, for checking the
+/// output against any reader.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct ColumnCounts {
+    /// Column name.
+    pub name: String,
+    /// Null values.
+    pub nulls: u64,
+    /// For list columns: entries in all lists together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub list_values: Option<u64>,
+}
+
+impl ColumnCounts {
+    fn add(&mut self, other: &ColumnCounts) {
+        self.nulls += other.nulls;
+        if let Some(v) = other.list_values {
+            *self.list_values.get_or_insert(0) += v;
+        }
+    }
+}
+
+fn count_batch(batch: &RecordBatch, counts: &mut [ColumnCounts]) {
+    for (c, col) in counts.iter_mut().zip(batch.columns()) {
+        c.nulls += col.null_count() as u64;
+        if let Some(list) = col.as_list_opt::<i32>() {
+            let o = list.value_offsets();
+            let n = (o[o.len() - 1] - o[0]) as u64;
+            *c.list_values.get_or_insert(0) += n;
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Rows written.
+    pub records: u64,
+    /// Bytes written, all files.
+    pub bytes: u64,
+    /// Wall time from the first task to the last rename.
+    pub elapsed_s: f64,
+    /// Worker threads used.
+    pub threads: usize,
+    /// `records / elapsed_s`.
+    pub records_per_s: f64,
+    /// `records_per_s / threads`.
+    pub records_per_s_per_core: f64,
+    /// Output megabytes (10^6 bytes) per second.
+    pub mb_per_s: f64,
+    /// Per-column counts (nulls, list entries).
+    pub columns: Vec<ColumnCounts>,
+    /// The files, in order.
+    pub files: Vec<FileSummary>,
+}
+
+/// Existing files a run would replace: its own targets and any
+/// `STEM_N.EXT` left by an earlier run with more writers.
+pub fn conflicting_outputs(cfg: &GenerateConfig) -> Vec<PathBuf> {
+    let names: Vec<String> = fs::read_dir(&cfg.output_dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    conflicting_names(cfg, names.iter().map(String::as_str))
+        .into_iter()
+        .map(|n| cfg.output_dir.join(n))
+        .collect()
+}
+
+/// Of the file `names` in the output directory, those [`conflicting_outputs`]
+/// reports: this run's own names, then stale `STEM_i.EXT` with `i` past
+/// the writers.
+fn conflicting_names<'a>(
+    cfg: &GenerateConfig,
+    names: impl Iterator<Item = &'a str>,
+) -> Vec<String> {
+    let names: Vec<&str> = names.collect();
+    let mut out: Vec<String> = (0..cfg.num_writers)
+        .filter_map(|i| {
+            let p = cfg.file_path(i);
+            let n = p.file_name()?.to_string_lossy().into_owned();
+            names.contains(&n.as_str()).then_some(n)
+        })
+        .collect();
+    let prefix = format!("{}_", cfg.stem());
+    let suffix = format!(".{}", cfg.format.extension());
+    for name in names {
+        let Some(mid) = name
+            .strip_prefix(&prefix)
+            .and_then(|r| r.strip_suffix(&suffix))
+        else {
+            continue;
+        };
+        if let Ok(i) = mid.parse::<usize>()
+            && i >= cfg.num_writers
+            && mid == i.to_string()
+        {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// The Parquet writer settings for `generator` under `cfg`.
+///
+/// Measured choices (README, "Parquet settings"): writer version 1,
+/// page-level statistics (and so the column and offset indexes) on,
+/// dictionary encoding on except for leaves the generator marks as nearly
+/// all distinct, where a dictionary would be built and abandoned in every
+/// row group.
+pub fn parquet_properties<G: BatchGenerator>(
+    generator: &G,
+    cfg: &GenerateConfig,
+) -> Result<WriterProperties, Error> {
+    let compression = parquet_codec(cfg.compression)?;
+    let mut b = WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_1_0)
+        .set_compression(compression)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_max_row_group_row_count(Some(cfg.row_group_rows))
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new("strata.preset".into(), generator.name().to_string()),
+            KeyValue::new("strata.seed".into(), cfg.seed.to_string()),
+        ]));
+    for leaf in generator.dictionary_unfriendly_leaves() {
+        b = b.set_column_dictionary_enabled(ColumnPath::new(leaf), false);
+    }
+    Ok(b.build())
+}
+
+enum Encoded {
+    Parquet(Vec<ArrowColumnChunk>),
+    Direct(Vec<(bytes::Bytes, ColumnCloseResult)>),
+    Ipc(Vec<RecordBatch>),
+}
+
+enum Sink {
+    Parquet(Box<SerializedFileWriter<OutputFile>>),
+    Ipc(Box<IpcFileWriter<BufWriter<OutputFile>>>),
+}
+
+/// Where the run's files go: a directory, or an object-store prefix
+/// (`--output-dir s3://bucket/prefix`).
+enum Destination {
+    Local,
+    Object(ObjectDir),
+}
+
+impl Destination {
+    fn of(cfg: &GenerateConfig) -> Result<Destination, Error> {
+        let dir = cfg.output_dir.to_string_lossy();
+        if dir.contains("://") && !dir.starts_with("file://") {
+            Ok(Destination::Object(ObjectDir::open(
+                &dir,
+                &Default::default(),
+            )?))
+        } else {
+            Ok(Destination::Local)
+        }
+    }
+}
+
+/// A file being written: a local temporary, or an object upload.
+enum OutputFile {
+    Local(File),
+    Upload(Upload),
+}
+
+impl std::io::Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            OutputFile::Local(f) => f.write(buf),
+            OutputFile::Upload(u) => u.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            OutputFile::Local(f) => f.flush(),
+            OutputFile::Upload(u) => u.flush(),
+        }
+    }
+}
+
+/// A complete file waiting to be made visible: renamed into place, or its
+/// upload completed.
+enum Finished {
+    Local(PendingFile),
+    Upload(Upload),
+}
+
+impl Finished {
+    /// Everything but making it visible: an upload's last part sent and
+    /// every part done.
+    fn seal(&mut self) -> Result<(), Error> {
+        match self {
+            Finished::Local(_) => Ok(()),
+            Finished::Upload(u) => Ok(u.seal()?),
+        }
+    }
+
+    fn commit(self) -> Result<(), Error> {
+        match self {
+            Finished::Local(p) => {
+                p.commit()?;
+            }
+            Finished::Upload(u) => {
+                u.commit()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Queue {
+    ready: BTreeMap<usize, Encoded>,
+    next: usize,
+    busy: bool,
+}
+
+struct WriterState {
+    sink: Option<Sink>,
+    /// The local temporary (an upload is inside the sink).
+    pending: Option<PendingFile>,
+    done: Option<(Finished, FileSummary)>,
+}
+
+struct FileSlot {
+    rows: Range<u64>,
+    groups: usize,
+    queue: Mutex<Queue>,
+    writer: Mutex<WriterState>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A worker that panicked cannot leave the data half-updated in a way
+    // that matters: the run is reported failed either way.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+struct Run<'a, G: BatchGenerator> {
+    generator: &'a G,
+    cfg: &'a GenerateConfig,
+    dest: &'a Destination,
+    schema: SchemaRef,
+    props: Option<WriterProperties>,
+    factory: Option<ArrowRowGroupWriterFactory>,
+    shredder: Option<Shredder>,
+    pool: BufferPool,
+    files: Vec<FileSlot>,
+    group_starts: Vec<usize>,
+    total_groups: usize,
+    next_task: AtomicUsize,
+    failed: AtomicBool,
+    error: Mutex<Option<Error>>,
+    counts: Mutex<Vec<ColumnCounts>>,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// Runs the pipeline. `progress` is called with the row count of each
+/// finished batch, from worker threads.
+///
+/// # Errors
+/// Invalid settings, existing outputs (without `overwrite`), IO failures
+/// and encoder errors; on error no output file is left behind.
+pub fn generate<G: BatchGenerator>(
+    generator: &G,
+    cfg: &GenerateConfig,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Summary, Error> {
+    cfg.validate()?;
+    let dest = Destination::of(cfg)?;
+    if let Destination::Object(_) = dest {
+        return run_in(generator, cfg, &dest, progress);
+    }
+    let created_dir = !cfg.output_dir.exists();
+    fs::create_dir_all(&cfg.output_dir)
+        .map_err(|e| Error::io("create directory", &cfg.output_dir, e))?;
+    let result = run_in(generator, cfg, &dest, progress);
+    if result.is_err() && created_dir {
+        // Only removes the directory if the failed run left it empty.
+        let _ = fs::remove_dir(&cfg.output_dir);
+    }
+    result
+}
+
+fn run_in<G: BatchGenerator>(
+    generator: &G,
+    cfg: &GenerateConfig,
+    dest: &Destination,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Summary, Error> {
+    let conflicts = match dest {
+        Destination::Local => conflicting_outputs(cfg),
+        Destination::Object(o) => {
+            let names = o.list()?;
+            conflicting_names(cfg, names.iter().map(|(n, _)| n.as_str()))
+                .into_iter()
+                .map(|n| cfg.output_dir.join(n))
+                .collect()
+        }
+    };
+    if !cfg.overwrite && !conflicts.is_empty() {
+        return Err(Error::Store(strata_store::Error::OutputExists {
+            path: conflicts[0].clone(),
+            count: conflicts.len(),
+        }));
+    }
+    if let Destination::Local = dest {
+        for i in 0..cfg.num_writers {
+            remove_stale_temporaries(&cfg.file_path(i));
+        }
+    }
+
+    let start = Instant::now();
+    let schema = generator.schema();
+    let (props, factory, shredder) = match cfg.format {
+        Format::Parquet => {
+            let props = parquet_properties(generator, cfg)?;
+            let options = ArrowWriterOptions::new().with_properties(props.clone());
+            let probe = ArrowWriter::try_new_with_options(Vec::new(), schema.clone(), options)?;
+            let (probe, factory) = probe.into_serialized_writer()?;
+            let shredder = match cfg.encoder {
+                ParquetEncoder::Auto => {
+                    Shredder::supports(&schema, probe.schema_descr(), cfg.compression)
+                }
+                ParquetEncoder::Arrow => None,
+            };
+            (Some(props), Some(factory), shredder)
+        }
+        Format::Ipc => (None, None, None),
+    };
+    let mut files = Vec::with_capacity(cfg.num_writers);
+    let mut group_starts = Vec::with_capacity(cfg.num_writers + 1);
+    let mut total_groups = 0usize;
+    for i in 0..cfg.num_writers {
+        let rows = cfg.file_rows(i);
+        let groups = (rows.end - rows.start).div_ceil(cfg.row_group_rows as u64) as usize;
+        group_starts.push(total_groups);
+        total_groups += groups;
+        files.push(FileSlot {
+            rows,
+            groups,
+            queue: Mutex::new(Queue {
+                ready: BTreeMap::new(),
+                next: 0,
+                busy: false,
+            }),
+            writer: Mutex::new(WriterState {
+                sink: None,
+                pending: None,
+                done: None,
+            }),
+        });
+    }
+    group_starts.push(total_groups);
+    let counts = empty_counts(&schema);
+    let run = Run {
+        generator,
+        cfg,
+        dest,
+        schema,
+        props,
+        factory,
+        shredder,
+        pool: BufferPool::default(),
+        files,
+        group_starts,
+        total_groups,
+        next_task: AtomicUsize::new(0),
+        failed: AtomicBool::new(false),
+        error: Mutex::new(None),
+        counts: Mutex::new(counts),
+        progress,
+    };
+    let threads = cfg.threads.min(total_groups).max(1);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| run.worker());
+        }
+    });
+    if let Some(e) = lock(&run.error).take() {
+        return Err(e);
+    }
+
+    // Every file is complete: move them all into place.
+    let mut summaries = Vec::with_capacity(cfg.num_writers);
+    let mut finished = Vec::with_capacity(cfg.num_writers);
+    for slot in run.files {
+        let state = slot.writer.into_inner().unwrap_or_else(|p| p.into_inner());
+        match state.done {
+            Some(d) => finished.push(d),
+            None => return Err(Error::Cancelled),
+        }
+    }
+    // Uploads first send their last parts, all of them, so that only the
+    // completions remain when the first file appears.
+    for (f, _) in &mut finished {
+        f.seal()?;
+    }
+    for (pending, summary) in finished {
+        pending.commit()?;
+        summaries.push(summary);
+    }
+    if cfg.overwrite {
+        for stale in conflicts {
+            if !summaries.iter().any(|s| s.path == stale) {
+                match dest {
+                    Destination::Local => fs::remove_file(&stale)
+                        .map_err(|e| Error::io("remove stale output", &stale, e))?,
+                    Destination::Object(o) => o.remove(
+                        &stale
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                    )?,
+                }
+            }
+        }
+    }
+    let elapsed_s = start.elapsed().as_secs_f64();
+    let bytes = summaries.iter().map(|f| f.bytes).sum();
+    let rows = cfg.rows();
+    let records = rows.end - rows.start;
+    let records_per_s = records as f64 / elapsed_s;
+    Ok(Summary {
+        records,
+        bytes,
+        elapsed_s,
+        threads,
+        records_per_s,
+        records_per_s_per_core: records_per_s / threads as f64,
+        mb_per_s: bytes as f64 / 1e6 / elapsed_s,
+        columns: run.counts.into_inner().unwrap_or_else(|p| p.into_inner()),
+        files: summaries,
+    })
+}
+
+impl<G: BatchGenerator> Run<'_, G> {
+    fn fail(&self, e: Error) {
+        let mut slot = lock(&self.error);
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+        self.failed.store(true, Ordering::Relaxed);
+    }
+
+    fn worker(&self) {
+        let mut scratch = G::Scratch::default();
+        let mut encoders = None;
+        let mut counts = empty_counts(&self.schema);
+        loop {
+            if self.failed.load(Ordering::Relaxed) {
+                return;
+            }
+            let task = self.next_task.fetch_add(1, Ordering::Relaxed);
+            if task >= self.total_groups {
+                break;
+            }
+            let file = self.group_starts.partition_point(|&s| s <= task) - 1;
+            let group = task - self.group_starts[file];
+            let result = self
+                .encode(file, group, &mut scratch, &mut encoders, &mut counts)
+                .and_then(|enc| self.deliver(file, group, enc, &mut scratch));
+            if let Err(e) = result {
+                self.fail(e);
+                return;
+            }
+        }
+        let mut total = lock(&self.counts);
+        for (t, c) in total.iter_mut().zip(&counts) {
+            t.add(c);
+        }
+    }
+
+    fn group_rows(&self, file: usize, group: usize) -> Range<u64> {
+        let rows = &self.files[file].rows;
+        let start = rows.start + (group * self.cfg.row_group_rows) as u64;
+        start..(start + self.cfg.row_group_rows as u64).min(rows.end)
+    }
+
+    fn encode(
+        &self,
+        file: usize,
+        group: usize,
+        scratch: &mut G::Scratch,
+        encoders: &mut Option<Vec<LeafEncoder>>,
+        counts: &mut [ColumnCounts],
+    ) -> Result<Encoded, Error> {
+        let rows = self.group_rows(file, group);
+        if let Some(shredder) = &self.shredder {
+            let leaves = encoders.get_or_insert_with(|| shredder.row_group());
+            self.batches(rows, scratch, counts, |b| {
+                for leaf in leaves.iter_mut() {
+                    leaf.write(&b)?;
+                }
+                Ok(Some(b))
+            })?;
+            let chunks = leaves
+                .iter_mut()
+                .map(|l| l.close(&self.pool))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Encoded::Direct(chunks));
+        }
+        match &self.factory {
+            Some(factory) => {
+                let mut writers = factory.create_column_writers(group)?;
+                self.batches(rows, scratch, counts, |b| {
+                    let mut w = writers.iter_mut();
+                    for (field, column) in self.schema.fields().iter().zip(b.columns()) {
+                        for leaf in compute_leaves(field, column)? {
+                            let writer = w.next().ok_or_else(|| {
+                                Error::InvalidConfig(
+                                    "schema has more leaves than column writers".into(),
+                                )
+                            })?;
+                            writer.write(&leaf)?;
+                        }
+                    }
+                    Ok(Some(b))
+                })?;
+                let chunks = writers
+                    .into_iter()
+                    .map(|w| w.close())
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Encoded::Parquet(chunks))
+            }
+            None => {
+                // IPC: the file's writer encodes the batches, in order.
+                let mut batches = Vec::new();
+                self.batches(rows, scratch, counts, |b| {
+                    batches.push(b);
+                    Ok(None)
+                })?;
+                Ok(Encoded::Ipc(batches))
+            }
+        }
+    }
+
+    /// Generates `rows` batch by batch and hands each batch to `consume`;
+    /// a batch that `consume` hands back is finished: it is counted as
+    /// progress and its buffers are recycled.
+    fn batches(
+        &self,
+        rows: Range<u64>,
+        scratch: &mut G::Scratch,
+        counts: &mut [ColumnCounts],
+        mut consume: impl FnMut(RecordBatch) -> Result<Option<RecordBatch>, Error>,
+    ) -> Result<(), Error> {
+        let step = self.cfg.record_batch_size as u64;
+        let mut at = rows.start;
+        while at < rows.end {
+            if self.failed.load(Ordering::Relaxed) {
+                return Err(Error::Cancelled);
+            }
+            let n = step.min(rows.end - at) as usize;
+            let b = self.generator.generate(at, n, scratch)?;
+            count_batch(&b, counts);
+            if let Some(done) = consume(b)? {
+                self.generator.recycle(done, scratch);
+                (self.progress)(n as u64);
+            }
+            at += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Queues group `group` of `file` and, unless another worker is
+    /// already appending to that file, appends every group that is next in
+    /// line.
+    fn deliver(
+        &self,
+        file: usize,
+        group: usize,
+        enc: Encoded,
+        scratch: &mut G::Scratch,
+    ) -> Result<(), Error> {
+        let slot = &self.files[file];
+        let mut q = lock(&slot.queue);
+        q.ready.insert(group, enc);
+        if q.busy {
+            return Ok(());
+        }
+        q.busy = true;
+        loop {
+            let next = q.next;
+            let Some(enc) = q.ready.remove(&next) else {
+                q.busy = false;
+                return Ok(());
+            };
+            q.next += 1;
+            drop(q);
+            let mut w = lock(&slot.writer);
+            self.append(file, &mut w, next, enc, scratch)?;
+            if next + 1 == slot.groups {
+                self.finish(file, &mut w)?;
+            }
+            drop(w);
+            q = lock(&slot.queue);
+        }
+    }
+
+    fn open(&self, file: usize, w: &mut WriterState) -> Result<(), Error> {
+        let target = self.cfg.file_path(file);
+        let (pending, f) = match self.dest {
+            Destination::Local => {
+                let (pending, f) = PendingFile::create(target, self.cfg.overwrite)?;
+                (Some(pending), OutputFile::Local(f))
+            }
+            Destination::Object(o) => {
+                let name = target
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (None, OutputFile::Upload(o.create(&name)?))
+            }
+        };
+        let sink = match (&self.props, self.cfg.format) {
+            (Some(props), _) => {
+                let options = ArrowWriterOptions::new().with_properties(props.clone());
+                let writer = ArrowWriter::try_new_with_options(f, self.schema.clone(), options)?;
+                Sink::Parquet(Box::new(writer.into_serialized_writer()?.0))
+            }
+            (None, _) => {
+                let options = ipc_options(self.cfg.compression)?;
+                let buffered = BufWriter::with_capacity(1 << 20, f);
+                let writer = IpcFileWriter::try_new(buffered, &self.schema, options)?;
+                Sink::Ipc(Box::new(writer))
+            }
+        };
+        w.sink = Some(sink);
+        w.pending = pending;
+        Ok(())
+    }
+
+    fn append(
+        &self,
+        file: usize,
+        w: &mut WriterState,
+        group: usize,
+        enc: Encoded,
+        scratch: &mut G::Scratch,
+    ) -> Result<(), Error> {
+        if group == 0 {
+            self.open(file, w)?;
+        }
+        match (w.sink.as_mut(), enc) {
+            (Some(Sink::Parquet(writer)), Encoded::Parquet(chunks)) => {
+                let mut rg = writer.next_row_group()?;
+                for chunk in chunks {
+                    chunk.append_to_row_group(&mut rg)?;
+                }
+                rg.close()?;
+            }
+            (Some(Sink::Parquet(writer)), Encoded::Direct(chunks)) => {
+                let mut rg = writer.next_row_group()?;
+                for (bytes, close) in chunks {
+                    rg.append_column(&bytes, close)?;
+                    self.pool.give_back(bytes);
+                }
+                rg.close()?;
+            }
+            (Some(Sink::Ipc(writer)), Encoded::Ipc(batches)) => {
+                for b in batches {
+                    writer.write(&b)?;
+                    (self.progress)(b.num_rows() as u64);
+                    self.generator.recycle(b, scratch);
+                }
+            }
+            _ => return Err(Error::Cancelled),
+        }
+        Ok(())
+    }
+
+    fn finish(&self, file: usize, w: &mut WriterState) -> Result<(), Error> {
+        let target = self.cfg.file_path(file);
+        let (f, groups) = match w.sink.take() {
+            Some(Sink::Parquet(writer)) => {
+                let groups = writer.flushed_row_groups().len();
+                (writer.into_inner()?, groups)
+            }
+            Some(Sink::Ipc(writer)) => {
+                let buffered = writer.finish()?;
+                let f = buffered
+                    .into_inner()
+                    .map_err(|e| Error::io("write", &target, e.into_error()))?;
+                (f, self.files[file].groups)
+            }
+            None => return Err(Error::Cancelled),
+        };
+        let (finished, bytes) = match (f, w.pending.take()) {
+            (OutputFile::Local(f), Some(pending)) => {
+                let bytes = f
+                    .metadata()
+                    .map_err(|e| Error::io("stat", &target, e))?
+                    .len();
+                (Finished::Local(pending), bytes)
+            }
+            (OutputFile::Upload(u), None) => {
+                let bytes = u.bytes();
+                (Finished::Upload(u), bytes)
+            }
+            _ => return Err(Error::Cancelled),
+        };
+        let rows = &self.files[file].rows;
+        let summary = FileSummary {
+            path: target,
+            rows: rows.end - rows.start,
+            bytes,
+            groups,
+        };
+        w.done = Some((finished, summary));
+        Ok(())
+    }
+}
+
+fn empty_counts(schema: &SchemaRef) -> Vec<ColumnCounts> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| ColumnCounts {
+            name: f.name().clone(),
+            nulls: 0,
+            list_values: matches!(f.data_type(), arrow_schema::DataType::List(_)).then_some(0),
+        })
+        .collect()
+}
+
+fn ipc_options(c: Compression) -> Result<IpcWriteOptions, Error> {
+    let o = IpcWriteOptions::default();
+    Ok(match c {
+        Compression::None => o,
+        Compression::Lz4 => o.try_with_compression(Some(arrow_ipc::CompressionType::LZ4_FRAME))?,
+        Compression::Zstd(l) => o
+            .try_with_compression(Some(arrow_ipc::CompressionType::ZSTD))?
+            .try_with_compression_level(Some(l))?,
+        Compression::Snappy => {
+            return Err(Error::InvalidConfig(
+                "--compression snappy is not available for ipc (use lz4 or zstd)".into(),
+            ));
+        }
+    })
+}

@@ -1,0 +1,1752 @@
+//! Checking generated data against its spec: the realised shares of nulls,
+//! categories and list lengths next to the shares the spec gives them.
+//!
+//! [`verify_distribution`] streams the files of a generated dataset
+//! (Parquet or Arrow IPC; local paths, `file://` or `s3://` URLs, read
+//! through [`strata_scan`]) batch by batch, several files at a time, and
+//! reports one [`Check`] per measured share of each field of a [`Spec`]:
+//!
+//! * `null`: the field's null share among the positions where all its
+//!   ancestors are valid (a struct's children count only where the struct
+//!   is valid, a list's elements only inside valid lists; after a Parquet
+//!   round trip the children of a null struct read back as null). The
+//!   specified share is the field's `null_rate`; for a field with `when`
+//!   cases it is `Σ P(code) · rate(case of code)` over the codes of the
+//!   sibling the cases read (null, or each category of a categorical
+//!   sibling). A list with `empty_as_null` is also null when it draws no
+//!   elements: `1 - (1 - null) · (1 - P(length 0))`.
+//! * `value V`: for categorical leaves (`weighted`, `zipf` with values,
+//!   `probability`, `constant`), each category's share among the non-null
+//!   values (for `zipf`, the ten most frequent). A field whose cases change
+//!   its generator gets the mixture of its branches. Map keys are distinct
+//!   within a map (drawn again on a repeat, 64 draws at most), and their
+//!   shares account for it. `other values`: values the generator never
+//!   produces (listed only when seen).
+//! * `length N`: for lists and maps, each length's share among the valid
+//!   ones (for `empty_as_null` lists, given a non-zero length); `mean
+//!   length` for normal lengths and for lengths with more than ten
+//!   possible values; `other lengths`: lengths the generator never
+//!   produces (listed only when seen).
+//!
+//! Each check carries `z`, the difference in binomial standard errors
+//! (`sqrt(p (1 - p) / n)`; for a mean, `sqrt(variance / n)`); a check is
+//! [`Check::suspicious`] when `|z|` exceeds [`SUSPICIOUS_Z`]. The rows are
+//! independent draws, so a correct generator gives `|z| > 5` about once in
+//! 1.7 million checks.
+//!
+//! Every field's null share is checked, a `null_rate` of 0 included
+//! (realising any null then is suspicious). Fields whose generators are
+//! not categorical (sequences, uniform, normal, templates, words) get only
+//! the null check.
+//!
+//! ```
+//! use strata_gen::spec::Spec;
+//! use strata_gen::BatchGenerator;
+//! use strata_pipeline::verify::Verifier;
+//!
+//! let spec = Spec::preset("contacts").unwrap();
+//! let generator = spec.generator(7).unwrap();
+//! let mut verifier = Verifier::new(&spec);
+//! let mut scratch = Default::default();
+//! for first in (0..100_000).step_by(10_000) {
+//!     let batch = generator.generate(first, 10_000, &mut scratch).unwrap();
+//!     verifier.add_batch(&batch).unwrap();
+//! }
+//! let report = verifier.report();
+//! assert!(report.passed(), "{report}");
+//! let names = report.find("name", "null").unwrap();
+//! assert_eq!((names.specified, names.count), (0.2, 100_000));
+//! ```
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    fmt,
+    path::PathBuf,
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+};
+
+use arrow_array::{
+    Array, RecordBatch,
+    cast::AsArray,
+    downcast_dictionary_array,
+    types::{
+        Date32Type, Date64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+        TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+        TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+    },
+};
+use arrow_buffer::{ArrowNativeType, BooleanBuffer, BooleanBufferBuilder};
+use arrow_schema::{DataType, TimeUnit};
+use strata_gen::dist::normal_cdf;
+use strata_gen::spec::{Condition, Field, Generator, Kind, Spec, Value};
+
+use strata_scan::{ScanRequest, Scanner};
+use strata_store::location::StoreConfig;
+
+use crate::Error;
+
+/// A check is suspicious when its realised share is more than this many
+/// standard errors from the specified one.
+pub const SUSPICIOUS_Z: f64 = 5.0;
+
+/// Categories of a `zipf` generator that are checked (the most frequent).
+const TOP_VALUES: usize = 10;
+/// Lengths listed one by one when there are at most this many.
+const MAX_LISTED_LENGTHS: usize = 10;
+/// Most elements a list or map may hold (the spec parser's limit).
+const MAX_LENGTH: i128 = 1 << 20;
+/// Deepest chain of `when` cases followed (the parser rejects cycles;
+/// this guards specs built in code).
+const MAX_CASE_DEPTH: usize = 64;
+/// Draws of a map key before the generator takes the first unused one.
+const KEY_DRAWS: i32 = 64;
+/// Most distinct key categories for the exact key-share computation.
+const MAX_EXACT_KEYS: usize = 16;
+
+/// One measured share: what the spec says and what the data holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// The dotted path of the field (`phones.item.number`).
+    pub field: String,
+    /// What is measured: `null`, `value "Mobile"`, `length 3`, `mean
+    /// length`, `other values`, `other lengths`.
+    pub measure: String,
+    /// The share (or mean) the spec gives.
+    pub specified: f64,
+    /// The share (or mean) in the data; NaN when `count` is 0.
+    pub realised: f64,
+    /// The denominator: positions where the field is present for `null`,
+    /// non-null values for values, valid lists for lengths.
+    pub count: u64,
+    /// `(realised - specified) / standard error`; 0 when `count` is 0,
+    /// infinite when the spec rules out what the data holds.
+    pub z: f64,
+}
+
+impl Check {
+    /// Whether the realised share is more than [`SUSPICIOUS_Z`] standard
+    /// errors from the specified one.
+    pub fn suspicious(&self) -> bool {
+        self.z.abs() > SUSPICIOUS_Z
+    }
+
+    /// A share: `hits` of `count` against probability `p`.
+    fn share(field: &str, measure: String, p: f64, hits: u64, count: u64) -> Check {
+        let realised = hits as f64 / count as f64;
+        let se = (p * (1.0 - p) / count as f64).sqrt();
+        Check {
+            field: field.to_string(),
+            measure,
+            specified: p,
+            realised: if count == 0 { f64::NAN } else { realised },
+            count,
+            z: z_score(realised, p, se, count),
+        }
+    }
+
+    /// A mean of `count` values summing to `sum`, against a distribution
+    /// of mean `mean` and variance `variance`.
+    fn mean(field: &str, measure: String, mean: f64, variance: f64, sum: f64, count: u64) -> Check {
+        let realised = sum / count as f64;
+        let se = (variance / count as f64).sqrt();
+        Check {
+            field: field.to_string(),
+            measure,
+            specified: mean,
+            realised: if count == 0 { f64::NAN } else { realised },
+            count,
+            z: z_score(realised, mean, se, count),
+        }
+    }
+}
+
+fn z_score(realised: f64, specified: f64, se: f64, count: u64) -> f64 {
+    if count == 0 {
+        return 0.0;
+    }
+    let diff = realised - specified;
+    // Specified shares are sums of products and carry rounding error.
+    if diff.abs() <= 1e-12 * specified.abs().max(1.0) {
+        0.0
+    } else if se > 0.0 {
+        diff / se
+    } else {
+        diff.signum() * f64::INFINITY
+    }
+}
+
+/// The checks of a dataset, in spec order (depth first), with a text table
+/// as its [`Display`](fmt::Display).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// Every check.
+    pub checks: Vec<Check>,
+    /// Rows read.
+    pub rows: u64,
+    /// Files read (0 for batches given to a [`Verifier`] directly).
+    pub files: usize,
+}
+
+impl Report {
+    /// The suspicious checks.
+    pub fn suspicious(&self) -> Vec<&Check> {
+        self.checks.iter().filter(|c| c.suspicious()).collect()
+    }
+
+    /// Whether no check is suspicious.
+    pub fn passed(&self) -> bool {
+        !self.checks.iter().any(Check::suspicious)
+    }
+
+    /// The check of `field` (dotted path) measuring `measure`.
+    pub fn find(&self, field: &str, measure: &str) -> Option<&Check> {
+        self.checks
+            .iter()
+            .find(|c| c.field == field && c.measure == measure)
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fw = self
+            .checks
+            .iter()
+            .map(|c| c.field.chars().count())
+            .chain([5])
+            .max()
+            .unwrap_or(5);
+        let mw = self
+            .checks
+            .iter()
+            .map(|c| c.measure.chars().count())
+            .chain([7])
+            .max()
+            .unwrap_or(7);
+        writeln!(
+            f,
+            "{:<fw$}  {:<mw$}  {:>10}  {:>10}  {:>10}  {:>8}  flag",
+            "field", "measure", "specified", "realised", "n", "z"
+        )?;
+        for c in &self.checks {
+            let realised = if c.count == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.6}", c.realised)
+            };
+            let flag = if c.count == 0 {
+                "no data"
+            } else if c.suspicious() {
+                "SUSPICIOUS"
+            } else {
+                "ok"
+            };
+            writeln!(
+                f,
+                "{:<fw$}  {:<mw$}  {:>10.6}  {:>10}  {:>10}  {:>+8.2}  {flag}",
+                c.field, c.measure, c.specified, realised, c.count, c.z
+            )?;
+        }
+        let bad = self.checks.iter().filter(|c| c.suspicious()).count();
+        write!(
+            f,
+            "{} checks, {bad} suspicious (|z| > {SUSPICIOUS_Z}), {} rows",
+            self.checks.len(),
+            self.rows
+        )?;
+        if self.files > 0 {
+            write!(
+                f,
+                " in {} file{}",
+                self.files,
+                if self.files == 1 { "" } else { "s" }
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads `files` (local paths, `file://` or `s3://` URLs, Parquet or Arrow
+/// IPC, told apart by their contents) and checks them against `spec`; S3
+/// settings come from the standard `AWS_*` environment variables.
+///
+/// # Errors
+///
+/// As [`verify_distribution_with`].
+pub fn verify_distribution<S: AsRef<str> + Sync>(
+    spec: &Spec,
+    files: &[S],
+) -> Result<Report, Error> {
+    verify_distribution_with(spec, files, &StoreConfig::default())
+}
+
+/// [`verify_distribution`] with S3 settings. Files are read in parallel
+/// (one thread per file, up to the available cores), each batch by batch,
+/// fetching only the spec's top-level columns.
+///
+/// # Errors
+///
+/// [`Error::InvalidConfig`] for an empty `files`; the errors of
+/// [`Scanner::open_location`] and [`Scanner::scan`] (missing files, files
+/// of neither format, missing columns, read failures);
+/// [`Error::Read`] wrapping [`Error::SpecMismatch`] when a file's columns
+/// do not have the spec's shape, or [`Error::Corrupt`] for inconsistent
+/// list offsets. With several failing files, the first one's error.
+pub fn verify_distribution_with<S: AsRef<str> + Sync>(
+    spec: &Spec,
+    files: &[S],
+    cfg: &StoreConfig,
+) -> Result<Report, Error> {
+    if files.is_empty() {
+        return Err(Error::InvalidConfig("no files to verify".into()));
+    }
+    let base = Verifier::new(spec);
+    let columns: Vec<String> = spec.fields.iter().map(|f| f.name.clone()).collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let outcomes: Vec<Result<Verifier, (usize, Error)>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut v = base.clone();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= files.len() || failed.load(Ordering::Relaxed) {
+                            return Ok(v);
+                        }
+                        if let Err(e) = verify_file(&mut v, files[i].as_ref(), &columns, cfg) {
+                            failed.store(true, Ordering::Relaxed);
+                            return Err((i, e));
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut total = base;
+    let mut first_error: Option<(usize, Error)> = None;
+    for o in outcomes {
+        match o {
+            Ok(v) => total.absorb(&v),
+            Err((i, e)) => {
+                if first_error.as_ref().is_none_or(|(j, _)| i < *j) {
+                    first_error = Some((i, e));
+                }
+            }
+        }
+    }
+    if let Some((_, e)) = first_error {
+        return Err(e);
+    }
+    let mut report = total.report();
+    report.files = files.len();
+    Ok(report)
+}
+
+fn verify_file(
+    v: &mut Verifier,
+    location: &str,
+    columns: &[String],
+    cfg: &StoreConfig,
+) -> Result<(), Error> {
+    let mut scanner = Scanner::open_location(location, cfg)?;
+    let req = ScanRequest {
+        columns: Some(columns.to_vec()),
+        ..Default::default()
+    };
+    let mut mine = None;
+    let scanned = scanner.scan(&req, |b| {
+        v.add_batch(b).map_err(|e| {
+            mine = Some(e);
+            // Stops the scan; the error returned is `mine`.
+            strata_scan::Error::InvalidConfig("stopped by the verifier".into())
+        })
+    });
+    match (scanned, mine) {
+        (_, Some(e)) => Err(Error::Read {
+            path: PathBuf::from(location),
+            source: Box::new(e),
+        }),
+        (r, None) => Ok(r?),
+    }
+}
+
+/// Counts of one dataset's batches against a spec; [`Verifier::report`]
+/// turns them into checks. For data that is not in files, or to check
+/// batches as they are made.
+#[derive(Debug, Clone)]
+pub struct Verifier {
+    roots: Vec<Node>,
+    rows: u64,
+}
+
+impl Verifier {
+    /// What to measure for `spec`, with nothing counted yet.
+    pub fn new(spec: &Spec) -> Verifier {
+        Verifier {
+            roots: spec
+                .fields
+                .iter()
+                .map(|f| Node::plan(f, &spec.fields))
+                .collect(),
+            rows: 0,
+        }
+    }
+
+    /// Counts one batch. Its top-level columns are found by name (others
+    /// are ignored), struct children by name, map keys and values by
+    /// position.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SpecMismatch`] when a spec field is missing or has another
+    /// shape (a list where the spec has a struct, values that cannot be
+    /// compared with the spec's categories); nothing is counted then.
+    /// [`Error::Corrupt`] for list offsets outside their values; the
+    /// counts are then partial, and the verifier should be dropped.
+    pub fn add_batch(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        let schema = batch.schema();
+        let mut columns = Vec::with_capacity(self.roots.len());
+        for node in &self.roots {
+            let i = schema
+                .index_of(&node.name)
+                .map_err(|_| Error::SpecMismatch {
+                    field: node.path.clone(),
+                    message: format!(
+                        "the data has no such column (its columns: {})",
+                        schema
+                            .fields()
+                            .iter()
+                            .map(|f| f.name().as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                })?;
+            node.conform(schema.field(i).data_type())?;
+            columns.push(i);
+        }
+        for (node, i) in self.roots.iter_mut().zip(columns) {
+            node.observe(batch.column(i).as_ref(), None)?;
+        }
+        self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    /// The checks so far.
+    pub fn report(&self) -> Report {
+        let mut checks = Vec::new();
+        for n in &self.roots {
+            n.checks(&mut checks);
+        }
+        Report {
+            checks,
+            rows: self.rows,
+            files: 0,
+        }
+    }
+
+    /// Adds `other`'s counts (a verifier of the same spec).
+    fn absorb(&mut self, other: &Verifier) {
+        self.rows += other.rows;
+        for (a, b) in self.roots.iter_mut().zip(&other.roots) {
+            a.absorb(b);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// What the spec says.
+
+/// A value as a hash key (floats by their bits).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Bool(bool),
+    Int(i128),
+    Float(u64),
+    Str(String),
+}
+
+fn key_of(v: &Value) -> Key {
+    match v {
+        Value::Bool(b) => Key::Bool(*b),
+        Value::Int(i) => Key::Int(*i),
+        Value::Float(f) => Key::Float(f.to_bits()),
+        Value::Str(s) => Key::Str(s.clone()),
+    }
+}
+
+/// Values with probabilities, each value once, in first-seen order.
+#[derive(Debug, Default)]
+struct Mixture {
+    entries: Vec<(Value, f64)>,
+    index: HashMap<Key, usize>,
+}
+
+impl Mixture {
+    fn add(&mut self, v: &Value, p: f64) {
+        match self.index.get(&key_of(v)) {
+            Some(&i) => self.entries[i].1 += p,
+            None => {
+                self.index.insert(key_of(v), self.entries.len());
+                self.entries.push((v.clone(), p));
+            }
+        }
+    }
+}
+
+/// The categories of a categorical generator with their probabilities,
+/// by category index (values may repeat).
+fn category_probabilities(g: &Generator) -> Option<Vec<(Value, f64)>> {
+    match g {
+        Generator::Weighted { values, weights } => {
+            let sum: f64 = weights.iter().sum();
+            if values.len() != weights.len() || !(sum > 0.0 && sum.is_finite()) {
+                return None;
+            }
+            Some(
+                values
+                    .iter()
+                    .cloned()
+                    .zip(weights.iter().map(|w| w / sum))
+                    .collect(),
+            )
+        }
+        Generator::Zipf {
+            s,
+            n,
+            values: Some(values),
+            ..
+        } => {
+            if values.len() as u64 != *n {
+                return None;
+            }
+            let p = zipf_probabilities(*s, values.len())?;
+            Some(values.iter().cloned().zip(p).collect())
+        }
+        Generator::Probability(p) => {
+            Some(vec![(Value::Bool(false), 1.0 - p), (Value::Bool(true), *p)])
+        }
+        Generator::Constant(v) => Some(vec![(v.clone(), 1.0)]),
+        _ => None,
+    }
+}
+
+/// `P(k) ∝ k^-s` for ranks `1..=n`, the probabilities of
+/// [`strata_gen::dist::Zipf`] (exact for its table and its
+/// rejection-inversion sampler alike).
+fn zipf_probabilities(s: f64, n: usize) -> Option<Vec<f64>> {
+    if !(s > 0.0 && s.is_finite()) || n == 0 {
+        return None;
+    }
+    let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
+    // Smallest first, for an accurate sum.
+    let sum: f64 = w.iter().rev().sum();
+    Some(w.into_iter().map(|x| x / sum).collect())
+}
+
+/// The distribution of a drawn list length: (length, probability) by
+/// length, as the generator clamps it.
+#[derive(Debug, Clone)]
+struct Pmf {
+    points: Vec<(u64, f64)>,
+    normal: bool,
+}
+
+impl Pmf {
+    fn probability(&self, len: u64) -> f64 {
+        self.points
+            .binary_search_by_key(&len, |p| p.0)
+            .map_or(0.0, |i| self.points[i].1)
+    }
+}
+
+fn int_value(v: &Value) -> Option<i128> {
+    match v {
+        Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+/// The most elements the generator lets a list of length generator `g`
+/// hold (it clamps drawn lengths to `0..=max`).
+fn length_limit(g: &Generator) -> i128 {
+    let m = match g {
+        Generator::Constant(v) => int_value(v).unwrap_or(0),
+        Generator::Uniform { max, .. } => int_value(max).unwrap_or(0),
+        Generator::Normal { max, .. } => max.map_or(MAX_LENGTH, |m| m.floor() as i128),
+        Generator::Zipf {
+            values, n, start, ..
+        } => match values {
+            Some(v) => v.iter().filter_map(int_value).max().unwrap_or(0),
+            None => start + i128::from(*n) - 1,
+        },
+        Generator::Weighted { values, .. } => {
+            values.iter().filter_map(int_value).max().unwrap_or(0)
+        }
+        _ => MAX_LENGTH,
+    };
+    m.clamp(0, MAX_LENGTH).max(1)
+}
+
+/// The distribution of lengths drawn by `g`; `None` for generators that
+/// do not draw integers or have too many points to list.
+fn length_pmf(g: &Generator) -> Option<Pmf> {
+    let limit = length_limit(g);
+    let clamp = |v: i128| v.clamp(0, limit) as u64;
+    let mut points: BTreeMap<u64, f64> = BTreeMap::new();
+    let mut add = |v: i128, p: f64| *points.entry(clamp(v)).or_insert(0.0) += p;
+    let mut normal = false;
+    match g {
+        Generator::Constant(v) => add(int_value(v)?, 1.0),
+        Generator::Uniform { min, max } => {
+            let (a, b) = (int_value(min)?, int_value(max)?);
+            if b < a || b - a >= 2 * MAX_LENGTH {
+                return None;
+            }
+            let p = 1.0 / (b - a + 1) as f64;
+            for v in a..=b {
+                add(v, p);
+            }
+        }
+        Generator::Weighted { .. }
+        | Generator::Zipf {
+            values: Some(_), ..
+        } => {
+            for (v, p) in category_probabilities(g)? {
+                add(int_value(&v)?, p);
+            }
+        }
+        Generator::Zipf {
+            s,
+            n,
+            values: None,
+            start,
+        } => {
+            if i128::from(*n) > 2 * MAX_LENGTH {
+                return None;
+            }
+            for (k, p) in zipf_probabilities(*s, *n as usize)?.into_iter().enumerate() {
+                add(start + k as i128, p);
+            }
+        }
+        Generator::Normal {
+            mean,
+            std,
+            min,
+            max,
+        } => {
+            normal = true;
+            for (v, p) in normal_lengths(*mean, *std, *min, *max, limit)? {
+                add(i128::from(v), p);
+            }
+        }
+        _ => return None,
+    }
+    Some(Pmf {
+        points: points.into_iter().collect(),
+        normal,
+    })
+}
+
+/// Lengths drawn from a normal: `round(mean + std·Z)`, clamped to `[min,
+/// max]` (and `[0, MAX_LENGTH]`), truncated to an integer and clamped to
+/// `0..=limit`, as the generator does.
+fn normal_lengths(
+    mean: f64,
+    std: f64,
+    min: Option<f64>,
+    max: Option<f64>,
+    limit: i128,
+) -> Option<Vec<(u64, f64)>> {
+    if !(std > 0.0 && std.is_finite() && mean.is_finite()) {
+        return None;
+    }
+    let lo = min.map_or(0.0, |m| m.max(0.0));
+    let hi = max.map_or(MAX_LENGTH as f64, |m| m.min(MAX_LENGTH as f64));
+    let value = |r: f64| -> u64 { (r.max(lo).min(hi) as u64).min(limit as u64) };
+    let cdf = |x: f64| normal_cdf((x - mean) / std);
+    // Rounded draws beyond 12 standard deviations, or beyond the clamps,
+    // are lumped into the end buckets.
+    let first = (mean - 12.0 * std).floor().max(lo.floor() - 1.0);
+    let last = (mean + 12.0 * std).ceil().min(hi.ceil() + 1.0);
+    if first.is_nan() || last.is_nan() || first > last {
+        return Some(vec![(value(mean.round()), 1.0)]);
+    }
+    let span = last - first + 1.0;
+    let width = (span / (1u64 << 20) as f64).ceil().max(1.0);
+    let mut out = Vec::new();
+    let mut r = first;
+    let mut below = 0.0;
+    while r <= last {
+        let top = r + width - 0.5;
+        let upper = if top + 0.5 > last { 1.0 } else { cdf(top) };
+        let at = if width > 1.0 {
+            (r + (width - 1.0) / 2.0).round()
+        } else {
+            r
+        };
+        out.push((value(at), (upper - below).max(0.0)));
+        below = upper;
+        r += width;
+    }
+    Some(out)
+}
+
+/// Key shares of a map whose keys are drawn from `categories` (by index)
+/// without repetition within a map, `lengths` keys per map: a key that is
+/// already in the map is drawn again, up to 64 draws, then the first
+/// unused possible category is taken (as the generator does).
+fn map_key_shares(categories: &[(Value, f64)], lengths: &Pmf) -> Option<Vec<(Value, f64)>> {
+    let possible: Vec<usize> = (0..categories.len())
+        .filter(|&i| categories[i].1 > 0.0)
+        .collect();
+    let m = possible.len();
+    let longest = lengths
+        .points
+        .iter()
+        .filter(|p| p.1 > 0.0)
+        .map(|p| p.0)
+        .max()
+        .unwrap_or(0) as usize;
+    let mean: f64 = lengths.points.iter().map(|&(l, p)| l as f64 * p).sum();
+    if longest == 0 || mean <= 0.0 {
+        return Some(categories.to_vec());
+    }
+    if longest > m {
+        return None;
+    }
+    let mut counts = vec![0.0; categories.len()];
+    if m <= MAX_EXACT_KEYS {
+        // P(the map holds at least j+1 keys).
+        let more_than = |j: usize| -> f64 {
+            lengths
+                .points
+                .iter()
+                .filter(|p| p.0 as usize > j)
+                .map(|p| p.1)
+                .sum()
+        };
+        let tail: Vec<f64> = (0..longest).map(more_than).collect();
+        let p: Vec<f64> = possible.iter().map(|&i| categories[i].1).collect();
+        // Probability of each set of keys drawn so far; sets only grow,
+        // so increasing order visits a set after all its subsets.
+        let mut prob = vec![0.0f64; 1 << m];
+        prob[0] = 1.0;
+        for set in 0..(1usize << m) {
+            let j = set.count_ones() as usize;
+            if j >= longest || prob[set] == 0.0 {
+                continue;
+            }
+            let taken: f64 = (0..m).filter(|&i| set & (1 << i) != 0).map(|i| p[i]).sum();
+            let repeat = taken.min(1.0);
+            let fallback = repeat.powi(KEY_DRAWS);
+            let scale = if repeat < 1.0 {
+                (1.0 - fallback) / (1.0 - repeat)
+            } else {
+                0.0
+            };
+            let first_unused = (0..m).find(|&i| set & (1 << i) == 0);
+            for i in 0..m {
+                if set & (1 << i) != 0 {
+                    continue;
+                }
+                let mut next = p[i] * scale;
+                if first_unused == Some(i) {
+                    next += fallback;
+                }
+                let q = prob[set] * next;
+                counts[possible[i]] += tail[j] * q;
+                prob[set | (1 << i)] += q;
+            }
+        }
+    } else {
+        // Equal weights: every key is as likely, whatever the lengths; a
+        // repeat 64 times over is then rare enough to ignore.
+        let p0 = categories[possible[0]].1;
+        let equal = possible
+            .iter()
+            .all(|&i| (categories[i].1 - p0).abs() <= 1e-12 * p0);
+        if !equal || longest * 2 > m {
+            return None;
+        }
+        for &i in &possible {
+            counts[i] = mean / m as f64;
+        }
+    }
+    Some(
+        categories
+            .iter()
+            .zip(counts)
+            .map(|((v, _), c)| (v.clone(), c / mean))
+            .collect(),
+    )
+}
+
+/// A field's distribution as its checks and its siblings' cases see it.
+struct Dist {
+    /// Null share in the data.
+    null: f64,
+    /// Shares of values among the non-null ones, for categorical leaves.
+    values: Option<Vec<(Value, f64)>>,
+}
+
+/// What a sibling holds, as a case condition tests it.
+enum Code<'a> {
+    Null,
+    Value(&'a Value),
+    /// Non-null, of a field that is not categorical.
+    Other,
+}
+
+fn matches(c: &Condition, code: &Code<'_>) -> bool {
+    match (c, code) {
+        (Condition::IsNull(b), Code::Null) => *b,
+        (Condition::IsNull(b), _) => !*b,
+        (Condition::Is(vals), Code::Value(v)) => vals.contains(v),
+        (Condition::Is(_), _) => false,
+    }
+}
+
+/// The null share of field `f` drawn null with probability `rate`,
+/// counting `empty_as_null` lists drawn empty.
+fn data_null(f: &Field, rate: f64) -> Option<f64> {
+    match &f.kind {
+        Kind::List {
+            length,
+            empty_as_null: true,
+            ..
+        } => {
+            let empty = length_pmf(length)?.probability(0);
+            Some(1.0 - (1.0 - rate) * (1.0 - empty))
+        }
+        _ => Some(rate),
+    }
+}
+
+/// The distribution of field `f` among `siblings`; `None` when it depends
+/// on something that cannot be computed.
+fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
+    if depth > MAX_CASE_DEPTH {
+        return None;
+    }
+    let own = match &f.kind {
+        Kind::Scalar { generator, .. } => Some(generator),
+        _ => None,
+    };
+    // (probability, null rate, generator) of each branch.
+    let branches: Vec<(f64, f64, Option<&Generator>)> = if f.when.is_empty() {
+        vec![(1.0, f.null_rate, own)]
+    } else {
+        let name = &f.when[0].field;
+        if f.when.iter().any(|w| &w.field != name) {
+            return None;
+        }
+        let sibling = siblings
+            .iter()
+            .find(|s| &s.name == name && s.name != f.name)?;
+        let sd = distribution(sibling, siblings, depth + 1)?;
+        let branch = |code: Code<'_>| {
+            f.when
+                .iter()
+                .position(|w| matches(&w.condition, &code))
+                .unwrap_or(f.when.len())
+        };
+        let mut weights = vec![0.0; f.when.len() + 1];
+        weights[branch(Code::Null)] += sd.null;
+        match &sd.values {
+            Some(vs) => {
+                for (v, p) in vs {
+                    weights[branch(Code::Value(v))] += (1.0 - sd.null) * p;
+                }
+            }
+            None => weights[branch(Code::Other)] += 1.0 - sd.null,
+        }
+        weights
+            .into_iter()
+            .enumerate()
+            .map(|(b, w)| match f.when.get(b) {
+                Some(case) => (
+                    w,
+                    case.null_rate.unwrap_or(f.null_rate),
+                    case.generator.as_ref().or(own),
+                ),
+                None => (w, f.null_rate, own),
+            })
+            .collect()
+    };
+    let (mut null, mut valid) = (0.0, 0.0);
+    let mut values = own.map(|_| Mixture::default());
+    for (w, rate, g) in branches {
+        if w <= 0.0 {
+            continue;
+        }
+        let n = data_null(f, rate)?;
+        null += w * n;
+        let share = w * (1.0 - n);
+        valid += share;
+        if share <= 0.0 {
+            continue;
+        }
+        match (values.as_mut(), g.and_then(category_probabilities)) {
+            (Some(mix), Some(cats)) => {
+                for (v, p) in &cats {
+                    mix.add(v, share * p);
+                }
+            }
+            _ => values = None,
+        }
+    }
+    let values = values
+        .filter(|_| valid > 0.0)
+        .map(|m| m.entries.into_iter().map(|(v, p)| (v, p / valid)).collect());
+    Some(Dist { null, values })
+}
+
+/// Values merged by equality, probabilities added.
+fn merged(values: &[(Value, f64)]) -> Vec<(Value, f64)> {
+    let mut m = Mixture::default();
+    for (v, p) in values {
+        m.add(v, *p);
+    }
+    m.entries
+}
+
+// ---------------------------------------------------------------------
+// What the data holds.
+
+/// A field's plan and counts.
+#[derive(Debug, Clone)]
+struct Node {
+    name: String,
+    path: String,
+    /// The specified null share, when it can be computed.
+    null: Option<f64>,
+    /// Positions where the field is present (all ancestors valid).
+    present: u64,
+    /// Nulls among them.
+    nulls: u64,
+    values: Option<Categories>,
+    shape: Shape,
+}
+
+#[derive(Debug, Clone)]
+enum Shape {
+    Leaf,
+    Struct(Vec<Node>),
+    List {
+        item: Box<Node>,
+        lengths: Option<Lengths>,
+    },
+    Map {
+        key: Box<Node>,
+        value: Box<Node>,
+        lengths: Option<Lengths>,
+    },
+}
+
+impl Shape {
+    fn describe(&self) -> &'static str {
+        match self {
+            Shape::Leaf => "a scalar",
+            Shape::Struct(_) => "a struct",
+            Shape::List { .. } => "a list",
+            Shape::Map { .. } => "a map",
+        }
+    }
+}
+
+fn is_zipf(g: &Generator) -> bool {
+    matches!(g, Generator::Zipf { .. })
+}
+
+impl Node {
+    fn plan(f: &Field, siblings: &[Field]) -> Node {
+        let dist = distribution(f, siblings, 0);
+        let null = dist.as_ref().map(|d| d.null);
+        let (values, shape) = match &f.kind {
+            Kind::Scalar {
+                generator,
+                data_type,
+            } => (
+                dist.and_then(|d| d.values).map(|v| {
+                    let mut c = Categories::new(v, is_zipf(generator));
+                    c.dates = *data_type == DataType::Date32;
+                    c
+                }),
+                Shape::Leaf,
+            ),
+            Kind::Struct(children) => (
+                None,
+                Shape::Struct(children.iter().map(|c| Node::plan(c, children)).collect()),
+            ),
+            Kind::List {
+                item,
+                length,
+                empty_as_null,
+            } => (
+                None,
+                Shape::List {
+                    item: Box::new(Node::plan(item, &[])),
+                    lengths: length_pmf(length).and_then(|p| Lengths::new(&p, *empty_as_null)),
+                },
+            ),
+            Kind::Map { key, value, length } => {
+                let pmf = length_pmf(length);
+                let mut k = Node::plan(key, &[]);
+                k.values = match (&key.kind, &pmf) {
+                    (Kind::Scalar { generator, .. }, Some(pmf)) => {
+                        category_probabilities(generator)
+                            .and_then(|c| map_key_shares(&c, pmf))
+                            .map(|v| Categories::new(merged(&v), is_zipf(generator)))
+                    }
+                    _ => None,
+                };
+                (
+                    None,
+                    Shape::Map {
+                        key: Box::new(k),
+                        value: Box::new(Node::plan(value, &[])),
+                        lengths: pmf.and_then(|p| Lengths::new(&p, false)),
+                    },
+                )
+            }
+        };
+        Node {
+            name: f.name.clone(),
+            path: f.path.clone(),
+            null,
+            present: 0,
+            nulls: 0,
+            values,
+            shape,
+        }
+    }
+
+    fn mismatch(&self, message: String) -> Error {
+        Error::SpecMismatch {
+            field: self.path.clone(),
+            message,
+        }
+    }
+
+    /// Checks that data of type `dt` has this field's shape.
+    fn conform(&self, dt: &DataType) -> Result<(), Error> {
+        match (&self.shape, dt) {
+            (Shape::Struct(children), DataType::Struct(fields)) => {
+                for c in children {
+                    let f = fields.iter().find(|f| f.name() == &c.name).ok_or_else(|| {
+                        c.mismatch(format!(
+                            "the data's struct has no such field (its fields: {})",
+                            fields
+                                .iter()
+                                .map(|f| f.name().as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })?;
+                    c.conform(f.data_type())?;
+                }
+                Ok(())
+            }
+            (Shape::List { item, .. }, DataType::List(f) | DataType::LargeList(f)) => {
+                item.conform(f.data_type())
+            }
+            (Shape::Map { key, value, .. }, DataType::Map(entries, _)) => match entries.data_type()
+            {
+                DataType::Struct(kv) if kv.len() == 2 => {
+                    key.conform(kv[0].data_type())?;
+                    value.conform(kv[1].data_type())
+                }
+                other => Err(self.mismatch(format!(
+                    "map entries of type {other} are not key-value structs"
+                ))),
+            },
+            (Shape::Leaf, dt) if !dt.is_nested() => match &self.values {
+                Some(_) if !comparable(dt) => Err(self.mismatch(format!(
+                    "values of type {dt} cannot be compared with the spec's categories"
+                ))),
+                _ => Ok(()),
+            },
+            (shape, dt) => Err(self.mismatch(format!(
+                "the spec has {}, the data has type {dt}",
+                shape.describe()
+            ))),
+        }
+    }
+
+    /// Counts `array`, whose positions in `present` (all when `None`) have
+    /// every ancestor valid. `conform` has accepted its type.
+    fn observe(&mut self, array: &dyn Array, present: Option<&BooleanBuffer>) -> Result<(), Error> {
+        let len = array.len();
+        let nulls = array.logical_nulls();
+        let valid: Option<BooleanBuffer> = match (present, &nulls) {
+            (None, None) => None,
+            (Some(p), None) => Some(p.clone()),
+            (None, Some(n)) => Some(n.inner().clone()),
+            (Some(p), Some(n)) => Some(p & n.inner()),
+        };
+        let n_present = present.map_or(len, |p| p.count_set_bits()) as u64;
+        let n_valid = valid.as_ref().map_or(len, |v| v.count_set_bits()) as u64;
+        self.present += n_present;
+        self.nulls += n_present.saturating_sub(n_valid);
+        let valid = valid.as_ref();
+        let Node {
+            path,
+            values,
+            shape,
+            ..
+        } = self;
+        let wrong = |what: &str| Error::SpecMismatch {
+            field: path.clone(),
+            message: format!("expected {what}, found type {}", array.data_type()),
+        };
+        match shape {
+            Shape::Leaf => {
+                if let Some(c) = values {
+                    c.observe(array, valid);
+                }
+            }
+            Shape::Struct(children) => {
+                let s = array.as_struct_opt().ok_or_else(|| wrong("a struct"))?;
+                for c in children {
+                    let column = s
+                        .column_by_name(&c.name)
+                        .ok_or_else(|| wrong("a struct with this field"))?;
+                    c.observe(column.as_ref(), valid)?;
+                }
+            }
+            Shape::List { item, lengths } => {
+                let (mask, values) = if let Some(l) = array.as_list_opt::<i32>() {
+                    let v = l.values();
+                    (walk(path, l.value_offsets(), v.len(), valid, lengths)?, v)
+                } else if let Some(l) = array.as_list_opt::<i64>() {
+                    let v = l.values();
+                    (walk(path, l.value_offsets(), v.len(), valid, lengths)?, v)
+                } else {
+                    return Err(wrong("a list"));
+                };
+                item.observe(values.as_ref(), mask.as_ref())?;
+            }
+            Shape::Map {
+                key,
+                value,
+                lengths,
+            } => {
+                let m = array.as_map_opt().ok_or_else(|| wrong("a map"))?;
+                let entries = m.entries();
+                if entries.num_columns() != 2 {
+                    return Err(wrong("a map of key-value entries"));
+                }
+                let mask = walk(path, m.value_offsets(), entries.len(), valid, lengths)?;
+                key.observe(entries.column(0).as_ref(), mask.as_ref())?;
+                value.observe(entries.column(1).as_ref(), mask.as_ref())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn absorb(&mut self, other: &Node) {
+        self.present += other.present;
+        self.nulls += other.nulls;
+        if let (Some(a), Some(b)) = (&mut self.values, &other.values) {
+            for (x, y) in a.counts.iter_mut().zip(&b.counts) {
+                *x += y;
+            }
+        }
+        match (&mut self.shape, &other.shape) {
+            (Shape::Struct(a), Shape::Struct(b)) => {
+                for (x, y) in a.iter_mut().zip(b) {
+                    x.absorb(y);
+                }
+            }
+            (
+                Shape::List { item, lengths },
+                Shape::List {
+                    item: i2,
+                    lengths: l2,
+                },
+            ) => {
+                item.absorb(i2);
+                if let (Some(a), Some(b)) = (lengths, l2) {
+                    a.absorb(b);
+                }
+            }
+            (
+                Shape::Map {
+                    key,
+                    value,
+                    lengths,
+                },
+                Shape::Map {
+                    key: k2,
+                    value: v2,
+                    lengths: l2,
+                },
+            ) => {
+                key.absorb(k2);
+                value.absorb(v2);
+                if let (Some(a), Some(b)) = (lengths, l2) {
+                    a.absorb(b);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn checks(&self, out: &mut Vec<Check>) {
+        if let Some(p) = self.null {
+            out.push(Check::share(
+                &self.path,
+                "null".into(),
+                p,
+                self.nulls,
+                self.present,
+            ));
+        }
+        if let Some(c) = &self.values {
+            c.checks(&self.path, out);
+        }
+        match &self.shape {
+            Shape::Leaf => {}
+            Shape::Struct(children) => {
+                for c in children {
+                    c.checks(out);
+                }
+            }
+            Shape::List { item, lengths } => {
+                if let Some(l) = lengths {
+                    l.checks(&self.path, out);
+                }
+                item.checks(out);
+            }
+            Shape::Map {
+                key,
+                value,
+                lengths,
+            } => {
+                if let Some(l) = lengths {
+                    l.checks(&self.path, out);
+                }
+                key.checks(out);
+                value.checks(out);
+            }
+        }
+    }
+}
+
+/// Walks the lists at `valid` positions (all when `None`) of `offsets`
+/// into `values_len` elements: records their lengths and returns which
+/// elements belong to them (`None`: all).
+fn walk<O: ArrowNativeType>(
+    path: &str,
+    offsets: &[O],
+    values_len: usize,
+    valid: Option<&BooleanBuffer>,
+    lengths: &mut Option<Lengths>,
+) -> Result<Option<BooleanBuffer>, Error> {
+    let rows = offsets.len().saturating_sub(1);
+    let at = |i: usize| offsets.get(i).and_then(|o| o.to_usize());
+    let whole = valid.is_none() && at(0) == Some(0) && at(rows) == Some(values_len);
+    let mut mask = (!whole).then(|| BooleanBufferBuilder::new(values_len));
+    let mut cursor = 0usize;
+    let mut visit = |i: usize| -> Result<(), Error> {
+        let (s, e) = match (at(i), at(i + 1)) {
+            (Some(s), Some(e)) if s <= e && e <= values_len && s >= cursor => (s, e),
+            _ => {
+                return Err(Error::Corrupt(format!(
+                    "list `{path}`: offsets of row {i} lie outside its {values_len} values"
+                )));
+            }
+        };
+        if let Some(l) = lengths.as_mut() {
+            l.record(e - s);
+        }
+        if let Some(m) = mask.as_mut() {
+            m.append_n(s - cursor, false);
+            m.append_n(e - s, true);
+        }
+        cursor = e;
+        Ok(())
+    };
+    match valid {
+        None => (0..rows).try_for_each(&mut visit)?,
+        Some(v) => v.set_indices().try_for_each(&mut visit)?,
+    }
+    Ok(mask.map(|mut m| {
+        m.append_n(values_len - cursor, false);
+        m.finish()
+    }))
+}
+
+/// Category counts of a categorical leaf.
+#[derive(Debug, Clone)]
+struct Categories {
+    /// The distinct values.
+    values: Vec<Value>,
+    /// Their shares among non-null values.
+    expected: Vec<f64>,
+    /// Which are reported.
+    report: Vec<bool>,
+    /// Counts per value, then of other values.
+    counts: Vec<u64>,
+    matcher: Matcher,
+    /// The values are days since 1970-01-01, shown as dates.
+    dates: bool,
+}
+
+impl Categories {
+    fn new(values: Vec<(Value, f64)>, top_only: bool) -> Categories {
+        let mut report = vec![true; values.len()];
+        if top_only && values.len() > TOP_VALUES {
+            let mut order: Vec<usize> = (0..values.len()).collect();
+            order.sort_by(|&a, &b| values[b].1.total_cmp(&values[a].1).then(a.cmp(&b)));
+            report = vec![false; values.len()];
+            for &i in &order[..TOP_VALUES] {
+                report[i] = true;
+            }
+        }
+        let (values, expected): (Vec<Value>, Vec<f64>) = values.into_iter().unzip();
+        Categories {
+            matcher: Matcher::new(&values),
+            counts: vec![0; values.len() + 1],
+            values,
+            expected,
+            report,
+            dates: false,
+        }
+    }
+
+    fn observe(&mut self, array: &dyn Array, valid: Option<&BooleanBuffer>) {
+        let codes = self.matcher.codes(array);
+        let counts = &mut self.counts;
+        let mut add = |i: usize| {
+            if let Some(c) = codes.get(i).and_then(|&c| counts.get_mut(c as usize)) {
+                *c += 1;
+            }
+        };
+        match valid {
+            None => (0..array.len()).for_each(&mut add),
+            Some(v) => v.set_indices().for_each(&mut add),
+        }
+    }
+
+    fn checks(&self, path: &str, out: &mut Vec<Check>) {
+        let n: u64 = self.counts.iter().sum();
+        for (i, v) in self.values.iter().enumerate() {
+            if self.report[i] {
+                let shown = match v {
+                    Value::Int(days) if self.dates => civil_date(*days),
+                    v => v.to_string(),
+                };
+                out.push(Check::share(
+                    path,
+                    format!("value {shown}"),
+                    self.expected[i],
+                    self.counts[i],
+                    n,
+                ));
+            }
+        }
+        let other = self.counts.last().copied().unwrap_or(0);
+        if other > 0 {
+            out.push(Check::share(path, "other values".into(), 0.0, other, n));
+        }
+    }
+}
+
+/// `YYYY-MM-DD` of a day count since 1970-01-01 (proleptic Gregorian).
+fn civil_date(days: i128) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i128::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// Whether a [`Matcher`] compares values of type `dt`.
+fn comparable(dt: &DataType) -> bool {
+    match dt {
+        DataType::Dictionary(_, v) => comparable(v),
+        DataType::Boolean
+        | DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::Date32
+        | DataType::Date64
+        | DataType::Timestamp(..)
+        | DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView => true,
+        _ => false,
+    }
+}
+
+/// Array values to category indices (`values.len()` for other values).
+#[derive(Debug, Clone)]
+struct Matcher {
+    other: u32,
+    bools: [u32; 2],
+    ints: HashMap<i128, u32>,
+    f64s: HashMap<u64, u32>,
+    f32s: HashMap<u32, u32>,
+    bytes: HashMap<Box<[u8]>, u32>,
+}
+
+impl Matcher {
+    fn new(values: &[Value]) -> Matcher {
+        let other = values.len() as u32;
+        let mut m = Matcher {
+            other,
+            bools: [other; 2],
+            ints: HashMap::new(),
+            f64s: HashMap::new(),
+            f32s: HashMap::new(),
+            bytes: HashMap::new(),
+        };
+        // The generator's encodings of spec values in each column type;
+        // the first of equal encodings wins.
+        for (i, v) in values.iter().enumerate().rev() {
+            let i = i as u32;
+            let (int, float, bytes): (Option<i128>, f64, Box<[u8]>) = match v {
+                Value::Bool(b) => (
+                    Some(i128::from(*b)),
+                    f64::from(u8::from(*b)),
+                    b.to_string().into_bytes().into(),
+                ),
+                Value::Int(x) => (Some(*x), *x as f64, x.to_string().into_bytes().into()),
+                Value::Float(f) => (
+                    (f.fract() == 0.0 && f.abs() < 1e30).then_some(*f as i128),
+                    *f,
+                    f.to_string().into_bytes().into(),
+                ),
+                Value::Str(s) => (None, f64::NAN, s.as_bytes().into()),
+            };
+            if let Some(x) = int {
+                m.ints.insert(x, i);
+                if x == 0 || x == 1 {
+                    m.bools[x as usize] = i;
+                }
+            }
+            if !float.is_nan() {
+                m.f64s.insert(float.to_bits(), i);
+                m.f32s.insert((float as f32).to_bits(), i);
+            }
+            m.bytes.insert(bytes, i);
+        }
+        m
+    }
+
+    fn int(&self, x: i128) -> u32 {
+        self.ints.get(&x).copied().unwrap_or(self.other)
+    }
+
+    /// The category of every element of `array` (also at null positions,
+    /// where it means nothing).
+    fn codes(&self, array: &dyn Array) -> Vec<u32> {
+        macro_rules! ints {
+            ($t:ty) => {
+                array
+                    .as_primitive::<$t>()
+                    .values()
+                    .iter()
+                    .map(|&v| self.int(i128::from(v)))
+                    .collect()
+            };
+        }
+        macro_rules! bytes {
+            ($a:expr) => {{
+                let a = $a;
+                (0..a.len())
+                    .map(|i| {
+                        let v: &[u8] = a.value(i).as_ref();
+                        self.bytes.get(v).copied().unwrap_or(self.other)
+                    })
+                    .collect()
+            }};
+        }
+        match array.data_type() {
+            DataType::Boolean => array
+                .as_boolean()
+                .values()
+                .iter()
+                .map(|b| self.bools[usize::from(b)])
+                .collect(),
+            DataType::Int8 => ints!(Int8Type),
+            DataType::Int16 => ints!(Int16Type),
+            DataType::Int32 => ints!(Int32Type),
+            DataType::Int64 => ints!(Int64Type),
+            DataType::UInt8 => ints!(UInt8Type),
+            DataType::UInt16 => ints!(UInt16Type),
+            DataType::UInt32 => ints!(UInt32Type),
+            DataType::UInt64 => ints!(UInt64Type),
+            DataType::Date32 => ints!(Date32Type),
+            DataType::Date64 => ints!(Date64Type),
+            DataType::Timestamp(TimeUnit::Second, _) => ints!(TimestampSecondType),
+            DataType::Timestamp(TimeUnit::Millisecond, _) => ints!(TimestampMillisecondType),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => ints!(TimestampMicrosecondType),
+            DataType::Timestamp(TimeUnit::Nanosecond, _) => ints!(TimestampNanosecondType),
+            DataType::Float32 => array
+                .as_primitive::<arrow_array::types::Float32Type>()
+                .values()
+                .iter()
+                .map(|v| self.f32s.get(&v.to_bits()).copied().unwrap_or(self.other))
+                .collect(),
+            DataType::Float64 => array
+                .as_primitive::<arrow_array::types::Float64Type>()
+                .values()
+                .iter()
+                .map(|v| self.f64s.get(&v.to_bits()).copied().unwrap_or(self.other))
+                .collect(),
+            DataType::Utf8 => bytes!(array.as_string::<i32>()),
+            DataType::LargeUtf8 => bytes!(array.as_string::<i64>()),
+            DataType::Utf8View => bytes!(array.as_string_view()),
+            DataType::Binary => bytes!(array.as_binary::<i32>()),
+            DataType::LargeBinary => bytes!(array.as_binary::<i64>()),
+            DataType::BinaryView => bytes!(array.as_binary_view()),
+            DataType::Dictionary(..) => downcast_dictionary_array!(
+                array => {
+                    let values = self.codes(array.values().as_ref());
+                    array
+                        .keys()
+                        .values()
+                        .iter()
+                        .map(|k| {
+                            k.to_usize()
+                                .and_then(|k| values.get(k))
+                                .copied()
+                                .unwrap_or(self.other)
+                        })
+                        .collect()
+                },
+                _ => vec![self.other; array.len()]
+            ),
+            // `conform` rejects other types.
+            _ => vec![self.other; array.len()],
+        }
+    }
+}
+
+/// Length counts of a list or map field.
+#[derive(Debug, Clone)]
+struct Lengths {
+    /// Lengths checked one by one, with their shares among valid lists.
+    listed: Vec<(u64, f64)>,
+    /// Mean and variance of the length, when the mean is checked.
+    mean: Option<(f64, f64)>,
+    /// Counter of each length below `slot.len()`; longer ones count as
+    /// `beyond`.
+    slot: Vec<u32>,
+    beyond: u32,
+    /// Counts of `listed`, then of other possible lengths, then of
+    /// impossible ones.
+    counts: Vec<u64>,
+    /// Valid lists and their elements.
+    lists: u64,
+    elements: u64,
+}
+
+impl Lengths {
+    fn new(pmf: &Pmf, empty_as_null: bool) -> Option<Lengths> {
+        // Among valid lists: given a non-zero length with `empty_as_null`.
+        let mut points: Vec<(u64, f64)> = pmf
+            .points
+            .iter()
+            .copied()
+            .filter(|&(l, p)| p > 0.0 && !(empty_as_null && l == 0))
+            .collect();
+        let total: f64 = points.iter().map(|p| p.1).sum();
+        if total <= 0.0 {
+            return None;
+        }
+        for p in &mut points {
+            p.1 /= total;
+        }
+        let mean: f64 = points.iter().map(|&(l, p)| l as f64 * p).sum();
+        let variance: f64 = points
+            .iter()
+            .map(|&(l, p)| (l as f64 - mean).powi(2) * p)
+            .sum();
+        let (listed, mean) = if pmf.normal {
+            (Vec::new(), Some((mean, variance)))
+        } else if points.len() <= MAX_LISTED_LENGTHS {
+            (points.clone(), None)
+        } else {
+            let mut top = points.clone();
+            top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            top.truncate(MAX_LISTED_LENGTHS);
+            top.sort_by_key(|p| p.0);
+            (top, Some((mean, variance)))
+        };
+        let rest = listed.len() as u32;
+        let impossible = rest + 1;
+        let longest = points.last().map_or(0, |p| p.0);
+        let mut slot = vec![if pmf.normal { rest } else { impossible }; longest as usize + 1];
+        for &(l, _) in &points {
+            slot[l as usize] = rest;
+        }
+        for (i, &(l, _)) in listed.iter().enumerate() {
+            slot[l as usize] = i as u32;
+        }
+        Some(Lengths {
+            counts: vec![0; listed.len() + 2],
+            listed,
+            mean,
+            slot,
+            beyond: if pmf.normal { rest } else { impossible },
+            lists: 0,
+            elements: 0,
+        })
+    }
+
+    fn record(&mut self, len: usize) {
+        let s = self.slot.get(len).copied().unwrap_or(self.beyond);
+        if let Some(c) = self.counts.get_mut(s as usize) {
+            *c += 1;
+        }
+        self.lists += 1;
+        self.elements += len as u64;
+    }
+
+    fn absorb(&mut self, other: &Lengths) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.lists += other.lists;
+        self.elements += other.elements;
+    }
+
+    fn checks(&self, path: &str, out: &mut Vec<Check>) {
+        for (i, &(l, p)) in self.listed.iter().enumerate() {
+            out.push(Check::share(
+                path,
+                format!("length {l}"),
+                p,
+                self.counts[i],
+                self.lists,
+            ));
+        }
+        if let Some((mean, variance)) = self.mean {
+            out.push(Check::mean(
+                path,
+                "mean length".into(),
+                mean,
+                variance,
+                self.elements as f64,
+                self.lists,
+            ));
+        }
+        let impossible = self.counts.last().copied().unwrap_or(0);
+        if impossible > 0 {
+            out.push(Check::share(
+                path,
+                "other lengths".into(),
+                0.0,
+                impossible,
+                self.lists,
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_shown_as_dates() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(19_723), "2024-01-01");
+        assert_eq!(civil_date(19_782), "2024-02-29");
+        assert_eq!(civil_date(-1), "1969-12-31");
+    }
+
+    #[test]
+    fn normal_lengths_have_the_clamped_mean() {
+        // Far from the clamps: the mean of the rounded normal.
+        let pmf = normal_lengths(20.0, 3.0, None, None, MAX_LENGTH).unwrap();
+        let total: f64 = pmf.iter().map(|p| p.1).sum();
+        let mean: f64 = pmf.iter().map(|&(l, p)| l as f64 * p).sum();
+        assert!((total - 1.0).abs() < 1e-9, "{total}");
+        assert!((mean - 20.0).abs() < 1e-6, "{mean}");
+        // Mean 0, clamped at 0: half the draws are 0, the rest a
+        // half-normal rounded (mean about std·sqrt(2/π)/2 + a rounding
+        // term).
+        let pmf = normal_lengths(0.0, 4.0, None, None, MAX_LENGTH).unwrap();
+        let zero: f64 = pmf.iter().filter(|p| p.0 == 0).map(|p| p.1).sum();
+        assert!((zero - normal_cdf(0.5 / 4.0)).abs() < 1e-6, "{zero}");
+        // A huge deviation is bucketed but keeps its mean.
+        let pmf = normal_lengths(500_000.0, 100_000.0, None, None, MAX_LENGTH).unwrap();
+        let mean: f64 = pmf.iter().map(|&(l, p)| l as f64 * p).sum();
+        assert!((mean - 500_000.0).abs() < 50.0, "{mean}");
+    }
+
+    #[test]
+    fn uniform_map_keys_are_equally_likely() {
+        let cats: Vec<(Value, f64)> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|s| (Value::Str(s.to_string()), 0.25))
+            .collect();
+        let lengths = Pmf {
+            points: vec![(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25)],
+            normal: false,
+        };
+        for (_, p) in map_key_shares(&cats, &lengths).unwrap() {
+            assert!((p - 0.25).abs() < 1e-12, "{p}");
+        }
+    }
+
+    #[test]
+    fn skewed_map_keys_flatten_with_length() {
+        // Two keys, weights 3:1, maps of exactly 2 keys hold both.
+        let cats = vec![
+            (Value::Str("a".into()), 0.75),
+            (Value::Str("b".into()), 0.25),
+        ];
+        let two = Pmf {
+            points: vec![(2, 1.0)],
+            normal: false,
+        };
+        for (_, p) in map_key_shares(&cats, &two).unwrap() {
+            assert!((p - 0.5).abs() < 1e-12, "{p}");
+        }
+        // Maps of one key keep the weights.
+        let one = Pmf {
+            points: vec![(1, 1.0)],
+            normal: false,
+        };
+        let shares = map_key_shares(&cats, &one).unwrap();
+        assert!((shares[0].1 - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn shares_without_data_are_not_suspicious() {
+        let c = Check::share("f", "null".into(), 0.5, 0, 0);
+        assert!(c.realised.is_nan() && c.z == 0.0 && !c.suspicious());
+        let c = Check::share("f", "null".into(), 0.0, 1, 10);
+        assert!(c.z.is_infinite() && c.suspicious());
+        let c = Check::share("f", "null".into(), 1.0, 10, 10);
+        assert_eq!(c.z, 0.0);
+    }
+}

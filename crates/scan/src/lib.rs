@@ -1,0 +1,361 @@
+//! Projected reads of Arrow IPC and Parquet files from local disk or object
+//! stores: only the requested columns' bytes are fetched.
+//!
+//! # Data flow
+//!
+//! [`Source`] tail read -> format from the magic bytes -> the format's
+//! metadata (IPC footer and batch headers, or the Parquet footer) -> byte
+//! ranges of the projected columns -> [`Source::fetch`] (coalesced,
+//! parallel, counted) -> decoded batches of the projected schema ->
+//! optional row filter and limit.
+//!
+//! # Guarantee
+//!
+//! A scan returns exactly what a full read followed by the projection,
+//! filter and limit returns, and fetches only the projected columns' bytes
+//! (plus metadata and small coalescing holes; files up to [`SMALL_FILE`]
+//! are read whole, in one request). Malformed files give an
+//! error, never a panic.
+
+mod error;
+pub mod filter;
+pub mod ipc;
+mod layout;
+pub mod parquet;
+pub mod write;
+
+pub use error::Error;
+pub use filter::Filter;
+
+/// [`Error::UnknownColumn`] for `name`, listing `schema`'s columns.
+pub(crate) fn unknown_column(schema: &arrow_schema::Schema, name: &str) -> Error {
+    Error::UnknownColumn {
+        name: name.to_string(),
+        available: schema.fields().iter().map(|f| f.name().clone()).collect(),
+    }
+}
+
+/// Top-level column names to indices, in the given order (`None`: all).
+///
+/// # Errors
+///
+/// [`Error::UnknownColumn`] for a name the schema lacks,
+/// [`Error::InvalidConfig`] for a name given twice.
+pub(crate) fn resolve_columns(
+    schema: &arrow_schema::Schema,
+    columns: Option<&[String]>,
+) -> Result<Vec<usize>, Error> {
+    let Some(names) = columns else {
+        return Ok((0..schema.fields().len()).collect());
+    };
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let i = schema
+            .index_of(name)
+            .map_err(|_| unknown_column(schema, name))?;
+        if out.contains(&i) {
+            return Err(Error::InvalidConfig(format!(
+                "column '{name}' is asked for more than once"
+            )));
+        }
+        out.push(i);
+    }
+    Ok(out)
+}
+
+/// The text of a caught panic's payload.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
+fn decoder_failed(name: &str, p: &(dyn std::any::Any + Send)) -> Error {
+    Error::Corrupt(format!(
+        "{name}: the decoder failed on malformed data ({})",
+        panic_text(p)
+    ))
+}
+
+/// Runs `fut`; a panic inside it (a third-party decoder meeting malformed
+/// data it does not check) becomes [`Error::Corrupt`].
+pub(crate) async fn guarded<T>(
+    name: &str,
+    fut: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    use futures::FutureExt;
+    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(r) => r,
+        Err(p) => Err(decoder_failed(name, p.as_ref())),
+    }
+}
+
+/// [`guarded`] for a stream: a panic while polling ends the stream with
+/// [`Error::Corrupt`].
+pub(crate) fn guarded_stream(
+    name: String,
+    s: BoxStream<'static, Result<RecordBatch, Error>>,
+) -> BoxStream<'static, Result<RecordBatch, Error>> {
+    std::panic::AssertUnwindSafe(s)
+        .catch_unwind()
+        .map(move |r| r.unwrap_or_else(|p| Err(decoder_failed(&name, p.as_ref()))))
+        .boxed()
+}
+
+/// What a scan returns.
+#[derive(Debug, Clone, Default)]
+pub struct ScanRequest {
+    /// Top-level columns to return, in this order; `None` for all.
+    pub columns: Option<Vec<String>>,
+    /// Rows to keep; the columns it reads need not be in `columns`.
+    pub filter: Option<Filter>,
+    /// The most rows to return.
+    pub limit: Option<usize>,
+}
+
+/// How many bytes of the end of a file the first request reads: enough
+/// for the footer of most files, so opening costs one request.
+pub const TAIL_PREFETCH: u64 = 64 * 1024;
+
+/// Files up to this size are read whole by the first request: one request
+/// beats the two or three round trips of a projected read.
+pub const SMALL_FILE: u64 = 1024 * 1024;
+
+/// How many bytes the first request of a file of `size` bytes reads.
+pub fn first_read_len(size: u64) -> u64 {
+    if size <= SMALL_FILE {
+        size
+    } else {
+        TAIL_PREFETCH
+    }
+}
+
+use std::time::Instant;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use futures::{StreamExt, stream::BoxStream};
+
+use strata_store::source::{IoSnapshot, Source};
+
+/// A file opened for scanning, of either format.
+#[derive(Debug, Clone)]
+pub enum ScanFile {
+    /// An Arrow IPC file.
+    Ipc(ipc::IpcFile),
+    /// A Parquet file.
+    Parquet(Box<parquet::ParquetFile>),
+}
+
+impl ScanFile {
+    /// Opens `source`: one tail read, the format from its magic bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the file is neither format or its footer is
+    /// invalid; [`Error::Store`] when reading fails.
+    pub async fn open(source: Source) -> Result<Self, Error> {
+        let tail = source.tail(first_read_len(source.size())).await?;
+        if tail.ends_with(b"ARROW1") {
+            Ok(ScanFile::Ipc(ipc::IpcFile::open(source, Some(tail)).await?))
+        } else if tail.ends_with(b"PAR1") {
+            Ok(ScanFile::Parquet(Box::new(
+                parquet::ParquetFile::open(source, Some(tail)).await?,
+            )))
+        } else {
+            Err(Error::Corrupt(format!(
+                "{} is not an Arrow IPC file or a Parquet file (no ARROW1 or PAR1 magic at its end)",
+                source.name()
+            )))
+        }
+    }
+
+    /// The file's schema.
+    pub fn schema(&self) -> SchemaRef {
+        match self {
+            ScanFile::Ipc(f) => f.schema(),
+            ScanFile::Parquet(f) => f.schema(),
+        }
+    }
+
+    /// The source read from.
+    pub fn source(&self) -> &Source {
+        match self {
+            ScanFile::Ipc(f) => f.source(),
+            ScanFile::Parquet(f) => f.source(),
+        }
+    }
+
+    /// The schema of the batches a scan of `columns` returns.
+    ///
+    /// # Errors
+    ///
+    /// An unknown or repeated column.
+    pub fn projected_schema(&self, columns: Option<&[String]>) -> Result<SchemaRef, Error> {
+        match self {
+            ScanFile::Ipc(f) => Ok(std::sync::Arc::new(
+                f.schema().project(&f.resolve(columns)?)?,
+            )),
+            ScanFile::Parquet(f) => f.projected_schema(columns),
+        }
+    }
+
+    /// Streams the batches `req` asks for.
+    ///
+    /// # Errors
+    ///
+    /// A bad request; read errors arrive in the stream.
+    pub fn stream(
+        &self,
+        req: &ScanRequest,
+    ) -> Result<BoxStream<'static, Result<RecordBatch, Error>>, Error> {
+        match self {
+            ScanFile::Ipc(f) => f.stream(req),
+            ScanFile::Parquet(f) => f.stream(req),
+        }
+    }
+
+    /// Rows `rows` (in that order) of `columns`.
+    ///
+    /// # Errors
+    ///
+    /// A row past the end, an unknown column, or a read error.
+    pub async fn take(
+        &self,
+        rows: &[u64],
+        columns: Option<&[String]>,
+    ) -> Result<RecordBatch, Error> {
+        match self {
+            ScanFile::Ipc(f) => f.take(rows, columns).await,
+            ScanFile::Parquet(f) => f.take(rows, columns).await,
+        }
+    }
+}
+
+/// What a scan cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScanStats {
+    /// Requests and bytes fetched (the open included).
+    pub io: IoSnapshot,
+    /// Bytes of the arrays returned (the sliced extent of their buffers).
+    pub bytes_decoded: u64,
+    /// Rows returned.
+    pub rows: u64,
+    /// Seconds from open to the last batch.
+    pub elapsed_s: f64,
+}
+
+/// A blocking front end over [`ScanFile`]: owns a runtime for the IO.
+#[derive(Debug)]
+pub struct Scanner {
+    rt: tokio::runtime::Runtime,
+    file: ScanFile,
+    started: Instant,
+    decoded: u64,
+    rows: u64,
+}
+
+impl Scanner {
+    /// Opens `source` for blocking scans.
+    ///
+    /// # Errors
+    ///
+    /// As [`ScanFile::open`]; [`Error::InvalidConfig`] when no runtime can
+    /// be started.
+    pub fn open(source: Source) -> Result<Self, Error> {
+        Self::start(|| async move { Ok(source) })
+    }
+
+    /// Opens a local path, `file://` URL or `s3://bucket/key` URL (see
+    /// [`strata_store::location`]) for blocking scans.
+    ///
+    /// # Errors
+    ///
+    /// As [`strata_store::location::open_source`] and [`ScanFile::open`].
+    pub fn open_location(
+        location: &str,
+        cfg: &strata_store::location::StoreConfig,
+    ) -> Result<Self, Error> {
+        let location = location.to_string();
+        let cfg = cfg.clone();
+        Self::start(
+            || async move { Ok(strata_store::location::open_source(&location, &cfg).await?) },
+        )
+    }
+
+    fn start<F, Fut>(source: F) -> Result<Self, Error>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Source, Error>>,
+    {
+        let started = Instant::now();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| Error::InvalidConfig(format!("cannot start the IO runtime: {e}")))?;
+        let file = rt.block_on(async move { ScanFile::open(source().await?).await })?;
+        Ok(Scanner {
+            rt,
+            file,
+            started,
+            decoded: 0,
+            rows: 0,
+        })
+    }
+
+    /// The opened file.
+    pub fn file(&self) -> &ScanFile {
+        &self.file
+    }
+
+    /// Calls `each` with every batch of the scan, in order.
+    ///
+    /// # Errors
+    ///
+    /// The first error of the scan or of `each`.
+    pub fn scan(
+        &mut self,
+        req: &ScanRequest,
+        mut each: impl FnMut(&RecordBatch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut stream = self.file.stream(req)?;
+        while let Some(b) = self.rt.block_on(stream.next()) {
+            let b = b?;
+            self.count(&b);
+            each(&b)?;
+        }
+        Ok(())
+    }
+
+    /// Rows `rows` of `columns`, in the given order.
+    ///
+    /// # Errors
+    ///
+    /// As [`ScanFile::take`].
+    pub fn take(&mut self, rows: &[u64], columns: Option<&[String]>) -> Result<RecordBatch, Error> {
+        let b = self.rt.block_on(self.file.take(rows, columns))?;
+        self.count(&b);
+        Ok(b)
+    }
+
+    fn count(&mut self, b: &RecordBatch) {
+        self.rows += b.num_rows() as u64;
+        self.decoded += b
+            .columns()
+            .iter()
+            .map(|c| c.to_data().get_slice_memory_size().unwrap_or(0) as u64)
+            .sum::<u64>();
+    }
+
+    /// The cost so far.
+    pub fn stats(&self) -> ScanStats {
+        ScanStats {
+            io: self.file.source().stats().snapshot(),
+            bytes_decoded: self.decoded,
+            rows: self.rows,
+            elapsed_s: self.started.elapsed().as_secs_f64(),
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Writing scan results: Parquet, Arrow IPC, CSV or JSON lines, picked by
+//! the output's extension, through a temporary that is renamed only when
+//! the output is complete.
+
+use std::{
+    fs::File,
+    io::{BufWriter, Write},
+    path::{Path, PathBuf},
+};
+
+use arrow_array::RecordBatch;
+use arrow_ipc::writer::IpcWriteOptions;
+use arrow_schema::{DataType, SchemaRef};
+use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
+
+use strata_parquet::{Compression, DEFAULT_ZSTD_LEVEL, encoder::parquet_codec, ipc::IpcFileWriter};
+use strata_store::output::{PendingFile, remove_stale_temporaries};
+
+use crate::Error;
+
+/// The format of a scan's output file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Parquet, zstd-compressed (`.parquet`).
+    Parquet,
+    /// The Arrow IPC file format (`.arrow`, `.ipc`, `.feather`).
+    Ipc,
+    /// Comma-separated values with a header line (`.csv`); flat schemas
+    /// only.
+    Csv,
+    /// One JSON object per line (`.jsonl`, `.ndjson`).
+    Jsonl,
+}
+
+impl OutputFormat {
+    /// The format an output path's extension names (case-insensitive).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] for any other extension, or none.
+    pub fn from_path(path: &Path) -> Result<Self, Error> {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        match ext.as_deref() {
+            Some("parquet") => Ok(OutputFormat::Parquet),
+            Some("arrow" | "ipc" | "feather") => Ok(OutputFormat::Ipc),
+            Some("csv") => Ok(OutputFormat::Csv),
+            Some("jsonl" | "ndjson") => Ok(OutputFormat::Jsonl),
+            other => Err(Error::InvalidConfig(format!(
+                "cannot tell the output format of {} from its extension{} (expected .parquet, \
+                 .arrow, .ipc, .feather, .csv, .jsonl or .ndjson)",
+                path.display(),
+                other.map(|e| format!(" '.{e}'")).unwrap_or_default()
+            ))),
+        }
+    }
+}
+
+enum Sink {
+    Parquet(Box<ArrowWriter<BufWriter<File>>>),
+    Ipc(Box<IpcFileWriter<BufWriter<File>>>),
+    Csv(Box<arrow_csv::Writer<BufWriter<File>>>),
+    Jsonl(arrow_json::LineDelimitedWriter<BufWriter<File>>),
+}
+
+/// An output file being written; it appears under its name only after
+/// [`BatchFile::finish`].
+pub struct BatchFile {
+    sink: Sink,
+    pending: PendingFile,
+    target: PathBuf,
+}
+
+impl BatchFile {
+    /// Starts `path` for batches of `schema`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] for an unknown extension or a CSV output of
+    /// a nested schema; [`Error::Store`] ([`strata_store::Error::OutputExists`]) when `path` exists and
+    /// `overwrite` is off, or when the file cannot be created.
+    pub fn create(path: &Path, schema: &SchemaRef, overwrite: bool) -> Result<Self, Error> {
+        let format = OutputFormat::from_path(path)?;
+        if format == OutputFormat::Csv
+            && let Some(f) = schema.fields().iter().find(|f| nested(f.data_type()))
+        {
+            return Err(Error::InvalidConfig(format!(
+                "column '{}' of type {} cannot be written as CSV; choose fewer columns or \
+                 write .jsonl, .parquet or .arrow",
+                f.name(),
+                f.data_type()
+            )));
+        }
+        if !overwrite && path.exists() {
+            return Err(Error::Store(strata_store::Error::OutputExists {
+                path: path.to_path_buf(),
+                count: 1,
+            }));
+        }
+        remove_stale_temporaries(path);
+        let (pending, file) = PendingFile::create(path.to_path_buf(), overwrite)?;
+        let out = BufWriter::with_capacity(1 << 20, file);
+        let sink = match format {
+            OutputFormat::Parquet => {
+                let props = WriterProperties::builder()
+                    .set_compression(parquet_codec(Compression::Zstd(DEFAULT_ZSTD_LEVEL))?)
+                    .build();
+                Sink::Parquet(Box::new(ArrowWriter::try_new(
+                    out,
+                    schema.clone(),
+                    Some(props),
+                )?))
+            }
+            OutputFormat::Ipc => Sink::Ipc(Box::new(IpcFileWriter::try_new(
+                out,
+                schema,
+                IpcWriteOptions::default(),
+            )?)),
+            OutputFormat::Csv => Sink::Csv(Box::new(arrow_csv::Writer::new(out))),
+            OutputFormat::Jsonl => Sink::Jsonl(arrow_json::LineDelimitedWriter::new(out)),
+        };
+        Ok(BatchFile {
+            sink,
+            pending,
+            target: path.to_path_buf(),
+        })
+    }
+
+    /// Appends a batch.
+    ///
+    /// # Errors
+    ///
+    /// The encoder's or the file system's error.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        match &mut self.sink {
+            Sink::Parquet(w) => w.write(batch)?,
+            Sink::Ipc(w) => w.write(batch)?,
+            Sink::Csv(w) => w.write(batch)?,
+            Sink::Jsonl(w) => w.write(batch)?,
+        }
+        Ok(())
+    }
+
+    /// Completes the file and moves it to its name.
+    ///
+    /// # Errors
+    ///
+    /// The encoder's or the file system's error; the temporary is removed.
+    pub fn finish(self) -> Result<PathBuf, Error> {
+        let target = &self.target;
+        let flush = |w: BufWriter<File>| -> Result<(), Error> {
+            let f = w
+                .into_inner()
+                .map_err(|e| Error::io("write", target, e.into_error()))?;
+            f.sync_all().map_err(|e| Error::io("write", target, e))
+        };
+        match self.sink {
+            Sink::Parquet(w) => flush(w.into_inner()?)?,
+            Sink::Ipc(w) => flush(w.finish()?)?,
+            Sink::Csv(w) => flush((*w).into_inner())?,
+            Sink::Jsonl(mut w) => {
+                w.finish()?;
+                flush(w.into_inner())?
+            }
+        }
+        Ok(self.pending.commit()?)
+    }
+}
+
+fn nested(t: &DataType) -> bool {
+    match t {
+        DataType::Dictionary(_, v) => nested(v),
+        t => t.is_nested(),
+    }
+}
+
+/// Writes `batch` as text lines: values formatted by Arrow's display
+/// rules, separated by tabs; with `header`, a line of column names first.
+///
+/// # Errors
+///
+/// The formatter's or the writer's error.
+pub fn write_text(out: &mut impl Write, batch: &RecordBatch, header: bool) -> Result<(), Error> {
+    let io = |e: std::io::Error| Error::io("write", "<stdout>", e);
+    if header {
+        let names: Vec<&str> = batch
+            .schema_ref()
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        writeln!(out, "{}", names.join("\t")).map_err(io)?;
+    }
+    let opts = arrow_cast::display::FormatOptions::default().with_null("null");
+    let formatters = batch
+        .columns()
+        .iter()
+        .map(|c| arrow_cast::display::ArrayFormatter::try_new(c.as_ref(), &opts))
+        .collect::<Result<Vec<_>, _>>()?;
+    for row in 0..batch.num_rows() {
+        for (i, f) in formatters.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b"\t").map_err(io)?;
+            }
+            write!(out, "{}", f.value(row)).map_err(io)?;
+        }
+        out.write_all(b"\n").map_err(io)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,1277 @@
+//! Sorting a whole Parquet or Arrow IPC file in memory by key columns.
+//!
+//! [`sort_file`] reads every batch of the input (its format found from the
+//! magic bytes), concatenates them, encodes the key columns once with
+//! [`strata_row::RowEncoder`] into byte-comparable rows, sorts a vector of
+//! row indices with a stable sort comparing those bytes, gathers every
+//! column in that order and writes the result in the format the output's
+//! extension names.
+//!
+//! # Guarantees
+//!
+//! * The output has the input's schema (field and schema metadata,
+//!   nullability and dictionary types included) and the same rows.
+//! * The sort is stable: rows with equal keys keep their input order, so
+//!   the output depends only on the input and the keys.
+//! * The memory estimate is checked against the limit before the work that
+//!   needs it, and nothing is written when it is over.
+//! * The output appears only complete ([`strata_store::output::PendingFile`]); an
+//!   existing output is replaced only when asked, and never when it is the
+//!   input itself.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use arrow_array::{ArrayRef, Int32Array, RecordBatch};
+//! use strata_sort::{SortKey, sort_batch};
+//!
+//! let batch = RecordBatch::try_from_iter([(
+//!     "x",
+//!     Arc::new(Int32Array::from(vec![Some(3), None, Some(1)])) as ArrayRef,
+//! )])
+//! .unwrap();
+//! let keys: Vec<SortKey> = vec!["x:desc:nulls_last".parse().unwrap()];
+//! let sorted = sort_batch(&batch, &keys).unwrap();
+//! let x = sorted.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
+//! assert_eq!(x.iter().collect::<Vec<_>>(), vec![Some(3), Some(1), None]);
+//! ```
+
+use std::{
+    fmt,
+    fs::{self, File},
+    io::{BufWriter, Read, Write},
+    path::{Path, PathBuf},
+    str::FromStr,
+    sync::Arc,
+    time::Instant,
+};
+
+use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
+use arrow_ipc::writer::IpcWriteOptions;
+use arrow_schema::{DataType, FieldRef, Schema, SchemaRef, SortOptions};
+use parquet::{
+    arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder},
+    file::properties::WriterProperties,
+};
+use strata_row::{RowEncoder, Rows, SortField};
+
+use strata_parquet::{
+    Compression, DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, DEFAULT_ZSTD_LEVEL, Format,
+    encoder::parquet_codec, ipc::IpcFileWriter,
+};
+use strata_store::output::{PendingFile, remove_stale_temporaries};
+
+mod error;
+
+pub use error::Error;
+use error::short_bytes;
+
+/// The memory limit used when none is given: 4 GiB.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
+
+/// One sort key: a top-level column and its order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SortKey {
+    /// The column name.
+    pub column: String,
+    /// Direction and null placement; Arrow's default (ascending, nulls
+    /// first) unless suffixes say otherwise.
+    pub options: SortOptions,
+}
+
+impl FromStr for SortKey {
+    type Err = Error;
+
+    /// Parses `COL[:asc|:desc][:nulls_first|:nulls_last]` (suffixes in any
+    /// order, case-insensitive).
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let spec = s.trim();
+        let mut parts = spec.split(':');
+        let column = parts.next().unwrap_or_default();
+        if column.is_empty() {
+            return Err(Error::InvalidConfig(format!(
+                "empty column name in sort key '{spec}'"
+            )));
+        }
+        let mut descending = None;
+        let mut nulls_first = None;
+        for suffix in parts {
+            let (slot, value) = match suffix.to_ascii_lowercase().as_str() {
+                "asc" => (&mut descending, false),
+                "desc" => (&mut descending, true),
+                "nulls_first" => (&mut nulls_first, true),
+                "nulls_last" => (&mut nulls_first, false),
+                _ => {
+                    return Err(Error::InvalidConfig(format!(
+                        "bad sort key suffix ':{suffix}' in '{spec}' (expected :asc, :desc, \
+                         :nulls_first or :nulls_last)"
+                    )));
+                }
+            };
+            if slot.replace(value).is_some() {
+                return Err(Error::InvalidConfig(format!(
+                    "sort key suffix ':{suffix}' in '{spec}' repeats or contradicts an earlier one"
+                )));
+            }
+        }
+        let default = SortOptions::default();
+        Ok(SortKey {
+            column: column.to_string(),
+            options: SortOptions {
+                descending: descending.unwrap_or(default.descending),
+                nulls_first: nulls_first.unwrap_or(default.nulls_first),
+            },
+        })
+    }
+}
+
+impl fmt::Display for SortKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.column)?;
+        if self.options.descending {
+            f.write_str(":desc")?;
+        }
+        f.write_str(if self.options.nulls_first {
+            ":nulls_first"
+        } else {
+            ":nulls_last"
+        })
+    }
+}
+
+/// A comma-separated list of [`SortKey`]s, most significant first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SortKeys(pub Vec<SortKey>);
+
+impl FromStr for SortKeys {
+    type Err = Error;
+
+    /// Parses `KEY[,KEY...]`; at least one key is required.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        if s.trim().is_empty() {
+            return Err(Error::InvalidConfig(
+                "--by needs at least one column (COL[:desc][:nulls_first|:nulls_last],...)".into(),
+            ));
+        }
+        s.split(',')
+            .map(str::parse)
+            .collect::<Result<Vec<_>, _>>()
+            .map(SortKeys)
+    }
+}
+
+/// A byte count parsed from `123`, `64KiB`, `1.5 GiB`, `10MB` and the like
+/// (units B, KB, MB, GB, TB in powers of 1000 and KiB, MiB, GiB, TiB in
+/// powers of 1024, case-insensitive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ByteSize(pub u64);
+
+impl FromStr for ByteSize {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let bad = |why: &str| Error::InvalidConfig(format!("bad size '{s}': {why}"));
+        let t = s.trim();
+        let split = t
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len());
+        let (number, unit) = t.split_at(split);
+        let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "kb" => 1_000,
+            "mb" => 1_000_000,
+            "gb" => 1_000_000_000,
+            "tb" => 1_000_000_000_000,
+            "kib" => 1 << 10,
+            "mib" => 1 << 20,
+            "gib" => 1 << 30,
+            "tib" => 1 << 40,
+            _ => {
+                return Err(bad(
+                    "expected a number with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB or TiB",
+                ));
+            }
+        };
+        let bytes = if number.contains('.') {
+            let v: f64 = number.parse().map_err(|_| bad("not a number"))?;
+            let b = (v * multiplier as f64).round();
+            if !b.is_finite() || b >= u64::MAX as f64 {
+                return Err(bad("too large"));
+            }
+            b as u64
+        } else {
+            let v: u64 = number.parse().map_err(|_| bad("not a number"))?;
+            v.checked_mul(multiplier).ok_or_else(|| bad("too large"))?
+        };
+        if bytes == 0 {
+            return Err(bad("must be greater than zero"));
+        }
+        Ok(ByteSize(bytes))
+    }
+}
+
+impl fmt::Display for ByteSize {
+    /// `1.5 GiB`; plain `N bytes` below 1 KiB.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&short_bytes(self.0))
+    }
+}
+
+/// What to sort, by what, and where to.
+#[derive(Debug, Clone)]
+pub struct SortConfig {
+    /// The input file, Parquet or Arrow IPC (found from its magic bytes).
+    pub input: PathBuf,
+    /// The output file; its extension picks the format
+    /// ([`output_format`]).
+    pub output: PathBuf,
+    /// The keys, most significant first.
+    pub keys: Vec<SortKey>,
+    /// Refuse to sort when the memory estimate exceeds this many bytes.
+    pub memory_limit: u64,
+    /// Replace an existing output file.
+    pub overwrite: bool,
+}
+
+/// What a [`sort_file`] run did.
+#[derive(Debug, Clone)]
+pub struct SortSummary {
+    /// Rows sorted.
+    pub rows: u64,
+    /// The input's format.
+    pub input_format: Format,
+    /// The output's format.
+    pub output_format: Format,
+    /// Size of the input file.
+    pub input_bytes: u64,
+    /// Size of the output file.
+    pub output_bytes: u64,
+    /// In-memory size of the input's batches.
+    pub input_memory: u64,
+    /// Bytes of the encoded sort keys.
+    pub row_bytes: u64,
+    /// The full memory estimate checked against the limit.
+    pub memory_estimate: u64,
+    /// Seconds reading the input.
+    pub read_s: f64,
+    /// Seconds concatenating the batches and encoding the keys.
+    pub encode_s: f64,
+    /// Seconds sorting the row indices.
+    pub sort_s: f64,
+    /// Seconds gathering the columns in sorted order.
+    pub gather_s: f64,
+    /// Seconds writing the output.
+    pub write_s: f64,
+    /// Seconds in all.
+    pub elapsed_s: f64,
+}
+
+/// A file read whole into memory.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// Its format.
+    pub format: Format,
+    /// Its schema, metadata included.
+    pub schema: SchemaRef,
+    /// Its batches.
+    pub batches: Vec<RecordBatch>,
+    /// Rows in its largest row group (Parquet only).
+    pub row_group_rows: Option<usize>,
+}
+
+const PARQUET_MAGIC: &[u8] = b"PAR1";
+const IPC_MAGIC: &[u8] = b"ARROW1";
+
+/// The format of the file at `path`, from its first bytes (`PAR1` for
+/// Parquet, `ARROW1` for the Arrow IPC file format).
+///
+/// # Errors
+/// [`Error::Store`] (IO) when it cannot be opened or read, [`Error::InvalidConfig`]
+/// when it starts with neither magic.
+pub fn detect_format(path: &Path) -> Result<Format, Error> {
+    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let mut head = Vec::with_capacity(IPC_MAGIC.len());
+    file.take(IPC_MAGIC.len() as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::io("read", path, e))?;
+    if head.starts_with(PARQUET_MAGIC) {
+        Ok(Format::Parquet)
+    } else if head.starts_with(IPC_MAGIC) {
+        Ok(Format::Ipc)
+    } else {
+        Err(Error::InvalidConfig(format!(
+            "{} is not a Parquet or Arrow IPC file (no PAR1 or ARROW1 magic at its start)",
+            path.display()
+        )))
+    }
+}
+
+/// The format an output path asks for: `.parquet` for Parquet; `.arrow`,
+/// `.ipc` or `.feather` for the Arrow IPC file format (case-insensitive).
+///
+/// # Errors
+/// [`Error::InvalidConfig`] for any other extension, or none.
+pub fn output_format(path: &Path) -> Result<Format, Error> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("parquet") => Ok(Format::Parquet),
+        Some("arrow" | "ipc" | "feather") => Ok(Format::Ipc),
+        other => Err(Error::InvalidConfig(format!(
+            "cannot tell the output format of {} from its extension{} (expected .parquet, \
+             .arrow, .ipc or .feather)",
+            path.display(),
+            other.map(|e| format!(" '.{e}'")).unwrap_or_default()
+        ))),
+    }
+}
+
+/// Reads every batch of a Parquet or Arrow IPC file, its format found
+/// from the magic bytes.
+///
+/// # Errors
+/// [`Error::Store`] (IO) when it cannot be opened or read, [`Error::InvalidConfig`]
+/// when it is neither format, [`Error::Read`] naming the file around a
+/// decoding error.
+pub fn read_input(path: &Path) -> Result<Input, Error> {
+    read_any(path).map_err(|e| match e {
+        e @ (Error::Store(strata_store::Error::Io { .. }) | Error::InvalidConfig(_)) => e,
+        e => Error::Read {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        },
+    })
+}
+
+fn read_any(path: &Path) -> Result<Input, Error> {
+    let format = detect_format(path)?;
+    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+    match format {
+        Format::Parquet => {
+            let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
+            let row_group_rows = builder
+                .metadata()
+                .row_groups()
+                .iter()
+                .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
+                .max();
+            let schema = builder.schema().clone();
+            let reader = builder.with_batch_size(DEFAULT_BATCH_SIZE).build()?;
+            let batches = reader.collect::<Result<Vec<_>, _>>()?;
+            Ok(Input {
+                format,
+                schema,
+                batches,
+                row_group_rows,
+            })
+        }
+        Format::Ipc => {
+            let reader =
+                arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)?;
+            let schema = reader.schema();
+            let batches = reader.collect::<Result<Vec<_>, _>>()?;
+            Ok(Input {
+                format,
+                schema,
+                batches,
+                row_group_rows: None,
+            })
+        }
+    }
+}
+
+/// The key columns of a schema and the row encoder for them.
+pub struct Sorter {
+    encoder: RowEncoder,
+    columns: Vec<usize>,
+}
+
+impl fmt::Debug for Sorter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sorter")
+            .field("columns", &self.columns)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sorter {
+    /// Resolves `keys` against `schema` and builds the row encoder.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for no keys, [`Error::UnknownColumn`] for a
+    /// name the schema lacks, [`Error::UnsupportedSortKey`] for a column
+    /// whose type the row encoder cannot order, [`Error::Row`] otherwise.
+    pub fn new(schema: &Schema, keys: &[SortKey]) -> Result<Self, Error> {
+        if keys.is_empty() {
+            return Err(Error::InvalidConfig(
+                "sorting needs at least one key column".into(),
+            ));
+        }
+        let mut columns = Vec::with_capacity(keys.len());
+        let mut fields = Vec::with_capacity(keys.len());
+        for key in keys {
+            let i = schema
+                .index_of(&key.column)
+                .map_err(|_| Error::UnknownColumn {
+                    name: key.column.clone(),
+                    available: schema.fields().iter().map(|f| f.name().clone()).collect(),
+                })?;
+            columns.push(i);
+            fields.push(
+                SortField::new(schema.field(i).data_type().clone()).with_options(key.options),
+            );
+        }
+        match RowEncoder::new(fields.clone()) {
+            Ok(encoder) => Ok(Sorter { encoder, columns }),
+            Err(e) => {
+                // Name the first key the encoder refuses on its own.
+                for (field, &i) in fields.into_iter().zip(&columns) {
+                    if let Err(source) = RowEncoder::new(vec![field]) {
+                        let f = schema.field(i);
+                        return Err(Error::UnsupportedSortKey {
+                            column: f.name().clone(),
+                            data_type: f.data_type().clone(),
+                            source,
+                        });
+                    }
+                }
+                Err(Error::Row(e))
+            }
+        }
+    }
+
+    /// Encodes the key columns of `batch` (which has the schema given to
+    /// [`Sorter::new`]).
+    ///
+    /// # Errors
+    /// [`Error::Row`] when the encoder fails.
+    pub fn encode(&self, batch: &RecordBatch) -> Result<Rows, Error> {
+        let keys: Vec<ArrayRef> = self
+            .columns
+            .iter()
+            .map(|&i| batch.column(i).clone())
+            .collect();
+        Ok(self.encoder.encode(&keys)?)
+    }
+
+    /// The indices of `rows` in sorted order; equal rows keep their order.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for more than `u32::MAX` rows.
+    pub fn sorted_indices(rows: &Rows) -> Result<Vec<u32>, Error> {
+        let n = u32::try_from(rows.num_rows()).map_err(|_| {
+            Error::InvalidConfig(format!(
+                "cannot sort {} rows in memory (at most {})",
+                rows.num_rows(),
+                u32::MAX
+            ))
+        })?;
+        let mut indices: Vec<u32> = (0..n).collect();
+        // `sort_by` is stable: equal keys keep their input order.
+        indices.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+        Ok(indices)
+    }
+}
+
+/// Sorts one batch by `keys` (stable), with no memory limit.
+///
+/// # Errors
+/// As [`Sorter::new`], [`Sorter::encode`] and [`Sorter::sorted_indices`];
+/// [`Error::Arrow`] when gathering fails.
+pub fn sort_batch(batch: &RecordBatch, keys: &[SortKey]) -> Result<RecordBatch, Error> {
+    let sorter = Sorter::new(batch.schema_ref(), keys)?;
+    let rows = sorter.encode(batch)?;
+    let indices = UInt32Array::from(Sorter::sorted_indices(&rows)?);
+    Ok(arrow_select::take::take_record_batch(batch, &indices)?)
+}
+
+/// `data_type` with every dictionary replaced by its value type.
+fn plain_type(data_type: &DataType) -> DataType {
+    let field =
+        |f: &FieldRef| Arc::new(f.as_ref().clone().with_data_type(plain_type(f.data_type())));
+    match data_type {
+        DataType::Dictionary(_, values) => plain_type(values),
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
+        DataType::Map(f, sorted) => DataType::Map(field(f), *sorted),
+        DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The type a column is concatenated and sorted as: its own, except that
+/// dictionaries below the top level become their value types.
+///
+/// Concatenating batches merges top-level dictionaries, but appends nested
+/// ones value list after value list, which overflows small key types when
+/// every batch brings its own dictionary (as Parquet reads do).
+fn working_type(data_type: &DataType) -> DataType {
+    match data_type {
+        DataType::Dictionary(..) => data_type.clone(),
+        other => plain_type(other),
+    }
+}
+
+/// Casts the columns of `batches` whose [`working_type`] differs; returns
+/// the working schema and batches. With fewer than two batches nothing is
+/// concatenated, so nothing is cast.
+fn to_working(
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
+    let fields: Vec<FieldRef> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            Arc::new(
+                f.as_ref()
+                    .clone()
+                    .with_data_type(working_type(f.data_type())),
+            )
+        })
+        .collect();
+    if batches.len() < 2 || fields.iter().zip(schema.fields()).all(|(a, b)| a == b) {
+        return Ok((schema.clone(), batches));
+    }
+    let working = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let batches = batches
+        .into_iter()
+        .map(|b| {
+            let columns = b
+                .columns()
+                .iter()
+                .zip(working.fields())
+                .map(|(c, f)| cast_if_needed(c, f.data_type()))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(RecordBatch::try_new(working.clone(), columns)?)
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok((working, batches))
+}
+
+fn cast_if_needed(column: &ArrayRef, to: &DataType) -> Result<ArrayRef, Error> {
+    if column.data_type() == to {
+        Ok(column.clone())
+    } else {
+        Ok(arrow_cast::cast(column, to)?)
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (fs::metadata(a), fs::metadata(b))
+            && x.dev() == y.dev()
+            && x.ino() == y.ino()
+        {
+            return true;
+        }
+    }
+    matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+fn file_len(path: &Path) -> Result<u64, Error> {
+    Ok(fs::metadata(path)
+        .map_err(|e| Error::io("stat", path, e))?
+        .len())
+}
+
+fn check_limit(what: &'static str, estimate: u64, limit: u64) -> Result<(), Error> {
+    if estimate > limit {
+        return Err(Error::MemoryLimit {
+            what,
+            estimate,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// Checks what can be checked before reading anything: the keys, the
+/// output format and directory, and the output against the input.
+fn preflight(cfg: &SortConfig) -> Result<Format, Error> {
+    if cfg.keys.is_empty() {
+        return Err(Error::InvalidConfig(
+            "--by needs at least one column".into(),
+        ));
+    }
+    let format = output_format(&cfg.output)?;
+    if !cfg.input.is_file() {
+        return Err(Error::InvalidConfig(format!(
+            "input {} does not exist or is not a file",
+            cfg.input.display()
+        )));
+    }
+    if cfg.output.exists() {
+        if same_file(&cfg.input, &cfg.output) {
+            return Err(Error::InvalidConfig(format!(
+                "output {} is the input file; write the sorted copy elsewhere",
+                cfg.output.display()
+            )));
+        }
+        if cfg.output.is_dir() {
+            return Err(Error::InvalidConfig(format!(
+                "output {} is a directory",
+                cfg.output.display()
+            )));
+        }
+        if !cfg.overwrite {
+            return Err(Error::Store(strata_store::Error::OutputExists {
+                path: cfg.output.clone(),
+                count: 1,
+            }));
+        }
+    }
+    let parent = match cfg.output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(Error::InvalidConfig(format!(
+            "output directory {} does not exist",
+            parent.display()
+        )));
+    }
+    Ok(format)
+}
+
+/// Sorts the file `cfg.input` by `cfg.keys` into `cfg.output`.
+///
+/// The memory estimate is the input batches' in-memory size, plus the
+/// encoded keys, plus four bytes a row of indices, plus the sorted copy
+/// (taken to be the input's size again). Its cheap part (twice the input)
+/// is checked before encoding, the whole after.
+///
+/// # Errors
+/// Bad settings ([`Error::InvalidConfig`], [`Error::Store`]), an
+/// unreadable input ([`Error::Read`], [`Error::Store`] (IO)), bad keys (as
+/// [`Sorter::new`]), [`Error::MemoryLimit`], and write errors. On any error
+/// no output file is left.
+pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
+    let start = Instant::now();
+    let output_format = preflight(cfg)?;
+
+    let input = read_input(&cfg.input)?;
+    let input_bytes = file_len(&cfg.input)?;
+    let read_s = start.elapsed().as_secs_f64();
+    // Named errors for bad keys come from the schema as the user sees it.
+    Sorter::new(&input.schema, &cfg.keys)?;
+    let memory = |batches: &[RecordBatch]| -> u64 {
+        batches
+            .iter()
+            .map(|b| b.get_array_memory_size() as u64)
+            .sum()
+    };
+    check_limit(
+        "sorting",
+        memory(&input.batches).saturating_mul(2),
+        cfg.memory_limit,
+    )?;
+
+    let t = Instant::now();
+    let batch_rows = input
+        .batches
+        .iter()
+        .map(RecordBatch::num_rows)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let (working, batches) = to_working(&input.schema, input.batches)?;
+    let input_memory = memory(&batches);
+    check_limit("sorting", input_memory.saturating_mul(2), cfg.memory_limit)?;
+    let sorter = Sorter::new(&working, &cfg.keys)?;
+    let all = arrow_select::concat::concat_batches(&working, &batches)?;
+    drop(batches);
+    let rows = sorter.encode(&all)?;
+    let encode_s = t.elapsed().as_secs_f64();
+    let row_bytes = rows.size() as u64;
+    let memory_estimate = input_memory
+        .saturating_mul(2)
+        .saturating_add(row_bytes)
+        .saturating_add(4 * all.num_rows() as u64);
+    check_limit("sorting", memory_estimate, cfg.memory_limit)?;
+
+    let t = Instant::now();
+    let indices = Sorter::sorted_indices(&rows)?;
+    drop(rows);
+    let sort_s = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let sorted = arrow_select::take::take_record_batch(&all, &UInt32Array::from(indices))?;
+    drop(all);
+    let sorted = if working == input.schema {
+        sorted
+    } else {
+        // Back to the input's types: one dictionary per column.
+        let columns = sorted
+            .columns()
+            .iter()
+            .zip(input.schema.fields())
+            .map(|(c, f)| cast_if_needed(c, f.data_type()))
+            .collect::<Result<Vec<_>, _>>()?;
+        RecordBatch::try_new(input.schema.clone(), columns)?
+    };
+    let gather_s = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let row_group_rows = input
+        .row_group_rows
+        .unwrap_or(DEFAULT_ROW_GROUP_ROWS)
+        .max(1);
+    write_output(
+        &cfg.output,
+        cfg.overwrite,
+        output_format,
+        &sorted,
+        batch_rows,
+        row_group_rows,
+    )?;
+    let write_s = t.elapsed().as_secs_f64();
+
+    Ok(SortSummary {
+        rows: sorted.num_rows() as u64,
+        input_format: input.format,
+        output_format,
+        input_bytes,
+        output_bytes: file_len(&cfg.output)?,
+        input_memory,
+        row_bytes,
+        memory_estimate,
+        read_s,
+        encode_s,
+        sort_s,
+        gather_s,
+        write_s,
+        elapsed_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Writes `batch` to `target` through a temporary, in slices of
+/// `batch_rows` rows; Parquet with zstd and row groups of at most
+/// `row_group_rows` rows.
+fn write_output(
+    target: &Path,
+    overwrite: bool,
+    format: Format,
+    batch: &RecordBatch,
+    batch_rows: usize,
+    row_group_rows: usize,
+) -> Result<(), Error> {
+    remove_stale_temporaries(target);
+    let (pending, file) = PendingFile::create(target.to_path_buf(), overwrite)?;
+    let schema = batch.schema();
+    let slices = (0..batch.num_rows())
+        .step_by(batch_rows)
+        .map(|offset| batch.slice(offset, batch_rows.min(batch.num_rows() - offset)));
+    match format {
+        Format::Parquet => {
+            let props = WriterProperties::builder()
+                .set_compression(parquet_codec(Compression::Zstd(DEFAULT_ZSTD_LEVEL))?)
+                .set_max_row_group_row_count(Some(row_group_rows))
+                .build();
+            // The writer buffers on its own; `into_inner` writes the footer
+            // and flushes.
+            let mut writer = ArrowWriter::try_new(file, schema, Some(props))?;
+            for s in slices {
+                writer.write(&s)?;
+            }
+            writer.into_inner()?;
+        }
+        Format::Ipc => {
+            let mut writer =
+                IpcFileWriter::try_new(BufWriter::new(file), &schema, IpcWriteOptions::default())?;
+            for s in slices {
+                writer.write(&s)?;
+            }
+            writer
+                .finish()?
+                .flush()
+                .map_err(|e| Error::io("write", target, e))?;
+        }
+    }
+    pending.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{cmp::Ordering, collections::HashMap, sync::Arc};
+
+    use arrow_array::{
+        Array, BooleanArray, DictionaryArray, Float64Array, Int32Array, Int64Array, MapArray,
+        StringArray,
+        builder::{Int32Builder, MapBuilder, StringBuilder},
+        types::Int32Type,
+    };
+    use arrow_ord::ord::make_comparator;
+    use arrow_schema::{DataType, Field};
+
+    use super::*;
+    use strata_testkit::readback::{multiset_hash, rows_as_text};
+
+    fn random_batch(seed: u64, n: usize) -> RecordBatch {
+        let mut r = strata_gen::rng::RowRng::seeded(seed);
+        let ints: Int32Array = (0..n)
+            .map(|_| (r.next_below(5) != 0).then(|| r.next_below(7) as i32 - 3))
+            .collect();
+        let floats: Float64Array = (0..n)
+            .map(|_| match r.next_below(8) {
+                0 => f64::NAN,
+                1 => -0.0,
+                2 => 0.0,
+                _ => (r.next_below(5) as f64) - 2.0,
+            })
+            .map(Some)
+            .collect();
+        let words = ["", "a", "ab", "b", "ba", "zz"];
+        let strings: StringArray = (0..n)
+            .map(|_| (r.next_below(6) != 0).then(|| words[r.next_below(6) as usize]))
+            .collect();
+        let dict: DictionaryArray<Int32Type> = (0..n)
+            .map(|_| {
+                (r.next_below(9) != 0).then(|| ["red", "green", "blue"][r.next_below(3) as usize])
+            })
+            .collect();
+        let bools: BooleanArray = (0..n)
+            .map(|_| (r.next_below(7) != 0).then(|| r.next_below(2) == 0))
+            .collect();
+        let ids = Int64Array::from_iter_values(0..n as i64);
+        RecordBatch::try_from_iter([
+            ("i", Arc::new(ints) as ArrayRef),
+            ("f", Arc::new(floats) as ArrayRef),
+            ("s", Arc::new(strings) as ArrayRef),
+            ("d", Arc::new(dict) as ArrayRef),
+            ("b", Arc::new(bools) as ArrayRef),
+            ("id", Arc::new(ids) as ArrayRef),
+        ])
+        .unwrap()
+    }
+
+    fn keys(spec: &str) -> Vec<SortKey> {
+        spec.parse::<SortKeys>().unwrap().0
+    }
+
+    /// Lexicographic order of rows `a` and `b` under `keys`, from Arrow's
+    /// own per-column comparators.
+    fn compare(batch: &RecordBatch, keys: &[SortKey]) -> impl Fn(usize, usize) -> Ordering + use<> {
+        let cmps: Vec<_> = keys
+            .iter()
+            .map(|k| {
+                let c = batch.column_by_name(&k.column).unwrap();
+                make_comparator(c.as_ref(), c.as_ref(), k.options).unwrap()
+            })
+            .collect();
+        move |a, b| {
+            cmps.iter()
+                .map(|c| c(a, b))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        }
+    }
+
+    fn ids(batch: &RecordBatch) -> Vec<i64> {
+        let c = batch.column_by_name("id").unwrap();
+        c.as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap()
+            .values()
+            .to_vec()
+    }
+
+    #[test]
+    fn parses_sort_keys() {
+        let k = keys("a, b:desc ,c:nulls_last:DESC,d:nulls_first,e:asc");
+        let o = |descending, nulls_first| SortOptions {
+            descending,
+            nulls_first,
+        };
+        let got: Vec<_> = k.iter().map(|k| (k.column.as_str(), k.options)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", o(false, true)),
+                ("b", o(true, true)),
+                ("c", o(true, false)),
+                ("d", o(false, true)),
+                ("e", o(false, true)),
+            ]
+        );
+        assert_eq!(k[2].to_string(), "c:desc:nulls_last");
+        for (bad, needle) in [
+            ("a:down", ":down"),
+            ("a:desc:asc", ":asc"),
+            ("a:nulls_first:nulls_first", ":nulls_first"),
+            ("a,,b", "empty column"),
+            (":desc", "empty column"),
+            ("", "at least one"),
+            ("  ", "at least one"),
+        ] {
+            let e = bad.parse::<SortKeys>().unwrap_err().to_string();
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn parses_sizes() {
+        for (s, n) in [
+            ("1", 1),
+            ("100B", 100),
+            ("1KiB", 1024),
+            ("1 kib", 1024),
+            ("2MiB", 2 << 20),
+            ("4GiB", 4 << 30),
+            ("1.5GiB", 3 << 29),
+            ("1KB", 1000),
+            ("3MB", 3_000_000),
+            ("2GB", 2_000_000_000),
+            ("1TiB", 1 << 40),
+        ] {
+            assert_eq!(s.parse::<ByteSize>().unwrap(), ByteSize(n), "{s}");
+        }
+        for bad in [
+            "",
+            "GiB",
+            "1XB",
+            "-1",
+            "0",
+            "1.2.3MB",
+            "99999999999999999999",
+            "20000000TiB",
+        ] {
+            let e = bad.parse::<ByteSize>().unwrap_err().to_string();
+            assert!(e.contains(&format!("'{bad}'")), "{e}");
+        }
+        assert_eq!(ByteSize(1536).to_string(), "1.5 KiB");
+        assert_eq!(ByteSize(100).to_string(), "100 bytes");
+    }
+
+    #[test]
+    fn output_formats_follow_the_extension() {
+        assert_eq!(
+            output_format(Path::new("x.parquet")).unwrap(),
+            Format::Parquet
+        );
+        for ok in ["x.arrow", "x.IPC", "dir/x.feather"] {
+            assert_eq!(output_format(Path::new(ok)).unwrap(), Format::Ipc);
+        }
+        for bad in ["x.csv", "x", "x.parquet.tmp"] {
+            let e = output_format(Path::new(bad)).unwrap_err().to_string();
+            assert!(e.contains(bad) && e.contains(".parquet"), "{e}");
+        }
+    }
+
+    #[test]
+    fn sorts_random_batches_like_arrows_comparators() {
+        for (seed, spec) in [
+            (1, "i"),
+            (2, "s:desc,i:nulls_last"),
+            (3, "f,d:desc:nulls_last"),
+            (4, "b:nulls_last,s,f:desc"),
+            (5, "d,i:desc:nulls_first,b:desc"),
+        ] {
+            let batch = random_batch(seed, 3000);
+            let k = keys(spec);
+            let sorted = sort_batch(&batch, &k).unwrap();
+            assert_eq!(sorted.schema(), batch.schema());
+            let cmp = compare(&sorted, &k);
+            let id = ids(&sorted);
+            for r in 1..sorted.num_rows() {
+                match cmp(r - 1, r) {
+                    Ordering::Less => {}
+                    Ordering::Equal => assert!(id[r - 1] < id[r], "{spec}: unstable at {r}"),
+                    Ordering::Greater => panic!("{spec}: rows {} and {r} out of order", r - 1),
+                }
+            }
+            let mut before = rows_as_text(&[batch]).unwrap();
+            let mut after = rows_as_text(&[sorted]).unwrap();
+            assert_eq!(multiset_hash(&mut before), multiset_hash(&mut after));
+        }
+    }
+
+    #[test]
+    fn float_order_is_total() {
+        let f = Float64Array::from(vec![
+            Some(1.0),
+            Some(f64::NAN),
+            None,
+            Some(-0.0),
+            Some(0.0),
+            Some(f64::NEG_INFINITY),
+        ]);
+        let batch = RecordBatch::try_from_iter([("f", Arc::new(f) as ArrayRef)]).unwrap();
+        let sorted = sort_batch(&batch, &keys("f")).unwrap();
+        let got: Vec<String> = sorted
+            .column(0)
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .unwrap()
+            .iter()
+            .map(|v| format!("{v:?}"))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "None",
+                "Some(-inf)",
+                "Some(-0.0)",
+                "Some(0.0)",
+                "Some(1.0)",
+                "Some(NaN)"
+            ]
+        );
+    }
+
+    fn map_batch() -> RecordBatch {
+        let mut b = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+        for i in 0..4 {
+            b.keys().append_value(format!("k{i}"));
+            b.values().append_value(i);
+            b.append(true).unwrap();
+        }
+        let m: MapArray = b.finish();
+        let id = Int64Array::from_iter_values(0..4);
+        RecordBatch::try_from_iter([
+            ("m", Arc::new(m) as ArrayRef),
+            ("id", Arc::new(id) as ArrayRef),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn bad_keys_are_named() {
+        let batch = random_batch(9, 10);
+        let e = Sorter::new(batch.schema_ref(), &keys("i,nope")).unwrap_err();
+        let m = e.to_string();
+        assert!(matches!(e, Error::UnknownColumn { .. }), "{e:?}");
+        assert!(
+            m.contains("'nope'") && m.contains("i, f, s, d, b, id"),
+            "{m}"
+        );
+        assert!(Sorter::new(batch.schema_ref(), &[]).is_err());
+
+        let batch = map_batch();
+        let map_type = batch.schema().field(0).data_type().clone();
+        let supported = RowEncoder::new(vec![SortField::new(map_type)]).is_ok();
+        match Sorter::new(batch.schema_ref(), &keys("id,m")) {
+            Err(Error::UnsupportedSortKey { column, .. }) => {
+                assert!(!supported);
+                assert_eq!(column, "m");
+            }
+            Ok(_) => assert!(supported, "a map key was accepted"),
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+
+    fn write_ipc(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) {
+        let mut w = IpcFileWriter::try_new(File::create(path).unwrap(), schema, Default::default())
+            .unwrap();
+        for b in batches {
+            w.write(b).unwrap();
+        }
+        w.finish().unwrap();
+    }
+
+    fn config(input: &Path, output: &Path, spec: &str) -> SortConfig {
+        SortConfig {
+            input: input.to_path_buf(),
+            output: output.to_path_buf(),
+            keys: keys(spec),
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+            overwrite: false,
+        }
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn sorts_a_file_keeping_schema_metadata() {
+        let dir = tempfile::tempdir().unwrap();
+        let batch = random_batch(11, 5000);
+        let fields: Vec<Field> = batch
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| {
+                f.as_ref().clone().with_metadata(HashMap::from([(
+                    "doc".to_string(),
+                    format!("column {}", f.name()),
+                )]))
+            })
+            .collect();
+        let schema =
+            Arc::new(Schema::new(fields).with_metadata(HashMap::from([("k".into(), "v".into())])));
+        let batch = batch.with_schema(schema.clone()).unwrap();
+        let input = dir.path().join("in.arrow");
+        write_ipc(
+            &input,
+            &schema,
+            &[batch.slice(0, 3000), batch.slice(3000, 2000)],
+        );
+        for out in ["out.parquet", "out.arrow"] {
+            let output = dir.path().join(out);
+            let s = sort_file(&config(&input, &output, "s:desc,i")).unwrap();
+            assert_eq!(s.rows, 5000);
+            assert_eq!(s.input_format, Format::Ipc);
+            assert_eq!(s.output_bytes, fs::metadata(&output).unwrap().len());
+            let back = read_input(&output).unwrap();
+            assert_eq!(back.schema, schema, "{out}");
+            let sorted = arrow_select::concat::concat_batches(&schema, &back.batches).unwrap();
+            assert_eq!(sorted, sort_batch(&batch, &keys("s:desc,i")).unwrap());
+        }
+        assert_eq!(names(dir.path()), ["in.arrow", "out.arrow", "out.parquet"]);
+    }
+
+    #[test]
+    fn failures_leave_no_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let batch = random_batch(12, 2000);
+        let input = dir.path().join("in.arrow");
+        write_ipc(&input, &batch.schema(), &[batch]);
+        let output = dir.path().join("out.parquet");
+
+        let mut cfg = config(&input, &output, "i");
+        cfg.memory_limit = 1024;
+        let e = sort_file(&cfg).unwrap_err();
+        assert!(matches!(e, Error::MemoryLimit { limit: 1024, .. }), "{e:?}");
+        assert!(e.to_string().contains("1.0 KiB (1024 bytes)"), "{e}");
+
+        let e = sort_file(&config(&input, &output, "zz")).unwrap_err();
+        assert!(matches!(e, Error::UnknownColumn { .. }), "{e:?}");
+
+        let e = sort_file(&config(&input, &input, "i")).unwrap_err();
+        assert!(e.to_string().contains("is the input"), "{e}");
+        let mut cfg = config(&input, &input, "i");
+        cfg.overwrite = true;
+        assert!(
+            sort_file(&cfg)
+                .unwrap_err()
+                .to_string()
+                .contains("is the input")
+        );
+
+        let garbage = dir.path().join("garbage.parquet");
+        fs::write(&garbage, b"definitely not columnar data").unwrap();
+        let e = sort_file(&config(&garbage, &output, "i")).unwrap_err();
+        assert!(e.to_string().contains("not a Parquet or Arrow IPC"), "{e}");
+
+        let truncated = dir.path().join("truncated.arrow");
+        let bytes = fs::read(&input).unwrap();
+        fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+        let e = sort_file(&config(&truncated, &output, "i")).unwrap_err();
+        assert!(matches!(e, Error::Read { .. }), "{e:?}");
+
+        assert_eq!(
+            names(dir.path()),
+            ["garbage.parquet", "in.arrow", "truncated.arrow"]
+        );
+    }
+
+    #[test]
+    fn the_encoded_keys_count_against_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let batch = random_batch(14, 4000);
+        let input = dir.path().join("in.arrow");
+        write_ipc(&input, &batch.schema(), &[batch]);
+        let output = dir.path().join("out.arrow");
+        let mut cfg = config(&input, &output, "s,d:desc");
+        let s = sort_file(&cfg).unwrap();
+        assert!(s.row_bytes > 0);
+        assert_eq!(
+            s.memory_estimate,
+            2 * s.input_memory + s.row_bytes + 4 * s.rows
+        );
+        fs::remove_file(&output).unwrap();
+        // Enough for twice the input, not for the encoded keys as well.
+        cfg.memory_limit = 2 * s.input_memory;
+        let e = sort_file(&cfg).unwrap_err();
+        match &e {
+            Error::MemoryLimit { estimate, .. } => assert_eq!(*estimate, s.memory_estimate),
+            _ => panic!("{e:?}"),
+        }
+        assert_eq!(names(dir.path()), ["in.arrow"]);
+        cfg.memory_limit = s.memory_estimate;
+        sort_file(&cfg).unwrap();
+    }
+
+    #[test]
+    fn nested_dictionaries_from_many_batches() {
+        use arrow_array::{StructArray, types::UInt8Type};
+        // 300 batches, each with its own 3-value dictionary in a list of
+        // structs, as Parquet reads give: the nested dictionaries become
+        // plain values for sorting and one dictionary again afterwards.
+        let batches: Vec<RecordBatch> = (0..300_i64)
+            .map(|g| {
+                let tag: DictionaryArray<UInt8Type> = (0..4)
+                    .map(|r| (r != 3).then(|| ["x", "y", "z"][((g + r) % 3) as usize]))
+                    .collect();
+                let tag: ArrayRef = Arc::new(tag);
+                let field = Arc::new(Field::new("tag", tag.data_type().clone(), true));
+                let num: ArrayRef = Arc::new(StringArray::from(vec!["1", "2", "3", "4"]));
+                let num_field = Arc::new(Field::new("number", DataType::Utf8, true));
+                let s = StructArray::from(vec![(num_field, num), (field, tag)]);
+                let item = Arc::new(Field::new("item", s.data_type().clone(), true));
+                let offsets = arrow_buffer::OffsetBuffer::from_lengths([1, 1, 2, 0]);
+                let l = arrow_array::ListArray::new(item, offsets, Arc::new(s), None);
+                RecordBatch::try_from_iter([
+                    ("s", Arc::new(l) as ArrayRef),
+                    (
+                        "id",
+                        Arc::new(Int64Array::from_iter_values(g * 4..g * 4 + 4)) as ArrayRef,
+                    ),
+                ])
+                .unwrap()
+            })
+            .collect();
+        let schema = batches[0].schema();
+        let mut want = rows_as_text(&batches).unwrap();
+        want.reverse();
+
+        let (working, converted) = to_working(&schema, batches).unwrap();
+        assert_ne!(working, schema);
+        let all = arrow_select::concat::concat_batches(&working, &converted).unwrap();
+        let sorted = sort_batch(&all, &keys("id:desc")).unwrap();
+        let back: Vec<ArrayRef> = sorted
+            .columns()
+            .iter()
+            .zip(schema.fields())
+            .map(|(c, f)| cast_if_needed(c, f.data_type()).unwrap())
+            .collect();
+        let back = RecordBatch::try_new(schema.clone(), back).unwrap();
+        assert_eq!(rows_as_text(std::slice::from_ref(&back)).unwrap(), want);
+
+        // One dictionary for the whole column: an IPC file takes it.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.arrow");
+        write_ipc(&path, &schema, &[back.slice(0, 600), back.slice(600, 600)]);
+        let read = read_input(&path).unwrap();
+        assert_eq!(rows_as_text(&read.batches).unwrap(), want);
+    }
+
+    #[test]
+    fn empty_input_gives_empty_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let batch = random_batch(13, 0);
+        let input = dir.path().join("in.arrow");
+        write_ipc(&input, batch.schema_ref(), &[]);
+        let output = dir.path().join("out.parquet");
+        let s = sort_file(&config(&input, &output, "i,s:desc")).unwrap();
+        assert_eq!(s.rows, 0);
+        let back = read_input(&output).unwrap();
+        assert_eq!(back.schema, batch.schema());
+        assert_eq!(back.batches.iter().map(|b| b.num_rows()).sum::<usize>(), 0);
+        assert!(back.batches.iter().all(|b| b.num_columns() == 6));
+        let d = back.schema.field_with_name("d").unwrap();
+        assert!(matches!(d.data_type(), DataType::Dictionary(..)));
+    }
+}

@@ -1,0 +1,339 @@
+//! Output files in an object store that appear only when complete.
+//!
+//! An [`Upload`] is a multipart upload written through `std::io::Write`:
+//! bytes are buffered into parts of [`PART_BYTES`] and each full part is
+//! sent while the writer goes on (at most [`PARTS_IN_FLIGHT`] at once, so
+//! memory stays bounded). [`Upload::seal`] sends the rest and waits for
+//! every part; nothing is visible in the store until [`Upload::commit`]
+//! completes the upload. Sealing every file before completing any keeps
+//! the window in which some files of a run are visible and others failed
+//! down to the completion requests. Dropping an upload that was not
+//! committed aborts it, so a failed run leaves no object that looks
+//! finished.
+
+use std::{collections::VecDeque, io::Write, sync::Arc};
+
+use object_store::{
+    MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload, path::Path as ObjectPath,
+};
+
+use crate::{
+    Error,
+    location::{StoreConfig, parse_location},
+};
+
+/// Bytes per uploaded part (S3 takes parts of 5 MiB and up but the last).
+pub const PART_BYTES: usize = 8 << 20;
+/// Parts sent at once per upload.
+pub const PARTS_IN_FLIGHT: usize = 4;
+
+/// A prefix in an object store that files are written under.
+#[derive(Debug)]
+pub struct ObjectDir {
+    store: Arc<dyn ObjectStore>,
+    prefix: ObjectPath,
+    display: String,
+    rt: Arc<tokio::runtime::Runtime>,
+}
+
+impl ObjectDir {
+    /// `url` (such as `s3://bucket/prefix`), with S3 settings from the
+    /// standard `AWS_*` variables and `cfg`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] for a location that cannot be parsed or a
+    /// runtime that cannot start.
+    pub fn open(url: &str, cfg: &StoreConfig) -> Result<ObjectDir, Error> {
+        let trimmed = url.trim_end_matches('/');
+        let loc = parse_location(trimmed, cfg)?;
+        Self::new(loc.store, loc.path, trimmed)
+    }
+
+    /// The prefix `prefix` of `store`, named `display` in messages.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] when the IO runtime cannot start.
+    pub fn new(
+        store: Arc<dyn ObjectStore>,
+        prefix: ObjectPath,
+        display: &str,
+    ) -> Result<ObjectDir, Error> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| Error::InvalidConfig(format!("cannot start the IO runtime: {e}")))?;
+        Ok(ObjectDir {
+            store,
+            prefix,
+            display: display.trim_end_matches('/').to_string(),
+            rt: Arc::new(rt),
+        })
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The runtime its requests run on (to block on from plain threads).
+    pub fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.rt
+    }
+
+    /// The path of object `name` under the prefix.
+    pub fn path(&self, name: &str) -> ObjectPath {
+        self.prefix.clone().join(name)
+    }
+
+    /// The prefix as given, for messages.
+    pub fn prefix_display(&self) -> &str {
+        &self.display
+    }
+
+    /// `name`'s location, for messages.
+    pub fn display(&self, name: &str) -> String {
+        format!("{}/{name}", self.display)
+    }
+
+    fn error(&self, name: &str, source: object_store::Error) -> Error {
+        Error::ObjectStore {
+            location: self.display(name),
+            source,
+        }
+    }
+
+    /// The names and sizes of the objects directly under the prefix.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ObjectStore`] when listing fails.
+    pub fn list(&self) -> Result<Vec<(String, u64)>, Error> {
+        let listed = self
+            .rt
+            .block_on(self.store.list_with_delimiter(Some(&self.prefix)))
+            .map_err(|e| self.error("", e))?;
+        Ok(listed
+            .objects
+            .into_iter()
+            .filter_map(|m| Some((m.location.filename()?.to_string(), m.size)))
+            .collect())
+    }
+
+    /// Removes object `name` (a missing one is not an error).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ObjectStore`] when the request fails.
+    pub fn remove(&self, name: &str) -> Result<(), Error> {
+        match self.rt.block_on(self.store.delete(&self.path(name))) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.error(name, e)),
+        }
+    }
+
+    /// Starts the upload of object `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ObjectStore`] when the upload cannot be started.
+    pub fn create(&self, name: &str) -> Result<Upload, Error> {
+        let upload = self
+            .rt
+            .block_on(self.store.put_multipart(&self.path(name)))
+            .map_err(|e| self.error(name, e))?;
+        Ok(Upload {
+            upload: Some(upload),
+            buf: Vec::with_capacity(PART_BYTES),
+            inflight: VecDeque::new(),
+            parts: 0,
+            rt: Arc::clone(&self.rt),
+            location: self.display(name),
+            bytes: 0,
+        })
+    }
+}
+
+/// One object being uploaded.
+pub struct Upload {
+    upload: Option<Box<dyn MultipartUpload>>,
+    buf: Vec<u8>,
+    inflight: VecDeque<tokio::task::JoinHandle<object_store::Result<()>>>,
+    parts: usize,
+    rt: Arc<tokio::runtime::Runtime>,
+    location: String,
+    bytes: u64,
+}
+
+impl std::fmt::Debug for Upload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Upload({}, {} bytes)", self.location, self.bytes)
+    }
+}
+
+impl Upload {
+    /// Bytes written so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The object's location, for messages.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    fn error(&self, source: object_store::Error) -> Error {
+        Error::ObjectStore {
+            location: self.location.clone(),
+            source,
+        }
+    }
+
+    /// Waits for the oldest part in flight.
+    fn wait_one(&mut self) -> Result<(), Error> {
+        if let Some(h) = self.inflight.pop_front() {
+            let done = self
+                .rt
+                .block_on(h)
+                .map_err(|e| self.error(object_store::Error::JoinError { source: e }))?;
+            done.map_err(|e| self.error(e))?;
+        }
+        Ok(())
+    }
+
+    /// Sends `data` as the next part, once fewer than
+    /// [`PARTS_IN_FLIGHT`] are in flight.
+    fn send(&mut self, data: Vec<u8>) -> Result<(), Error> {
+        while self.inflight.len() >= PARTS_IN_FLIGHT {
+            self.wait_one()?;
+        }
+        let Some(upload) = self.upload.as_mut() else {
+            return Err(Error::InvalidConfig(format!(
+                "{} is already complete",
+                self.location
+            )));
+        };
+        let part = upload.put_part(PutPayload::from(data));
+        self.inflight.push_back(self.rt.spawn(part));
+        self.parts += 1;
+        Ok(())
+    }
+
+    /// Sends the buffered bytes as the last part and waits for every part:
+    /// all that is left is to complete the upload.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ObjectStore`] when a part fails.
+    pub fn seal(&mut self) -> Result<(), Error> {
+        if !self.buf.is_empty() || self.parts == 0 {
+            let last = std::mem::take(&mut self.buf);
+            self.send(last)?;
+        }
+        while !self.inflight.is_empty() {
+            self.wait_one()?;
+        }
+        Ok(())
+    }
+
+    /// Seals the upload (if not yet) and completes it: the object appears
+    /// whole.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ObjectStore`] when a part or the completion fails (the upload is
+    /// then aborted).
+    pub fn commit(mut self) -> Result<String, Error> {
+        self.seal()?;
+        let Some(mut upload) = self.upload.take() else {
+            return Err(Error::InvalidConfig(format!(
+                "{} is already complete",
+                self.location
+            )));
+        };
+        match self.rt.block_on(upload.complete()) {
+            Ok(_) => Ok(self.location.clone()),
+            Err(e) => {
+                let _ = self.rt.block_on(upload.abort());
+                Err(self.error(e))
+            }
+        }
+    }
+}
+
+impl Write for Upload {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(buf);
+        self.bytes += buf.len() as u64;
+        while self.buf.len() >= PART_BYTES {
+            let rest = self.buf.split_off(PART_BYTES);
+            let part = std::mem::replace(&mut self.buf, rest);
+            self.send(part).map_err(std::io::Error::other)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for Upload {
+    fn drop(&mut self) {
+        if let Some(mut upload) = self.upload.take() {
+            for h in self.inflight.drain(..) {
+                h.abort();
+            }
+            let _ = self.rt.block_on(upload.abort());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use object_store::memory::InMemory;
+
+    use super::*;
+
+    #[test]
+    fn an_upload_appears_only_when_committed_and_whole() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let dir = ObjectDir::new(Arc::clone(&store), ObjectPath::from("p"), "mem://p/").unwrap();
+        assert_eq!(dir.display("a"), "mem://p/a");
+        // More than two parts, written in odd pieces.
+        let data: Vec<u8> = (0..(2 * PART_BYTES + 12_345))
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let mut up = dir.create("a").unwrap();
+        for piece in data.chunks(1_000_003) {
+            up.write_all(piece).unwrap();
+        }
+        assert_eq!(up.bytes(), data.len() as u64);
+        assert!(
+            dir.list().unwrap().is_empty(),
+            "nothing visible before the commit"
+        );
+        up.commit().unwrap();
+        assert_eq!(
+            dir.list().unwrap(),
+            vec![("a".to_string(), data.len() as u64)]
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let got = rt
+            .block_on(async { store.get(&ObjectPath::from("p/a")).await?.bytes().await })
+            .unwrap();
+        assert_eq!(&got[..], &data[..]);
+        // Dropped uncommitted: aborted, nothing appears.
+        let mut up = dir.create("b").unwrap();
+        up.write_all(&data[..PART_BYTES + 1]).unwrap();
+        drop(up);
+        assert_eq!(dir.list().unwrap().len(), 1);
+        dir.remove("a").unwrap();
+        dir.remove("a").unwrap();
+        assert!(dir.list().unwrap().is_empty());
+    }
+}

@@ -1,0 +1,23 @@
+//! Fixtures for strata's tests and benchmarks; not part of strata's API.
+//!
+//! Library crates take this crate as a dev-dependency only; `strata-bench`
+//! uses it for its synthetic inputs.
+//!
+//! * [`readback`]: read a written Parquet or IPC file back, render its rows
+//!   canonically, and fingerprint the row multiset, to compare two runs.
+//!
+//! # Example
+//!
+//! ```
+//! use strata_testkit::readback::{multiset_hash, sequence_hash};
+//!
+//! let mut a = vec!["x=1".to_string(), "x=2".to_string()];
+//! let mut b = vec!["x=2".to_string(), "x=1".to_string()];
+//! assert_eq!(multiset_hash(&mut a), multiset_hash(&mut b));
+//! assert_ne!(sequence_hash(&["x=1".into()]), sequence_hash(&["x=2".into()]));
+//! ```
+
+pub mod readback;
+
+/// Results of the fixtures: any error, boxed (callers are tests).
+pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
