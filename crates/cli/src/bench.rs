@@ -21,7 +21,7 @@ pub struct BenchArgs {
     /// Untimed runs before them.
     #[arg(long, default_value_t = 1)]
     warmup: usize,
-    /// Input sizes: full (the designed sizes, seed 002's exact matrix) or
+    /// Input sizes: full (the designed sizes; for parquet-column, the whole Int64 matrix) or
     /// tiny (seconds, for smoke tests).
     #[arg(long, default_value = "full")]
     size: String,

@@ -1,0 +1,62 @@
+//! Pieces the subcommands share: flag parsing, object-store flags, the
+//! progress bar.
+
+use std::io::IsTerminal;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use strata_store::location::StoreConfig;
+
+/// Parses a flag value with the library's own parser and message.
+pub(crate) fn parse<T: std::str::FromStr<Err = E>, E: std::fmt::Display>(
+    s: &str,
+) -> Result<T, String> {
+    s.parse().map_err(|e: E| e.to_string())
+}
+
+/// S3 settings; each overrides its standard AWS environment variable.
+#[derive(Args, Debug)]
+pub(crate) struct StoreArgs {
+    /// S3 endpoint URL (overrides AWS_ENDPOINT); http:// allows plain HTTP.
+    #[arg(long)]
+    endpoint: Option<String>,
+    /// S3 region (overrides AWS_REGION).
+    #[arg(long)]
+    region: Option<String>,
+    /// S3 access key id (overrides AWS_ACCESS_KEY_ID).
+    #[arg(long)]
+    access_key_id: Option<String>,
+    /// S3 secret access key (overrides AWS_SECRET_ACCESS_KEY).
+    #[arg(long)]
+    secret_access_key: Option<String>,
+}
+
+impl StoreArgs {
+    pub(crate) fn config(&self) -> StoreConfig {
+        StoreConfig {
+            endpoint: self.endpoint.clone(),
+            region: self.region.clone(),
+            access_key_id: self.access_key_id.clone(),
+            secret_access_key: self.secret_access_key.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+pub(crate) fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows ({rate}, eta {eta})",
+    ) {
+        bar.set_style(style.with_key(
+            "rate",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.1} M rows/s", state.per_sec() / 1e6);
+            },
+        ));
+    }
+    bar
+}

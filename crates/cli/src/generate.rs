@@ -1,0 +1,290 @@
+//! `strata generate`: flags to a [`GenerateConfig`], the run, its summary.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use strata_gen::{BatchGenerator, spec::Spec};
+use strata_parquet::{Compression, Format};
+use strata_pipeline::generate::{
+    DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Summary, generate,
+};
+
+use crate::common::{parse, progress_bar};
+
+#[derive(Args, Debug)]
+pub(crate) struct GenerateArgs {
+    /// Dataset preset: contacts, wide-u64 or events (`strata spec show
+    /// NAME` prints one).
+    #[arg(long, default_value = "contacts", value_parser = crate::spec::preset_names())]
+    preset: String,
+    /// A dataset spec file (TOML) instead of a preset; `strata spec check
+    /// FILE` checks one, `strata spec schema` prints its JSON Schema.
+    #[arg(long, value_name = "FILE", conflicts_with = "preset")]
+    spec: Option<PathBuf>,
+    /// Rows to generate.
+    #[arg(long, default_value_t = 10_000_000)]
+    target_records: u64,
+    /// Rows per generated Arrow batch (speed barely changes above ~4096).
+    #[arg(long, default_value_t = DEFAULT_BATCH_SIZE)]
+    record_batch_size: usize,
+    /// Output files, each with its own writer; file i holds the i-th
+    /// contiguous slice of rows. Encoding parallelism comes from --threads,
+    /// so this sets the layout, not the speed.
+    #[arg(long, default_value_t = 4)]
+    num_writers: usize,
+    /// Output directory (created if missing), or s3://BUCKET/PREFIX (S3
+    /// settings from the AWS_* variables; each file is a multipart upload,
+    /// completed only when every file is whole) [default: output_parquet,
+    /// or output_ipc with --format ipc].
+    #[arg(long)]
+    output_dir: Option<PathBuf>,
+    /// File name stem: files are STEM_0.parquet, STEM_1.parquet, ...
+    /// [default: the preset or spec name].
+    #[arg(long)]
+    output_filename: Option<String>,
+    /// Print the effective configuration as JSON and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Seed: the same seed gives the same rows, whatever the thread, writer
+    /// or batch counts.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Split the rows into this many equal contiguous parts and write only
+    /// the one --part names (files STEM_partIofN_j): parts can run on
+    /// different machines, and together hold exactly the whole run's rows.
+    #[arg(long, default_value_t = 1, requires = "part")]
+    parts: u64,
+    /// Which part to write, from 1 to --parts.
+    #[arg(long, default_value_t = 1, requires = "parts")]
+    part: u64,
+    /// File format: parquet or ipc (Arrow IPC file).
+    #[arg(long, default_value = "parquet", value_parser = parse::<Format, _>)]
+    format: Format,
+    /// Codec: none, snappy, lz4 or zstd, with zstd:LEVEL for a level from 1
+    /// to 22 (default 1).
+    #[arg(long, default_value = "none", value_parser = parse::<Compression, _>)]
+    compression: Compression,
+    /// Worker threads [default: the number of CPUs].
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Rows per Parquet row group.
+    #[arg(long, default_value_t = DEFAULT_ROW_GROUP_ROWS)]
+    row_group_rows: usize,
+    /// Parquet encoder: auto (strata's direct encoder where the schema
+    /// allows: string and dictionary columns, flat or in a list of structs;
+    /// else parquet's Arrow writer) or arrow (always parquet's Arrow writer).
+    #[arg(long, default_value = "auto", value_parser = parse::<ParquetEncoder, _>)]
+    encoder: ParquetEncoder,
+    /// Replace existing output files (and remove STEM_N files of an earlier
+    /// run with more writers).
+    #[arg(long)]
+    overwrite: bool,
+    /// No progress bar and no summary on the terminal.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Also write the summary as JSON to this file.
+    #[arg(long)]
+    summary_json: Option<PathBuf>,
+    /// After writing, read the files back and report each field's realised
+    /// null, category and length shares against the spec's; exits with
+    /// status 2 when one is off by more than 5 standard errors.
+    #[arg(long)]
+    verify_distribution: bool,
+}
+
+/// The spec `--spec` names, or the `--preset`.
+fn load_spec(args: &GenerateArgs) -> Result<Spec> {
+    match &args.spec {
+        Some(path) => crate::spec::read_spec(path),
+        None => Ok(Spec::preset(&args.preset)?),
+    }
+}
+
+fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let output_dir = args
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| match args.format {
+            Format::Parquet => PathBuf::from("output_parquet"),
+            Format::Ipc => PathBuf::from("output_ipc"),
+        });
+    GenerateConfig {
+        target_records: args.target_records,
+        record_batch_size: args.record_batch_size,
+        num_writers: args.num_writers,
+        threads,
+        row_group_rows: args.row_group_rows,
+        format: args.format,
+        compression: args.compression,
+        output_dir,
+        output_filename: args
+            .output_filename
+            .clone()
+            .unwrap_or_else(|| spec.name.clone()),
+        overwrite: args.overwrite,
+        seed: args.seed,
+        encoder: args.encoder,
+        part: strata_pipeline::generate::Part {
+            index: args.part,
+            count: args.parts,
+        },
+    }
+}
+
+pub(crate) fn run(args: GenerateArgs) -> Result<()> {
+    let spec = load_spec(&args)?;
+    let cfg = config(&args, &spec);
+    let generator = spec.generator(args.seed)?;
+    if args.dry_run {
+        cfg.validate()?;
+        let files: Vec<_> = (0..cfg.num_writers)
+            .map(|i| {
+                let rows = cfg.file_rows(i);
+                serde_json::json!({ "path": cfg.file_path(i), "first_row": rows.start, "rows": rows.end - rows.start })
+            })
+            .collect();
+        let plan = serde_json::json!({
+            "preset": generator.name(),
+            "config": cfg,
+            "files": files,
+        });
+        writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            serde_json::to_string_pretty(&plan)?
+        )?;
+        return Ok(());
+    }
+    if let Some(p) = &args.summary_json {
+        check_writable_parent(p)?;
+    }
+    let rows = cfg.rows();
+    let bar = progress_bar(rows.end - rows.start, args.quiet);
+    let cpu0 = cpu_seconds();
+    let summary = generate(&generator, &cfg, &|n| bar.inc(n));
+    bar.finish_and_clear();
+    let summary = summary?;
+    let cpu_s = cpu_seconds() - cpu0;
+    if !args.quiet {
+        print_summary(&summary, cpu_s)?;
+    }
+    if let Some(p) = &args.summary_json {
+        let mut v = serde_json::to_value(&summary)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("cpu_s".into(), serde_json::json!(cpu_s));
+            o.insert("preset".into(), serde_json::json!(generator.name()));
+            o.insert("config".into(), serde_json::to_value(&cfg)?);
+        }
+        write_atomically(p, serde_json::to_string_pretty(&v)? + "\n")?;
+    }
+    if args.verify_distribution {
+        let files: Vec<String> = summary
+            .files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect();
+        let report = strata_pipeline::verify::verify_distribution(&spec, &files)?;
+        write!(std::io::stdout().lock(), "{report}")?;
+        let off = report.suspicious();
+        if !off.is_empty() {
+            anyhow::bail!(
+                "{} of {} distribution checks are more than 5 standard errors from the spec",
+                off.len(),
+                report.checks.len()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn print_summary(s: &Summary, cpu_s: f64) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "wrote {} records to {} file(s), {:.1} MB, in {:.3} s",
+        s.records,
+        s.files.len(),
+        s.bytes as f64 / 1e6,
+        s.elapsed_s
+    )?;
+    writeln!(
+        out,
+        "{:.2} M records/s, {:.2} M records/s per core ({} threads), {:.0} MB/s, cpu {:.2} s",
+        s.records_per_s / 1e6,
+        s.records_per_s_per_core / 1e6,
+        s.threads,
+        s.mb_per_s,
+        cpu_s
+    )?;
+    for f in &s.files {
+        writeln!(
+            out,
+            "  {}  {} rows  {} bytes",
+            f.path.display(),
+            f.rows,
+            f.bytes
+        )?;
+    }
+    Ok(())
+}
+
+fn check_writable_parent(p: &Path) -> Result<()> {
+    let parent = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    anyhow::ensure!(
+        parent.is_dir(),
+        "--summary-json: directory {} does not exist",
+        parent.display()
+    );
+    Ok(())
+}
+
+fn write_atomically(p: &Path, text: String) -> Result<()> {
+    let name = p
+        .file_name()
+        .with_context(|| format!("--summary-json: {} is not a file path", p.display()))?;
+    let tmp = p.with_file_name(format!(
+        ".{}.{}.strata-tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, p).with_context(|| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot rename {} to {}", tmp.display(), p.display())
+    })
+}
+
+/// User plus system CPU time of this process.
+fn cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    {
+        let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `u` points to writable memory of the size getrusage
+        // fills; RUSAGE_SELF is always a valid `who`.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
+        if rc != 0 {
+            return f64::NAN;
+        }
+        // SAFETY: getrusage returned 0, so it initialised the struct (and
+        // zeroed memory is a valid rusage anyway).
+        let u = unsafe { u.assume_init() };
+        let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        t(u.ru_utime) + t(u.ru_stime)
+    }
+    #[cfg(not(unix))]
+    {
+        f64::NAN
+    }
+}
