@@ -192,22 +192,6 @@ impl CaseResult {
     }
 }
 
-/// CPU time of this process (all threads), seconds.
-pub fn process_cpu_time() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the
-    // call, and CLOCK_PROCESS_CPUTIME_ID is a clock every Linux kernel
-    // since 2.6.12 has; on failure the zeroed value is returned.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0.0;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
 /// Runs an in-process body `runs` times after `warmup` untimed runs,
 /// counting with `counters` when given.
 pub fn time_body(
@@ -225,11 +209,11 @@ pub fn time_body(
         if let Some(set) = counters.as_deref_mut() {
             set.start();
         }
-        let c0 = process_cpu_time();
+        let c0 = strata_pipeline::clock::process_cpu_seconds();
         let t0 = Instant::now();
         let result = body();
         let wall = t0.elapsed().as_secs_f64();
-        let cpu = process_cpu_time() - c0;
+        let cpu = strata_pipeline::clock::process_cpu_seconds() - c0;
         if let Some(set) = counters.as_deref_mut() {
             set.stop();
         }

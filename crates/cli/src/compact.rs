@@ -4,7 +4,7 @@ use std::{io::Write, path::PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use strata_compact::dataset::Dataset;
+use strata_compact::storage::Dataset;
 
 use crate::common::StoreArgs;
 
@@ -151,7 +151,7 @@ fn plan(args: CompactPlanArgs) -> Result<()> {
         }
         (None, Some(dir)) => {
             let ds = Dataset::open(dir, &args.store.config())?;
-            let m = strata_compact::dataset::Manifest::read(&ds)?;
+            let m = strata_compact::storage::manifest::Manifest::read(&ds)?;
             let names: Vec<String> = m.files.iter().map(|f| f.name.clone()).collect();
             (strata_compact::dataset::rowsets(&m)?, Some(names))
         }

@@ -5,7 +5,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use strata_gen::{BatchGenerator, spec::Spec};
 use strata_parquet::{Compression, Format};
@@ -169,22 +169,20 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     }
     let rows = cfg.rows();
     let bar = progress_bar(rows.end - rows.start, args.quiet);
-    let cpu0 = cpu_seconds();
     let summary = generate(&generator, &cfg, &|n| bar.inc(n));
     bar.finish_and_clear();
     let summary = summary?;
-    let cpu_s = cpu_seconds() - cpu0;
     if !args.quiet {
-        print_summary(&summary, cpu_s)?;
+        print_summary(&summary)?;
     }
     if let Some(p) = &args.summary_json {
         let mut v = serde_json::to_value(&summary)?;
         if let Some(o) = v.as_object_mut() {
-            o.insert("cpu_s".into(), serde_json::json!(cpu_s));
             o.insert("preset".into(), serde_json::json!(generator.name()));
             o.insert("config".into(), serde_json::to_value(&cfg)?);
         }
-        write_atomically(p, serde_json::to_string_pretty(&v)? + "\n")?;
+        let text = serde_json::to_string_pretty(&v)? + "\n";
+        strata_store::output::write_atomically(p, text.as_bytes(), true, true)?;
     }
     if args.verify_distribution {
         let files: Vec<String> = summary
@@ -206,7 +204,7 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_summary(s: &Summary, cpu_s: f64) -> std::io::Result<()> {
+fn print_summary(s: &Summary) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -223,7 +221,7 @@ fn print_summary(s: &Summary, cpu_s: f64) -> std::io::Result<()> {
         s.records_per_s_per_core / 1e6,
         s.threads,
         s.mb_per_s,
-        cpu_s
+        s.cpu_s
     )?;
     for f in &s.files {
         writeln!(
@@ -248,43 +246,4 @@ fn check_writable_parent(p: &Path) -> Result<()> {
         parent.display()
     );
     Ok(())
-}
-
-fn write_atomically(p: &Path, text: String) -> Result<()> {
-    let name = p
-        .file_name()
-        .with_context(|| format!("--summary-json: {} is not a file path", p.display()))?;
-    let tmp = p.with_file_name(format!(
-        ".{}.{}.strata-tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, p).with_context(|| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot rename {} to {}", tmp.display(), p.display())
-    })
-}
-
-/// User plus system CPU time of this process.
-fn cpu_seconds() -> f64 {
-    #[cfg(unix)]
-    {
-        let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: `u` points to writable memory of the size getrusage
-        // fills; RUSAGE_SELF is always a valid `who`.
-        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
-        if rc != 0 {
-            return f64::NAN;
-        }
-        // SAFETY: getrusage returned 0, so it initialised the struct (and
-        // zeroed memory is a valid rusage anyway).
-        let u = unsafe { u.assume_init() };
-        let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-        t(u.ru_utime) + t(u.ru_stime)
-    }
-    #[cfg(not(unix))]
-    {
-        f64::NAN
-    }
 }

@@ -1,6 +1,6 @@
 //! A dataset: a directory or object-store prefix ([`Dataset`]) of Parquet
-//! files, each sorted by the same key columns, and a manifest listing them
-//! with their key bounds.
+//! files, each sorted by the same key columns, and a manifest
+//! ([`crate::storage::manifest`]) listing them with their key bounds.
 //!
 //! The manifest (`_strata_manifest.json`) is versioned and replaced in
 //! one step (a synced temporary renamed over the old one, or one object
@@ -18,268 +18,22 @@
 //! files. A failure at any step leaves a manifest whose files all exist
 //! and whose rows are exactly the rows before.
 
-use std::{
-    fmt,
-    path::{Path, PathBuf},
-};
-
-use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 use strata_row::{RowEncoder, Rows, SortField};
-
-pub use crate::storage::Dataset;
-use crate::{
-    merge::{
-        MergeConfig, MergedFile, encode_keys, for_each_key_batch, key_encoder, merge_files,
-        not_sorted,
-    },
-    planner::{Plan, PlannerOptions, plan},
-    rowsets::RowsetInput,
+use strata_sort::merge::{
+    MergeConfig, MergedFile, encode_keys, for_each_key_batch, key_columns, merge_files, not_sorted,
 };
 
-/// The manifest's file name inside a dataset directory.
-pub const MANIFEST: &str = "_strata_manifest.json";
-
-/// The file a running compaction holds (it names the process): another
-/// run of the same dataset waits for nothing and fails at once.
-pub const LOCK: &str = "_strata_compact.lock";
-
-/// The manifest format this crate writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
-
-/// Errors of datasets and merges.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum DatasetError {
-    /// An operating-system error on a path.
-    Io {
-        /// What was being done.
-        action: &'static str,
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
+use crate::{
+    Error, Step,
+    planner::{Plan, PlannerOptions, plan},
+    rowsets::RowsetInput,
+    storage::{
+        Dataset,
+        manifest::{FORMAT_VERSION, FileEntry, Manifest, from_hex, to_hex},
     },
-    /// A Parquet file could not be read or written.
-    Parquet {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: parquet::errors::ParquetError,
-    },
-    /// A file could not be read or written.
-    File {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// An object-store request failed.
-    Store {
-        /// What was being done.
-        action: &'static str,
-        /// The object or prefix.
-        location: String,
-        /// The error.
-        source: Box<object_store::Error>,
-    },
-    /// The dataset or a request is not valid; the message says why.
-    Invalid(String),
-    /// A fault injected by a test hook at this step.
-    Injected(Step),
-}
-
-impl DatasetError {
-    pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> Self {
-        DatasetError::Io {
-            action,
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-
-    pub(crate) fn write(
-        path: &Path,
-        source: impl std::error::Error + Send + Sync + 'static,
-    ) -> Self {
-        DatasetError::File {
-            path: path.to_path_buf(),
-            source: Box::new(source),
-        }
-    }
-
-    pub(crate) fn parquet(path: &Path, source: parquet::errors::ParquetError) -> Self {
-        DatasetError::Parquet {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-}
-
-impl fmt::Display for DatasetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DatasetError::Io {
-                action,
-                path,
-                source,
-            } => write!(f, "cannot {action} {}: {source}", path.display()),
-            DatasetError::Parquet { path, source } => {
-                write!(f, "{}: parquet: {source}", path.display())
-            }
-            DatasetError::File { path, source } => write!(f, "{}: {source}", path.display()),
-            DatasetError::Store {
-                action,
-                location,
-                source,
-            } => write!(f, "cannot {action} {location}: {source}"),
-            DatasetError::Invalid(m) => write!(f, "{m}"),
-            DatasetError::Injected(step) => write!(f, "injected failure at {step:?}"),
-        }
-    }
-}
-
-impl std::error::Error for DatasetError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            DatasetError::Io { source, .. } => Some(source),
-            DatasetError::Parquet { source, .. } => Some(source),
-            DatasetError::File { source, .. } => Some(source.as_ref()),
-            DatasetError::Store { source, .. } => Some(source.as_ref()),
-            _ => None,
-        }
-    }
-}
-
-/// One file of a dataset.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileEntry {
-    /// The file's name inside the dataset directory.
-    pub name: String,
-    /// Rows in it.
-    pub rows: u64,
-    /// Its size in bytes.
-    pub bytes: u64,
-    /// The strata-row encoding of its smallest key, in hex.
-    pub min_key: String,
-    /// The strata-row encoding of its largest key, in hex.
-    pub max_key: String,
-}
-
-/// The list of a dataset's files.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    /// [`FORMAT_VERSION`] when written.
-    pub format: u32,
-    /// Increases by one with every change.
-    pub generation: u64,
-    /// The key columns every file is sorted by, most significant first.
-    pub key: Vec<String>,
-    /// The files.
-    pub files: Vec<FileEntry>,
-    /// Files this generation replaced, to be removed (the next run removes
-    /// any a stopped run left).
-    #[serde(default)]
-    pub obsolete: Vec<String>,
-}
-
-/// Hex text of bytes (lowercase).
-pub fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Bytes of hex text.
-///
-/// # Errors
-///
-/// [`DatasetError::Invalid`] for text that is not even-length hex.
-pub fn from_hex(text: &str) -> Result<Vec<u8>, DatasetError> {
-    let bad = || DatasetError::Invalid(format!("'{text}' is not a hex key"));
-    if !text.len().is_multiple_of(2) {
-        return Err(bad());
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| {
-            text.get(i..i + 2)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(bad)
-        })
-        .collect()
-}
-
-impl Manifest {
-    /// Reads the manifest of the dataset in directory `dir`.
-    ///
-    /// # Errors
-    ///
-    /// As [`Manifest::read`].
-    pub fn load(dir: &Path) -> Result<Manifest, DatasetError> {
-        Manifest::read(&Dataset::local(dir))
-    }
-
-    /// Reads `ds`'s manifest.
-    ///
-    /// # Errors
-    ///
-    /// [`DatasetError::Io`] or [`DatasetError::Store`] when it cannot be
-    /// read, [`DatasetError::Invalid`] when there is none, or it is not a
-    /// manifest of a known format, or lists a file twice.
-    pub fn read(ds: &Dataset) -> Result<Manifest, DatasetError> {
-        let name = ds.file_display(MANIFEST);
-        let Some(text) = ds.read_manifest()? else {
-            return Err(DatasetError::Invalid(format!(
-                "{} has no manifest ({name}); create one with `strata compact init`",
-                ds.display()
-            )));
-        };
-        let m: Manifest = serde_json::from_str(&text)
-            .map_err(|e| DatasetError::Invalid(format!("{name} is not a valid manifest: {e}")))?;
-        if m.format != FORMAT_VERSION {
-            return Err(DatasetError::Invalid(format!(
-                "{name} has format {}, this build reads {FORMAT_VERSION}",
-                m.format
-            )));
-        }
-        let mut names: Vec<&str> = m.files.iter().map(|f| f.name.as_str()).collect();
-        names.sort_unstable();
-        if names.windows(2).any(|w| w[0] == w[1]) || names.iter().any(|n| n.contains('/')) {
-            return Err(DatasetError::Invalid(format!(
-                "{name} lists a file twice or a path outside the dataset"
-            )));
-        }
-        Ok(m)
-    }
-
-    /// Writes the manifest to directory `dir` ([`Manifest::write`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`Manifest::write`].
-    pub fn store(&self, dir: &Path) -> Result<(), DatasetError> {
-        self.write(&Dataset::local(dir))
-    }
-
-    /// Replaces `ds`'s manifest in one step: a synced temporary renamed
-    /// over the old one, or one object `PUT`. A reader sees the old or the
-    /// new manifest, whole.
-    ///
-    /// # Errors
-    ///
-    /// [`DatasetError::Io`] or [`DatasetError::Store`] when writing fails
-    /// (the old manifest is then untouched).
-    pub fn write(&self, ds: &Dataset) -> Result<(), DatasetError> {
-        let mut text = serde_json::to_string_pretty(self)
-            .map_err(|e| DatasetError::Invalid(format!("cannot write the manifest: {e}")))?;
-        text.push('\n');
-        ds.write_manifest(&text)
-    }
-
-    /// Total rows.
-    pub fn rows(&self) -> u64 {
-        self.files.iter().map(|f| f.rows).sum()
-    }
-}
+};
 
 /// Builds a manifest for the Parquet files of `ds` (every `*.parquet`
 /// not starting with `.`), sorted by `key`. Each file's key bounds come
@@ -294,14 +48,14 @@ impl Manifest {
 ///
 /// # Errors
 ///
-/// [`DatasetError::Invalid`] for an existing manifest, no files, a missing
+/// [`Error::Invalid`] for an existing manifest, no files, a missing
 /// key column, differing schemas, or (with `verify`) an unsorted file.
-pub fn init(ds: &Dataset, key: &[String], verify: bool) -> Result<Manifest, DatasetError> {
+pub fn init(ds: &Dataset, key: &[String], verify: bool) -> Result<Manifest, Error> {
     if key.is_empty() {
-        return Err(DatasetError::Invalid("name at least one key column".into()));
+        return Err(Error::Invalid("name at least one key column".into()));
     }
     if ds.read_manifest()?.is_some() {
-        return Err(DatasetError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "{} already has a manifest",
             ds.display()
         )));
@@ -312,7 +66,7 @@ pub fn init(ds: &Dataset, key: &[String], verify: bool) -> Result<Manifest, Data
         .filter(|(n, _)| n.ends_with(".parquet") && !n.starts_with('.'))
         .collect();
     if listed.is_empty() {
-        return Err(DatasetError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "{} has no .parquet files",
             ds.display()
         )));
@@ -324,7 +78,7 @@ pub fn init(ds: &Dataset, key: &[String], verify: bool) -> Result<Manifest, Data
         } else {
             let (md, schema) = ds.parquet_footer(&name)?;
             statistics_bounds(&md, &schema, key)
-                .map_err(|e| DatasetError::Invalid(format!("{}: {e}", ds.file_display(&name))))?
+                .map_err(|e| Error::Invalid(format!("{}: {e}", ds.file_display(&name))))?
         };
         let (rows, min_key, max_key) = match from_stats {
             Some(b) => b,
@@ -361,7 +115,7 @@ fn statistics_bounds(
     md: &parquet::file::metadata::ParquetMetaData,
     schema: &arrow_schema::Schema,
     key: &[String],
-) -> Result<Option<Bounds>, DatasetError> {
+) -> Result<Option<Bounds>, Error> {
     use arrow_array::{Array, new_null_array};
     use arrow_schema::DataType;
     use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
@@ -371,7 +125,7 @@ fn statistics_bounds(
     for k in key {
         let field = schema
             .field_with_name(k)
-            .map_err(|_| DatasetError::Invalid(format!("the file has no key column '{k}'")))?;
+            .map_err(|_| Error::Invalid(format!("the file has no key column '{k}'")))?;
         if matches!(
             field.data_type(),
             DataType::Float16 | DataType::Float32 | DataType::Float64
@@ -441,11 +195,11 @@ fn statistics_bounds(
 
 /// Rows and first/last encoded keys of a sorted file; with `verify`, also
 /// checks every row is not below the one before.
-fn bounds(ds: &Dataset, name: &str, key: &[String], verify: bool) -> Result<Bounds, DatasetError> {
+fn bounds(ds: &Dataset, name: &str, key: &[String], verify: bool) -> Result<Bounds, Error> {
     let display = ds.file_display(name);
     let mut first: Option<Vec<u8>> = None;
     let mut last: Vec<u8> = Vec::new();
-    let mut each = |keys: &Rows| -> Result<(), DatasetError> {
+    let mut each = |keys: &Rows| -> Result<(), Error> {
         let n = keys.num_rows();
         if n == 0 {
             return Ok(());
@@ -455,7 +209,7 @@ fn bounds(ds: &Dataset, name: &str, key: &[String], verify: bool) -> Result<Boun
             // row of the batch before.
             let behind = first.is_some() && keys.row(0).as_bytes() < last.as_slice();
             if behind || (1..n).any(|i| keys.row(i).as_bytes() < keys.row(i - 1).as_bytes()) {
-                return Err(not_sorted(Path::new(&display), key));
+                return Err(not_sorted(Path::new(&display), key).into());
             }
         }
         if first.is_none() {
@@ -467,19 +221,19 @@ fn bounds(ds: &Dataset, name: &str, key: &[String], verify: bool) -> Result<Boun
     let rows = match ds.dir() {
         Some(dir) => for_each_key_batch(&dir.join(name), key, 8192, |keys, _| {
             each(keys)?;
-            Ok(true)
+            Ok::<_, Error>(true)
         })?,
         None => {
             let mut rows = 0u64;
             let mut encoder = None;
             ds.scan_columns(name, key, &mut |b| {
                 if encoder.is_none() {
-                    encoder = Some(key_encoder(&b.schema(), key)?);
+                    encoder = Some(key_columns(&b.schema(), key)?);
                 }
-                let (enc, idx) = encoder
+                let enc = encoder
                     .as_ref()
-                    .ok_or_else(|| DatasetError::Invalid("no key encoder".into()))?;
-                each(&encode_keys(enc, idx, b)?)?;
+                    .ok_or_else(|| Error::Invalid("no key encoder".into()))?;
+                each(&encode_keys(enc, b)?)?;
                 rows += b.num_rows() as u64;
                 Ok(())
             })?;
@@ -487,19 +241,6 @@ fn bounds(ds: &Dataset, name: &str, key: &[String], verify: bool) -> Result<Boun
         }
     };
     Ok((rows, first.unwrap_or_default(), last))
-}
-
-/// The steps of [`execute`], for fault injection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// Before anything is written.
-    Start,
-    /// After the merged files are written, before the manifest.
-    Merged,
-    /// After the new manifest is in place, before old files are removed.
-    Committed,
-    /// After the replaced files are removed.
-    Done,
 }
 
 /// What [`execute`] did.
@@ -551,14 +292,14 @@ fn remove_leftovers_among(
 ///
 /// # Errors
 ///
-/// As [`merge_files`] and [`Manifest::store`]; [`DatasetError::Invalid`]
+/// As [`merge_files`] and [`Manifest::store`]; [`Error::Invalid`]
 /// for an index out of range.
 pub fn execute(
     ds: &Dataset,
     picked: &[usize],
     target_file_bytes: u64,
-    hook: &dyn Fn(Step) -> Result<(), DatasetError>,
-) -> Result<Executed, DatasetError> {
+    hook: &dyn Fn(Step) -> Result<(), Error>,
+) -> Result<Executed, Error> {
     // Held to the end: another run's leftover-removal would delete this
     // run's outputs.
     let _lock = ds.lock()?;
@@ -566,7 +307,7 @@ pub fn execute(
     let names = ds.list()?;
     remove_leftovers_among(ds, &manifest, &names);
     if let Some(&i) = picked.iter().find(|&&i| i >= manifest.files.len()) {
-        return Err(DatasetError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "file index {i} is out of range: the dataset has {} files",
             manifest.files.len()
         )));
@@ -582,10 +323,9 @@ pub fn execute(
     // An object-store dataset is merged in a local scratch directory.
     let scratch = match ds.dir() {
         Some(_) => None,
-        None => Some(
-            tempfile::tempdir()
-                .map_err(|e| DatasetError::io("create", &std::env::temp_dir(), e))?,
-        ),
+        None => {
+            Some(tempfile::tempdir().map_err(|e| Error::io("create", &std::env::temp_dir(), e))?)
+        }
     };
     let scratch_path = scratch
         .as_ref()
@@ -626,7 +366,7 @@ pub fn execute(
                 .unwrap_or_default()
         })
         .collect();
-    let fail = |e: DatasetError| {
+    let fail = |e: Error| {
         for n in &names {
             let _ = ds.remove(n);
         }
@@ -685,8 +425,8 @@ pub fn execute(
 ///
 /// # Errors
 ///
-/// [`DatasetError::Invalid`] for a bound that is not hex.
-pub fn rowsets(manifest: &Manifest) -> Result<Vec<RowsetInput>, DatasetError> {
+/// [`Error::Invalid`] for a bound that is not hex.
+pub fn rowsets(manifest: &Manifest) -> Result<Vec<RowsetInput>, Error> {
     manifest
         .files
         .iter()
@@ -705,7 +445,7 @@ pub fn rowsets(manifest: &Manifest) -> Result<Vec<RowsetInput>, DatasetError> {
 /// # Errors
 ///
 /// As [`Manifest::load`] and [`rowsets`].
-pub fn plan_dataset(ds: &Dataset, opts: &PlannerOptions) -> Result<(Manifest, Plan), DatasetError> {
+pub fn plan_dataset(ds: &Dataset, opts: &PlannerOptions) -> Result<(Manifest, Plan), Error> {
     let manifest = Manifest::read(ds)?;
     let p = plan(&rowsets(&manifest)?, opts);
     Ok((manifest, p))
@@ -721,8 +461,8 @@ pub fn run(
     ds: &Dataset,
     opts: &PlannerOptions,
     target_file_bytes: u64,
-    hook: &dyn Fn(Step) -> Result<(), DatasetError>,
-) -> Result<(Plan, Option<Executed>), DatasetError> {
+    hook: &dyn Fn(Step) -> Result<(), Error>,
+) -> Result<(Plan, Option<Executed>), Error> {
     let (manifest, p) = plan_dataset(ds, opts)?;
     if p.picked.is_empty() {
         // Clean up after a stopped run, unless a compaction is running

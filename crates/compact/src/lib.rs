@@ -3,11 +3,11 @@
 //!
 //! # Data flow
 //!
-//! [`dataset::Manifest`] (each file's bytes and strata-row key bounds) ->
+//! [`storage::manifest::Manifest`] (each file's bytes and strata-row key bounds) ->
 //! [`dataset::rowsets`] -> [`planner`]: data-weighted key-space CDF ->
 //! candidate windows -> fractional-knapsack bounds -> exact knapsack where
 //! the bound allows -> a [`planner::Plan`] (picked files, quality) ->
-//! [`dataset::execute`]: [`merge`] of the picked files by key, on every
+//! [`dataset::execute`]: [`strata_sort::merge`] of the picked files by key, on every
 //! core (one key range per thread) -> new files -> manifest swap ->
 //! removal of the replaced files. A dataset is a directory or an
 //! object-store prefix ([`storage::Dataset`]); on an object store the
@@ -34,10 +34,8 @@
 
 pub mod dataset;
 mod error;
-pub mod merge;
 pub mod planner;
 pub mod rowsets;
 pub mod storage;
-pub mod synth;
 
-pub use error::Error;
+pub use error::{Error, Step};

@@ -163,13 +163,13 @@ mod tests {
         ];
         for (text, want) in cases {
             let got = parse_tsv(text).unwrap_err();
-            assert_eq!(got, want, "{text:?}");
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "{text:?}");
             let line = match want {
                 Error::FieldCount { line, .. }
                 | Error::BadSize { line, .. }
                 | Error::ZeroSize { line }
                 | Error::KeyOrder { line } => line,
-                Error::TooManyForBruteForce { .. } => unreachable!(),
+                _ => unreachable!(),
             };
             assert!(
                 got.to_string().starts_with(&format!("line {line}:")),

@@ -7,12 +7,15 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
 use strata_compact::{
-    dataset::{
-        Dataset, DatasetError, MANIFEST, Manifest, Step, execute, from_hex, init, remove_leftovers,
+    Error, Step,
+    dataset::{execute, init, remove_leftovers},
+    storage::{
+        Dataset, MANIFEST,
+        manifest::{Manifest, from_hex},
     },
-    merge::key_encoder,
 };
 use strata_gen::rng::RowRng;
+use strata_sort::merge::key_columns;
 use strata_testkit::readback::{multiset_hash, read_batches, rows_as_text};
 
 fn schema() -> Arc<Schema> {
@@ -70,11 +73,10 @@ fn check(dir: &Path) -> (Manifest, u64) {
         let batches = read_batches(&path).unwrap();
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         assert_eq!(rows as u64, f.rows, "{}", f.name);
-        let (enc, idx) = key_encoder(&batches[0].schema(), &m.key).unwrap();
+        let enc = key_columns(&batches[0].schema(), &m.key).unwrap();
         let mut keys = Vec::new();
         for b in &batches {
-            let cols: Vec<ArrayRef> = idx.iter().map(|&i| b.column(i).clone()).collect();
-            let r = enc.encode(&cols).unwrap();
+            let r = enc.encode(b).unwrap();
             keys.extend(r.iter().map(|k| k.as_bytes().to_vec()));
         }
         assert!(
@@ -173,7 +175,7 @@ fn a_failure_at_any_step_leaves_a_valid_dataset() {
         init(&Dataset::local(dir.path()), &["k".into()], false).unwrap();
         let (_, before) = check(dir.path());
         let p = dir.path().to_path_buf();
-        let hook = |step: Step| -> Result<(), DatasetError> {
+        let hook = |step: Step| -> Result<(), Error> {
             // A reader opening the dataset meanwhile sees one whole
             // generation: old before the commit, new after.
             let m = Manifest::load(&p).unwrap();
@@ -187,7 +189,7 @@ fn a_failure_at_any_step_leaves_a_valid_dataset() {
                 assert!(p.join(&f.name).exists(), "{step:?}: {} missing", f.name);
             }
             if step == fail_at {
-                Err(DatasetError::Injected(step))
+                Err(Error::Injected(step))
             } else {
                 Ok(())
             }
@@ -199,10 +201,7 @@ fn a_failure_at_any_step_leaves_a_valid_dataset() {
             &hook,
         )
         .unwrap_err();
-        assert!(
-            matches!(e, DatasetError::Injected(s) if s == fail_at),
-            "{e}"
-        );
+        assert!(matches!(e, Error::Injected(s) if s == fail_at), "{e}");
         let (m, after) = check(dir.path());
         assert_eq!(after, before, "{fail_at:?}: rows kept");
         let committed = matches!(fail_at, Step::Committed | Step::Done);
@@ -320,7 +319,7 @@ fn run_plans_then_merges_the_most_overlapping_files() {
 
 #[test]
 fn a_parallel_merge_equals_the_single_threaded_one() {
-    use strata_compact::merge::{MergeConfig, merge_files};
+    use strata_sort::merge::{MergeConfig, merge_files};
     let dir = tempfile::tempdir().unwrap();
     dataset(dir.path(), 5, 4000, 7);
     // Plus a file of one repeated key, so cuts fall among equal keys.
@@ -382,7 +381,7 @@ fn a_parallel_merge_equals_the_single_threaded_one() {
 
 #[test]
 fn a_running_compaction_holds_the_dataset_lock() {
-    use strata_compact::dataset::LOCK;
+    use strata_compact::storage::LOCK;
     let dir = tempfile::tempdir().unwrap();
     dataset(dir.path(), 3, 500, 8);
     init(&Dataset::local(dir.path()), &["k".into()], false).unwrap();
@@ -398,7 +397,7 @@ fn a_running_compaction_holds_the_dataset_lock() {
     assert!(!dir.path().join(LOCK).exists());
     // A failed run releases it too.
     let e = execute(&Dataset::local(dir.path()), &[0, 1], 1 << 20, &|_| {
-        Err(DatasetError::Injected(Step::Merged))
+        Err(Error::Injected(Step::Merged))
     });
     assert!(e.is_err());
     assert!(!dir.path().join(LOCK).exists());
@@ -479,13 +478,11 @@ fn init_bounds_from_statistics_bracket_every_key() {
         let exact = keys.len() == 1 || stats == EnabledStatistics::None;
         assert_eq!((lo == first && hi == last), exact, "{keys:?} {stats:?}");
         // A key is its columns' encodings one after another.
-        let (enc, idx) = key_encoder(&schema, &key).unwrap();
-        let cols: Vec<ArrayRef> = idx.iter().map(|&i| batch.column(i).clone()).collect();
-        let whole = enc.encode(&cols).unwrap();
+        let whole = key_columns(&schema, &key).unwrap().encode(&batch).unwrap();
         let mut parts = vec![Vec::new(); n];
         for c in &key {
-            let (e, i) = key_encoder(&schema, std::slice::from_ref(c)).unwrap();
-            let r = e.encode(&[batch.column(i[0]).clone()]).unwrap();
+            let e = key_columns(&schema, std::slice::from_ref(c)).unwrap();
+            let r = e.encode(&batch).unwrap();
             for (row, p) in parts.iter_mut().enumerate() {
                 p.extend_from_slice(r.row(row).as_bytes());
             }

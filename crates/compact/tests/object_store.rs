@@ -24,10 +24,10 @@ use object_store::{
 };
 use parquet::arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder};
 use strata_compact::{
-    dataset::{
-        Dataset, DatasetError, LOCK, MANIFEST, Manifest, Step, execute, init, remove_leftovers, run,
-    },
+    Error, Step,
+    dataset::{execute, init, remove_leftovers, run},
     planner::PlannerOptions,
+    storage::{Dataset, LOCK, MANIFEST, manifest::Manifest},
 };
 use strata_gen::rng::RowRng;
 use strata_store::location::{StoreConfig, parse_location};
@@ -373,7 +373,7 @@ fn a_second_compaction_of_a_prefix_is_refused_while_one_runs() {
     let ds = Dataset::object(Arc::clone(&store), prefix.clone(), "mem://ds").unwrap();
     init(&ds, &["k".into()], false).unwrap();
     let other = Dataset::object(Arc::clone(&store), prefix.clone(), "mem://ds").unwrap();
-    let hook = |step: Step| -> Result<(), DatasetError> {
+    let hook = |step: Step| -> Result<(), Error> {
         if step == Step::Merged {
             let e = execute(&other, &[0, 1], 1 << 20, &|_| Ok(())).unwrap_err();
             assert!(e.to_string().contains("another compaction"), "{e}");
@@ -414,7 +414,7 @@ fn a_dataset_on_s3_compacts_and_locks() {
     let (_, before) = check(&loc.store, &loc.path);
     // The lock is an object created only if absent: a second taker fails.
     let other = Dataset::open(&format!("{url}/"), &cfg).unwrap();
-    let hook = |step: Step| -> Result<(), DatasetError> {
+    let hook = |step: Step| -> Result<(), Error> {
         if step == Step::Merged {
             let e = execute(&other, &[0], 1 << 20, &|_| Ok(())).unwrap_err();
             assert!(e.to_string().contains("another compaction"), "{e}");

@@ -53,10 +53,11 @@ pub mod encoder;
 mod error;
 pub mod ipc;
 mod options;
+pub mod sink;
 pub mod writer;
 
 pub use error::Error;
-pub use options::{Compression, DEFAULT_ZSTD_LEVEL, Format};
+pub use options::{Compression, DEFAULT_ZSTD_LEVEL, Format, extension_note};
 
 /// Rows per generated or read Arrow batch unless told otherwise.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;

@@ -1,6 +1,6 @@
 //! Output format and codec choices, parsed from their command-line spelling.
 
-use std::{fmt, str::FromStr};
+use std::{fmt, io::Read, path::Path, str::FromStr};
 
 use serde::Serialize;
 
@@ -17,25 +17,106 @@ pub enum Format {
 }
 
 impl Format {
-    /// The file extension, without the dot.
+    /// The magic bytes a Parquet file starts and ends with.
+    pub const PARQUET_MAGIC: &'static [u8] = b"PAR1";
+    /// The magic bytes an Arrow IPC file starts and ends with.
+    pub const IPC_MAGIC: &'static [u8] = b"ARROW1";
+
+    /// The file extension written, without the dot.
     pub fn extension(self) -> &'static str {
         match self {
             Format::Parquet => "parquet",
             Format::Ipc => "arrow",
         }
     }
+
+    /// The format a name stands for (case-insensitive): `parquet`, or
+    /// `ipc`, `arrow` or `feather`. Flags and extensions both use it.
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name.to_ascii_lowercase().as_str() {
+            "parquet" => Some(Format::Parquet),
+            "ipc" | "arrow" | "feather" => Some(Format::Ipc),
+            _ => None,
+        }
+    }
+
+    /// The format `path`'s extension names: `.parquet`, or `.arrow`,
+    /// `.ipc` or `.feather` (case-insensitive).
+    pub fn from_extension(path: &Path) -> Option<Format> {
+        Format::from_name(&path.extension()?.to_string_lossy())
+    }
+
+    /// The format whose magic `head` (a file's first bytes) starts with.
+    pub fn from_head(head: &[u8]) -> Option<Format> {
+        if head.starts_with(Format::PARQUET_MAGIC) {
+            Some(Format::Parquet)
+        } else if head.starts_with(Format::IPC_MAGIC) {
+            Some(Format::Ipc)
+        } else {
+            None
+        }
+    }
+
+    /// The format whose magic `tail` (a file's last bytes) ends with.
+    pub fn from_tail(tail: &[u8]) -> Option<Format> {
+        if tail.ends_with(Format::PARQUET_MAGIC) {
+            Some(Format::Parquet)
+        } else if tail.ends_with(Format::IPC_MAGIC) {
+            Some(Format::Ipc)
+        } else {
+            None
+        }
+    }
+
+    /// The format of the local file at `path`, from its first bytes.
+    ///
+    /// # Errors
+    /// [`Error::Store`] (IO) when it cannot be opened or read,
+    /// [`Error::InvalidConfig`] when it starts with neither magic.
+    pub fn detect(path: &Path) -> Result<Format, Error> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let mut head = Vec::with_capacity(Format::IPC_MAGIC.len());
+        file.take(Format::IPC_MAGIC.len() as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| Error::io("read", path, e))?;
+        Format::from_head(&head).ok_or_else(|| {
+            Error::InvalidConfig(format!(
+                "{} is not a Parquet or Arrow IPC file (no PAR1 or ARROW1 magic at its start)",
+                path.display()
+            ))
+        })
+    }
+
+    /// The format an output path asks for by its extension.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for any other extension, or none.
+    pub fn for_output(path: &Path) -> Result<Format, Error> {
+        Format::from_extension(path).ok_or_else(|| {
+            Error::InvalidConfig(format!(
+                "cannot tell the output format of {} from its extension{} (expected .parquet, \
+                 .arrow, .ipc or .feather)",
+                path.display(),
+                extension_note(path)
+            ))
+        })
+    }
+}
+
+/// ` '.EXT'` for a path with an extension (lowercase), else nothing: the
+/// part of an unknown-extension message that quotes it.
+pub fn extension_note(path: &Path) -> String {
+    path.extension()
+        .map(|e| format!(" '.{}'", e.to_string_lossy().to_ascii_lowercase()))
+        .unwrap_or_default()
 }
 
 impl FromStr for Format {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        match s.to_ascii_lowercase().as_str() {
-            "parquet" => Ok(Format::Parquet),
-            "ipc" | "arrow" | "feather" => Ok(Format::Ipc),
-            _ => Err(Error::InvalidConfig(format!(
-                "unknown format '{s}' (expected parquet or ipc)"
-            ))),
-        }
+        Format::from_name(s).ok_or_else(|| {
+            Error::InvalidConfig(format!("unknown format '{s}' (expected parquet or ipc)"))
+        })
     }
 }
 
@@ -126,7 +207,50 @@ impl Serialize for Compression {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+
+    #[test]
+    fn formats_from_extensions_and_magic() {
+        assert_eq!(
+            Format::for_output(Path::new("x.parquet")).unwrap(),
+            Format::Parquet
+        );
+        for ok in ["x.arrow", "x.IPC", "dir/x.feather"] {
+            assert_eq!(Format::for_output(Path::new(ok)).unwrap(), Format::Ipc);
+            assert_eq!(Format::from_extension(Path::new(ok)), Some(Format::Ipc));
+        }
+        for bad in ["x.csv", "x", "x.parquet.tmp"] {
+            let e = Format::for_output(Path::new(bad)).unwrap_err().to_string();
+            assert!(e.contains(bad) && e.contains(".parquet"), "{e}");
+            assert_eq!(Format::from_extension(Path::new(bad)), None);
+        }
+        assert_eq!(Format::from_head(b"PAR1\x15\x00"), Some(Format::Parquet));
+        assert_eq!(Format::from_head(b"ARROW1\0\0"), Some(Format::Ipc));
+        assert_eq!(Format::from_head(b"PAR"), None);
+        assert_eq!(Format::from_tail(b"..PAR1"), Some(Format::Parquet));
+        assert_eq!(Format::from_tail(b"..ARROW1"), Some(Format::Ipc));
+        assert_eq!(Format::from_tail(b"ARROW1.."), None);
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes, want) in [
+            ("a.bin", &b"PAR1rest"[..], Some(Format::Parquet)),
+            ("b.parquet", b"ARROW1\0\0rest", Some(Format::Ipc)),
+            ("c.parquet", b"PA", None),
+        ] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            match want {
+                Some(f) => assert_eq!(Format::detect(&p).unwrap(), f, "{name}"),
+                None => {
+                    let e = Format::detect(&p).unwrap_err().to_string();
+                    assert!(e.contains("c.parquet") && e.contains("magic"), "{e}");
+                }
+            }
+        }
+        let e = Format::detect(&dir.path().join("missing")).unwrap_err();
+        assert!(matches!(e, Error::Store(_)), "{e}");
+    }
 
     #[test]
     fn parses_codecs() {

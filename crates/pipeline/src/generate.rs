@@ -319,6 +319,9 @@ pub struct Summary {
     pub bytes: u64,
     /// Wall time from the first task to the last rename.
     pub elapsed_s: f64,
+    /// CPU time of the process over the same span (all threads, also any
+    /// other work the process did meanwhile), seconds.
+    pub cpu_s: f64,
     /// Worker threads used.
     pub threads: usize,
     /// `records / elapsed_s`.
@@ -596,6 +599,7 @@ fn run_in<G: BatchGenerator>(
     }
 
     let start = Instant::now();
+    let cpu0 = crate::clock::process_cpu_seconds();
     let schema = generator.schema();
     let (props, factory, shredder) = match cfg.format {
         Format::Parquet => {
@@ -702,6 +706,7 @@ fn run_in<G: BatchGenerator>(
         }
     }
     let elapsed_s = start.elapsed().as_secs_f64();
+    let cpu_s = crate::clock::process_cpu_seconds() - cpu0;
     let bytes = summaries.iter().map(|f| f.bytes).sum();
     let rows = cfg.rows();
     let records = rows.end - rows.start;
@@ -710,6 +715,7 @@ fn run_in<G: BatchGenerator>(
         records,
         bytes,
         elapsed_s,
+        cpu_s,
         threads,
         records_per_s,
         records_per_s_per_core: records_per_s / threads as f64,

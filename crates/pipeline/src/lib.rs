@@ -55,6 +55,7 @@
 //! assert!(dir.path().join("contacts_1.parquet").exists());
 //! ```
 
+pub mod clock;
 mod error;
 pub mod generate;
 pub mod verify;

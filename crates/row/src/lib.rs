@@ -58,6 +58,7 @@ mod decode;
 mod encode;
 mod fixed;
 mod group;
+mod key;
 mod rows;
 mod simd;
 mod variable;
@@ -69,6 +70,7 @@ pub use arrow_schema::SortOptions;
 
 pub use encode::RowEncoder;
 pub use group::{GroupKey, GroupKeyEncoder, GroupKeys};
+pub use key::KeyColumns;
 pub use rows::{Row, RowParser, Rows};
 
 /// Errors of this crate.
@@ -84,6 +86,22 @@ pub enum Error {
     InvalidRow(String),
     /// Arrow rejected an array built from decoded values.
     Arrow(arrow_schema::ArrowError),
+    /// A key names a column the schema does not have.
+    UnknownColumn {
+        /// The name given.
+        name: String,
+        /// The schema's top-level columns, in order.
+        available: Vec<String>,
+    },
+    /// A key column has a type the encoder cannot order.
+    UnsupportedKey {
+        /// The column.
+        column: String,
+        /// Its type.
+        data_type: DataType,
+        /// The encoder's reason.
+        source: Box<Error>,
+    },
 }
 
 impl fmt::Display for Error {
@@ -93,6 +111,17 @@ impl fmt::Display for Error {
             Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
             Error::InvalidRow(m) => write!(f, "invalid row: {m}"),
             Error::Arrow(e) => write!(f, "arrow: {e}"),
+            Error::UnknownColumn { name, available } => {
+                write!(f, "no column '{name}' (columns: {})", available.join(", "))
+            }
+            Error::UnsupportedKey {
+                column,
+                data_type,
+                source,
+            } => write!(
+                f,
+                "cannot order column '{column}' of type {data_type}: {source}"
+            ),
         }
     }
 }
@@ -101,6 +130,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Arrow(e) => Some(e),
+            Error::UnsupportedKey { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

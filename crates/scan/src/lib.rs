@@ -137,6 +137,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use futures::{StreamExt, stream::BoxStream};
 
+use strata_parquet::Format;
 use strata_store::source::{IoSnapshot, Source};
 
 /// A file opened for scanning, of either format.
@@ -157,17 +158,15 @@ impl ScanFile {
     /// invalid; [`Error::Store`] when reading fails.
     pub async fn open(source: Source) -> Result<Self, Error> {
         let tail = source.tail(first_read_len(source.size())).await?;
-        if tail.ends_with(b"ARROW1") {
-            Ok(ScanFile::Ipc(ipc::IpcFile::open(source, Some(tail)).await?))
-        } else if tail.ends_with(b"PAR1") {
-            Ok(ScanFile::Parquet(Box::new(
+        match Format::from_tail(&tail) {
+            Some(Format::Ipc) => Ok(ScanFile::Ipc(ipc::IpcFile::open(source, Some(tail)).await?)),
+            Some(Format::Parquet) => Ok(ScanFile::Parquet(Box::new(
                 parquet::ParquetFile::open(source, Some(tail)).await?,
-            )))
-        } else {
-            Err(Error::Corrupt(format!(
+            ))),
+            None => Err(Error::Corrupt(format!(
                 "{} is not an Arrow IPC file or a Parquet file (no ARROW1 or PAR1 magic at its end)",
                 source.name()
-            )))
+            ))),
         }
     }
 

@@ -9,11 +9,12 @@ use std::{
 };
 
 use arrow_array::RecordBatch;
-use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::{DataType, SchemaRef};
-use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
 
-use strata_parquet::{Compression, DEFAULT_ZSTD_LEVEL, encoder::parquet_codec, ipc::IpcFileWriter};
+use strata_parquet::{
+    Format,
+    sink::{FileSink, SinkOptions},
+};
 use strata_store::output::{PendingFile, remove_stale_temporaries};
 
 use crate::Error;
@@ -39,27 +40,37 @@ impl OutputFormat {
     ///
     /// [`Error::InvalidConfig`] for any other extension, or none.
     pub fn from_path(path: &Path) -> Result<Self, Error> {
+        match Format::from_extension(path) {
+            Some(Format::Parquet) => return Ok(OutputFormat::Parquet),
+            Some(Format::Ipc) => return Ok(OutputFormat::Ipc),
+            None => {}
+        }
         let ext = path
             .extension()
             .map(|e| e.to_string_lossy().to_ascii_lowercase());
         match ext.as_deref() {
-            Some("parquet") => Ok(OutputFormat::Parquet),
-            Some("arrow" | "ipc" | "feather") => Ok(OutputFormat::Ipc),
             Some("csv") => Ok(OutputFormat::Csv),
             Some("jsonl" | "ndjson") => Ok(OutputFormat::Jsonl),
-            other => Err(Error::InvalidConfig(format!(
+            _ => Err(Error::InvalidConfig(format!(
                 "cannot tell the output format of {} from its extension{} (expected .parquet, \
                  .arrow, .ipc, .feather, .csv, .jsonl or .ndjson)",
                 path.display(),
-                other.map(|e| format!(" '.{e}'")).unwrap_or_default()
+                strata_parquet::extension_note(path)
             ))),
         }
     }
 }
 
 enum Sink {
-    Parquet(Box<ArrowWriter<BufWriter<File>>>),
-    Ipc(Box<IpcFileWriter<BufWriter<File>>>),
+    /// Parquet or IPC, through strata-parquet's one file path.
+    File(FileSink),
+    Text {
+        writer: TextWriter,
+        pending: PendingFile,
+    },
+}
+
+enum TextWriter {
     Csv(Box<arrow_csv::Writer<BufWriter<File>>>),
     Jsonl(arrow_json::LineDelimitedWriter<BufWriter<File>>),
 }
@@ -68,12 +79,12 @@ enum Sink {
 /// [`BatchFile::finish`].
 pub struct BatchFile {
     sink: Sink,
-    pending: PendingFile,
     target: PathBuf,
 }
 
 impl BatchFile {
-    /// Starts `path` for batches of `schema`.
+    /// Starts `path` for batches of `schema`. Every output is durable:
+    /// synced before it is renamed into place.
     ///
     /// # Errors
     ///
@@ -92,37 +103,40 @@ impl BatchFile {
                 f.data_type()
             )));
         }
-        if !overwrite && path.exists() {
-            return Err(Error::Store(strata_store::Error::OutputExists {
-                path: path.to_path_buf(),
-                count: 1,
-            }));
-        }
-        remove_stale_temporaries(path);
-        let (pending, file) = PendingFile::create(path.to_path_buf(), overwrite)?;
-        let out = BufWriter::with_capacity(1 << 20, file);
+        let opts = SinkOptions {
+            overwrite,
+            durable: true,
+            ..SinkOptions::default()
+        };
+        let file = |f| -> Result<Sink, Error> {
+            Ok(Sink::File(FileSink::create(path, f, schema, &opts)?))
+        };
         let sink = match format {
-            OutputFormat::Parquet => {
-                let props = WriterProperties::builder()
-                    .set_compression(parquet_codec(Compression::Zstd(DEFAULT_ZSTD_LEVEL))?)
-                    .build();
-                Sink::Parquet(Box::new(ArrowWriter::try_new(
-                    out,
-                    schema.clone(),
-                    Some(props),
-                )?))
+            OutputFormat::Parquet => file(Format::Parquet)?,
+            OutputFormat::Ipc => file(Format::Ipc)?,
+            OutputFormat::Csv | OutputFormat::Jsonl => {
+                if !overwrite && path.exists() {
+                    return Err(Error::Store(strata_store::Error::OutputExists {
+                        path: path.to_path_buf(),
+                        count: 1,
+                    }));
+                }
+                remove_stale_temporaries(path);
+                let (pending, file) = PendingFile::create(path.to_path_buf(), overwrite)?;
+                let out = BufWriter::with_capacity(1 << 20, file);
+                let writer = if format == OutputFormat::Csv {
+                    TextWriter::Csv(Box::new(arrow_csv::Writer::new(out)))
+                } else {
+                    TextWriter::Jsonl(arrow_json::LineDelimitedWriter::new(out))
+                };
+                Sink::Text {
+                    writer,
+                    pending: pending.durable(true),
+                }
             }
-            OutputFormat::Ipc => Sink::Ipc(Box::new(IpcFileWriter::try_new(
-                out,
-                schema,
-                IpcWriteOptions::default(),
-            )?)),
-            OutputFormat::Csv => Sink::Csv(Box::new(arrow_csv::Writer::new(out))),
-            OutputFormat::Jsonl => Sink::Jsonl(arrow_json::LineDelimitedWriter::new(out)),
         };
         Ok(BatchFile {
             sink,
-            pending,
             target: path.to_path_buf(),
         })
     }
@@ -134,10 +148,15 @@ impl BatchFile {
     /// The encoder's or the file system's error.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
         match &mut self.sink {
-            Sink::Parquet(w) => w.write(batch)?,
-            Sink::Ipc(w) => w.write(batch)?,
-            Sink::Csv(w) => w.write(batch)?,
-            Sink::Jsonl(w) => w.write(batch)?,
+            Sink::File(f) => f.write(batch)?,
+            Sink::Text {
+                writer: TextWriter::Csv(w),
+                ..
+            } => w.write(batch)?,
+            Sink::Text {
+                writer: TextWriter::Jsonl(w),
+                ..
+            } => w.write(batch)?,
         }
         Ok(())
     }
@@ -149,22 +168,20 @@ impl BatchFile {
     /// The encoder's or the file system's error; the temporary is removed.
     pub fn finish(self) -> Result<PathBuf, Error> {
         let target = &self.target;
-        let flush = |w: BufWriter<File>| -> Result<(), Error> {
-            let f = w
-                .into_inner()
-                .map_err(|e| Error::io("write", target, e.into_error()))?;
-            f.sync_all().map_err(|e| Error::io("write", target, e))
+        let (writer, pending) = match self.sink {
+            Sink::File(f) => return Ok(f.finish()?),
+            Sink::Text { writer, pending } => (writer, pending),
         };
-        match self.sink {
-            Sink::Parquet(w) => flush(w.into_inner()?)?,
-            Sink::Ipc(w) => flush(w.finish()?)?,
-            Sink::Csv(w) => flush((*w).into_inner())?,
-            Sink::Jsonl(mut w) => {
+        let out = match writer {
+            TextWriter::Csv(w) => (*w).into_inner(),
+            TextWriter::Jsonl(mut w) => {
                 w.finish()?;
-                flush(w.into_inner())?
+                w.into_inner()
             }
-        }
-        Ok(self.pending.commit()?)
+        };
+        out.into_inner()
+            .map_err(|e| Error::io("write", target, e.into_error()))?;
+        Ok(pending.commit()?)
     }
 }
 

@@ -50,6 +50,23 @@ pub enum Error {
     Store(strata_store::Error),
     /// Encoding the output failed.
     Write(strata_parquet::Error),
+    /// The inputs of a merge are not valid (unsorted, differing schemas, a
+    /// missing key column); the message says why.
+    Invalid(String),
+    /// A Parquet file could not be read.
+    ParquetFile {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: parquet::errors::ParquetError,
+    },
+    /// An output file could not be written.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl Error {
@@ -60,6 +77,28 @@ impl Error {
         source: std::io::Error,
     ) -> Self {
         Error::Store(strata_store::Error::io(action, path, source))
+    }
+
+    /// A Parquet error reading `path`.
+    pub(crate) fn parquet_at(
+        path: &std::path::Path,
+        source: parquet::errors::ParquetError,
+    ) -> Self {
+        Error::ParquetFile {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// An error writing the file `path`.
+    pub(crate) fn file(
+        path: &std::path::Path,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Error::File {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        }
     }
 }
 
@@ -96,6 +135,11 @@ impl fmt::Display for Error {
             Error::Arrow(e) => write!(f, "arrow: {e}"),
             Error::Store(e) => e.fmt(f),
             Error::Write(e) => e.fmt(f),
+            Error::Invalid(m) => write!(f, "{m}"),
+            Error::ParquetFile { path, source } => {
+                write!(f, "{}: parquet: {source}", path.display())
+            }
+            Error::File { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }
 }
@@ -110,6 +154,8 @@ impl std::error::Error for Error {
             Error::Arrow(e) => Some(e),
             Error::Store(e) => e.source(),
             Error::Write(e) => e.source(),
+            Error::ParquetFile { source, .. } => Some(source),
+            Error::File { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -1,4 +1,7 @@
-//! Sorting a whole Parquet or Arrow IPC file in memory by key columns.
+//! Sorting by key columns: a whole Parquet or Arrow IPC file in memory,
+//! and the stable k-way [`merge`] of sorted Parquet runs that compaction
+//! (and any external sort) builds on. Both order rows by the same
+//! [`strata_row::KeyColumns`] encoding.
 //!
 //! [`sort_file`] reads every batch of the input (its format found from the
 //! magic bytes), concatenates them, encodes the key columns once with
@@ -40,7 +43,6 @@
 use std::{
     fmt,
     fs::{self, File},
-    io::{BufWriter, Read, Write},
     path::{Path, PathBuf},
     str::FromStr,
     sync::Arc,
@@ -48,21 +50,17 @@ use std::{
 };
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
-use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef, SortOptions};
-use parquet::{
-    arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder},
-    file::properties::WriterProperties,
-};
-use strata_row::{RowEncoder, Rows, SortField};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use strata_row::{KeyColumns, Rows};
 
 use strata_parquet::{
-    Compression, DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, DEFAULT_ZSTD_LEVEL, Format,
-    encoder::parquet_codec, ipc::IpcFileWriter,
+    DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, Format,
+    sink::{FileSink, SinkOptions},
 };
-use strata_store::output::{PendingFile, remove_stale_temporaries};
 
 mod error;
+pub mod merge;
 
 pub use error::Error;
 use error::short_bytes;
@@ -224,7 +222,7 @@ pub struct SortConfig {
     /// The input file, Parquet or Arrow IPC (found from its magic bytes).
     pub input: PathBuf,
     /// The output file; its extension picks the format
-    /// ([`output_format`]).
+    /// ([`Format::for_output`]).
     pub output: PathBuf,
     /// The keys, most significant first.
     pub keys: Vec<SortKey>,
@@ -280,51 +278,13 @@ pub struct Input {
     pub row_group_rows: Option<usize>,
 }
 
-const PARQUET_MAGIC: &[u8] = b"PAR1";
-const IPC_MAGIC: &[u8] = b"ARROW1";
-
-/// The format of the file at `path`, from its first bytes (`PAR1` for
-/// Parquet, `ARROW1` for the Arrow IPC file format).
-///
-/// # Errors
-/// [`Error::Store`] (IO) when it cannot be opened or read, [`Error::InvalidConfig`]
-/// when it starts with neither magic.
-pub fn detect_format(path: &Path) -> Result<Format, Error> {
-    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-    let mut head = Vec::with_capacity(IPC_MAGIC.len());
-    file.take(IPC_MAGIC.len() as u64)
-        .read_to_end(&mut head)
-        .map_err(|e| Error::io("read", path, e))?;
-    if head.starts_with(PARQUET_MAGIC) {
-        Ok(Format::Parquet)
-    } else if head.starts_with(IPC_MAGIC) {
-        Ok(Format::Ipc)
-    } else {
-        Err(Error::InvalidConfig(format!(
-            "{} is not a Parquet or Arrow IPC file (no PAR1 or ARROW1 magic at its start)",
-            path.display()
-        )))
-    }
-}
-
-/// The format an output path asks for: `.parquet` for Parquet; `.arrow`,
-/// `.ipc` or `.feather` for the Arrow IPC file format (case-insensitive).
-///
-/// # Errors
-/// [`Error::InvalidConfig`] for any other extension, or none.
-pub fn output_format(path: &Path) -> Result<Format, Error> {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    match ext.as_deref() {
-        Some("parquet") => Ok(Format::Parquet),
-        Some("arrow" | "ipc" | "feather") => Ok(Format::Ipc),
-        other => Err(Error::InvalidConfig(format!(
-            "cannot tell the output format of {} from its extension{} (expected .parquet, \
-             .arrow, .ipc or .feather)",
-            path.display(),
-            other.map(|e| format!(" '.{e}'")).unwrap_or_default()
-        ))),
+/// A format error of `strata-parquet` ([`Format::detect`],
+/// [`Format::for_output`]) as this crate's: an unusable setting stays
+/// [`Error::InvalidConfig`].
+fn format_error(e: strata_parquet::Error) -> Error {
+    match e {
+        strata_parquet::Error::InvalidConfig(m) => Error::InvalidConfig(m),
+        e => e.into(),
     }
 }
 
@@ -346,7 +306,7 @@ pub fn read_input(path: &Path) -> Result<Input, Error> {
 }
 
 fn read_any(path: &Path) -> Result<Input, Error> {
-    let format = detect_format(path)?;
+    let format = Format::detect(path).map_err(format_error)?;
     let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
     match format {
         Format::Parquet => {
@@ -383,17 +343,9 @@ fn read_any(path: &Path) -> Result<Input, Error> {
 }
 
 /// The key columns of a schema and the row encoder for them.
+#[derive(Debug)]
 pub struct Sorter {
-    encoder: RowEncoder,
-    columns: Vec<usize>,
-}
-
-impl fmt::Debug for Sorter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Sorter")
-            .field("columns", &self.columns)
-            .finish_non_exhaustive()
-    }
+    keys: KeyColumns,
 }
 
 impl Sorter {
@@ -409,36 +361,25 @@ impl Sorter {
                 "sorting needs at least one key column".into(),
             ));
         }
-        let mut columns = Vec::with_capacity(keys.len());
-        let mut fields = Vec::with_capacity(keys.len());
-        for key in keys {
-            let i = schema
-                .index_of(&key.column)
-                .map_err(|_| Error::UnknownColumn {
-                    name: key.column.clone(),
-                    available: schema.fields().iter().map(|f| f.name().clone()).collect(),
-                })?;
-            columns.push(i);
-            fields.push(
-                SortField::new(schema.field(i).data_type().clone()).with_options(key.options),
-            );
-        }
-        match RowEncoder::new(fields.clone()) {
-            Ok(encoder) => Ok(Sorter { encoder, columns }),
-            Err(e) => {
-                // Name the first key the encoder refuses on its own.
-                for (field, &i) in fields.into_iter().zip(&columns) {
-                    if let Err(source) = RowEncoder::new(vec![field]) {
-                        let f = schema.field(i);
-                        return Err(Error::UnsupportedSortKey {
-                            column: f.name().clone(),
-                            data_type: f.data_type().clone(),
-                            source,
-                        });
-                    }
-                }
-                Err(Error::Row(e))
+        let named: Vec<(&str, SortOptions)> = keys
+            .iter()
+            .map(|k| (k.column.as_str(), k.options))
+            .collect();
+        match KeyColumns::new(schema, &named) {
+            Ok(keys) => Ok(Sorter { keys }),
+            Err(strata_row::Error::UnknownColumn { name, available }) => {
+                Err(Error::UnknownColumn { name, available })
             }
+            Err(strata_row::Error::UnsupportedKey {
+                column,
+                data_type,
+                source,
+            }) => Err(Error::UnsupportedSortKey {
+                column,
+                data_type,
+                source: *source,
+            }),
+            Err(e) => Err(Error::Row(e)),
         }
     }
 
@@ -448,12 +389,7 @@ impl Sorter {
     /// # Errors
     /// [`Error::Row`] when the encoder fails.
     pub fn encode(&self, batch: &RecordBatch) -> Result<Rows, Error> {
-        let keys: Vec<ArrayRef> = self
-            .columns
-            .iter()
-            .map(|&i| batch.column(i).clone())
-            .collect();
-        Ok(self.encoder.encode(&keys)?)
+        Ok(self.keys.encode(batch)?)
     }
 
     /// The indices of `rows` in sorted order; equal rows keep their order.
@@ -599,7 +535,7 @@ fn preflight(cfg: &SortConfig) -> Result<Format, Error> {
             "--by needs at least one column".into(),
         ));
     }
-    let format = output_format(&cfg.output)?;
+    let format = Format::for_output(&cfg.output).map_err(format_error)?;
     if !cfg.input.is_file() {
         return Err(Error::InvalidConfig(format!(
             "input {} does not exist or is not a file",
@@ -761,39 +697,16 @@ fn write_output(
     batch_rows: usize,
     row_group_rows: usize,
 ) -> Result<(), Error> {
-    remove_stale_temporaries(target);
-    let (pending, file) = PendingFile::create(target.to_path_buf(), overwrite)?;
-    let schema = batch.schema();
-    let slices = (0..batch.num_rows())
-        .step_by(batch_rows)
-        .map(|offset| batch.slice(offset, batch_rows.min(batch.num_rows() - offset)));
-    match format {
-        Format::Parquet => {
-            let props = WriterProperties::builder()
-                .set_compression(parquet_codec(Compression::Zstd(DEFAULT_ZSTD_LEVEL))?)
-                .set_max_row_group_row_count(Some(row_group_rows))
-                .build();
-            // The writer buffers on its own; `into_inner` writes the footer
-            // and flushes.
-            let mut writer = ArrowWriter::try_new(file, schema, Some(props))?;
-            for s in slices {
-                writer.write(&s)?;
-            }
-            writer.into_inner()?;
-        }
-        Format::Ipc => {
-            let mut writer =
-                IpcFileWriter::try_new(BufWriter::new(file), &schema, IpcWriteOptions::default())?;
-            for s in slices {
-                writer.write(&s)?;
-            }
-            writer
-                .finish()?
-                .flush()
-                .map_err(|e| Error::io("write", target, e))?;
-        }
+    let opts = SinkOptions {
+        row_group_rows: Some(row_group_rows),
+        overwrite,
+        ..SinkOptions::default()
+    };
+    let mut sink = FileSink::create(target, format, batch.schema_ref(), &opts)?;
+    for offset in (0..batch.num_rows()).step_by(batch_rows) {
+        sink.write(&batch.slice(offset, batch_rows.min(batch.num_rows() - offset)))?;
     }
-    pending.commit()?;
+    sink.finish()?;
     Ok(())
 }
 
@@ -950,21 +863,6 @@ mod tests {
     }
 
     #[test]
-    fn output_formats_follow_the_extension() {
-        assert_eq!(
-            output_format(Path::new("x.parquet")).unwrap(),
-            Format::Parquet
-        );
-        for ok in ["x.arrow", "x.IPC", "dir/x.feather"] {
-            assert_eq!(output_format(Path::new(ok)).unwrap(), Format::Ipc);
-        }
-        for bad in ["x.csv", "x", "x.parquet.tmp"] {
-            let e = output_format(Path::new(bad)).unwrap_err().to_string();
-            assert!(e.contains(bad) && e.contains(".parquet"), "{e}");
-        }
-    }
-
-    #[test]
     fn sorts_random_batches_like_arrows_comparators() {
         for (seed, spec) in [
             (1, "i"),
@@ -1055,7 +953,8 @@ mod tests {
 
         let batch = map_batch();
         let map_type = batch.schema().field(0).data_type().clone();
-        let supported = RowEncoder::new(vec![SortField::new(map_type)]).is_ok();
+        let supported =
+            strata_row::RowEncoder::new(vec![strata_row::SortField::new(map_type)]).is_ok();
         match Sorter::new(batch.schema_ref(), &keys("id,m")) {
             Err(Error::UnsupportedSortKey { column, .. }) => {
                 assert!(!supported);
@@ -1067,8 +966,12 @@ mod tests {
     }
 
     fn write_ipc(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) {
-        let mut w = IpcFileWriter::try_new(File::create(path).unwrap(), schema, Default::default())
-            .unwrap();
+        let mut w = strata_parquet::ipc::IpcFileWriter::try_new(
+            File::create(path).unwrap(),
+            schema,
+            Default::default(),
+        )
+        .unwrap();
         for b in batches {
             w.write(b).unwrap();
         }

@@ -6,9 +6,15 @@
 //! so an error leaves nothing that looks finished; a process killed
 //! outright leaves only a hidden `.strata-tmp` file, which the next run for
 //! the same target removes ([`remove_stale_temporaries`]).
+//!
+//! A durable file ([`PendingFile::durable`], [`write_atomically`] with
+//! `durable`) is also synced before the rename and its directory after it,
+//! so once the commit returns the file survives a crash of the machine:
+//! compaction's manifest and outputs, and the JSON summaries, use it.
 
 use std::{
     fs::{self, File, OpenOptions},
+    io::Write,
     path::{Path, PathBuf},
 };
 
@@ -23,6 +29,7 @@ pub struct PendingFile {
     temp: PathBuf,
     target: PathBuf,
     overwrite: bool,
+    durable: bool,
     committed: bool,
 }
 
@@ -51,10 +58,19 @@ impl PendingFile {
                 temp,
                 target,
                 overwrite,
+                durable: false,
                 committed: false,
             },
             file,
         ))
+    }
+
+    /// Makes the commit durable: the temporary's data is synced before
+    /// the rename and the directory after it.
+    #[must_use]
+    pub fn durable(mut self, durable: bool) -> Self {
+        self.durable = durable;
+        self
     }
 
     /// The final path.
@@ -74,9 +90,19 @@ impl PendingFile {
                 count: 1,
             });
         }
+        if self.durable {
+            OpenOptions::new()
+                .write(true)
+                .open(&self.temp)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::io("sync", &self.temp, e))?;
+        }
         fs::rename(&self.temp, &self.target)
             .map_err(|e| Error::io("rename into", &self.target, e))?;
         self.committed = true;
+        if self.durable {
+            sync_dir(&self.target);
+        }
         Ok(self.target.clone())
     }
 }
@@ -87,6 +113,48 @@ impl Drop for PendingFile {
             let _ = fs::remove_file(&self.temp);
         }
     }
+}
+
+/// Syncs the directory of `target`, making a rename into it durable. A
+/// directory that cannot be opened or synced (some file systems refuse)
+/// is left as it is: the rename itself has happened.
+fn sync_dir(target: &Path) {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Writes `bytes` to `target` through a temporary renamed when complete
+/// (synced first, and the directory after, when `durable`). With
+/// `overwrite` an existing target is replaced in one step; without, it is
+/// an error and the target is kept.
+///
+/// # Errors
+/// [`Error::OutputExists`] for an existing target without `overwrite`;
+/// [`Error::Io`] when writing, syncing or renaming fails (the temporary is
+/// removed).
+pub fn write_atomically(
+    target: &Path,
+    bytes: &[u8],
+    overwrite: bool,
+    durable: bool,
+) -> Result<PathBuf, Error> {
+    if !overwrite && target.exists() {
+        return Err(Error::OutputExists {
+            path: target.to_path_buf(),
+            count: 1,
+        });
+    }
+    remove_stale_temporaries(target);
+    let (pending, mut file) = PendingFile::create(target.to_path_buf(), overwrite)?;
+    file.write_all(bytes)
+        .map_err(|e| Error::io("write", target, e))?;
+    drop(file);
+    pending.durable(durable).commit()
 }
 
 /// Removes temporaries that an earlier, killed run left for `target`.
@@ -115,7 +183,28 @@ pub fn remove_stale_temporaries(target: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
+
+    #[test]
+    fn write_atomically_replaces_or_keeps() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("summary.json");
+        for durable in [false, true] {
+            write_atomically(&target, b"one", true, durable).unwrap();
+            assert_eq!(fs::read(&target).unwrap(), b"one");
+            write_atomically(&target, b"two", true, durable).unwrap();
+            assert_eq!(fs::read(&target).unwrap(), b"two");
+            let e = write_atomically(&target, b"three", false, durable).unwrap_err();
+            assert!(matches!(e, Error::OutputExists { .. }), "{e}");
+            assert_eq!(fs::read(&target).unwrap(), b"two");
+            fs::remove_file(&target).unwrap();
+        }
+        // Only the target is left: no temporaries.
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert!(names.is_empty(), "{names:?}");
+        // A target in a missing directory is an error, not a panic.
+        let e = write_atomically(&dir.path().join("no/such.json"), b"x", true, true).unwrap_err();
+        assert!(matches!(e, Error::Io { .. }), "{e}");
+    }
 
     #[test]
     fn commit_renames_and_drop_cleans() {

@@ -5,6 +5,8 @@
 //!
 //! * [`readback`]: read a written Parquet or IPC file back, render its rows
 //!   canonically, and fingerprint the row multiset, to compare two runs.
+//! * [`synth`]: sorted Parquet files whose key ranges overlap by a chosen
+//!   fraction, the inputs of merge and compaction tests and benchmarks.
 //!
 //! # Example
 //!
@@ -18,6 +20,7 @@
 //! ```
 
 pub mod readback;
+pub mod synth;
 
 /// Results of the fixtures: any error, boxed (callers are tests).
 pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;

@@ -13,14 +13,15 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::Result;
 
-/// Reads every batch of a Parquet (`.parquet`) or Arrow IPC (any other
-/// extension) file.
+/// Reads every batch of a Parquet or Arrow IPC file, its format found from
+/// its magic bytes ([`strata_parquet::Format::detect`]).
 ///
 /// # Errors
 /// IO errors and decoding errors of either format.
 pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>> {
+    let format = strata_parquet::Format::detect(path)?;
     let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    if path.extension().is_some_and(|e| e == "parquet") {
+    if format == strata_parquet::Format::Parquet {
         let reader = ParquetRecordBatchReaderBuilder::try_new(file)?
             .with_batch_size(65536)
             .build()?;

@@ -9,10 +9,10 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use strata_compact::merge::{MergeConfig, merge_files};
 use strata_compact::planner::{self, PlannerOptions};
 use strata_compact::rowsets::{RowsetInput, parse_tsv, tiny_overlap};
-use strata_compact::synth::{Payload, SyntheticDataset, write_dataset};
+use strata_sort::merge::{MergeConfig, merge_files};
+use strata_testkit::synth::{Payload, SyntheticDataset, write_dataset};
 
 use super::{peer_body, peer_timing, python_peer};
 use crate::{Case, Config, Error, Size, Unit, case_err};

@@ -1,5 +1,6 @@
-//! The k-way merge that executes a compaction: sorted Parquet inputs in,
-//! sorted Parquet outputs of about a target size out.
+//! The stable k-way merge of sorted runs: sorted Parquet inputs in, sorted
+//! Parquet outputs of about a target size out. Compaction executes its
+//! plans with it.
 //!
 //! Each input is read one batch at a time; its key columns are encoded
 //! once per batch with `strata-row`, so comparing two rows is comparing
@@ -26,7 +27,7 @@ use std::{
     sync::Arc,
 };
 
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::{
     arrow::{
@@ -40,10 +41,10 @@ use parquet::{
     file::properties::WriterProperties,
 };
 use strata_parquet::writer::ParquetWriter;
-use strata_row::{RowEncoder, Rows, SortField};
+use strata_row::{KeyColumns, Rows};
 use strata_store::output::PendingFile;
 
-use crate::dataset::DatasetError;
+use crate::Error;
 
 /// Settings of a merge.
 #[derive(Debug, Clone)]
@@ -74,39 +75,31 @@ pub struct MergedFile {
     pub max_key: Vec<u8>,
 }
 
-/// The key encoder for `key` columns of `schema`.
+/// The key columns `key` of `schema` (ascending, nulls first).
 ///
 /// # Errors
 ///
-/// [`DatasetError::Invalid`] for a key column the schema lacks or cannot
-/// order.
-pub fn key_encoder(
-    schema: &SchemaRef,
-    key: &[String],
-) -> Result<(RowEncoder, Vec<usize>), DatasetError> {
-    let mut idx = Vec::with_capacity(key.len());
-    let mut fields = Vec::with_capacity(key.len());
-    for k in key {
-        let i = schema
-            .index_of(k)
-            .map_err(|_| DatasetError::Invalid(format!("the files have no key column '{k}'")))?;
-        idx.push(i);
-        fields.push(SortField::new(schema.field(i).data_type().clone()));
-    }
-    let enc = RowEncoder::new(fields)
-        .map_err(|e| DatasetError::Invalid(format!("cannot order by the key: {e}")))?;
-    Ok((enc, idx))
+/// [`Error::Invalid`] for a key column the schema lacks or cannot order.
+pub fn key_columns(schema: &SchemaRef, key: &[String]) -> Result<KeyColumns, Error> {
+    KeyColumns::ascending(schema, key).map_err(|e| match e {
+        strata_row::Error::UnknownColumn { name, .. } => {
+            Error::Invalid(format!("the files have no key column '{name}'"))
+        }
+        strata_row::Error::UnsupportedKey { source, .. } => {
+            Error::Invalid(format!("cannot order by the key: {source}"))
+        }
+        e => Error::Invalid(format!("cannot order by the key: {e}")),
+    })
 }
 
 /// Encodes the key columns of `batch`.
-pub(crate) fn encode_keys(
-    enc: &RowEncoder,
-    idx: &[usize],
-    batch: &RecordBatch,
-) -> Result<Rows, DatasetError> {
-    let cols: Vec<ArrayRef> = idx.iter().map(|&i| batch.column(i).clone()).collect();
-    enc.encode(&cols)
-        .map_err(|e| DatasetError::Invalid(format!("cannot encode the key: {e}")))
+///
+/// # Errors
+///
+/// [`Error::Invalid`] when a key column does not match the encoder.
+pub fn encode_keys(keys: &KeyColumns, batch: &RecordBatch) -> Result<Rows, Error> {
+    keys.encode(batch)
+        .map_err(|e| Error::Invalid(format!("cannot encode the key: {e}")))
 }
 
 /// One input being merged.
@@ -150,8 +143,8 @@ impl Cursor {
         path: &Path,
         batch_rows: usize,
         part: Option<(&PartRange, usize)>,
-    ) -> Result<(Cursor, SchemaRef), DatasetError> {
-        let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
+    ) -> Result<(Cursor, SchemaRef), Error> {
+        let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
         // With a row range, the offset index (when the file has one) lets
         // the reader skip the pages before it instead of decoding them.
         let options = match part {
@@ -161,7 +154,7 @@ impl Cursor {
             None => ArrowReaderOptions::new(),
         };
         let mut builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
-            .map_err(|e| DatasetError::parquet(path, e))?;
+            .map_err(|e| Error::parquet_at(path, e))?;
         let schema = builder.schema().clone();
         let (mut lo, mut hi) = (None, None);
         if let Some((part, i)) = part {
@@ -180,7 +173,7 @@ impl Cursor {
         let reader = builder
             .with_batch_size(batch_rows)
             .build()
-            .map_err(|e| DatasetError::parquet(path, e))?;
+            .map_err(|e| Error::parquet_at(path, e))?;
         Ok((
             Cursor {
                 reader,
@@ -202,16 +195,11 @@ impl Cursor {
     /// Moves to the next batch with rows in range; false at the end.
     /// Checks that the batch is sorted and starts at or above the last key
     /// of the batch before.
-    fn next_batch(
-        &mut self,
-        enc: &RowEncoder,
-        idx: &[usize],
-        key: &[String],
-    ) -> Result<bool, DatasetError> {
+    fn next_batch(&mut self, enc: &KeyColumns, key: &[String]) -> Result<bool, Error> {
         loop {
             let b = match self.reader.next() {
                 Some(Ok(b)) => b,
-                Some(Err(e)) => return Err(DatasetError::parquet(&self.path, e.into())),
+                Some(Err(e)) => return Err(Error::parquet_at(&self.path, e.into())),
                 None => {
                     self.batch = None;
                     self.keys = None;
@@ -224,7 +212,7 @@ impl Cursor {
             if len == 0 {
                 continue;
             }
-            let keys = encode_keys(enc, idx, &b)?;
+            let keys = encode_keys(enc, &b)?;
             // Past `hi` the rest of the row range is still read, only to
             // check its order: the ranges of neighbouring parts overlap,
             // so together they check every row of the input.
@@ -292,11 +280,11 @@ fn output_properties(
     first: &Path,
     schema: &SchemaRef,
     key: &[String],
-) -> Result<WriterProperties, DatasetError> {
+) -> Result<WriterProperties, Error> {
     use parquet::{basic::Encoding, file::reader::FileReader};
-    let file = File::open(first).map_err(|e| DatasetError::io("open", first, e))?;
+    let file = File::open(first).map_err(|e| Error::io("open", first, e))?;
     let reader = parquet::file::reader::SerializedFileReader::new(file)
-        .map_err(|e| DatasetError::parquet(first, e))?;
+        .map_err(|e| Error::parquet_at(first, e))?;
     let md = reader.metadata();
     let mut props =
         WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::default()));
@@ -492,7 +480,7 @@ impl Output {
 ///
 /// # Errors
 ///
-/// [`DatasetError`] for unreadable inputs, inputs with different schemas,
+/// [`Error`] for unreadable inputs, inputs with different schemas,
 /// an input that is not sorted, or a write failure; files written so far
 /// are removed.
 pub fn merge_files(
@@ -500,7 +488,7 @@ pub fn merge_files(
     dir: &Path,
     name: &(dyn Fn(usize) -> String + Sync),
     cfg: &MergeConfig,
-) -> Result<Vec<MergedFile>, DatasetError> {
+) -> Result<Vec<MergedFile>, Error> {
     let threads = match cfg.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
@@ -550,13 +538,13 @@ pub fn merge_files(
 
 /// The merge's last check: the files written hold as many rows as the
 /// inputs (else they are removed and the merge fails).
-fn check_rows(out: Vec<MergedFile>, total: u64) -> Result<Vec<MergedFile>, DatasetError> {
+fn check_rows(out: Vec<MergedFile>, total: u64) -> Result<Vec<MergedFile>, Error> {
     let written: u64 = out.iter().map(|f| f.rows).sum();
     if written != total {
         for f in &out {
             let _ = std::fs::remove_file(&f.path);
         }
-        return Err(DatasetError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "the merge wrote {written} rows of {total}; nothing was kept"
         )));
     }
@@ -564,10 +552,10 @@ fn check_rows(out: Vec<MergedFile>, total: u64) -> Result<Vec<MergedFile>, Datas
 }
 
 /// The row count in a Parquet file's footer.
-fn num_rows(path: &Path) -> Result<u64, DatasetError> {
-    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| DatasetError::parquet(path, e))?;
+fn num_rows(path: &Path) -> Result<u64, Error> {
+    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let b =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet_at(path, e))?;
     Ok(b.metadata().file_metadata().num_rows().max(0) as u64)
 }
 
@@ -575,8 +563,8 @@ fn num_rows(path: &Path) -> Result<u64, DatasetError> {
 /// order.
 fn on_threads<T: Sync, R: Send>(
     items: &[T],
-    f: impl Fn(&T) -> Result<R, DatasetError> + Sync,
-) -> Vec<Result<R, DatasetError>> {
+    f: impl Fn(&T) -> Result<R, Error> + Sync,
+) -> Vec<Result<R, Error>> {
     std::thread::scope(|s| {
         let f = &f;
         let handles: Vec<_> = items.iter().map(|item| s.spawn(move || f(item))).collect();
@@ -584,7 +572,7 @@ fn on_threads<T: Sync, R: Send>(
             .into_iter()
             .map(|h| {
                 h.join()
-                    .unwrap_or_else(|_| Err(DatasetError::Invalid("a merge thread failed".into())))
+                    .unwrap_or_else(|_| Err(Error::Invalid("a merge thread failed".into())))
             })
             .collect()
     })
@@ -650,7 +638,7 @@ fn split_rows(
     rows: &[u64],
     key: &[String],
     parts: usize,
-) -> Result<Split, DatasetError> {
+) -> Result<Split, Error> {
     let step: Vec<u64> = rows
         .iter()
         .map(|&n| (n / (256 * parts as u64)).max(1))
@@ -681,12 +669,7 @@ fn split_rows(
 /// The keys of rows `0, step, 2 * step, ...` of one input of `n` rows,
 /// reading only those rows of the key columns; checks that they are in
 /// order (the merge checks every row it reads).
-fn sample_keys(
-    path: &Path,
-    n: u64,
-    step: u64,
-    key: &[String],
-) -> Result<Vec<Vec<u8>>, DatasetError> {
+fn sample_keys(path: &Path, n: u64, step: u64, key: &[String]) -> Result<Vec<Vec<u8>>, Error> {
     let mut selectors = Vec::new();
     let mut at = 0u64;
     while at < n {
@@ -697,11 +680,11 @@ fn sample_keys(
         }
         at += step;
     }
-    let (reader, enc, idx) = key_reader(path, key, 8192, Some(RowSelection::from(selectors)))?;
+    let (reader, enc) = key_reader(path, key, 8192, Some(RowSelection::from(selectors)))?;
     let mut samples: Vec<Vec<u8>> = Vec::new();
     for b in reader {
-        let b = b.map_err(|e| DatasetError::parquet(path, e.into()))?;
-        let keys = encode_keys(&enc, &idx, &b)?;
+        let b = b.map_err(|e| Error::parquet_at(path, e.into()))?;
+        let keys = encode_keys(&enc, &b)?;
         for k in keys.iter() {
             let k = k.as_bytes();
             if samples.last().is_some_and(|last| k < last.as_slice()) {
@@ -723,42 +706,44 @@ fn key_reader(
 ) -> Result<
     (
         parquet::arrow::arrow_reader::ParquetRecordBatchReader,
-        RowEncoder,
-        Vec<usize>,
+        KeyColumns,
     ),
-    DatasetError,
+    Error,
 > {
-    let file = File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| DatasetError::parquet(path, e))?;
-    let (_, roots) = key_encoder(builder.schema(), key)?;
+    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet_at(path, e))?;
+    let roots = key_columns(builder.schema(), key)?.columns().to_vec();
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
     let mut builder = builder.with_projection(mask).with_batch_size(batch_rows);
     if let Some(selection) = selection {
         builder = builder.with_row_selection(selection);
     }
-    let reader = builder
-        .build()
-        .map_err(|e| DatasetError::parquet(path, e))?;
+    let reader = builder.build().map_err(|e| Error::parquet_at(path, e))?;
     let schema = arrow_array::RecordBatchReader::schema(&reader);
-    let (enc, idx) = key_encoder(&schema, key)?;
-    Ok((reader, enc, idx))
+    let enc = key_columns(&schema, key)?;
+    Ok((reader, enc))
 }
 
 /// Calls `each` with the encoded keys of every batch of `path` (key
 /// columns only) and the row number of the batch's first row; stops when
 /// `each` returns false. Returns the rows seen.
-pub(crate) fn for_each_key_batch(
+///
+/// # Errors
+///
+/// As `each`, or this crate's error (converted) when the file cannot be
+/// read or its keys encoded.
+pub fn for_each_key_batch<E: From<Error>>(
     path: &Path,
     key: &[String],
     batch_rows: usize,
-    mut each: impl FnMut(&Rows, u64) -> Result<bool, DatasetError>,
-) -> Result<u64, DatasetError> {
-    let (reader, enc, idx) = key_reader(path, key, batch_rows, None)?;
+    mut each: impl FnMut(&Rows, u64) -> Result<bool, E>,
+) -> Result<u64, E> {
+    let (reader, enc) = key_reader(path, key, batch_rows, None)?;
     let mut seen = 0u64;
     for b in reader {
-        let b = b.map_err(|e| DatasetError::parquet(path, e.into()))?;
-        let keys = encode_keys(&enc, &idx, &b)?;
+        let b = b.map_err(|e| Error::parquet_at(path, e.into()))?;
+        let keys = encode_keys(&enc, &b)?;
         let go = each(&keys, seen)?;
         seen += b.num_rows() as u64;
         if !go {
@@ -768,8 +753,9 @@ pub(crate) fn for_each_key_batch(
     Ok(seen)
 }
 
-pub(crate) fn not_sorted(path: &Path, key: &[String]) -> DatasetError {
-    DatasetError::Invalid(format!(
+/// The error for a file not sorted by `key`.
+pub fn not_sorted(path: &Path, key: &[String]) -> Error {
+    Error::Invalid(format!(
         "{} is not sorted by {}",
         path.display(),
         key.join(",")
@@ -783,7 +769,7 @@ fn merge_range(
     dir: &Path,
     name: &dyn Fn(usize) -> String,
     cfg: &MergeConfig,
-) -> Result<Vec<MergedFile>, DatasetError> {
+) -> Result<Vec<MergedFile>, Error> {
     let batch_rows = cfg.batch_rows.max(1);
     let mut cursors = Vec::with_capacity(inputs.len());
     let mut schema: Option<SchemaRef> = None;
@@ -792,7 +778,7 @@ fn merge_range(
         match &schema {
             None => schema = Some(s),
             Some(first) if first.fields() != s.fields() => {
-                return Err(DatasetError::Invalid(format!(
+                return Err(Error::Invalid(format!(
                     "{} has a different schema from {}",
                     p.display(),
                     inputs[0].display()
@@ -805,9 +791,9 @@ fn merge_range(
     let Some(schema) = schema else {
         return Ok(Vec::new());
     };
-    let (enc, idx) = key_encoder(&schema, &cfg.key)?;
+    let enc = key_columns(&schema, &cfg.key)?;
     for c in &mut cursors {
-        c.next_batch(&enc, &idx, &cfg.key)?;
+        c.next_batch(&enc, &cfg.key)?;
     }
     let mut sink = Sink {
         out: None,
@@ -822,7 +808,7 @@ fn merge_range(
         target_file_bytes: cfg.target_file_bytes,
         done: Vec::new(),
     };
-    let result = (|| -> Result<(), DatasetError> {
+    let result = (|| -> Result<(), Error> {
         let mut tree = Tournament::new(&cursors);
         loop {
             // The smallest current key; ties go to the earlier input.
@@ -858,7 +844,7 @@ fn merge_range(
             sink.chunk.push((slot, c.row));
             c.advance();
             if c.row == c.end {
-                c.next_batch(&enc, &idx, &cfg.key)?;
+                c.next_batch(&enc, &cfg.key)?;
             }
             tree.replay(&cursors, b);
             if sink.chunk.len() == batch_rows {
@@ -903,17 +889,17 @@ struct Sink<'a> {
 impl Sink<'_> {
     /// Writes the chunk to the current output (opening one if needed) and
     /// rolls the output at the target size.
-    fn flush(&mut self, cursors: &mut [Cursor]) -> Result<(), DatasetError> {
+    fn flush(&mut self, cursors: &mut [Cursor]) -> Result<(), Error> {
         if self.chunk.is_empty() {
             return Ok(());
         }
         if self.out.is_none() {
             let target = self.dir.join((self.name)(self.done.len()));
-            let (pending, file) = PendingFile::create(target.clone(), false)
-                .map_err(|e| DatasetError::write(&target, e))?;
+            let (pending, file) =
+                PendingFile::create(target.clone(), false).map_err(|e| Error::file(&target, e))?;
             let sync = file.try_clone().ok();
             let writer = ParquetWriter::try_new(file, Arc::clone(&self.schema), self.props.clone())
-                .map_err(|e| DatasetError::write(&target, e))?;
+                .map_err(|e| Error::file(&target, e))?;
             self.out = Some(Output {
                 writer,
                 pending,
@@ -928,7 +914,7 @@ impl Sink<'_> {
         if let Some(o) = self.out.as_mut() {
             o.writer
                 .write_gather(&self.chunk_batches, &self.chunk)
-                .map_err(|e| DatasetError::write(o.pending.target(), e))?;
+                .map_err(|e| Error::file(o.pending.target(), e))?;
             o.rows += self.chunk.len() as u64;
             o.max_key.clone_from(&self.last_key);
             o.sync_in_background();
@@ -948,25 +934,19 @@ impl Sink<'_> {
     }
 }
 
-fn close(mut o: Output) -> Result<MergedFile, DatasetError> {
+fn close(mut o: Output) -> Result<MergedFile, Error> {
     let target = o.pending.target().to_path_buf();
     if let Some(h) = o.syncing.take() {
         let _ = h.join();
     }
-    let file = o
-        .writer
-        .finish()
-        .map_err(|e| DatasetError::write(&target, e))?;
+    let file = o.writer.finish().map_err(|e| Error::file(&target, e))?;
     file.sync_all()
-        .map_err(|e| DatasetError::io("write", &target, e))?;
+        .map_err(|e| Error::io("write", &target, e))?;
     let bytes = file
         .metadata()
-        .map_err(|e| DatasetError::io("stat", &target, e))?
+        .map_err(|e| Error::io("stat", &target, e))?
         .len();
-    let path = o
-        .pending
-        .commit()
-        .map_err(|e| DatasetError::write(&target, e))?;
+    let path = o.pending.commit().map_err(|e| Error::file(&target, e))?;
     Ok(MergedFile {
         path,
         rows: o.rows,

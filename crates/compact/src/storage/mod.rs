@@ -29,7 +29,16 @@ use object_store::{
 };
 use strata_store::location::{Kind, StoreConfig, parse_location};
 
-use crate::dataset::{DatasetError, LOCK, MANIFEST};
+use crate::Error;
+
+pub mod manifest;
+
+/// The manifest's file name inside a dataset directory.
+pub const MANIFEST: &str = "_strata_manifest.json";
+
+/// The file a running compaction holds (it names the process): another
+/// run of the same dataset waits for nothing and fails at once.
+pub const LOCK: &str = "_strata_compact.lock";
 
 /// Objects downloaded at once.
 const TRANSFERS: usize = 8;
@@ -66,14 +75,14 @@ impl Dataset {
     ///
     /// # Errors
     ///
-    /// [`DatasetError::Invalid`] when the IO runtime cannot start.
+    /// [`Error::Invalid`] when the IO runtime cannot start.
     pub fn object(
         store: Arc<dyn ObjectStore>,
         prefix: ObjectPath,
         display: impl Into<String>,
-    ) -> Result<Dataset, DatasetError> {
+    ) -> Result<Dataset, Error> {
         let dir = strata_store::upload::ObjectDir::new(store, prefix, &display.into())
-            .map_err(|e| DatasetError::Invalid(e.to_string()))?;
+            .map_err(|e| Error::Invalid(e.to_string()))?;
         Ok(Dataset {
             inner: Inner::Object(ObjectDir(dir)),
         })
@@ -84,14 +93,14 @@ impl Dataset {
     ///
     /// # Errors
     ///
-    /// [`DatasetError::Invalid`] for a location that cannot be parsed.
-    pub fn open(location: &str, cfg: &StoreConfig) -> Result<Dataset, DatasetError> {
+    /// [`Error::Invalid`] for a location that cannot be parsed.
+    pub fn open(location: &str, cfg: &StoreConfig) -> Result<Dataset, Error> {
         if !location.contains("://") {
             return Ok(Dataset::local(location));
         }
         let trimmed = location.trim_end_matches('/');
-        let loc = parse_location(trimmed, cfg)
-            .map_err(|e| DatasetError::Invalid(format!("{location}: {e}")))?;
+        let loc =
+            parse_location(trimmed, cfg).map_err(|e| Error::Invalid(format!("{location}: {e}")))?;
         match (loc.kind, loc.file) {
             (Kind::Local, Some(dir)) => Ok(Dataset::local(dir)),
             _ => Dataset::object(loc.store, loc.path, trimmed),
@@ -123,14 +132,14 @@ impl Dataset {
     }
 
     /// The manifest's text, or `None` when there is none.
-    pub(crate) fn read_manifest(&self) -> Result<Option<String>, DatasetError> {
+    pub(crate) fn read_manifest(&self) -> Result<Option<String>, Error> {
         match &self.inner {
             Inner::Local(d) => {
                 let path = d.join(MANIFEST);
                 match std::fs::read_to_string(&path) {
                     Ok(t) => Ok(Some(t)),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                    Err(e) => Err(DatasetError::io("read", &path, e)),
+                    Err(e) => Err(Error::io("read", &path, e)),
                 }
             }
             Inner::Object(o) => o.rt().block_on(async {
@@ -138,7 +147,7 @@ impl Dataset {
                     Ok(r) => {
                         let bytes = r.bytes().await.map_err(|e| o.error("read", MANIFEST, e))?;
                         String::from_utf8(bytes.to_vec()).map(Some).map_err(|_| {
-                            DatasetError::Invalid(format!(
+                            Error::Invalid(format!(
                                 "{} is not a valid manifest: not UTF-8",
                                 self.file_display(MANIFEST)
                             ))
@@ -152,27 +161,16 @@ impl Dataset {
     }
 
     /// Replaces the manifest with `text` in one step.
-    pub(crate) fn write_manifest(&self, text: &str) -> Result<(), DatasetError> {
+    pub(crate) fn write_manifest(&self, text: &str) -> Result<(), Error> {
         match &self.inner {
             Inner::Local(dir) => {
-                let path = dir.join(MANIFEST);
-                let temp = dir.join(format!(".{MANIFEST}.{}.strata-tmp", std::process::id()));
-                let write = || -> std::io::Result<()> {
-                    let mut f = std::fs::File::create(&temp)?;
-                    f.write_all(text.as_bytes())?;
-                    f.sync_all()?;
-                    std::fs::rename(&temp, &path)?;
-                    // The rename itself is durable once the directory is
-                    // synced.
-                    if let Ok(d) = std::fs::File::open(dir) {
-                        let _ = d.sync_all();
-                    }
-                    Ok(())
-                };
-                write().map_err(|e| {
-                    let _ = std::fs::remove_file(&temp);
-                    DatasetError::io("write", &path, e)
-                })
+                strata_store::output::write_atomically(
+                    &dir.join(MANIFEST),
+                    text.as_bytes(),
+                    true,
+                    true,
+                )?;
+                Ok(())
             }
             Inner::Object(o) => o.rt().block_on(async {
                 o.store()
@@ -188,15 +186,15 @@ impl Dataset {
     }
 
     /// The names and sizes of the dataset's files (not in subdirectories).
-    pub(crate) fn list(&self) -> Result<Vec<(String, u64)>, DatasetError> {
+    pub(crate) fn list(&self) -> Result<Vec<(String, u64)>, Error> {
         let mut out = match &self.inner {
             Inner::Local(d) => {
                 let mut out = Vec::new();
-                for e in std::fs::read_dir(d).map_err(|e| DatasetError::io("list", d, e))? {
-                    let e = e.map_err(|e| DatasetError::io("list", d, e))?;
+                for e in std::fs::read_dir(d).map_err(|e| Error::io("list", d, e))? {
+                    let e = e.map_err(|e| Error::io("list", d, e))?;
                     let meta = e
                         .metadata()
-                        .map_err(|err| DatasetError::io("stat", &e.path(), err))?;
+                        .map_err(|err| Error::io("stat", &e.path(), err))?;
                     if meta.is_file() {
                         out.push((e.file_name().to_string_lossy().into_owned(), meta.len()));
                     }
@@ -210,11 +208,11 @@ impl Dataset {
     }
 
     /// Removes file `name` (a missing file is not an error).
-    pub(crate) fn remove(&self, name: &str) -> Result<(), DatasetError> {
+    pub(crate) fn remove(&self, name: &str) -> Result<(), Error> {
         match &self.inner {
             Inner::Local(d) => match std::fs::remove_file(d.join(name)) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(DatasetError::io("remove", &d.join(name), e))
+                    Err(Error::io("remove", &d.join(name), e))
                 }
                 _ => Ok(()),
             },
@@ -228,7 +226,7 @@ impl Dataset {
     /// Takes the compaction lock, released when the guard drops. A local
     /// lock whose process is gone is taken over; an object-store lock
     /// cannot be checked that way, so the message says how to remove it.
-    pub(crate) fn lock(&self) -> Result<LockGuard<'_>, DatasetError> {
+    pub(crate) fn lock(&self) -> Result<LockGuard<'_>, Error> {
         match &self.inner {
             Inner::Local(d) => local_lock(d).map(|path| LockGuard {
                 dataset: self,
@@ -257,7 +255,7 @@ impl Dataset {
                             local: None,
                         }),
                         Err(object_store::Error::AlreadyExists { .. }) => {
-                            Err(DatasetError::Invalid(format!(
+                            Err(Error::Invalid(format!(
                                 "another compaction of {} is running; if none is, remove {}",
                                 o.display(),
                                 self.file_display(LOCK)
@@ -272,11 +270,7 @@ impl Dataset {
 
     /// Local paths to read the files `names` from: the files themselves
     /// for a directory; downloads into `scratch` for an object store.
-    pub(crate) fn stage(
-        &self,
-        names: &[String],
-        scratch: &Path,
-    ) -> Result<Vec<PathBuf>, DatasetError> {
+    pub(crate) fn stage(&self, names: &[String], scratch: &Path) -> Result<Vec<PathBuf>, Error> {
         match &self.inner {
             Inner::Local(d) => Ok(names.iter().map(|n| d.join(n)).collect()),
             Inner::Object(o) => {
@@ -306,7 +300,7 @@ impl Dataset {
     /// Makes the local files `paths` the dataset's files of the same names
     /// (uploads them to an object store; nothing for a directory). On
     /// failure, those uploaded are removed.
-    pub(crate) fn publish(&self, paths: &[PathBuf]) -> Result<(), DatasetError> {
+    pub(crate) fn publish(&self, paths: &[PathBuf]) -> Result<(), Error> {
         let Inner::Object(o) = &self.inner else {
             return Ok(());
         };
@@ -320,15 +314,13 @@ impl Dataset {
             .collect();
         // Every file's parts are sent before any upload completes (an
         // upload dropped unfinished is aborted).
-        let result = (|| -> Result<(), DatasetError> {
+        let result = (|| -> Result<(), Error> {
             let mut uploads = Vec::with_capacity(paths.len());
             for (path, name) in paths.iter().zip(&names) {
                 let io = file_error(self.file_display(name));
                 let mut up = o.0.create(name).map_err(&io)?;
-                let mut file =
-                    std::fs::File::open(path).map_err(|e| DatasetError::io("open", path, e))?;
-                std::io::copy(&mut file, &mut up)
-                    .map_err(|e| DatasetError::io("upload", path, e))?;
+                let mut file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+                std::io::copy(&mut file, &mut up).map_err(|e| Error::io("upload", path, e))?;
                 up.seal().map_err(&io)?;
                 uploads.push((up, io));
             }
@@ -358,16 +350,15 @@ impl Dataset {
             Arc<parquet::file::metadata::ParquetMetaData>,
             arrow_schema::SchemaRef,
         ),
-        DatasetError,
+        Error,
     > {
         match &self.inner {
             Inner::Local(d) => {
                 let path = d.join(name);
-                let file =
-                    std::fs::File::open(&path).map_err(|e| DatasetError::io("open", &path, e))?;
+                let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
                 let b =
                     parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-                        .map_err(|e| DatasetError::parquet(&path, e))?;
+                        .map_err(|e| Error::parquet(&path, e))?;
                 Ok((Arc::clone(b.metadata()), Arc::clone(b.schema())))
             }
             Inner::Object(o) => {
@@ -389,12 +380,10 @@ impl Dataset {
         &self,
         name: &str,
         key: &[String],
-        each: &mut dyn FnMut(&arrow_array::RecordBatch) -> Result<(), DatasetError>,
-    ) -> Result<(), DatasetError> {
+        each: &mut dyn FnMut(&arrow_array::RecordBatch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let Inner::Object(o) = &self.inner else {
-            return Err(DatasetError::Invalid(
-                "scan_columns is for object stores".into(),
-            ));
+            return Err(Error::Invalid("scan_columns is for object stores".into()));
         };
         let io = file_error(self.file_display(name));
         o.rt().block_on(async {
@@ -436,8 +425,8 @@ impl Drop for LockGuard<'_> {
 /// Makes errors about the file at `location` dataset errors.
 fn file_error<E: std::error::Error + Send + Sync + 'static>(
     location: String,
-) -> impl Fn(E) -> DatasetError {
-    move |e| DatasetError::File {
+) -> impl Fn(E) -> Error {
+    move |e| Error::File {
         path: PathBuf::from(&location),
         source: Box::new(e),
     }
@@ -472,8 +461,8 @@ impl ObjectDir {
         .await?)
     }
 
-    fn error(&self, action: &'static str, name: &str, e: object_store::Error) -> DatasetError {
-        DatasetError::Store {
+    fn error(&self, action: &'static str, name: &str, e: object_store::Error) -> Error {
+        Error::ObjectStore {
             action,
             location: self.0.display(name),
             source: Box::new(e),
@@ -481,26 +470,25 @@ impl ObjectDir {
     }
 
     /// Streams object `name` into the file `path`.
-    async fn download(&self, name: &str, path: &Path) -> Result<(), DatasetError> {
+    async fn download(&self, name: &str, path: &Path) -> Result<(), Error> {
         let result = self
             .store()
             .get(&self.child(name))
             .await
             .map_err(|e| self.error("read", name, e))?;
-        let mut file =
-            std::fs::File::create(path).map_err(|e| DatasetError::io("create", path, e))?;
+        let mut file = std::fs::File::create(path).map_err(|e| Error::io("create", path, e))?;
         let mut stream = result.into_stream();
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| self.error("read", name, e))?;
             file.write_all(&chunk)
-                .map_err(|e| DatasetError::io("write", path, e))?;
+                .map_err(|e| Error::io("write", path, e))?;
         }
         Ok(())
     }
 }
 
 /// Takes `dir`'s lock file; returns its path.
-fn local_lock(dir: &Path) -> Result<PathBuf, DatasetError> {
+fn local_lock(dir: &Path) -> Result<PathBuf, Error> {
     let path = dir.join(LOCK);
     for attempt in 0..2 {
         match std::fs::OpenOptions::new()
@@ -520,17 +508,17 @@ fn local_lock(dir: &Path) -> Result<PathBuf, DatasetError> {
                     let _ = std::fs::remove_file(&path);
                     continue;
                 }
-                return Err(DatasetError::Invalid(format!(
+                return Err(Error::Invalid(format!(
                     "another compaction of {} is running (process {}); if none is, remove {}",
                     dir.display(),
                     pid.map_or("unknown".into(), |p| p.to_string()),
                     path.display()
                 )));
             }
-            Err(e) => return Err(DatasetError::io("create", &path, e)),
+            Err(e) => return Err(Error::io("create", &path, e)),
         }
     }
-    Err(DatasetError::Invalid(format!(
+    Err(Error::Invalid(format!(
         "cannot take the compaction lock {}",
         path.display()
     )))

@@ -9,8 +9,8 @@ use std::{fs::File, path::Path, sync::Arc};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
-use strata_compact::merge::{MergeConfig, merge_files};
 use strata_gen::rng::RowRng;
+use strata_sort::merge::{MergeConfig, merge_files};
 use strata_testkit::readback::{read_batches, rows_as_text};
 
 /// A row's key: `(k, k2)`.
@@ -216,7 +216,7 @@ fn an_input_out_of_order_anywhere_is_an_error_with_any_thread_count() {
 
 #[test]
 fn synthetic_datasets_have_the_overlap_asked_for() {
-    use strata_compact::synth::{Payload, SyntheticDataset, write_dataset};
+    use strata_testkit::synth::{Payload, SyntheticDataset, write_dataset};
     for (overlap, payload) in [
         (0.0, Payload::Text),
         (0.5, Payload::Contacts),

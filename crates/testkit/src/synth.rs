@@ -24,7 +24,7 @@ use parquet::{
 use strata_gen::{BatchGenerator, rng::RowRng};
 use strata_store::output::PendingFile;
 
-use crate::dataset::DatasetError;
+use crate::Result;
 
 /// The columns beside the key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,9 +81,9 @@ impl SyntheticDataset {
 ///
 /// # Errors
 ///
-/// [`DatasetError::File`] when a file cannot be written (one that exists
+/// An error naming the file when one cannot be written (one that exists
 /// is not replaced).
-pub fn write_dataset(dir: &Path, spec: &SyntheticDataset) -> Result<Vec<PathBuf>, DatasetError> {
+pub fn write_dataset(dir: &Path, spec: &SyntheticDataset) -> Result<Vec<PathBuf>> {
     (0..spec.files)
         .map(|f| {
             let path = dir.join(format!("in-{f:02}.parquet"));
@@ -93,9 +93,9 @@ pub fn write_dataset(dir: &Path, spec: &SyntheticDataset) -> Result<Vec<PathBuf>
         .collect()
 }
 
-fn write_file(path: &Path, spec: &SyntheticDataset, f: usize) -> Result<(), DatasetError> {
-    let err = |e: strata_store::Error| DatasetError::write(path, e);
-    let parquet = |e: parquet::errors::ParquetError| DatasetError::parquet(path, e);
+fn write_file(path: &Path, spec: &SyntheticDataset, f: usize) -> Result<()> {
+    let err = |e: strata_store::Error| format!("{}: {e}", path.display());
+    let parquet = |e: parquet::errors::ParquetError| format!("{}: parquet: {e}", path.display());
     let rows = spec.rows_per_file;
     let range = spec.key_range(f);
     let mut rng = RowRng::seeded(spec.seed.wrapping_add(f as u64));
@@ -120,20 +120,20 @@ fn write_file(path: &Path, spec: &SyntheticDataset, f: usize) -> Result<(), Data
             Payload::Contacts => {
                 let b = contacts
                     .generate((f * rows + start) as u64, n, &mut scratch)
-                    .map_err(|e| DatasetError::write(path, e))?;
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
                 cols.extend(b.columns().iter().cloned());
             }
             Payload::Text => cols.push(Arc::new(StringArray::from_iter(
                 (start..start + n).map(|i| (i % 7 != 0).then(|| format!("f{f}-r{i}"))),
             ))),
         }
-        let batch =
-            RecordBatch::try_new(schema.clone(), cols).map_err(|e| DatasetError::write(path, e))?;
+        let batch = RecordBatch::try_new(schema.clone(), cols)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         w.write(&batch).map_err(parquet)?;
     }
     let file = w.into_inner().map_err(parquet)?;
     file.sync_all()
-        .map_err(|e| DatasetError::io("write", path, e))?;
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     pending.commit().map_err(err)?;
     Ok(())
 }

@@ -1,0 +1,141 @@
+//! Whole Parquet or Arrow IPC files from record batches, through one
+//! path: parquet's `ArrowWriter` (or [`IpcFileWriter`]) into a
+//! [`PendingFile`] that appears under its name only when complete, synced
+//! first when durable. Sorted outputs and scan outputs are written here;
+//! the generate pipeline and the merge, which encode row groups
+//! themselves, write through the same [`PendingFile`].
+
+use std::{
+    fs::File,
+    io::{BufWriter, Write},
+    path::{Path, PathBuf},
+};
+
+use arrow_array::RecordBatch;
+use arrow_ipc::writer::IpcWriteOptions;
+use arrow_schema::SchemaRef;
+use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
+use strata_store::output::{PendingFile, remove_stale_temporaries};
+
+use crate::{
+    Compression, DEFAULT_ZSTD_LEVEL, Error, Format, encoder::parquet_codec, ipc::IpcFileWriter,
+};
+
+/// Settings of a [`FileSink`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SinkOptions {
+    /// The Parquet codec (IPC files are written uncompressed).
+    pub compression: Compression,
+    /// Most rows in one Parquet row group (parquet's default when `None`).
+    pub row_group_rows: Option<usize>,
+    /// Replace an existing file; without, an existing file is an error
+    /// and is kept.
+    pub overwrite: bool,
+    /// Sync the file before it is renamed, and its directory after.
+    pub durable: bool,
+}
+
+impl Default for SinkOptions {
+    /// zstd at the default level, parquet's row groups, no overwrite, not
+    /// durable.
+    fn default() -> Self {
+        SinkOptions {
+            compression: Compression::Zstd(DEFAULT_ZSTD_LEVEL),
+            row_group_rows: None,
+            overwrite: false,
+            durable: false,
+        }
+    }
+}
+
+enum Writer {
+    Parquet(Box<ArrowWriter<BufWriter<File>>>),
+    Ipc(Box<IpcFileWriter<BufWriter<File>>>),
+}
+
+/// A Parquet or IPC file being written; it appears under its name only
+/// after [`FileSink::finish`], and dropping it unfinished removes the
+/// temporary.
+pub struct FileSink {
+    writer: Writer,
+    pending: PendingFile,
+    target: PathBuf,
+}
+
+impl FileSink {
+    /// Starts `target` in `format` for batches of `schema`.
+    ///
+    /// # Errors
+    /// [`Error::Store`] ([`strata_store::Error::OutputExists`]) when
+    /// `target` exists and overwriting is off, or when the temporary cannot
+    /// be created; [`Error::InvalidConfig`] for a codec parquet lacks; the
+    /// encoder's error for a schema it cannot write.
+    pub fn create(
+        target: &Path,
+        format: Format,
+        schema: &SchemaRef,
+        opts: &SinkOptions,
+    ) -> Result<Self, Error> {
+        if !opts.overwrite && target.exists() {
+            return Err(Error::Store(strata_store::Error::OutputExists {
+                path: target.to_path_buf(),
+                count: 1,
+            }));
+        }
+        remove_stale_temporaries(target);
+        let (pending, file) = PendingFile::create(target.to_path_buf(), opts.overwrite)?;
+        let pending = pending.durable(opts.durable);
+        let out = BufWriter::with_capacity(1 << 20, file);
+        let writer = match format {
+            Format::Parquet => {
+                let props = WriterProperties::builder()
+                    .set_compression(parquet_codec(opts.compression)?)
+                    .set_max_row_group_row_count(opts.row_group_rows)
+                    .build();
+                Writer::Parquet(Box::new(ArrowWriter::try_new(
+                    out,
+                    schema.clone(),
+                    Some(props),
+                )?))
+            }
+            Format::Ipc => Writer::Ipc(Box::new(IpcFileWriter::try_new(
+                out,
+                schema,
+                IpcWriteOptions::default(),
+            )?)),
+        };
+        Ok(FileSink {
+            writer,
+            pending,
+            target: target.to_path_buf(),
+        })
+    }
+
+    /// Appends a batch.
+    ///
+    /// # Errors
+    /// The encoder's or the file system's error.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        match &mut self.writer {
+            Writer::Parquet(w) => w.write(batch)?,
+            Writer::Ipc(w) => w.write(batch)?,
+        }
+        Ok(())
+    }
+
+    /// Completes the file (footer, flush, sync when durable) and moves it
+    /// to its name; returns the name.
+    ///
+    /// # Errors
+    /// The encoder's or the file system's error; the temporary is removed.
+    pub fn finish(self) -> Result<PathBuf, Error> {
+        let mut out = match self.writer {
+            Writer::Parquet(w) => w.into_inner()?,
+            Writer::Ipc(w) => w.finish()?,
+        };
+        out.flush()
+            .map_err(|e| Error::io("write", &self.target, e))?;
+        drop(out);
+        Ok(self.pending.commit()?)
+    }
+}
