@@ -143,7 +143,7 @@ def test_dask_parts_as_files(client, whole, tmp_path, spec, fmt, compression):
     for i, s in enumerate(summaries, start=1):
         start, end = part_rows(rows, i, PARTS)
         assert (s["spec"], s["part"], s["parts"], s["seed"]) == (spec, i, PARTS, SEED)
-        assert (s["first_row"], s["rows"]) == (start, end - start)
+        assert (s["first_row"], s["records"]) == (start, end - start)
         assert len(s["files"]) == 2
         for j, f in enumerate(s["files"]):
             path = Path(f["path"])
@@ -191,6 +191,30 @@ def test_parts_from_python_threads(whole):
             )
         )
     assert pa.concat_tables(tables).equals(whole("events"))
+
+
+def keys(value, prefix=""):
+    """The key paths of a JSON value: `a.b` for nested dicts, `a.[].b` in lists."""
+    out = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.add(prefix + k)
+            out |= keys(v, f"{prefix}{k}.")
+    elif isinstance(value, list):
+        for v in value:
+            out |= keys(v, f"{prefix}[].")
+    return out
+
+
+def test_python_summary_has_the_cli_summary_keys(generate, tmp_path):
+    _, cli = generate("--target-records", "3000", "--num-writers", "2", "--seed", "5", "--preset", "events")
+    py = strata.generate("events", rows=3000, num_writers=2, seed=5, output_dir=str(tmp_path / "py"))
+    assert keys(py) == keys(cli)
+    for k in ("spec", "seed", "part", "parts", "format", "first_row", "records", "bytes", "threads"):
+        assert py[k] == cli[k], k
+    assert [f["rows"] for f in py["files"]] == [f["rows"] for f in cli["files"]]
+    assert [f["first_row"] for f in py["files"]] == [0, 1500]
+    assert py["cpu_s"] >= 0 and py["elapsed_s"] > 0
 
 
 def test_spec_from_file_path_and_text(tmp_path):

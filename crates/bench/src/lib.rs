@@ -34,273 +34,23 @@
 
 pub mod cachegrind;
 pub mod chart;
+mod config;
 pub mod counters;
+mod error;
 pub mod harness;
 pub mod report;
+mod results;
 pub mod stats;
 pub mod suites;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
+pub use config::{Config, Context, Size, Suite};
+use error::io_err;
+pub use error::{Error, case_err};
 pub use harness::{Body, Case, CaseResult, CounterMode, Sample, Unit};
+pub use results::{RunResult, load, save, utc, write_atomic};
 pub use stats::{Comparison, Summary, Thresholds, Verdict};
-
-/// What went wrong.
-#[derive(Debug)]
-pub enum Error {
-    /// A file could not be read or written.
-    Io {
-        /// What was being done.
-        what: String,
-        /// The path.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// A saved run or baseline is not valid JSON of a run.
-    BadResults {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// `--baseline NAME` names no saved baseline for the suite.
-    NoBaseline {
-        /// The baseline.
-        name: String,
-        /// Where it was looked for.
-        path: PathBuf,
-    },
-    /// An unknown suite, size, metric or other setting.
-    Usage(String),
-    /// A case's own work failed (generating, encoding, reading).
-    Case(String),
-    /// A chart could not be drawn.
-    Chart(String),
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Io { what, path, source } => {
-                write!(f, "cannot {what} {}: {source}", path.display())
-            }
-            Error::BadResults { path, reason } => {
-                write!(
-                    f,
-                    "{} is not a saved benchmark run: {reason}",
-                    path.display()
-                )
-            }
-            Error::NoBaseline { name, path } => write!(
-                f,
-                "no baseline `{name}`: {} does not exist (save one with --save-baseline {name})",
-                path.display()
-            ),
-            Error::Usage(m) | Error::Case(m) | Error::Chart(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
-
-/// Wraps any displayable error of a case's work.
-pub fn case_err(e: impl fmt::Display) -> Error {
-    Error::Case(e.to_string())
-}
-
-fn io_err(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
-    let (what, path) = (what.to_string(), path.to_path_buf());
-    move |source| Error::Io { what, path, source }
-}
-
-/// The suites.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Suite {
-    /// `strata generate` end to end: contacts to Parquet files.
-    Pipeline,
-    /// Row encoding against arrow-row.
-    Row,
-    /// Projected reads of IPC and Parquet files against arrow-rs readers.
-    Scan,
-    /// The compaction planner and the k-way merge.
-    Compact,
-    /// Seed 002's Int64 column matrix, parquet-rs against Arrow C++.
-    ParquetColumn,
-}
-
-impl Suite {
-    /// Every suite, in report order.
-    pub const ALL: [Suite; 5] = [
-        Suite::Pipeline,
-        Suite::Row,
-        Suite::Scan,
-        Suite::Compact,
-        Suite::ParquetColumn,
-    ];
-
-    /// The suite's command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Suite::Pipeline => "pipeline",
-            Suite::Row => "row",
-            Suite::Scan => "scan",
-            Suite::Compact => "compact",
-            Suite::ParquetColumn => "parquet-column",
-        }
-    }
-
-    /// The suite named `name`.
-    pub fn parse(name: &str) -> Result<Suite, Error> {
-        Suite::ALL
-            .into_iter()
-            .find(|s| s.name() == name)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "unknown suite `{name}`; the suites are {}",
-                    Suite::ALL.map(Suite::name).join(", ")
-                ))
-            })
-    }
-
-    /// The suite's cases at `cfg`'s size.
-    pub fn cases(self, cfg: &Config) -> Result<Vec<Case>, Error> {
-        match self {
-            Suite::Pipeline => suites::pipeline::cases(cfg),
-            Suite::Row => suites::row::cases(cfg),
-            Suite::Scan => suites::scan::cases(cfg),
-            Suite::Compact => suites::compact::cases(cfg),
-            Suite::ParquetColumn => suites::parquet_column::cases(cfg),
-        }
-    }
-}
-
-/// How big a suite's inputs are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Size {
-    /// Seconds for every suite: for tests.
-    Tiny,
-    /// The sizes the suites are designed for (seed 002's exact matrix).
-    Full,
-}
-
-impl Size {
-    /// `tiny` or `full`.
-    pub fn parse(s: &str) -> Result<Size, Error> {
-        match s {
-            "tiny" => Ok(Size::Tiny),
-            "full" => Ok(Size::Full),
-            _ => Err(Error::Usage(format!(
-                "unknown size `{s}`; use tiny or full"
-            ))),
-        }
-    }
-}
-
-/// Settings of a run.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// Timed repetitions per case (5 is the least that can show a
-    /// significant change).
-    pub runs: usize,
-    /// Untimed runs before them.
-    pub warmup: usize,
-    /// Input sizes.
-    pub size: Size,
-    /// Counters to collect.
-    pub counters: CounterMode,
-    /// Only cases whose `name@subject` contains this.
-    pub filter: Option<String>,
-    /// The Python with pyarrow and DuckDB for the peers (`python3` when
-    /// `None`); peers it cannot import are reported unavailable.
-    pub python: Option<PathBuf>,
-    /// Whether to run the peers in other processes (pyarrow, DuckDB).
-    pub peers: bool,
-    /// Whether small cases may repeat their work within one timed
-    /// iteration (off for cachegrind re-runs, which count one repetition).
-    pub calibrate: bool,
-    /// For `CounterMode::Cachegrind`: the command that re-runs this suite
-    /// (program and arguments before the case selection), normally the
-    /// running `strata bench SUITE ...`.
-    pub relaunch: Option<(PathBuf, Vec<String>)>,
-    /// Thresholds of the baseline verdicts.
-    pub thresholds: Thresholds,
-    /// Print each case's line as it finishes (to stderr).
-    pub progress: bool,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            runs: 5,
-            warmup: 1,
-            size: Size::Full,
-            counters: CounterMode::Off,
-            filter: None,
-            python: None,
-            peers: true,
-            calibrate: true,
-            relaunch: None,
-            thresholds: Thresholds::default(),
-            progress: false,
-        }
-    }
-}
-
-impl Config {
-    /// Whether the case `name@subject` passes the filter (suites skip the
-    /// costly set-up of cases that do not).
-    pub fn wants(&self, name: &str, subject: &str) -> bool {
-        self.filter
-            .as_deref()
-            .is_none_or(|f| format!("{name}@{subject}").contains(f))
-    }
-}
-
-/// Where and on what a run was measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Context {
-    /// UTC, `YYYY-MM-DD HH:MM:SS`.
-    pub date: String,
-    /// Seconds since the Unix epoch.
-    pub timestamp: u64,
-    /// CPU model, logical CPUs and kernel.
-    pub machine: String,
-    /// `git rev-parse --short=12 HEAD` where run (with `+dirty`), else
-    /// `unknown`.
-    pub commit: String,
-    /// Repetitions, size and counter mode.
-    pub runs: usize,
-    /// See [`Config::size`].
-    pub size: Size,
-    /// See [`Config::counters`].
-    pub counters: CounterMode,
-    /// The baseline compared with, if any.
-    pub baseline: Option<String>,
-}
-
-/// One suite's run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    /// The suite.
-    pub suite: Suite,
-    /// Where and how.
-    pub context: Context,
-    /// Every case, in suite order.
-    pub cases: Vec<CaseResult>,
-}
 
 /// Runs `suite` with `cfg`.
 pub fn run(suite: Suite, cfg: &Config) -> Result<RunResult, Error> {
@@ -434,28 +184,6 @@ fn context(cfg: &Config) -> Context {
     }
 }
 
-/// `YYYY-MM-DD HH:MM:SS` of Unix seconds (days to civil date by the
-/// proleptic Gregorian calendar, in 400-year eras).
-pub fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 fn machine() -> String {
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -497,41 +225,6 @@ pub fn baseline_path(out: &Path, name: &str, suite: Suite) -> PathBuf {
     out.join("baselines")
         .join(name)
         .join(format!("{}.json", suite.name()))
-}
-
-/// Reads a saved run.
-pub fn load(path: &Path) -> Result<RunResult, Error> {
-    let text = std::fs::read_to_string(path).map_err(io_err("read", path))?;
-    serde_json::from_str(&text).map_err(|e| Error::BadResults {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })
-}
-
-/// Writes `text` to `path` through a temporary name in its directory.
-pub fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io_err("write in", dir))?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(io_err("write", path))?;
-    tmp.persist(path).map_err(|e| Error::Io {
-        what: "write".into(),
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
-}
-
-/// Saves `run` as JSON at `path`.
-pub fn save(run: &RunResult, path: &Path) -> Result<(), Error> {
-    let text = serde_json::to_string_pretty(run).map_err(|e| Error::BadResults {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    write_atomic(path, &text)
 }
 
 /// Fills in each case's comparison with `baseline` (matched by name and

@@ -10,7 +10,9 @@ use clap::Args;
 use strata_gen::{BatchGenerator, spec::Spec};
 use strata_parquet::{Compression, Format};
 use strata_pipeline::generate::{
-    DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Summary, generate,
+    DEFAULT_BATCH_SIZE, DEFAULT_NUM_WRITERS, DEFAULT_ROW_GROUP_ROWS, DEFAULT_SEED,
+    DEFAULT_TARGET_RECORDS, GenerateConfig, ParquetEncoder, Summary, default_output_dir,
+    default_threads, generate,
 };
 
 use crate::common::{parse, progress_bar};
@@ -26,7 +28,7 @@ pub(crate) struct GenerateArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     spec: Option<PathBuf>,
     /// Rows to generate.
-    #[arg(long, default_value_t = 10_000_000)]
+    #[arg(long, default_value_t = DEFAULT_TARGET_RECORDS)]
     target_records: u64,
     /// Rows per generated Arrow batch (speed barely changes above ~4096).
     #[arg(long, default_value_t = DEFAULT_BATCH_SIZE)]
@@ -34,7 +36,7 @@ pub(crate) struct GenerateArgs {
     /// Output files, each with its own writer; file i holds the i-th
     /// contiguous slice of rows. Encoding parallelism comes from --threads,
     /// so this sets the layout, not the speed.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = DEFAULT_NUM_WRITERS)]
     num_writers: usize,
     /// Output directory (created if missing), or s3://BUCKET/PREFIX (S3
     /// settings from the AWS_* variables; each file is a multipart upload,
@@ -51,7 +53,7 @@ pub(crate) struct GenerateArgs {
     dry_run: bool,
     /// Seed: the same seed gives the same rows, whatever the thread, writer
     /// or batch counts.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
     /// Split the rows into this many equal contiguous parts and write only
     /// the one --part names (files STEM_partIofN_j): parts can run on
@@ -105,18 +107,11 @@ fn load_spec(args: &GenerateArgs) -> Result<Spec> {
 }
 
 fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let threads = args.threads.unwrap_or_else(default_threads);
     let output_dir = args
         .output_dir
         .clone()
-        .unwrap_or_else(|| match args.format {
-            Format::Parquet => PathBuf::from("output_parquet"),
-            Format::Ipc => PathBuf::from("output_ipc"),
-        });
+        .unwrap_or_else(|| default_output_dir(args.format));
     GenerateConfig {
         target_records: args.target_records,
         record_batch_size: args.record_batch_size,
@@ -146,17 +141,7 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     let generator = spec.generator(args.seed)?;
     if args.dry_run {
         cfg.validate()?;
-        let files: Vec<_> = (0..cfg.num_writers)
-            .map(|i| {
-                let rows = cfg.file_rows(i);
-                serde_json::json!({ "path": cfg.file_path(i), "first_row": rows.start, "rows": rows.end - rows.start })
-            })
-            .collect();
-        let plan = serde_json::json!({
-            "preset": generator.name(),
-            "config": cfg,
-            "files": files,
-        });
+        let plan = cfg.plan(generator.name());
         writeln!(
             std::io::stdout().lock(),
             "{}",
@@ -176,12 +161,8 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
         print_summary(&summary)?;
     }
     if let Some(p) = &args.summary_json {
-        let mut v = serde_json::to_value(&summary)?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("preset".into(), serde_json::json!(generator.name()));
-            o.insert("config".into(), serde_json::to_value(&cfg)?);
-        }
-        let text = serde_json::to_string_pretty(&v)? + "\n";
+        let report = cfg.report(generator.name(), summary.clone());
+        let text = serde_json::to_string_pretty(&report)? + "\n";
         strata_store::output::write_atomically(p, text.as_bytes(), true, true)?;
     }
     if args.verify_distribution {
@@ -195,9 +176,10 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
         let off = report.suspicious();
         if !off.is_empty() {
             anyhow::bail!(
-                "{} of {} distribution checks are more than 5 standard errors from the spec",
+                "{} of {} distribution checks are more than {} standard errors from the spec",
                 off.len(),
-                report.checks.len()
+                report.checks.len(),
+                strata_pipeline::verify::SUSPICIOUS_Z
             );
         }
     }

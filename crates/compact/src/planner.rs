@@ -40,8 +40,6 @@
 //! `B` of at most the budget (capped at the candidates' total MB), as
 //! Kudu's solver does.
 
-use serde::{Deserialize, Serialize};
-
 use crate::Error;
 use crate::rowsets::RowsetInput;
 
@@ -49,192 +47,15 @@ mod bounds;
 mod cdf;
 pub mod fat;
 mod knapsack;
+mod options;
 
 use bounds::BoundCalculator;
-use cdf::{Prepared, Soa};
+use cdf::{Order, Prepared};
 use knapsack::Knapsack;
-
-/// Wide-window penalty factor of the 2017 rules (`kSupportAdjust`).
-pub const SUPPORT_ADJUST_2017: f64 = 1.01;
-/// Wide-window penalty factor of the KUDU-1400 rules (`kSupportAdjust`).
-pub const SUPPORT_ADJUST_HEAD: f64 = 1.003;
-/// Kudu's default `compaction_small_rowset_tradeoff` (γ).
-pub const DEFAULT_SMALL_ROWSET_TRADEOFF: f64 = 0.009;
-/// Kudu's default `budgeted_compaction_target_rowset_size`: 32 MiB.
-pub const DEFAULT_TARGET_SIZE_BYTES: u64 = 32 * 1024 * 1024;
-/// Kudu's default budget before KUDU-3734 (the era of the 2017 rules), MB.
-pub const DEFAULT_BUDGET_MB: u64 = 128;
-/// The most rowsets [`plan_brute_force`] accepts.
-pub const BRUTE_FORCE_MAX: usize = 16;
-
-/// How a rowset's value and a window's penalty are defined.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub enum Rules {
-    /// Kudu as of 2017 (`9dd64e1b`): value = width, density = width /
-    /// size_mb, score = Σ value − 1.01 × union width. The default.
-    #[default]
-    Kudu2017,
-    /// Kudu after KUDU-1400 (`f65211ba4`) and KUDU-2704: value = width +
-    /// γ · max(0, 1 − size_bytes / target), density = value / size_mb;
-    /// score = Σ value − union width when Σ value ≤ union width, else
-    /// Σ value − 1.003 × union width.
-    Head {
-        /// γ, Kudu's `compaction_small_rowset_tradeoff` (0.009); keep it
-        /// below the minimum improvement.
-        small_rowset_tradeoff: f64,
-        /// Kudu's `budgeted_compaction_target_rowset_size` (32 MiB).
-        target_size_bytes: u64,
-    },
-}
-
-impl Rules {
-    /// The KUDU-1400 rules with Kudu's default γ and target size.
-    pub fn head() -> Self {
-        Rules::Head {
-            small_rowset_tradeoff: DEFAULT_SMALL_ROWSET_TRADEOFF,
-            target_size_bytes: DEFAULT_TARGET_SIZE_BYTES,
-        }
-    }
-
-    /// A rowset's knapsack value given its normalised width.
-    pub(crate) fn value(&self, width: f64, size_bytes: u64) -> f64 {
-        match *self {
-            Rules::Kudu2017 => width,
-            Rules::Head {
-                small_rowset_tradeoff,
-                target_size_bytes,
-            } => {
-                let size_score = (1.0 - size_bytes as f64 / target_size_bytes as f64).max(0.0);
-                width + small_rowset_tradeoff * size_score
-            }
-        }
-    }
-
-    /// A window's score: the picked value less the penalty for its width.
-    fn penalize(&self, sum_value: f64, union_width: f64) -> f64 {
-        match self {
-            Rules::Kudu2017 => sum_value - SUPPORT_ADJUST_2017 * union_width,
-            Rules::Head { .. } => {
-                if sum_value <= union_width {
-                    sum_value - union_width
-                } else {
-                    sum_value - SUPPORT_ADJUST_HEAD * union_width
-                }
-            }
-        }
-    }
-}
-
-/// Planner settings; [`Default`] gives Kudu's defaults with the 2017 rules.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PlannerOptions {
-    /// Most input MB one compaction may read (knapsack capacity).
-    pub budget_mb: u64,
-    /// Pass 2 runs for a window start only if its upper bound exceeds the
-    /// best score so far times this; 1.0 makes the result exact. Default
-    /// `1.05f32` as f64 (1.0499999523).
-    pub approximation_ratio: f64,
-    /// Scores at or below this mean "do nothing". Default `0.01f32` as f64
-    /// (0.0099999998).
-    pub min_improvement: f64,
-    /// Value and penalty definitions.
-    pub rules: Rules,
-    /// Kudu's step-4 test "twice the best pass-1 score is at most the
-    /// minimum improvement: stop". Default true, as in Kudu. It is a
-    /// heuristic: the 2-approximation bounds the knapsack value, not the
-    /// penalised score, so it can give up on windows worth compacting
-    /// (seen on small random inputs). False keeps only the sound test on
-    /// the upper bounds; with `approximation_ratio` 1.0 the plan is then
-    /// the exact optimum over Kudu's windows ([`plan_brute_force`]).
-    pub lower_bound_short_circuit: bool,
-}
-
-impl Default for PlannerOptions {
-    fn default() -> Self {
-        Self {
-            budget_mb: DEFAULT_BUDGET_MB,
-            approximation_ratio: f64::from(1.05f32),
-            min_improvement: f64::from(0.01f32),
-            rules: Rules::Kudu2017,
-            lower_bound_short_circuit: true,
-        }
-    }
-}
-
-impl PlannerOptions {
-    /// The defaults with another budget.
-    pub fn with_budget(budget_mb: u64) -> Self {
-        Self {
-            budget_mb,
-            ..Self::default()
-        }
-    }
-}
-
-/// The planner's answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
-    /// The picked set's score (drop in average height less the window
-    /// penalty); 0 when nothing is worth compacting.
-    pub quality: f64,
-    /// Input indices (0-based, ascending) to compact together; empty when
-    /// `quality` is 0.
-    pub picked: Vec<u32>,
-    /// Σ size_mb of the picked inputs (`max(bytes >> 20, 1)` each); never
-    /// more than the budget.
-    pub picked_mb: u64,
-    /// Data-weighted average height of all inputs before compaction
-    /// (KUDU-2056: weighted height sum / total width); 0 when no input has
-    /// width.
-    pub average_height: f64,
-}
-
-/// A rowset's knapsack weight: whole MiB, at least 1.
-pub fn size_mb(size_bytes: u64) -> u32 {
-    u32::try_from(size_bytes >> 20).unwrap_or(u32::MAX).max(1)
-}
-
-/// Read access to one sorted order, whatever its memory layout.
-pub(crate) trait Order {
-    fn len(&self) -> usize;
-    fn cdf_min(&self, i: usize) -> f64;
-    fn cdf_max(&self, i: usize) -> f64;
-    fn value(&self, i: usize) -> f64;
-    fn density(&self, i: usize) -> f64;
-    fn size_mb(&self, i: usize) -> u32;
-    fn id(&self, i: usize) -> u32;
-}
-
-impl Order for Soa {
-    #[inline]
-    fn len(&self) -> usize {
-        self.id.len()
-    }
-    #[inline]
-    fn cdf_min(&self, i: usize) -> f64 {
-        self.cdf_min[i]
-    }
-    #[inline]
-    fn cdf_max(&self, i: usize) -> f64 {
-        self.cdf_max[i]
-    }
-    #[inline]
-    fn value(&self, i: usize) -> f64 {
-        self.value[i]
-    }
-    #[inline]
-    fn density(&self, i: usize) -> f64 {
-        self.density[i]
-    }
-    #[inline]
-    fn size_mb(&self, i: usize) -> u32 {
-        self.size_mb[i]
-    }
-    #[inline]
-    fn id(&self, i: usize) -> u32 {
-        self.id[i]
-    }
-}
+pub use options::{
+    BRUTE_FORCE_MAX, DEFAULT_BUDGET_MB, DEFAULT_SMALL_ROWSET_TRADEOFF, DEFAULT_TARGET_SIZE_BYTES,
+    Plan, PlannerOptions, Rules, SUPPORT_ADJUST_2017, SUPPORT_ADJUST_HEAD, size_mb,
+};
 
 /// Plans one compaction of `inputs` under `opts`, as Kudu's
 /// `BudgetedCompactionPolicy::PickRowSets` would.

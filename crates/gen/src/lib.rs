@@ -16,7 +16,7 @@
 //! -> [`spec::SpecGenerator`] (samplers and streams per field) ->
 //! `(seed, field, element id)` -> [`rng::RowRng`] -> per-column vectors
 //! (offsets, values, validity) -> Arrow buffers without a copy ->
-//! [`RecordBatch`] -> consumer -> [`BatchGenerator::recycle`] hands the
+//! [`arrow_array::RecordBatch`] -> consumer -> [`BatchGenerator::recycle`] hands the
 //! vectors back for the next batch.
 //!
 //! # The guarantee: a row depends on its index, nothing else
@@ -48,15 +48,15 @@
 //! generator.recycle(batch, &mut scratch);
 //! ```
 
-use std::fmt;
-
-use arrow_array::RecordBatch;
-use arrow_schema::{ArrowError, SchemaRef};
-
+mod batch;
 pub mod dist;
+mod error;
 pub mod names;
 pub mod rng;
 pub mod spec;
+
+pub use batch::BatchGenerator;
+pub use error::Error;
 
 /// The `contacts` preset for `seed` (a name, an optional list of phone
 /// entries; see `crates/gen/specs/contacts.toml`).
@@ -82,85 +82,4 @@ pub fn preset(name: &str, seed: u64) -> spec::SpecGenerator {
             })
         })
         .unwrap_or_else(|e| panic!("built-in preset: {e}"))
-}
-
-/// Produces the rows of a dataset as Arrow batches, by global row range.
-pub trait BatchGenerator: Send + Sync {
-    /// Per-producer reusable state (buffers handed back by
-    /// [`BatchGenerator::recycle`]).
-    type Scratch: Default + Send;
-
-    /// The preset or spec name, used in file names and summaries.
-    fn name(&self) -> &str;
-
-    /// The schema of every batch.
-    fn schema(&self) -> SchemaRef;
-
-    /// The rows `first_row .. first_row + len`.
-    ///
-    /// # Errors
-    /// [`Error::BatchTooLarge`] when a column would overflow Arrow's 32-bit
-    /// offsets; [`Error::Arrow`] if the arrays fail validation.
-    fn generate(
-        &self,
-        first_row: u64,
-        len: usize,
-        scratch: &mut Self::Scratch,
-    ) -> Result<RecordBatch, Error>;
-
-    /// Hands a consumed batch back so its buffers can be reused. Buffers
-    /// still shared elsewhere are simply dropped.
-    fn recycle(&self, batch: RecordBatch, scratch: &mut Self::Scratch) {
-        let _ = (batch, scratch);
-    }
-
-    /// Parquet leaf paths whose values are (nearly) all distinct, where a
-    /// dictionary encoding would only be built and thrown away.
-    fn dictionary_unfriendly_leaves(&self) -> Vec<Vec<String>> {
-        Vec::new()
-    }
-}
-
-/// Errors of this crate.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Error {
-    /// Distribution parameters that cannot be sampled.
-    InvalidDistribution(String),
-    /// A batch whose variable-length column passes 2 GiB, or one of whose
-    /// list or map levels passes 2^26 elements.
-    BatchTooLarge,
-    /// Arrow rejected an array that was built.
-    Arrow(ArrowError),
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::InvalidDistribution(why) => write!(f, "invalid distribution: {why}"),
-            Error::BatchTooLarge => {
-                write!(
-                    f,
-                    "batch too large: a string column passes 2 GiB or a list level passes \
-                     67,108,864 elements; use smaller batches"
-                )
-            }
-            Error::Arrow(e) => write!(f, "arrow: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Arrow(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<ArrowError> for Error {
-    fn from(e: ArrowError) -> Self {
-        Error::Arrow(e)
-    }
 }

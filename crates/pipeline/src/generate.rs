@@ -93,6 +93,29 @@ pub const MAX_BATCH_SIZE: usize = 1 << 22;
 /// Largest row count accepted (ids of 5 entries per row stay in `u64`).
 pub const MAX_TARGET_RECORDS: u64 = 1 << 60;
 
+/// Rows generated when none are asked for.
+pub const DEFAULT_TARGET_RECORDS: u64 = 10_000_000;
+
+/// The seed used when none is given.
+pub const DEFAULT_SEED: u64 = 42;
+
+/// Output files (writers) when none are asked for.
+pub const DEFAULT_NUM_WRITERS: usize = 4;
+
+/// Worker threads when none are asked for: one per CPU.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The output directory when none is given: `output_parquet` or
+/// `output_ipc`.
+pub fn default_output_dir(format: Format) -> PathBuf {
+    PathBuf::from(match format {
+        Format::Parquet => "output_parquet",
+        Format::Ipc => "output_ipc",
+    })
+}
+
 /// What to generate and where.
 #[derive(Debug, Clone, Serialize)]
 pub struct GenerateConfig {
@@ -124,6 +147,112 @@ pub struct GenerateConfig {
     pub encoder: ParquetEncoder,
     /// The part of the rows this run writes (all by default).
     pub part: Part,
+}
+
+impl GenerateConfig {
+    /// Every setting at its default, files named after `stem` (the spec's
+    /// name): [`DEFAULT_TARGET_RECORDS`] rows in batches of
+    /// [`DEFAULT_BATCH_SIZE`], [`DEFAULT_NUM_WRITERS`] uncompressed Parquet
+    /// files in [`default_output_dir`] with row groups of
+    /// [`DEFAULT_ROW_GROUP_ROWS`], [`default_threads`] threads,
+    /// [`DEFAULT_SEED`], the automatic encoder, all parts, no overwrite.
+    pub fn new(stem: impl Into<String>) -> Self {
+        GenerateConfig {
+            target_records: DEFAULT_TARGET_RECORDS,
+            record_batch_size: DEFAULT_BATCH_SIZE,
+            num_writers: DEFAULT_NUM_WRITERS,
+            threads: default_threads(),
+            row_group_rows: DEFAULT_ROW_GROUP_ROWS,
+            format: Format::Parquet,
+            compression: Compression::None,
+            output_dir: default_output_dir(Format::Parquet),
+            output_filename: stem.into(),
+            overwrite: false,
+            seed: DEFAULT_SEED,
+            encoder: ParquetEncoder::Auto,
+            part: Part::default(),
+        }
+    }
+
+    /// What a run with this configuration would write, without writing:
+    /// each file's path and rows.
+    pub fn plan(&self, spec: &str) -> Plan {
+        Plan {
+            spec: spec.to_string(),
+            config: self.clone(),
+            files: (0..self.num_writers)
+                .map(|i| {
+                    let rows = self.file_rows(i);
+                    PlannedFile {
+                        path: self.file_path(i),
+                        first_row: rows.start,
+                        rows: rows.end - rows.start,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// The report of a finished run of spec `spec` with this
+    /// configuration.
+    pub fn report(&self, spec: &str, summary: Summary) -> Report {
+        Report {
+            spec: spec.to_string(),
+            seed: self.seed,
+            part: self.part.index,
+            parts: self.part.count,
+            format: self.format,
+            first_row: self.rows().start,
+            config: self.clone(),
+            summary,
+        }
+    }
+}
+
+/// A dry run: the configuration and the files it would write.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// The spec's name.
+    pub spec: String,
+    /// The configuration.
+    pub config: GenerateConfig,
+    /// The files, in order.
+    pub files: Vec<PlannedFile>,
+}
+
+/// One file of a [`Plan`].
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedFile {
+    /// Its path.
+    pub path: PathBuf,
+    /// The index of its first row in the whole dataset.
+    pub first_row: u64,
+    /// Its rows.
+    pub rows: u64,
+}
+
+/// The report of a run, one set of keys wherever it is shown: the CLI's
+/// `--summary-json` and the Python module's summary dict are this,
+/// serialised.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The spec's name.
+    pub spec: String,
+    /// The seed.
+    pub seed: u64,
+    /// Which part this run wrote, from 1.
+    pub part: u64,
+    /// Of how many parts.
+    pub parts: u64,
+    /// The file format.
+    pub format: Format,
+    /// The index of the run's first row in the whole dataset.
+    pub first_row: u64,
+    /// The whole configuration.
+    pub config: GenerateConfig,
+    /// What was written, how fast.
+    #[serde(flatten)]
+    pub summary: Summary,
 }
 
 /// Part `index` (from 1) of `count` equal contiguous slices of the rows.
@@ -269,6 +398,8 @@ impl GenerateConfig {
 pub struct FileSummary {
     /// Final path.
     pub path: PathBuf,
+    /// The index of its first row in the whole dataset.
+    pub first_row: u64,
     /// Rows in the file.
     pub rows: u64,
     /// File size in bytes.
@@ -994,6 +1125,7 @@ impl<G: BatchGenerator> Run<'_, G> {
         let rows = &self.files[file].rows;
         let summary = FileSummary {
             path: target,
+            first_row: rows.start,
             rows: rows.end - rows.start,
             bytes,
             groups,

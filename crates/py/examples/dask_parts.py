@@ -83,12 +83,12 @@ def main(argv=None):
 
     for s in summaries:
         print(
-            f"part {s['part']}/{s['parts']}: rows {s['first_row']}..{s['first_row'] + s['rows']} "
-            f"in {len(s['files'])} file(s), {s['bytes']} bytes, {s['seconds']:.2f} s"
+            f"part {s['part']}/{s['parts']}: rows {s['first_row']}..{s['first_row'] + s['records']} "
+            f"in {len(s['files'])} file(s), {s['bytes']} bytes, {s['elapsed_s']:.2f} s"
         )
         for f in s["files"]:
             print(f"  {f['path']}  rows {f['first_row']}..{f['first_row'] + f['rows']}")
-    rows = sum(s["rows"] for s in summaries)
+    rows = sum(s["records"] for s in summaries)
     files = sum(len(s["files"]) for s in summaries)
     print(f"{rows} rows in {files} files, {sum(s['bytes'] for s in summaries)} bytes, {elapsed:.2f} s in all")
     if rows != args.rows:

@@ -43,18 +43,13 @@
 //! print([(f["path"], f["first_row"], f["rows"]) for f in summary["files"]])
 //! ```
 
-use std::{
-    num::NonZeroUsize,
-    ops::Range,
-    path::{Path, PathBuf},
-};
+use std::{num::NonZeroUsize, ops::Range, path::PathBuf};
 
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow_pyarrow::IntoPyArrow;
 use pyo3::{
     exceptions::{PyFileExistsError, PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError},
     prelude::*,
-    types::{PyDict, PyList},
 };
 use rayon::prelude::*;
 use strata_gen::{
@@ -64,7 +59,7 @@ use strata_gen::{
 use strata_parquet::Compression;
 use strata_parquet::Format;
 use strata_pipeline::generate::{
-    DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Part, Summary,
+    DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Part, Report,
 };
 
 /// Where a spec comes from, decided from the `spec` argument alone.
@@ -232,41 +227,12 @@ fn table_batches(
     })
 }
 
-/// The summary dict of a file run.
-fn summary_dict<'py>(
-    py: Python<'py>,
-    spec_name: &str,
-    cfg: &GenerateConfig,
-    summary: &Summary,
-) -> PyResult<Bound<'py, PyDict>> {
-    let files = PyList::empty(py);
-    for (i, f) in summary.files.iter().enumerate() {
-        let d = PyDict::new(py);
-        d.set_item("path", path_str(&f.path))?;
-        d.set_item("first_row", cfg.file_rows(i).start)?;
-        d.set_item("rows", f.rows)?;
-        d.set_item("bytes", f.bytes)?;
-        files.append(d)?;
-    }
-    let rows = cfg.rows();
-    let d = PyDict::new(py);
-    d.set_item("spec", spec_name)?;
-    d.set_item("seed", cfg.seed)?;
-    d.set_item("part", cfg.part.index)?;
-    d.set_item("parts", cfg.part.count)?;
-    d.set_item("first_row", rows.start)?;
-    d.set_item("rows", summary.records)?;
-    d.set_item("bytes", summary.bytes)?;
-    d.set_item("seconds", summary.elapsed_s)?;
-    d.set_item("threads", summary.threads)?;
-    d.set_item("rows_per_s", summary.records_per_s)?;
-    d.set_item("format", cfg.format.to_string())?;
-    d.set_item("files", files)?;
-    Ok(d)
-}
-
-fn path_str(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
+/// The report of a file run as a dict: `strata_pipeline`'s [`Report`]
+/// through JSON, so its keys are the ones `strata generate
+/// --summary-json` writes.
+fn report_dict<'py>(py: Python<'py>, report: &Report) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(report).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    py.import("json")?.call_method1("loads", (text,))
 }
 
 /// Generates part `part` of `parts` of `rows` rows of a dataset.
@@ -286,10 +252,13 @@ fn path_str(p: &Path) -> String {
 /// With `output_dir` (a directory, created if missing, or
 /// `s3://bucket/prefix` with settings from the `AWS_*` variables), writes
 /// `num_writers` files `NAME_partIofN_J.parquet` (`NAME_J` when
-/// `parts=1`; `.arrow` for `format="ipc"`) and returns a dict: `spec`,
-/// `seed`, `part`, `parts`, `first_row`, `rows`, `bytes`, `seconds`,
-/// `threads`, `rows_per_s`, `format` and `files`, a list of dicts with
-/// `path`, `first_row`, `rows` and `bytes` in row order. Existing files are
+/// `parts=1`; `.arrow` for `format="ipc"`) and returns a dict with the
+/// keys of `strata generate --summary-json`: `spec`, `seed`, `part`,
+/// `parts`, `format`, `first_row`, `config`, `records`, `bytes`,
+/// `elapsed_s`, `cpu_s`, `threads`, `records_per_s`,
+/// `records_per_s_per_core`, `mb_per_s`, `columns` and `files`, a list of
+/// dicts with `path`, `first_row`, `rows`, `bytes` and `groups` in row
+/// order. Existing files are
 /// an error (`FileExistsError`) unless `overwrite=True`.
 ///
 /// The GIL is released while rows are generated and written.
@@ -367,7 +336,7 @@ fn generate<'py>(
         let summary = py
             .detach(|| strata_pipeline::generate::generate(&generator, &cfg, &|_| {}))
             .map_err(io_error)?;
-        return Ok(summary_dict(py, generator.name(), &cfg, &summary)?.into_any());
+        return report_dict(py, &cfg.report(generator.name(), summary));
     }
 
     let batches = py

@@ -23,8 +23,8 @@ use arrow_schema::{DataType, Field, FieldRef, Fields};
 use crate::{
     Error, Row, Rows, SortField,
     encode::{Codec, RowEncoder},
+    field::{invert_mask, null_sentinel},
     fixed::Encodable,
-    invert_mask, null_sentinel,
     variable::{self, truncated},
 };
 

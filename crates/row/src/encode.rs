@@ -36,7 +36,11 @@ use arrow_buffer::{ArrowNativeType, BooleanBuffer, NullBuffer};
 use arrow_schema::{DataType, SortOptions};
 
 use crate::{
-    Error, Rows, SortField, fixed::Encodable, invert_mask, null_sentinel, rows::RowParser, variable,
+    Error, Rows, SortField,
+    field::{invert_mask, null_sentinel},
+    fixed::Encodable,
+    rows::RowParser,
+    variable,
 };
 
 /// Target bytes per tile: about the L1 size. Measured on the bench cases:
@@ -284,7 +288,7 @@ impl RowEncoder {
     }
 
     fn check_columns(&self, columns: &[ArrayRef]) -> Result<(), Error> {
-        crate::check_columns(columns, self.fields.iter().map(|f| &f.data_type))?;
+        crate::field::check_columns(columns, self.fields.iter().map(|f| &f.data_type))?;
         for (i, (col, field)) in columns.iter().zip(self.fields.iter()).enumerate() {
             if field.non_nullable && col.logical_null_count() > 0 {
                 return Err(Error::InvalidArgument(format!(

@@ -149,7 +149,7 @@ impl GroupKeyEncoder {
     ///
     /// [`Error::InvalidArgument`] when the columns do not match the types.
     pub fn encode(&self, columns: &[ArrayRef]) -> Result<GroupKeys, Error> {
-        let n = crate::check_columns(columns, self.types.iter())?;
+        let n = crate::field::check_columns(columns, self.types.iter())?;
         let mut lens = vec![self.fixed_len; n];
         for &c in &self.variable {
             for_each_bytes(columns[c].as_ref(), |r, v| {

@@ -4,8 +4,8 @@
 //! # Data flow
 //!
 //! 1. **Open**: one tail request (the whole file up to
-//!    [`SMALL_FILE`](super::SMALL_FILE), else
-//!    [`TAIL_PREFETCH`](super::TAIL_PREFETCH) bytes; a second only for a
+//!    [`SMALL_FILE`](crate::SMALL_FILE), else
+//!    [`TAIL_PREFETCH`](crate::TAIL_PREFETCH) bytes; a second only for a
 //!    larger footer); reads inside it cost nothing later; the footer is verified, every block is checked
 //!    against the file's size, and strata's per-batch row counts
 //!    ([`BATCH_ROWS_KEY`]) are read when present.
@@ -165,7 +165,7 @@ impl IpcFile {
         }
         let tail = match tail {
             Some(t) if t.len() >= 10 && t.len() as u64 <= size => t,
-            _ => source.tail(super::first_read_len(size)).await?,
+            _ => source.tail(crate::request::first_read_len(size)).await?,
         };
         // Later reads inside the tail cost nothing.
         let source = source.with_tail(tail.clone());
@@ -328,7 +328,7 @@ impl IpcFile {
     /// [`Error::UnknownColumn`] for a name the file lacks,
     /// [`Error::InvalidConfig`] for a name given twice.
     pub fn resolve(&self, columns: Option<&[String]>) -> Result<Vec<usize>, Error> {
-        super::resolve_columns(&self.inner.schema, columns)
+        crate::request::resolve_columns(&self.inner.schema, columns)
     }
 
     /// Bytes of the buffers a projected read of `columns` needs (validity
@@ -398,7 +398,7 @@ impl IpcFile {
                 inner.read_projected(batches, columns, &dicts).await
             }
         };
-        super::guarded(inner.source.name(), read).await
+        crate::request::guarded(inner.source.name(), read).await
     }
 
     /// Streams the batches of a scan: projection, filter and limit.
@@ -419,7 +419,7 @@ impl IpcFile {
                 .inner
                 .schema
                 .index_of(&f.column)
-                .map_err(|_| super::unknown_column(&self.inner.schema, &f.column))?;
+                .map_err(|_| crate::request::unknown_column(&self.inner.schema, &f.column))?;
             if !read.contains(&fc) {
                 read.push(fc);
             }
@@ -452,7 +452,7 @@ impl IpcFile {
             left: limit,
         };
         let name = self.inner.source.name().to_string();
-        Ok(super::guarded_stream(
+        Ok(crate::request::guarded_stream(
             name,
             futures::stream::try_unfold(state, StreamState::next).boxed(),
         ))

@@ -22,114 +22,13 @@ pub mod filter;
 pub mod ipc;
 mod layout;
 pub mod parquet;
+mod request;
 pub mod write;
 
 pub use error::Error;
 pub use filter::Filter;
 
-/// [`Error::UnknownColumn`] for `name`, listing `schema`'s columns.
-pub(crate) fn unknown_column(schema: &arrow_schema::Schema, name: &str) -> Error {
-    Error::UnknownColumn {
-        name: name.to_string(),
-        available: schema.fields().iter().map(|f| f.name().clone()).collect(),
-    }
-}
-
-/// Top-level column names to indices, in the given order (`None`: all).
-///
-/// # Errors
-///
-/// [`Error::UnknownColumn`] for a name the schema lacks,
-/// [`Error::InvalidConfig`] for a name given twice.
-pub(crate) fn resolve_columns(
-    schema: &arrow_schema::Schema,
-    columns: Option<&[String]>,
-) -> Result<Vec<usize>, Error> {
-    let Some(names) = columns else {
-        return Ok((0..schema.fields().len()).collect());
-    };
-    let mut out = Vec::with_capacity(names.len());
-    for name in names {
-        let i = schema
-            .index_of(name)
-            .map_err(|_| unknown_column(schema, name))?;
-        if out.contains(&i) {
-            return Err(Error::InvalidConfig(format!(
-                "column '{name}' is asked for more than once"
-            )));
-        }
-        out.push(i);
-    }
-    Ok(out)
-}
-
-/// The text of a caught panic's payload.
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into())
-}
-
-fn decoder_failed(name: &str, p: &(dyn std::any::Any + Send)) -> Error {
-    Error::Corrupt(format!(
-        "{name}: the decoder failed on malformed data ({})",
-        panic_text(p)
-    ))
-}
-
-/// Runs `fut`; a panic inside it (a third-party decoder meeting malformed
-/// data it does not check) becomes [`Error::Corrupt`].
-pub(crate) async fn guarded<T>(
-    name: &str,
-    fut: impl std::future::Future<Output = Result<T, Error>>,
-) -> Result<T, Error> {
-    use futures::FutureExt;
-    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
-        Ok(r) => r,
-        Err(p) => Err(decoder_failed(name, p.as_ref())),
-    }
-}
-
-/// [`guarded`] for a stream: a panic while polling ends the stream with
-/// [`Error::Corrupt`].
-pub(crate) fn guarded_stream(
-    name: String,
-    s: BoxStream<'static, Result<RecordBatch, Error>>,
-) -> BoxStream<'static, Result<RecordBatch, Error>> {
-    std::panic::AssertUnwindSafe(s)
-        .catch_unwind()
-        .map(move |r| r.unwrap_or_else(|p| Err(decoder_failed(&name, p.as_ref()))))
-        .boxed()
-}
-
-/// What a scan returns.
-#[derive(Debug, Clone, Default)]
-pub struct ScanRequest {
-    /// Top-level columns to return, in this order; `None` for all.
-    pub columns: Option<Vec<String>>,
-    /// Rows to keep; the columns it reads need not be in `columns`.
-    pub filter: Option<Filter>,
-    /// The most rows to return.
-    pub limit: Option<usize>,
-}
-
-/// How many bytes of the end of a file the first request reads: enough
-/// for the footer of most files, so opening costs one request.
-pub const TAIL_PREFETCH: u64 = 64 * 1024;
-
-/// Files up to this size are read whole by the first request: one request
-/// beats the two or three round trips of a projected read.
-pub const SMALL_FILE: u64 = 1024 * 1024;
-
-/// How many bytes the first request of a file of `size` bytes reads.
-pub fn first_read_len(size: u64) -> u64 {
-    if size <= SMALL_FILE {
-        size
-    } else {
-        TAIL_PREFETCH
-    }
-}
+pub use request::{SMALL_FILE, ScanRequest, TAIL_PREFETCH, first_read_len};
 
 use std::time::Instant;
 

@@ -41,7 +41,10 @@ use parquet::{
     file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader},
 };
 
-use super::{Filter, ScanRequest, TAIL_PREFETCH};
+use crate::{
+    filter::Filter,
+    request::{ScanRequest, TAIL_PREFETCH},
+};
 use strata_store::source::Source;
 
 use crate::Error;
@@ -77,7 +80,7 @@ impl ParquetFile {
     /// [`Error::Store`] when a fetch fails.
     pub async fn open(source: Source, tail: Option<Bytes>) -> Result<Self, Error> {
         let name = source.name().to_string();
-        super::guarded(&name, Self::open_unguarded(source, tail)).await
+        crate::request::guarded(&name, Self::open_unguarded(source, tail)).await
     }
 
     async fn open_unguarded(source: Source, tail: Option<Bytes>) -> Result<Self, Error> {
@@ -91,7 +94,7 @@ impl ParquetFile {
                 )));
             }
             Some(t) => t,
-            None => source.tail(super::first_read_len(size)).await?,
+            None => source.tail(crate::request::first_read_len(size)).await?,
         };
         // Header and footer magic plus the footer length.
         if size < 12 {
@@ -200,7 +203,10 @@ impl ParquetFile {
         req: &ScanRequest,
     ) -> Result<BoxStream<'static, Result<RecordBatch, Error>>, Error> {
         let name = self.reader.source.name().to_string();
-        Ok(super::guarded_stream(name, self.stream_unguarded(req)?))
+        Ok(crate::request::guarded_stream(
+            name,
+            self.stream_unguarded(req)?,
+        ))
     }
 
     fn stream_unguarded(
@@ -283,7 +289,7 @@ impl ParquetFile {
         columns: Option<&[String]>,
     ) -> Result<RecordBatch, Error> {
         let name = self.reader.source.name().to_string();
-        super::guarded(&name, self.take_unguarded(rows, columns)).await
+        crate::request::guarded(&name, self.take_unguarded(rows, columns)).await
     }
 
     async fn take_unguarded(
@@ -398,7 +404,7 @@ impl ParquetFile {
 
     /// Indices of `columns` in the arrow schema (all when `None`).
     fn resolve_columns(&self, columns: Option<&[String]>) -> Result<Vec<usize>, Error> {
-        super::resolve_columns(self.arrow.schema(), columns)
+        crate::request::resolve_columns(self.arrow.schema(), columns)
     }
 
     /// The Parquet leaf columns under the top-level columns `roots`.

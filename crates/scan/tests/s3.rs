@@ -18,7 +18,8 @@ use strata_store::location::{
     Kind, StoreConfig, open_source, parse_location, remote_fetch_options,
 };
 use strata_store::ranges::{CoalesceOptions, coalesce};
-use strata_store::source::{FaultRule, FaultStore, IoStats, Source};
+use strata_store::source::{IoStats, Source};
+use strata_testkit::stores::{FaultRule, FaultStore};
 
 /// The test bucket, or `None` (after saying so) when no server is set up.
 fn bucket(test: &str) -> Option<String> {

@@ -713,7 +713,7 @@ fn bad_requests_and_bad_files_are_errors() {
 #[test]
 fn store_failures_come_back_as_store_errors() {
     use object_store::{ObjectStoreExt, memory::InMemory};
-    use strata_store::source::{FaultRule, FaultStore};
+    use strata_testkit::stores::{FaultRule, FaultStore};
     let batch = random_batch(11, 3, 40_000);
     let bytes = write(&batch, props(Compression::UNCOMPRESSED, 8000));
     assert!(bytes.len() as u64 > 4 * TAIL_PREFETCH);

@@ -5,6 +5,7 @@
 //!
 //! * [`readback`]: read a written Parquet or IPC file back, render its rows
 //!   canonically, and fingerprint the row multiset, to compare two runs.
+//! * [`stores`]: object stores that add latency or fail chosen reads.
 //! * [`synth`]: sorted Parquet files whose key ranges overlap by a chosen
 //!   fraction, the inputs of merge and compaction tests and benchmarks.
 //!
@@ -20,6 +21,7 @@
 //! ```
 
 pub mod readback;
+pub mod stores;
 pub mod synth;
 
 /// Results of the fixtures: any error, boxed (callers are tests).

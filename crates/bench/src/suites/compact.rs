@@ -14,7 +14,7 @@ use strata_compact::rowsets::{RowsetInput, parse_tsv, tiny_overlap};
 use strata_sort::merge::{MergeConfig, merge_files};
 use strata_testkit::synth::{Payload, SyntheticDataset, write_dataset};
 
-use super::{peer_body, peer_timing, python_peer};
+use super::common::{peer_body, peer_timing, python_peer};
 use crate::{Case, Config, Error, Size, Unit, case_err};
 
 const PEER: &str = include_str!("../../python/merge_peer.py");

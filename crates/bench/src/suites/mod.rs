@@ -1,100 +1,24 @@
 //! The suites: each builds its cases (inputs generated with fixed seeds)
 //! at the configured size.
 
+mod common;
 pub mod compact;
 pub mod parquet_column;
 pub mod pipeline;
 pub mod row;
 pub mod scan;
 
-use std::collections::BTreeMap;
-use std::io::Write as _;
-use std::process::{Command, Stdio};
+use crate::{Case, Config, Suite};
 
-use crate::{Body, Config, Sample};
-
-/// Runs a Python peer script (embedded source) with `request` as JSON on
-/// stdin. The script prints `{"cases": {NAME: [{"wall": s, "cpu": s},
-/// ...]}}`, or `{"unavailable": REASON}` when a module it needs is not
-/// installed. Any failure becomes the reason every peer case is
-/// unavailable.
-pub(crate) fn python_peer(
-    cfg: &Config,
-    script: &str,
-    request: &serde_json::Value,
-    subject: &str,
-    names: &[String],
-) -> Result<BTreeMap<String, Vec<Sample>>, String> {
-    if !cfg.peers {
-        return Err("peers are off".into());
-    }
-    if !names.iter().any(|n| cfg.wants(n, subject)) {
-        return Err("filtered out".into());
-    }
-    let python = cfg.python.clone().unwrap_or_else(|| "python3".into());
-    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
-    let path = dir.path().join("peer.py");
-    std::fs::write(&path, script).map_err(|e| format!("cannot write the peer script: {e}"))?;
-    let mut child = Command::new(&python)
-        .arg(&path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    let input = serde_json::to_vec(request).map_err(|e| e.to_string())?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(&input)
-            .map_err(|e| format!("cannot talk to {}: {e}", python.display()))?;
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("{} failed: {e}", python.display()))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        return Err(format!("the peer script failed ({}): {last}", out.status));
-    }
-    #[derive(serde::Deserialize)]
-    struct Reply {
-        cases: Option<BTreeMap<String, Vec<Sample>>>,
-        unavailable: Option<String>,
-    }
-    let reply: Reply = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("the peer script printed no result ({e})"))?;
-    match (reply.cases, reply.unavailable) {
-        (_, Some(why)) => Err(why),
-        (Some(c), None) => Ok(c),
-        (None, None) => Err("the peer script returned nothing".into()),
-    }
-}
-
-/// The body of a peer case from a peer reply.
-pub(crate) fn peer_body(reply: &Result<BTreeMap<String, Vec<Sample>>, String>, name: &str) -> Body {
-    match reply {
-        Err(why) => Body::Unavailable(why.clone()),
-        Ok(cases) => match cases.get(name) {
-            Some(s) => Body::Measured(s.clone()),
-            None => Body::Unavailable(format!("the peer did not run `{name}`")),
-        },
-    }
-}
-
-/// Timing parameters every peer script receives.
-pub(crate) fn peer_timing(cfg: &Config) -> serde_json::Value {
-    serde_json::json!({ "runs": cfg.runs, "warmup": cfg.warmup })
-}
-
-/// An error unless a read returned all `want` rows or values.
-pub(crate) fn expect_count(got: usize, want: usize) -> Result<(), crate::Error> {
-    if got == want {
-        Ok(())
-    } else {
-        Err(crate::Error::Case(format!("read {got} of {want}")))
+impl Suite {
+    /// The suite's cases at `cfg`'s size.
+    pub fn cases(self, cfg: &Config) -> Result<Vec<Case>, crate::Error> {
+        match self {
+            Suite::Pipeline => pipeline::cases(cfg),
+            Suite::Row => row::cases(cfg),
+            Suite::Scan => scan::cases(cfg),
+            Suite::Compact => compact::cases(cfg),
+            Suite::ParquetColumn => parquet_column::cases(cfg),
+        }
     }
 }

@@ -42,7 +42,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
-use super::{expect_count, peer_body, peer_timing, python_peer};
+use super::common::{expect_count, peer_body, peer_timing, python_peer};
 use crate::{Case, Config, Error, Size, Unit, case_err};
 
 const PEER: &str = include_str!("../../python/parquet_column_peer.py");

@@ -19,7 +19,7 @@ use strata_pipeline::generate::{GenerateConfig, ParquetEncoder, Part, generate};
 use strata_scan::{ScanRequest, Scanner};
 use strata_store::location::StoreConfig;
 
-use super::{expect_count, peer_body, peer_timing, python_peer};
+use super::common::{expect_count, peer_body, peer_timing, python_peer};
 use crate::{Case, Config, Error, Size, Unit, case_err};
 
 const PEER: &str = include_str!("../../python/scan_peer.py");

@@ -2,7 +2,7 @@
 //! `BoundCalculator`): a min-heap on density of `u32` positions in the
 //! by-max order, holding exactly "one item too heavy".
 
-use super::Order;
+use super::cdf::Order;
 
 /// Running greedy solution over the items added since the last
 /// [`clear`](BoundCalculator::clear).

@@ -1,7 +1,7 @@
 //! Step 1: the data-weighted key-space CDF, swept over the sorted rowset
 //! endpoints, and the two sorted orders the planner loops over.
 
-use super::{Rules, size_mb};
+use super::options::{Rules, size_mb};
 use crate::rowsets::RowsetInput;
 
 /// One sorted order of the rowsets, struct-of-arrays: entry `k` of every
@@ -99,6 +99,48 @@ impl Span {
 
 /// `StringFractionInRange` for a rowset `[min, max]` and a sub-range
 /// `[lo, hi]` of it.
+/// Read access to one sorted order, whatever its memory layout.
+pub(crate) trait Order {
+    fn len(&self) -> usize;
+    fn cdf_min(&self, i: usize) -> f64;
+    fn cdf_max(&self, i: usize) -> f64;
+    fn value(&self, i: usize) -> f64;
+    fn density(&self, i: usize) -> f64;
+    fn size_mb(&self, i: usize) -> u32;
+    fn id(&self, i: usize) -> u32;
+}
+
+impl Order for Soa {
+    #[inline]
+    fn len(&self) -> usize {
+        self.id.len()
+    }
+    #[inline]
+    fn cdf_min(&self, i: usize) -> f64 {
+        self.cdf_min[i]
+    }
+    #[inline]
+    fn cdf_max(&self, i: usize) -> f64 {
+        self.cdf_max[i]
+    }
+    #[inline]
+    fn value(&self, i: usize) -> f64 {
+        self.value[i]
+    }
+    #[inline]
+    fn density(&self, i: usize) -> f64 {
+        self.density[i]
+    }
+    #[inline]
+    fn size_mb(&self, i: usize) -> u32 {
+        self.size_mb[i]
+    }
+    #[inline]
+    fn id(&self, i: usize) -> u32 {
+        self.id[i]
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn string_fraction_in_range(min: &[u8], max: &[u8], lo: &[u8], hi: &[u8]) -> f64 {
     let r = RowsetInput::new(0, min, max);

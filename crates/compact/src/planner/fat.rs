@@ -5,7 +5,10 @@
 //! sizes in between, so every hot access drags a mostly cold cache line
 //! along. [`plan`] gives exactly the plan [`super::plan`] gives.
 
-use super::{Order, Plan, PlannerOptions, cdf};
+use super::{
+    Plan, PlannerOptions,
+    cdf::{self, Order},
+};
 use crate::rowsets::RowsetInput;
 
 /// One rowset, hot and cold data together (112 bytes on 64-bit targets).

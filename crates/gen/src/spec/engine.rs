@@ -20,8 +20,12 @@ use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field as ArrowField, FieldRef, Fields, Schema, SchemaRef};
 
 use super::parse::{Class, MAX_LENGTH, categories, dictionary_values, max_length};
+
+/// Draws of a map key before the engine gives up on drawing one the map
+/// does not hold yet and takes the first unused key that can occur.
+pub const MAP_KEY_DRAWS: u32 = 64;
+use super::model::{Condition, Field, Generator, Kind, Spec, Value, WordList};
 use super::template::{Part, Placeholder};
-use super::{Condition, Field, Generator, Kind, Spec, Value, WordList};
 use crate::dist::{Alias, Zipf, normal, unit};
 use crate::names::{NameTable, first_names, last_names, words};
 use crate::rng::{RowRng, StreamKey};
@@ -1691,16 +1695,16 @@ impl Node {
                     let mut tries = 0;
                     while cats[first..].contains(&c) {
                         tries += 1;
-                        c = if tries < 64 {
+                        c = if tries < MAP_KEY_DRAWS {
                             sampler.category(&mut r)
                         } else {
-                            // Past 64 collisions (tiny weights): the first
+                            // Past MAP_KEY_DRAWS collisions (tiny weights): the first
                             // unused category that can occur.
                             (0..k as u32)
                                 .find(|x| !cats[first..].contains(x) && sampler.possible(*x))
                                 .unwrap_or(c)
                         };
-                        if tries > 64 {
+                        if tries > MAP_KEY_DRAWS {
                             break;
                         }
                     }

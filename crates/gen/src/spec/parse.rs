@@ -6,7 +6,8 @@ use arrow_schema::{DataType, TimeUnit};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::{Condition, Field, Generator, Kind, Spec, SpecError, Template, Value, When, WordList};
+use super::model::{Condition, Field, Generator, Kind, Spec, SpecError, Value, When, WordList};
+use super::template::Template;
 use crate::dist::{Alias, Zipf};
 
 /// Most elements a list or map may hold.
@@ -1321,13 +1322,18 @@ pub(crate) fn dictionary_values(g: &Generator) -> Option<&[Value]> {
     }
 }
 
-/// The values of a categorical generator, in category order (at most 255).
-pub(crate) fn categories(g: &Generator) -> Option<Vec<Value>> {
-    let v = match g {
+/// The values of a categorical generator, in category order.
+pub(crate) fn category_values(g: &Generator) -> Option<Vec<Value>> {
+    Some(match g {
         Generator::Probability(_) => vec![Value::Bool(false), Value::Bool(true)],
         g => dictionary_values(g)?.to_vec(),
-    };
-    (v.len() <= 255).then_some(v)
+    })
+}
+
+/// The values of a categorical generator the engine encodes as categories
+/// (at most 255), in category order.
+pub(crate) fn categories(g: &Generator) -> Option<Vec<Value>> {
+    category_values(g).filter(|v| v.len() <= 255)
 }
 
 fn check_cycles(p: &P<'_>, fields: &[Field]) -> Result<(), SpecError> {
