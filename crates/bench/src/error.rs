@@ -6,9 +6,10 @@ use std::{
 };
 
 /// What went wrong.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A file could not be read or written.
+    #[error("cannot {what} {}: {source}", path.display())]
     Io {
         /// What was being done.
         what: String,
@@ -18,6 +19,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A saved run or baseline is not valid JSON of a run.
+    #[error("{} is not a saved benchmark run: {reason}", path.display())]
     BadResults {
         /// The file.
         path: PathBuf,
@@ -25,6 +27,10 @@ pub enum Error {
         reason: String,
     },
     /// `--baseline NAME` names no saved baseline for the suite.
+    #[error(
+        "no baseline `{name}`: {} does not exist (save one with --save-baseline {name})",
+        path.display()
+    )]
     NoBaseline {
         /// The baseline.
         name: String,
@@ -32,47 +38,17 @@ pub enum Error {
         path: PathBuf,
     },
     /// An unknown suite, size, metric or other setting.
+    #[error("{0}")]
     Usage(String),
     /// A case's own work failed (generating, encoding, reading).
+    #[error("{0}")]
     Case(String),
     /// A chart could not be drawn.
+    #[error("{0}")]
     Chart(String),
     /// Writing a results file failed (the message names it).
-    Store(strata_store::Error),
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Io { what, path, source } => {
-                write!(f, "cannot {what} {}: {source}", path.display())
-            }
-            Error::Store(e) => e.fmt(f),
-            Error::BadResults { path, reason } => {
-                write!(
-                    f,
-                    "{} is not a saved benchmark run: {reason}",
-                    path.display()
-                )
-            }
-            Error::NoBaseline { name, path } => write!(
-                f,
-                "no baseline `{name}`: {} does not exist (save one with --save-baseline {name})",
-                path.display()
-            ),
-            Error::Usage(m) | Error::Case(m) | Error::Chart(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Io { source, .. } => Some(source),
-            Error::Store(e) => e.source(),
-            _ => None,
-        }
-    }
+    #[error(transparent)]
+    Store(#[from] strata_store::Error),
 }
 
 /// Wraps any displayable error of a case's work.
@@ -83,10 +59,4 @@ pub fn case_err(e: impl fmt::Display) -> Error {
 pub(crate) fn io_err(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
     let (what, path) = (what.to_string(), path.to_path_buf());
     move |source| Error::Io { what, path, source }
-}
-
-impl From<strata_store::Error> for Error {
-    fn from(e: strata_store::Error) -> Self {
-        Error::Store(e)
-    }
 }

@@ -1,17 +1,17 @@
 //! The crate's one error type, below every module that returns it.
 
-use std::{
-    fmt,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
 /// Everything that can go wrong in this crate: malformed rowset input, a
 /// request the planner refuses, a dataset that cannot be read or changed,
 /// and a merge that fails.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A TSV data line did not have exactly three tab-separated fields.
+    #[error(
+        "line {line}: expected 3 tab-separated fields (size_mb, min_key, max_key), found {found}"
+    )]
     FieldCount {
         /// 1-based line number in the input text.
         line: usize,
@@ -20,6 +20,7 @@ pub enum Error {
     },
     /// The size field was not a non-negative decimal integer that fits in
     /// a `u64` number of bytes.
+    #[error("line {line}: size_mb {text:?} is not an integer number of MB")]
     BadSize {
         /// 1-based line number in the input text.
         line: usize,
@@ -27,17 +28,22 @@ pub enum Error {
         text: String,
     },
     /// The size field was 0; Kudu's test loader requires at least 1 MB.
+    #[error("line {line}: size_mb must be at least 1")]
     ZeroSize {
         /// 1-based line number in the input text.
         line: usize,
     },
     /// The min key sorts after the max key (byte-wise).
+    #[error("line {line}: min_key sorts after max_key")]
     KeyOrder {
         /// 1-based line number in the input text.
         line: usize,
     },
     /// [`crate::planner::plan_brute_force`] was given more rowsets than it
     /// enumerates.
+    #[error(
+        "brute-force planning enumerates every subset: {n} rowsets given, at most {max} accepted"
+    )]
     TooManyForBruteForce {
         /// How many rowsets were given.
         n: usize,
@@ -45,6 +51,7 @@ pub enum Error {
         max: usize,
     },
     /// An operating-system error on a path.
+    #[error("cannot {action} {}: {source}", path.display())]
     Io {
         /// What was being done.
         action: &'static str,
@@ -54,6 +61,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A Parquet file could not be read.
+    #[error("{}: parquet: {source}", path.display())]
     Parquet {
         /// The file.
         path: PathBuf,
@@ -61,6 +69,7 @@ pub enum Error {
         source: parquet::errors::ParquetError,
     },
     /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
     File {
         /// The file.
         path: PathBuf,
@@ -68,6 +77,7 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// An object-store request failed.
+    #[error("cannot {action} {location}: {source}")]
     ObjectStore {
         /// What was being done.
         action: &'static str,
@@ -77,12 +87,16 @@ pub enum Error {
         source: Box<object_store::Error>,
     },
     /// The merge failed (its error says how, naming the file).
-    Merge(strata_sort::Error),
+    #[error(transparent)]
+    Merge(#[from] strata_sort::Error),
     /// Writing a local file failed (its error names the file).
-    Store(strata_store::Error),
+    #[error(transparent)]
+    Store(#[from] strata_store::Error),
     /// The dataset or a request is not valid; the message says why.
+    #[error("{0}")]
     Invalid(String),
     /// A fault injected by a test hook at this step.
+    #[error("injected failure at {0:?}")]
     Injected(Step),
 }
 
@@ -99,73 +113,6 @@ impl Error {
         Error::Parquet {
             path: path.to_path_buf(),
             source,
-        }
-    }
-}
-
-impl From<strata_store::Error> for Error {
-    fn from(e: strata_store::Error) -> Self {
-        Error::Store(e)
-    }
-}
-
-impl From<strata_sort::Error> for Error {
-    fn from(e: strata_sort::Error) -> Self {
-        Error::Merge(e)
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::FieldCount { line, found } => write!(
-                f,
-                "line {line}: expected 3 tab-separated fields (size_mb, min_key, max_key), found {found}"
-            ),
-            Error::BadSize { line, text } => {
-                write!(
-                    f,
-                    "line {line}: size_mb {text:?} is not an integer number of MB"
-                )
-            }
-            Error::ZeroSize { line } => write!(f, "line {line}: size_mb must be at least 1"),
-            Error::KeyOrder { line } => write!(f, "line {line}: min_key sorts after max_key"),
-            Error::TooManyForBruteForce { n, max } => write!(
-                f,
-                "brute-force planning enumerates every subset: {n} rowsets given, at most {max} accepted"
-            ),
-            Error::Io {
-                action,
-                path,
-                source,
-            } => write!(f, "cannot {action} {}: {source}", path.display()),
-            Error::Parquet { path, source } => {
-                write!(f, "{}: parquet: {source}", path.display())
-            }
-            Error::File { path, source } => write!(f, "{}: {source}", path.display()),
-            Error::ObjectStore {
-                action,
-                location,
-                source,
-            } => write!(f, "cannot {action} {location}: {source}"),
-            Error::Merge(e) => e.fmt(f),
-            Error::Store(e) => e.fmt(f),
-            Error::Invalid(m) => write!(f, "{m}"),
-            Error::Injected(step) => write!(f, "injected failure at {step:?}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Io { source, .. } => Some(source),
-            Error::Parquet { source, .. } => Some(source),
-            Error::File { source, .. } => Some(source.as_ref()),
-            Error::ObjectStore { source, .. } => Some(source.as_ref()),
-            Error::Merge(e) => e.source(),
-            Error::Store(e) => e.source(),
-            _ => None,
         }
     }
 }

@@ -1,18 +1,22 @@
 //! The error type of `strata-pipeline`.
 
-use std::{fmt, path::PathBuf};
+use std::path::PathBuf;
 
 /// Errors of generating files and of verifying them against a spec.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A setting that cannot be used; the message names it.
+    #[error("{0}")]
     InvalidConfig(String),
     /// The data generator failed.
-    Generate(strata_gen::Error),
+    #[error("generate: {0}")]
+    Generate(#[from] strata_gen::Error),
     /// The run was stopped because another worker failed.
+    #[error("cancelled after an earlier error")]
     Cancelled,
     /// A file being verified could not be read or does not fit its spec.
+    #[error("cannot read {}: {source}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
@@ -21,6 +25,7 @@ pub enum Error {
     },
     /// Data checked against a spec lacks one of its fields or holds it
     /// in another shape or type.
+    #[error("field `{field}` does not match the spec: {message}")]
     SpecMismatch {
         /// The dotted path of the spec field.
         field: String,
@@ -28,12 +33,16 @@ pub enum Error {
         message: String,
     },
     /// Data read back is inconsistent (list offsets outside their values).
+    #[error("invalid file: {0}")]
     Corrupt(String),
     /// Creating, writing, uploading or committing an output failed.
-    Store(strata_store::Error),
+    #[error(transparent)]
+    Store(#[from] strata_store::Error),
     /// Encoding a file failed.
+    #[error(transparent)]
     Write(strata_parquet::Error),
     /// Reading a file back failed.
+    #[error(transparent)]
     Scan(strata_scan::Error),
 }
 
@@ -48,49 +57,7 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::InvalidConfig(m) => write!(f, "{m}"),
-            Error::Generate(e) => write!(f, "generate: {e}"),
-            Error::Cancelled => write!(f, "cancelled after an earlier error"),
-            Error::Read { path, source } => write!(f, "cannot read {}: {source}", path.display()),
-            Error::SpecMismatch { field, message } => {
-                write!(f, "field `{field}` does not match the spec: {message}")
-            }
-            Error::Corrupt(m) => write!(f, "invalid file: {m}"),
-            Error::Store(e) => e.fmt(f),
-            Error::Write(e) => e.fmt(f),
-            Error::Scan(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Generate(e) => Some(e),
-            Error::Read { source, .. } => Some(source.as_ref()),
-            Error::Store(e) => e.source(),
-            Error::Write(e) => e.source(),
-            Error::Scan(e) => e.source(),
-            _ => None,
-        }
-    }
-}
-
-impl From<strata_gen::Error> for Error {
-    fn from(e: strata_gen::Error) -> Self {
-        Error::Generate(e)
-    }
-}
-
-impl From<strata_store::Error> for Error {
-    fn from(e: strata_store::Error) -> Self {
-        Error::Store(e)
-    }
-}
-
+/// A writer's error; its store errors are this crate's store errors.
 impl From<strata_parquet::Error> for Error {
     fn from(e: strata_parquet::Error) -> Self {
         match e {
@@ -100,6 +67,7 @@ impl From<strata_parquet::Error> for Error {
     }
 }
 
+/// A reader's error; its store errors are this crate's store errors.
 impl From<strata_scan::Error> for Error {
     fn from(e: strata_scan::Error) -> Self {
         match e {

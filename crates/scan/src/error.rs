@@ -1,14 +1,14 @@
 //! The error type of `strata-scan`.
 
-use std::fmt;
-
 /// Errors of opening, scanning and taking rows, and of scan outputs.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A request or setting that cannot be used; the message names it.
+    #[error("{0}")]
     InvalidConfig(String),
     /// A column the file does not have.
+    #[error("no column '{name}' in the input (columns: {})", available.join(", "))]
     UnknownColumn {
         /// The name given.
         name: String,
@@ -16,14 +16,19 @@ pub enum Error {
         available: Vec<String>,
     },
     /// The input is not a valid file of its format; the message says where.
+    #[error("invalid file: {0}")]
     Corrupt(String),
     /// parquet's reader failed.
-    Parquet(parquet::errors::ParquetError),
+    #[error("parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
     /// arrow failed (decoding, projecting or filtering).
-    Arrow(arrow_schema::ArrowError),
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
     /// Opening or reading the source failed, or writing an output file.
-    Store(strata_store::Error),
+    #[error(transparent)]
+    Store(#[from] strata_store::Error),
     /// Encoding an output file failed.
+    #[error(transparent)]
     Write(strata_parquet::Error),
 }
 
@@ -38,54 +43,7 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::InvalidConfig(m) => write!(f, "{m}"),
-            Error::UnknownColumn { name, available } => write!(
-                f,
-                "no column '{name}' in the input (columns: {})",
-                available.join(", ")
-            ),
-            Error::Corrupt(m) => write!(f, "invalid file: {m}"),
-            Error::Parquet(e) => write!(f, "parquet: {e}"),
-            Error::Arrow(e) => write!(f, "arrow: {e}"),
-            Error::Store(e) => e.fmt(f),
-            Error::Write(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Parquet(e) => Some(e),
-            Error::Arrow(e) => Some(e),
-            Error::Store(e) => e.source(),
-            Error::Write(e) => e.source(),
-            _ => None,
-        }
-    }
-}
-
-impl From<parquet::errors::ParquetError> for Error {
-    fn from(e: parquet::errors::ParquetError) -> Self {
-        Error::Parquet(e)
-    }
-}
-
-impl From<arrow_schema::ArrowError> for Error {
-    fn from(e: arrow_schema::ArrowError) -> Self {
-        Error::Arrow(e)
-    }
-}
-
-impl From<strata_store::Error> for Error {
-    fn from(e: strata_store::Error) -> Self {
-        Error::Store(e)
-    }
-}
-
+/// A writer's error; its store errors are this crate's store errors.
 impl From<strata_parquet::Error> for Error {
     fn from(e: strata_parquet::Error) -> Self {
         match e {

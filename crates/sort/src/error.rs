@@ -1,14 +1,16 @@
 //! The error type of `strata-sort`.
 
-use std::{fmt, path::PathBuf};
+use std::path::PathBuf;
 
 /// Errors of sorting files and merging sorted runs.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A setting that cannot be used; the message names it.
+    #[error("{0}")]
     InvalidConfig(String),
     /// An input file could not be decoded.
+    #[error("cannot read {}: {source}", path.display())]
     Read {
         /// The input.
         path: PathBuf,
@@ -16,6 +18,7 @@ pub enum Error {
         source: Box<Error>,
     },
     /// A sort key names a column the input does not have.
+    #[error("no column '{name}' in the input (columns: {})", available.join(", "))]
     UnknownColumn {
         /// The name given.
         name: String,
@@ -23,6 +26,7 @@ pub enum Error {
         available: Vec<String>,
     },
     /// A sort key column has a type the row encoder cannot order.
+    #[error("cannot sort by column '{column}' of type {data_type}: {source}")]
     UnsupportedSortKey {
         /// The column.
         column: String,
@@ -32,8 +36,14 @@ pub enum Error {
         source: strata_row::Error,
     },
     /// The row encoder failed.
-    Row(strata_row::Error),
+    #[error("row encoding: {0}")]
+    Row(#[from] strata_row::Error),
     /// The estimated memory of an in-memory operation exceeds the limit.
+    #[error(
+        "{what} needs an estimated {} but --memory-limit is {}",
+        human_bytes(*estimate),
+        human_bytes(*limit)
+    )]
     MemoryLimit {
         /// What was being estimated.
         what: &'static str,
@@ -43,17 +53,23 @@ pub enum Error {
         limit: u64,
     },
     /// parquet's reader or writer failed.
-    Parquet(parquet::errors::ParquetError),
+    #[error("parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
     /// arrow failed (decoding, concatenating or gathering).
-    Arrow(arrow_schema::ArrowError),
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
     /// Opening, reading or committing a file failed.
-    Store(strata_store::Error),
+    #[error(transparent)]
+    Store(#[from] strata_store::Error),
     /// Encoding the output failed.
+    #[error(transparent)]
     Write(strata_parquet::Error),
     /// The inputs of a merge are not valid (unsorted, differing schemas, a
     /// missing key column); the message says why.
+    #[error("{0}")]
     Invalid(String),
     /// A Parquet file could not be read.
+    #[error("{}: parquet: {source}", path.display())]
     ParquetFile {
         /// The file.
         path: PathBuf,
@@ -61,6 +77,7 @@ pub enum Error {
         source: parquet::errors::ParquetError,
     },
     /// An output file could not be written.
+    #[error("{}: {source}", path.display())]
     File {
         /// The file.
         path: PathBuf,
@@ -102,89 +119,7 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::InvalidConfig(m) => write!(f, "{m}"),
-            Error::Read { path, source } => write!(f, "cannot read {}: {source}", path.display()),
-            Error::UnknownColumn { name, available } => write!(
-                f,
-                "no column '{name}' in the input (columns: {})",
-                available.join(", ")
-            ),
-            Error::UnsupportedSortKey {
-                column,
-                data_type,
-                source,
-            } => write!(
-                f,
-                "cannot sort by column '{column}' of type {data_type}: {source}"
-            ),
-            Error::Row(e) => write!(f, "row encoding: {e}"),
-            Error::MemoryLimit {
-                what,
-                estimate,
-                limit,
-            } => write!(
-                f,
-                "{what} needs an estimated {} but --memory-limit is {}",
-                human_bytes(*estimate),
-                human_bytes(*limit)
-            ),
-            Error::Parquet(e) => write!(f, "parquet: {e}"),
-            Error::Arrow(e) => write!(f, "arrow: {e}"),
-            Error::Store(e) => e.fmt(f),
-            Error::Write(e) => e.fmt(f),
-            Error::Invalid(m) => write!(f, "{m}"),
-            Error::ParquetFile { path, source } => {
-                write!(f, "{}: parquet: {source}", path.display())
-            }
-            Error::File { path, source } => write!(f, "{}: {source}", path.display()),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Read { source, .. } => Some(source.as_ref()),
-            Error::UnsupportedSortKey { source, .. } => Some(source),
-            Error::Row(e) => Some(e),
-            Error::Parquet(e) => Some(e),
-            Error::Arrow(e) => Some(e),
-            Error::Store(e) => e.source(),
-            Error::Write(e) => e.source(),
-            Error::ParquetFile { source, .. } => Some(source),
-            Error::File { source, .. } => Some(source.as_ref()),
-            _ => None,
-        }
-    }
-}
-
-impl From<parquet::errors::ParquetError> for Error {
-    fn from(e: parquet::errors::ParquetError) -> Self {
-        Error::Parquet(e)
-    }
-}
-
-impl From<arrow_schema::ArrowError> for Error {
-    fn from(e: arrow_schema::ArrowError) -> Self {
-        Error::Arrow(e)
-    }
-}
-
-impl From<strata_row::Error> for Error {
-    fn from(e: strata_row::Error) -> Self {
-        Error::Row(e)
-    }
-}
-
-impl From<strata_store::Error> for Error {
-    fn from(e: strata_store::Error) -> Self {
-        Error::Store(e)
-    }
-}
-
+/// A writer's error; its store errors are this crate's store errors.
 impl From<strata_parquet::Error> for Error {
     fn from(e: strata_parquet::Error) -> Self {
         match e {

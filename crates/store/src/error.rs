@@ -1,14 +1,20 @@
 //! The error type of `strata-store`.
 
-use std::{fmt, io, path::PathBuf};
+use std::{io, path::PathBuf};
 
 /// Errors of locations, sources, fetches, uploads and atomic outputs.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A setting that cannot be used; the message names it.
+    #[error("{0}")]
     InvalidConfig(String),
     /// Output files exist and overwriting was not asked for.
+    #[error(
+        "output file {} already exists{}; pass --overwrite to replace",
+        path.display(),
+        more(*count)
+    )]
     OutputExists {
         /// The first conflicting path.
         path: PathBuf,
@@ -16,6 +22,7 @@ pub enum Error {
         count: usize,
     },
     /// An operating-system error on a path.
+    #[error("cannot {action} {}: {source}", path.display())]
     Io {
         /// What was being done.
         action: &'static str,
@@ -25,6 +32,7 @@ pub enum Error {
         source: io::Error,
     },
     /// An object store request failed (after any retries).
+    #[error("cannot read {location}: {source}")]
     ObjectStore {
         /// The path or URL read.
         location: String,
@@ -32,16 +40,27 @@ pub enum Error {
         source: object_store::Error,
     },
     /// There is no file or object at a location.
+    #[error("cannot open {location}: not found (no such file or object)")]
     NotFound {
         /// The path or URL given.
         location: String,
         /// The store's error (its text repeats the location, so the
-        /// message leaves it out).
-        source: object_store::Error,
+        /// message leaves it out, and it is not reported as a cause).
+        error: object_store::Error,
     },
     /// A read past the end of a source, or a source whose size is not
     /// what it claims; the message says where.
+    #[error("invalid file: {0}")]
     Corrupt(String),
+}
+
+/// ` (and N more)` for more than one conflicting file.
+fn more(count: usize) -> String {
+    if count > 1 {
+        format!(" (and {} more)", count - 1)
+    } else {
+        String::new()
+    }
 }
 
 impl Error {
@@ -51,46 +70,6 @@ impl Error {
             action,
             path: path.into(),
             source,
-        }
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::InvalidConfig(m) => write!(f, "{m}"),
-            Error::OutputExists { path, count } => {
-                write!(f, "output file {} already exists", path.display())?;
-                if *count > 1 {
-                    write!(f, " (and {} more)", count - 1)?;
-                }
-                write!(f, "; pass --overwrite to replace")
-            }
-            Error::Io {
-                action,
-                path,
-                source,
-            } => write!(f, "cannot {action} {}: {source}", path.display()),
-            Error::ObjectStore { location, source } => {
-                write!(f, "cannot read {location}: {source}")
-            }
-            Error::NotFound { location, .. } => {
-                write!(
-                    f,
-                    "cannot open {location}: not found (no such file or object)"
-                )
-            }
-            Error::Corrupt(m) => write!(f, "invalid file: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Io { source, .. } => Some(source),
-            Error::ObjectStore { source, .. } => Some(source),
-            _ => None,
         }
     }
 }

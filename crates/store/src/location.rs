@@ -161,7 +161,7 @@ pub async fn open_source(s: &str, cfg: &StoreConfig) -> Result<Source, Error> {
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 Error::NotFound {
                     location: loc.display.clone(),
-                    source: object_store::Error::NotFound {
+                    error: object_store::Error::NotFound {
                         path: file.display().to_string(),
                         source: source.into(),
                     },
@@ -175,7 +175,10 @@ pub async fn open_source(s: &str, cfg: &StoreConfig) -> Result<Source, Error> {
         Error::ObjectStore {
             location,
             source: source @ object_store::Error::NotFound { .. },
-        } => Error::NotFound { location, source },
+        } => Error::NotFound {
+            location,
+            error: source,
+        },
         e => e,
     })
 }
