@@ -133,7 +133,46 @@ fn leaf_values(t: &DataType) -> Option<Values> {
     }
 }
 
+/// The codec every column of `props` uses, when they all use the same one
+/// and the direct encoder has it.
+fn common_codec(
+    props: &parquet::file::properties::WriterProperties,
+    parquet: &SchemaDescriptor,
+) -> Option<Compression> {
+    let mut codec = None;
+    for c in parquet.columns() {
+        let this = match props.compression(c.path()) {
+            PqCompression::UNCOMPRESSED => Compression::None,
+            PqCompression::SNAPPY => Compression::Snappy,
+            PqCompression::LZ4_RAW => Compression::Lz4,
+            PqCompression::ZSTD(l) => Compression::Zstd(l.compression_level()),
+            _ => return None,
+        };
+        match codec {
+            None => codec = Some(this),
+            Some(c) if c != this => return None,
+            Some(_) => {}
+        }
+    }
+    codec
+}
+
 impl Shredder {
+    /// The direct encoder for files of `schema` written with `props`: the
+    /// one rule every Parquet writer of strata uses to choose it. `None`
+    /// when the columns do not all use one codec the direct encoder has, or
+    /// some column has a shape it does not handle; integer columns that
+    /// `props` gives `DELTA_BINARY_PACKED` use it.
+    pub fn for_properties(
+        schema: &Schema,
+        parquet: &SchemaDescriptor,
+        props: &parquet::file::properties::WriterProperties,
+    ) -> Option<Shredder> {
+        let mut shredder = Shredder::supports(schema, parquet, common_codec(props, parquet)?)?;
+        shredder.use_encodings(props);
+        Some(shredder)
+    }
+
     /// The shredder for `schema`, or `None` when some column has a shape it
     /// does not handle.
     pub fn supports(

@@ -22,12 +22,11 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::{
     arrow::{ArrowWriter, arrow_writer::ArrowWriterOptions},
-    basic::Compression as PqCompression,
     file::{properties::WriterProperties, writer::SerializedFileWriter},
 };
 
 use crate::{
-    Compression, Error,
+    Error,
     encoder::{BufferPool, LeafEncoder, Shredder, check_gather},
 };
 
@@ -58,30 +57,6 @@ impl<W: Write + Send> std::fmt::Debug for ParquetWriter<W> {
     }
 }
 
-/// The codec every column of `props` uses, when they all use the same one
-/// and the direct encoder has it.
-fn common_codec(
-    props: &WriterProperties,
-    parquet: &parquet::schema::types::SchemaDescriptor,
-) -> Option<Compression> {
-    let mut codec = None;
-    for c in parquet.columns() {
-        let this = match props.compression(c.path()) {
-            PqCompression::UNCOMPRESSED => Compression::None,
-            PqCompression::SNAPPY => Compression::Snappy,
-            PqCompression::LZ4_RAW => Compression::Lz4,
-            PqCompression::ZSTD(l) => Compression::Zstd(l.compression_level()),
-            _ => return None,
-        };
-        match codec {
-            None => codec = Some(this),
-            Some(c) if c != this => return None,
-            Some(_) => {}
-        }
-    }
-    codec
-}
-
 impl<W: Write + Send> ParquetWriter<W> {
     /// A writer of `schema` to `sink` with `props`.
     ///
@@ -95,12 +70,7 @@ impl<W: Write + Send> ParquetWriter<W> {
         let descr = parquet::arrow::ArrowSchemaConverter::new()
             .with_coerce_types(props.coerce_types())
             .convert(&schema)?;
-        let shredder = common_codec(&props, &descr)
-            .and_then(|codec| Shredder::supports(&schema, &descr, codec))
-            .map(|mut s| {
-                s.use_encodings(&props);
-                s
-            });
+        let shredder = Shredder::for_properties(&schema, &descr, &props);
         let inner = match shredder {
             Some(shredder) => {
                 let (file, _) = writer.into_serialized_writer()?;
@@ -325,7 +295,9 @@ mod tests {
         ]));
         let props = WriterProperties::builder()
             .set_max_row_group_row_count(Some(100))
-            .set_compression(PqCompression::ZSTD(ZstdLevel::try_new(1).unwrap()))
+            .set_compression(parquet::basic::Compression::ZSTD(
+                ZstdLevel::try_new(1).unwrap(),
+            ))
             .build();
         let mut w = ParquetWriter::try_new(Vec::new(), schema.clone(), props).unwrap();
         assert_eq!(w.is_direct(), direct);

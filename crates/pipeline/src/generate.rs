@@ -740,7 +740,7 @@ fn run_in<G: BatchGenerator>(
             let (probe, factory) = probe.into_serialized_writer()?;
             let shredder = match cfg.encoder {
                 ParquetEncoder::Auto => {
-                    Shredder::supports(&schema, probe.schema_descr(), cfg.compression)
+                    Shredder::for_properties(&schema, probe.schema_descr(), &props)
                 }
                 ParquetEncoder::Arrow => None,
             };
