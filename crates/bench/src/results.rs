@@ -17,26 +17,15 @@ pub struct RunResult {
     pub cases: Vec<CaseResult>,
 }
 
-/// `YYYY-MM-DD HH:MM:SS` of Unix seconds (days to civil date by the
-/// proleptic Gregorian calendar, in 400-year eras).
+/// `YYYY-MM-DD HH:MM:SS` (UTC) of Unix seconds.
 pub fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    i64::try_from(secs)
+        .ok()
+        .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+        .map_or_else(
+            || format!("{secs} s after 1970"),
+            |t| t.format("%Y-%m-%d %H:%M:%S").to_string(),
+        )
 }
 
 /// Reads a saved run.

@@ -1071,16 +1071,15 @@ impl Categories {
 
 /// `YYYY-MM-DD` of a day count since 1970-01-01 (proleptic Gregorian).
 fn civil_date(days: i128) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i128::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    // Day 719,163 of the common era is 1970-01-01.
+    i32::try_from(days)
+        .ok()
+        .and_then(|d| d.checked_add(719_163))
+        .and_then(chrono::NaiveDate::from_num_days_from_ce_opt)
+        .map_or_else(
+            || format!("day {days} after 1970-01-01"),
+            |d| d.format("%Y-%m-%d").to_string(),
+        )
 }
 
 /// Whether a [`Matcher`] compares values of type `dt`.
