@@ -51,6 +51,7 @@
 
 pub mod encoder;
 mod error;
+pub mod guard;
 pub mod ipc;
 mod options;
 pub mod sink;

@@ -3,7 +3,8 @@
 //! indices, and decoder panics turned into errors.
 
 use arrow_array::RecordBatch;
-use futures::{FutureExt, StreamExt, stream::BoxStream};
+use futures::{StreamExt, stream::BoxStream};
+use strata_parquet::guard;
 
 use crate::{Error, filter::Filter};
 
@@ -43,30 +44,22 @@ pub(crate) fn resolve_columns(
     Ok(out)
 }
 
-/// The text of a caught panic's payload.
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into())
-}
-
-fn decoder_failed(name: &str, p: &(dyn std::any::Any + Send)) -> Error {
+fn decoder_failed(name: &str, panic: String) -> Error {
     Error::Corrupt(format!(
-        "{name}: the decoder failed on malformed data ({})",
-        panic_text(p)
+        "{name}: the decoder failed on malformed data ({panic})"
     ))
 }
 
 /// Runs `fut`; a panic inside it (a third-party decoder meeting malformed
-/// data it does not check) becomes [`Error::Corrupt`].
+/// data it does not check) becomes [`Error::Corrupt`], and prints nothing
+/// ([`strata_parquet::guard`]).
 pub(crate) async fn guarded<T>(
     name: &str,
     fut: impl std::future::Future<Output = Result<T, Error>>,
 ) -> Result<T, Error> {
-    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
+    match guard::catch_future(fut).await {
         Ok(r) => r,
-        Err(p) => Err(decoder_failed(name, p.as_ref())),
+        Err(p) => Err(decoder_failed(name, p)),
     }
 }
 
@@ -76,9 +69,8 @@ pub(crate) fn guarded_stream(
     name: String,
     s: BoxStream<'static, Result<RecordBatch, Error>>,
 ) -> BoxStream<'static, Result<RecordBatch, Error>> {
-    std::panic::AssertUnwindSafe(s)
-        .catch_unwind()
-        .map(move |r| r.unwrap_or_else(|p| Err(decoder_failed(&name, p.as_ref()))))
+    guard::catch_stream(s)
+        .map(move |r| r.unwrap_or_else(|p| Err(decoder_failed(&name, p))))
         .boxed()
 }
 

@@ -55,7 +55,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use strata_row::{KeyColumns, Rows};
 
 use strata_parquet::{
-    DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, Format,
+    DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, Format, guard,
     sink::{FileSink, SinkOptions},
 };
 
@@ -296,7 +296,14 @@ fn format_error(e: strata_parquet::Error) -> Error {
 /// when it is neither format, [`Error::Read`] naming the file around a
 /// decoding error.
 pub fn read_input(path: &Path) -> Result<Input, Error> {
-    read_any(path).map_err(|e| match e {
+    // The decoders may panic on malformed data they do not check: that is
+    // an error about the file, and prints nothing.
+    let read = guard::catch(|| read_any(path)).unwrap_or_else(|p| {
+        Err(Error::Invalid(format!(
+            "the decoder failed on malformed data ({p})"
+        )))
+    });
+    read.map_err(|e| match e {
         e @ (Error::Store(strata_store::Error::Io { .. }) | Error::InvalidConfig(_)) => e,
         e => Error::Read {
             path: path.to_path_buf(),

@@ -40,7 +40,7 @@ use parquet::{
     file::metadata::PageIndexPolicy,
     file::properties::WriterProperties,
 };
-use strata_parquet::writer::ParquetWriter;
+use strata_parquet::{guard, writer::ParquetWriter};
 use strata_row::{KeyColumns, Rows};
 use strata_store::output::PendingFile;
 
@@ -153,8 +153,10 @@ impl Cursor {
             }
             None => ArrowReaderOptions::new(),
         };
-        let mut builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
-            .map_err(|e| Error::parquet_at(path, e))?;
+        let mut builder = decode(path, || {
+            ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
+                .map_err(|e| Error::parquet_at(path, e))
+        })?;
         let schema = builder.schema().clone();
         let (mut lo, mut hi) = (None, None);
         if let Some((part, i)) = part {
@@ -170,10 +172,12 @@ impl Cursor {
             lo.clone_from(&part.lo);
             hi.clone_from(&part.hi);
         }
-        let reader = builder
-            .with_batch_size(batch_rows)
-            .build()
-            .map_err(|e| Error::parquet_at(path, e))?;
+        let reader = decode(path, || {
+            builder
+                .with_batch_size(batch_rows)
+                .build()
+                .map_err(|e| Error::parquet_at(path, e))
+        })?;
         Ok((
             Cursor {
                 reader,
@@ -197,7 +201,8 @@ impl Cursor {
     /// of the batch before.
     fn next_batch(&mut self, enc: &KeyColumns, key: &[String]) -> Result<bool, Error> {
         loop {
-            let b = match self.reader.next() {
+            let reader = &mut self.reader;
+            let b = match decode(&self.path, || Ok(reader.next()))? {
                 Some(Ok(b)) => b,
                 Some(Err(e)) => return Err(Error::parquet_at(&self.path, e.into())),
                 None => {
@@ -283,8 +288,10 @@ fn output_properties(
 ) -> Result<WriterProperties, Error> {
     use parquet::{basic::Encoding, file::reader::FileReader};
     let file = File::open(first).map_err(|e| Error::io("open", first, e))?;
-    let reader = parquet::file::reader::SerializedFileReader::new(file)
-        .map_err(|e| Error::parquet_at(first, e))?;
+    let reader = decode(first, || {
+        parquet::file::reader::SerializedFileReader::new(file)
+            .map_err(|e| Error::parquet_at(first, e))
+    })?;
     let md = reader.metadata();
     let mut props =
         WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::default()));
@@ -554,8 +561,9 @@ fn check_rows(out: Vec<MergedFile>, total: u64) -> Result<Vec<MergedFile>, Error
 /// The row count in a Parquet file's footer.
 fn num_rows(path: &Path) -> Result<u64, Error> {
     let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-    let b =
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet_at(path, e))?;
+    let b = decode(path, || {
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet_at(path, e))
+    })?;
     Ok(b.metadata().file_metadata().num_rows().max(0) as u64)
 }
 
@@ -680,9 +688,9 @@ fn sample_keys(path: &Path, n: u64, step: u64, key: &[String]) -> Result<Vec<Vec
         }
         at += step;
     }
-    let (reader, enc) = key_reader(path, key, 8192, Some(RowSelection::from(selectors)))?;
+    let (mut reader, enc) = key_reader(path, key, 8192, Some(RowSelection::from(selectors)))?;
     let mut samples: Vec<Vec<u8>> = Vec::new();
-    for b in reader {
+    while let Some(b) = decode(path, || Ok(reader.next()))? {
         let b = b.map_err(|e| Error::parquet_at(path, e.into()))?;
         let keys = encode_keys(&enc, &b)?;
         for k in keys.iter() {
@@ -711,15 +719,18 @@ fn key_reader(
     Error,
 > {
     let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet_at(path, e))?;
+    let builder = decode(path, || {
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet_at(path, e))
+    })?;
     let roots = key_columns(builder.schema(), key)?.columns().to_vec();
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
     let mut builder = builder.with_projection(mask).with_batch_size(batch_rows);
     if let Some(selection) = selection {
         builder = builder.with_row_selection(selection);
     }
-    let reader = builder.build().map_err(|e| Error::parquet_at(path, e))?;
+    let reader = decode(path, || {
+        builder.build().map_err(|e| Error::parquet_at(path, e))
+    })?;
     let schema = arrow_array::RecordBatchReader::schema(&reader);
     let enc = key_columns(&schema, key)?;
     Ok((reader, enc))
@@ -739,9 +750,9 @@ pub fn for_each_key_batch<E: From<Error>>(
     batch_rows: usize,
     mut each: impl FnMut(&Rows, u64) -> Result<bool, E>,
 ) -> Result<u64, E> {
-    let (reader, enc) = key_reader(path, key, batch_rows, None)?;
+    let (mut reader, enc) = key_reader(path, key, batch_rows, None)?;
     let mut seen = 0u64;
-    for b in reader {
+    while let Some(b) = decode(path, || Ok(reader.next()))? {
         let b = b.map_err(|e| Error::parquet_at(path, e.into()))?;
         let keys = encode_keys(&enc, &b)?;
         let go = each(&keys, seen)?;
@@ -751,6 +762,19 @@ pub fn for_each_key_batch<E: From<Error>>(
         }
     }
     Ok(seen)
+}
+
+/// Runs a decoder call on the file `path` through
+/// [`strata_parquet::guard`]: a panic inside the decoder (on malformed
+/// data it does not check) is an error naming the file, and prints
+/// nothing.
+fn decode<T>(path: &Path, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    guard::catch(f).unwrap_or_else(|p| {
+        Err(Error::Invalid(format!(
+            "{}: the decoder failed on malformed data ({p})",
+            path.display()
+        )))
+    })
 }
 
 /// The error for a file not sorted by `key`.

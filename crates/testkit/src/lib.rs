@@ -3,6 +3,7 @@
 //! Library crates take this crate as a dev-dependency only; `strata-bench`
 //! uses it for its synthetic inputs.
 //!
+//! * [`mutate`]: seeded corruption of valid files, for reader tests.
 //! * [`readback`]: read a written Parquet or IPC file back, render its rows
 //!   canonically, and fingerprint the row multiset, to compare two runs.
 //! * [`stores`]: object stores that add latency or fail chosen reads.
@@ -20,6 +21,7 @@
 //! assert_ne!(sequence_hash(&["x=1".into()]), sequence_hash(&["x=2".into()]));
 //! ```
 
+pub mod mutate;
 pub mod readback;
 pub mod stores;
 pub mod synth;

@@ -55,62 +55,7 @@ unsafe impl GlobalAlloc for Tracking {
 #[global_allocator]
 static GLOBAL: Tracking = Tracking;
 
-/// One seeded mutation of `valid`: bit flips, a truncation, an extreme
-/// offset or length (4 or 8 bytes), or a random byte; half of the
-/// positions fall in the last `tail_focus` bytes (footers and headers).
-pub fn mutate(rng: &mut RowRng, valid: &[u8], tail_focus: usize) -> Vec<u8> {
-    let mut b = valid.to_vec();
-    let n = b.len() as u64;
-    // Where: the footer and headers (near the end, or anywhere).
-    let pos = |rng: &mut RowRng| -> usize {
-        if rng.next_below(2) == 0 {
-            let w = (tail_focus as u64).min(n);
-            (n - 1 - rng.next_below(w)) as usize
-        } else {
-            rng.next_below(n) as usize
-        }
-    };
-    match rng.next_below(4) {
-        0 => {
-            // Flip one to four bytes.
-            for _ in 0..1 + rng.next_below(4) {
-                let p = pos(rng);
-                b[p] ^= 1 << rng.next_below(8);
-            }
-        }
-        1 => {
-            // Truncate.
-            b.truncate(rng.next_below(n) as usize);
-        }
-        2 => {
-            // An offset or length replaced by an extreme value.
-            let extremes: [u64; 8] = [
-                0,
-                1,
-                7,
-                0x7fff_ffff,
-                0xffff_ffff,
-                u64::MAX,
-                1 << 40,
-                0x8000_0000_0000_0000,
-            ];
-            let v = extremes[rng.next_below(8) as usize];
-            let p = pos(rng) & !3;
-            let width = if rng.next_below(2) == 0 { 4 } else { 8 };
-            for i in 0..width {
-                if p + i < b.len() {
-                    b[p + i] = (v >> (8 * i)) as u8;
-                }
-            }
-        }
-        _ => {
-            // A random byte.
-            let p = pos(rng);
-            b[p] = rng.next_below(256) as u8;
-        }
-    }
-    b
-}
+pub use strata_testkit::mutate::mutate;
 
 /// Runs `f` with allocation tracking on; returns its result and the
 /// largest single allocation it made.
@@ -122,8 +67,9 @@ pub fn tracked<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (out, LARGEST.load(Ordering::Relaxed))
 }
 
-/// Panics seen since [`quiet_panics`]: each is a decoder panic that the
-/// reader turned into an error (a failing test restores the hook first).
+/// Panics the hook saw since [`quiet_panics`] (a failing test restores the
+/// hook first); the decoder panics that readers turn into errors are
+/// counted by `strata_parquet::guard::caught`.
 pub static PANICS: AtomicUsize = AtomicUsize::new(0);
 
 /// Replaces the panic hook with one that only counts, so a caught panic
@@ -173,7 +119,7 @@ where
     // The reader turns a decoder's panic into an error; keep the default
     // hook from printing (and allocating for) a backtrace meanwhile.
     quiet_panics();
-    let before = PANICS.load(Ordering::Relaxed);
+    let before = strata_parquet::guard::caught();
     for (f, (valid, ncols)) in files.iter().enumerate() {
         let (ok, largest) = tracked(|| rt.block_on(read(Bytes::from(valid.clone()), *ncols)));
         match ok {
@@ -210,7 +156,7 @@ where
         }
     }
     drop(std::panic::take_hook());
-    out.panics = PANICS.load(Ordering::Relaxed) - before;
+    out.panics = (strata_parquet::guard::caught() - before) as usize;
     eprintln!(
         "{} mutations: {} failed to open, {} opened, {} decoder panics caught",
         out.failed + out.opened,
