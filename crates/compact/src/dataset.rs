@@ -77,7 +77,10 @@ pub fn init(ds: &Dataset, key: &[String], verify: bool) -> Result<Manifest, Erro
             None
         } else {
             let (md, schema) = ds.parquet_footer(&name)?;
-            statistics_bounds(&md, &schema, key)
+            // Statistics a decoder panics on are not used: the keys are
+            // read instead.
+            strata_parquet::guard::catch(|| statistics_bounds(&md, &schema, key))
+                .unwrap_or(Ok(None))
                 .map_err(|e| Error::Invalid(format!("{}: {e}", ds.file_display(&name))))?
         };
         let (rows, min_key, max_key) = match from_stats {

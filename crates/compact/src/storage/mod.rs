@@ -356,9 +356,17 @@ impl Dataset {
             Inner::Local(d) => {
                 let path = d.join(name);
                 let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
-                let b =
+                // A footer the decoder panics on is an error about the file.
+                let b = strata_parquet::guard::catch(|| {
                     parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-                        .map_err(|e| Error::parquet(&path, e))?;
+                })
+                .map_err(|p| {
+                    Error::Invalid(format!(
+                        "{}: the decoder failed on malformed data ({p})",
+                        path.display()
+                    ))
+                })?
+                .map_err(|e| Error::parquet(&path, e))?;
                 Ok((Arc::clone(b.metadata()), Arc::clone(b.schema())))
             }
             Inner::Object(o) => {
