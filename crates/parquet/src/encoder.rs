@@ -22,7 +22,8 @@
 //! chunks are handed to parquet's `SerializedRowGroupWriter::append_column`,
 //! so the file footer, schema and Arrow schema metadata are parquet's own.
 //!
-//! [`Shredder::supports`] decides per schema; anything else goes through
+//! [`Shredder::for_properties`] decides per schema and writer properties
+//! (the one rule every strata writer uses); anything else goes through
 //! `ArrowColumnWriter`. Tests read both paths back and require identical
 //! rows and statistics.
 
@@ -253,7 +254,7 @@ impl Shredder {
     /// Takes the encoding of integer leaves from `props`: those whose
     /// column is set to `DELTA_BINARY_PACKED` are written so (suits sorted
     /// columns: small deltas pack into a few bits); the rest `PLAIN`.
-    pub fn use_encodings(&mut self, props: &parquet::file::properties::WriterProperties) {
+    fn use_encodings(&mut self, props: &parquet::file::properties::WriterProperties) {
         for (leaf, descr) in self.leaves.iter_mut().zip(&self.descrs) {
             leaf.delta = matches!(leaf.values, Values::Int(_))
                 && props.encoding(descr.path()) == Some(Encoding::DELTA_BINARY_PACKED);

@@ -4,7 +4,7 @@
 //! corrupt file can still reach an `unwrap` or an out-of-range slice inside
 //! them. Every strata reader of a user's file runs the decoding through
 //! [`catch`], [`catch_future`] or [`catch_stream`]: a panic there becomes
-//! an error (its message), and the panic hook stays silent for it, so no
+//! a [`DecoderPanic`] error, and the panic hook stays silent for it, so no
 //! `panicked at` reaches the terminal. Panics anywhere else print as
 //! usual. [`caught`] counts the panics caught, for tests.
 
@@ -61,17 +61,24 @@ impl Drop for Quiet {
     }
 }
 
-/// The text of a caught panic's payload.
-pub fn panic_text(p: &(dyn Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into())
+/// A panic caught inside a decoder: the reader met malformed data it does
+/// not check. Its text is the message every strata reader reports.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the decoder failed on malformed data ({message})")]
+pub struct DecoderPanic {
+    /// The panic's own message.
+    pub message: String,
 }
 
-fn caught_panic(p: &(dyn Any + Send)) -> String {
+/// Counts a caught panic and keeps its payload's text.
+fn caught_panic(p: &(dyn Any + Send)) -> DecoderPanic {
     CAUGHT.fetch_add(1, Ordering::Relaxed);
-    panic_text(p)
+    let message = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into());
+    DecoderPanic { message }
 }
 
 /// How many panics the guards have caught in this process.
@@ -79,11 +86,12 @@ pub fn caught() -> u64 {
     CAUGHT.load(Ordering::Relaxed)
 }
 
-/// Runs `f`; a panic inside it is returned as its message, unprinted.
+/// Runs `f`; a panic inside it is returned as a [`DecoderPanic`],
+/// unprinted.
 ///
 /// # Errors
-/// The panic's message when `f` panics.
-pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+/// [`DecoderPanic`] when `f` panics.
+pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, DecoderPanic> {
     let _quiet = Quiet::enter();
     panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| caught_panic(p.as_ref()))
 }
@@ -103,8 +111,8 @@ impl<F: Future> Future for QuietFuture<F> {
 /// [`catch`] for a future: a panic while polling it is its output's error.
 ///
 /// # Errors
-/// The panic's message when polling `fut` panics.
-pub async fn catch_future<F: Future>(fut: F) -> Result<F::Output, String> {
+/// [`DecoderPanic`] when polling `fut` panics.
+pub async fn catch_future<F: Future>(fut: F) -> Result<F::Output, DecoderPanic> {
     AssertUnwindSafe(QuietFuture(Box::pin(fut)))
         .catch_unwind()
         .await
@@ -124,8 +132,8 @@ impl<S: Stream> Stream for QuietStream<S> {
 }
 
 /// [`catch`] for a stream: a panic while polling it becomes one `Err`
-/// item with its message, and the stream ends there.
-pub fn catch_stream<S: Stream>(s: S) -> impl Stream<Item = Result<S::Item, String>> {
+/// item, and the stream ends there.
+pub fn catch_stream<S: Stream>(s: S) -> impl Stream<Item = Result<S::Item, DecoderPanic>> {
     AssertUnwindSafe(QuietStream(Box::pin(s)))
         .catch_unwind()
         .map(|r| r.map_err(|p| caught_panic(p.as_ref())))
@@ -136,20 +144,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn panics_become_errors_and_are_counted() {
+    fn panics_become_errors_and_are_counted_in_closures_futures_and_streams() {
         let before = caught();
         assert_eq!(catch(|| 7), Ok(7));
         let e = catch(|| -> u8 { panic!("bad offset {}", 3) }).unwrap_err();
-        assert_eq!(e, "bad offset 3");
+        assert_eq!(e.message, "bad offset 3");
+        assert_eq!(
+            e.to_string(),
+            "the decoder failed on malformed data (bad offset 3)"
+        );
         let e = catch(|| -> u8 { std::panic::panic_any(5u8) }).unwrap_err();
-        assert_eq!(e, "no message");
+        assert_eq!(e.message, "no message");
         assert_eq!(caught() - before, 2);
         // Outside a guard nothing is quiet.
         assert_eq!(QUIET.with(Cell::get), 0);
-    }
 
-    #[test]
-    fn futures_and_streams_are_guarded() {
+        // Futures and streams, in the same test: the counter is global,
+        // and a second test running alongside would move it.
         let rt = futures::executor::block_on(catch_future(async { 1 + 1 }));
         assert_eq!(rt, Ok(2));
         let e = futures::executor::block_on(catch_future(async {
@@ -157,8 +168,8 @@ mod tests {
             v[3]
         }))
         .unwrap_err();
-        assert!(e.contains("index out of bounds"), "{e}");
-        let items: Vec<Result<Result<u8, ()>, String>> = futures::executor::block_on(
+        assert!(e.message.contains("index out of bounds"), "{e}");
+        let items: Vec<Result<Result<u8, ()>, DecoderPanic>> = futures::executor::block_on(
             catch_stream(futures::stream::iter([1u8, 2, 3]).map(|x| {
                 assert!(x < 3, "three");
                 Ok(x)
@@ -167,6 +178,11 @@ mod tests {
         );
         assert_eq!(items.len(), 3);
         assert_eq!(items[1], Ok(Ok(2)));
-        assert_eq!(items[2], Err("three".to_string()));
+        assert_eq!(
+            items[2],
+            Err(DecoderPanic {
+                message: "three".to_string()
+            })
+        );
     }
 }

@@ -15,7 +15,7 @@ use arrow_array::RecordBatch;
 use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::SchemaRef;
 use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
-use strata_store::output::{PendingFile, remove_stale_temporaries};
+use strata_store::output::PendingFile;
 
 use crate::{
     Compression, DEFAULT_ZSTD_LEVEL, Error, Format, encoder::parquet_codec, ipc::IpcFileWriter,
@@ -76,14 +76,7 @@ impl FileSink {
         schema: &SchemaRef,
         opts: &SinkOptions,
     ) -> Result<Self, Error> {
-        if !opts.overwrite && target.exists() {
-            return Err(Error::Store(strata_store::Error::OutputExists {
-                path: target.to_path_buf(),
-                count: 1,
-            }));
-        }
-        remove_stale_temporaries(target);
-        let (pending, file) = PendingFile::create(target.to_path_buf(), opts.overwrite)?;
+        let (pending, file) = PendingFile::start(target, opts.overwrite)?;
         let pending = pending.durable(opts.durable);
         let out = BufWriter::with_capacity(1 << 20, file);
         let writer = match format {

@@ -44,10 +44,8 @@ pub(crate) fn resolve_columns(
     Ok(out)
 }
 
-fn decoder_failed(name: &str, panic: String) -> Error {
-    Error::Corrupt(format!(
-        "{name}: the decoder failed on malformed data ({panic})"
-    ))
+fn decoder_failed(name: &str, panic: guard::DecoderPanic) -> Error {
+    Error::Corrupt(format!("{name}: {panic}"))
 }
 
 /// Runs `fut`; a panic inside it (a third-party decoder meeting malformed

@@ -15,7 +15,7 @@ use strata_parquet::{
     Format,
     sink::{FileSink, SinkOptions},
 };
-use strata_store::output::{PendingFile, remove_stale_temporaries};
+use strata_store::output::PendingFile;
 
 use crate::Error;
 
@@ -115,14 +115,7 @@ impl BatchFile {
             OutputFormat::Parquet => file(Format::Parquet)?,
             OutputFormat::Ipc => file(Format::Ipc)?,
             OutputFormat::Csv | OutputFormat::Jsonl => {
-                if !overwrite && path.exists() {
-                    return Err(Error::Store(strata_store::Error::OutputExists {
-                        path: path.to_path_buf(),
-                        count: 1,
-                    }));
-                }
-                remove_stale_temporaries(path);
-                let (pending, file) = PendingFile::create(path.to_path_buf(), overwrite)?;
+                let (pending, file) = PendingFile::start(path, overwrite)?;
                 let out = BufWriter::with_capacity(1 << 20, file);
                 let writer = if format == OutputFormat::Csv {
                     TextWriter::Csv(Box::new(arrow_csv::Writer::new(out)))

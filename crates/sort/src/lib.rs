@@ -298,11 +298,8 @@ fn format_error(e: strata_parquet::Error) -> Error {
 pub fn read_input(path: &Path) -> Result<Input, Error> {
     // The decoders may panic on malformed data they do not check: that is
     // an error about the file, and prints nothing.
-    let read = guard::catch(|| read_any(path)).unwrap_or_else(|p| {
-        Err(Error::Invalid(format!(
-            "the decoder failed on malformed data ({p})"
-        )))
-    });
+    let read =
+        guard::catch(|| read_any(path)).unwrap_or_else(|p| Err(Error::Invalid(p.to_string())));
     read.map_err(|e| match e {
         e @ (Error::Store(strata_store::Error::Io { .. }) | Error::InvalidConfig(_)) => e,
         e => Error::Read {

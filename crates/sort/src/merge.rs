@@ -769,12 +769,7 @@ pub fn for_each_key_batch<E: From<Error>>(
 /// data it does not check) is an error naming the file, and prints
 /// nothing.
 fn decode<T>(path: &Path, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
-    guard::catch(f).unwrap_or_else(|p| {
-        Err(Error::Invalid(format!(
-            "{}: the decoder failed on malformed data ({p})",
-            path.display()
-        )))
-    })
+    guard::catch(f).unwrap_or_else(|p| Err(Error::Invalid(format!("{}: {p}", path.display()))))
 }
 
 /// The error for a file not sorted by `key`.

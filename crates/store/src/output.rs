@@ -73,6 +73,24 @@ impl PendingFile {
         self
     }
 
+    /// Starts one output file: an existing `target` is an error unless
+    /// `overwrite`, temporaries a killed run left for it are removed, and
+    /// the new temporary is returned open for writing.
+    ///
+    /// # Errors
+    /// [`Error::OutputExists`] for an existing target without `overwrite`;
+    /// [`Error::Io`] when the temporary cannot be created.
+    pub fn start(target: &Path, overwrite: bool) -> Result<(PendingFile, File), Error> {
+        if !overwrite && target.exists() {
+            return Err(Error::OutputExists {
+                path: target.to_path_buf(),
+                count: 1,
+            });
+        }
+        remove_stale_temporaries(target);
+        PendingFile::create(target.to_path_buf(), overwrite)
+    }
+
     /// The final path.
     pub fn target(&self) -> &Path {
         &self.target
@@ -143,14 +161,7 @@ pub fn write_atomically(
     overwrite: bool,
     durable: bool,
 ) -> Result<PathBuf, Error> {
-    if !overwrite && target.exists() {
-        return Err(Error::OutputExists {
-            path: target.to_path_buf(),
-            count: 1,
-        });
-    }
-    remove_stale_temporaries(target);
-    let (pending, mut file) = PendingFile::create(target.to_path_buf(), overwrite)?;
+    let (pending, mut file) = PendingFile::start(target, overwrite)?;
     file.write_all(bytes)
         .map_err(|e| Error::io("write", target, e))?;
     drop(file);

@@ -360,12 +360,7 @@ impl Dataset {
                 let b = strata_parquet::guard::catch(|| {
                     parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
                 })
-                .map_err(|p| {
-                    Error::Invalid(format!(
-                        "{}: the decoder failed on malformed data ({p})",
-                        path.display()
-                    ))
-                })?
+                .map_err(|p| Error::Invalid(format!("{}: {p}", path.display())))?
                 .map_err(|e| Error::parquet(&path, e))?;
                 Ok((Arc::clone(b.metadata()), Arc::clone(b.schema())))
             }
