@@ -6,7 +6,10 @@
 //! [`catch`], [`catch_future`] or [`catch_stream`]: a panic there becomes
 //! a [`DecoderPanic`] error, and the panic hook stays silent for it, so no
 //! `panicked at` reaches the terminal. Panics anywhere else print as
-//! usual. [`caught`] counts the panics caught, for tests.
+//! usual. [`caught`] counts the panics caught, for tests. With the
+//! environment variable `STRATA_SHOW_DECODER_PANICS` set, caught panics
+//! print too (with a backtrace under `RUST_BACKTRACE=1`), to find where a
+//! dependency failed.
 
 use std::{
     any::Any,
@@ -36,8 +39,9 @@ static CAUGHT: AtomicU64 = AtomicU64::new(0);
 fn install_hook() {
     HOOK.call_once(|| {
         let previous = panic::take_hook();
+        let show = std::env::var_os("STRATA_SHOW_DECODER_PANICS").is_some();
         panic::set_hook(Box::new(move |info| {
-            if QUIET.with(Cell::get) == 0 {
+            if show || QUIET.with(Cell::get) == 0 {
                 previous(info);
             }
         }));

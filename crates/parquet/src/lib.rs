@@ -10,6 +10,12 @@
 //! batch's row count. [`Format`] and [`Compression`] are the choices a user
 //! names on the command line.
 //!
+//! It also holds the one reading layer every strata reader of a user's
+//! file goes through: [`validate`] checks what third-party readers trust
+//! (footers against the file, offset indexes, nesting depth, decoded
+//! batches), [`guard`] turns a panic that still escapes a decoder into an
+//! error, and [`read`] is the synchronous Parquet path through both.
+//!
 //! # Data flow
 //!
 //! record batches -> [`encoder::Shredder::row_group`] -> one
@@ -27,6 +33,9 @@
 //! * Data that breaks the schema (a null in a required column, a
 //!   dictionary past 256 values) is an [`Error`], never a panic or a bad
 //!   file.
+//! * A malformed input file read through [`read`] (or `strata-scan`) is an
+//!   error, never a panic: the seeded mutation tests and fuzz targets of
+//!   `strata-fuzzkit` hold it to that.
 //!
 //! # Example
 //!
@@ -54,7 +63,9 @@ mod error;
 pub mod guard;
 pub mod ipc;
 mod options;
+pub mod read;
 pub mod sink;
+pub mod validate;
 pub mod writer;
 
 pub use error::Error;

@@ -196,6 +196,7 @@ impl IpcFile {
             ));
         }
         let schema = Arc::new(arrow_ipc::convert::try_fb_to_schema(fb_schema)?);
+        strata_parquet::validate::schema_depth(&schema).map_err(|e| corrupt(&source, e))?;
         let version = footer.version();
         let check = |b: &arrow_ipc::Block, what: &str, i: usize| -> Result<Span, Error> {
             let bad = |why: &str| corrupt(&source, format!("{what} block {i}: {why}"));
@@ -382,7 +383,6 @@ impl IpcFile {
                 inner.schema.fields().len()
             )));
         }
-        let dicts = inner.dictionaries_for(columns).await?;
         let whole = match inner.options.mode {
             ReadMode::WholeBlocks => true,
             ReadMode::Projected => false,
@@ -392,6 +392,7 @@ impl IpcFile {
             }
         };
         let read = async {
+            let dicts = inner.dictionaries_for(columns).await?;
             if whole {
                 inner.read_whole(batches, columns, &dicts).await
             } else {

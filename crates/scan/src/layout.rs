@@ -49,7 +49,27 @@ struct Walker {
     buffer: usize,
     var: usize,
     version: MetadataVersion,
+    /// Whether buffers are compressed (their lengths are then checked
+    /// after reading their length prefix, in [`check_compressed`]).
+    compressed: bool,
     out: Vec<BufRef>,
+}
+
+/// Checks that a buffer of `len` bytes holds whole values of its role's
+/// width: Arrow's validation reads offsets and views as typed slices, and
+/// panics on a ragged end.
+fn whole_values(index: usize, role: Role, len: u64) -> Result<(), String> {
+    let width = match role {
+        Role::Offsets { width } | Role::Values { width, bits: false } => width,
+        Role::Views => 16,
+        _ => 1,
+    };
+    if width > 1 && !len.is_multiple_of(width) {
+        return Err(format!(
+            "buffer {index} holds {len} bytes, not a whole number of {width}-byte values"
+        ));
+    }
+    Ok(())
 }
 
 impl Walker {
@@ -69,6 +89,9 @@ impl Walker {
             .get(i)
             .ok_or("fewer buffers than the schema needs")?;
         self.buffer += 1;
+        if !self.compressed {
+            whole_values(i, role, len)?;
+        }
         let needed = len > 0 && !(role == Role::Validity && node.1 == 0);
         self.out.push(BufRef {
             index: i,
@@ -264,6 +287,7 @@ pub(super) fn walk(
         buffer: 0,
         var: 0,
         version,
+        compressed: rb.compression().is_some(),
         out: Vec::new(),
     };
     let mut columns = Vec::with_capacity(fields.len());
@@ -422,6 +446,8 @@ pub(super) fn check_compressed(
                 }
                 continue;
             };
+            let raw = b.len().saturating_sub(8) as u64;
+            whole_values(r.index, r.role, declared(&b)?.unwrap_or(raw))?;
             if let Some(n) = declared(&b)? {
                 let limit = bound(r, codec, &by_index)?;
                 if n > limit {

@@ -117,10 +117,14 @@ impl ParquetFile {
             .get_metadata(None)
             .await
             .map_err(|e| from_parquet(e).in_file(reader.source.name()))?;
+        strata_parquet::validate::parquet_footer(&metadata, size)
+            .map_err(|e| Error::Corrupt(format!("{}: {e}", reader.source.name())))?;
         let metadata = offset_index_from_tail(metadata, &tail, size);
         reader.metadata = Some(metadata.clone());
         let arrow = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())
             .map_err(|e| from_parquet(e).in_file(reader.source.name()))?;
+        strata_parquet::validate::schema_depth(arrow.schema())
+            .map_err(|e| Error::Corrupt(format!("{}: {e}", reader.source.name())))?;
         Ok(ParquetFile {
             reader,
             metadata,
@@ -365,7 +369,10 @@ impl ParquetFile {
         .build()
         .map_err(from_parquet)?;
         let batches: Vec<RecordBatch> = stream
-            .map(|b| b.map_err(from_parquet))
+            .map(|b| {
+                b.map_err(from_parquet)
+                    .and_then(|b| checked(self.reader.source.name(), b))
+            })
             .collect::<Vec<_>>()
             .await
             .into_iter()
@@ -439,7 +446,7 @@ impl StreamState {
                     return Some((Err(e), self));
                 }
             };
-            let batch = match self.finish_batch(batch) {
+            let batch = match checked(&self.name, batch).and_then(|b| self.finish_batch(b)) {
                 Ok(b) => b,
                 Err(e) => {
                     self.inner = None;
@@ -542,14 +549,25 @@ fn offset_index_from_tail(
         .with_column_index_policy(PageIndexPolicy::Skip)
         .with_offset_index_policy(PageIndexPolicy::Optional);
     // The index only saves bytes later; a file whose index does not decode
-    // is read without it.
+    // (or breaks the rules) is read without it.
     match reader
         .read_page_indexes_sized(tail, size)
         .and_then(|()| reader.finish())
     {
-        Ok(with_index) => Arc::new(with_index),
-        Err(_) => metadata,
+        // An index that breaks the rules is not used either: readers skip
+        // pages by it, trusting it.
+        Ok(with_index) if strata_parquet::validate::parquet_footer(&with_index, size).is_ok() => {
+            Arc::new(with_index)
+        }
+        _ => metadata,
     }
+}
+
+/// `batch` when [`strata_parquet::validate::batch`] passes it.
+fn checked(name: &str, batch: RecordBatch) -> Result<RecordBatch, Error> {
+    strata_parquet::validate::batch(&batch)
+        .map(|()| batch)
+        .map_err(|e| Error::Corrupt(format!("{name}: {e}")))
 }
 
 /// Wraps a source error for parquet's reader traits.

@@ -58,6 +58,9 @@ pub enum Error {
     /// arrow failed (decoding, concatenating or gathering).
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
+    /// strata-scan's reader failed on an input.
+    #[error(transparent)]
+    Scan(#[from] strata_scan::Error),
     /// Opening, reading or committing a file failed.
     #[error(transparent)]
     Store(#[from] strata_store::Error),

@@ -41,8 +41,7 @@
 //! ```
 
 use std::{
-    fmt,
-    fs::{self, File},
+    fmt, fs,
     path::{Path, PathBuf},
     str::FromStr,
     sync::Arc,
@@ -51,11 +50,10 @@ use std::{
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef, SortOptions};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use strata_row::{KeyColumns, Rows};
 
 use strata_parquet::{
-    DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, Format, guard,
+    DEFAULT_ROW_GROUP_ROWS, Format, guard,
     sink::{FileSink, SinkOptions},
 };
 
@@ -309,41 +307,38 @@ pub fn read_input(path: &Path) -> Result<Input, Error> {
     })
 }
 
+/// Reads the file through strata-scan's readers, the path every strata
+/// command reads a user's file by: footers, blocks and buffers are checked
+/// against the file before decoding.
 fn read_any(path: &Path) -> Result<Input, Error> {
     let format = Format::detect(path).map_err(format_error)?;
-    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-    match format {
-        Format::Parquet => {
-            let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
-            let row_group_rows = builder
-                .metadata()
-                .row_groups()
-                .iter()
-                .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
-                .max();
-            let schema = builder.schema().clone();
-            let reader = builder.with_batch_size(DEFAULT_BATCH_SIZE).build()?;
-            let batches = reader.collect::<Result<Vec<_>, _>>()?;
-            Ok(Input {
-                format,
-                schema,
-                batches,
-                row_group_rows,
-            })
-        }
-        Format::Ipc => {
-            let reader =
-                arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)?;
-            let schema = reader.schema();
-            let batches = reader.collect::<Result<Vec<_>, _>>()?;
-            Ok(Input {
-                format,
-                schema,
-                batches,
-                row_group_rows: None,
-            })
-        }
-    }
+    let source = strata_store::source::Source::open_file(
+        path,
+        path.display().to_string(),
+        Default::default(),
+    )?;
+    let mut scanner = strata_scan::Scanner::open(source)?;
+    let row_group_rows = match scanner.file() {
+        strata_scan::ScanFile::Parquet(f) => f
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
+            .max(),
+        strata_scan::ScanFile::Ipc(_) => None,
+    };
+    let schema = scanner.file().schema();
+    let mut batches = Vec::new();
+    scanner.scan(&strata_scan::ScanRequest::default(), |b| {
+        batches.push(b.clone());
+        Ok(())
+    })?;
+    Ok(Input {
+        format,
+        schema,
+        batches,
+        row_group_rows,
+    })
 }
 
 /// The key columns of a schema and the row encoder for them.
@@ -971,7 +966,7 @@ mod tests {
 
     fn write_ipc(path: &Path, schema: &SchemaRef, batches: &[RecordBatch]) {
         let mut w = strata_parquet::ipc::IpcFileWriter::try_new(
-            File::create(path).unwrap(),
+            std::fs::File::create(path).unwrap(),
             schema,
             Default::default(),
         )

@@ -32,15 +32,13 @@ use arrow_schema::SchemaRef;
 use parquet::{
     arrow::{
         ProjectionMask,
-        arrow_reader::{
-            ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
-        },
+        arrow_reader::{ArrowReaderOptions, RowSelection, RowSelector},
     },
     basic::{Compression, ZstdLevel},
     file::metadata::PageIndexPolicy,
     file::properties::WriterProperties,
 };
-use strata_parquet::{guard, writer::ParquetWriter};
+use strata_parquet::{read, writer::ParquetWriter};
 use strata_row::{KeyColumns, Rows};
 use strata_store::output::PendingFile;
 
@@ -153,10 +151,7 @@ impl Cursor {
             }
             None => ArrowReaderOptions::new(),
         };
-        let mut builder = decode(path, || {
-            ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
-                .map_err(|e| Error::parquet_at(path, e))
-        })?;
+        let mut builder = read::open(file, options).map_err(|e| read_error(path, e))?;
         let schema = builder.schema().clone();
         let (mut lo, mut hi) = (None, None);
         if let Some((part, i)) = part {
@@ -172,12 +167,8 @@ impl Cursor {
             lo.clone_from(&part.lo);
             hi.clone_from(&part.hi);
         }
-        let reader = decode(path, || {
-            builder
-                .with_batch_size(batch_rows)
-                .build()
-                .map_err(|e| Error::parquet_at(path, e))
-        })?;
+        let reader =
+            read::build(builder.with_batch_size(batch_rows)).map_err(|e| read_error(path, e))?;
         Ok((
             Cursor {
                 reader,
@@ -201,18 +192,17 @@ impl Cursor {
     /// of the batch before.
     fn next_batch(&mut self, enc: &KeyColumns, key: &[String]) -> Result<bool, Error> {
         loop {
-            let reader = &mut self.reader;
-            let b = match decode(&self.path, || Ok(reader.next()))? {
-                Some(Ok(b)) => b,
-                Some(Err(e)) => return Err(Error::parquet_at(&self.path, e.into())),
-                None => {
-                    self.batch = None;
-                    self.keys = None;
-                    self.row = 0;
-                    self.end = 0;
-                    return Ok(false);
-                }
-            };
+            let b =
+                match read::next_batch(&mut self.reader).map_err(|e| read_error(&self.path, e))? {
+                    Some(b) => b,
+                    None => {
+                        self.batch = None;
+                        self.keys = None;
+                        self.row = 0;
+                        self.end = 0;
+                        return Ok(false);
+                    }
+                };
             let len = b.num_rows();
             if len == 0 {
                 continue;
@@ -286,12 +276,9 @@ fn output_properties(
     schema: &SchemaRef,
     key: &[String],
 ) -> Result<WriterProperties, Error> {
-    use parquet::{basic::Encoding, file::reader::FileReader};
+    use parquet::basic::Encoding;
     let file = File::open(first).map_err(|e| Error::io("open", first, e))?;
-    let reader = decode(first, || {
-        parquet::file::reader::SerializedFileReader::new(file)
-            .map_err(|e| Error::parquet_at(first, e))
-    })?;
+    let reader = read::open(file, ArrowReaderOptions::new()).map_err(|e| read_error(first, e))?;
     let md = reader.metadata();
     let mut props =
         WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::default()));
@@ -561,9 +548,7 @@ fn check_rows(out: Vec<MergedFile>, total: u64) -> Result<Vec<MergedFile>, Error
 /// The row count in a Parquet file's footer.
 fn num_rows(path: &Path) -> Result<u64, Error> {
     let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-    let b = decode(path, || {
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet_at(path, e))
-    })?;
+    let b = read::open(file, ArrowReaderOptions::new()).map_err(|e| read_error(path, e))?;
     Ok(b.metadata().file_metadata().num_rows().max(0) as u64)
 }
 
@@ -690,8 +675,7 @@ fn sample_keys(path: &Path, n: u64, step: u64, key: &[String]) -> Result<Vec<Vec
     }
     let (mut reader, enc) = key_reader(path, key, 8192, Some(RowSelection::from(selectors)))?;
     let mut samples: Vec<Vec<u8>> = Vec::new();
-    while let Some(b) = decode(path, || Ok(reader.next()))? {
-        let b = b.map_err(|e| Error::parquet_at(path, e.into()))?;
+    while let Some(b) = read::next_batch(&mut reader).map_err(|e| read_error(path, e))? {
         let keys = encode_keys(&enc, &b)?;
         for k in keys.iter() {
             let k = k.as_bytes();
@@ -719,18 +703,14 @@ fn key_reader(
     Error,
 > {
     let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-    let builder = decode(path, || {
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet_at(path, e))
-    })?;
+    let builder = read::open(file, ArrowReaderOptions::new()).map_err(|e| read_error(path, e))?;
     let roots = key_columns(builder.schema(), key)?.columns().to_vec();
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
     let mut builder = builder.with_projection(mask).with_batch_size(batch_rows);
     if let Some(selection) = selection {
         builder = builder.with_row_selection(selection);
     }
-    let reader = decode(path, || {
-        builder.build().map_err(|e| Error::parquet_at(path, e))
-    })?;
+    let reader = read::build(builder).map_err(|e| read_error(path, e))?;
     let schema = arrow_array::RecordBatchReader::schema(&reader);
     let enc = key_columns(&schema, key)?;
     Ok((reader, enc))
@@ -752,8 +732,7 @@ pub fn for_each_key_batch<E: From<Error>>(
 ) -> Result<u64, E> {
     let (mut reader, enc) = key_reader(path, key, batch_rows, None)?;
     let mut seen = 0u64;
-    while let Some(b) = decode(path, || Ok(reader.next()))? {
-        let b = b.map_err(|e| Error::parquet_at(path, e.into()))?;
+    while let Some(b) = read::next_batch(&mut reader).map_err(|e| read_error(path, e))? {
         let keys = encode_keys(&enc, &b)?;
         let go = each(&keys, seen)?;
         seen += b.num_rows() as u64;
@@ -764,12 +743,13 @@ pub fn for_each_key_batch<E: From<Error>>(
     Ok(seen)
 }
 
-/// Runs a decoder call on the file `path` through
-/// [`strata_parquet::guard`]: a panic inside the decoder (on malformed
-/// data it does not check) is an error naming the file, and prints
-/// nothing.
-fn decode<T>(path: &Path, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
-    guard::catch(f).unwrap_or_else(|p| Err(Error::Invalid(format!("{}: {p}", path.display()))))
+/// A [`read::ReadError`] on the file `path` as this crate's error.
+fn read_error(path: &Path, e: read::ReadError) -> Error {
+    match e {
+        read::ReadError::Parquet(e) => Error::parquet_at(path, e),
+        read::ReadError::Io(e) => Error::io("stat", path, e),
+        e => Error::Invalid(format!("{}: {e}", path.display())),
+    }
 }
 
 /// The error for a file not sorted by `key`.

@@ -94,7 +94,17 @@ impl Manifest {
                 ds.display()
             )));
         };
-        let m: Manifest = serde_json::from_str(&text)
+        Manifest::parse(&text, &name)
+    }
+
+    /// Parses a manifest's text; `name` names it in errors.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when `text` is not a manifest of a known format,
+    /// lists a file twice or names a path outside the dataset.
+    pub fn parse(text: &str, name: &str) -> Result<Manifest, Error> {
+        let m: Manifest = serde_json::from_str(text)
             .map_err(|e| Error::Invalid(format!("{name} is not a valid manifest: {e}")))?;
         if m.format != FORMAT_VERSION {
             return Err(Error::Invalid(format!(
@@ -104,7 +114,9 @@ impl Manifest {
         }
         let mut names: Vec<&str> = m.files.iter().map(|f| f.name.as_str()).collect();
         names.sort_unstable();
-        if names.windows(2).any(|w| w[0] == w[1]) || names.iter().any(|n| n.contains('/')) {
+        let outside =
+            |n: &str| n.is_empty() || n == "." || n == ".." || n.contains('/') || n.contains('\\');
+        if names.windows(2).any(|w| w[0] == w[1]) || names.iter().any(|n| outside(n)) {
             return Err(Error::Invalid(format!(
                 "{name} lists a file twice or a path outside the dataset"
             )));

@@ -356,12 +356,12 @@ impl Dataset {
             Inner::Local(d) => {
                 let path = d.join(name);
                 let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
-                // A footer the decoder panics on is an error about the file.
-                let b = strata_parquet::guard::catch(|| {
-                    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-                })
-                .map_err(|p| Error::Invalid(format!("{}: {p}", path.display())))?
-                .map_err(|e| Error::parquet(&path, e))?;
+                // The footer is decoded and checked as every reader does.
+                let b =
+                    strata_parquet::read::open(file, Default::default()).map_err(|e| match e {
+                        strata_parquet::read::ReadError::Parquet(e) => Error::parquet(&path, e),
+                        e => Error::Invalid(format!("{}: {e}", path.display())),
+                    })?;
                 Ok((Arc::clone(b.metadata()), Arc::clone(b.schema())))
             }
             Inner::Object(o) => {

@@ -13,6 +13,22 @@ use crate::dist::{Alias, Zipf};
 /// Most elements a list or map may hold.
 pub(crate) const MAX_LENGTH: i128 = 1 << 20;
 
+/// The longest field or spec name, in bytes (names become column names
+/// and file names).
+pub(crate) const MAX_NAME_BYTES: usize = 255;
+
+/// `name` for an error message: whole when short, else its start.
+fn shown(name: &str) -> String {
+    if name.len() <= 40 {
+        return name.to_string();
+    }
+    let mut end = 40;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &name[..end])
+}
+
 const GENERATORS: &[&str] = &[
     "constant",
     "sequence",
@@ -148,8 +164,10 @@ fn parse_type(s: &str) -> Result<TypeSpec, String> {
 }
 
 struct P<'s> {
-    text: &'s str,
     origin: &'s str,
+    /// Byte offsets of the text's newlines, for line numbers in
+    /// `O(log n)` (a spec of many thousand fields asks for thousands).
+    newlines: Vec<usize>,
 }
 
 type Sp<'i> = Spanned<DeValue<'i>>;
@@ -172,12 +190,7 @@ fn kind_name(v: &DeValue<'_>) -> &'static str {
 
 impl<'s> P<'s> {
     fn line(&self, offset: usize) -> usize {
-        let end = offset.min(self.text.len());
-        self.text.as_bytes()[..end]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
+        self.newlines.partition_point(|&n| n < offset) + 1
     }
 
     fn err(
@@ -752,6 +765,21 @@ impl<'s> P<'s> {
             (None, Some(d)) => d.to_string(),
             (None, None) => return Err(self.err(v.span(), None, "a field needs a `name`")),
         };
+        if name.len() > MAX_NAME_BYTES {
+            let path = format!(
+                "{parent}{}{}",
+                if parent.is_empty() { "" } else { "." },
+                shown(&name)
+            );
+            return Err(self.err(
+                v.span(),
+                Some(&path),
+                format!(
+                    "the name is {} bytes long; names are at most {MAX_NAME_BYTES}",
+                    name.len()
+                ),
+            ));
+        }
         let path = if parent.is_empty() {
             name.clone()
         } else {
@@ -1085,15 +1113,17 @@ impl<'s> P<'s> {
         if items.is_empty() {
             return Err(self.err(v.span(), f, "`fields` is empty"));
         }
-        let mut fields = Vec::new();
+        let mut fields: Vec<Field> = Vec::new();
         let mut whens = Vec::new();
+        // Name -> its field's line.
+        let mut lines = std::collections::HashMap::new();
         for item in items.iter() {
             let (field, when) = self.field(item, parent, None)?;
-            if let Some(prev) = fields.iter().find(|p: &&Field| p.name == field.name) {
+            if let Some(line) = lines.insert(field.name.clone(), field.line) {
                 return Err(self.err(
                     item.span(),
                     Some(&field.path),
-                    format!("a field of this name is already on line {}", prev.line),
+                    format!("a field of this name is already on line {line}"),
                 ));
             }
             fields.push(field);
@@ -1449,7 +1479,15 @@ fn parse_date(s: &str) -> Option<i128> {
 }
 
 pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
-    let p = P { text, origin };
+    let p = P {
+        origin,
+        newlines: text
+            .bytes()
+            .enumerate()
+            .filter(|&(_, b)| b == b'\n')
+            .map(|(i, _)| i)
+            .collect(),
+    };
     let root = DeTable::parse(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         let line = p.line(span.start);
@@ -1470,6 +1508,18 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
         Some(n) => p.string(n, None, "name")?,
         None => return Err(p.err(0..0, None, "the spec needs a `name`")),
     };
+    if name.len() > MAX_NAME_BYTES {
+        let span = get(t, "name").map(|n| n.span()).unwrap_or(0..0);
+        return Err(p.err(
+            span,
+            None,
+            format!(
+                "`name` = \"{}\" is {} bytes long; names are at most {MAX_NAME_BYTES}",
+                shown(&name),
+                name.len()
+            ),
+        ));
+    }
     if name.is_empty()
         || !name
             .chars()
