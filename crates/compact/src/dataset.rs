@@ -428,17 +428,21 @@ pub fn execute(
 ///
 /// # Errors
 ///
-/// [`Error::Invalid`] for a bound that is not hex.
+/// [`Error::Invalid`] for a bound that is not hex, or a file whose
+/// smallest key sorts after its largest.
 pub fn rowsets(manifest: &Manifest) -> Result<Vec<RowsetInput>, Error> {
     manifest
         .files
         .iter()
         .map(|f| {
-            Ok(RowsetInput::new(
-                f.bytes,
-                from_hex(&f.min_key)?,
-                from_hex(&f.max_key)?,
-            ))
+            let (min, max) = (from_hex(&f.min_key)?, from_hex(&f.max_key)?);
+            if min > max {
+                return Err(Error::Invalid(format!(
+                    "the manifest's entry for {}: its min_key sorts after its max_key",
+                    f.name
+                )));
+            }
+            Ok(RowsetInput::new(f.bytes, min, max))
         })
         .collect()
 }

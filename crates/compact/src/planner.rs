@@ -63,6 +63,12 @@ pub use options::{
 /// Fewer than two inputs give quality 0 and nothing picked. Time is
 /// O(n²) for the window scans plus O(m·B) per window start that reaches
 /// pass 2.
+///
+/// # Panics
+///
+/// When an input's `max_key` sorts before its `min_key`;
+/// [`crate::rowsets::parse_tsv`] and [`crate::dataset::rowsets`] refuse
+/// such inputs with an error.
 pub fn plan(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
     let prepared = cdf::prepare(inputs, &opts.rules);
     let (quality, picked) = if inputs.len() < 2 {

@@ -43,11 +43,36 @@ pub fn open(
     options: ArrowReaderOptions,
 ) -> Result<ParquetRecordBatchReaderBuilder<File>, ReadError> {
     let len = file.metadata()?.len();
+    if let Some(footer) = footer_bytes(&file, len)? {
+        validate::parquet_footer_bytes(&footer)?;
+    }
     let builder =
         guard::catch(|| ParquetRecordBatchReaderBuilder::try_new_with_options(file, options))??;
     validate::parquet_footer(builder.metadata(), len)?;
     validate::schema_depth(builder.schema())?;
     Ok(builder)
+}
+
+/// The footer's bytes, when the file's last 8 bytes give a length that
+/// fits (otherwise parquet's reader reports the problem).
+fn footer_bytes(file: &File, len: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::{Read, Seek, SeekFrom};
+    if len < 12 {
+        return Ok(None);
+    }
+    let mut f = file;
+    let mut end = [0u8; 8];
+    f.seek(SeekFrom::Start(len - 8))?;
+    f.read_exact(&mut end)?;
+    let n = u64::from(u32::from_le_bytes([end[0], end[1], end[2], end[3]]));
+    if n + 8 > len {
+        return Ok(None);
+    }
+    let mut footer = vec![0; n as usize];
+    f.seek(SeekFrom::Start(len - 8 - n))?;
+    f.read_exact(&mut footer)?;
+    f.seek(SeekFrom::Start(0))?;
+    Ok(Some(footer))
 }
 
 /// Builds the reader of `builder` under the guard.

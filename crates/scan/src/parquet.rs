@@ -109,6 +109,26 @@ impl ParquetFile {
                 source.name()
             )));
         }
+        // The footer's encoding is checked before parquet decodes it; a
+        // footer longer than the tail read is fetched whole (and kept as
+        // the tail, so the metadata reader does not fetch it again).
+        let footer_len = tail
+            .len()
+            .checked_sub(8)
+            .and_then(|at| tail.get(at..at + 4))
+            .map_or(0, |b| {
+                u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            });
+        let tail = match footer_len.checked_add(8) {
+            Some(n) if n <= size && n > tail.len() as u64 => source.tail(n).await?,
+            _ => tail,
+        };
+        if let Some(start) = tail.len().checked_sub(footer_len as usize + 8)
+            && footer_len > 0
+        {
+            strata_parquet::validate::parquet_footer_bytes(&tail[start..tail.len() - 8])
+                .map_err(|e| Error::Corrupt(format!("{}: {e}", source.name())))?;
+        }
         let mut reader = SourceReader {
             source: source.with_tail(tail.clone()),
             metadata: None,
