@@ -446,9 +446,10 @@ pub(super) fn check_compressed(
                 }
                 continue;
             };
+            let declared = declared(&b)?;
             let raw = b.len().saturating_sub(8) as u64;
-            whole_values(r.index, r.role, declared(&b)?.unwrap_or(raw))?;
-            if let Some(n) = declared(&b)? {
+            whole_values(r.index, r.role, declared.unwrap_or(raw))?;
+            if let Some(n) = declared {
                 let limit = bound(r, codec, &by_index)?;
                 if n > limit {
                     return Err(format!(
