@@ -1,10 +1,10 @@
 //! strata's Parquet encoder and the writers of every file strata makes.
 //!
-//! The principal type is [`encoder::Shredder`]: for a schema whose leaves
-//! it handles (flat or list-of-struct `Utf8`, `Dictionary<UInt8, Utf8>`,
-//! `Int32`, `Int64`) it encodes Arrow columns straight into Parquet pages,
-//! levels, statistics and page indexes, one [`encoder::LeafEncoder`] per
-//! leaf and row group. [`writer::ParquetWriter`] writes whole files through
+//! The principal type is [`encoder::Shredder`]: for a schema of any type
+//! the spec format has (every scalar, structs, lists and maps at any depth)
+//! it encodes Arrow columns straight into Parquet pages, levels,
+//! statistics and page indexes, one [`encoder::LeafEncoder`] per leaf and
+//! row group. [`writer::ParquetWriter`] writes whole files through
 //! it (or through parquet's `ArrowWriter` for other schemas), and
 //! [`ipc::IpcFileWriter`] writes Arrow IPC files whose footer records each
 //! batch's row count. [`Format`] and [`Compression`] are the choices a user
@@ -29,10 +29,11 @@
 //! * A file from the direct encoder reads back (parquet-rs, pyarrow,
 //!   DuckDB) with the same rows, and the same page and chunk statistics,
 //!   as parquet's own writer gives for the same batches: the differential
-//!   tests in [`encoder`] and [`writer`] hold it to that.
+//!   tests (`tests/differential.rs`: 500 random specs per run, read back
+//!   by parquet-rs, pyarrow and DuckDB) hold it to that.
 //! * Data that breaks the schema (a null in a required column, a
-//!   dictionary past 256 values) is an [`Error`], never a panic or a bad
-//!   file.
+//!   dictionary past what its key type indexes) is an [`Error`], never a
+//!   panic or a bad file.
 //! * A malformed input file read through [`read`] (or `strata-scan`) is an
 //!   error, never a panic: the seeded mutation tests and fuzz targets of
 //!   `strata-fuzzkit` hold it to that.

@@ -3,18 +3,18 @@
 //!
 //! [`ParquetWriter`] takes batches one at a time and cuts row groups of
 //! `max_row_group_size` rows, like parquet's `ArrowWriter`. When every leaf
-//! of the schema is a shape the direct encoder handles (flat or
-//! list-of-struct `Utf8`, `Dictionary<UInt8, Utf8>`, `Int32`, `Int64`) and
-//! every column has the same codec, pages are encoded by it; otherwise the
-//! batches go to `ArrowWriter` unchanged. Either way the file's schema,
+//! of the schema has a type the direct encoder handles (every type of the
+//! spec format, at any depth) and every column has the same codec, pages
+//! are encoded by it and the footer names strata as the writer; otherwise
+//! the batches go to `ArrowWriter` unchanged. Either way the file's schema,
 //! footer and Arrow schema metadata are parquet's own.
 //!
 //! On the direct path the encodings follow the Arrow types (dictionary
 //! columns `RLE_DICTIONARY`, others `PLAIN`, integer columns set to
-//! `DELTA_BINARY_PACKED` in the properties so), pages are version 1, and
-//! statistics are kept per page; the properties' other encoding,
-//! dictionary, page-size and statistics settings apply to the
-//! `ArrowWriter` path only.
+//! `DELTA_BINARY_PACKED` in the properties so), pages are version 1 and
+//! end at the properties' page row count and size, statistics are kept per
+//! page and cut at the properties' lengths; the properties' other
+//! encoding and dictionary settings apply to the `ArrowWriter` path only.
 
 use std::io::Write;
 
@@ -27,7 +27,7 @@ use parquet::{
 
 use crate::{
     Error,
-    encoder::{BufferPool, LeafEncoder, Shredder, check_gather},
+    encoder::{BufferPool, LeafEncoder, Shredder, check_gather, direct_properties},
 };
 
 /// Writes record batches to one Parquet file.
@@ -65,12 +65,16 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// [`Error::Parquet`] when parquet cannot write the schema.
     pub fn try_new(sink: W, schema: SchemaRef, props: WriterProperties) -> Result<Self, Error> {
         let max_rows = props.max_row_group_row_count().unwrap_or(usize::MAX).max(1);
-        let options = ArrowWriterOptions::new().with_properties(props.clone());
-        let writer = ArrowWriter::try_new_with_options(sink, schema.clone(), options)?;
         let descr = parquet::arrow::ArrowSchemaConverter::new()
             .with_coerce_types(props.coerce_types())
             .convert(&schema)?;
         let shredder = Shredder::for_properties(&schema, &descr, &props);
+        let props = match shredder {
+            Some(_) => direct_properties(props),
+            None => props,
+        };
+        let options = ArrowWriterOptions::new().with_properties(props);
+        let writer = ArrowWriter::try_new_with_options(sink, schema.clone(), options)?;
         let inner = match shredder {
             Some(shredder) => {
                 let (file, _) = writer.into_serialized_writer()?;
@@ -262,7 +266,7 @@ impl<W: Write + Send> Direct<W> {
 mod tests {
     use std::sync::Arc;
 
-    use arrow_array::{ArrayRef, Float64Array, Int64Array, StringArray};
+    use arrow_array::{ArrayRef, Decimal128Array, Float64Array, Int64Array, StringArray};
     use arrow_schema::{DataType, Field, Schema};
     use bytes::Bytes;
     use parquet::{
@@ -279,9 +283,14 @@ mod tests {
             DataType::Utf8 => Arc::new(StringArray::from_iter(
                 (from..from + n).map(|i| (i % 3 != 0).then(|| format!("s{i}"))),
             )),
-            _ => Arc::new(Float64Array::from_iter_values(
+            DataType::Float64 => Arc::new(Float64Array::from_iter_values(
                 (from..from + n).map(|i| i as f64 / 2.0),
             )),
+            _ => Arc::new(
+                Decimal128Array::from_iter_values((from..from + n).map(i128::from))
+                    .with_precision_and_scale(10, 2)
+                    .unwrap(),
+            ),
         };
         RecordBatch::try_new(schema.clone(), vec![ints, second]).unwrap()
     }
@@ -334,7 +343,11 @@ mod tests {
 
     #[test]
     fn batches_and_gathered_rows_round_trip_on_both_paths() {
-        for (second, direct) in [(DataType::Utf8, true), (DataType::Float64, false)] {
+        for (second, direct) in [
+            (DataType::Utf8, true),
+            (DataType::Float64, true),
+            (DataType::Decimal128(10, 2), false),
+        ] {
             let (got, want, groups) = write_file(second, direct);
             assert_eq!(got, want, "direct {direct}");
             assert_eq!(groups, vec![100, 100, 100, 60], "direct {direct}");

@@ -77,7 +77,7 @@ use strata_gen::BatchGenerator;
 
 use strata_parquet::{
     Compression, Format,
-    encoder::{BufferPool, LeafEncoder, Shredder, parquet_codec},
+    encoder::{BufferPool, LeafEncoder, Shredder, direct_properties, parquet_codec},
     ipc::IpcFileWriter,
 };
 use strata_store::{
@@ -743,6 +743,11 @@ fn run_in<G: BatchGenerator>(
                     Shredder::for_properties(&schema, probe.schema_descr(), &props)
                 }
                 ParquetEncoder::Arrow => None,
+            };
+            // Files whose pages strata encodes say so.
+            let props = match shredder {
+                Some(_) => direct_properties(props),
+                None => props,
             };
             (Some(props), Some(factory), shredder)
         }

@@ -1,31 +1,49 @@
-//! A direct Arrow-to-Parquet column encoder for the shapes strata generates.
+//! strata's direct Arrow-to-Parquet column encoder.
 //!
 //! parquet's `ArrowColumnWriter` handles every Arrow type, and pays for it:
 //! levels are computed by a general tree walk, values pass through generic
-//! encoders, every string is compared twice for statistics. For the leaf
-//! shapes the presets produce this module writes the same Parquet directly:
+//! encoders, every string is compared twice for statistics. This module
+//! writes the same Parquet directly, for every type the spec format has:
+//! boolean, 8- to 64-bit signed and unsigned integers (unsigned ones
+//! ordered as such in statistics), float32/64, date32, time and duration,
+//! timestamps of every unit with or without a time zone, utf8, large_utf8,
+//! binary and large binary, dictionaries of strings with any key width,
+//! and structs, lists, large lists and maps nested to any depth, with
+//! nulls at every level.
 //!
-//! * a top-level `Utf8`, `Dictionary<UInt8, Utf8>`, `Int32` or `Int64`
-//!   column (optional or required);
-//! * `List<Struct<...>>` whose struct fields are of those types (list,
-//!   item and leaves optional or required).
+//! Two paths share the page, statistics and chunk code:
+//!
+//! * the fast shapes of the presets (a top-level `Utf8`,
+//!   `Dictionary<UInt8, Utf8>`, `Int32` or `Int64` column, and
+//!   `List<Struct<...>>` of those) have hand-written level loops;
+//! * every other leaf walks its path (the `general` module): definition and
+//!   repetition levels per the Dremel rules, and present values as runs,
+//!   so flat columns and contiguous list entries are copied in one piece.
 //!
 //! Pages are version 1 data pages, compressed with the run's codec
-//! (Snappy, `LZ4_RAW` or zstd) when one is set: levels as bit-packed RLE-hybrid runs,
-//! strings `PLAIN`, integers `PLAIN` or `DELTA_BINARY_PACKED`, dictionary
-//! columns `RLE_DICTIONARY` with one `PLAIN` dictionary page per column
-//! chunk. Pages end on row boundaries after
-//! 20,000 rows or 1 MiB of values, and carry exact min/max/null counts in
-//! the column index; the offset index records every page. Page headers
-//! are written here (Thrift compact protocol, a few fixed fields), so a
-//! page's values are copied once, from the batch into the chunk. The
-//! chunks are handed to parquet's `SerializedRowGroupWriter::append_column`,
-//! so the file footer, schema and Arrow schema metadata are parquet's own.
+//! (Snappy, `LZ4_RAW` or zstd) when one is set: levels as bit-packed
+//! RLE-hybrid runs; strings and floats `PLAIN`; booleans `PLAIN`
+//! (bit-packed); integers `PLAIN`, or `DELTA_BINARY_PACKED` where the
+//! properties ask for it; dictionary columns `RLE_DICTIONARY` with one
+//! `PLAIN` dictionary page per column chunk. Pages end on row boundaries
+//! after the properties' row count (20,000 by default) or page size (1 MiB)
+//! of values, and carry exact min, max, null and NaN counts in the column
+//! index; the offset index records every page. Statistics follow parquet's
+//! writer: byte strings cut to 64 bytes (at a character boundary for
+//! strings, the max raised to stay an upper bound), floats by IEEE 754
+//! total order without NaN. Page headers are written here (Thrift compact
+//! protocol, a few fixed fields), so a page's values are copied once, from
+//! the batch into the chunk. The chunks are handed to parquet's
+//! `SerializedRowGroupWriter::append_column`, so the file footer, schema
+//! and Arrow schema metadata are parquet's own; the footer's `created_by`
+//! names strata ([`CREATED_BY`]).
 //!
 //! [`Shredder::for_properties`] decides per schema and writer properties
-//! (the one rule every strata writer uses); anything else goes through
-//! `ArrowColumnWriter`. Tests read both paths back and require identical
-//! rows and statistics.
+//! (the one rule every strata writer uses); types outside the list above
+//! (decimals, float16, views, fixed-size binary) and mixed codecs go
+//! through `ArrowColumnWriter`. The differential tests (`tests/
+//! differential.rs`, and their pyarrow and DuckDB half) write random specs
+//! both ways and require identical rows and statistics.
 
 use std::collections::HashMap;
 
@@ -48,6 +66,8 @@ use parquet::{
 
 use crate::{Compression, Error};
 
+mod general;
+
 /// Rows after which a data page is closed.
 const PAGE_ROWS: usize = 20_000;
 /// Value bytes after which a data page is closed.
@@ -56,31 +76,72 @@ const PAGE_BYTES: usize = 1 << 20;
 const CHUNK_ROWS: usize = 1024;
 /// Values per bit-packed run: 63 groups of 8, so the run header is one byte.
 const RUN: usize = 504;
+/// Longest byte-string min or max parquet's writer keeps by default.
+const DEFAULT_TRUNCATE: Option<usize> = Some(64);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Values {
+    /// `PLAIN` byte strings.
     Plain,
+    /// `RLE_DICTIONARY` with one-byte keys (the fast shapes).
     Dictionary,
-    /// `PLAIN` little-endian integers of this many bytes (4 or 8).
+    /// `PLAIN` little-endian integers of this many bytes (4 or 8), ordered
+    /// as signed numbers.
     Int(usize),
+    /// As `Int`, ordered as unsigned numbers (the unsigned logical types).
+    UInt(usize),
+    /// `PLAIN` floats of 4 or 8 bytes, ordered by IEEE 754 total order with
+    /// NaN left out of min and max unless every value is NaN.
+    Float(usize),
+    /// `PLAIN` bit-packed booleans (one byte per value until the page is
+    /// encoded).
+    Bool,
+    /// `RLE_DICTIONARY` byte strings with keys of up to 32 bits (4 bytes
+    /// per value until the page is encoded).
+    Dict,
 }
 
 impl Values {
     fn physical_type(self) -> PhysicalType {
         match self {
-            Values::Plain | Values::Dictionary => PhysicalType::BYTE_ARRAY,
-            Values::Int(4) => PhysicalType::INT32,
-            Values::Int(_) => PhysicalType::INT64,
+            Values::Plain | Values::Dictionary | Values::Dict => PhysicalType::BYTE_ARRAY,
+            Values::Int(4) | Values::UInt(4) => PhysicalType::INT32,
+            Values::Int(_) | Values::UInt(_) => PhysicalType::INT64,
+            Values::Float(4) => PhysicalType::FLOAT,
+            Values::Float(_) => PhysicalType::DOUBLE,
+            Values::Bool => PhysicalType::BOOLEAN,
         }
     }
 
     /// Orders two values as their statistics must: strings by bytes,
-    /// integers (little-endian) by number.
+    /// integers (little-endian) by number, floats by total order.
     fn less(self, a: &[u8], b: &[u8]) -> bool {
         match self {
-            Values::Plain | Values::Dictionary => a < b,
+            Values::Plain | Values::Dictionary | Values::Dict | Values::Bool => a < b,
             Values::Int(_) => int_le(a) < int_le(b),
+            Values::UInt(_) => uint_le(a) < uint_le(b),
+            Values::Float(_) => float_le(a).total_cmp(&float_le(b)).is_lt(),
         }
+    }
+
+    fn is_nan(self, v: &[u8]) -> bool {
+        matches!(self, Values::Float(_)) && float_le(v).is_nan()
+    }
+}
+
+/// A 4- or 8-byte little-endian unsigned integer.
+fn uint_le(v: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..v.len().min(8)].copy_from_slice(&v[..v.len().min(8)]);
+    u64::from_le_bytes(b)
+}
+
+/// A 4- or 8-byte little-endian float, as an `f64` (exact for `f32`, and
+/// ordered the same by `total_cmp`, NaN signs included).
+fn float_le(v: &[u8]) -> f64 {
+    match v.len() {
+        4 => f64::from(f32::from_le_bytes([v[0], v[1], v[2], v[3]])),
+        _ => f64::from_le_bytes(v[..8].try_into().unwrap_or([0; 8])),
     }
 }
 
@@ -112,6 +173,30 @@ struct LeafShape {
     def_null_leaf: Option<u8>,
     /// Integers as `DELTA_BINARY_PACKED` instead of `PLAIN`.
     delta: bool,
+    /// The path to a leaf outside the two fast shapes.
+    general: Option<general::Path>,
+    /// Longest byte-string min or max kept in chunk statistics and in the
+    /// column index (parquet's writer properties).
+    truncate: Option<usize>,
+    index_truncate: Option<usize>,
+    /// Rows and value bytes after which a data page is closed.
+    page_rows: usize,
+    page_bytes: usize,
+}
+
+/// The `created_by` of files whose pages strata's encoder wrote, so that
+/// readers (and bug reports) name the right writer.
+pub const CREATED_BY: &str = concat!("strata version ", env!("CARGO_PKG_VERSION"));
+
+/// `props` for a file the direct encoder writes: the same settings, with
+/// [`CREATED_BY`] as the writer's name.
+pub fn direct_properties(
+    props: parquet::file::properties::WriterProperties,
+) -> parquet::file::properties::WriterProperties {
+    props
+        .into_builder()
+        .set_created_by(CREATED_BY.into())
+        .build()
 }
 
 /// Encodes the row groups of one schema.
@@ -183,7 +268,15 @@ impl Shredder {
     ) -> Option<Shredder> {
         let mut leaves = Vec::new();
         for (column, field) in schema.fields().iter().enumerate() {
-            leaves.extend(Self::shapes(column, field)?);
+            match Self::shapes(column, field) {
+                Some(fast) => leaves.extend(fast),
+                None => {
+                    for path in general::paths(field)? {
+                        let d = parquet.columns().get(leaves.len())?;
+                        leaves.push(Self::general_shape(column, path, d)?);
+                    }
+                }
+            }
         }
         if leaves.len() != parquet.num_columns() {
             return None;
@@ -193,7 +286,9 @@ impl Shredder {
             if d.max_def_level() != i16::from(leaf.max_def)
                 || d.max_rep_level() != i16::from(leaf.max_rep)
                 || d.physical_type() != leaf.values.physical_type()
-                || (matches!(leaf.values, Values::Int(_)) && d.logical_type_ref().is_some())
+                || (leaf.general.is_none()
+                    && matches!(leaf.values, Values::Int(_))
+                    && d.logical_type_ref().is_some())
             {
                 return None;
             }
@@ -202,6 +297,48 @@ impl Shredder {
             leaves,
             descrs,
             codec,
+        })
+    }
+
+    /// The shape of a leaf reached by `path`, whose Parquet column is `d`:
+    /// its values ordered as `d`'s sort order says.
+    fn general_shape(column: usize, path: general::Path, d: &ColumnDescPtr) -> Option<LeafShape> {
+        use general::Source;
+        let unsigned = d.sort_order() == parquet::basic::SortOrder::UNSIGNED;
+        let values = match (d.physical_type(), path.source) {
+            (PhysicalType::BOOLEAN, Source::Bool) => Values::Bool,
+            (PhysicalType::INT32, Source::I8 | Source::I16 | Source::U8 | Source::U16)
+            | (PhysicalType::INT32, Source::Copy(4))
+                if unsigned =>
+            {
+                Values::UInt(4)
+            }
+            (PhysicalType::INT32, Source::I8 | Source::I16 | Source::U8 | Source::U16)
+            | (PhysicalType::INT32, Source::Copy(4)) => Values::Int(4),
+            (PhysicalType::INT64, Source::Copy(8)) if unsigned => Values::UInt(8),
+            (PhysicalType::INT64, Source::Copy(8)) => Values::Int(8),
+            (PhysicalType::FLOAT, Source::Copy(4)) => Values::Float(4),
+            (PhysicalType::DOUBLE, Source::Copy(8)) => Values::Float(8),
+            (PhysicalType::BYTE_ARRAY, Source::Bytes | Source::LargeBytes) => Values::Plain,
+            (PhysicalType::BYTE_ARRAY, Source::Dict) => Values::Dict,
+            _ => return None,
+        };
+        Some(LeafShape {
+            column,
+            child: None,
+            values,
+            max_def: path.max_def,
+            max_rep: path.max_rep,
+            def_null_list: None,
+            def_empty_list: 0,
+            def_null_item: None,
+            def_null_leaf: None,
+            delta: false,
+            general: Some(path),
+            truncate: DEFAULT_TRUNCATE,
+            index_truncate: DEFAULT_TRUNCATE,
+            page_rows: PAGE_ROWS,
+            page_bytes: PAGE_BYTES,
         })
     }
 
@@ -219,6 +356,11 @@ impl Shredder {
                 def_null_item: None,
                 def_null_leaf: field.is_nullable().then_some(0),
                 delta: false,
+                general: None,
+                truncate: DEFAULT_TRUNCATE,
+                index_truncate: DEFAULT_TRUNCATE,
+                page_rows: PAGE_ROWS,
+                page_bytes: PAGE_BYTES,
             }]);
         }
         let DataType::List(item) = field.data_type() else {
@@ -246,6 +388,11 @@ impl Shredder {
                     def_null_item: item.is_nullable().then_some(d_rep),
                     def_null_leaf: c.is_nullable().then_some(d_item),
                     delta: false,
+                    general: None,
+                    truncate: DEFAULT_TRUNCATE,
+                    index_truncate: DEFAULT_TRUNCATE,
+                    page_rows: PAGE_ROWS,
+                    page_bytes: PAGE_BYTES,
                 })
             })
             .collect()
@@ -256,8 +403,12 @@ impl Shredder {
     /// columns: small deltas pack into a few bits); the rest `PLAIN`.
     fn use_encodings(&mut self, props: &parquet::file::properties::WriterProperties) {
         for (leaf, descr) in self.leaves.iter_mut().zip(&self.descrs) {
-            leaf.delta = matches!(leaf.values, Values::Int(_))
+            leaf.delta = matches!(leaf.values, Values::Int(_) | Values::UInt(_))
                 && props.encoding(descr.path()) == Some(Encoding::DELTA_BINARY_PACKED);
+            leaf.truncate = props.statistics_truncate_length();
+            leaf.index_truncate = props.column_index_truncate_length();
+            leaf.page_rows = props.data_page_row_count_limit().max(1);
+            leaf.page_bytes = props.column_data_page_size_limit(descr.path()).max(1);
         }
     }
 
@@ -265,7 +416,7 @@ impl Shredder {
     #[cfg(test)]
     fn delta_for_all_ints(mut self) -> Self {
         for leaf in &mut self.leaves {
-            leaf.delta = matches!(leaf.values, Values::Int(_));
+            leaf.delta = matches!(leaf.values, Values::Int(_) | Values::UInt(_));
         }
         self
     }
@@ -280,18 +431,22 @@ impl Shredder {
     }
 }
 
-/// Min, max and null count of one page or chunk.
+/// Min, max, null and NaN count of one page or chunk.
 #[derive(Debug, Default, Clone)]
 struct Stats {
     min: Option<Vec<u8>>,
     max: Option<Vec<u8>>,
     nulls: u64,
+    nans: u64,
 }
 
 impl Stats {
     fn update(&mut self, v: &[u8], kind: Values) {
+        // As parquet's writer: a NaN never replaces a number, a number
+        // always replaces a NaN.
+        let nan = kind.is_nan(v);
         match &mut self.min {
-            Some(m) if kind.less(v, m) => {
+            Some(m) if (kind.is_nan(m) && !nan) || (nan == kind.is_nan(m) && kind.less(v, m)) => {
                 m.clear();
                 m.extend_from_slice(v);
             }
@@ -299,7 +454,7 @@ impl Stats {
             _ => {}
         }
         match &mut self.max {
-            Some(m) if kind.less(m, v) => {
+            Some(m) if (kind.is_nan(m) && !nan) || (nan == kind.is_nan(m) && kind.less(m, v)) => {
                 m.clear();
                 m.extend_from_slice(v);
             }
@@ -316,6 +471,7 @@ impl Stats {
             self.update(v, kind);
         }
         self.nulls += other.nulls;
+        self.nans += other.nans;
     }
 }
 
@@ -346,9 +502,15 @@ pub struct LeafEncoder {
     page_stats: Stats,
     /// Dictionary entries seen so far, in first-seen order.
     dict: Vec<Vec<u8>>,
-    dict_index: HashMap<Vec<u8>, u8>,
+    dict_index: HashMap<Vec<u8>, u32>,
     /// Keys of the current page that occur (for min/max).
     used: [u64; 4],
+    /// The same for dictionaries of more than 256 entries.
+    used_wide: Vec<u64>,
+    /// Scratch: runs of present leaf values (general leaves).
+    runs: Vec<(u32, u32, u32)>,
+    /// Where chunk buffers come from (the pool of the last close).
+    pool: Option<BufferPool>,
     pages: Vec<PageMeta>,
     /// The data pages of the chunk, headers included, back to back.
     chunk: Vec<u8>,
@@ -462,6 +624,9 @@ impl LeafEncoder {
             dict: Vec::new(),
             dict_index: HashMap::new(),
             used: [0; 4],
+            used_wide: Vec::new(),
+            runs: Vec::new(),
+            pool: None,
             pages: Vec::new(),
             chunk: Vec::new(),
             levels: Vec::new(),
@@ -479,6 +644,26 @@ impl LeafEncoder {
     /// Whether this leaf's row-group dictionary can take the values of
     /// `batches`' dictionaries (a one-byte key indexes at most 256).
     pub fn dictionary_room(&self, batches: &[&RecordBatch]) -> bool {
+        if let Some(path) = &self.shape.general {
+            if self.shape.values != Values::Dict {
+                return true;
+            }
+            let mut new: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+            for b in batches {
+                let Ok(chain) = path.chain(b.column(self.shape.column)) else {
+                    return true;
+                };
+                let Ok((_, values)) = general::dictionary_parts(chain.leaf) else {
+                    return true;
+                };
+                new.extend(
+                    values
+                        .into_iter()
+                        .filter(|v| !self.dict_index.contains_key(*v)),
+                );
+            }
+            return self.dict.len() + new.len() <= path.dict_capacity;
+        }
         if self.shape.values != Values::Dictionary {
             return true;
         }
@@ -562,7 +747,7 @@ impl LeafEncoder {
         for v in values.iter() {
             let v = v.unwrap_or_default().as_bytes();
             let k = match self.dict_index.get(v) {
-                Some(&k) => k,
+                Some(&k) => k as u8,
                 None => {
                     if self.dict.len() == 256 {
                         return Err(Error::DictionaryOverflow {
@@ -570,6 +755,31 @@ impl LeafEncoder {
                         });
                     }
                     let k = self.dict.len() as u8;
+                    self.dict.push(v.to_vec());
+                    self.dict_index.insert(v.to_vec(), u32::from(k));
+                    k
+                }
+            };
+            map.push(k);
+        }
+        Ok(map)
+    }
+
+    /// Maps a general dictionary leaf's entries onto the chunk's
+    /// dictionary, adding those it lacks.
+    fn remap_wide(&mut self, leaf: &dyn Array, capacity: usize) -> Result<Vec<u32>, Error> {
+        let (_, values) = general::dictionary_parts(leaf)?;
+        let mut map = Vec::with_capacity(values.len());
+        for v in values {
+            let k = match self.dict_index.get(v) {
+                Some(&k) => k,
+                None => {
+                    if self.dict.len() >= capacity.min(u32::MAX as usize) {
+                        return Err(Error::DictionaryOverflow {
+                            column: self.descr.path().string(),
+                        });
+                    }
+                    let k = self.dict.len() as u32;
                     self.dict.push(v.to_vec());
                     self.dict_index.insert(v.to_vec(), k);
                     k
@@ -580,8 +790,103 @@ impl LeafEncoder {
         Ok(map)
     }
 
+    /// Writes rows of a leaf at any depth: levels by walking its path,
+    /// then the present values, run by run.
+    fn write_general(&mut self, batches: &[&RecordBatch], rows: Gather<'_>) -> Result<(), Error> {
+        let Some(path) = self.shape.general.take() else {
+            return Ok(());
+        };
+        let result = self.write_path(&path, batches, rows);
+        self.shape.general = Some(path);
+        result
+    }
+
+    fn write_path(
+        &mut self,
+        path: &general::Path,
+        batches: &[&RecordBatch],
+        rows: Gather<'_>,
+    ) -> Result<(), Error> {
+        let mut chains = Vec::with_capacity(batches.len());
+        for b in batches {
+            chains.push(path.chain(b.column(self.shape.column))?);
+        }
+        let mut values = Vec::with_capacity(chains.len());
+        for chain in &chains {
+            let map = if path.source == general::Source::Dict {
+                self.remap_wide(chain.leaf, path.dict_capacity)?
+            } else {
+                Vec::new()
+            };
+            values.push(general::Values::new(chain.leaf, path.source, map)?);
+        }
+        if self.shape.values == Values::Dict {
+            self.used_wide.resize(self.dict.len().div_ceil(64), 0);
+        }
+        let n = match rows {
+            Gather::All => batches.first().map_or(0, |b| b.num_rows()),
+            Gather::Rows(r) => r.len(),
+        };
+        let mut at = 0;
+        while at < n {
+            let len = CHUNK_ROWS
+                .min(n - at)
+                .min(self.shape.page_rows.saturating_sub(self.page_rows).max(1));
+            let levels_before = if self.shape.max_def > 0 {
+                self.def.len()
+            } else {
+                self.page_rows
+            };
+            let mut runs = std::mem::take(&mut self.runs);
+            runs.clear();
+            let mut walk = general::Walk::new(path, &mut self.def, &mut self.rep, &mut runs);
+            match rows {
+                Gather::All => walk.rows(&chains[0], 0, at..at + len),
+                Gather::Rows(r) => {
+                    for &(b, i) in &r[at..at + len] {
+                        walk.rows(&chains[b], b as u32, i..i + 1);
+                    }
+                }
+            }
+            if walk.bad {
+                self.runs = runs;
+                return Err(unsupported(
+                    "no nulls where the schema has a required field",
+                ));
+            }
+            let mut present = 0u64;
+            for &(b, s, e) in &runs {
+                values[b as usize].put(
+                    s as usize,
+                    e as usize,
+                    &mut self.values,
+                    &mut self.used_wide,
+                );
+                present += u64::from(e - s);
+            }
+            self.runs = runs;
+            let levels = if self.shape.max_def > 0 {
+                self.def.len() - levels_before
+            } else {
+                len
+            };
+            self.page_stats.nulls += levels as u64 - present;
+            self.page_rows += len;
+            self.rows += len as u64;
+            at += len;
+            if self.page_rows >= self.shape.page_rows || self.values.len() >= self.shape.page_bytes
+            {
+                self.flush_page()?;
+            }
+        }
+        Ok(())
+    }
+
     /// Dispatches once on the leaf's value kind, then writes the rows.
     fn write_from(&mut self, batches: &[&RecordBatch], rows: Gather<'_>) -> Result<(), Error> {
+        if self.shape.general.is_some() {
+            return self.write_general(batches, rows);
+        }
         let columns: Vec<&ArrayRef> = batches
             .iter()
             .map(|b| b.column(self.shape.column))
@@ -600,6 +905,10 @@ impl LeafEncoder {
                     })
                     .collect::<Result<Vec<_>, Error>>()?;
                 self.write_kind(&columns, rows, |b, leaf| DictValues::new(leaf, &maps[b]))
+            }
+            // Only general leaves hold the other kinds.
+            Values::UInt(_) | Values::Float(_) | Values::Bool | Values::Dict => {
+                Err(unsupported("a leaf of a fast shape"))
             }
         }
     }
@@ -626,7 +935,9 @@ impl LeafEncoder {
         };
         let mut at = 0;
         while at < n {
-            let len = CHUNK_ROWS.min(n - at);
+            let len = CHUNK_ROWS
+                .min(n - at)
+                .min(self.shape.page_rows.saturating_sub(self.page_rows).max(1));
             match rows {
                 Gather::All => {
                     let (levels, bound) = parts[0].bounds(&values[0], at..at + len);
@@ -652,7 +963,8 @@ impl LeafEncoder {
             self.page_rows += len;
             self.rows += len as u64;
             at += len;
-            if self.page_rows >= PAGE_ROWS || self.values.len() >= PAGE_BYTES {
+            if self.page_rows >= self.shape.page_rows || self.values.len() >= self.shape.page_bytes
+            {
                 self.flush_page()?;
             }
         }
@@ -778,8 +1090,13 @@ impl LeafEncoder {
                 }
                 Encoding::PLAIN
             }
-            Values::Int(width) => {
-                if let Some((lo, hi)) = int_min_max(&self.values, width) {
+            Values::Int(width) | Values::UInt(width) => {
+                let min_max = if self.shape.values == Values::Int(width) {
+                    int_min_max(&self.values, width)
+                } else {
+                    uint_min_max(&self.values, width)
+                };
+                if let Some((lo, hi)) = min_max {
                     stats.min = Some(lo);
                     stats.max = Some(hi);
                 }
@@ -807,7 +1124,63 @@ impl LeafEncoder {
                 self.used = [0; 4];
                 Encoding::RLE_DICTIONARY
             }
+            Values::Float(width) => {
+                let (min_max, nans) = float_min_max(&self.values, width);
+                if let Some((lo, hi)) = min_max {
+                    stats.min = Some(lo);
+                    stats.max = Some(hi);
+                }
+                stats.nans = nans;
+                Encoding::PLAIN
+            }
+            Values::Bool => {
+                // One byte per value becomes one bit, least significant first.
+                self.body.clear();
+                for group in self.values.chunks(8) {
+                    let mut byte = 0u8;
+                    for (i, &v) in group.iter().enumerate() {
+                        byte |= (v & 1) << i;
+                    }
+                    self.body.push(byte);
+                }
+                let (f, t) = (self.values.contains(&0), self.values.contains(&1));
+                if f || t {
+                    stats.min = Some(vec![u8::from(!f)]);
+                    stats.max = Some(vec![u8::from(t)]);
+                }
+                std::mem::swap(&mut self.body, &mut self.values);
+                Encoding::PLAIN
+            }
+            Values::Dict => {
+                let keys: Vec<u32> = self
+                    .values
+                    .chunks_exact(4)
+                    .map(|k| u32::from_le_bytes([k[0], k[1], k[2], k[3]]))
+                    .collect();
+                let width =
+                    (32 - (self.dict.len().saturating_sub(1) as u32).leading_zeros()).max(1) as u8;
+                self.body.clear();
+                self.body.push(width);
+                encode_hybrid_wide(&mut self.body, &keys, width);
+                std::mem::swap(&mut self.body, &mut self.values);
+                for (w, bits) in self.used_wide.iter_mut().enumerate() {
+                    let mut b = std::mem::take(bits);
+                    while b != 0 {
+                        let k = w * 64 + b.trailing_zeros() as usize;
+                        b &= b - 1;
+                        if let Some(v) = self.dict.get(k) {
+                            stats.update(v, Values::Dict);
+                        }
+                    }
+                }
+                Encoding::RLE_DICTIONARY
+            }
         };
+        if self.chunk.capacity() == 0
+            && let Some(pool) = &self.pool
+        {
+            self.chunk = pool.take();
+        }
         let offset = self.chunk.len();
         let (size, uncompressed) = write_page(
             &mut self.chunk,
@@ -838,19 +1211,28 @@ impl LeafEncoder {
     /// buffers come from, and go back to, `pool` (see [`BufferPool`]).
     pub fn close(&mut self, pool: &BufferPool) -> Result<(Bytes, ColumnCloseResult), Error> {
         self.flush_page()?;
+        // The next chunk's buffer comes from the pool at its first page, by
+        // when this one's may have been given back.
+        self.pool = Some(pool.clone());
         let mut encodings = vec![Encoding::PLAIN, Encoding::RLE];
         if self.shape.delta {
             encodings.push(Encoding::DELTA_BINARY_PACKED);
         }
         let mut uncompressed = 0usize;
         let (chunk, dictionary_offset, shift) = match self.shape.values {
-            Values::Plain | Values::Int(_) => {
-                (std::mem::replace(&mut self.chunk, pool.take()), None, 0)
+            Values::Plain | Values::Int(_) | Values::UInt(_) | Values::Float(_) | Values::Bool => {
+                (std::mem::take(&mut self.chunk), None, 0)
             }
-            Values::Dictionary => {
+            Values::Dictionary | Values::Dict => {
                 // The dictionary page goes first; the (small) data pages
                 // are copied in behind it.
                 encodings.push(Encoding::RLE_DICTIONARY);
+                // Never an empty dictionary: readers give the hidden slots
+                // of a required leaf under a null parent key 0, which must
+                // exist in the dictionary they build.
+                if self.dict.is_empty() {
+                    self.dict.push(Vec::new());
+                }
                 let mut plain = Vec::new();
                 for v in &self.dict {
                     plain.extend_from_slice(&(v.len() as u32).to_le_bytes());
@@ -882,50 +1264,23 @@ impl LeafEncoder {
             offset_index.append_row_count(p.rows as i64);
             offset_index.append_offset_and_size((p.offset + shift) as i64, p.size as i32);
             chunk_stats.merge(&p.stats, kind);
+            let nans = matches!(kind, Values::Float(_)).then_some(p.stats.nans as i64);
+            let (min, max) = match (p.stats.min, p.stats.max) {
+                (Some(lo), Some(hi)) => (
+                    self.truncate_min(lo, self.shape.index_truncate).0,
+                    self.truncate_max(hi, self.shape.index_truncate).0,
+                ),
+                _ => (Vec::new(), Vec::new()),
+            };
             column_index.append(
-                p.stats.min.is_none(),
-                p.stats.min.unwrap_or_default(),
-                p.stats.max.unwrap_or_default(),
+                min.is_empty() && max.is_empty(),
+                min,
+                max,
                 p.stats.nulls as i64,
-                None,
+                nans,
             );
         }
-        let nulls = Some(chunk_stats.nulls);
-        let stats = match kind {
-            Values::Plain | Values::Dictionary => Statistics::ByteArray(
-                ValueStatistics::new(
-                    chunk_stats.min.map(ByteArray::from),
-                    chunk_stats.max.map(ByteArray::from),
-                    None,
-                    nulls,
-                    false,
-                )
-                .with_min_is_exact(true)
-                .with_max_is_exact(true),
-            ),
-            Values::Int(4) => Statistics::Int32(
-                ValueStatistics::new(
-                    chunk_stats.min.map(|v| int_le(&v) as i32),
-                    chunk_stats.max.map(|v| int_le(&v) as i32),
-                    None,
-                    nulls,
-                    false,
-                )
-                .with_min_is_exact(true)
-                .with_max_is_exact(true),
-            ),
-            Values::Int(_) => Statistics::Int64(
-                ValueStatistics::new(
-                    chunk_stats.min.map(|v| int_le(&v)),
-                    chunk_stats.max.map(|v| int_le(&v)),
-                    None,
-                    nulls,
-                    false,
-                )
-                .with_min_is_exact(true)
-                .with_max_is_exact(true),
-            ),
-        };
+        let stats = self.chunk_statistics(chunk_stats);
         let compressed = chunk.len();
         let metadata = ColumnChunkMetaData::builder(self.descr.clone())
             .set_compression(parquet_codec(self.codec.codec)?)
@@ -940,6 +1295,7 @@ impl LeafEncoder {
         self.dict.clear();
         self.dict_index.clear();
         self.used = [0; 4];
+        self.used_wide.clear();
         let rows = std::mem::take(&mut self.rows);
         let close = ColumnCloseResult {
             bytes_written: compressed as u64,
@@ -951,6 +1307,136 @@ impl LeafEncoder {
         };
         Ok((Bytes::from(chunk), close))
     }
+}
+
+impl LeafEncoder {
+    /// Whether min and max are cut as UTF-8 (the column holds strings).
+    fn is_utf8(&self) -> bool {
+        matches!(
+            self.descr.logical_type_ref(),
+            Some(parquet::basic::LogicalType::String)
+        ) || self.descr.converted_type() == parquet::basic::ConvertedType::UTF8
+    }
+
+    /// A byte-string minimum cut to at most `limit` bytes (at a character
+    /// boundary for strings), as parquet's writer cuts it; `true` when cut.
+    fn truncate_min(&self, v: Vec<u8>, limit: Option<usize>) -> (Vec<u8>, bool) {
+        let Some(l) = limit.filter(|&l| {
+            v.len() > l && self.shape.values.physical_type() == PhysicalType::BYTE_ARRAY
+        }) else {
+            return (v, false);
+        };
+        match std::str::from_utf8(&v) {
+            Ok(s) if self.is_utf8() => match (1..=l).rfind(|&x| s.is_char_boundary(x)) {
+                Some(cut) => (v[..cut].to_vec(), true),
+                None => (v, false),
+            },
+            _ => (v[..l].to_vec(), true),
+        }
+    }
+
+    /// A byte-string maximum cut to at most `limit` bytes and then raised
+    /// so that it stays an upper bound, as parquet's writer does; `true`
+    /// when cut. Left whole when no shorter upper bound exists.
+    fn truncate_max(&self, v: Vec<u8>, limit: Option<usize>) -> (Vec<u8>, bool) {
+        let Some(l) = limit.filter(|&l| {
+            v.len() > l && self.shape.values.physical_type() == PhysicalType::BYTE_ARRAY
+        }) else {
+            return (v, false);
+        };
+        let raised = match std::str::from_utf8(&v) {
+            Ok(s) if self.is_utf8() => {
+                let lower = l.saturating_sub(3);
+                (lower..=l)
+                    .rfind(|&x| s.is_char_boundary(x))
+                    .and_then(|cut| raise_utf8(&s[..cut]))
+            }
+            _ => raise_bytes(v[..l].to_vec()),
+        };
+        match raised {
+            Some(r) => (r, true),
+            None => (v, false),
+        }
+    }
+
+    /// The column chunk's statistics from its pages' (byte strings cut as
+    /// parquet's writer cuts them).
+    fn chunk_statistics(&self, s: Stats) -> Statistics {
+        let nulls = Some(s.nulls);
+        let nans = s.min.is_some().then_some(s.nans);
+        let signed = self.descr.sort_order().is_signed();
+        macro_rules! typed {
+            ($variant:ident, $conv:expr, $nans:expr) => {
+                Statistics::$variant(
+                    ValueStatistics::new(s.min.map($conv), s.max.map($conv), None, nulls, false)
+                        .with_min_is_exact(true)
+                        .with_max_is_exact(true)
+                        .with_nan_count($nans)
+                        .with_backwards_compatible_min_max(signed),
+                )
+            };
+        }
+        match self.shape.values {
+            Values::Plain | Values::Dictionary | Values::Dict => {
+                let (min, min_cut) = match s.min {
+                    Some(v) => {
+                        let (v, cut) = self.truncate_min(v, self.shape.truncate);
+                        (Some(ByteArray::from(v)), cut)
+                    }
+                    None => (None, false),
+                };
+                let (max, max_cut) = match s.max {
+                    Some(v) => {
+                        let (v, cut) = self.truncate_max(v, self.shape.truncate);
+                        (Some(ByteArray::from(v)), cut)
+                    }
+                    None => (None, false),
+                };
+                Statistics::ByteArray(
+                    ValueStatistics::new(min, max, None, nulls, false)
+                        .with_min_is_exact(!min_cut)
+                        .with_max_is_exact(!max_cut)
+                        .with_backwards_compatible_min_max(signed),
+                )
+            }
+            Values::Int(4) | Values::UInt(4) => typed!(Int32, |v: Vec<u8>| int_le(&v) as i32, None),
+            Values::Int(_) | Values::UInt(_) => {
+                typed!(Int64, |v: Vec<u8>| uint_le(&v) as i64, None)
+            }
+            // parquet's writer counts NaNs of chunks that hold a value.
+            Values::Float(4) => typed!(Float, |v: Vec<u8>| float_le(&v) as f32, nans),
+            Values::Float(_) => typed!(Double, |v: Vec<u8>| float_le(&v), nans),
+            Values::Bool => typed!(Boolean, |v: Vec<u8>| v.first() == Some(&1), None),
+        }
+    }
+}
+
+/// The shortest raise of a UTF-8 string's last character that keeps it
+/// valid and the same byte length (dropping characters that cannot be
+/// raised); `None` when none can.
+fn raise_utf8(s: &str) -> Option<Vec<u8>> {
+    for (at, c) in s.char_indices().rev() {
+        if let Some(next) = char::from_u32(c as u32 + 1)
+            && next.len_utf8() == c.len_utf8()
+        {
+            let mut out = s.as_bytes()[..at + c.len_utf8()].to_vec();
+            next.encode_utf8(&mut out[at..]);
+            return Some(out);
+        }
+    }
+    None
+}
+
+/// Bytes raised by one as a big-endian number; `None` when all are 0xFF.
+fn raise_bytes(mut v: Vec<u8>) -> Option<Vec<u8>> {
+    for b in v.iter_mut().rev() {
+        let (raised, overflow) = b.overflowing_add(1);
+        *b = raised;
+        if !overflow {
+            return Some(v);
+        }
+    }
+    None
 }
 
 /// A page's kind and what its header records.
@@ -1202,22 +1688,30 @@ impl LeafValues for DictValues<'_> {
 
 /// Column-chunk buffers handed back after their bytes reached the file,
 /// so that steady-state encoding allocates (and page-faults) nothing.
-#[derive(Debug, Default)]
+/// Clones share one pool.
+#[derive(Debug, Default, Clone)]
 pub struct BufferPool {
-    free: std::sync::Mutex<Vec<Vec<u8>>>,
+    free: std::sync::Arc<std::sync::Mutex<Pooled>>,
+}
+
+#[derive(Debug, Default)]
+struct Pooled {
+    buffers: Vec<Vec<u8>>,
+    bytes: usize,
 }
 
 impl BufferPool {
-    /// Most buffers kept: enough for every leaf of a few row groups.
-    const KEEP: usize = 64;
+    /// Most bytes kept: the chunks of a few row groups of a wide schema.
+    const KEEP_BYTES: usize = 1 << 30;
 
+    /// The largest pooled buffer, or a new one.
     fn take(&self) -> Vec<u8> {
-        self.free
-            .lock()
-            .map(|mut f| f.pop())
-            .ok()
-            .flatten()
-            .unwrap_or_default()
+        let Ok(mut f) = self.free.lock() else {
+            return Vec::new();
+        };
+        let v = f.buffers.pop().unwrap_or_default();
+        f.bytes -= v.capacity();
+        v
     }
 
     /// Returns a chunk's buffer to the pool (dropped if still shared).
@@ -1225,9 +1719,10 @@ impl BufferPool {
         let mut v = Vec::from(bytes);
         v.clear();
         if let Ok(mut f) = self.free.lock()
-            && f.len() < Self::KEEP
+            && f.bytes + v.capacity() <= Self::KEEP_BYTES
         {
-            f.push(v);
+            f.bytes += v.capacity();
+            f.buffers.push(v);
         }
     }
 }
@@ -1361,14 +1856,122 @@ fn plain_min_max(values: &mut Vec<u8>) -> Option<(&[u8], &[u8])> {
     Some((&buf[lo.0..lo.0 + lo.1], &buf[hi.0..hi.0 + hi.1]))
 }
 
+/// A page's smallest and largest value, as their `PLAIN` bytes.
+type MinMax = (Vec<u8>, Vec<u8>);
+
 /// The smallest and largest of a page of `PLAIN` integers of `width`
 /// bytes, as their little-endian bytes.
-fn int_min_max(values: &[u8], width: usize) -> Option<(Vec<u8>, Vec<u8>)> {
-    let mut it = values.chunks_exact(width).map(int_le);
+fn int_min_max(values: &[u8], width: usize) -> Option<MinMax> {
+    match width {
+        4 => fixed_min_max(values, i32::from_le_bytes),
+        _ => fixed_min_max(values, i64::from_le_bytes),
+    }
+}
+
+/// As [`int_min_max`], ordering the values as unsigned numbers.
+fn uint_min_max(values: &[u8], width: usize) -> Option<MinMax> {
+    match width {
+        4 => fixed_min_max(values, u32::from_le_bytes),
+        _ => fixed_min_max(values, u64::from_le_bytes),
+    }
+}
+
+/// Little-endian numbers that give back their bytes.
+trait LeBytes: Ord + Copy {
+    fn bytes(self) -> Vec<u8>;
+}
+
+macro_rules! le_bytes {
+    ($($t:ty),*) => {$(
+        impl LeBytes for $t {
+            fn bytes(self) -> Vec<u8> {
+                self.to_le_bytes().to_vec()
+            }
+        }
+    )*};
+}
+le_bytes!(i32, i64, u32, u64);
+
+/// Min and max of `values` read `W` bytes at a time with `read` (a loop
+/// the compiler vectorises).
+fn fixed_min_max<const W: usize, T: LeBytes>(
+    values: &[u8],
+    read: impl Fn([u8; W]) -> T,
+) -> Option<MinMax> {
+    let mut it = values
+        .chunks_exact(W)
+        .map(|c| read(c.try_into().unwrap_or([0; W])));
     let first = it.next()?;
     let (lo, hi) = it.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let bytes = |v: i64| v.to_le_bytes()[..width].to_vec();
-    Some((bytes(lo), bytes(hi)))
+    Some((lo.bytes(), hi.bytes()))
+}
+
+/// Min and max of a page of `PLAIN` floats of `width` bytes by IEEE 754
+/// total order, NaN left out unless every value is NaN (as parquet's
+/// writer orders them), and the number of NaNs.
+fn float_min_max(values: &[u8], width: usize) -> (Option<MinMax>, u64) {
+    // Total order as a signed integer: flip the magnitude bits of
+    // negative numbers.
+    fn key(bits: u64) -> i64 {
+        (bits ^ ((((bits as i64) >> 63) as u64) >> 1)) as i64
+    }
+    let wide = |c: &[u8]| -> (u64, bool) {
+        if width == 4 {
+            let f = f32::from_le_bytes(c.try_into().unwrap_or([0; 4]));
+            (f64::from(f).to_bits(), f.is_nan())
+        } else {
+            let f = f64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+            (f.to_bits(), f.is_nan())
+        }
+    };
+    let mut nans = 0u64;
+    let mut lo: Option<(i64, usize)> = None;
+    let mut hi: Option<(i64, usize)> = None;
+    let mut nan_lo: Option<(i64, usize)> = None;
+    let mut nan_hi: Option<(i64, usize)> = None;
+    for (i, c) in values.chunks_exact(width).enumerate() {
+        let (bits, nan) = wide(c);
+        let k = key(bits);
+        let (l, h) = if nan {
+            nans += 1;
+            (&mut nan_lo, &mut nan_hi)
+        } else {
+            (&mut lo, &mut hi)
+        };
+        if l.is_none_or(|(m, _)| k < m) {
+            *l = Some((k, i));
+        }
+        if h.is_none_or(|(m, _)| k > m) {
+            *h = Some((k, i));
+        }
+    }
+    let at = |i: usize| values[i * width..(i + 1) * width].to_vec();
+    let pair = match (lo.or(nan_lo), hi.or(nan_hi)) {
+        (Some((_, l)), Some((_, h))) => Some((at(l), at(h))),
+        _ => None,
+    };
+    (pair, nans)
+}
+
+/// The RLE/bit-packed hybrid for keys of up to 32 bits: one RLE run when
+/// every key is equal, otherwise bit-packed runs of up to [`RUN`] keys.
+fn encode_hybrid_wide(out: &mut Vec<u8>, keys: &[u32], width: u8) {
+    if keys.is_empty() || width == 0 {
+        return;
+    }
+    if keys.iter().all(|&k| k == keys[0]) {
+        varint(out, (keys.len() as u64) << 1);
+        out.extend_from_slice(&keys[0].to_le_bytes()[..usize::from(width).div_ceil(8)]);
+        return;
+    }
+    let mut wide = Vec::with_capacity(RUN);
+    for run in keys.chunks(RUN) {
+        let groups = run.len().div_ceil(8);
+        out.push(((groups as u8) << 1) | 1);
+        wide.clear();
+        wide.extend(run.iter().map(|&k| u64::from(k)));
+        pack_bits(out, &wide, groups * 8, usize::from(width));
+    }
 }
 
 /// Values per `DELTA_BINARY_PACKED` block, and miniblocks per block.
@@ -1901,10 +2504,11 @@ mod tests {
             for (c, col) in rg.columns().iter().enumerate() {
                 let st = col.statistics().unwrap();
                 out.push(format!(
-                    "{g}/{c}: min {:?} max {:?} nulls {:?}",
+                    "{g}/{c}: min {:?} max {:?} nulls {:?} nans {:?}",
                     st.min_bytes_opt(),
                     st.max_bytes_opt(),
-                    st.null_count_opt()
+                    st.null_count_opt(),
+                    st.nan_count_opt()
                 ));
             }
         }
@@ -2138,13 +2742,88 @@ mod tests {
         }
     }
 
+    /// Float statistics leave NaN out unless a chunk holds nothing else,
+    /// and order -0.0 before +0.0, as parquet's writer does; large lists
+    /// and booleans at depth round-trip.
+    #[test]
+    fn float_statistics_and_other_types_match_parquets_writer() {
+        use arrow_array::{BooleanArray, Float32Array, Float64Array, LargeListArray};
+        let nan = f64::NAN;
+        let cases: Vec<Vec<Option<f64>>> = vec![
+            vec![Some(1.0), Some(nan), Some(-2.0), None],
+            vec![Some(nan), Some(-nan), None],
+            vec![Some(-0.0), Some(0.0)],
+            vec![Some(0.0), Some(-0.0), Some(nan)],
+            vec![Some(-0.0)],
+            vec![None, None],
+            vec![Some(f64::INFINITY), Some(f64::NEG_INFINITY), Some(nan)],
+        ];
+        for (i, case) in cases.iter().enumerate() {
+            let f64s = Float64Array::from(case.clone());
+            let f32s =
+                Float32Array::from(case.iter().map(|v| v.map(|v| v as f32)).collect::<Vec<_>>());
+            let bools =
+                BooleanArray::from(case.iter().map(|v| v.map(|v| v > 0.0)).collect::<Vec<_>>());
+            let item = Arc::new(Field::new("item", DataType::Float64, true));
+            let large = LargeListArray::new(
+                item.clone(),
+                arrow_buffer::OffsetBuffer::from_lengths([case.len(), 0]),
+                Arc::new(f64s.clone()),
+                Some(arrow_buffer::NullBuffer::from(vec![true, false])),
+            );
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("d", DataType::Float64, true),
+                Field::new("f", DataType::Float32, true),
+                Field::new("b", DataType::Boolean, true),
+            ]));
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(f64s), Arc::new(f32s), Arc::new(bools)],
+            )
+            .unwrap();
+            let groups = [std::slice::from_ref(&batch)];
+            assert_eq!(
+                chunk_statistics(&write_direct(schema.clone(), &groups)),
+                chunk_statistics(&write_arrow(schema.clone(), &groups)),
+                "case {i}"
+            );
+            assert_eq!(rows(&round_trip(schema, &groups)), rows(groups[0]));
+            let schema = Arc::new(Schema::new(vec![Field::new(
+                "l",
+                DataType::LargeList(item),
+                true,
+            )]));
+            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(large)]).unwrap();
+            let groups = [std::slice::from_ref(&batch)];
+            assert_eq!(
+                chunk_statistics(&write_direct(schema.clone(), &groups)),
+                chunk_statistics(&write_arrow(schema.clone(), &groups)),
+                "large list case {i}"
+            );
+            assert_eq!(rows(&round_trip(schema, &groups)), rows(groups[0]));
+        }
+    }
+
     #[test]
     fn unsupported_shapes_fall_back() {
-        let schema = Schema::new(vec![Field::new("x", DataType::Float64, true)]);
-        let parquet = parquet::arrow::ArrowSchemaConverter::new()
-            .convert(&schema)
-            .unwrap();
-        assert!(Shredder::supports(&schema, &parquet, Compression::None).is_none());
+        for t in [
+            DataType::Float16,
+            DataType::Decimal128(10, 2),
+            DataType::FixedSizeBinary(4),
+            DataType::Utf8View,
+        ] {
+            let schema = Schema::new(vec![
+                Field::new("a", DataType::Float64, true),
+                Field::new("x", t.clone(), true),
+            ]);
+            let parquet = parquet::arrow::ArrowSchemaConverter::new()
+                .convert(&schema)
+                .unwrap();
+            assert!(
+                Shredder::supports(&schema, &parquet, Compression::None).is_none(),
+                "{t}"
+            );
+        }
         let _ = UInt8Array::from(vec![1u8]);
     }
 

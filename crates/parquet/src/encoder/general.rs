@@ -1,0 +1,643 @@
+//! Leaves at any depth: the path from a column down to one leaf, the
+//! definition and repetition levels of a run of rows along it, and the
+//! leaf's values.
+//!
+//! A [`Path`] lists the Arrow arrays met between a column and a leaf: each
+//! [`Node`] is one array (the column, a struct, a list or map, the leaf)
+//! with its nullability. [`Path::chain`] resolves the arrays of one batch
+//! ([`Link`]s), and [`Walk`] turns rows into levels the way the Dremel
+//! encoding defines them:
+//!
+//! * a null at a nullable node ends the value there, at the definition
+//!   level reached so far;
+//! * a present nullable node adds one level; a list adds one more for
+//!   having an entry, so an empty list ends at the level of the list;
+//! * the first entry of a row repeats at level 0, a later entry of a list
+//!   at that list's repetition level (its depth among the lists).
+//!
+//! Present leaf values are recorded as runs of leaf indices, so a column
+//! without nulls (or a list whose entries are contiguous) is copied in
+//! one piece.
+
+use arrow_array::{Array, ArrayRef, cast::AsArray, types::*};
+use arrow_buffer::{BooleanBuffer, NullBuffer};
+use arrow_schema::{DataType, Field};
+
+use crate::Error;
+
+/// How a node leads to the next array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    /// A struct: the path goes on in child `.0`.
+    Struct(usize),
+    /// A list or map with 32-bit offsets: the path goes on in its entries.
+    List,
+    /// A list with 64-bit offsets.
+    LargeList,
+    /// The leaf.
+    Leaf,
+}
+
+/// One array on the path.
+#[derive(Debug, Clone)]
+pub(super) struct Node {
+    pub step: Step,
+    pub nullable: bool,
+    /// For a list: its repetition level (1 for the outermost list).
+    pub rep: u8,
+    /// Whether a list lies below this node (its entries may take several
+    /// levels each).
+    pub repeated_below: bool,
+}
+
+/// How the leaf array's values are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Source {
+    Bool,
+    /// Fixed-width values copied as they are (4 or 8 bytes).
+    Copy(usize),
+    /// 8- or 16-bit integers widened to 32 bits.
+    I8,
+    I16,
+    U8,
+    U16,
+    /// Variable-length bytes with 32- or 64-bit offsets.
+    Bytes,
+    LargeBytes,
+    /// A dictionary of bytes: values found through its keys.
+    Dict,
+}
+
+/// The path from a column to one leaf.
+#[derive(Debug, Clone)]
+pub(super) struct Path {
+    pub nodes: Vec<Node>,
+    pub source: Source,
+    pub max_def: u8,
+    pub max_rep: u8,
+    /// Most dictionary entries the leaf's Arrow key type can index.
+    pub dict_capacity: usize,
+}
+
+fn source_of(t: &DataType) -> Option<(Source, usize)> {
+    let s = match t {
+        DataType::Boolean => Source::Bool,
+        DataType::Int8 => Source::I8,
+        DataType::Int16 => Source::I16,
+        DataType::UInt8 => Source::U8,
+        DataType::UInt16 => Source::U16,
+        DataType::Int32
+        | DataType::UInt32
+        | DataType::Date32
+        | DataType::Float32
+        | DataType::Time32(_) => Source::Copy(4),
+        DataType::Int64
+        | DataType::UInt64
+        | DataType::Float64
+        | DataType::Timestamp(..)
+        | DataType::Time64(_)
+        | DataType::Duration(_) => Source::Copy(8),
+        DataType::Utf8 | DataType::Binary => Source::Bytes,
+        DataType::LargeUtf8 | DataType::LargeBinary => Source::LargeBytes,
+        DataType::Dictionary(k, v)
+            if k.is_dictionary_key_type()
+                && matches!(
+                    **v,
+                    DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary
+                ) =>
+        {
+            let bits = k.primitive_width()? * 8 - usize::from(k.is_signed_integer());
+            return Some((
+                Source::Dict,
+                1usize.checked_shl(bits as u32).unwrap_or(usize::MAX),
+            ));
+        }
+        _ => return None,
+    };
+    Some((s, 0))
+}
+
+/// The paths of every leaf under `field`, in schema order; `None` when some
+/// type on the way has no direct encoding.
+pub(super) fn paths(field: &Field) -> Option<Vec<Path>> {
+    let mut out = Vec::new();
+    let mut stack = Vec::new();
+    walk_field(field, &mut stack, 0, &mut out)?;
+    Some(out)
+}
+
+fn walk_field(field: &Field, stack: &mut Vec<Node>, rep: u8, out: &mut Vec<Path>) -> Option<()> {
+    let nullable = field.is_nullable();
+    let node = |step, rep, repeated_below| Node {
+        step,
+        nullable,
+        rep,
+        repeated_below,
+    };
+    match field.data_type() {
+        DataType::Struct(children) => {
+            if children.is_empty() {
+                return None;
+            }
+            for (i, c) in children.iter().enumerate() {
+                stack.push(node(Step::Struct(i), 0, false));
+                walk_field(c, stack, rep, out)?;
+                stack.pop();
+            }
+        }
+        DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => {
+            let step = match field.data_type() {
+                DataType::LargeList(_) => Step::LargeList,
+                _ => Step::List,
+            };
+            let below = contains_list(item.data_type());
+            stack.push(node(step, rep + 1, below));
+            walk_field(item, stack, rep + 1, out)?;
+            stack.pop();
+        }
+        t => {
+            let (source, dict_capacity) = source_of(t)?;
+            stack.push(node(Step::Leaf, 0, false));
+            let nodes = stack.clone();
+            stack.pop();
+            let max_def = nodes
+                .iter()
+                .map(|n| u32::from(n.nullable) + u32::from(n.rep > 0))
+                .sum::<u32>();
+            out.push(Path {
+                max_def: u8::try_from(max_def).ok()?,
+                max_rep: rep,
+                nodes,
+                source,
+                dict_capacity,
+            });
+        }
+    }
+    Some(())
+}
+
+fn contains_list(t: &DataType) -> bool {
+    match t {
+        DataType::List(_) | DataType::LargeList(_) | DataType::Map(..) => true,
+        DataType::Struct(f) => f.iter().any(|c| contains_list(c.data_type())),
+        _ => false,
+    }
+}
+
+/// Offsets of a list array.
+#[derive(Clone, Copy)]
+pub(super) enum Offsets<'a> {
+    None,
+    Small(&'a [i32]),
+    Large(&'a [i64]),
+}
+
+impl Offsets<'_> {
+    #[inline]
+    fn range(&self, i: usize) -> (usize, usize) {
+        match self {
+            Offsets::None => (0, 0),
+            Offsets::Small(o) => (o[i] as usize, o[i + 1] as usize),
+            Offsets::Large(o) => (o[i] as usize, o[i + 1] as usize),
+        }
+    }
+}
+
+/// One node's array in one batch.
+#[derive(Clone, Copy)]
+pub(super) struct Link<'a> {
+    /// Its nulls, when it has any.
+    nulls: Option<&'a NullBuffer>,
+    offsets: Offsets<'a>,
+}
+
+/// A batch's arrays along a path, and its leaf array.
+pub(super) struct Chain<'a> {
+    links: Vec<Link<'a>>,
+    pub leaf: &'a dyn Array,
+}
+
+fn unsupported(what: &str) -> Error {
+    Error::InvalidConfig(format!("direct Parquet encoder: expected {what}"))
+}
+
+impl Path {
+    /// The arrays of `column` along the path.
+    pub fn chain<'a>(&self, column: &'a ArrayRef) -> Result<Chain<'a>, Error> {
+        let mut links = Vec::with_capacity(self.nodes.len());
+        let mut array: &'a dyn Array = column.as_ref();
+        for node in &self.nodes {
+            let nulls = array.nulls().filter(|n| n.null_count() > 0);
+            let (offsets, next) = match node.step {
+                Step::Struct(i) => {
+                    let s = array
+                        .as_struct_opt()
+                        .filter(|s| i < s.num_columns())
+                        .ok_or_else(|| unsupported("a struct"))?;
+                    (Offsets::None, s.column(i).as_ref())
+                }
+                Step::List => match array.data_type() {
+                    DataType::Map(..) => {
+                        let m = array.as_map();
+                        (Offsets::Small(m.value_offsets()), m.entries() as &dyn Array)
+                    }
+                    _ => {
+                        let l = array
+                            .as_list_opt::<i32>()
+                            .ok_or_else(|| unsupported("a list"))?;
+                        (Offsets::Small(l.value_offsets()), l.values().as_ref())
+                    }
+                },
+                Step::LargeList => {
+                    let l = array
+                        .as_list_opt::<i64>()
+                        .ok_or_else(|| unsupported("a large list"))?;
+                    (Offsets::Large(l.value_offsets()), l.values().as_ref())
+                }
+                Step::Leaf => (Offsets::None, array),
+            };
+            links.push(Link { nulls, offsets });
+            array = next;
+        }
+        Ok(Chain { links, leaf: array })
+    }
+}
+
+/// Levels and value runs being collected for one leaf.
+pub(super) struct Walk<'p> {
+    path: &'p Path,
+    pub def: &'p mut Vec<u8>,
+    pub rep: &'p mut Vec<u8>,
+    /// Present leaf values: `(batch, start, end)` runs of leaf indices.
+    pub runs: &'p mut Vec<(u32, u32, u32)>,
+    want_def: bool,
+    want_rep: bool,
+    /// A null met where the schema allows none.
+    pub bad: bool,
+}
+
+impl<'p> Walk<'p> {
+    pub fn new(
+        path: &'p Path,
+        def: &'p mut Vec<u8>,
+        rep: &'p mut Vec<u8>,
+        runs: &'p mut Vec<(u32, u32, u32)>,
+    ) -> Self {
+        Walk {
+            want_def: path.max_def > 0,
+            want_rep: path.max_rep > 0,
+            path,
+            def,
+            rep,
+            runs,
+            bad: false,
+        }
+    }
+
+    /// Levels of rows `rows` of batch `b`.
+    pub fn rows(&mut self, chain: &Chain<'_>, b: u32, rows: std::ops::Range<usize>) {
+        self.visit(&chain.links, b, 0, rows, 0);
+    }
+
+    #[inline]
+    fn push(&mut self, def: u8, n: usize) {
+        if self.want_def {
+            self.def.extend(std::iter::repeat_n(def, n));
+        }
+        if self.want_rep {
+            self.rep.extend(std::iter::repeat_n(0, n));
+        }
+    }
+
+    #[inline]
+    fn run(&mut self, b: u32, s: usize, e: usize) {
+        if let Some(last) = self.runs.last_mut()
+            && last.0 == b
+            && last.2 as usize == s
+        {
+            last.2 = e as u32;
+            return;
+        }
+        self.runs.push((b, s as u32, e as u32));
+    }
+
+    fn visit(
+        &mut self,
+        links: &[Link<'_>],
+        b: u32,
+        d: usize,
+        range: std::ops::Range<usize>,
+        def: u8,
+    ) {
+        let node = &self.path.nodes[d];
+        let link = links[d];
+        let here = def + u8::from(node.nullable);
+        let nulls = match link.nulls {
+            Some(n) if !node.nullable => {
+                if range.clone().any(|i| n.is_null(i)) {
+                    self.bad = true;
+                }
+                None
+            }
+            n => n,
+        };
+        match node.step {
+            Step::Leaf => match nulls {
+                None => {
+                    self.push(here, range.len());
+                    self.run(b, range.start, range.end);
+                }
+                Some(n) => {
+                    for i in range {
+                        if n.is_valid(i) {
+                            self.push(here, 1);
+                            self.run(b, i, i + 1);
+                        } else {
+                            self.push(def, 1);
+                        }
+                    }
+                }
+            },
+            Step::Struct(_) => match nulls {
+                None => self.visit(links, b, d + 1, range, here),
+                Some(n) => {
+                    let mut i = range.start;
+                    while i < range.end {
+                        if n.is_null(i) {
+                            self.push(def, 1);
+                            i += 1;
+                            continue;
+                        }
+                        let start = i;
+                        while i < range.end && n.is_valid(i) {
+                            i += 1;
+                        }
+                        self.visit(links, b, d + 1, start..i, here);
+                    }
+                }
+            },
+            Step::List | Step::LargeList => {
+                let item = here + 1;
+                for i in range {
+                    if nulls.is_some_and(|n| n.is_null(i)) {
+                        self.push(def, 1);
+                        continue;
+                    }
+                    let (s, e) = link.offsets.range(i);
+                    if s >= e {
+                        self.push(here, 1);
+                        continue;
+                    }
+                    if node.repeated_below {
+                        for j in s..e {
+                            let at = self.rep.len();
+                            self.visit(links, b, d + 1, j..j + 1, item);
+                            if j > s {
+                                self.rep[at] = node.rep;
+                            }
+                        }
+                    } else {
+                        let at = self.rep.len();
+                        self.visit(links, b, d + 1, s..e, item);
+                        self.rep[at + 1..].fill(node.rep);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Dictionary keys of any integer width.
+#[derive(Clone, Copy)]
+pub(super) enum Keys<'a> {
+    I8(&'a [i8]),
+    I16(&'a [i16]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+}
+
+impl Keys<'_> {
+    #[inline]
+    fn get(&self, i: usize) -> usize {
+        match self {
+            Keys::I8(k) => k[i] as usize,
+            Keys::I16(k) => k[i] as usize,
+            Keys::I32(k) => k[i] as usize,
+            Keys::I64(k) => k[i] as usize,
+            Keys::U8(k) => k[i] as usize,
+            Keys::U16(k) => k[i] as usize,
+            Keys::U32(k) => k[i] as usize,
+            Keys::U64(k) => k[i] as usize,
+        }
+    }
+}
+
+/// The keys and the values (as byte strings) of a dictionary array.
+pub(super) fn dictionary_parts(leaf: &dyn Array) -> Result<(Keys<'_>, Vec<&[u8]>), Error> {
+    let bad = || unsupported("a dictionary of strings or bytes");
+    let DataType::Dictionary(k, _) = leaf.data_type() else {
+        return Err(bad());
+    };
+    macro_rules! keys {
+        ($t:ty, $v:ident) => {{
+            let d = leaf.as_dictionary::<$t>();
+            (Keys::$v(d.keys().values()), d.values())
+        }};
+    }
+    let (keys, values) = match **k {
+        DataType::Int8 => keys!(Int8Type, I8),
+        DataType::Int16 => keys!(Int16Type, I16),
+        DataType::Int32 => keys!(Int32Type, I32),
+        DataType::Int64 => keys!(Int64Type, I64),
+        DataType::UInt8 => keys!(UInt8Type, U8),
+        DataType::UInt16 => keys!(UInt16Type, U16),
+        DataType::UInt32 => keys!(UInt32Type, U32),
+        DataType::UInt64 => keys!(UInt64Type, U64),
+        _ => return Err(bad()),
+    };
+    let strings: Vec<&[u8]> = match values.data_type() {
+        DataType::Utf8 => values.as_string::<i32>().iter().map(bytes_of).collect(),
+        DataType::LargeUtf8 => values.as_string::<i64>().iter().map(bytes_of).collect(),
+        DataType::Binary => values
+            .as_binary::<i32>()
+            .iter()
+            .map(|v| v.unwrap_or_default())
+            .collect(),
+        DataType::LargeBinary => values
+            .as_binary::<i64>()
+            .iter()
+            .map(|v| v.unwrap_or_default())
+            .collect(),
+        _ => return Err(bad()),
+    };
+    Ok((keys, strings))
+}
+
+fn bytes_of(v: Option<&str>) -> &[u8] {
+    v.unwrap_or_default().as_bytes()
+}
+
+/// A batch's leaf values, ready to append to a page.
+pub(super) enum Values<'a> {
+    Bool(&'a BooleanBuffer),
+    Fixed(&'a [u8], Source),
+    Bytes(&'a [i32], &'a [u8]),
+    LargeBytes(&'a [i64], &'a [u8]),
+    /// Keys, and each key's entry in the chunk's dictionary.
+    Dict(Keys<'a>, Vec<u32>),
+}
+
+impl<'a> Values<'a> {
+    /// The values of `leaf` (read as `source`); `map` turns a dictionary
+    /// leaf's keys into chunk dictionary entries.
+    pub fn new(leaf: &'a dyn Array, source: Source, map: Vec<u32>) -> Result<Self, Error> {
+        let fixed = |width: usize| -> Result<&'a [u8], Error> {
+            leaf_buffer(leaf)
+                .filter(|b| b.len() == leaf.len() * width)
+                .ok_or_else(|| unsupported("a primitive array"))
+        };
+        Ok(match source {
+            Source::Bool => Values::Bool(
+                leaf.as_boolean_opt()
+                    .ok_or_else(|| unsupported("a boolean array"))?
+                    .values(),
+            ),
+            Source::Copy(w) => Values::Fixed(fixed(w)?, source),
+            Source::I8 | Source::U8 => Values::Fixed(fixed(1)?, source),
+            Source::I16 | Source::U16 => Values::Fixed(fixed(2)?, source),
+            Source::Bytes => match leaf.data_type() {
+                DataType::Utf8 => {
+                    let s = leaf.as_string::<i32>();
+                    Values::Bytes(s.value_offsets(), s.value_data())
+                }
+                _ => {
+                    let s = leaf
+                        .as_binary_opt::<i32>()
+                        .ok_or_else(|| unsupported("a binary array"))?;
+                    Values::Bytes(s.value_offsets(), s.value_data())
+                }
+            },
+            Source::LargeBytes => match leaf.data_type() {
+                DataType::LargeUtf8 => {
+                    let s = leaf.as_string::<i64>();
+                    Values::LargeBytes(s.value_offsets(), s.value_data())
+                }
+                _ => {
+                    let s = leaf
+                        .as_binary_opt::<i64>()
+                        .ok_or_else(|| unsupported("a large binary array"))?;
+                    Values::LargeBytes(s.value_offsets(), s.value_data())
+                }
+            },
+            Source::Dict => Values::Dict(dictionary_parts(leaf)?.0, map),
+        })
+    }
+
+    /// Appends values `s..e` to `out` as the page stores them before
+    /// encoding: booleans one byte each, integers and floats little-endian
+    /// (8 and 16 bits widened to 32), byte strings `PLAIN` (a 4-byte
+    /// length, the bytes), dictionary entries as 4-byte numbers (`used`
+    /// gets their bits).
+    #[inline]
+    pub fn put(&self, s: usize, e: usize, out: &mut Vec<u8>, used: &mut [u64]) {
+        match self {
+            Values::Bool(b) => out.extend((s..e).map(|i| u8::from(b.value(i)))),
+            Values::Fixed(data, source) => match source {
+                Source::Copy(w) => out.extend_from_slice(&data[s * w..e * w]),
+                Source::I8 => {
+                    for &v in &data[s..e] {
+                        out.extend_from_slice(&i32::from(v as i8).to_le_bytes());
+                    }
+                }
+                Source::U8 => {
+                    for &v in &data[s..e] {
+                        out.extend_from_slice(&i32::from(v).to_le_bytes());
+                    }
+                }
+                Source::I16 => {
+                    for v in data[s * 2..e * 2].chunks_exact(2) {
+                        let v = i16::from_le_bytes([v[0], v[1]]);
+                        out.extend_from_slice(&i32::from(v).to_le_bytes());
+                    }
+                }
+                Source::U16 => {
+                    for v in data[s * 2..e * 2].chunks_exact(2) {
+                        let v = u16::from_le_bytes([v[0], v[1]]);
+                        out.extend_from_slice(&i32::from(v).to_le_bytes());
+                    }
+                }
+                _ => {}
+            },
+            Values::Bytes(offsets, data) => {
+                let span = (offsets[e] - offsets[s]) as usize;
+                out.reserve(span + 4 * (e - s));
+                for i in s..e {
+                    let (a, z) = (offsets[i] as usize, offsets[i + 1] as usize);
+                    out.extend_from_slice(&((z - a) as u32).to_le_bytes());
+                    out.extend_from_slice(&data[a..z]);
+                }
+            }
+            Values::LargeBytes(offsets, data) => {
+                for i in s..e {
+                    let (a, z) = (offsets[i] as usize, offsets[i + 1] as usize);
+                    out.extend_from_slice(&((z - a) as u32).to_le_bytes());
+                    out.extend_from_slice(&data[a..z]);
+                }
+            }
+            Values::Dict(keys, map) => {
+                for i in s..e {
+                    let k = map.get(keys.get(i)).copied().unwrap_or_default();
+                    out.extend_from_slice(&k.to_le_bytes());
+                    if let Some(w) = used.get_mut(k as usize >> 6) {
+                        *w |= 1 << (k & 63);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The values of a primitive array as bytes (already sliced to the
+/// array's rows).
+fn leaf_buffer(leaf: &dyn Array) -> Option<&[u8]> {
+    macro_rules! raw {
+        ($t:ty) => {
+            leaf.as_primitive_opt::<$t>()
+                .map(|a| a.values().inner().as_slice())
+        };
+    }
+    match leaf.data_type() {
+        DataType::Int8 => raw!(Int8Type),
+        DataType::Int16 => raw!(Int16Type),
+        DataType::Int32 => raw!(Int32Type),
+        DataType::Int64 => raw!(Int64Type),
+        DataType::UInt8 => raw!(UInt8Type),
+        DataType::UInt16 => raw!(UInt16Type),
+        DataType::UInt32 => raw!(UInt32Type),
+        DataType::UInt64 => raw!(UInt64Type),
+        DataType::Float32 => raw!(Float32Type),
+        DataType::Float64 => raw!(Float64Type),
+        DataType::Date32 => raw!(Date32Type),
+        DataType::Time32(arrow_schema::TimeUnit::Second) => raw!(Time32SecondType),
+        DataType::Time32(_) => raw!(Time32MillisecondType),
+        DataType::Time64(arrow_schema::TimeUnit::Microsecond) => raw!(Time64MicrosecondType),
+        DataType::Time64(_) => raw!(Time64NanosecondType),
+        DataType::Timestamp(arrow_schema::TimeUnit::Second, _) => raw!(TimestampSecondType),
+        DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, _) => {
+            raw!(TimestampMillisecondType)
+        }
+        DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, _) => {
+            raw!(TimestampMicrosecondType)
+        }
+        DataType::Timestamp(_, _) => raw!(TimestampNanosecondType),
+        DataType::Duration(arrow_schema::TimeUnit::Second) => raw!(DurationSecondType),
+        DataType::Duration(arrow_schema::TimeUnit::Millisecond) => raw!(DurationMillisecondType),
+        DataType::Duration(arrow_schema::TimeUnit::Microsecond) => raw!(DurationMicrosecondType),
+        DataType::Duration(_) => raw!(DurationNanosecondType),
+        _ => None,
+    }
+}
