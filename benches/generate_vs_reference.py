@@ -12,6 +12,13 @@ with the date, machine and commit.
     benches/generate_vs_reference.py --reference /path/to/parquet-nested-parallel
     benches/generate_vs_reference.py --threads-scan      # 1..nproc threads
     benches/generate_vs_reference.py --baseline /path/to/older/strata
+    benches/generate_vs_reference.py --presets --records 2000000
+
+--presets runs every preset to Arrow IPC, to Parquet through strata's
+direct encoder and through parquet's Arrow writer (`--encoder arrow`),
+uncompressed and with zstd, and reports each Parquet time against the IPC
+time of the same preset and codec, and the direct encoder against the
+Arrow writer.
 
 --baseline compares the `contacts` preset (and the same spec given as a
 file) with a `strata` binary built from an earlier commit, outside this
@@ -84,6 +91,11 @@ def main():
         action="store_true",
         help="strata's direct encoder vs parquet's Arrow writer, per codec, and the file-per-writer layout",
     )
+    ap.add_argument(
+        "--presets",
+        action="store_true",
+        help="every preset to IPC and to Parquet through both encoders, uncompressed and zstd",
+    )
     ap.add_argument("--baseline", help="path of a strata binary from an earlier commit, run side by side")
     ap.add_argument("--no-save", action="store_true", help="print only, do not append to the results file")
     ap.add_argument("--work-dir", help="where outputs go (default: a temporary directory)")
@@ -96,7 +108,19 @@ def main():
     cores = os.cpu_count() or 1
 
     cases = []
-    if args.encoders:
+    if args.presets:
+        base = [strata, "generate", "-q", "--overwrite", "--target-records", str(n)]
+        for preset in ["contacts", "wide-u64", "events"]:
+            for codec in ["none", "zstd"]:
+                for label, extra in [
+                    ("ipc", ["--format", "ipc"]),
+                    ("parquet direct", ["--format", "parquet", "--encoder", "auto"]),
+                    ("parquet arrow", ["--format", "parquet", "--encoder", "arrow"]),
+                ]:
+                    out = work / f"{preset}-{codec}-{label.replace(' ', '-')}"
+                    cmd = base + ["--preset", preset, "--compression", codec, "--output-dir", str(out)] + extra
+                    cases.append((f"{preset} {codec} {label}", cmd, out, cores))
+    elif args.encoders:
         base = [strata, "generate", "-q", "--overwrite", "--target-records", str(n)]
         for codec in ["none", "snappy", "lz4", "zstd"]:
             for enc in ["auto", "arrow"]:
@@ -166,6 +190,16 @@ def main():
             if not k.startswith("baseline"):
                 b = medians["baseline" + k.split("contacts", 1)[1].split(".toml", 1)[-1]]
                 lines.append(f"\nRatio `{k}` vs its baseline (median wall): **{v / b:.3f}** (below 1.10 is within 10%).")
+    if args.presets:
+        lines.append("")
+        lines.append("| preset | codec | Parquet direct / IPC | Parquet Arrow writer / IPC | direct speed-up over the Arrow writer |")
+        lines.append("|---|---|---|---|---|")
+        for preset in ["contacts", "wide-u64", "events"]:
+            for codec in ["none", "zstd"]:
+                ipc = medians[f"{preset} {codec} ipc"]
+                direct = medians[f"{preset} {codec} parquet direct"]
+                arrow = medians[f"{preset} {codec} parquet arrow"]
+                lines.append(f"| {preset} | {codec} | {direct / ipc:.2f}x | {arrow / ipc:.2f}x | **{arrow / direct:.2f}x** |")
     if args.reference:
         ref = next(k for k in medians if k.startswith("reference"))
         for k, v in medians.items():

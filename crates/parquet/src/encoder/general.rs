@@ -45,8 +45,8 @@ pub(super) struct Node {
     pub nullable: bool,
     /// For a list: its repetition level (1 for the outermost list).
     pub rep: u8,
-    /// Whether a list lies below this node (its entries may take several
-    /// levels each).
+    /// Whether a list lies below this node on the leaf's path (its entries
+    /// may take several levels each).
     pub repeated_below: bool,
 }
 
@@ -150,16 +150,21 @@ fn walk_field(field: &Field, stack: &mut Vec<Node>, rep: u8, out: &mut Vec<Path>
                 DataType::LargeList(_) => Step::LargeList,
                 _ => Step::List,
             };
-            let below = contains_list(item.data_type());
-            stack.push(node(step, rep + 1, below));
+            stack.push(node(step, rep + 1, false));
             walk_field(item, stack, rep + 1, out)?;
             stack.pop();
         }
         t => {
             let (source, dict_capacity) = source_of(t)?;
             stack.push(node(Step::Leaf, 0, false));
-            let nodes = stack.clone();
+            let mut nodes = stack.clone();
             stack.pop();
+            // Only lists on this leaf's own path repeat its levels.
+            for i in 0..nodes.len() {
+                nodes[i].repeated_below = nodes[i + 1..]
+                    .iter()
+                    .any(|n| matches!(n.step, Step::List | Step::LargeList));
+            }
             let max_def = nodes
                 .iter()
                 .map(|n| u32::from(n.nullable) + u32::from(n.rep > 0))
@@ -176,14 +181,6 @@ fn walk_field(field: &Field, stack: &mut Vec<Node>, rep: u8, out: &mut Vec<Path>
     Some(())
 }
 
-fn contains_list(t: &DataType) -> bool {
-    match t {
-        DataType::List(_) | DataType::LargeList(_) | DataType::Map(..) => true,
-        DataType::Struct(f) => f.iter().any(|c| contains_list(c.data_type())),
-        _ => false,
-    }
-}
-
 /// Offsets of a list array.
 #[derive(Clone, Copy)]
 pub(super) enum Offsets<'a> {
@@ -193,6 +190,12 @@ pub(super) enum Offsets<'a> {
 }
 
 impl Offsets<'_> {
+    #[inline]
+    fn is_empty(&self, i: usize) -> bool {
+        let (s, e) = self.range(i);
+        s >= e
+    }
+
     #[inline]
     fn range(&self, i: usize) -> (usize, usize) {
         match self {
@@ -348,47 +351,55 @@ impl<'p> Walk<'p> {
                     self.run(b, range.start, range.end);
                 }
                 Some(n) => {
-                    for i in range {
-                        if n.is_valid(i) {
-                            self.push(here, 1);
-                            self.run(b, i, i + 1);
-                        } else {
-                            self.push(def, 1);
-                        }
+                    // Valid values come in runs: one push and one value
+                    // run each, the nulls between them in one push.
+                    let mut at = range.start;
+                    for (s, e) in n.inner().slice(range.start, range.len()).set_slices() {
+                        let (s, e) = (range.start + s, range.start + e);
+                        self.push(def, s - at);
+                        self.push(here, e - s);
+                        self.run(b, s, e);
+                        at = e;
                     }
+                    self.push(def, range.end - at);
                 }
             },
             Step::Struct(_) => match nulls {
                 None => self.visit(links, b, d + 1, range, here),
                 Some(n) => {
-                    let mut i = range.start;
-                    while i < range.end {
-                        if n.is_null(i) {
-                            self.push(def, 1);
-                            i += 1;
-                            continue;
-                        }
-                        let start = i;
-                        while i < range.end && n.is_valid(i) {
-                            i += 1;
-                        }
-                        self.visit(links, b, d + 1, start..i, here);
+                    let mut at = range.start;
+                    for (s, e) in n.inner().slice(range.start, range.len()).set_slices() {
+                        let (s, e) = (range.start + s, range.start + e);
+                        self.push(def, s - at);
+                        self.visit(links, b, d + 1, s..e, here);
+                        at = e;
                     }
+                    self.push(def, range.end - at);
                 }
             },
             Step::List | Step::LargeList => {
                 let item = here + 1;
-                for i in range {
-                    if nulls.is_some_and(|n| n.is_null(i)) {
-                        self.push(def, 1);
+                let null = |i: usize| nulls.is_some_and(|n| n.is_null(i));
+                let mut i = range.start;
+                while i < range.end {
+                    // Null and empty lists end at one level each: find the
+                    // run of them, then write its levels in one extend.
+                    let t = i;
+                    while i < range.end && (null(i) || link.offsets.is_empty(i)) {
+                        i += 1;
+                    }
+                    if i > t {
+                        if self.want_def {
+                            self.def
+                                .extend((t..i).map(|k| if null(k) { def } else { here }));
+                        }
+                        self.rep.extend(std::iter::repeat_n(0, i - t));
                         continue;
                     }
                     let (s, e) = link.offsets.range(i);
-                    if s >= e {
-                        self.push(here, 1);
-                        continue;
-                    }
                     if node.repeated_below {
+                        // Entries may take several levels each: one at a
+                        // time, marking where each later one starts.
                         for j in s..e {
                             let at = self.rep.len();
                             self.visit(links, b, d + 1, j..j + 1, item);
@@ -396,10 +407,31 @@ impl<'p> Walk<'p> {
                                 self.rep[at] = node.rep;
                             }
                         }
-                    } else {
-                        let at = self.rep.len();
-                        self.visit(links, b, d + 1, s..e, item);
-                        self.rep[at + 1..].fill(node.rep);
+                        i += 1;
+                        continue;
+                    }
+                    // One level per entry: the entries of consecutive
+                    // present, non-empty lists are contiguous, so visit
+                    // them in one piece, then mark each list's first entry
+                    // as a new row (repetition 0) and the others as
+                    // repeats at this list's level.
+                    let first = i;
+                    let mut end = e;
+                    i += 1;
+                    while i < range.end && !null(i) {
+                        let (s2, e2) = link.offsets.range(i);
+                        if s2 >= e2 || s2 != end {
+                            break;
+                        }
+                        end = e2;
+                        i += 1;
+                    }
+                    let at = self.rep.len();
+                    self.visit(links, b, d + 1, s..end, item);
+                    self.rep[at..].fill(node.rep);
+                    for k in first..i {
+                        let start = link.offsets.range(k).0;
+                        self.rep[at + start - s] = 0;
                     }
                 }
             }

@@ -1527,11 +1527,21 @@ fn write_page(
         let size = out.len() - start;
         return Ok((size, size));
     }
-    scratch.clear();
-    for p in parts {
-        scratch.extend_from_slice(p);
-    }
-    let stored = codec.compress(scratch)?;
+    // A body of one part (no levels) is compressed where it lies; others
+    // are put together first.
+    let mut nonempty = parts.iter().filter(|p| !p.is_empty());
+    let body: &[u8] = match (nonempty.next(), nonempty.next()) {
+        (None, _) => &[],
+        (Some(only), None) => only,
+        _ => {
+            scratch.clear();
+            for p in parts {
+                scratch.extend_from_slice(p);
+            }
+            scratch
+        }
+    };
+    let stored = codec.compress(body)?;
     page_header(out, kind, raw, stored.len(), values);
     let header = out.len() - start;
     out.extend_from_slice(stored);
