@@ -227,6 +227,10 @@ fn properties(rng: &mut Rng) -> WriterProperties {
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_max_row_group_row_count(Some(20 + rng.below(400) as usize))
         .set_data_page_row_count_limit(5 + rng.below(200) as usize)
+        // Dictionaries off, on, and on with limits small enough that a
+        // chunk falls back to `PLAIN` part way.
+        .set_dictionary_enabled(rng.below(4) != 0)
+        .set_dictionary_page_size_limit([64, 1024, 1 << 20][rng.below(3) as usize])
         .build()
 }
 

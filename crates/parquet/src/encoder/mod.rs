@@ -45,7 +45,7 @@
 //! differential.rs`, and their pyarrow and DuckDB half) write random specs
 //! both ways and require identical rows and statistics.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, hash::BuildHasherDefault};
 
 use arrow_array::{
     Array, ArrayRef, DictionaryArray, GenericListArray, RecordBatch, StringArray, StructArray,
@@ -182,6 +182,10 @@ struct LeafShape {
     /// Rows and value bytes after which a data page is closed.
     page_rows: usize,
     page_bytes: usize,
+    /// Byte strings `RLE_DICTIONARY` while the chunk's dictionary stays
+    /// under `dict_limit` bytes (then `PLAIN` for the rest of the chunk).
+    dictionary: bool,
+    dict_limit: usize,
 }
 
 /// The `created_by` of files whose pages strata's encoder wrote, so that
@@ -339,6 +343,8 @@ impl Shredder {
             index_truncate: DEFAULT_TRUNCATE,
             page_rows: PAGE_ROWS,
             page_bytes: PAGE_BYTES,
+            dictionary: false,
+            dict_limit: 0,
         })
     }
 
@@ -361,6 +367,8 @@ impl Shredder {
                 index_truncate: DEFAULT_TRUNCATE,
                 page_rows: PAGE_ROWS,
                 page_bytes: PAGE_BYTES,
+                dictionary: false,
+                dict_limit: 0,
             }]);
         }
         let DataType::List(item) = field.data_type() else {
@@ -393,6 +401,8 @@ impl Shredder {
                     index_truncate: DEFAULT_TRUNCATE,
                     page_rows: PAGE_ROWS,
                     page_bytes: PAGE_BYTES,
+                    dictionary: false,
+                    dict_limit: 0,
                 })
             })
             .collect()
@@ -407,6 +417,9 @@ impl Shredder {
                 && props.encoding(descr.path()) == Some(Encoding::DELTA_BINARY_PACKED);
             leaf.truncate = props.statistics_truncate_length();
             leaf.index_truncate = props.column_index_truncate_length();
+            leaf.dictionary =
+                leaf.values == Values::Plain && props.dictionary_enabled(descr.path());
+            leaf.dict_limit = props.column_dictionary_page_size_limit(descr.path());
             leaf.page_rows = props.data_page_row_count_limit().max(1);
             leaf.page_bytes = props.column_data_page_size_limit(descr.path()).max(1);
         }
@@ -502,7 +515,7 @@ pub struct LeafEncoder {
     page_stats: Stats,
     /// Dictionary entries seen so far, in first-seen order.
     dict: Vec<Vec<u8>>,
-    dict_index: HashMap<Vec<u8>, u32>,
+    dict_index: HashMap<Vec<u8>, u32, BuildHasherDefault<WordHasher>>,
     /// Keys of the current page that occur (for min/max).
     used: [u64; 4],
     /// The same for dictionaries of more than 256 entries.
@@ -511,6 +524,14 @@ pub struct LeafEncoder {
     runs: Vec<(u32, u32, u32)>,
     /// Where chunk buffers come from (the pool of the last close).
     pool: Option<BufferPool>,
+    /// Bytes of the chunk's dictionary page so far (byte-string leaves),
+    /// and whether the chunk fell back to `PLAIN`.
+    dict_bytes: usize,
+    fell_back: bool,
+    /// Whether some page of the chunk is dictionary-encoded.
+    dict_pages: bool,
+    /// Scratch: a page's dictionary keys.
+    keys: Vec<u32>,
     pages: Vec<PageMeta>,
     /// The data pages of the chunk, headers included, back to back.
     chunk: Vec<u8>,
@@ -622,11 +643,15 @@ impl LeafEncoder {
             page_rows: 0,
             page_stats: Stats::default(),
             dict: Vec::new(),
-            dict_index: HashMap::new(),
+            dict_index: HashMap::default(),
             used: [0; 4],
             used_wide: Vec::new(),
             runs: Vec::new(),
             pool: None,
+            dict_bytes: 0,
+            fell_back: false,
+            dict_pages: false,
+            keys: Vec::new(),
             pages: Vec::new(),
             chunk: Vec::new(),
             levels: Vec::new(),
@@ -1063,6 +1088,48 @@ impl LeafEncoder {
         }
     }
 
+    /// Replaces the page's `PLAIN` byte strings by their keys in the
+    /// chunk's dictionary (adding the new ones): a bit width byte and the
+    /// RLE-hybrid keys. `false`, with the page left `PLAIN` and the chunk
+    /// `PLAIN` from here on, when the dictionary would pass its limit.
+    fn dictionary_encode(&mut self) -> bool {
+        let before = self.dict.len();
+        let mut bytes = self.dict_bytes;
+        self.keys.clear();
+        let v = &self.values;
+        let mut o = 0;
+        while o + 4 <= v.len() {
+            let len = u32::from_le_bytes([v[o], v[o + 1], v[o + 2], v[o + 3]]) as usize;
+            let value = &v[o + 4..o + 4 + len];
+            o += 4 + len;
+            let k = match self.dict_index.get(value) {
+                Some(&k) => k,
+                None => {
+                    let k = self.dict.len() as u32;
+                    self.dict.push(value.to_vec());
+                    self.dict_index.insert(value.to_vec(), k);
+                    bytes += 4 + len;
+                    k
+                }
+            };
+            self.keys.push(k);
+        }
+        if bytes > self.shape.dict_limit {
+            for v in self.dict.drain(before..) {
+                self.dict_index.remove(&v);
+            }
+            self.fell_back = true;
+            return false;
+        }
+        self.dict_bytes = bytes;
+        let width = (32 - (self.dict.len().saturating_sub(1) as u32).leading_zeros()).max(1) as u8;
+        self.body.clear();
+        self.body.push(width);
+        encode_hybrid_wide(&mut self.body, &self.keys, width);
+        std::mem::swap(&mut self.body, &mut self.values);
+        true
+    }
+
     /// Encodes the buffered levels and values as one data page and appends
     /// it, header first, to the chunk: the values are copied once.
     fn flush_page(&mut self) -> Result<(), Error> {
@@ -1088,7 +1155,16 @@ impl LeafEncoder {
                     stats.update(lo, Values::Plain);
                     stats.update(hi, Values::Plain);
                 }
-                Encoding::PLAIN
+                if self.shape.dictionary
+                    && !self.fell_back
+                    && !self.values.is_empty()
+                    && self.dictionary_encode()
+                {
+                    self.dict_pages = true;
+                    Encoding::RLE_DICTIONARY
+                } else {
+                    Encoding::PLAIN
+                }
             }
             Values::Int(width) | Values::UInt(width) => {
                 let min_max = if self.shape.values == Values::Int(width) {
@@ -1219,11 +1295,14 @@ impl LeafEncoder {
             encodings.push(Encoding::DELTA_BINARY_PACKED);
         }
         let mut uncompressed = 0usize;
-        let (chunk, dictionary_offset, shift) = match self.shape.values {
-            Values::Plain | Values::Int(_) | Values::UInt(_) | Values::Float(_) | Values::Bool => {
-                (std::mem::take(&mut self.chunk), None, 0)
-            }
-            Values::Dictionary | Values::Dict => {
+        let dictionary = match self.shape.values {
+            Values::Dictionary | Values::Dict => true,
+            Values::Plain => self.dict_pages,
+            _ => false,
+        };
+        let (chunk, dictionary_offset, shift) = match dictionary {
+            false => (std::mem::take(&mut self.chunk), None, 0),
+            true => {
                 // The dictionary page goes first; the (small) data pages
                 // are copied in behind it.
                 encodings.push(Encoding::RLE_DICTIONARY);
@@ -1296,6 +1375,9 @@ impl LeafEncoder {
         self.dict_index.clear();
         self.used = [0; 4];
         self.used_wide.clear();
+        self.dict_bytes = 0;
+        self.fell_back = false;
+        self.dict_pages = false;
         let rows = std::mem::take(&mut self.rows);
         let close = ColumnCloseResult {
             bytes_written: compressed as u64,
@@ -1693,6 +1775,47 @@ impl LeafValues for DictValues<'_> {
         out[0] = k;
         self.used[usize::from(k >> 6)] |= u64::from(valid) << (k & 63);
         usize::from(valid)
+    }
+}
+
+/// A fast hash for dictionary lookups: eight bytes at a time, a rotate,
+/// xor and multiply per word (the keys are the column's own values, and a
+/// page's lookups dominate a dictionary-encoded string column's cost).
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl std::hash::Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        // A multiply carries input bits only upwards: mix the high bits
+        // back down, since the table picks buckets by the low ones
+        // (murmur3's finaliser).
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h = self.0;
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+            h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K);
+        }
+        self.0 = h;
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 
@@ -2812,6 +2935,71 @@ mod tests {
             );
             assert_eq!(rows(&round_trip(schema, &groups)), rows(groups[0]));
         }
+    }
+
+    /// Byte strings are dictionary-encoded while the chunk's dictionary
+    /// stays under the properties' limit, then `PLAIN`: one chunk holds
+    /// both kinds of pages, and reads back as parquet's writer's does.
+    #[test]
+    fn string_dictionaries_fall_back_to_plain_at_their_limit() {
+        use crate::writer::ParquetWriter;
+        use parquet::file::{
+            properties::WriterProperties, reader::FileReader,
+            serialized_reader::SerializedFileReader,
+        };
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+        // Few distinct values first, then many.
+        let values: Vec<Option<String>> = (0..3000)
+            .map(|i| match i {
+                i if i % 7 == 0 => None,
+                i if i < 1000 => Some(format!("v{}", i % 5)),
+                i => Some(format!("value number {i}")),
+            })
+            .collect();
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(values))])
+            .unwrap();
+        let props = WriterProperties::builder()
+            .set_dictionary_page_size_limit(200)
+            .set_data_page_row_count_limit(500)
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Page)
+            .build();
+        let mut w = ParquetWriter::try_new(Vec::new(), schema.clone(), props.clone()).unwrap();
+        assert!(w.is_direct());
+        w.write(&batch).unwrap();
+        let direct = Bytes::from(w.finish().unwrap());
+        let mut a = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props)).unwrap();
+        a.write(&batch).unwrap();
+        let arrow = Bytes::from(a.into_inner().unwrap());
+        assert_eq!(
+            rows(&read_all(direct.clone())),
+            rows(std::slice::from_ref(&batch))
+        );
+        assert_eq!(chunk_statistics(&direct), chunk_statistics(&arrow));
+        let reader = SerializedFileReader::new(direct).unwrap();
+        let mut pages = reader
+            .get_row_group(0)
+            .unwrap()
+            .get_column_page_reader(0)
+            .unwrap();
+        let mut seen = Vec::new();
+        while let Some(page) = pages.get_next_page().unwrap() {
+            seen.push(page.encoding());
+        }
+        assert_eq!(seen.first(), Some(&Encoding::PLAIN), "the dictionary page");
+        assert!(seen.contains(&Encoding::RLE_DICTIONARY), "{seen:?}");
+        assert_eq!(seen.last(), Some(&Encoding::PLAIN), "{seen:?}");
+    }
+
+    /// The dictionary hash spreads keys that differ only past their first
+    /// byte over the low bits the table uses to pick a bucket.
+    #[test]
+    fn dictionary_hash_spreads_low_bits() {
+        use std::hash::BuildHasher;
+        let build = BuildHasherDefault::<WordHasher>::default();
+        let low: std::collections::HashSet<u64> = (0..1000)
+            .map(|i| build.hash_one(format!("v{i}").into_bytes()) & 0xFF)
+            .collect();
+        assert!(low.len() > 200, "{} distinct low bytes", low.len());
     }
 
     #[test]
