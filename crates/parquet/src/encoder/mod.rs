@@ -815,6 +815,25 @@ impl LeafEncoder {
         Ok(map)
     }
 
+    /// Rows to write in one piece, of `left`: at most [`CHUNK_ROWS`], and
+    /// no more than the open page still takes.
+    fn piece_len(&self, left: usize) -> usize {
+        CHUNK_ROWS
+            .min(left)
+            .min(self.shape.page_rows.saturating_sub(self.page_rows).max(1))
+    }
+
+    /// Counts a written piece of `len` rows and closes the page at its
+    /// limits.
+    fn end_piece(&mut self, len: usize) -> Result<(), Error> {
+        self.page_rows += len;
+        self.rows += len as u64;
+        if self.page_rows >= self.shape.page_rows || self.values.len() >= self.shape.page_bytes {
+            self.flush_page()?;
+        }
+        Ok(())
+    }
+
     /// Writes rows of a leaf at any depth: levels by walking its path,
     /// then the present values, run by run.
     fn write_general(&mut self, batches: &[&RecordBatch], rows: Gather<'_>) -> Result<(), Error> {
@@ -854,9 +873,7 @@ impl LeafEncoder {
         };
         let mut at = 0;
         while at < n {
-            let len = CHUNK_ROWS
-                .min(n - at)
-                .min(self.shape.page_rows.saturating_sub(self.page_rows).max(1));
+            let len = self.piece_len(n - at);
             let levels_before = if self.shape.max_def > 0 {
                 self.def.len()
             } else {
@@ -896,13 +913,8 @@ impl LeafEncoder {
                 len
             };
             self.page_stats.nulls += levels as u64 - present;
-            self.page_rows += len;
-            self.rows += len as u64;
             at += len;
-            if self.page_rows >= self.shape.page_rows || self.values.len() >= self.shape.page_bytes
-            {
-                self.flush_page()?;
-            }
+            self.end_piece(len)?;
         }
         Ok(())
     }
@@ -960,9 +972,7 @@ impl LeafEncoder {
         };
         let mut at = 0;
         while at < n {
-            let len = CHUNK_ROWS
-                .min(n - at)
-                .min(self.shape.page_rows.saturating_sub(self.page_rows).max(1));
+            let len = self.piece_len(n - at);
             match rows {
                 Gather::All => {
                     let (levels, bound) = parts[0].bounds(&values[0], at..at + len);
@@ -985,13 +995,8 @@ impl LeafEncoder {
             for v in &mut values {
                 self.or_used(v.take_used());
             }
-            self.page_rows += len;
-            self.rows += len as u64;
             at += len;
-            if self.page_rows >= self.shape.page_rows || self.values.len() >= self.shape.page_bytes
-            {
-                self.flush_page()?;
-            }
+            self.end_piece(len)?;
         }
         Ok(())
     }
