@@ -4,9 +4,11 @@
 //!   a spec), one table lookup and one comparison per draw (Walker's alias
 //!   method, built with Vose's stable construction).
 //! * [`Zipf`]: ranks `1..=n` with `P(k) ∝ k^-s`, exact by alias table up to
-//!   [`ZIPF_TABLE_MAX`] ranks, and by rejection-inversion (Hörmann and
-//!   Derflinger, 1996) beyond, in expected constant time for any `n`.
-//! * [`normal`]: a standard normal deviate by the Box-Muller transform.
+//!   [`ZIPF_TABLE_MAX`] ranks; beyond, the table holds the first ranks and
+//!   one slot for all the others, which are drawn by rejection-inversion
+//!   (Hörmann and Derflinger, 1996) in expected constant time for any `n`.
+//! * [`normal`]: a standard normal deviate by the ziggurat method (Marsaglia
+//!   and Tsang, 2000): one word and a comparison for 99% of draws.
 //!
 //! Every sampler maps random words to values and keeps no state, so a
 //! value depends only on the words it is given (see [`crate::rng`]).
@@ -21,8 +23,10 @@ use crate::{Error, rng::RowRng};
 #[derive(Debug, Clone)]
 pub struct Alias {
     /// `(threshold, alias)` per slot; the threshold is a probability
-    /// scaled to `2^32` (so `1 << 32` means always `i`).
-    slots: Box<[(u64, u32)]>,
+    /// scaled to `2^32`. A slot that always keeps `i` has itself as alias,
+    /// so 32 bits are enough (and a slot takes 8 bytes: half the cache
+    /// lines of a large Zipf table).
+    slots: Box<[(u32, u32)]>,
     probabilities: Box<[f64]>,
 }
 
@@ -64,12 +68,12 @@ impl Alias {
         // Vose: scaled probabilities p_i * n, split into those below 1 and
         // the rest; each small slot is topped up by one large category.
         let mut scaled: Vec<f64> = probabilities.iter().map(|p| p * n as f64).collect();
-        let mut slots = vec![(1u64 << 32, 0u32); n];
+        let mut slots = vec![(u32::MAX, 0u32); n];
         let (mut small, mut large): (Vec<usize>, Vec<usize>) =
             (0..n).partition(|&i| scaled[i] < 1.0);
         while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
             small.pop();
-            slots[s] = (threshold(scaled[s]), l as u32);
+            slots[s] = slot(s, scaled[s], l);
             scaled[l] -= 1.0 - scaled[s];
             if scaled[l] < 1.0 {
                 large.pop();
@@ -78,7 +82,7 @@ impl Alias {
         }
         // What is left is 1 up to rounding: such slots always keep `i`.
         for i in small.into_iter().chain(large) {
-            slots[i] = (1u64 << 32, i as u32);
+            slots[i] = (u32::MAX, i as u32);
         }
         Ok(Alias {
             slots: slots.into_boxed_slice(),
@@ -103,11 +107,7 @@ impl Alias {
         let i = (((bits >> 32) * n as u64) >> 32) as usize;
         // `i < n` always; `min` lets the optimiser drop the bounds check.
         let (t, alias) = self.slots[i.min(n - 1)];
-        if (bits & 0xffff_ffff) < t {
-            i as u32
-        } else {
-            alias
-        }
+        if (bits as u32) < t { i as u32 } else { alias }
     }
 
     /// The probability of category `i` (its weight over the sum).
@@ -116,11 +116,17 @@ impl Alias {
     }
 }
 
-fn threshold(p: f64) -> u64 {
-    ((p * 4_294_967_296.0).round() as u64).min(1 << 32)
+/// Slot `i` keeping `i` with probability `p` (to 2^-32), else `alias`.
+fn slot(i: usize, p: f64, alias: usize) -> (u32, u32) {
+    let t = ((p * 4_294_967_296.0).round() as u64).min(1 << 32);
+    match u32::try_from(t) {
+        Ok(t) => (t, alias as u32),
+        Err(_) => (u32::MAX, i as u32),
+    }
 }
 
-/// Zipf tables up to this many ranks; larger `n` use rejection-inversion.
+/// Zipf tables up to this many ranks; larger `n` keep this many in a table
+/// (minus one slot for the rest) and draw the rest by rejection-inversion.
 pub const ZIPF_TABLE_MAX: u64 = 1 << 16;
 
 /// Ranks `1..=n` with `P(k)` proportional to `k^-s`.
@@ -128,13 +134,19 @@ pub const ZIPF_TABLE_MAX: u64 = 1 << 16;
 pub struct Zipf {
     n: u64,
     s: f64,
-    method: ZipfMethod,
+    /// Ranks `1..=n` (when `n <= ZIPF_TABLE_MAX`), or ranks `1..head` and
+    /// a last slot standing for all ranks from `head` on.
+    table: Alias,
+    tail: Option<Tail>,
 }
 
+/// Rejection-inversion over ranks `first..=n` (Hörmann and Derflinger's
+/// algorithm, started at `first` instead of 1).
 #[derive(Debug, Clone)]
-enum ZipfMethod {
-    Table(Alias),
-    Rejection { h_x1: f64, h_n: f64, shortcut: f64 },
+struct Tail {
+    first: u64,
+    h_x1: f64,
+    h_n: f64,
 }
 
 impl Zipf {
@@ -154,20 +166,33 @@ impl Zipf {
                 "zipf needs at least one rank (n >= 1)".into(),
             ));
         }
-        let method = if n <= ZIPF_TABLE_MAX {
+        if n <= ZIPF_TABLE_MAX {
             let weights: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
-            ZipfMethod::Table(Alias::new(&weights)?)
-        } else {
-            let h_x1 = big_h(1.5, s) - 1.0;
-            let h_n = big_h(n as f64 + 0.5, s);
-            let shortcut = 2.0 - big_h_inv(big_h(2.5, s) - h(2.0, s), s);
-            ZipfMethod::Rejection {
-                h_x1,
-                h_n,
-                shortcut,
-            }
-        };
-        Ok(Zipf { n, s, method })
+            return Ok(Zipf {
+                n,
+                s,
+                table: Alias::new(&weights)?,
+                tail: None,
+            });
+        }
+        // Most draws land in the head: one table lookup instead of four
+        // logarithms and exponentials (at s = 1.1, n = 10^6, 90% of them).
+        let first = ZIPF_TABLE_MAX;
+        let mut weights: Vec<f64> = (1..first).map(|k| (k as f64).powf(-s)).collect();
+        // The tail's mass by the midpoint rule: the sum of k^-s over
+        // `first..=n` is the integral over [first - 1/2, n + 1/2] to a
+        // relative error below s(s+1)/(24 first^2), under 1e-9 here.
+        weights.push(big_h(n as f64 + 0.5, s) - big_h(first as f64 - 0.5, s));
+        Ok(Zipf {
+            n,
+            s,
+            table: Alias::new(&weights)?,
+            tail: Some(Tail {
+                first,
+                h_x1: big_h(first as f64 + 0.5, s) - h(first as f64, s),
+                h_n: big_h(n as f64 + 0.5, s),
+            }),
+        })
     }
 
     /// Number of ranks.
@@ -175,24 +200,27 @@ impl Zipf {
         self.n
     }
 
-    /// A rank in `1..=n`, drawing words from `rng` (one for tables, one or
-    /// more, a few percent of the time, for rejection-inversion).
+    /// A rank in `1..=n`, drawing words from `rng`: one, and for the few
+    /// draws past the table's head, one or more further ones.
     #[inline]
     pub fn sample(&self, rng: &mut RowRng) -> u64 {
-        match &self.method {
-            ZipfMethod::Table(t) => u64::from(t.sample(rng.next_u64())) + 1,
-            ZipfMethod::Rejection {
-                h_x1,
-                h_n,
-                shortcut,
-            } => loop {
-                let u = h_n + unit(rng.next_u64()) * (h_x1 - h_n);
-                let x = big_h_inv(u, self.s);
-                let k = (x + 0.5).floor().clamp(1.0, self.n as f64);
-                if k - x <= *shortcut || u >= big_h(k + 0.5, self.s) - h(k, self.s) {
-                    return k as u64;
-                }
-            },
+        let c = u64::from(self.table.sample(rng.next_u64())) + 1;
+        match &self.tail {
+            Some(t) if c == t.first => self.sample_tail(t, rng),
+            _ => c,
+        }
+    }
+
+    #[inline(never)]
+    fn sample_tail(&self, t: &Tail, rng: &mut RowRng) -> u64 {
+        let (lo, hi) = (t.first as f64, self.n as f64);
+        loop {
+            let u = t.h_n + unit(rng.next_u64()) * (t.h_x1 - t.h_n);
+            let x = big_h_inv(u, self.s);
+            let k = (x + 0.5).floor().clamp(lo, hi);
+            if u >= big_h(k + 0.5, self.s) - h(k, self.s) {
+                return k as u64;
+            }
         }
     }
 
@@ -202,8 +230,8 @@ impl Zipf {
         if k == 0 || k > self.n {
             return 0.0;
         }
-        if let ZipfMethod::Table(t) = &self.method {
-            return t.probability((k - 1) as usize);
+        if self.tail.is_none() {
+            return self.table.probability((k - 1) as usize);
         }
         let norm: f64 = (1..=self.n).map(|j| (j as f64).powf(-self.s)).sum();
         (k as f64).powf(-self.s) / norm
@@ -250,13 +278,77 @@ pub fn unit(bits: u64) -> f64 {
     (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
-/// A standard normal deviate from two words (Box-Muller; the first word
-/// is mapped to `(0, 1]` so the logarithm is finite).
+/// Layers of the normal ziggurat, the right edge of its base layer and the
+/// area of every layer (Marsaglia and Tsang's 256-layer constants).
+const ZIG_LAYERS: usize = 256;
+const ZIG_R: f64 = 3.654_152_885_361_009;
+const ZIG_V: f64 = 0.004_928_673_233_99;
+
+/// The ziggurat's layer edges `x[0] > x[1] = R > ... > x[256] = 0` and,
+/// per layer, the share of its width that lies wholly under the curve.
+struct Ziggurat {
+    x: [f64; ZIG_LAYERS + 1],
+    inner: [f64; ZIG_LAYERS],
+}
+
+fn ziggurat() -> &'static Ziggurat {
+    static TABLE: std::sync::OnceLock<Ziggurat> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let f = |x: f64| (-0.5 * x * x).exp();
+        let mut x = [0.0; ZIG_LAYERS + 1];
+        x[0] = ZIG_V / f(ZIG_R);
+        x[1] = ZIG_R;
+        for i in 2..ZIG_LAYERS {
+            x[i] = (-2.0 * (ZIG_V / x[i - 1] + f(x[i - 1])).ln()).sqrt();
+        }
+        let mut inner = [0.0; ZIG_LAYERS];
+        for i in 0..ZIG_LAYERS {
+            inner[i] = x[i + 1] / x[i];
+        }
+        Ziggurat { x, inner }
+    })
+}
+
+/// A standard normal deviate by the ziggurat method: a word picks one of
+/// 256 equal-area layers (its low 8 bits) and a signed position across it
+/// (its top 53 bits); a position under the layer above is returned at
+/// once (99% of draws), others take one more word for the curve test, and
+/// the base layer's overhang draws from the tail beyond `R`.
 #[inline]
-pub fn normal(a: u64, b: u64) -> f64 {
-    let u1 = 1.0 - unit(a);
-    let u2 = unit(b);
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+pub fn normal(r: &mut RowRng) -> f64 {
+    let z = ziggurat();
+    loop {
+        let bits = r.next_u64();
+        let i = (bits & 0xff) as usize;
+        let u = 2.0 * unit(bits) - 1.0;
+        let x = u * z.x[i];
+        if u.abs() < z.inner[i] {
+            return x;
+        }
+        if let Some(x) = normal_edge(z, i, x, u, r) {
+            return x;
+        }
+    }
+}
+
+/// The ziggurat's slow path: the tail (layer 0) or the curve test.
+#[inline(never)]
+fn normal_edge(z: &Ziggurat, i: usize, x: f64, u: f64, r: &mut RowRng) -> Option<f64> {
+    if i == 0 {
+        // Marsaglia's tail method: exponential proposals past R.
+        loop {
+            let a = -(1.0 - unit(r.next_u64())).ln() / ZIG_R;
+            let b = -(1.0 - unit(r.next_u64())).ln();
+            if b + b >= a * a {
+                return Some(if u < 0.0 { -(ZIG_R + a) } else { ZIG_R + a });
+            }
+        }
+    }
+    let (outer, inner) = (z.x[i], z.x[i + 1]);
+    // Heights relative to the curve at x: the layer spans f(outer)..f(inner).
+    let f0 = (-0.5 * (outer * outer - x * x)).exp();
+    let f1 = (-0.5 * (inner * inner - x * x)).exp();
+    (f0 + unit(r.next_u64()) * (f1 - f0) < 1.0).then_some(x)
 }
 
 /// The standard normal distribution function, P(Z <= x).
@@ -373,6 +465,34 @@ mod tests {
     }
 
     #[test]
+    fn zipf_head_and_tail_meet_exactly() {
+        // Past the table: ranks just below and just above the table's
+        // last rank (where the head ends and rejection-inversion starts),
+        // and the whole tail, against exact sums.
+        for (s, n) in [(1.1, 1u64 << 20), (0.7, 1 << 18), (2.5, 1 << 17)] {
+            let z = Zipf::new(s, n).unwrap();
+            let w = |k: u64| (k as f64).powf(-s);
+            let norm: f64 = (1..=n).map(w).sum();
+            let t = ZIPF_TABLE_MAX;
+            let bins = [
+                (1, t - 2049),
+                (t - 2048, t - 1),
+                (t, t + 2047),
+                (t + 2048, n),
+            ];
+            let key = StreamKey::new(2, n);
+            let mut counts = [0u64; 4];
+            for r in 0..1_000_000 {
+                let rank = z.sample(&mut key.row(r));
+                counts[bins.iter().position(|b| rank <= b.1).unwrap()] += 1;
+            }
+            check_shares(&counts, |i| {
+                (bins[i].0..=bins[i].1).map(w).sum::<f64>() / norm
+            });
+        }
+    }
+
+    #[test]
     fn zipf_rejects_bad_parameters() {
         assert!(Zipf::new(0.0, 10).is_err());
         assert!(Zipf::new(-1.0, 10).is_err());
@@ -382,13 +502,53 @@ mod tests {
     }
 
     #[test]
+    fn ziggurat_layers_are_well_formed() {
+        let z = ziggurat();
+        assert!(z.x.windows(2).all(|w| w[0] > w[1]), "{:?}", z.x);
+        assert!(z.x[ZIG_LAYERS - 1] > 0.1 && z.x[ZIG_LAYERS] == 0.0);
+        // Every layer has the same area as the base layer with its tail.
+        let f = |x: f64| (-0.5 * x * x).exp();
+        for i in 1..ZIG_LAYERS {
+            let area = z.x[i] * (f(z.x[i + 1]) - f(z.x[i]));
+            assert!((area - ZIG_V).abs() < 1e-9, "layer {i}: {area}");
+        }
+    }
+
+    #[test]
+    fn normal_matches_the_distribution_function() {
+        // Shares of 16 bins from -4 to 4 plus both tails (which the
+        // ziggurat's base layer draws separately), 2M draws.
+        let k = StreamKey::new(8, 13);
+        let edges: Vec<f64> = (0..=16).map(|i| -4.0 + 0.5 * f64::from(i)).collect();
+        let mut counts = vec![0u64; edges.len() + 1];
+        for r in 0..2_000_000 {
+            let x = normal(&mut k.row(r));
+            counts[edges.partition_point(|&e| e <= x)] += 1;
+        }
+        check_shares(&counts, |i| {
+            let hi = edges.get(i).map_or(1.0, |&e| normal_cdf(e));
+            let lo = if i == 0 {
+                0.0
+            } else {
+                normal_cdf(edges[i - 1])
+            };
+            hi - lo
+        });
+        // Past the base layer's edge R = 3.654 (both sides): 2.58e-4.
+        let far = (0..2_000_000u64)
+            .filter(|&r| normal(&mut k.row(r)).abs() > ZIG_R)
+            .count() as f64;
+        let want = 2.0 * (1.0 - normal_cdf(ZIG_R)) * 2e6;
+        assert!((far - want).abs() < 5.0 * want.sqrt(), "{far} vs {want}");
+    }
+
+    #[test]
     fn normal_has_unit_moments() {
         let k = StreamKey::new(5, 5);
         let (mut s1, mut s2) = (0.0, 0.0);
         let n = 200_000;
         for r in 0..n {
-            let mut g = k.row(r);
-            let x = normal(g.next_u64(), g.next_u64());
+            let x = normal(&mut k.row(r));
             s1 += x;
             s2 += x * x;
         }

@@ -779,10 +779,7 @@ impl Sampler {
                 signed,
             } => {
                 let mut r = key.row(id);
-                let x = (mean + std * normal(r.next_u64(), r.next_u64()))
-                    .round()
-                    .max(*lo)
-                    .min(*hi);
+                let x = (mean + std * normal(&mut r)).round().max(*lo).min(*hi);
                 let v = if *signed { x as i64 as u64 } else { x as u64 };
                 (v, 0)
             }
@@ -813,12 +810,7 @@ impl Sampler {
             Sampler::FUniform { min, width } => (min + unit(key.first(id)) * width, 0),
             Sampler::FNormal { mean, std, lo, hi } => {
                 let mut r = key.row(id);
-                (
-                    (mean + std * normal(r.next_u64(), r.next_u64()))
-                        .max(*lo)
-                        .min(*hi),
-                    0,
-                )
+                ((mean + std * normal(&mut r)).max(*lo).min(*hi), 0)
             }
             Sampler::FZipf { zipf, start } => {
                 (start + (zipf.sample(&mut key.row(id)) - 1) as f64, 0)
@@ -1141,21 +1133,34 @@ fn write_part<const INLINE_NUMBERS: bool>(p: &TPart, id: u64, d: &mut Draws, out
                 below(d.u64(), *span)
             };
             let v = min.wrapping_add(off as i64);
-            write_uint::<false>(out, v.unsigned_abs(), *width, *zero, v < 0);
+            write_uint::<INLINE_NUMBERS>(out, v.unsigned_abs(), *width, *zero, v < 0);
         }
         TPart::Zipf { zipf, width, zero } => {
             write_uint::<false>(out, zipf.sample(&mut d.r), *width, *zero, false)
         }
         TPart::Hex(n) => {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            let v = d.u64();
-            let mut block = [0u8; 16];
-            for k in 0..*n as usize {
-                block[k] = HEX[((v >> (4 * (*n as usize - 1 - k))) & 15) as usize];
-            }
-            out.block(&block, *n as usize);
+            // The low `n` digits (the parser keeps 1 <= n <= 16).
+            let t = hex16(d.u64()) >> (8 * (16 - (*n as usize).min(16)));
+            out.block(&t.to_le_bytes(), *n as usize);
         }
     }
+}
+
+/// The 16 lowercase hex digits of `v`, most significant first, the first
+/// character in the low byte: the nibbles spread to bytes by shifts and
+/// masks and turned into characters in one go (no table, no loop).
+#[inline(always)]
+fn hex16(v: u64) -> u128 {
+    fn spread(x: u32) -> u64 {
+        let mut x = u64::from(x);
+        x = (x | x << 16) & 0x0000_ffff_0000_ffff;
+        x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
+        x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f;
+        // Nibble j is byte j now; those above 9 become 'a'..'f'.
+        let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+        (x + 0x3030_3030_3030_3030 + letters * 39).swap_bytes()
+    }
+    u128::from(spread((v >> 32) as u32)) | u128::from(spread(v as u32)) << 64
 }
 
 /// An estimate of a leaf's distinct values (`None`: unbounded).
@@ -1797,6 +1802,10 @@ impl Node {
                             ints_fast(&leaf.samplers[0], key, ids, valid, &mut v, codes, conv);
                         } else {
                             fill(&mut v, ids, |i, id| {
+                                if valid[i] == 0 {
+                                    record(&mut codes, valid, 0, i);
+                                    return 0;
+                                }
                                 let (x, c) = draw_int(i, id);
                                 record(&mut codes, valid, c, i);
                                 x as $t
@@ -1851,6 +1860,10 @@ impl Node {
                 let buffer = if leaf.out == Out::F32 {
                     let mut v = s.v32(n);
                     fill(&mut v, ids, |i, id| {
+                        if valid[i] == 0 {
+                            record(&mut codes, valid, 0, i);
+                            return 0;
+                        }
                         let (x, c) = draw_float(i, id);
                         record(&mut codes, valid, c, i);
                         (x as f32).to_bits()
@@ -1859,6 +1872,10 @@ impl Node {
                 } else {
                     let mut v = s.v64(n);
                     fill(&mut v, ids, |i, id| {
+                        if valid[i] == 0 {
+                            record(&mut codes, valid, 0, i);
+                            return 0;
+                        }
                         let (x, c) = draw_float(i, id);
                         record(&mut codes, valid, c, i);
                         x.to_bits()
@@ -2072,16 +2089,26 @@ fn ints_fast<T>(
             ids.iter()
                 .map(|&id| conv(start.wrapping_add(step.wrapping_mul(id)))),
         ),
+        // The costly samplers (normal, Zipf, ...) draw nothing under a
+        // null: its slot holds zero.
         (other, Some(codes)) => {
             codes.resize(ids.len(), 0);
             let slots = ids.iter().zip(valid).zip(codes.iter_mut());
             out.extend(slots.map(|((&id, &ok), code)| {
+                if ok == 0 {
+                    *code = NULL_CODE;
+                    return conv(0);
+                }
                 let (x, c) = other.int(key, id);
-                *code = if ok == 1 { c } else { NULL_CODE };
+                *code = c;
                 conv(x)
             }));
         }
-        (other, None) => out.extend(ids.iter().map(|&id| conv(other.int(key, id).0))),
+        (other, None) => out.extend(
+            ids.iter()
+                .zip(valid)
+                .map(|(&id, &ok)| conv(if ok == 0 { 0 } else { other.int(key, id).0 })),
+        ),
     }
 }
 
@@ -2335,6 +2362,22 @@ mod tests {
         w.room(100);
         write_uint::<false>(&mut w, v, width, zero, negative);
         String::from_utf8(w.buf[..w.pos].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn hex_digits_match_std_formatting() {
+        for v in [
+            0u64,
+            9,
+            10,
+            0xabcdef,
+            0x0123_4567_89ab_cdef,
+            u64::MAX,
+            0xf0f0_0f0f_a5a5_5a5a,
+        ] {
+            let text = hex16(v).to_le_bytes();
+            assert_eq!(std::str::from_utf8(&text).unwrap(), format!("{v:016x}"));
+        }
     }
 
     #[test]

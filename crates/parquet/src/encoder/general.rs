@@ -305,10 +305,10 @@ impl<'p> Walk<'p> {
     #[inline]
     fn push(&mut self, def: u8, n: usize) {
         if self.want_def {
-            self.def.extend(std::iter::repeat_n(def, n));
+            repeat(self.def, def, n);
         }
         if self.want_rep {
-            self.rep.extend(std::iter::repeat_n(0, n));
+            repeat(self.rep, 0, n);
         }
     }
 
@@ -377,65 +377,113 @@ impl<'p> Walk<'p> {
                     self.push(def, range.end - at);
                 }
             },
-            Step::List | Step::LargeList => {
-                let item = here + 1;
-                let null = |i: usize| nulls.is_some_and(|n| n.is_null(i));
-                let mut i = range.start;
-                while i < range.end {
-                    // Null and empty lists end at one level each: find the
-                    // run of them, then write its levels in one extend.
-                    let t = i;
-                    while i < range.end && (null(i) || link.offsets.is_empty(i)) {
-                        i += 1;
+            Step::List | Step::LargeList => match nulls {
+                None => self.lists(links, b, d, range, here),
+                Some(n) => {
+                    // Null lists come in runs between present ones: each
+                    // run ends at one level per list, in one push.
+                    let mut at = range.start;
+                    for (s, e) in n.inner().slice(range.start, range.len()).set_slices() {
+                        let (s, e) = (range.start + s, range.start + e);
+                        self.push(def, s - at);
+                        self.lists(links, b, d, s..e, here);
+                        at = e;
                     }
-                    if i > t {
-                        if self.want_def {
-                            self.def
-                                .extend((t..i).map(|k| if null(k) { def } else { here }));
-                        }
-                        self.rep.extend(std::iter::repeat_n(0, i - t));
+                    self.push(def, range.end - at);
+                }
+            },
+        }
+    }
+
+    /// Levels of present lists `range` of node `d`, at definition level
+    /// `here` (the list's own).
+    fn lists(
+        &mut self,
+        links: &[Link<'_>],
+        b: u32,
+        d: usize,
+        range: std::ops::Range<usize>,
+        here: u8,
+    ) {
+        let node = &self.path.nodes[d];
+        let offsets = links[d].offsets;
+        let item = here + 1;
+        let mut i = range.start;
+        while i < range.end {
+            // Empty lists end at the list's level: a run of them in one
+            // push.
+            let t = i;
+            while i < range.end && offsets.is_empty(i) {
+                i += 1;
+            }
+            if i > t {
+                self.push(here, i - t);
+                continue;
+            }
+            // The entries of consecutive non-empty lists are contiguous:
+            // visit them in one piece.
+            let (s, e) = offsets.range(i);
+            let first = i;
+            let mut end = e;
+            i += 1;
+            while i < range.end {
+                let (s2, e2) = offsets.range(i);
+                if s2 >= e2 || s2 != end {
+                    break;
+                }
+                end = e2;
+                i += 1;
+            }
+            let at = self.rep.len();
+            self.visit(links, b, d + 1, s..end, item);
+            // Each list's first entry starts a row (repetition 0), its
+            // later entries repeat at this list's level.
+            if node.repeated_below {
+                // Entries take one level or more. A visit writes 0 as the
+                // repetition of each element's first level and more than 0
+                // for its others, so the zeros are where entries start.
+                let mut next = first;
+                let mut list_start = s;
+                let mut entry = s;
+                for r in &mut self.rep[at..] {
+                    if *r != 0 {
                         continue;
                     }
-                    let (s, e) = link.offsets.range(i);
-                    if node.repeated_below {
-                        // Entries may take several levels each: one at a
-                        // time, marking where each later one starts.
-                        for j in s..e {
-                            let at = self.rep.len();
-                            self.visit(links, b, d + 1, j..j + 1, item);
-                            if j > s {
-                                self.rep[at] = node.rep;
-                            }
-                        }
-                        i += 1;
-                        continue;
+                    if entry == list_start {
+                        next += 1;
+                        list_start = if next < i {
+                            offsets.range(next).0
+                        } else {
+                            usize::MAX
+                        };
+                    } else {
+                        *r = node.rep;
                     }
-                    // One level per entry: the entries of consecutive
-                    // present, non-empty lists are contiguous, so visit
-                    // them in one piece, then mark each list's first entry
-                    // as a new row (repetition 0) and the others as
-                    // repeats at this list's level.
-                    let first = i;
-                    let mut end = e;
-                    i += 1;
-                    while i < range.end && !null(i) {
-                        let (s2, e2) = link.offsets.range(i);
-                        if s2 >= e2 || s2 != end {
-                            break;
-                        }
-                        end = e2;
-                        i += 1;
-                    }
-                    let at = self.rep.len();
-                    self.visit(links, b, d + 1, s..end, item);
-                    self.rep[at..].fill(node.rep);
-                    for k in first..i {
-                        let start = link.offsets.range(k).0;
-                        self.rep[at + start - s] = 0;
-                    }
+                    entry += 1;
+                }
+            } else {
+                // One level per entry.
+                self.rep[at..].fill(node.rep);
+                for k in first..i {
+                    let start = offsets.range(k).0;
+                    self.rep[at + start - s] = 0;
                 }
             }
         }
+    }
+}
+
+/// Appends `n` copies of `x`. Most runs of levels are short: up to 16
+/// are written as 16 (a fixed-size store) and cut back, instead of a call
+/// to `memset` each.
+#[inline(always)]
+fn repeat(v: &mut Vec<u8>, x: u8, n: usize) {
+    if n <= 16 {
+        let len = v.len();
+        v.extend_from_slice(&[x; 16]);
+        v.truncate(len + n);
+    } else {
+        v.extend(std::iter::repeat_n(x, n));
     }
 }
 

@@ -45,8 +45,6 @@
 //! differential.rs`, and their pyarrow and DuckDB half) write random specs
 //! both ways and require identical rows and statistics.
 
-use std::{collections::HashMap, hash::BuildHasherDefault};
-
 use arrow_array::{
     Array, ArrayRef, DictionaryArray, GenericListArray, RecordBatch, StringArray, StructArray,
     cast::AsArray, types::UInt8Type,
@@ -66,6 +64,7 @@ use parquet::{
 
 use crate::{Compression, Error};
 
+mod dict;
 mod general;
 
 /// Rows after which a data page is closed.
@@ -514,8 +513,7 @@ pub struct LeafEncoder {
     page_rows: usize,
     page_stats: Stats,
     /// Dictionary entries seen so far, in first-seen order.
-    dict: Vec<Vec<u8>>,
-    dict_index: HashMap<Vec<u8>, u32, BuildHasherDefault<WordHasher>>,
+    dict: dict::Dictionary,
     /// Keys of the current page that occur (for min/max).
     used: [u64; 4],
     /// The same for dictionaries of more than 256 entries.
@@ -524,9 +522,7 @@ pub struct LeafEncoder {
     runs: Vec<(u32, u32, u32)>,
     /// Where chunk buffers come from (the pool of the last close).
     pool: Option<BufferPool>,
-    /// Bytes of the chunk's dictionary page so far (byte-string leaves),
-    /// and whether the chunk fell back to `PLAIN`.
-    dict_bytes: usize,
+    /// Whether the chunk fell back to `PLAIN` (byte-string leaves).
     fell_back: bool,
     /// Whether some page of the chunk is dictionary-encoded.
     dict_pages: bool,
@@ -642,13 +638,11 @@ impl LeafEncoder {
             values: Vec::new(),
             page_rows: 0,
             page_stats: Stats::default(),
-            dict: Vec::new(),
-            dict_index: HashMap::default(),
+            dict: dict::Dictionary::default(),
             used: [0; 4],
             used_wide: Vec::new(),
             runs: Vec::new(),
             pool: None,
-            dict_bytes: 0,
             fell_back: false,
             dict_pages: false,
             keys: Vec::new(),
@@ -681,11 +675,7 @@ impl LeafEncoder {
                 let Ok((_, values)) = general::dictionary_parts(chain.leaf) else {
                     return true;
                 };
-                new.extend(
-                    values
-                        .into_iter()
-                        .filter(|v| !self.dict_index.contains_key(*v)),
-                );
+                new.extend(values.into_iter().filter(|v| self.dict.find(v).is_none()));
             }
             return self.dict.len() + new.len() <= path.dict_capacity;
         }
@@ -704,7 +694,7 @@ impl LeafEncoder {
                 return true;
             };
             for v in values.iter().flatten() {
-                if !self.dict_index.contains_key(v.as_bytes()) {
+                if self.dict.find(v.as_bytes()).is_none() {
                     new.insert(v.as_bytes());
                 }
             }
@@ -771,21 +761,12 @@ impl LeafEncoder {
         let mut map = Vec::with_capacity(values.len());
         for v in values.iter() {
             let v = v.unwrap_or_default().as_bytes();
-            let k = match self.dict_index.get(v) {
-                Some(&k) => k as u8,
-                None => {
-                    if self.dict.len() == 256 {
-                        return Err(Error::DictionaryOverflow {
-                            column: self.descr.path().string(),
-                        });
-                    }
-                    let k = self.dict.len() as u8;
-                    self.dict.push(v.to_vec());
-                    self.dict_index.insert(v.to_vec(), u32::from(k));
-                    k
-                }
-            };
-            map.push(k);
+            if self.dict.len() == 256 && self.dict.find(v).is_none() {
+                return Err(Error::DictionaryOverflow {
+                    column: self.descr.path().string(),
+                });
+            }
+            map.push(self.dict.intern(v) as u8);
         }
         Ok(map)
     }
@@ -796,21 +777,12 @@ impl LeafEncoder {
         let (_, values) = general::dictionary_parts(leaf)?;
         let mut map = Vec::with_capacity(values.len());
         for v in values {
-            let k = match self.dict_index.get(v) {
-                Some(&k) => k,
-                None => {
-                    if self.dict.len() >= capacity.min(u32::MAX as usize) {
-                        return Err(Error::DictionaryOverflow {
-                            column: self.descr.path().string(),
-                        });
-                    }
-                    let k = self.dict.len() as u32;
-                    self.dict.push(v.to_vec());
-                    self.dict_index.insert(v.to_vec(), k);
-                    k
-                }
-            };
-            map.push(k);
+            if self.dict.len() >= capacity.min(u32::MAX as usize) && self.dict.find(v).is_none() {
+                return Err(Error::DictionaryOverflow {
+                    column: self.descr.path().string(),
+                });
+            }
+            map.push(self.dict.intern(v));
         }
         Ok(map)
     }
@@ -1099,7 +1071,6 @@ impl LeafEncoder {
     /// `PLAIN` from here on, when the dictionary would pass its limit.
     fn dictionary_encode(&mut self) -> bool {
         let before = self.dict.len();
-        let mut bytes = self.dict_bytes;
         self.keys.clear();
         let v = &self.values;
         let mut o = 0;
@@ -1107,26 +1078,13 @@ impl LeafEncoder {
             let len = u32::from_le_bytes([v[o], v[o + 1], v[o + 2], v[o + 3]]) as usize;
             let value = &v[o + 4..o + 4 + len];
             o += 4 + len;
-            let k = match self.dict_index.get(value) {
-                Some(&k) => k,
-                None => {
-                    let k = self.dict.len() as u32;
-                    self.dict.push(value.to_vec());
-                    self.dict_index.insert(value.to_vec(), k);
-                    bytes += 4 + len;
-                    k
-                }
-            };
-            self.keys.push(k);
+            self.keys.push(self.dict.intern(value));
         }
-        if bytes > self.shape.dict_limit {
-            for v in self.dict.drain(before..) {
-                self.dict_index.remove(&v);
-            }
+        if self.dict.plain().len() > self.shape.dict_limit {
+            self.dict.truncate(before);
             self.fell_back = true;
             return false;
         }
-        self.dict_bytes = bytes;
         let width = (32 - (self.dict.len().saturating_sub(1) as u32).leading_zeros()).max(1) as u8;
         self.body.clear();
         self.body.push(width);
@@ -1156,18 +1114,36 @@ impl LeafEncoder {
         let mut stats = std::mem::take(&mut self.page_stats);
         let encoding = match self.shape.values {
             Values::Plain => {
-                if let Some((lo, hi)) = plain_min_max(&mut self.values) {
-                    stats.update(lo, Values::Plain);
-                    stats.update(hi, Values::Plain);
-                }
                 if self.shape.dictionary
                     && !self.fell_back
                     && !self.values.is_empty()
                     && self.dictionary_encode()
                 {
+                    // Min and max over the page's distinct entries: a bit
+                    // per value, then one comparison per entry used.
+                    self.used_wide.clear();
+                    self.used_wide.resize(self.dict.len().div_ceil(64), 0);
+                    for &k in &self.keys {
+                        self.used_wide[k as usize >> 6] |= 1 << (k & 63);
+                    }
+                    for (w, &bits) in self.used_wide.iter().enumerate() {
+                        let mut b = bits;
+                        while b != 0 {
+                            let k = w * 64 + b.trailing_zeros() as usize;
+                            b &= b - 1;
+                            if let Some(v) = self.dict.get(k) {
+                                stats.update(v, Values::Plain);
+                            }
+                        }
+                    }
+                    self.used_wide.clear();
                     self.dict_pages = true;
                     Encoding::RLE_DICTIONARY
                 } else {
+                    if let Some((lo, hi)) = plain_min_max(&mut self.values) {
+                        stats.update(lo, Values::Plain);
+                        stats.update(hi, Values::Plain);
+                    }
                     Encoding::PLAIN
                 }
             }
@@ -1198,8 +1174,10 @@ impl LeafEncoder {
                 encode_hybrid(&mut self.body, &self.values, width);
                 std::mem::swap(&mut self.body, &mut self.values);
                 for k in 0..self.dict.len() {
-                    if self.used[k >> 6] & (1 << (k & 63)) != 0 {
-                        stats.update(&self.dict[k], Values::Dictionary);
+                    if self.used[k >> 6] & (1 << (k & 63)) != 0
+                        && let Some(v) = self.dict.get(k)
+                    {
+                        stats.update(v, Values::Dictionary);
                     }
                 }
                 self.used = [0; 4];
@@ -1315,12 +1293,7 @@ impl LeafEncoder {
                 // of a required leaf under a null parent key 0, which must
                 // exist in the dictionary they build.
                 if self.dict.is_empty() {
-                    self.dict.push(Vec::new());
-                }
-                let mut plain = Vec::new();
-                for v in &self.dict {
-                    plain.extend_from_slice(&(v.len() as u32).to_le_bytes());
-                    plain.extend_from_slice(v);
+                    self.dict.intern(b"");
                 }
                 let mut out = pool.take();
                 let (size, raw) = write_page(
@@ -1329,7 +1302,7 @@ impl LeafEncoder {
                     &mut self.codec,
                     PageKind::Dictionary,
                     self.dict.len() as u32,
-                    &[&plain],
+                    &[self.dict.plain()],
                 )?;
                 uncompressed += raw;
                 out.extend_from_slice(&self.chunk);
@@ -1377,10 +1350,8 @@ impl LeafEncoder {
             .set_statistics(stats)
             .build()?;
         self.dict.clear();
-        self.dict_index.clear();
         self.used = [0; 4];
         self.used_wide.clear();
-        self.dict_bytes = 0;
         self.fell_back = false;
         self.dict_pages = false;
         let rows = std::mem::take(&mut self.rows);
@@ -1783,47 +1754,6 @@ impl LeafValues for DictValues<'_> {
     }
 }
 
-/// A fast hash for dictionary lookups: eight bytes at a time, a rotate,
-/// xor and multiply per word (the keys are the column's own values, and a
-/// page's lookups dominate a dictionary-encoded string column's cost).
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl std::hash::Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        // A multiply carries input bits only upwards: mix the high bits
-        // back down, since the table picks buckets by the low ones
-        // (murmur3's finaliser).
-        let mut h = self.0;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut h = self.0;
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
-            h = (h.rotate_left(5) ^ w).wrapping_mul(K);
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K);
-        }
-        self.0 = h;
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
 /// Column-chunk buffers handed back after their bytes reached the file,
 /// so that steady-state encoding allocates (and page-faults) nothing.
 /// Clones share one pool.
@@ -2218,27 +2148,67 @@ fn encode_levels(out: &mut Vec<u8>, levels: &[u8], width: u8) {
     out[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
 
-/// The RLE/bit-packed hybrid: one RLE run when every value is equal,
-/// otherwise bit-packed runs of up to [`RUN`] values (the last group padded
-/// with zeros, which the page's value count makes unread).
+/// The RLE/bit-packed hybrid: runs of at least [`MIN_RLE`] equal values
+/// (found eight at a time, by comparing words) as RLE runs, the values
+/// between them bit-packed in runs of up to [`RUN`] values (the last group
+/// of the page padded with zeros, which its value count makes unread).
+/// Levels are mostly long runs (a column without nulls is one run).
 fn encode_hybrid(out: &mut Vec<u8>, values: &[u8], width: u8) {
     if values.is_empty() || width == 0 {
         return;
     }
-    if values.iter().all(|&v| v == values[0]) {
-        varint(out, (values.len() as u64) << 1);
-        out.extend_from_slice(&[values[0]][..usize::from(width).div_ceil(8)]);
-        return;
+    let n = values.len();
+    let word = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&values[i..i + 8]);
+        u64::from_le_bytes(w)
+    };
+    // `packed..i` waits to be bit-packed, a whole number of groups.
+    let mut packed = 0;
+    let mut i = 0;
+    while i + 8 <= n {
+        let v = values[i];
+        if word(i) != u64::from(v) * 0x0101_0101_0101_0101 {
+            i += 8;
+            continue;
+        }
+        let mut end = i + 8;
+        while end + 8 <= n && word(end) == word(i) {
+            end += 8;
+        }
+        while end < n && values[end] == v {
+            end += 1;
+        }
+        if end - i < MIN_RLE {
+            i += 8;
+            continue;
+        }
+        bit_pack(out, &values[packed..i], width);
+        varint(out, ((end - i) as u64) << 1);
+        out.push(v);
+        i = end;
+        packed = end;
     }
+    bit_pack(out, &values[packed..], width);
+}
+
+/// Shortest run written as an RLE run: two groups of eight (a header byte
+/// and the value, instead of two to sixteen bytes of bit-packed values).
+const MIN_RLE: usize = 16;
+
+/// Bit-packed runs of `values` (any length; a last partial group is
+/// padded with zeros).
+fn bit_pack(out: &mut Vec<u8>, values: &[u8], width: u8) {
+    let w = usize::from(width);
     for run in values.chunks(RUN) {
         let groups = run.len().div_ceil(8);
         out.push(((groups as u8) << 1) | 1);
         for group in run.chunks(8) {
             let mut bits = 0u64;
             for (i, &v) in group.iter().enumerate() {
-                bits |= u64::from(v) << (i * usize::from(width));
+                bits |= u64::from(v) << (i * w);
             }
-            out.extend_from_slice(&bits.to_le_bytes()[..usize::from(width)]);
+            out.extend_from_slice(&bits.to_le_bytes()[..w]);
         }
     }
 }
@@ -2261,6 +2231,77 @@ mod tests {
             .map(|(i, v)| v << (3 * i))
             .sum();
         assert_eq!(out, [&[3u8][..], &bits.to_le_bytes()[..3]].concat());
+    }
+
+    /// Decodes the hybrid encoding (the reading side of the format).
+    fn decode_hybrid(mut b: &[u8], width: usize, n: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            let (mut header, mut shift) = (0usize, 0);
+            loop {
+                let byte = b[0];
+                b = &b[1..];
+                header |= usize::from(byte & 0x7f) << shift;
+                shift += 7;
+                if byte < 0x80 {
+                    break;
+                }
+            }
+            if header & 1 == 0 {
+                out.extend(std::iter::repeat_n(b[0], header >> 1));
+                b = &b[1..];
+            } else {
+                for _ in 0..header >> 1 {
+                    let mut bits = 0u64;
+                    for (i, &x) in b[..width].iter().enumerate() {
+                        bits |= u64::from(x) << (8 * i);
+                    }
+                    b = &b[width..];
+                    out.extend((0..8).map(|i| ((bits >> (i * width)) & ((1 << width) - 1)) as u8));
+                }
+            }
+        }
+        assert!(b.is_empty(), "{} bytes left", b.len());
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn hybrid_runs_round_trip() {
+        // Runs of every length around the group size and the RLE
+        // threshold, at odd offsets, between random values.
+        let mut state = 7u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) as usize
+        };
+        for width in [1u8, 2, 3, 5, 8] {
+            let top = (1usize << width) - 1;
+            for _ in 0..200 {
+                let mut values = Vec::new();
+                while values.len() < 700 {
+                    let v = (next() % (top + 1)) as u8;
+                    let len = [1, 7, 8, 9, 15, 16, 17, 40, 600][next() % 9];
+                    values.extend(std::iter::repeat_n(v, len));
+                }
+                values.truncate(next() % 700 + 1);
+                let mut out = Vec::new();
+                encode_hybrid(&mut out, &values, width);
+                assert_eq!(
+                    decode_hybrid(&out, usize::from(width), values.len()),
+                    values
+                );
+            }
+        }
+        // Long runs cost a few bytes, whatever surrounds them.
+        let mut levels = vec![0u8; 3];
+        levels.extend([1u8; 10_000]);
+        levels.push(0);
+        let mut out = Vec::new();
+        encode_hybrid(&mut out, &levels, 1);
+        assert!(out.len() < 10, "{out:?}");
     }
 
     #[test]
@@ -2993,18 +3034,6 @@ mod tests {
         assert_eq!(seen.first(), Some(&Encoding::PLAIN), "the dictionary page");
         assert!(seen.contains(&Encoding::RLE_DICTIONARY), "{seen:?}");
         assert_eq!(seen.last(), Some(&Encoding::PLAIN), "{seen:?}");
-    }
-
-    /// The dictionary hash spreads keys that differ only past their first
-    /// byte over the low bits the table uses to pick a bucket.
-    #[test]
-    fn dictionary_hash_spreads_low_bits() {
-        use std::hash::BuildHasher;
-        let build = BuildHasherDefault::<WordHasher>::default();
-        let low: std::collections::HashSet<u64> = (0..1000)
-            .map(|i| build.hash_one(format!("v{i}").into_bytes()) & 0xFF)
-            .collect();
-        assert!(low.len() > 200, "{} distinct low bytes", low.len());
     }
 
     #[test]
