@@ -2021,10 +2021,18 @@ fn float_min_max(values: &[u8], width: usize) -> (Option<MinMax>, u64) {
     (pair, nans)
 }
 
-/// The RLE/bit-packed hybrid for keys of up to 32 bits: one RLE run when
+/// The RLE/bit-packed hybrid for keys of up to 32 bits: keys of 8 bits or
+/// fewer as [`encode_hybrid`] writes them; wider ones as one RLE run when
 /// every key is equal, otherwise bit-packed runs of up to [`RUN`] keys.
 fn encode_hybrid_wide(out: &mut Vec<u8>, keys: &[u32], width: u8) {
     if keys.is_empty() || width == 0 {
+        return;
+    }
+    if width <= 8 {
+        // Keys of a dictionary up to 256 entries: the byte-wide encoder,
+        // with its RLE runs and word-wise packing.
+        let narrow: Vec<u8> = keys.iter().map(|&k| k as u8).collect();
+        encode_hybrid(out, &narrow, width);
         return;
     }
     if keys.iter().all(|&k| k == keys[0]) {
@@ -2203,14 +2211,38 @@ fn bit_pack(out: &mut Vec<u8>, values: &[u8], width: u8) {
     for run in values.chunks(RUN) {
         let groups = run.len().div_ceil(8);
         out.push(((groups as u8) << 1) | 1);
-        for group in run.chunks(8) {
-            let mut bits = 0u64;
-            for (i, &v) in group.iter().enumerate() {
-                bits |= u64::from(v) << (i * w);
-            }
-            out.extend_from_slice(&bits.to_le_bytes()[..w]);
+        // Each group's `w` bytes are stored as a whole word and cut back
+        // (fixed-size stores, no copy of a variable length).
+        let put = |out: &mut Vec<u8>, x: u64| {
+            let len = out.len();
+            out.extend_from_slice(&pack8(x, w).to_le_bytes());
+            out.truncate(len + w);
+        };
+        out.reserve(groups * w + 8);
+        let mut full = run.chunks_exact(8);
+        for group in &mut full {
+            put(out, u64::from_le_bytes(group.try_into().unwrap_or([0; 8])));
+        }
+        let rest = full.remainder();
+        if !rest.is_empty() {
+            let mut x = [0u8; 8];
+            x[..rest.len()].copy_from_slice(rest);
+            put(out, u64::from_le_bytes(x));
         }
     }
+}
+
+/// Eight values below `2^w` (`w <= 8`), one per byte of `x`, packed into
+/// the low `8w` bits, the first value lowest: neighbouring lanes are
+/// merged in three steps (bytes into 16-bit lanes, those into 32-bit
+/// lanes, those into one), instead of a shift and an or per value.
+#[inline(always)]
+fn pack8(x: u64, w: usize) -> u64 {
+    const B: u64 = 0x00ff_00ff_00ff_00ff;
+    const H: u64 = 0x0000_ffff_0000_ffff;
+    let x = (x & B) | ((x >> 8) & B) << w;
+    let x = (x & H) | ((x >> 16) & H) << (2 * w);
+    (x & 0xffff_ffff) | (x >> 32) << (4 * w)
 }
 
 #[cfg(test)]
@@ -2264,6 +2296,21 @@ mod tests {
         assert!(b.is_empty(), "{} bytes left", b.len());
         out.truncate(n);
         out
+    }
+
+    #[test]
+    fn pack8_matches_a_shift_per_value() {
+        let mut state = 3u64;
+        for w in 1..=8usize {
+            for _ in 0..500 {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                let x = state & (0x0101_0101_0101_0101 * ((1u64 << w) - 1));
+                let want = (0..8).fold(0u64, |acc, i| acc | ((x >> (8 * i)) & 0xff) << (i * w));
+                assert_eq!(pack8(x, w), want, "w {w} x {x:#x}");
+            }
+        }
     }
 
     #[test]
