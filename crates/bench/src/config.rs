@@ -99,6 +99,10 @@ pub struct Config {
     pub python: Option<PathBuf>,
     /// Whether to run the peers in other processes (pyarrow, DuckDB).
     pub peers: bool,
+    /// The reference program `parquet-nested-parallel` (built outside
+    /// this repository), run beside `strata generate` in the pipeline
+    /// suite when given.
+    pub reference: Option<PathBuf>,
     /// Whether small cases may repeat their work within one timed
     /// iteration (off for cachegrind re-runs, which count one repetition).
     pub calibrate: bool,
@@ -122,6 +126,7 @@ impl Default for Config {
             filter: None,
             python: None,
             peers: true,
+            reference: None,
             calibrate: true,
             relaunch: None,
             thresholds: Thresholds::default(),

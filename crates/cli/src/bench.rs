@@ -58,6 +58,11 @@ pub struct BenchArgs {
     /// .venv/bin/python when present, else python3].
     #[arg(long)]
     python: Option<PathBuf>,
+    /// The reference program `parquet-nested-parallel` (built outside this
+    /// repository): the pipeline suite runs it beside `strata generate`
+    /// on the same number of `contacts` rows, uncompressed.
+    #[arg(long, value_name = "PATH")]
+    reference: Option<PathBuf>,
     /// Internal: run one case's body N times, untimed (cachegrind re-runs).
     #[arg(long, hide = true)]
     inner: Option<String>,
@@ -140,6 +145,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         filter: args.filter.clone(),
         python,
         peers: true,
+        reference: args.reference.clone(),
         calibrate: true,
         relaunch: None,
         thresholds: Default::default(),

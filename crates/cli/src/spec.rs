@@ -63,6 +63,15 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
             for (f, depth) in spec.walk() {
                 writeln!(out, "{}{}", "  ".repeat(depth + 1), spec_line(f))?;
             }
+            let delta = generator.delta_leaves();
+            if !delta.is_empty() {
+                let leaves: Vec<String> = delta.iter().map(|l| l.join(".")).collect();
+                writeln!(
+                    out,
+                    "Parquet DELTA_BINARY_PACKED (sequences): {}",
+                    leaves.join(", ")
+                )?;
+            }
             let unfriendly = generator.dictionary_unfriendly_leaves();
             if !unfriendly.is_empty() {
                 let leaves: Vec<String> = unfriendly.iter().map(|l| l.join(".")).collect();

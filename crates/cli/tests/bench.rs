@@ -132,6 +132,76 @@ fn baselines_verdicts_and_trend_charts() {
     assert!(text.starts_with("<svg") && text.contains("encode/10 mixed (strata)"));
 }
 
+/// `--reference` runs the given program with the suite's row count and
+/// reports it beside strata; a program that fails stops the run with its
+/// message. A shell script stands in for the reference program here.
+#[cfg(unix)]
+#[test]
+fn the_reference_program_runs_beside_strata() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = |name: &str, body: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.display().to_string()
+    };
+    // Writes its arguments where --output-dir says.
+    let good = script(
+        "good.sh",
+        "while [ $# -gt 0 ]; do [ \"$1\" = --output-dir ] && out=$2; shift; done\n\
+         mkdir -p \"$out\" && echo ok > \"$out/contacts_0.parquet\"",
+    );
+    let bad = script(
+        "bad.sh",
+        "echo 'no such option: --target-records' >&2; exit 3",
+    );
+    let args = |program: &str| -> Vec<String> {
+        [
+            "bench",
+            "pipeline",
+            "--size",
+            "tiny",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--counters",
+            "off",
+            "--filter",
+            "contacts 20000 rows/parquet none@p",
+            "--out-dir",
+            "out",
+            "--reference",
+            program,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let good_args = args(&good);
+    let o = strata(
+        &good_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("| `generate contacts 20000 rows/parquet none` | parquet-nested-parallel |"),
+        "{out}"
+    );
+    let bad_args = args(&bad);
+    let o = strata(
+        &bad_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        dir.path(),
+    );
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("failed") && err.contains("no such option"),
+        "{err}"
+    );
+}
+
 #[test]
 fn bad_flags_and_missing_baselines_fail_clearly() {
     let dir = tempfile::tempdir().unwrap();

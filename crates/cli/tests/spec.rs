@@ -56,6 +56,16 @@ fn check_lists_fields_generators_and_cases() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
     }
+    // A string template's sequence is no integer sequence.
+    assert!(!out.contains("DELTA_BINARY_PACKED"), "{out}");
+    let o = strata(&["spec", "show", "events"], dir.path());
+    std::fs::write(dir.path().join("e.toml"), &o.stdout).unwrap();
+    let o = strata(&["spec", "check", "e.toml"], dir.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("Parquet DELTA_BINARY_PACKED (sequences): event_id\n"),
+        "{out}"
+    );
 }
 
 #[test]

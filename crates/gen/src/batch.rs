@@ -40,4 +40,10 @@ pub trait BatchGenerator: Send + Sync {
     fn dictionary_unfriendly_leaves(&self) -> Vec<Vec<String>> {
         Vec::new()
     }
+
+    /// Parquet leaf paths of integers drawn in order (sequences), which
+    /// `DELTA_BINARY_PACKED` stores in a few bits per value.
+    fn delta_leaves(&self) -> Vec<Vec<String>> {
+        Vec::new()
+    }
 }

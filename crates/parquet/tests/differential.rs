@@ -22,7 +22,7 @@ use arrow_array::RecordBatch;
 use bytes::Bytes;
 use parquet::{
     arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder},
-    basic::{Compression, ZstdLevel},
+    basic::{Compression, Encoding, Type as Physical, ZstdLevel},
     file::{
         properties::{EnabledStatistics, WriterProperties},
         reader::FileReader,
@@ -234,6 +234,26 @@ fn properties(rng: &mut Rng) -> WriterProperties {
         .build()
 }
 
+/// One integer leaf in three `DELTA_BINARY_PACKED`, its dictionary off.
+fn with_delta(
+    props: WriterProperties,
+    schema: &arrow_schema::Schema,
+    rng: &mut Rng,
+) -> WriterProperties {
+    let parquet = parquet::arrow::ArrowSchemaConverter::new()
+        .convert(schema)
+        .unwrap();
+    let mut b = props.into_builder();
+    for col in parquet.columns() {
+        if matches!(col.physical_type(), Physical::INT32 | Physical::INT64) && rng.below(3) == 0 {
+            b = b
+                .set_column_dictionary_enabled(col.path().clone(), false)
+                .set_column_encoding(col.path().clone(), Encoding::DELTA_BINARY_PACKED);
+        }
+    }
+    b.build()
+}
+
 /// Each column chunk's statistics, as text.
 fn statistics(file: &Bytes) -> Vec<String> {
     let reader = SerializedFileReader::new(file.clone()).unwrap();
@@ -336,7 +356,7 @@ fn random_specs_agree_with_parquets_writer() {
             at += n as u64;
         }
         let schema = generator.schema();
-        let props = properties(&mut rng);
+        let props = with_delta(properties(&mut rng), &schema, &mut rng);
 
         let mut direct = ParquetWriter::try_new(Vec::new(), schema.clone(), props.clone()).unwrap();
         assert!(direct.is_direct(), "spec {seed} is not direct:\n{text}");

@@ -64,6 +64,7 @@ use parquet::{
             ArrowColumnChunk, ArrowRowGroupWriterFactory, ArrowWriterOptions, compute_leaves,
         },
     },
+    basic::Encoding,
     column::writer::ColumnCloseResult,
     file::{
         metadata::KeyValue,
@@ -524,7 +525,7 @@ fn conflicting_names<'a>(
 /// page-level statistics (and so the column and offset indexes) on,
 /// dictionary encoding on except for leaves the generator marks as nearly
 /// all distinct, where a dictionary would be built and abandoned in every
-/// row group.
+/// row group; `DELTA_BINARY_PACKED` for the integer sequences it marks.
 pub fn parquet_properties<G: BatchGenerator>(
     generator: &G,
     cfg: &GenerateConfig,
@@ -541,6 +542,12 @@ pub fn parquet_properties<G: BatchGenerator>(
         ]));
     for leaf in generator.dictionary_unfriendly_leaves() {
         b = b.set_column_dictionary_enabled(ColumnPath::new(leaf), false);
+    }
+    for leaf in generator.delta_leaves() {
+        let path = ColumnPath::new(leaf);
+        b = b
+            .set_column_dictionary_enabled(path.clone(), false)
+            .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
     }
     Ok(b.build())
 }

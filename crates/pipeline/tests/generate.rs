@@ -549,6 +549,49 @@ fn direct_encoder_matches_the_arrow_writer() {
     }
 }
 
+#[test]
+fn sequences_are_delta_encoded_by_both_encoders() {
+    use parquet::basic::Encoding;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use strata_pipeline::generate::ParquetEncoder;
+
+    let rows = 50_000u64;
+    for encoder in [ParquetEncoder::Auto, ParquetEncoder::Arrow] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(dir.path(), rows);
+        cfg.num_writers = 1;
+        cfg.row_group_rows = 20_000;
+        cfg.output_filename = "events".into();
+        cfg.encoder = encoder;
+        let (summary, batches) = run_preset("events", &cfg);
+        let file = std::fs::File::open(&summary.files[0].path).unwrap();
+        let reader = SerializedFileReader::new(file).unwrap();
+        for group in reader.metadata().row_groups() {
+            for chunk in group.columns() {
+                let path = chunk.column_path().string();
+                let delta = chunk
+                    .encodings()
+                    .any(|e| e == Encoding::DELTA_BINARY_PACKED);
+                // `event_id` is the preset's one sequence.
+                assert_eq!(delta, path == "event_id", "{encoder:?} {path}");
+                if delta {
+                    assert!(chunk.dictionary_page_offset().is_none());
+                }
+            }
+        }
+        let ids: Vec<i64> = batches
+            .iter()
+            .flat_map(|b| {
+                let c = b.column_by_name("event_id").unwrap();
+                c.as_primitive::<arrow_array::types::Int64Type>()
+                    .values()
+                    .to_vec()
+            })
+            .collect();
+        assert_eq!(ids, (1..=rows as i64).collect::<Vec<_>>(), "{encoder:?}");
+    }
+}
+
 fn compression_codec(c: Compression) -> parquet::basic::CompressionCodec {
     use parquet::basic::CompressionCodec as C;
     match c {

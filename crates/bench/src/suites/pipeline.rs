@@ -3,18 +3,22 @@
 //! core, the CLI's defaults otherwise. Side by side in the same run:
 //! parquet's own `ArrowWriter` encoding the same batches (`--encoder
 //! arrow`), and DuckDB generating a `contacts`-shaped table with the same
-//! distributions through SQL (`COPY (SELECT ... FROM range(N)) TO ...`).
-//! `benches/generate_vs_reference.py` runs the reference program.
+//! distributions through SQL (`COPY (SELECT ... FROM range(N)) TO ...`),
+//! and, given its path (`strata bench pipeline --reference PATH`), the
+//! reference program `parquet-nested-parallel` writing the same number of
+//! `contacts` rows uncompressed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::time::Instant;
 
 use strata_parquet::Compression;
 use strata_parquet::Format;
 use strata_pipeline::generate::{GenerateConfig, ParquetEncoder, Part, generate};
 
 use super::common::{peer_body, peer_timing, python_peer};
-use crate::{Case, Config, Error, Size, Unit, case_err};
+use crate::{Body, Case, Config, Error, Sample, Size, Unit, case_err};
 
 const PEER: &str = include_str!("../../python/generate_peer.py");
 
@@ -117,7 +121,77 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
             body: peer_body(&reply, &name),
         });
     }
+    if let (Some(program), true) = (&cfg.reference, cfg.peers) {
+        let name = format!("generate contacts {rows} rows/parquet none");
+        let subject = "parquet-nested-parallel";
+        let wanted = cfg
+            .filter
+            .as_ref()
+            .is_none_or(|f| format!("{name}@{subject}").contains(f.as_str()));
+        if wanted {
+            // Half the cores as writers: the reference takes no more
+            // (its producers use the other half).
+            let writers = (threads / 2).max(1);
+            let body = reference_body(cfg, program, rows, &dir.path().join("reference"), writers)?;
+            out.push(Case {
+                name,
+                subject: subject.into(),
+                unit: Unit::Rows,
+                work: rows as f64,
+                repeats: 1,
+                body,
+            });
+        }
+    }
     Ok(out)
+}
+
+/// Runs the reference program `cfg.warmup` times untimed and `cfg.runs`
+/// times timed (wall clock, and the child's CPU time), each run into an
+/// emptied `dir`.
+fn reference_body(
+    cfg: &Config,
+    program: &Path,
+    rows: u64,
+    dir: &Path,
+    writers: usize,
+) -> Result<Body, Error> {
+    let mut samples = Vec::new();
+    for run in 0..cfg.warmup + cfg.runs {
+        let _ = std::fs::remove_dir_all(dir);
+        let cpu0 = strata_pipeline::clock::children_cpu_seconds();
+        let t0 = Instant::now();
+        let output = Command::new(program)
+            .arg("--target-records")
+            .arg(rows.to_string())
+            .arg("--num-writers")
+            .arg(writers.to_string())
+            .arg("--output-dir")
+            .arg(dir)
+            .arg("--output-filename")
+            .arg("contacts")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| Error::Case(format!("--reference {}: {e}", program.display())))?;
+        let wall = t0.elapsed().as_secs_f64();
+        let cpu = strata_pipeline::clock::children_cpu_seconds() - cpu0;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(Error::Case(format!(
+                "--reference {} failed ({}): {}",
+                program.display(),
+                output.status,
+                stderr.trim().lines().last().unwrap_or("no message")
+            )));
+        }
+        if run >= cfg.warmup {
+            samples.push(Sample { wall, cpu });
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(Body::Measured(samples))
 }
 
 /// A name table's entries as strings.
