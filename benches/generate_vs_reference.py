@@ -30,7 +30,6 @@ replaced.
 import argparse
 import datetime as dt
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -40,29 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def sh(*cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT).stdout.strip()
-
-
-def machine():
-    model = "unknown cpu"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
-
-
-def commit():
-    c = sh("git", "rev-parse", "--short=12", "HEAD")
-    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT).returncode != 0
-    return c + ("+dirty" if dirty else "")
+from benchenv import ROOT, commit, machine
 
 
 def timed(cmd, out_dir):

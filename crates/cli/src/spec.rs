@@ -63,23 +63,20 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
             for (f, depth) in spec.walk() {
                 writeln!(out, "{}{}", "  ".repeat(depth + 1), spec_line(f))?;
             }
-            let delta = generator.delta_leaves();
-            if !delta.is_empty() {
-                let leaves: Vec<String> = delta.iter().map(|l| l.join(".")).collect();
-                writeln!(
-                    out,
-                    "Parquet DELTA_BINARY_PACKED (sequences): {}",
-                    leaves.join(", ")
-                )?;
-            }
-            let unfriendly = generator.dictionary_unfriendly_leaves();
-            if !unfriendly.is_empty() {
-                let leaves: Vec<String> = unfriendly.iter().map(|l| l.join(".")).collect();
-                writeln!(
-                    out,
-                    "Parquet dictionary off (many distinct values): {}",
-                    leaves.join(", ")
-                )?;
+            for (what, leaves) in [
+                (
+                    "Parquet DELTA_BINARY_PACKED (sequences)",
+                    generator.delta_leaves(),
+                ),
+                (
+                    "Parquet dictionary off (many distinct values)",
+                    generator.dictionary_unfriendly_leaves(),
+                ),
+            ] {
+                if !leaves.is_empty() {
+                    let paths: Vec<String> = leaves.iter().map(|l| l.join(".")).collect();
+                    writeln!(out, "{what}: {}", paths.join(", "))?;
+                }
             }
         }
         SpecCommand::Schema => {

@@ -157,26 +157,12 @@ fn the_reference_program_runs_beside_strata() {
         "echo 'no such option: --target-records' >&2; exit 3",
     );
     let args = |program: &str| -> Vec<String> {
-        [
-            "bench",
-            "pipeline",
-            "--size",
-            "tiny",
-            "--runs",
-            "2",
-            "--warmup",
-            "0",
-            "--counters",
-            "off",
-            "--filter",
-            "contacts 20000 rows/parquet none@p",
-            "--out-dir",
-            "out",
-            "--reference",
-            program,
-        ]
-        .map(String::from)
-        .to_vec()
+        let mut args = vec!["bench", "pipeline"];
+        // QUICK's settings, with this suite's filter.
+        args.extend(&QUICK[..8]);
+        args.extend(["--filter", "contacts 20000 rows/parquet none@p"]);
+        args.extend(["--out-dir", "out", "--reference", program]);
+        args.into_iter().map(String::from).collect()
     };
     let good_args = args(&good);
     let o = strata(

@@ -1407,7 +1407,7 @@ fn compile(
             }
             // Sequences step by a constant (lists' elements with gaps):
             // DELTA_BINARY_PACKED stores a few bits per value where PLAIN
-            // stores 4 or 8 bytes (`benches/encodings.py`: `event_id`,
+            // stores 4 or 8 bytes (`benches/column_encodings.py`: `event_id`,
             // 1M rows, 8 MB to 0.02 MB, and with zstd 1.02 to 0.01 MB).
             let sequence = matches!(generator, Generator::Sequence { .. })
                 && f.when.is_empty()

@@ -12,15 +12,13 @@ column's bytes and write time (median of --runs) per encoding, relative
 to PLAIN, and appends the table to benches/results/encodings.md with the
 date, machine and commit.
 
-    benches/encodings.py                 # 1,000,000 rows per preset
-    benches/encodings.py --rows 200000 --no-save
+    benches/column_encodings.py                 # 1,000,000 rows per preset
+    benches/column_encodings.py --rows 200000 --no-save
 """
 
 import argparse
 import datetime as dt
 import io
-import os
-import platform
 import statistics
 import subprocess
 import tempfile
@@ -31,23 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def sh(*cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT).stdout.strip()
-
-
-def machine():
-    model = "unknown cpu"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
+from benchenv import ROOT, commit, machine
 
 
 def leaves(table):
@@ -149,11 +131,11 @@ def main():
                     print(lines[-1], flush=True)
     if args.no_save:
         return
-    c = sh("git", "rev-parse", "--short=12", "HEAD")
+    c = commit()
     results_file = ROOT / "benches" / "results" / "encodings.md"
     if not results_file.exists():
         results_file.write_text(
-            "# Value encodings per column\n\nAppended by `benches/encodings.py`: each leaf column of every "
+            "# Value encodings per column\n\nAppended by `benches/column_encodings.py`: each leaf column of every "
             "preset written alone by pyarrow's Parquet writer (Arrow C++), once per encoding, dictionary "
             "off unless the encoding is RLE_DICTIONARY; bytes of the file and median write time relative "
             "to PLAIN.\n"
