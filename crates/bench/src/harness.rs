@@ -49,6 +49,15 @@ pub struct Sample {
 pub enum Body {
     /// One iteration of the work, run here.
     InProcess(Box<dyn FnMut() -> Result<(), Error>>),
+    /// The same, with `setup` run untimed before every iteration (e.g.
+    /// emptying the output directory of a case that writes files, so the
+    /// previous run's files are not torn down in this run's window).
+    Staged {
+        /// Untimed preparation.
+        setup: Box<dyn FnMut() -> Result<(), Error>>,
+        /// The timed iteration.
+        run: Box<dyn FnMut() -> Result<(), Error>>,
+    },
     /// Samples a peer measured in its own process (pyarrow, DuckDB).
     Measured(Vec<Sample>),
     /// A peer that is not installed, and why.
@@ -59,6 +68,7 @@ impl std::fmt::Debug for Body {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Body::InProcess(_) => f.write_str("InProcess"),
+            Body::Staged { .. } => f.write_str("Staged"),
             Body::Measured(s) => f.debug_tuple("Measured").field(&s.len()).finish(),
             Body::Unavailable(w) => f.debug_tuple("Unavailable").field(w).finish(),
         }
@@ -193,18 +203,21 @@ impl CaseResult {
 }
 
 /// Runs an in-process body `runs` times after `warmup` untimed runs,
-/// counting with `counters` when given.
+/// `setup` (untimed) before each, counting with `counters` when given.
 pub fn time_body(
     body: &mut dyn FnMut() -> Result<(), Error>,
+    setup: &mut dyn FnMut() -> Result<(), Error>,
     runs: usize,
     warmup: usize,
     mut counters: Option<&mut counters::Set>,
 ) -> Result<Vec<Sample>, Error> {
     for _ in 0..warmup {
+        setup()?;
         body()?;
     }
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
+        setup()?;
         // The counters' own system calls stay outside the timed window.
         if let Some(set) = counters.as_deref_mut() {
             set.start();

@@ -74,20 +74,33 @@ pub fn run(suite: Suite, cfg: &Config) -> Result<RunResult, Error> {
         }
         let id = case.id();
         let body = std::mem::replace(&mut case.body, Body::Unavailable(String::new()));
+        let (mut setup, body) = match body {
+            Body::Staged { setup, run } => (Some(setup), Body::InProcess(run)),
+            other => (None, other),
+        };
         let mut result = match body {
             Body::Unavailable(why) => CaseResult::unavailable(&case, &why),
             Body::Measured(samples) => CaseResult::from_samples(&case, samples),
+            // Unpacked into its setup and an in-process body above.
+            Body::Staged { .. } => CaseResult::unavailable(&case, "a staged body left packed"),
             Body::InProcess(mut body) => {
                 let mut set = (cfg.counters == CounterMode::Auto)
                     .then(|| counters::Set::open(&counters::Kernel, &specs));
                 let k = case.repeats.max(1) as f64;
-                let samples = harness::time_body(&mut body, cfg.runs, cfg.warmup, set.as_mut())?
-                    .into_iter()
-                    .map(|s| Sample {
-                        wall: s.wall / k,
-                        cpu: s.cpu / k,
-                    })
-                    .collect();
+                let mut prepare = || setup.as_mut().map_or(Ok(()), |f| f());
+                let samples = harness::time_body(
+                    &mut body,
+                    &mut prepare,
+                    cfg.runs,
+                    cfg.warmup,
+                    set.as_mut(),
+                )?
+                .into_iter()
+                .map(|s| Sample {
+                    wall: s.wall / k,
+                    cpu: s.cpu / k,
+                })
+                .collect();
                 let mut r = CaseResult::from_samples(&case, samples);
                 if let Some(set) = set {
                     r.counters = set
@@ -138,10 +151,19 @@ pub fn run_inner(suite: Suite, cfg: &Config, id: &str, iterations: usize) -> Res
         .iter_mut()
         .find(|c| c.id() == id)
         .ok_or_else(|| Error::Usage(format!("suite {} has no case `{id}`", suite.name())))?;
-    if let Body::InProcess(body) = &mut case.body {
-        for _ in 0..iterations {
-            body()?;
+    match &mut case.body {
+        Body::InProcess(body) => {
+            for _ in 0..iterations {
+                body()?;
+            }
         }
+        Body::Staged { setup, run } => {
+            for _ in 0..iterations {
+                setup()?;
+                run()?;
+            }
+        }
+        Body::Measured(_) | Body::Unavailable(_) => {}
     }
     Ok(())
 }

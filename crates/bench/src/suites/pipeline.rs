@@ -88,17 +88,28 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                 part: Part::default(),
             };
             let (generator, dir) = (generator.clone(), dir.clone());
-            out.push(Case::new(
-                &name,
-                subject,
-                Unit::Rows,
-                rows as f64,
-                move || {
-                    let _keep = &dir;
-                    generate(&*generator, &gen_cfg, &|_| {}).map_err(case_err)?;
-                    Ok(())
+            let output = gen_cfg.output_dir.clone();
+            out.push(Case {
+                name,
+                subject: subject.into(),
+                unit: Unit::Rows,
+                work: rows as f64,
+                repeats: 1,
+                body: Body::Staged {
+                    // The previous run's files go untimed: replacing them
+                    // inside the window tears down hundreds of MB of cached
+                    // pages there.
+                    setup: Box::new(move || match std::fs::remove_dir_all(&output) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(case_err(e)),
+                        _ => Ok(()),
+                    }),
+                    run: Box::new(move || {
+                        let _keep = &dir;
+                        generate(&*generator, &gen_cfg, &|_| {}).map_err(case_err)?;
+                        Ok(())
+                    }),
                 },
-            ));
+            });
         }
     }
     for (label, codec) in [("parquet none", "uncompressed"), ("parquet zstd", "zstd")] {
