@@ -135,11 +135,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
     if let (Some(program), true) = (&cfg.reference, cfg.peers) {
         let name = format!("generate contacts {rows} rows/parquet none");
         let subject = "parquet-nested-parallel";
-        let wanted = cfg
-            .filter
-            .as_ref()
-            .is_none_or(|f| format!("{name}@{subject}").contains(f.as_str()));
-        if wanted {
+        if cfg.wants(&name, subject) {
             // Half the cores as writers: the reference takes no more
             // (its producers use the other half).
             let writers = (threads / 2).max(1);
