@@ -61,7 +61,7 @@ fn specs_asking_for_huge_allocations_are_refused_before_allocating() {
     refused(
         spec("name = \"d\"\ntype = \"decimal128(76, 2)\"\nconstant = 1").as_bytes(),
         GENERATE,
-        "unknown type",
+        "precision 76 is more than 38 digits",
     );
 }
 

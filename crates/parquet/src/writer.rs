@@ -286,10 +286,17 @@ mod tests {
             DataType::Float64 => Arc::new(Float64Array::from_iter_values(
                 (from..from + n).map(|i| i as f64 / 2.0),
             )),
-            _ => Arc::new(
-                Decimal128Array::from_iter_values((from..from + n).map(i128::from))
-                    .with_precision_and_scale(10, 2)
+            DataType::Decimal128(p, s) => Arc::new(
+                Decimal128Array::from_iter_values((from..from + n).map(|i| i128::from(i) - 99))
+                    .with_precision_and_scale(*p, *s)
                     .unwrap(),
+            ),
+            _ => Arc::new(
+                arrow_array::Decimal256Array::from_iter_values(
+                    (from..from + n).map(|i| arrow_buffer::i256::from_i128(i128::from(i) - 99)),
+                )
+                .with_precision_and_scale(40, 2)
+                .unwrap(),
             ),
         };
         RecordBatch::try_new(schema.clone(), vec![ints, second]).unwrap()
@@ -346,7 +353,10 @@ mod tests {
         for (second, direct) in [
             (DataType::Utf8, true),
             (DataType::Float64, true),
-            (DataType::Decimal128(10, 2), false),
+            (DataType::Decimal128(10, 2), true),
+            (DataType::Decimal128(30, 2), true),
+            // No direct encoding yet: parquet's writer.
+            (DataType::Decimal256(40, 2), false),
         ] {
             let (got, want, groups) = write_file(second, direct);
             assert_eq!(got, want, "direct {direct}");

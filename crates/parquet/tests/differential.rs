@@ -1,6 +1,7 @@
 //! Differential tests of the direct encoder against parquet's writer.
 //!
-//! Random dataset specs (every type of the spec format, structs, lists and
+//! Random dataset specs (every type of the spec format, decimals stored
+//! as `INT32`, `INT64` and fixed-length bytes among them, structs, lists and
 //! maps nested up to four deep, null rates 0, 0.3 and 1, empty and null
 //! lists, long and multi-byte strings around the statistics cut) are
 //! generated from fixed seeds; each one's rows are written twice, by
@@ -115,11 +116,39 @@ fn scalar(rng: &mut Rng, ty: &str) -> String {
             format!("{key}weighted = {{ values = [{}] }}", values.join(", "))
         }
         "date32" => "uniform = { min = 1960-01-01, max = 2030-12-31 }".into(),
+        // Negative and positive units near each storage's limits (the
+        // spec keeps units within i64, so decimal(38, _) reaches 2^63 - 1).
+        "decimal(4, 0)" => "uniform = { min = -9999, max = 9999 }".into(),
+        "decimal(9, 2)" => rng
+            .pick(&[
+                "uniform = { min = -9999999.99, max = 9999999.99 }",
+                "weighted = { values = [\"0.01\", -0.01, 0, 12.5] }",
+            ])
+            .into(),
+        "decimal(15, 2)" => rng
+            .pick(&[
+                "uniform = { min = 1.00, max = 104949.50 }",
+                "normal = { mean = 0.0, std = 1000.0 }",
+                "sequence = { start = -3.5, step = 0.25 }",
+            ])
+            .into(),
+        "decimal(18, 6)" => {
+            "uniform = { min = \"-999999999999.999999\", max = \"999999999999.999999\" }".into()
+        }
+        "decimal(20, 0)" => {
+            "uniform = { min = -9223372036854775807, max = 9223372036854775807 }".into()
+        }
+        "decimal(38, 10)" => rng
+            .pick(&[
+                "uniform = { min = -922337203.6854775807, max = 922337203.6854775807 }",
+                "weighted = { values = [-1, 0, \"0.0000000001\", 3] }",
+            ])
+            .into(),
         _ => "uniform = { min = 1969-12-31T00:00:00Z, max = 2030-01-01T00:00:00Z }".into(),
     }
 }
 
-const SCALARS: [&str; 20] = [
+const SCALARS: [&str; 26] = [
     "boolean",
     "int8",
     "int16",
@@ -136,6 +165,12 @@ const SCALARS: [&str; 20] = [
     "binary",
     "dictionary",
     "date32",
+    "decimal(4, 0)",
+    "decimal(9, 2)",
+    "decimal(15, 2)",
+    "decimal(18, 6)",
+    "decimal(20, 0)",
+    "decimal(38, 10)",
     "timestamp(s)",
     "timestamp(ms, +01:00)",
     "timestamp(us, +00:00)",
@@ -339,6 +374,8 @@ fn random_specs_agree_with_parquets_writer() {
         std::fs::create_dir_all(d).unwrap();
     }
     let mut levels_seen = [0usize; 5];
+    // Decimal leaves stored as INT32, INT64 and fixed-length bytes.
+    let mut decimals_seen = [0usize; 3];
     for seed in 0..count {
         let text = random_spec(seed);
         let spec = Spec::parse(&text, "random.toml")
@@ -383,6 +420,16 @@ fn random_specs_agree_with_parquets_writer() {
         let descr = SerializedFileReader::new(direct.clone()).unwrap();
         for c in descr.metadata().file_metadata().schema_descr().columns() {
             levels_seen[(c.max_rep_level() as usize).min(4)] += 1;
+            if matches!(
+                c.logical_type_ref(),
+                Some(parquet::basic::LogicalType::Decimal { .. })
+            ) {
+                decimals_seen[match c.physical_type() {
+                    Physical::INT32 => 0,
+                    Physical::INT64 => 1,
+                    _ => 2,
+                }] += 1;
+            }
         }
         if let Some(d) = &dir {
             std::fs::write(d.join(format!("{seed}.direct.parquet")), &direct).unwrap();
@@ -395,5 +442,6 @@ fn random_specs_agree_with_parquets_writer() {
             levels_seen[0] > 0 && levels_seen[1] > 0 && levels_seen[2] > 0,
             "{levels_seen:?}"
         );
+        assert!(decimals_seen.iter().all(|&n| n > 0), "{decimals_seen:?}");
     }
 }

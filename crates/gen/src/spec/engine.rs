@@ -226,6 +226,8 @@ enum Out {
     W16,
     W32,
     W64,
+    /// Integer units widened to 128 bits (`Decimal128`).
+    W128,
     F32,
     F64,
     Bytes,
@@ -486,6 +488,7 @@ fn word_table(list: WordList) -> &'static NameTable {
 fn int_range(class: Class) -> (f64, f64, bool) {
     match class {
         Class::Int { min, max } => (min as f64, max as f64, min < 0),
+        Class::Decimal { max, .. } => (-max as f64, max as f64, true),
         _ => (i64::MIN as f64, i64::MAX as f64, true),
     }
 }
@@ -548,12 +551,17 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
                     hi: max.unwrap_or(f64::INFINITY),
                 }
             } else {
+                // Decimals are drawn in units of their scale.
+                let unit = match class {
+                    Class::Decimal { scale, .. } => 10f64.powi(i32::from(scale)),
+                    _ => 1.0,
+                };
                 let (tlo, thi, signed) = int_range(class);
                 Sampler::IntNormal {
-                    mean: *mean,
-                    std: *std,
-                    lo: min.map_or(tlo, |m| m.max(tlo)),
-                    hi: max.map_or(thi, |m| m.min(thi)),
+                    mean: mean * unit,
+                    std: std * unit,
+                    lo: min.map_or(tlo, |m| (m * unit).max(tlo)),
+                    hi: max.map_or(thi, |m| (m * unit).min(thi)),
                     signed,
                 }
             }
@@ -1186,9 +1194,13 @@ fn cardinality(g: &Generator, class: Class) -> Option<u64> {
             if class == Class::Float {
                 return None;
             }
-            let width = 12.0 * std;
+            let unit = match class {
+                Class::Decimal { scale, .. } => 10f64.powi(i32::from(scale)),
+                _ => 1.0,
+            };
+            let width = 12.0 * std * unit;
             let clamp = match (min, max) {
-                (Some(a), Some(b)) => b - a + 1.0,
+                (Some(a), Some(b)) => (b - a) * unit + 1.0,
                 _ => f64::INFINITY,
             };
             Some((width.min(clamp) as u64).saturating_add(1))
@@ -1355,6 +1367,7 @@ fn compile(
                 DataType::Float64 => Out::F64,
                 DataType::Utf8 | DataType::Binary => Out::Bytes,
                 DataType::LargeUtf8 => Out::LargeBytes,
+                DataType::Decimal128(..) => Out::W128,
                 DataType::Dictionary(k, _) => match k.primitive_width() {
                     Some(1) => Out::W8,
                     Some(2) => Out::W16,
@@ -1877,6 +1890,38 @@ impl Node {
                         .nulls(nulls)
                         .build()?,
                 }
+            }
+            Out::W128 => {
+                // Units drawn as 64-bit integers (the spec keeps decimal
+                // values within `i64`), sign-extended.
+                let mut v: Vec<i128> = Vec::with_capacity(n);
+                if fast {
+                    let conv = |x: u64| i128::from(x as i64);
+                    ints_fast(
+                        &leaf.samplers[0],
+                        key,
+                        ids,
+                        valid,
+                        &mut v,
+                        codes.as_mut(),
+                        conv,
+                    );
+                } else {
+                    fill(&mut v, ids, |i, id| {
+                        if valid[i] == 0 {
+                            record(&mut codes, valid, 0, i);
+                            return 0;
+                        }
+                        let (x, c) = draw_int(i, id);
+                        record(&mut codes, valid, c, i);
+                        i128::from(x as i64)
+                    });
+                }
+                ArrayData::builder(data_type.clone())
+                    .len(n)
+                    .add_buffer(Buffer::from_vec(v))
+                    .nulls(nulls)
+                    .build()?
             }
             Out::F32 | Out::F64 => {
                 let buffer = if leaf.out == Out::F32 {

@@ -50,19 +50,32 @@ const COMMON: &[&str] = &[
     "description",
 ];
 const TYPES: &str = "boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, \
-                     float64, utf8, large_utf8, binary, dictionary, date32, timestamp(UNIT[, TZ]), \
-                     struct, list, map";
+                     float64, decimal(P, S), utf8, large_utf8, binary, dictionary, date32, \
+                     timestamp(UNIT[, TZ]), struct, list, map";
+
+/// Most digits of a decimal type (Arrow's `Decimal128`).
+pub(crate) const MAX_DECIMAL_PRECISION: u8 = 38;
 
 /// What values of a leaf look like, for checking spec values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Class {
     Bool,
-    Int { min: i128, max: i128 },
+    Int {
+        min: i128,
+        max: i128,
+    },
     Float,
     Str,
     Dict,
     Date,
     Timestamp(TimeUnit),
+    /// A decimal of `precision` digits, `scale` of them after the point;
+    /// its values are integer units of `10^-scale` (`12.50` is 1250 at
+    /// scale 2), at most `max` in magnitude.
+    Decimal {
+        scale: u8,
+        max: i128,
+    },
 }
 
 impl Class {
@@ -82,6 +95,10 @@ impl Class {
             DataType::Dictionary(..) => Class::Dict,
             DataType::Date32 => Class::Date,
             DataType::Timestamp(u, _) => Class::Timestamp(*u),
+            DataType::Decimal128(p, s) => Class::Decimal {
+                scale: (*s).max(0) as u8,
+                max: decimal_max(*p),
+            },
             _ => Class::Str,
         }
     }
@@ -94,13 +111,18 @@ impl Class {
             Class::Str | Class::Dict => "a string",
             Class::Date => "a date (1970-01-01, or days since it)",
             Class::Timestamp(_) => "a date-time (2024-01-01T00:00:00Z, or units since the epoch)",
+            Class::Decimal { .. } => "a decimal number (12.5, or a string such as \"12.50\")",
         }
     }
 
     fn numeric(self) -> bool {
         matches!(
             self,
-            Class::Int { .. } | Class::Float | Class::Date | Class::Timestamp(_)
+            Class::Int { .. }
+                | Class::Float
+                | Class::Date
+                | Class::Timestamp(_)
+                | Class::Decimal { .. }
         )
     }
 }
@@ -136,6 +158,7 @@ fn parse_type(s: &str) -> Result<TypeSpec, String> {
         "struct" => Ok(TypeSpec::Struct),
         "list" => Ok(TypeSpec::List),
         "map" => Ok(TypeSpec::Map),
+        _ if t.starts_with("decimal") => parse_decimal(s).map(TypeSpec::Scalar),
         _ => {
             if let Some(args) = t
                 .strip_prefix("timestamp(")
@@ -161,6 +184,103 @@ fn parse_type(s: &str) -> Result<TypeSpec, String> {
             Err(format!("unknown type `{s}`; the types are {TYPES}"))
         }
     }
+}
+
+/// The most units a decimal of `precision` digits holds: `10^precision -
+/// 1`, and at most `i64::MAX` (the engine draws units as 64-bit integers).
+fn decimal_max(precision: u8) -> i128 {
+    10i128
+        .checked_pow(u32::from(precision.min(MAX_DECIMAL_PRECISION)))
+        .map_or(i128::MAX, |p| p - 1)
+        .min(i128::from(i64::MAX))
+}
+
+/// `decimal(P, S)` (or `decimal128(P, S)`): Arrow's `Decimal128(P, S)`, for
+/// `1 <= P <= 38` and `0 <= S <= P`.
+fn parse_decimal(s: &str) -> Result<DataType, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let usage = format!(
+        "type `{s}`: a decimal type is `decimal(P, S)`, P digits (1 to {MAX_DECIMAL_PRECISION}) of which S (0 to P) follow the point"
+    );
+    let Some(args) = t
+        .strip_prefix("decimal128")
+        .or_else(|| t.strip_prefix("decimal"))
+        .map(str::trim)
+        .and_then(|r| r.strip_prefix('('))
+        .and_then(|r| r.strip_suffix(')'))
+    else {
+        return Err(usage);
+    };
+    let parts: Vec<&str> = args.split(',').map(str::trim).collect();
+    let [p, sc] = parts.as_slice() else {
+        return Err(usage);
+    };
+    let (Ok(p), Ok(sc)) = (p.parse::<i64>(), sc.parse::<i64>()) else {
+        return Err(usage);
+    };
+    if p > i64::from(MAX_DECIMAL_PRECISION) {
+        return Err(format!(
+            "type `{s}`: precision {p} is more than {MAX_DECIMAL_PRECISION} digits (Decimal128); wider decimals (Decimal256) are not supported"
+        ));
+    }
+    if p < 1 {
+        return Err(format!(
+            "type `{s}`: the precision is 1 to {MAX_DECIMAL_PRECISION} digits, not {p}"
+        ));
+    }
+    if sc < 0 || sc > p {
+        return Err(format!(
+            "type `{s}`: the scale is 0 to the precision ({p}), not {sc}"
+        ));
+    }
+    Ok(DataType::Decimal128(p as u8, sc as i8))
+}
+
+/// Units of `10^-scale` of the decimal text `text` (`-12.5` at scale 2 is
+/// -1250; an exponent as TOML floats have it, `1.5e3`), exactly; `None`
+/// when it is not a decimal number, has digits below `10^-scale` (other
+/// than zeros) or does not fit `i128`.
+fn decimal_units(text: &str, scale: u8) -> Option<i128> {
+    let t: String = text.trim().chars().filter(|c| *c != '_').collect();
+    let (neg, rest) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(&t)),
+    };
+    let (mantissa, exp) = match rest.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().ok()?),
+        None => (rest, 0),
+    };
+    let (whole, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if whole.is_empty() && frac.is_empty()
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    // The digits, and how many of them lie below the point.
+    let digits: Vec<u8> = whole
+        .bytes()
+        .chain(frac.bytes())
+        .map(|b| b - b'0')
+        .collect();
+    let below = i64::try_from(frac.len()).ok()? - i64::from(exp);
+    // Trailing zeros below the scale are no digits.
+    let significant = digits.iter().rposition(|&d| d != 0).map_or(0, |i| i + 1);
+    let zeros = (digits.len() - significant) as i64;
+    if below - zeros.min(below.max(0)) > i64::from(scale) {
+        return None;
+    }
+    let mut units: i128 = 0;
+    for &d in &digits {
+        units = units.checked_mul(10)?.checked_add(i128::from(d))?;
+    }
+    let shift = i64::from(scale) - below;
+    units = if shift >= 0 {
+        units.checked_mul(10i128.checked_pow(u32::try_from(shift).ok()?)?)?
+    } else {
+        units / 10i128.checked_pow(u32::try_from(-shift).ok()?)?
+    };
+    Some(if neg { -units } else { units })
 }
 
 struct P<'s> {
@@ -326,6 +446,7 @@ impl<'s> P<'s> {
         let range = match class {
             Class::Date => Some((i128::from(i32::MIN), i128::from(i32::MAX), "date32")),
             Class::Timestamp(_) => Some((i128::from(i64::MIN), i128::from(i64::MAX), "timestamp")),
+            Class::Decimal { max, .. } => Some((-max, max, "decimal (in units of its scale)")),
             _ => None,
         };
         if let (Some((lo, hi, ty)), Value::Int(i)) = (range, &value)
@@ -372,6 +493,32 @@ impl<'s> P<'s> {
             (Class::Str | Class::Dict, DeValue::String(s)) => Ok(Value::Str(s.to_string())),
             (Class::Date | Class::Timestamp(_), DeValue::Integer(_)) => {
                 Ok(Value::Int(self.integer(v, field, key)?))
+            }
+            (Class::Decimal { scale, .. }, DeValue::Integer(i)) => {
+                let units = self.integer(v, field, key)?;
+                let text = if i.radix() == 10 {
+                    i.as_str().to_string()
+                } else {
+                    units.to_string()
+                };
+                decimal_units(&text, scale)
+                    .map(Value::Int)
+                    .ok_or_else(|| bad(format!("`{key}` = {text} is too large for a decimal")))
+            }
+            (Class::Decimal { scale, .. }, DeValue::Float(x)) => decimal_units(x.as_str(), scale)
+                .map(Value::Int)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "`{key}` = {} is not a decimal of at most {scale} digits after the point",
+                        x.as_str()
+                    ))
+                }),
+            (Class::Decimal { scale, .. }, DeValue::String(x)) => {
+                decimal_units(x, scale).map(Value::Int).ok_or_else(|| {
+                    bad(format!(
+                        "`{key}` = {x:?} is not a decimal of at most {scale} digits after the point"
+                    ))
+                })
             }
             (Class::Date, DeValue::String(s)) => parse_date(s)
                 .map(Value::Int)
@@ -476,6 +623,7 @@ impl<'s> P<'s> {
                     Class::Dict => "dictionary",
                     Class::Date => "date",
                     Class::Timestamp(_) => "timestamp",
+                    Class::Decimal { .. } => "decimal",
                 }
             ))
         };
@@ -504,6 +652,10 @@ impl<'s> P<'s> {
                     Class::Int { .. } => Class::Int {
                         min: -i128::from(u64::MAX),
                         max: u64::MAX.into(),
+                    },
+                    Class::Decimal { scale, .. } => Class::Decimal {
+                        scale,
+                        max: i64::MAX.into(),
                     },
                     c => c,
                 };
@@ -542,7 +694,10 @@ impl<'s> P<'s> {
                 Generator::Uniform { min, max }
             }
             "normal" => {
-                if !matches!(class, Class::Int { .. } | Class::Float) {
+                if !matches!(
+                    class,
+                    Class::Int { .. } | Class::Float | Class::Decimal { .. }
+                ) {
                     return Err(unsupported());
                 }
                 let p = params(&["mean", "std", "min", "max"])?;
@@ -584,6 +739,18 @@ impl<'s> P<'s> {
                     if lo.ceil() > hi.floor() {
                         return Err(bad(format!(
                             "normal's min and max leave no value in the type's range {tmin}..={tmax}"
+                        )));
+                    }
+                }
+                if let Class::Decimal { scale, max: most } = class {
+                    // Clamps in units of the scale, as the engine draws.
+                    let unit = 10f64.powi(i32::from(scale));
+                    let top = most as f64;
+                    let lo = min.map_or(-top, |m| (m * unit).max(-top));
+                    let hi = max.map_or(top, |m| (m * unit).min(top));
+                    if lo.ceil() > hi.floor() || !(mean * unit).is_finite() {
+                        return Err(bad(format!(
+                            "normal's min and max leave no value in the decimal's range (at most {most} units of 10^-{scale})"
                         )));
                     }
                 }

@@ -66,6 +66,23 @@ pub(super) enum Source {
     LargeBytes,
     /// A dictionary of bytes: values found through its keys.
     Dict,
+    /// `Decimal128` values stored as parquet's writer stores them for the
+    /// precision: as `INT32` (precision up to 9), `INT64` (up to 18), or
+    /// else as big-endian two's complement cut to this many bytes
+    /// (`FIXED_LEN_BYTE_ARRAY`).
+    Decimal32,
+    Decimal64,
+    DecimalFixed(usize),
+}
+
+/// Bytes of the `FIXED_LEN_BYTE_ARRAY` that holds every decimal of
+/// `precision` digits: the fewest whose signed range covers `10^precision -
+/// 1` (the Parquet format's rule, as parquet's writer applies it).
+pub(super) fn decimal_bytes(precision: u8) -> usize {
+    let most = 10u128.saturating_pow(u32::from(precision)) - 1;
+    (1..=16)
+        .find(|&n| most < 1u128 << (8 * n - 1))
+        .unwrap_or(16)
 }
 
 /// The path from a column to one leaf.
@@ -99,6 +116,12 @@ fn source_of(t: &DataType) -> Option<(Source, usize)> {
         | DataType::Duration(_) => Source::Copy(8),
         DataType::Utf8 | DataType::Binary => Source::Bytes,
         DataType::LargeUtf8 | DataType::LargeBinary => Source::LargeBytes,
+        DataType::Decimal128(p, _) => match *p {
+            1..=9 => Source::Decimal32,
+            10..=18 => Source::Decimal64,
+            19..=38 => Source::DecimalFixed(decimal_bytes(*p)),
+            _ => return None,
+        },
         DataType::Dictionary(k, v)
             if k.is_dictionary_key_type()
                 && matches!(
@@ -614,14 +637,18 @@ impl<'a> Values<'a> {
                 }
             },
             Source::Dict => Values::Dict(dictionary_parts(leaf)?.0, map),
+            Source::Decimal32 | Source::Decimal64 | Source::DecimalFixed(_) => {
+                Values::Fixed(fixed(16)?, source)
+            }
         })
     }
 
     /// Appends values `s..e` to `out` as the page stores them before
     /// encoding: booleans one byte each, integers and floats little-endian
-    /// (8 and 16 bits widened to 32), byte strings `PLAIN` (a 4-byte
-    /// length, the bytes), dictionary entries as 4-byte numbers (`used`
-    /// gets their bits).
+    /// (8 and 16 bits widened to 32), decimals as their `INT32` or `INT64`
+    /// (the low bytes, little-endian) or as big-endian bytes of the fixed
+    /// length, byte strings `PLAIN` (a 4-byte length, the bytes),
+    /// dictionary entries as 4-byte numbers (`used` gets their bits).
     #[inline]
     pub fn put(&self, s: usize, e: usize, out: &mut Vec<u8>, used: &mut [u64]) {
         match self {
@@ -648,6 +675,24 @@ impl<'a> Values<'a> {
                     for v in data[s * 2..e * 2].chunks_exact(2) {
                         let v = u16::from_le_bytes([v[0], v[1]]);
                         out.extend_from_slice(&i32::from(v).to_le_bytes());
+                    }
+                }
+                // Little-endian: the low 4 or 8 bytes are the truncated
+                // value (parquet's writer casts `v as i32` / `v as i64`).
+                Source::Decimal32 => {
+                    for v in data[s * 16..e * 16].chunks_exact(16) {
+                        out.extend_from_slice(&v[..4]);
+                    }
+                }
+                Source::Decimal64 => {
+                    for v in data[s * 16..e * 16].chunks_exact(16) {
+                        out.extend_from_slice(&v[..8]);
+                    }
+                }
+                // Big-endian, the last `n` bytes of the 16.
+                Source::DecimalFixed(n) => {
+                    for v in data[s * 16..e * 16].chunks_exact(16) {
+                        out.extend(v[..*n].iter().rev());
                     }
                 }
                 _ => {}
@@ -702,6 +747,7 @@ fn leaf_buffer(leaf: &dyn Array) -> Option<&[u8]> {
         DataType::Float32 => raw!(Float32Type),
         DataType::Float64 => raw!(Float64Type),
         DataType::Date32 => raw!(Date32Type),
+        DataType::Decimal128(..) => raw!(Decimal128Type),
         DataType::Time32(arrow_schema::TimeUnit::Second) => raw!(Time32SecondType),
         DataType::Time32(_) => raw!(Time32MillisecondType),
         DataType::Time64(arrow_schema::TimeUnit::Microsecond) => raw!(Time64MicrosecondType),

@@ -5,7 +5,11 @@
 //! encoders, every string is compared twice for statistics. This module
 //! writes the same Parquet directly, for every type the spec format has:
 //! boolean, 8- to 64-bit signed and unsigned integers (unsigned ones
-//! ordered as such in statistics), float32/64, date32, time and duration,
+//! ordered as such in statistics), float32/64, `Decimal128` of every
+//! precision (stored as parquet's writer stores it: `INT32` up to 9 digits,
+//! `INT64` up to 18, else big-endian `FIXED_LEN_BYTE_ARRAY` of the fewest
+//! bytes that hold the precision, ordered as signed numbers and never cut
+//! in statistics), date32, time and duration,
 //! timestamps of every unit with or without a time zone, utf8, large_utf8,
 //! binary and large binary, dictionaries of strings with any key width,
 //! and structs, lists, large lists and maps nested to any depth, with
@@ -22,7 +26,7 @@
 //!
 //! Pages are version 1 data pages, compressed with the run's codec
 //! (Snappy, `LZ4_RAW` or zstd) when one is set: levels as bit-packed
-//! RLE-hybrid runs; strings and floats `PLAIN`; booleans `PLAIN`
+//! RLE-hybrid runs; strings, floats and wide decimals `PLAIN`; booleans `PLAIN`
 //! (bit-packed); integers `PLAIN`, or `DELTA_BINARY_PACKED` where the
 //! properties ask for it; dictionary columns `RLE_DICTIONARY` with one
 //! `PLAIN` dictionary page per column chunk. Pages end on row boundaries
@@ -40,7 +44,7 @@
 //!
 //! [`Shredder::for_properties`] decides per schema and writer properties
 //! (the one rule every strata writer uses); types outside the list above
-//! (decimals, float16, views, fixed-size binary) and mixed codecs go
+//! (`Decimal256`, float16, views, fixed-size binary) and mixed codecs go
 //! through `ArrowColumnWriter`. The differential tests (`tests/
 //! differential.rs`, and their pyarrow and DuckDB half) write random specs
 //! both ways and require identical rows and statistics.
@@ -98,6 +102,9 @@ enum Values {
     /// `RLE_DICTIONARY` byte strings with keys of up to 32 bits (4 bytes
     /// per value until the page is encoded).
     Dict,
+    /// `PLAIN` fixed-length byte strings of this many bytes: decimals as
+    /// big-endian two's complement, ordered as signed numbers.
+    Fixed(usize),
 }
 
 impl Values {
@@ -109,6 +116,7 @@ impl Values {
             Values::Float(4) => PhysicalType::FLOAT,
             Values::Float(_) => PhysicalType::DOUBLE,
             Values::Bool => PhysicalType::BOOLEAN,
+            Values::Fixed(_) => PhysicalType::FIXED_LEN_BYTE_ARRAY,
         }
     }
 
@@ -120,11 +128,21 @@ impl Values {
             Values::Int(_) => int_le(a) < int_le(b),
             Values::UInt(_) => uint_le(a) < uint_le(b),
             Values::Float(_) => float_le(a).total_cmp(&float_le(b)).is_lt(),
+            Values::Fixed(_) => signed_be_less(a, b),
         }
     }
 
     fn is_nan(self, v: &[u8]) -> bool {
         matches!(self, Values::Float(_)) && float_le(v).is_nan()
+    }
+}
+
+/// Whether big-endian two's complement `a` is below `b` (both of one
+/// length): the sign bit decides, then the bytes as unsigned.
+fn signed_be_less(a: &[u8], b: &[u8]) -> bool {
+    match (a.first(), b.first()) {
+        (Some(&x), Some(&y)) if (x ^ y) & 0x80 != 0 => x & 0x80 != 0,
+        _ => a < b,
     }
 }
 
@@ -324,6 +342,13 @@ impl Shredder {
             (PhysicalType::DOUBLE, Source::Copy(8)) => Values::Float(8),
             (PhysicalType::BYTE_ARRAY, Source::Bytes | Source::LargeBytes) => Values::Plain,
             (PhysicalType::BYTE_ARRAY, Source::Dict) => Values::Dict,
+            (PhysicalType::INT32, Source::Decimal32) => Values::Int(4),
+            (PhysicalType::INT64, Source::Decimal64) => Values::Int(8),
+            (PhysicalType::FIXED_LEN_BYTE_ARRAY, Source::DecimalFixed(n))
+                if usize::try_from(d.type_length()) == Ok(n) =>
+            {
+                Values::Fixed(n)
+            }
             _ => return None,
         };
         Some(LeafShape {
@@ -916,7 +941,7 @@ impl LeafEncoder {
                 self.write_kind(&columns, rows, |b, leaf| DictValues::new(leaf, &maps[b]))
             }
             // Only general leaves hold the other kinds.
-            Values::UInt(_) | Values::Float(_) | Values::Bool | Values::Dict => {
+            Values::UInt(_) | Values::Float(_) | Values::Bool | Values::Dict | Values::Fixed(_) => {
                 Err(unsupported("a leaf of a fast shape"))
             }
         }
@@ -1182,6 +1207,12 @@ impl LeafEncoder {
                 }
                 self.used = [0; 4];
                 Encoding::RLE_DICTIONARY
+            }
+            Values::Fixed(width) => {
+                for v in self.values.chunks_exact(width) {
+                    stats.update(v, Values::Fixed(width));
+                }
+                Encoding::PLAIN
             }
             Values::Float(width) => {
                 let (min_max, nans) = float_min_max(&self.values, width);
@@ -1465,6 +1496,12 @@ impl LeafEncoder {
             Values::Float(4) => typed!(Float, |v: Vec<u8>| float_le(&v) as f32, nans),
             Values::Float(_) => typed!(Double, |v: Vec<u8>| float_le(&v), nans),
             Values::Bool => typed!(Boolean, |v: Vec<u8>| v.first() == Some(&1), None),
+            // Decimals: never cut (parquet's writer keeps them whole).
+            Values::Fixed(_) => typed!(
+                FixedLenByteArray,
+                |v: Vec<u8>| parquet::data_type::FixedLenByteArray::from(v),
+                None
+            ),
         }
     }
 }
@@ -3083,11 +3120,95 @@ mod tests {
         assert_eq!(seen.last(), Some(&Encoding::PLAIN), "{seen:?}");
     }
 
+    /// Decimals of every storage (`INT32`, `INT64`, fixed-length bytes of
+    /// 9 to 16) keep their values and signed statistics, as parquet's
+    /// writer stores them; values near each precision's limits, negative
+    /// and positive, under nulls and in lists.
+    #[test]
+    fn decimals_match_parquets_writer_at_every_precision() {
+        use arrow_array::{Decimal128Array, ListArray};
+        for precision in [1u8, 5, 9, 10, 17, 18, 19, 20, 27, 28, 38] {
+            let top = 10i128.pow(u32::from(precision)) - 1;
+            let cases: Vec<Vec<Option<i128>>> = vec![
+                vec![Some(top), Some(-top), None, Some(0), Some(-1), Some(1)],
+                vec![Some(-1), Some(-top / 3), Some(-7)],
+                vec![Some(top / 7), Some(5), Some(top)],
+                vec![None, None],
+                (0..300)
+                    .map(|i| (i % 7 != 0).then_some((i * 7919) % top.min(1 << 40) - top.min(99)))
+                    .collect(),
+            ];
+            for (i, case) in cases.iter().enumerate() {
+                let scale = (precision / 3) as i8;
+                let t = DataType::Decimal128(precision, scale);
+                let values = Decimal128Array::from(case.clone())
+                    .with_precision_and_scale(precision, scale)
+                    .unwrap();
+                let item = Arc::new(Field::new("item", t.clone(), true));
+                let list = ListArray::new(
+                    item.clone(),
+                    arrow_buffer::OffsetBuffer::from_lengths([case.len(), 0]),
+                    Arc::new(values.clone()),
+                    Some(arrow_buffer::NullBuffer::from(vec![true, false])),
+                );
+                let schema = Arc::new(Schema::new(vec![Field::new("d", t.clone(), true)]));
+                let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap();
+                let groups = [std::slice::from_ref(&batch)];
+                let parquet = parquet::arrow::ArrowSchemaConverter::new()
+                    .convert(&schema)
+                    .unwrap();
+                assert!(
+                    Shredder::supports(&schema, &parquet, Compression::None).is_some(),
+                    "{t}"
+                );
+                assert_eq!(
+                    chunk_statistics(&write_direct(schema.clone(), &groups)),
+                    chunk_statistics(&write_arrow(schema.clone(), &groups)),
+                    "{t} case {i}"
+                );
+                assert_eq!(rows(&round_trip(schema, &groups)), rows(groups[0]));
+                let schema = Arc::new(Schema::new(vec![Field::new(
+                    "l",
+                    DataType::List(item),
+                    true,
+                )]));
+                let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap();
+                let groups = [std::slice::from_ref(&batch)];
+                assert_eq!(
+                    chunk_statistics(&write_direct(schema.clone(), &groups)),
+                    chunk_statistics(&write_arrow(schema.clone(), &groups)),
+                    "list of {t} case {i}"
+                );
+                assert_eq!(rows(&round_trip(schema, &groups)), rows(groups[0]));
+            }
+        }
+    }
+
+    /// The fixed length of wide decimals is parquet's own.
+    #[test]
+    fn decimal_lengths_are_parquets() {
+        for precision in 19..=38u8 {
+            let schema = Schema::new(vec![Field::new(
+                "d",
+                DataType::Decimal128(precision, 0),
+                false,
+            )]);
+            let parquet = parquet::arrow::ArrowSchemaConverter::new()
+                .convert(&schema)
+                .unwrap();
+            assert_eq!(
+                general::decimal_bytes(precision) as i32,
+                parquet.column(0).type_length(),
+                "precision {precision}"
+            );
+        }
+    }
+
     #[test]
     fn unsupported_shapes_fall_back() {
         for t in [
             DataType::Float16,
-            DataType::Decimal128(10, 2),
+            DataType::Decimal256(40, 2),
             DataType::FixedSizeBinary(4),
             DataType::Utf8View,
         ] {
