@@ -234,7 +234,7 @@ def test_spec_from_file_path_and_text(tmp_path):
 
 
 def test_presets_and_spec_text():
-    assert strata.presets() == ["contacts", "wide-u64", "events"]
+    assert strata.presets() == ["contacts", "wide-u64", "events", "lineitem"]
     for name in strata.presets():
         assert f'name = "{name}"' in strata.spec_text(name)
     with pytest.raises(ValueError, match="no such preset 'nope'"):
@@ -243,7 +243,7 @@ def test_presets_and_spec_text():
 
 
 def test_bad_inputs_are_value_errors(tmp_path):
-    with pytest.raises(ValueError, match="no such preset; the presets are contacts, wide-u64, events"):
+    with pytest.raises(ValueError, match="no such preset; the presets are contacts, wide-u64, events, lineitem"):
         strata.generate("no-such-preset", rows=10)
 
     bad = 'name = "bad"\n\n[[fields]]\nname = "user"\ntype = "int64"\nzipf = { s = -1, n = 100 }\n'

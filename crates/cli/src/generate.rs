@@ -19,8 +19,8 @@ use crate::common::{parse, progress_bar};
 
 #[derive(Args, Debug)]
 pub(crate) struct GenerateArgs {
-    /// Dataset preset: contacts, wide-u64 or events (`strata spec show
-    /// NAME` prints one).
+    /// Dataset preset: contacts, wide-u64, events or lineitem (`strata
+    /// spec show NAME` prints one).
     #[arg(long, default_value = "contacts", value_parser = crate::spec::preset_names())]
     preset: String,
     /// A dataset spec file (TOML) instead of a preset; `strata spec check

@@ -13,7 +13,7 @@ use strata_gen::{BatchGenerator, spec::Spec};
 pub(crate) enum SpecCommand {
     /// Print a preset's spec (TOML), a starting point for your own.
     Show {
-        /// contacts, wide-u64 or events.
+        /// contacts, wide-u64, events or lineitem.
         name: String,
     },
     /// Check a spec file and print the schema it describes, with each

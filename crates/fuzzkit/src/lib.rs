@@ -71,7 +71,11 @@ use strata_store::source::Source;
 /// Errors of the harness's own set-up (tests and fuzz targets unwrap it).
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The presets and the key column each fixture is sorted by.
+/// The presets and the key column each fixture is sorted by. `lineitem`
+/// is left out, so that the mutation and corpus tests do not grow by a
+/// fourth fixture: its flat integer, date and string leaves are shapes
+/// the others have, and its decimals (`INT64` pages) are read back by the
+/// direct encoder's differential tests, not mutated here.
 pub const PRESET_KEYS: &[(&str, &str)] = &[
     ("contacts", "name"),
     ("wide-u64", "c00"),

@@ -13,6 +13,7 @@ fn bench(c: &mut Criterion) {
         ("contacts", &[1024usize, 8192, 65536][..]),
         ("events", &[8192][..]),
         ("wide-u64", &[8192][..]),
+        ("lineitem", &[8192][..]),
     ] {
         let generator = strata_gen::preset(name, 42);
         let mut group = c.benchmark_group(name);

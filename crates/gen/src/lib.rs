@@ -5,7 +5,7 @@
 //! (structs, lists, maps) and how each field is drawn: sequences, uniform,
 //! normal, Zipf, weighted categories, string templates, word lists, null
 //! rates, list lengths, and cases that depend on a sibling's value. The
-//! presets `contacts`, `wide-u64` and `events` are embedded specs
+//! presets `contacts`, `wide-u64`, `events` and `lineitem` are embedded specs
 //! ([`spec::PRESETS`]). A spec compiles to a [`spec::SpecGenerator`], the
 //! [`BatchGenerator`] that the writer pipeline in `strata-pipeline` drives from
 //! many threads.

@@ -70,7 +70,7 @@ use arrow_array::{
     cast::AsArray,
     downcast_dictionary_array,
     types::{
-        Date32Type, Date64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+        Date32Type, Date64Type, Decimal128Type, Int8Type, Int16Type, Int32Type, Int64Type,
         TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
         TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
     },
@@ -686,6 +686,9 @@ impl Node {
                 dist.and_then(|d| d.values).map(|v| {
                     let mut c = Categories::new(v, is_zipf(generator));
                     c.dates = *data_type == DataType::Date32;
+                    if let DataType::Decimal128(_, scale) = data_type {
+                        c.decimal_scale = Some(*scale);
+                    }
                     c
                 }),
                 Shape::Leaf,
@@ -1007,6 +1010,8 @@ struct Categories {
     matcher: Matcher,
     /// The values are days since 1970-01-01, shown as dates.
     dates: bool,
+    /// The values are units of a decimal of this scale, shown as decimals.
+    decimal_scale: Option<i8>,
 }
 
 impl Categories {
@@ -1028,6 +1033,7 @@ impl Categories {
             expected,
             report,
             dates: false,
+            decimal_scale: None,
         }
     }
 
@@ -1051,6 +1057,9 @@ impl Categories {
             if self.report[i] {
                 let shown = match v {
                     Value::Int(days) if self.dates => civil_date(*days),
+                    Value::Int(units) if self.decimal_scale.is_some() => {
+                        decimal_text(*units, self.decimal_scale.unwrap_or(0))
+                    }
                     v => v.to_string(),
                 };
                 out.push(Check::share(
@@ -1082,6 +1091,20 @@ fn civil_date(days: i128) -> String {
         )
 }
 
+/// Decimal `units` of `10^-scale` as text (`1250` at scale 2 is `12.50`).
+fn decimal_text(units: i128, scale: i8) -> String {
+    let scale = u32::try_from(scale).unwrap_or(0);
+    let digits = units.unsigned_abs().to_string();
+    let digits = format!("{digits:0>width$}", width = scale as usize + 1);
+    let (whole, frac) = digits.split_at(digits.len() - scale as usize);
+    let sign = if units < 0 { "-" } else { "" };
+    if frac.is_empty() {
+        format!("{sign}{whole}")
+    } else {
+        format!("{sign}{whole}.{frac}")
+    }
+}
+
 /// Whether a [`Matcher`] compares values of type `dt`.
 fn comparable(dt: &DataType) -> bool {
     match dt {
@@ -1100,6 +1123,7 @@ fn comparable(dt: &DataType) -> bool {
         | DataType::Date32
         | DataType::Date64
         | DataType::Timestamp(..)
+        | DataType::Decimal128(..)
         | DataType::Utf8
         | DataType::LargeUtf8
         | DataType::Utf8View
@@ -1210,6 +1234,13 @@ impl Matcher {
             DataType::UInt64 => ints!(UInt64Type),
             DataType::Date32 => ints!(Date32Type),
             DataType::Date64 => ints!(Date64Type),
+            // Spec values of decimal fields are their units.
+            DataType::Decimal128(..) => array
+                .as_primitive::<Decimal128Type>()
+                .values()
+                .iter()
+                .map(|&v| self.int(v))
+                .collect(),
             DataType::Timestamp(TimeUnit::Second, _) => ints!(TimestampSecondType),
             DataType::Timestamp(TimeUnit::Millisecond, _) => ints!(TimestampMillisecondType),
             DataType::Timestamp(TimeUnit::Microsecond, _) => ints!(TimestampMicrosecondType),
@@ -1380,6 +1411,14 @@ impl Lengths {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_are_shown_as_decimals() {
+        assert_eq!(decimal_text(1250, 2), "12.50");
+        assert_eq!(decimal_text(-5, 2), "-0.05");
+        assert_eq!(decimal_text(0, 3), "0.000");
+        assert_eq!(decimal_text(42, 0), "42");
+    }
 
     #[test]
     fn dates_are_shown_as_dates() {

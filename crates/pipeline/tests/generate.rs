@@ -707,3 +707,84 @@ fn generate_writes_to_an_object_store_prefix() {
     let e = generate(&strata_gen::contacts(cfg.seed), &cfg, &|_| {}).unwrap_err();
     assert!(e.to_string().contains("strata-no-such-bucket"), "{e}");
 }
+
+/// The `lineitem` preset goes through the direct encoder (`--encoder
+/// auto`) with Snappy and zstd: its files name strata as their writer,
+/// hold TPC-H's 16 columns with the types of `tpchgen-cli`'s files (its
+/// strings are Utf8View there, the same Parquet column), and read back as
+/// the same rows, with the same chunk statistics, as parquet's Arrow
+/// writer's files.
+#[test]
+fn lineitem_takes_the_direct_encoder() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use strata_pipeline::generate::ParquetEncoder;
+
+    let money = DataType::Decimal128(15, 2);
+    let want: Vec<(&str, DataType)> = vec![
+        ("l_orderkey", DataType::Int64),
+        ("l_partkey", DataType::Int64),
+        ("l_suppkey", DataType::Int64),
+        ("l_linenumber", DataType::Int32),
+        ("l_quantity", money.clone()),
+        ("l_extendedprice", money.clone()),
+        ("l_discount", money.clone()),
+        ("l_tax", money),
+        ("l_returnflag", DataType::Utf8),
+        ("l_linestatus", DataType::Utf8),
+        ("l_shipdate", DataType::Date32),
+        ("l_commitdate", DataType::Date32),
+        ("l_receiptdate", DataType::Date32),
+        ("l_shipinstruct", DataType::Utf8),
+        ("l_shipmode", DataType::Utf8),
+        ("l_comment", DataType::Utf8),
+    ];
+    for compression in [Compression::Snappy, Compression::Zstd(1)] {
+        let mut texts = Vec::new();
+        let mut stats = Vec::new();
+        for encoder in [ParquetEncoder::Auto, ParquetEncoder::Arrow] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut cfg = config(dir.path(), 30_003);
+            cfg.output_filename = "lineitem".into();
+            cfg.row_group_rows = 10_000;
+            cfg.compression = compression;
+            cfg.encoder = encoder;
+            let (summary, batches) = run_preset("lineitem", &cfg);
+            let schema = batches[0].schema();
+            let got: Vec<(&str, DataType)> = schema
+                .fields()
+                .iter()
+                .map(|f| {
+                    assert!(!f.is_nullable(), "{}", f.name());
+                    (f.name().as_str(), f.data_type().clone())
+                })
+                .collect();
+            assert_eq!(got, want);
+            texts.push(rows_as_text(&batches).unwrap());
+            let mut s = Vec::new();
+            for f in &summary.files {
+                let reader =
+                    SerializedFileReader::new(std::fs::File::open(&f.path).unwrap()).unwrap();
+                let meta = reader.metadata();
+                let by = meta.file_metadata().created_by().unwrap_or_default();
+                assert_eq!(
+                    by.starts_with("strata version "),
+                    encoder == ParquetEncoder::Auto,
+                    "{compression:?} {encoder:?}: {by}"
+                );
+                for group in meta.row_groups() {
+                    for chunk in group.columns() {
+                        let st = chunk.statistics().expect("statistics");
+                        s.push((
+                            chunk.column_path().string(),
+                            st.min_bytes_opt().map(<[u8]>::to_vec),
+                            st.max_bytes_opt().map(<[u8]>::to_vec),
+                        ));
+                    }
+                }
+            }
+            stats.push(s);
+        }
+        assert_eq!(texts[0], texts[1], "{compression:?}");
+        assert_eq!(stats[0], stats[1], "{compression:?}");
+    }
+}

@@ -99,6 +99,22 @@ fn contacts_files_realise_the_spec() {
     }
 }
 
+/// `lineitem`: weighted decimals (quantities, in units of 0.01), integers
+/// and strings pass, shown as their spec writes them.
+#[test]
+fn lineitem_files_realise_the_spec() {
+    let spec = Spec::preset("lineitem").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let files = write(&spec, dir.path(), 40_000, Format::Parquet);
+    let report = verify_distribution(&spec, &files).unwrap();
+    assert_passed(&report);
+    close(specified(&report, "l_quantity", "value 1.00"), 0.02);
+    close(specified(&report, "l_quantity", "value 50.00"), 0.02);
+    close(specified(&report, "l_linenumber", "value 1"), 0.25);
+    close(specified(&report, "l_returnflag", "value \"N\""), 0.5);
+    close(specified(&report, "l_shipmode", "value \"FOB\""), 1.0 / 7.0);
+}
+
 #[test]
 fn events_files_realise_the_spec() {
     let spec = Spec::preset("events").unwrap();

@@ -345,4 +345,5 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("contacts", include_str!("../../specs/contacts.toml")),
     ("wide-u64", include_str!("../../specs/wide-u64.toml")),
     ("events", include_str!("../../specs/events.toml")),
+    ("lineitem", include_str!("../../specs/lineitem.toml")),
 ];
