@@ -1,8 +1,8 @@
 //! Every suite at its tiny size: each strata case and each in-process
 //! peer measures and validates its work, the Python peers run when
-//! `STRATA_BENCH_PYTHON` names a Python with pyarrow and DuckDB (as
-//! `scripts/test` sets it), and a run survives JSON and compares with
-//! itself.
+//! `STRATA_BENCH_PYTHON` names a Python with pyarrow, DuckDB and
+//! tpchgen-cli (as `scripts/test` sets it), and a run survives JSON and
+//! compares with itself.
 
 use strata_bench::{Config, CounterMode, Size, Suite, Verdict, report};
 
@@ -28,7 +28,7 @@ fn every_suite_runs_at_tiny_size() {
         for c in &run.cases {
             let python_peer = matches!(
                 c.subject.as_str(),
-                "pyarrow" | "pyarrow (Arrow C++)" | "duckdb"
+                "pyarrow" | "pyarrow (Arrow C++)" | "duckdb" | "tpchgen-cli"
             );
             if python_peer && !with_python {
                 continue;

@@ -7,6 +7,12 @@
 //! and, given its path (`strata bench pipeline --reference PATH`), the
 //! reference program `parquet-nested-parallel` writing the same number of
 //! `contacts` rows uncompressed.
+//!
+//! TPC-H's lineitem at scale factor 1 (6,001,215 rows; 0.005 of that at
+//! the tiny size): strata's `lineitem` preset to Parquet with Snappy and
+//! with zstd level 1, and beside each `tpchgen-cli` (the Python package,
+//! pinned in `tests/interop/requirements.txt`) writing the table at the
+//! same scale factor with the same codec and thread count.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -21,6 +27,10 @@ use super::common::{peer_body, peer_timing, python_peer};
 use crate::{Body, Case, Config, Error, Sample, Size, Unit, case_err};
 
 const PEER: &str = include_str!("../../python/generate_peer.py");
+const TPCHGEN_PEER: &str = include_str!("../../python/tpchgen_peer.py");
+
+/// Rows of TPC-H's lineitem table at scale factor 1.
+pub const LINEITEM_SF1_ROWS: u64 = 6_001_215;
 
 /// The cases.
 pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
@@ -132,6 +142,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
             body: peer_body(&reply, &name),
         });
     }
+    out.extend(lineitem_cases(cfg, &dir, threads)?);
     if let (Some(program), true) = (&cfg.reference, cfg.peers) {
         let name = format!("generate contacts {rows} rows/parquet none");
         let subject = "parquet-nested-parallel";
@@ -149,6 +160,86 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                 body,
             });
         }
+    }
+    Ok(out)
+}
+
+/// strata's `lineitem` preset and `tpchgen-cli` at one scale factor, to
+/// Parquet with Snappy and with zstd level 1.
+fn lineitem_cases(
+    cfg: &Config,
+    dir: &Arc<tempfile::TempDir>,
+    threads: usize,
+) -> Result<Vec<Case>, Error> {
+    let scale_factor = match cfg.size {
+        Size::Tiny => 0.005,
+        Size::Full => 1.0,
+    };
+    let rows = (LINEITEM_SF1_ROWS as f64 * scale_factor).round() as u64;
+    let generator = Arc::new(strata_gen::preset("lineitem", 42));
+    let mut out = vec![];
+    for (label, compression, codec) in [
+        ("parquet snappy", Compression::Snappy, "SNAPPY"),
+        ("parquet zstd", Compression::Zstd(1), "ZSTD(1)"),
+    ] {
+        let name = format!("generate lineitem SF {scale_factor} ({rows} rows)/{label}");
+        let gen_cfg = GenerateConfig {
+            target_records: rows,
+            record_batch_size: 8192,
+            num_writers: 4,
+            threads,
+            row_group_rows: 1 << 20,
+            format: Format::Parquet,
+            compression,
+            output_dir: PathBuf::from(dir.path()).join(format!("lineitem-{label}")),
+            output_filename: "lineitem".into(),
+            overwrite: true,
+            seed: 42,
+            encoder: ParquetEncoder::Auto,
+            part: Part::default(),
+        };
+        let (generator, keep) = (generator.clone(), dir.clone());
+        let output = gen_cfg.output_dir.clone();
+        out.push(Case {
+            name: name.clone(),
+            subject: "strata".into(),
+            unit: Unit::Rows,
+            work: rows as f64,
+            repeats: 1,
+            body: Body::Staged {
+                setup: Box::new(move || match std::fs::remove_dir_all(&output) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(case_err(e)),
+                    _ => Ok(()),
+                }),
+                run: Box::new(move || {
+                    let _keep = &keep;
+                    generate(&*generator, &gen_cfg, &|_| {}).map_err(case_err)?;
+                    Ok(())
+                }),
+            },
+        });
+        let mut request = peer_timing(cfg);
+        request["name"] = name.clone().into();
+        request["dir"] = dir.path().display().to_string().into();
+        request["scale_factor"] = scale_factor.into();
+        request["codec"] = codec.into();
+        request["threads"] = threads.into();
+        let subject = "tpchgen-cli";
+        let reply = python_peer(
+            cfg,
+            TPCHGEN_PEER,
+            &request,
+            subject,
+            std::slice::from_ref(&name),
+        );
+        out.push(Case {
+            name: name.clone(),
+            subject: subject.into(),
+            unit: Unit::Rows,
+            work: rows as f64,
+            repeats: 1,
+            body: peer_body(&reply, &name),
+        });
     }
     Ok(out)
 }
