@@ -4,8 +4,9 @@
 random specs twice, through strata's direct encoder and through parquet's
 `ArrowWriter`, into `STRATA_DIFFERENTIAL_DIR` (`scripts/test` sets it and
 runs that test first). Here pyarrow and DuckDB must read each pair as the
-same rows, pyarrow must see the same statistics in every column chunk, and
-the direct file must name strata as its writer.
+same rows, pyarrow must see the same statistics in every column chunk
+(decimals of every storage among them), and the direct file must name
+strata as its writer.
 """
 
 import math
@@ -91,6 +92,21 @@ def test_the_differential_files_exist():
     if not DIR:
         pytest.skip("STRATA_DIFFERENTIAL_DIR is not set: run through scripts/test")
     assert len(pairs()) >= 500, f"expected the Rust test's files in {DIR}"
+
+
+def test_the_differential_files_hold_decimals_of_every_storage():
+    """Decimals stored as INT32, INT64 and fixed-length bytes are among
+    the pairs read below, so that pyarrow and DuckDB check all three."""
+    if not DIR:
+        pytest.skip("STRATA_DIFFERENTIAL_DIR is not set: run through scripts/test")
+    seen = set()
+    for direct, _ in pairs():
+        schema = pq.ParquetFile(direct).metadata.schema
+        for i in range(len(schema)):
+            column = schema.column(i)
+            if column.logical_type.type == "DECIMAL":
+                seen.add(column.physical_type)
+    assert seen == {"INT32", "INT64", "FIXED_LEN_BYTE_ARRAY"}, seen
 
 
 @pytest.mark.parametrize("direct,arrow", pairs(), ids=lambda p: p.name)
