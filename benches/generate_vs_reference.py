@@ -42,6 +42,9 @@ from pathlib import Path
 from benchenv import ROOT, commit, machine
 
 
+PRESETS = ["contacts", "wide-u64", "events", "lineitem"]
+
+
 def timed(cmd, out_dir):
     shutil.rmtree(out_dir, ignore_errors=True)
     # Flush the previous run's dirty pages so its writeback does not land
@@ -87,7 +90,7 @@ def main():
     cases = []
     if args.presets:
         base = [strata, "generate", "-q", "--overwrite", "--target-records", str(n)]
-        for preset in ["contacts", "wide-u64", "events"]:
+        for preset in PRESETS:
             for codec in ["none", "zstd"]:
                 for label, extra in [
                     ("ipc", ["--format", "ipc"]),
@@ -171,7 +174,7 @@ def main():
         lines.append("")
         lines.append("| preset | codec | Parquet direct / IPC | Parquet Arrow writer / IPC | direct speed-up over the Arrow writer |")
         lines.append("|---|---|---|---|---|")
-        for preset in ["contacts", "wide-u64", "events"]:
+        for preset in PRESETS:
             for codec in ["none", "zstd"]:
                 ipc = medians[f"{preset} {codec} ipc"]
                 direct = medians[f"{preset} {codec} parquet direct"]

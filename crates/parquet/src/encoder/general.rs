@@ -729,10 +729,19 @@ impl<'a> Values<'a> {
 /// The values of a primitive array as bytes (already sliced to the
 /// array's rows).
 fn leaf_buffer(leaf: &dyn Array) -> Option<&[u8]> {
+    leaf_values(leaf).map(|b| b.as_slice())
+}
+
+/// The values buffer of a primitive array, sliced to the array's rows (a
+/// reference-counted handle, for pages that share it).
+pub(super) fn values_buffer(leaf: &dyn Array) -> Option<arrow_buffer::Buffer> {
+    leaf_values(leaf).cloned()
+}
+
+fn leaf_values(leaf: &dyn Array) -> Option<&arrow_buffer::Buffer> {
     macro_rules! raw {
         ($t:ty) => {
-            leaf.as_primitive_opt::<$t>()
-                .map(|a| a.values().inner().as_slice())
+            leaf.as_primitive_opt::<$t>().map(|a| a.values().inner())
         };
     }
     match leaf.data_type() {
