@@ -97,29 +97,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                 encoder,
                 part: Part::default(),
             };
-            let (generator, dir) = (generator.clone(), dir.clone());
-            let output = gen_cfg.output_dir.clone();
-            out.push(Case {
-                name,
-                subject: subject.into(),
-                unit: Unit::Rows,
-                work: rows as f64,
-                repeats: 1,
-                body: Body::Staged {
-                    // The previous run's files go untimed: replacing them
-                    // inside the window tears down hundreds of MB of cached
-                    // pages there.
-                    setup: Box::new(move || match std::fs::remove_dir_all(&output) {
-                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(case_err(e)),
-                        _ => Ok(()),
-                    }),
-                    run: Box::new(move || {
-                        let _keep = &dir;
-                        generate(&*generator, &gen_cfg, &|_| {}).map_err(case_err)?;
-                        Ok(())
-                    }),
-                },
-            });
+            out.push(generate_case(name, subject, &generator, gen_cfg, &dir));
         }
     }
     for (label, codec) in [("parquet none", "uncompressed"), ("parquet zstd", "zstd")] {
@@ -166,6 +144,39 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
 
 /// strata's `lineitem` preset and `tpchgen-cli` at one scale factor, to
 /// Parquet with Snappy and with zstd level 1.
+/// A case running `strata generate` with `gen_cfg` (`dir` holds its
+/// output and lives as long as the case).
+fn generate_case(
+    name: String,
+    subject: &str,
+    generator: &Arc<strata_gen::spec::SpecGenerator>,
+    gen_cfg: GenerateConfig,
+    dir: &Arc<tempfile::TempDir>,
+) -> Case {
+    let (generator, keep) = (generator.clone(), dir.clone());
+    let output = gen_cfg.output_dir.clone();
+    Case {
+        name,
+        subject: subject.into(),
+        unit: Unit::Rows,
+        work: gen_cfg.target_records as f64,
+        repeats: 1,
+        body: Body::Staged {
+            // The previous run's files go untimed: replacing them inside
+            // the window tears down hundreds of MB of cached pages there.
+            setup: Box::new(move || match std::fs::remove_dir_all(&output) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(case_err(e)),
+                _ => Ok(()),
+            }),
+            run: Box::new(move || {
+                let _keep = &keep;
+                generate(&*generator, &gen_cfg, &|_| {}).map_err(case_err)?;
+                Ok(())
+            }),
+        },
+    }
+}
+
 fn lineitem_cases(
     cfg: &Config,
     dir: &Arc<tempfile::TempDir>,
@@ -198,26 +209,13 @@ fn lineitem_cases(
             encoder: ParquetEncoder::Auto,
             part: Part::default(),
         };
-        let (generator, keep) = (generator.clone(), dir.clone());
-        let output = gen_cfg.output_dir.clone();
-        out.push(Case {
-            name: name.clone(),
-            subject: "strata".into(),
-            unit: Unit::Rows,
-            work: rows as f64,
-            repeats: 1,
-            body: Body::Staged {
-                setup: Box::new(move || match std::fs::remove_dir_all(&output) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(case_err(e)),
-                    _ => Ok(()),
-                }),
-                run: Box::new(move || {
-                    let _keep = &keep;
-                    generate(&*generator, &gen_cfg, &|_| {}).map_err(case_err)?;
-                    Ok(())
-                }),
-            },
-        });
+        out.push(generate_case(
+            name.clone(),
+            "strata",
+            &generator,
+            gen_cfg,
+            dir,
+        ));
         let mut request = peer_timing(cfg);
         request["name"] = name.clone().into();
         request["dir"] = dir.path().display().to_string().into();

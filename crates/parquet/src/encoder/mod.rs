@@ -3111,6 +3111,22 @@ mod tests {
         Bytes::from(file.into_inner().unwrap())
     }
 
+    /// Both encoders give `batch` the same chunk statistics, and the
+    /// direct encoder's file reads back its rows.
+    fn assert_encoders_agree(schema: Arc<Schema>, batch: &RecordBatch, what: &str) {
+        let groups = [std::slice::from_ref(batch)];
+        assert_eq!(
+            chunk_statistics(&write_direct(schema.clone(), &groups)),
+            chunk_statistics(&write_arrow(schema.clone(), &groups)),
+            "{what}"
+        );
+        assert_eq!(
+            rows(&round_trip(schema, &groups)),
+            rows(groups[0]),
+            "{what}"
+        );
+    }
+
     /// The file parquet's `ArrowWriter` writes for `groups`, one row group
     /// each, with page-level statistics.
     fn write_arrow(schema: Arc<Schema>, groups: &[&[RecordBatch]]) -> Bytes {
@@ -3288,26 +3304,14 @@ mod tests {
                 vec![Arc::new(f64s), Arc::new(f32s), Arc::new(bools)],
             )
             .unwrap();
-            let groups = [std::slice::from_ref(&batch)];
-            assert_eq!(
-                chunk_statistics(&write_direct(schema.clone(), &groups)),
-                chunk_statistics(&write_arrow(schema.clone(), &groups)),
-                "case {i}"
-            );
-            assert_eq!(rows(&round_trip(schema, &groups)), rows(groups[0]));
+            assert_encoders_agree(schema, &batch, &format!("case {i}"));
             let schema = Arc::new(Schema::new(vec![Field::new(
                 "l",
                 DataType::LargeList(item),
                 true,
             )]));
             let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(large)]).unwrap();
-            let groups = [std::slice::from_ref(&batch)];
-            assert_eq!(
-                chunk_statistics(&write_direct(schema.clone(), &groups)),
-                chunk_statistics(&write_arrow(schema.clone(), &groups)),
-                "large list case {i}"
-            );
-            assert_eq!(rows(&round_trip(schema, &groups)), rows(groups[0]));
+            assert_encoders_agree(schema, &batch, &format!("large list case {i}"));
         }
     }
 
@@ -3520,13 +3524,7 @@ mod tests {
                     true,
                 )]));
                 let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap();
-                let groups = [std::slice::from_ref(&batch)];
-                assert_eq!(
-                    chunk_statistics(&write_direct(schema.clone(), &groups)),
-                    chunk_statistics(&write_arrow(schema.clone(), &groups)),
-                    "list of {t} case {i}"
-                );
-                assert_eq!(rows(&round_trip(schema, &groups)), rows(groups[0]));
+                assert_encoders_agree(schema, &batch, &format!("list of {t} case {i}"));
             }
         }
     }
