@@ -1115,24 +1115,17 @@ impl<G: BatchGenerator> Run<'_, G> {
 
     fn finish(&self, file: usize, w: &mut WriterState) -> Result<(), Error> {
         let target = self.cfg.file_path(file);
-        let (f, groups) = match w.sink.take() {
+        let (buffered, groups) = match w.sink.take() {
             Some(Sink::Parquet(writer)) => {
                 let groups = writer.flushed_row_groups().len();
-                let f = writer
-                    .into_inner()?
-                    .into_inner()
-                    .map_err(|e| Error::io("write", &target, e.into_error()))?;
-                (f, groups)
+                (writer.into_inner()?, groups)
             }
-            Some(Sink::Ipc(writer)) => {
-                let buffered = writer.finish()?;
-                let f = buffered
-                    .into_inner()
-                    .map_err(|e| Error::io("write", &target, e.into_error()))?;
-                (f, self.files[file].groups)
-            }
+            Some(Sink::Ipc(writer)) => (writer.finish()?, self.files[file].groups),
             None => return Err(Error::Cancelled),
         };
+        let f = buffered
+            .into_inner()
+            .map_err(|e| Error::io("write", &target, e.into_error()))?;
         let (finished, bytes) = match (f, w.pending.take()) {
             (OutputFile::Local(f), Some(pending)) => {
                 let bytes = f

@@ -1055,12 +1055,10 @@ impl Categories {
         let n: u64 = self.counts.iter().sum();
         for (i, v) in self.values.iter().enumerate() {
             if self.report[i] {
-                let shown = match v {
-                    Value::Int(days) if self.dates => civil_date(*days),
-                    Value::Int(units) if self.decimal_scale.is_some() => {
-                        decimal_text(*units, self.decimal_scale.unwrap_or(0))
-                    }
-                    v => v.to_string(),
+                let shown = match (v, self.decimal_scale) {
+                    (Value::Int(days), _) if self.dates => civil_date(*days),
+                    (Value::Int(units), Some(scale)) => decimal_text(*units, scale),
+                    (v, _) => v.to_string(),
                 };
                 out.push(Check::share(
                     path,

@@ -552,10 +552,7 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
                 }
             } else {
                 // Decimals are drawn in units of their scale.
-                let unit = match class {
-                    Class::Decimal { scale, .. } => 10f64.powi(i32::from(scale)),
-                    _ => 1.0,
-                };
+                let unit = class.unit();
                 let (tlo, thi, signed) = int_range(class);
                 Sampler::IntNormal {
                     mean: mean * unit,
@@ -1194,10 +1191,7 @@ fn cardinality(g: &Generator, class: Class) -> Option<u64> {
             if class == Class::Float {
                 return None;
             }
-            let unit = match class {
-                Class::Decimal { scale, .. } => 10f64.powi(i32::from(scale)),
-                _ => 1.0,
-            };
+            let unit = class.unit();
             let width = 12.0 * std * unit;
             let clamp = match (min, max) {
                 (Some(a), Some(b)) => (b - a) * unit + 1.0,
@@ -1825,14 +1819,17 @@ impl Node {
                     .nulls(nulls)
                     .build()?
             }
-            Out::W8 | Out::W16 | Out::W32 | Out::W64 => {
+            Out::W8 | Out::W16 | Out::W32 | Out::W64 | Out::W128 => {
                 // One column of integers of the output's width: the fast
                 // loops for a single sampler, else per-element dispatch.
                 macro_rules! int_column {
-                    ($v:expr, $t:ty) => {{
+                    ($v:expr, $t:ty) => {
+                        int_column!($v, $t, |x: u64| x as $t)
+                    };
+                    ($v:expr, $t:ty, $conv:expr) => {{
                         let mut v = $v;
+                        let conv = $conv;
                         if fast {
-                            let conv = |x: u64| x as $t;
                             let codes = codes.as_mut();
                             ints_fast(&leaf.samplers[0], key, ids, valid, &mut v, codes, conv);
                         } else {
@@ -1843,7 +1840,7 @@ impl Node {
                                 }
                                 let (x, c) = draw_int(i, id);
                                 record(&mut codes, valid, c, i);
-                                x as $t
+                                conv(x)
                             });
                         }
                         Buffer::from_vec(v)
@@ -1853,6 +1850,11 @@ impl Node {
                     Out::W8 => int_column!(s.v8(n), u8),
                     Out::W16 => int_column!(s.v16(n), u16),
                     Out::W32 => int_column!(s.v32(n), u32),
+                    // Decimal units are drawn as 64-bit integers (the spec
+                    // keeps decimal values within `i64`), sign-extended.
+                    Out::W128 => int_column!(Vec::<i128>::with_capacity(n), i128, |x: u64| {
+                        i128::from(x as i64)
+                    }),
                     _ => int_column!(s.v64(n), u64),
                 };
                 match (&data_type, &leaf.dictionary) {
@@ -1890,38 +1892,6 @@ impl Node {
                         .nulls(nulls)
                         .build()?,
                 }
-            }
-            Out::W128 => {
-                // Units drawn as 64-bit integers (the spec keeps decimal
-                // values within `i64`), sign-extended.
-                let mut v: Vec<i128> = Vec::with_capacity(n);
-                if fast {
-                    let conv = |x: u64| i128::from(x as i64);
-                    ints_fast(
-                        &leaf.samplers[0],
-                        key,
-                        ids,
-                        valid,
-                        &mut v,
-                        codes.as_mut(),
-                        conv,
-                    );
-                } else {
-                    fill(&mut v, ids, |i, id| {
-                        if valid[i] == 0 {
-                            record(&mut codes, valid, 0, i);
-                            return 0;
-                        }
-                        let (x, c) = draw_int(i, id);
-                        record(&mut codes, valid, c, i);
-                        i128::from(x as i64)
-                    });
-                }
-                ArrayData::builder(data_type.clone())
-                    .len(n)
-                    .add_buffer(Buffer::from_vec(v))
-                    .nulls(nulls)
-                    .build()?
             }
             Out::F32 | Out::F64 => {
                 let buffer = if leaf.out == Out::F32 {

@@ -115,6 +115,15 @@ impl Class {
         }
     }
 
+    /// What one unit of a value is worth: `10^scale` units make 1 for a
+    /// decimal (its values are drawn and stored in units), 1 otherwise.
+    pub(crate) fn unit(self) -> f64 {
+        match self {
+            Class::Decimal { scale, .. } => 10f64.powi(i32::from(scale)),
+            _ => 1.0,
+        }
+    }
+
     fn numeric(self) -> bool {
         matches!(
             self,
@@ -744,7 +753,7 @@ impl<'s> P<'s> {
                 }
                 if let Class::Decimal { scale, max: most } = class {
                     // Clamps in units of the scale, as the engine draws.
-                    let unit = 10f64.powi(i32::from(scale));
+                    let unit = class.unit();
                     let top = most as f64;
                     let lo = min.map_or(-top, |m| (m * unit).max(-top));
                     let hi = max.map_or(top, |m| (m * unit).min(top));

@@ -879,9 +879,11 @@ impl LeafEncoder {
         for b in batches {
             chains.push(path.chain(b.column(self.shape.column))?);
         }
-        // A required, unnested fixed-width leaf written uncompressed and
-        // `PLAIN`: its page bodies are the batches' value buffers.
-        let share = self.shares(path) && matches!(rows, Gather::All);
+        // Values stored as Arrow holds them (no widening, no decimal
+        // conversion) can be shared.
+        let share = self.shares()
+            && matches!(path.source, general::Source::Copy(_))
+            && matches!(rows, Gather::All);
         let buffers = if share {
             let mut b = Vec::with_capacity(chains.len());
             for chain in &chains {
@@ -941,6 +943,7 @@ impl LeafEncoder {
                 if let (Some(buffer), general::Source::Copy(w)) =
                     (buffers.get(b as usize), path.source)
                 {
+                    // Only when sharing: `buffers` is empty otherwise.
                     self.share(buffer, b, w, s as usize..e as usize, &mut open);
                 } else {
                     values[b as usize].put(
@@ -965,13 +968,13 @@ impl LeafEncoder {
         Ok(())
     }
 
-    /// Whether this leaf's pages can be the batches' value buffers: no
-    /// levels, fixed-width values stored as Arrow holds them, `PLAIN` and
-    /// uncompressed.
-    fn shares(&self, path: &general::Path) -> bool {
-        path.max_def == 0
-            && path.max_rep == 0
-            && matches!(path.source, general::Source::Copy(_))
+    /// Whether this leaf's pages can be the batches' value buffers: a
+    /// required, unnested fixed-width leaf written `PLAIN` and
+    /// uncompressed (the caller checks that the values are stored as
+    /// Arrow holds them).
+    fn shares(&self) -> bool {
+        self.shape.max_def == 0
+            && self.shape.max_rep == 0
             && matches!(
                 self.shape.values,
                 Values::Int(_) | Values::UInt(_) | Values::Float(_)
@@ -989,11 +992,10 @@ impl LeafEncoder {
             .iter()
             .map(|b| b.column(self.shape.column))
             .collect();
+        // A top-level `Int32` or `Int64` column, stored as Arrow holds it.
         if let (Values::Int(w), None, Gather::All, [column]) =
             (self.shape.values, self.shape.child, rows, &columns[..])
-            && self.shape.max_def == 0
-            && !self.shape.delta
-            && self.codec.codec == Compression::None
+            && self.shares()
         {
             return self.write_shared(column, w);
         }
@@ -2082,36 +2084,32 @@ impl PageCompressor {
         let io = |e: std::io::Error| {
             Error::Parquet(parquet::errors::ParquetError::External(Box::new(e)))
         };
-        let out = &mut self.out;
+        // Taken out for the call to `compress_zstd_into`, put back after.
+        let mut out = std::mem::take(&mut self.out);
         out.clear();
-        match self.codec {
-            Compression::None => out.extend_from_slice(page),
+        let done = match self.codec {
+            Compression::None => {
+                out.extend_from_slice(page);
+                Ok(())
+            }
             Compression::Snappy => {
                 out.resize(snap::raw::max_compress_len(page.len()), 0);
-                let n = snap::raw::Encoder::new()
-                    .compress(page, out)
-                    .map_err(|e| io(e.into()))?;
-                out.truncate(n);
+                snap::raw::Encoder::new()
+                    .compress(page, &mut out)
+                    .map(|n| out.truncate(n))
+                    .map_err(|e| io(e.into()))
             }
             Compression::Lz4 => {
                 out.resize(lz4_flex::block::get_maximum_output_size(page.len()), 0);
-                let n = lz4_flex::block::compress_into(page, out)
-                    .map_err(|e| io(std::io::Error::other(e)))?;
-                out.truncate(n);
+                lz4_flex::block::compress_into(page, &mut out)
+                    .map(|n| out.truncate(n))
+                    .map_err(|e| io(std::io::Error::other(e)))
             }
-            Compression::Zstd(level) => {
-                let z = match &mut self.zstd {
-                    Some(z) => z,
-                    None => self
-                        .zstd
-                        .insert(zstd::bulk::Compressor::new(level).map_err(io)?),
-                };
-                // zstd writes into the capacity; no need to zero it first.
-                out.reserve(zstd::zstd_safe::compress_bound(page.len()));
-                z.compress_to_buffer(page, out).map_err(io)?;
-            }
-        }
-        Ok(out)
+            Compression::Zstd(_) => self.compress_zstd_into(page, &mut out).map(|_| ()),
+        };
+        self.out = out;
+        done?;
+        Ok(&self.out)
     }
 }
 
