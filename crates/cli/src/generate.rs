@@ -76,9 +76,9 @@ pub(crate) struct GenerateArgs {
     /// Rows per Parquet row group.
     #[arg(long, default_value_t = DEFAULT_ROW_GROUP_ROWS)]
     row_group_rows: usize,
-    /// Parquet encoder: auto (strata's direct encoder where the schema
-    /// allows: string and dictionary columns, flat or in a list of structs;
-    /// else parquet's Arrow writer) or arrow (always parquet's Arrow writer).
+    /// Parquet encoder: auto (strata's direct encoder, which takes every
+    /// type of the spec format at any depth) or arrow (parquet's Arrow
+    /// writer, the reference).
     #[arg(long, default_value = "auto", value_parser = parse::<ParquetEncoder, _>)]
     encoder: ParquetEncoder,
     /// Replace existing output files (and remove STEM_N files of an earlier

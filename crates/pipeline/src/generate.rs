@@ -275,8 +275,9 @@ impl Default for Part {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ParquetEncoder {
-    /// strata's direct encoder for schemas it supports (string and
-    /// dictionary leaves, flat or in a list of structs), else `Arrow`.
+    /// strata's direct encoder, for every type of the spec format at any
+    /// depth (`Arrow` for a schema it does not take, such as
+    /// `Decimal256`).
     #[default]
     Auto,
     /// parquet's `ArrowColumnWriter`, for every schema and codec.
