@@ -107,7 +107,10 @@ impl Alias {
         let i = (((bits >> 32) * n as u64) >> 32) as usize;
         // `i < n` always; `min` lets the optimiser drop the bounds check.
         let (t, alias) = self.slots[i.min(n - 1)];
-        if (bits as u32) < t { i as u32 } else { alias }
+        // Which of the two is kept is as random as the bits: a branch on
+        // it mispredicted often enough to be most of a Zipf draw's cost
+        // (`events`' `device.os`, `gen_loop`).
+        std::hint::select_unpredictable((bits as u32) < t, i as u32, alias)
     }
 
     /// The probability of category `i` (its weight over the sum).
