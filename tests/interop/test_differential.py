@@ -109,6 +109,20 @@ def test_the_differential_files_hold_decimals_of_every_storage():
     assert seen == {"INT32", "INT64", "FIXED_LEN_BYTE_ARRAY"}, seen
 
 
+def test_the_differential_files_hold_byte_stream_split_floats():
+    """Float chunks written BYTE_STREAM_SPLIT by both writers are among
+    the pairs read below."""
+    if not DIR:
+        pytest.skip("STRATA_DIFFERENTIAL_DIR is not set: run through scripts/test")
+    split = 0
+    for direct, _ in pairs():
+        md = pq.ParquetFile(direct).metadata
+        for g in range(md.num_row_groups):
+            for c in range(md.num_columns):
+                split += "BYTE_STREAM_SPLIT" in md.row_group(g).column(c).encodings
+    assert split > 0
+
+
 @pytest.mark.parametrize("direct,arrow", pairs(), ids=lambda p: p.name)
 def test_pyarrow_and_duckdb_read_both_writers_the_same(direct, arrow):
     d, a = pq.read_table(direct), pq.read_table(arrow)

@@ -2,6 +2,8 @@
 presets against the published JSON Schema of spec files."""
 
 import json
+
+import pytest
 import subprocess
 import tomllib
 
@@ -32,10 +34,21 @@ def test_presets_validate_against_the_json_schema(strata_bin):
     assert (ROOT / "crates" / "gen" / "spec.schema.json").read_bytes() == json.dumps(schema, indent=2).encode() + b"\n"
 
 
-def test_events_read_by_pyarrow_and_duckdb(generate):
-    out, summary = generate("--preset", "events", "--target-records", str(ROWS), "--num-writers", "2")
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+def test_events_read_by_pyarrow_and_duckdb(generate, codec):
+    out, summary = generate(
+        "--preset", "events", "--target-records", str(ROWS), "--num-writers", "2", "--compression", codec, "--overwrite"
+    )
     files = sorted(out.glob("*.parquet"))
     assert [f.name for f in files] == ["events_0.parquet", "events_1.parquet"]
+    # With a codec, the floats of many values are BYTE_STREAM_SPLIT.
+    md = pq.ParquetFile(files[0]).metadata
+    split = {
+        md.row_group(0).column(i).path_in_schema
+        for i in range(md.num_columns)
+        if "BYTE_STREAM_SPLIT" in md.row_group(0).column(i).encodings
+    }
+    assert split == ({"amount", "items.list.item.price"} if codec == "zstd" else set())
     table = pq.read_table(files)
     assert table.num_rows == ROWS == summary["records"]
     assert table["event_id"].to_pylist() == list(range(1, ROWS + 1))

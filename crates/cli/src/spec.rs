@@ -72,6 +72,10 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                     "Parquet dictionary off (many distinct values)",
                     generator.dictionary_unfriendly_leaves(),
                 ),
+                (
+                    "Parquet BYTE_STREAM_SPLIT with a codec (floats of many values)",
+                    strata_pipeline::generate::split_leaves(&generator)?,
+                ),
             ] {
                 if !leaves.is_empty() {
                     let paths: Vec<String> = leaves.iter().map(|l| l.join(".")).collect();

@@ -269,7 +269,8 @@ fn properties(rng: &mut Rng) -> WriterProperties {
         .build()
 }
 
-/// One integer leaf in three `DELTA_BINARY_PACKED`, its dictionary off.
+/// One integer leaf in three `DELTA_BINARY_PACKED` and one float leaf in
+/// three `BYTE_STREAM_SPLIT`, their dictionaries off.
 fn with_delta(
     props: WriterProperties,
     schema: &arrow_schema::Schema,
@@ -280,10 +281,15 @@ fn with_delta(
         .unwrap();
     let mut b = props.into_builder();
     for col in parquet.columns() {
-        if matches!(col.physical_type(), Physical::INT32 | Physical::INT64) && rng.below(3) == 0 {
+        let encoding = match col.physical_type() {
+            Physical::INT32 | Physical::INT64 => Encoding::DELTA_BINARY_PACKED,
+            Physical::FLOAT | Physical::DOUBLE => Encoding::BYTE_STREAM_SPLIT,
+            _ => continue,
+        };
+        if rng.below(3) == 0 {
             b = b
                 .set_column_dictionary_enabled(col.path().clone(), false)
-                .set_column_encoding(col.path().clone(), Encoding::DELTA_BINARY_PACKED);
+                .set_column_encoding(col.path().clone(), encoding);
         }
     }
     b.build()
@@ -297,8 +303,16 @@ fn statistics(file: &Bytes) -> Vec<String> {
         for (c, col) in rg.columns().iter().enumerate() {
             let s = col.statistics();
             out.push(format!(
-                "group {g} column {c} ({}): {:?}",
+                "group {g} column {c} ({}, {:?}): {:?}",
                 col.column_path(),
+                // The value encodings chosen by properties (the level and
+                // dictionary ones listed can differ for a chunk of nulls).
+                col.encodings()
+                    .filter(|e| matches!(
+                        e,
+                        Encoding::DELTA_BINARY_PACKED | Encoding::BYTE_STREAM_SPLIT
+                    ))
+                    .collect::<Vec<_>>(),
                 s.map(|s| (
                     s.min_bytes_opt(),
                     s.max_bytes_opt(),
@@ -376,6 +390,7 @@ fn random_specs_agree_with_parquets_writer() {
     let mut levels_seen = [0usize; 5];
     // Decimal leaves stored as INT32, INT64 and fixed-length bytes.
     let mut decimals_seen = [0usize; 3];
+    let mut split_seen = 0usize;
     for seed in 0..count {
         let text = random_spec(seed);
         let spec = Spec::parse(&text, "random.toml")
@@ -418,6 +433,12 @@ fn random_specs_agree_with_parquets_writer() {
         assert!(created_by(&direct).starts_with("strata version "), "{what}");
 
         let descr = SerializedFileReader::new(direct.clone()).unwrap();
+        for rg in descr.metadata().row_groups() {
+            for col in rg.columns() {
+                split_seen +=
+                    usize::from(col.encodings().any(|e| e == Encoding::BYTE_STREAM_SPLIT));
+            }
+        }
         for c in descr.metadata().file_metadata().schema_descr().columns() {
             levels_seen[(c.max_rep_level() as usize).min(4)] += 1;
             if matches!(
@@ -443,5 +464,6 @@ fn random_specs_agree_with_parquets_writer() {
             "{levels_seen:?}"
         );
         assert!(decimals_seen.iter().all(|&n| n > 0), "{decimals_seen:?}");
+        assert!(split_seen > 0, "no BYTE_STREAM_SPLIT chunk");
     }
 }

@@ -550,35 +550,54 @@ fn direct_encoder_matches_the_arrow_writer() {
 }
 
 #[test]
-fn sequences_are_delta_encoded_by_both_encoders() {
+fn sequences_and_floats_take_their_encodings_in_both_encoders() {
     use parquet::basic::Encoding;
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use strata_pipeline::generate::ParquetEncoder;
 
     let rows = 50_000u64;
-    for encoder in [ParquetEncoder::Auto, ParquetEncoder::Arrow] {
+    let codecs = [Compression::None, Compression::Zstd(1)];
+    for (encoder, codec) in [ParquetEncoder::Auto, ParquetEncoder::Arrow]
+        .into_iter()
+        .flat_map(|e| codecs.map(|c| (e, c)))
+    {
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = config(dir.path(), rows);
         cfg.num_writers = 1;
         cfg.row_group_rows = 20_000;
         cfg.output_filename = "events".into();
         cfg.encoder = encoder;
+        cfg.compression = codec;
         let (summary, batches) = run_preset("events", &cfg);
         let file = std::fs::File::open(&summary.files[0].path).unwrap();
         let reader = SerializedFileReader::new(file).unwrap();
         for group in reader.metadata().row_groups() {
             for chunk in group.columns() {
                 let path = chunk.column_path().string();
-                let delta = chunk
-                    .encodings()
-                    .any(|e| e == Encoding::DELTA_BINARY_PACKED);
+                let has = |e| chunk.encodings().any(|x| x == e);
+                let what = format!("{encoder:?} {codec:?} {path}");
                 // `event_id` is the preset's one sequence.
-                assert_eq!(delta, path == "event_id", "{encoder:?} {path}");
-                if delta {
-                    assert!(chunk.dictionary_page_offset().is_none());
+                let delta = has(Encoding::DELTA_BINARY_PACKED);
+                assert_eq!(delta, path == "event_id", "{what}");
+                // Its floats of many values, with a codec.
+                let split = has(Encoding::BYTE_STREAM_SPLIT);
+                let floats = ["amount", "items.list.item.price"];
+                let want = codec != Compression::None && floats.contains(&path.as_str());
+                assert_eq!(split, want, "{what}");
+                if delta || split {
+                    assert!(chunk.dictionary_page_offset().is_none(), "{what}");
                 }
             }
         }
+        // The files (read back by `run_preset`) hold the generated rows.
+        let generated = strata_gen::preset("events", cfg.seed)
+            .generate(0, rows as usize, &mut Default::default())
+            .unwrap();
+        assert_eq!(
+            rows_as_text(&batches).unwrap(),
+            rows_as_text(&[generated]).unwrap(),
+            "{encoder:?} {codec:?}"
+        );
         let ids: Vec<i64> = batches
             .iter()
             .flat_map(|b| {

@@ -195,6 +195,8 @@ struct LeafShape {
     def_null_leaf: Option<u8>,
     /// Integers as `DELTA_BINARY_PACKED` instead of `PLAIN`.
     delta: bool,
+    /// Floats as `BYTE_STREAM_SPLIT` instead of `PLAIN`.
+    split: bool,
     /// The path to a leaf outside the two fast shapes.
     general: Option<general::Path>,
     /// Longest byte-string min or max kept in chunk statistics and in the
@@ -367,6 +369,7 @@ impl Shredder {
             def_null_item: None,
             def_null_leaf: None,
             delta: false,
+            split: false,
             general: Some(path),
             truncate: DEFAULT_TRUNCATE,
             index_truncate: DEFAULT_TRUNCATE,
@@ -391,6 +394,7 @@ impl Shredder {
                 def_null_item: None,
                 def_null_leaf: field.is_nullable().then_some(0),
                 delta: false,
+                split: false,
                 general: None,
                 truncate: DEFAULT_TRUNCATE,
                 index_truncate: DEFAULT_TRUNCATE,
@@ -425,6 +429,7 @@ impl Shredder {
                     def_null_item: item.is_nullable().then_some(d_rep),
                     def_null_leaf: c.is_nullable().then_some(d_item),
                     delta: false,
+                    split: false,
                     general: None,
                     truncate: DEFAULT_TRUNCATE,
                     index_truncate: DEFAULT_TRUNCATE,
@@ -437,13 +442,18 @@ impl Shredder {
             .collect()
     }
 
-    /// Takes the encoding of integer leaves from `props`: those whose
-    /// column is set to `DELTA_BINARY_PACKED` are written so (suits sorted
-    /// columns: small deltas pack into a few bits); the rest `PLAIN`.
+    /// Takes the encoding of integer and float leaves from `props`:
+    /// integers whose column is set to `DELTA_BINARY_PACKED` are written
+    /// so (suits sorted columns: small deltas pack into a few bits), floats
+    /// set to `BYTE_STREAM_SPLIT` so (their bytes of each significance
+    /// together, which a codec compresses better and faster); the rest
+    /// `PLAIN`.
     fn use_encodings(&mut self, props: &parquet::file::properties::WriterProperties) {
         for (leaf, descr) in self.leaves.iter_mut().zip(&self.descrs) {
             leaf.delta = matches!(leaf.values, Values::Int(_) | Values::UInt(_))
                 && props.encoding(descr.path()) == Some(Encoding::DELTA_BINARY_PACKED);
+            leaf.split = matches!(leaf.values, Values::Float(_))
+                && props.encoding(descr.path()) == Some(Encoding::BYTE_STREAM_SPLIT);
             leaf.truncate = props.statistics_truncate_length();
             leaf.index_truncate = props.column_index_truncate_length();
             leaf.dictionary =
@@ -454,11 +464,13 @@ impl Shredder {
         }
     }
 
-    /// Every integer leaf `DELTA_BINARY_PACKED` (for tests).
+    /// Every integer leaf `DELTA_BINARY_PACKED` and every float leaf
+    /// `BYTE_STREAM_SPLIT` (for tests).
     #[cfg(test)]
     fn delta_for_all_ints(mut self) -> Self {
         for leaf in &mut self.leaves {
             leaf.delta = matches!(leaf.values, Values::Int(_) | Values::UInt(_));
+            leaf.split = matches!(leaf.values, Values::Float(_));
         }
         self
     }
@@ -980,6 +992,7 @@ impl LeafEncoder {
                 Values::Int(_) | Values::UInt(_) | Values::Float(_)
             )
             && !self.shape.delta
+            && !self.shape.split
             && self.codec.codec == Compression::None
     }
 
@@ -1361,7 +1374,14 @@ impl LeafEncoder {
                     stats.max = Some(hi);
                 }
                 stats.nans = nans;
-                Encoding::PLAIN
+                if self.shape.split {
+                    self.body.clear();
+                    byte_stream_split(&mut self.body, &self.values, width);
+                    std::mem::swap(&mut self.body, &mut self.values);
+                    Encoding::BYTE_STREAM_SPLIT
+                } else {
+                    Encoding::PLAIN
+                }
             }
             Values::Bool => {
                 // One byte per value becomes one bit, least significant first.
@@ -1466,6 +1486,9 @@ impl LeafEncoder {
         let mut encodings = vec![Encoding::PLAIN, Encoding::RLE];
         if self.shape.delta {
             encodings.push(Encoding::DELTA_BINARY_PACKED);
+        }
+        if self.shape.split {
+            encodings.push(Encoding::BYTE_STREAM_SPLIT);
         }
         let mut uncompressed = 0usize;
         let dictionary = match self.shape.values {
@@ -1712,6 +1735,7 @@ fn encoding_id(e: Encoding) -> i32 {
         Encoding::RLE => 3,
         Encoding::DELTA_BINARY_PACKED => 5,
         Encoding::RLE_DICTIONARY => 8,
+        Encoding::BYTE_STREAM_SPLIT => 9,
         _ => 0,
     }
 }
@@ -2327,6 +2351,69 @@ fn encode_hybrid_wide(out: &mut Vec<u8>, keys: &[u32], width: u8) {
     }
 }
 
+/// `BYTE_STREAM_SPLIT`: byte `j` of every value, for `j` from 0 to
+/// `width - 1`, one stream after the other. Values of 4 and 8 bytes go
+/// eight at a time through a transpose of an 8x8 byte matrix in eight
+/// words: 8.6 GB/s against 1.6 GB/s for a store per byte (1 MiB pages of
+/// `f64`), which had cost 9% of a run of twelve float columns with zstd.
+fn byte_stream_split(out: &mut Vec<u8>, values: &[u8], width: usize) {
+    fn bytes(to: &mut [u8], values: &[u8], width: usize, from: usize) {
+        let n = values.len() / width;
+        for i in from..n {
+            for j in 0..width {
+                to[j * n + i] = values[i * width + j];
+            }
+        }
+    }
+    fn words<const W: usize>(to: &mut [u8], values: &[u8]) {
+        let n = values.len() / W;
+        let full = n / 8 * 8;
+        for (b, group) in values[..full * W].chunks_exact(8 * W).enumerate() {
+            let mut x = [0u64; 8];
+            for (w, v) in x.iter_mut().zip(group.chunks_exact(W)) {
+                let mut le = [0u8; 8];
+                le[..W].copy_from_slice(v);
+                *w = u64::from_le_bytes(le);
+            }
+            transpose8(&mut x);
+            for (j, w) in x[..W].iter().enumerate() {
+                to[j * n + b * 8..j * n + b * 8 + 8].copy_from_slice(&w.to_le_bytes());
+            }
+        }
+        bytes(to, values, W, full);
+    }
+    let at = out.len();
+    out.resize(at + values.len(), 0);
+    let to = &mut out[at..];
+    match width {
+        4 => words::<4>(to, values),
+        8 => words::<8>(to, values),
+        w => bytes(to, values, w.max(1), 0),
+    }
+}
+
+/// Transposes the 8x8 byte matrix whose row `k` is word `k` (byte `j` the
+/// `j`-th least significant): word `j` then holds byte `j` of every row.
+/// Three rounds swap 4-, 2- and 1-byte blocks across the diagonal.
+#[inline(always)]
+fn transpose8(x: &mut [u64; 8]) {
+    for i in 0..4 {
+        let t = ((x[i] >> 32) ^ x[i + 4]) & 0x0000_0000_ffff_ffff;
+        x[i] ^= t << 32;
+        x[i + 4] ^= t;
+    }
+    for i in [0, 1, 4, 5] {
+        let t = ((x[i] >> 16) ^ x[i + 2]) & 0x0000_ffff_0000_ffff;
+        x[i] ^= t << 16;
+        x[i + 2] ^= t;
+    }
+    for i in [0, 2, 4, 6] {
+        let t = ((x[i] >> 8) ^ x[i + 1]) & 0x00ff_00ff_00ff_00ff;
+        x[i] ^= t << 8;
+        x[i + 1] ^= t;
+    }
+}
+
 /// Values per `DELTA_BINARY_PACKED` block, and miniblocks per block.
 const DELTA_BLOCK: usize = 128;
 const DELTA_MINIBLOCKS: usize = 4;
@@ -2524,6 +2611,27 @@ fn pack8(x: u64, w: usize) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn byte_stream_split_puts_each_byte_significance_together() {
+        for width in [1usize, 2, 4, 8, 16] {
+            for n in [0usize, 1, 7, 8, 9, 63, 64, 65, 1000] {
+                let values: Vec<u8> = (0..n * width).map(|i| (i * 31 + i / 7) as u8).collect();
+                let mut out = vec![0xAB];
+                super::byte_stream_split(&mut out, &values, width);
+                assert_eq!(out.len(), 1 + values.len());
+                for i in 0..n {
+                    for j in 0..width {
+                        assert_eq!(
+                            out[1 + j * n + i],
+                            values[i * width + j],
+                            "w{width} n{n} {i} {j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     use super::*;
 
     #[test]
