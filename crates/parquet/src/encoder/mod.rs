@@ -2245,10 +2245,27 @@ fn fixed_min_max<const W: usize, T: LeBytes>(
     read: impl Fn([u8; W]) -> T,
 ) -> Option<MinMax> {
     #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F, checked just above.
+        return unsafe { fixed_min_max_avx512(values, read) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
         return unsafe { fixed_min_max_avx2(values, read) };
     }
+    fixed_min_max_loop(values, read)
+}
+
+/// [`fixed_min_max_loop`] compiled for AVX-512, which compares unsigned
+/// 64-bit lanes in one instruction (AVX2 compares signed ones only, so an
+/// unsigned min takes a flip of the sign bits, a compare and a blend).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn fixed_min_max_avx512<const W: usize, T: LeBytes>(
+    values: &[u8],
+    read: impl Fn([u8; W]) -> T,
+) -> Option<MinMax> {
     fixed_min_max_loop(values, read)
 }
 
