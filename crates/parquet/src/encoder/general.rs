@@ -649,6 +649,28 @@ impl<'a> Values<'a> {
     /// (the low bytes, little-endian) or as big-endian bytes of the fixed
     /// length, byte strings `PLAIN` (a 4-byte length, the bytes),
     /// dictionary entries as 4-byte numbers (`used` gets their bits).
+    /// Hands each of byte strings `s..e` to `f` and returns their `PLAIN`
+    /// size (a 4-byte length and the bytes each); `None` for values that
+    /// are not byte strings.
+    #[inline]
+    pub fn each_bytes(&self, s: usize, e: usize, mut f: impl FnMut(&[u8])) -> Option<usize> {
+        match self {
+            Values::Bytes(offsets, data) => {
+                for i in s..e {
+                    f(&data[offsets[i] as usize..offsets[i + 1] as usize]);
+                }
+                Some((offsets[e] - offsets[s]) as usize + 4 * (e - s))
+            }
+            Values::LargeBytes(offsets, data) => {
+                for i in s..e {
+                    f(&data[offsets[i] as usize..offsets[i + 1] as usize]);
+                }
+                Some((offsets[e] - offsets[s]) as usize + 4 * (e - s))
+            }
+            _ => None,
+        }
+    }
+
     #[inline]
     pub fn put(&self, s: usize, e: usize, out: &mut Vec<u8>, used: &mut [u64]) {
         match self {

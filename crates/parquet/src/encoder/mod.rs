@@ -568,8 +568,16 @@ pub struct LeafEncoder {
     fell_back: bool,
     /// Whether some page of the chunk is dictionary-encoded.
     dict_pages: bool,
-    /// Scratch: a page's dictionary keys.
+    /// A page's dictionary keys. A general byte-string leaf with its
+    /// dictionary on interns its values as they are written (the page
+    /// keeps no `PLAIN` copy of them, `plain_pending` counts their
+    /// `PLAIN` size); other leaves intern a page's values when it closes.
     keys: Vec<u32>,
+    /// `PLAIN` bytes of the values interned into `keys` so far.
+    plain_pending: usize,
+    /// Dictionary entries before the open page (kept if the page falls
+    /// back to `PLAIN`).
+    page_dict_start: usize,
     pages: Vec<PageMeta>,
     /// The data pages of the chunk, headers included, back to back, but
     /// for the `splices`.
@@ -699,6 +707,8 @@ impl LeafEncoder {
             fell_back: false,
             dict_pages: false,
             keys: Vec::new(),
+            plain_pending: 0,
+            page_dict_start: 0,
             pages: Vec::new(),
             chunk: Vec::new(),
             splices: Vec::new(),
@@ -717,6 +727,7 @@ impl LeafEncoder {
         self.chunk.len()
             + self.spliced
             + self.values.len()
+            + self.plain_pending
             + self.shared_bytes
             + self.def.len()
             + self.rep.len()
@@ -863,7 +874,7 @@ impl LeafEncoder {
         self.page_rows += len;
         self.rows += len as u64;
         if self.page_rows >= self.shape.page_rows
-            || self.values.len() + self.shared_bytes >= self.shape.page_bytes
+            || self.values.len() + self.plain_pending + self.shared_bytes >= self.shape.page_bytes
         {
             self.flush_page()?;
         }
@@ -952,11 +963,18 @@ impl LeafEncoder {
             }
             let mut present = 0u64;
             for &(b, s, e) in &runs {
+                let interning =
+                    self.shape.values == Values::Plain && self.shape.dictionary && !self.fell_back;
                 if let (Some(buffer), general::Source::Copy(w)) =
                     (buffers.get(b as usize), path.source)
                 {
                     // Only when sharing: `buffers` is empty otherwise.
                     self.share(buffer, b, w, s as usize..e as usize, &mut open);
+                } else if interning {
+                    let (dict, keys) = (&mut self.dict, &mut self.keys);
+                    let plain = values[b as usize]
+                        .each_bytes(s as usize, e as usize, |v| keys.push(dict.intern(v)));
+                    self.plain_pending += plain.unwrap_or(0);
                 } else {
                     values[b as usize].put(
                         s as usize,
@@ -1244,17 +1262,32 @@ impl LeafEncoder {
     /// RLE-hybrid keys. `false`, with the page left `PLAIN` and the chunk
     /// `PLAIN` from here on, when the dictionary would pass its limit.
     fn dictionary_encode(&mut self) -> bool {
-        let before = self.dict.len();
-        self.keys.clear();
-        let v = &self.values;
-        let mut o = 0;
-        while o + 4 <= v.len() {
-            let len = u32::from_le_bytes([v[o], v[o + 1], v[o + 2], v[o + 3]]) as usize;
-            let value = &v[o + 4..o + 4 + len];
-            o += 4 + len;
-            self.keys.push(self.dict.intern(value));
+        let before = self.page_dict_start;
+        if self.plain_pending == 0 {
+            // Values written `PLAIN`: interned now.
+            self.keys.clear();
+            let v = &self.values;
+            let mut o = 0;
+            while o + 4 <= v.len() {
+                let len = u32::from_le_bytes([v[o], v[o + 1], v[o + 2], v[o + 3]]) as usize;
+                let value = &v[o + 4..o + 4 + len];
+                o += 4 + len;
+                self.keys.push(self.dict.intern(value));
+            }
         }
         if self.dict.plain().len() > self.shape.dict_limit {
+            if self.plain_pending > 0 {
+                // Interned as written: the page's `PLAIN` values from
+                // their entries, before the page's new entries go.
+                self.values.clear();
+                self.values.reserve(self.plain_pending);
+                for &k in &self.keys {
+                    let v = self.dict.get(k as usize).unwrap_or_default();
+                    self.values
+                        .extend_from_slice(&(v.len() as u32).to_le_bytes());
+                    self.values.extend_from_slice(v);
+                }
+            }
             self.dict.truncate(before);
             self.fell_back = true;
             return false;
@@ -1290,7 +1323,7 @@ impl LeafEncoder {
             Values::Plain => {
                 if self.shape.dictionary
                     && !self.fell_back
-                    && !self.values.is_empty()
+                    && (!self.values.is_empty() || self.plain_pending > 0)
                     && self.dictionary_encode()
                 {
                     // Min and max over the page's distinct entries: a bit
@@ -1470,6 +1503,9 @@ impl LeafEncoder {
         self.def.clear();
         self.rep.clear();
         self.values.clear();
+        self.keys.clear();
+        self.plain_pending = 0;
+        self.page_dict_start = self.dict.len();
         self.page_rows = 0;
         Ok(())
     }
@@ -1568,6 +1604,7 @@ impl LeafEncoder {
             .set_statistics(stats)
             .build()?;
         self.dict.clear();
+        self.page_dict_start = 0;
         self.used = [0; 4];
         self.used_wide.clear();
         self.fell_back = false;
