@@ -1300,6 +1300,13 @@ impl LeafEncoder {
         true
     }
 
+    /// Replaces the page's values with what `encode` makes of them.
+    fn reencode(&mut self, encode: impl FnOnce(&mut Vec<u8>, &[u8])) {
+        self.body.clear();
+        encode(&mut self.body, &self.values);
+        std::mem::swap(&mut self.body, &mut self.values);
+    }
+
     /// Encodes the buffered levels and values as one data page and appends
     /// it, header first, to the chunk: the values are copied once.
     fn flush_page(&mut self) -> Result<(), Error> {
@@ -1369,9 +1376,7 @@ impl LeafEncoder {
                     stats.max = Some(hi);
                 }
                 if self.shape.delta {
-                    self.body.clear();
-                    delta_binary_packed(&mut self.body, &self.values, width);
-                    std::mem::swap(&mut self.body, &mut self.values);
+                    self.reencode(|out, v| delta_binary_packed(out, v, width));
                     Encoding::DELTA_BINARY_PACKED
                 } else {
                     Encoding::PLAIN
@@ -1380,10 +1385,10 @@ impl LeafEncoder {
             Values::Dictionary => {
                 // Keys become a bit width byte and the hybrid encoding.
                 let width = bit_width(self.dict.len().saturating_sub(1) as u8).max(1);
-                self.body.clear();
-                self.body.push(width);
-                encode_hybrid(&mut self.body, &self.values, width);
-                std::mem::swap(&mut self.body, &mut self.values);
+                self.reencode(|out, v| {
+                    out.push(width);
+                    encode_hybrid(out, v, width);
+                });
                 for k in 0..self.dict.len() {
                     if self.used[k >> 6] & (1 << (k & 63)) != 0
                         && let Some(v) = self.dict.get(k)
@@ -1408,9 +1413,7 @@ impl LeafEncoder {
                 }
                 stats.nans = nans;
                 if self.shape.split {
-                    self.body.clear();
-                    byte_stream_split(&mut self.body, &self.values, width);
-                    std::mem::swap(&mut self.body, &mut self.values);
+                    self.reencode(|out, v| byte_stream_split(out, v, width));
                     Encoding::BYTE_STREAM_SPLIT
                 } else {
                     Encoding::PLAIN
