@@ -1227,6 +1227,19 @@ impl LeafEncoder {
                 p += usize::from(n == 0);
                 null_count += u64::from(n == 0);
                 let v = &mut values[b];
+                if part.item_nulls.is_none() && part.leaf_nulls.is_none() {
+                    // No null entry or leaf: the levels are runs and the
+                    // values one piece (`contacts`' phones, most lists of
+                    // structs).
+                    if n > 0 {
+                        self.def[p..p + n].fill(max_def);
+                        self.rep[p] = 0;
+                        self.rep[p + 1..p + n].fill(1);
+                        vp += v.put_run(start..start + n, &mut self.values[vp..]);
+                        p += n;
+                    }
+                    continue;
+                }
                 for (j, e) in (start..start + n).enumerate() {
                     let item_valid = part.item_nulls.is_none_or(|m| m.is_valid(e));
                     let leaf_valid = part.leaf_nulls.is_none_or(|m| m.is_valid(e));
@@ -1909,6 +1922,17 @@ trait LeafValues {
     /// length, or writes scratch and returns 0 when `valid` is false.
     fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize;
 
+    /// Writes the valid values `range` one after the other at the start
+    /// of `out` and returns their encoded length.
+    #[inline(always)]
+    fn put_run(&mut self, range: std::ops::Range<usize>, out: &mut [u8]) -> usize {
+        let mut at = 0;
+        for i in range {
+            at += self.put(i, true, &mut out[at..]);
+        }
+        at
+    }
+
     /// Dictionary keys that occurred since the last call (for
     /// statistics); none by default.
     fn take_used(&mut self) -> [u64; 4] {
@@ -1995,6 +2019,13 @@ impl<const W: usize> LeafValues for IntValues<'_, W> {
     fn put(&mut self, i: usize, valid: bool, out: &mut [u8]) -> usize {
         out[..W].copy_from_slice(&self.data[i * W..i * W + W]);
         W * usize::from(valid)
+    }
+
+    #[inline(always)]
+    fn put_run(&mut self, range: std::ops::Range<usize>, out: &mut [u8]) -> usize {
+        let bytes = &self.data[range.start * W..range.end * W];
+        out[..bytes.len()].copy_from_slice(bytes);
+        bytes.len()
     }
 }
 
