@@ -562,10 +562,11 @@ pub fn parquet_properties<G: BatchGenerator>(
 
 /// The float leaves that take `BYTE_STREAM_SPLIT` when a codec is on:
 /// those the generator marks as nearly all distinct (a dictionary is off
-/// for them). Each value's bytes of one significance go together, which
-/// zstd compresses smaller and faster than `PLAIN` (`events`' normal
-/// floats: 0.97x the bytes in 0.66-0.70x the time, pyarrow,
-/// `benches/results/encodings.md`).
+/// for them). Each value's bytes of one significance go together, which a
+/// codec compresses smaller: `benches/specs/floats.toml`, 2M rows, 0.92x
+/// the bytes for 1.05x the time with zstd, 0.88x for 1.10-1.13x with
+/// snappy and lz4 (`benches/results/generate.md`); uncompressed it saves
+/// nothing.
 pub fn split_leaves<G: BatchGenerator>(generator: &G) -> Result<Vec<Vec<String>>, Error> {
     let descr = parquet::arrow::ArrowSchemaConverter::new().convert(&generator.schema())?;
     let floats: Vec<Vec<String>> = descr

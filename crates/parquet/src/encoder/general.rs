@@ -19,7 +19,7 @@
 //! without nulls (or a list whose entries are contiguous) is copied in
 //! one piece.
 
-use arrow_array::{Array, ArrayRef, cast::AsArray, types::*};
+use arrow_array::{Array, ArrayRef, OffsetSizeTrait, cast::AsArray, types::*};
 use arrow_buffer::{BooleanBuffer, NullBuffer};
 use arrow_schema::{DataType, Field};
 
@@ -643,34 +643,24 @@ impl<'a> Values<'a> {
         })
     }
 
+    /// Hands each of byte strings `s..e` to `f` and returns their `PLAIN`
+    /// size (a 4-byte length and the bytes each); `None` for values that
+    /// are not byte strings.
+    #[inline]
+    pub fn each_bytes(&self, s: usize, e: usize, f: impl FnMut(&[u8])) -> Option<usize> {
+        match self {
+            Values::Bytes(offsets, data) => Some(each_string(offsets, data, s..e, f)),
+            Values::LargeBytes(offsets, data) => Some(each_string(offsets, data, s..e, f)),
+            _ => None,
+        }
+    }
+
     /// Appends values `s..e` to `out` as the page stores them before
     /// encoding: booleans one byte each, integers and floats little-endian
     /// (8 and 16 bits widened to 32), decimals as their `INT32` or `INT64`
     /// (the low bytes, little-endian) or as big-endian bytes of the fixed
     /// length, byte strings `PLAIN` (a 4-byte length, the bytes),
     /// dictionary entries as 4-byte numbers (`used` gets their bits).
-    /// Hands each of byte strings `s..e` to `f` and returns their `PLAIN`
-    /// size (a 4-byte length and the bytes each); `None` for values that
-    /// are not byte strings.
-    #[inline]
-    pub fn each_bytes(&self, s: usize, e: usize, mut f: impl FnMut(&[u8])) -> Option<usize> {
-        match self {
-            Values::Bytes(offsets, data) => {
-                for i in s..e {
-                    f(&data[offsets[i] as usize..offsets[i + 1] as usize]);
-                }
-                Some((offsets[e] - offsets[s]) as usize + 4 * (e - s))
-            }
-            Values::LargeBytes(offsets, data) => {
-                for i in s..e {
-                    f(&data[offsets[i] as usize..offsets[i + 1] as usize]);
-                }
-                Some((offsets[e] - offsets[s]) as usize + 4 * (e - s))
-            }
-            _ => None,
-        }
-    }
-
     #[inline]
     pub fn put(&self, s: usize, e: usize, out: &mut Vec<u8>, used: &mut [u64]) {
         match self {
@@ -719,22 +709,8 @@ impl<'a> Values<'a> {
                 }
                 _ => {}
             },
-            Values::Bytes(offsets, data) => {
-                let span = (offsets[e] - offsets[s]) as usize;
-                out.reserve(span + 4 * (e - s));
-                for i in s..e {
-                    let (a, z) = (offsets[i] as usize, offsets[i + 1] as usize);
-                    out.extend_from_slice(&((z - a) as u32).to_le_bytes());
-                    out.extend_from_slice(&data[a..z]);
-                }
-            }
-            Values::LargeBytes(offsets, data) => {
-                for i in s..e {
-                    let (a, z) = (offsets[i] as usize, offsets[i + 1] as usize);
-                    out.extend_from_slice(&((z - a) as u32).to_le_bytes());
-                    out.extend_from_slice(&data[a..z]);
-                }
-            }
+            Values::Bytes(offsets, data) => put_strings(offsets, data, s..e, out),
+            Values::LargeBytes(offsets, data) => put_strings(offsets, data, s..e, out),
             Values::Dict(keys, map) => {
                 for i in s..e {
                     let k = map.get(keys.get(i)).copied().unwrap_or_default();
@@ -746,6 +722,39 @@ impl<'a> Values<'a> {
             }
         }
     }
+}
+
+/// Hands byte strings `rows` of an Arrow string or binary array's offsets
+/// and data to `f` and returns their `PLAIN` size (a 4-byte length and the
+/// bytes each).
+#[inline(always)]
+fn each_string<O: OffsetSizeTrait>(
+    offsets: &[O],
+    data: &[u8],
+    rows: std::ops::Range<usize>,
+    mut f: impl FnMut(&[u8]),
+) -> usize {
+    let size = (offsets[rows.end] - offsets[rows.start]).as_usize() + 4 * rows.len();
+    for i in rows {
+        f(&data[offsets[i].as_usize()..offsets[i + 1].as_usize()]);
+    }
+    size
+}
+
+/// Appends byte strings `rows` to `out` as `PLAIN` (a 4-byte length, the
+/// bytes).
+#[inline(always)]
+fn put_strings<O: OffsetSizeTrait>(
+    offsets: &[O],
+    data: &[u8],
+    rows: std::ops::Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    out.reserve((offsets[rows.end] - offsets[rows.start]).as_usize() + 4 * rows.len());
+    each_string(offsets, data, rows, |v| {
+        out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        out.extend_from_slice(v);
+    });
 }
 
 /// The values of a primitive array as bytes (already sliced to the

@@ -467,7 +467,7 @@ impl Shredder {
     /// Every integer leaf `DELTA_BINARY_PACKED` and every float leaf
     /// `BYTE_STREAM_SPLIT` (for tests).
     #[cfg(test)]
-    fn delta_for_all_ints(mut self) -> Self {
+    fn delta_and_split_for_all(mut self) -> Self {
         for leaf in &mut self.leaves {
             leaf.delta = matches!(leaf.values, Values::Int(_) | Values::UInt(_));
             leaf.split = matches!(leaf.values, Values::Float(_));
@@ -962,9 +962,11 @@ impl LeafEncoder {
                 ));
             }
             let mut present = 0u64;
+            // A chunk falls back to `PLAIN` only when a page closes, after
+            // the piece.
+            let interning =
+                self.shape.values == Values::Plain && self.shape.dictionary && !self.fell_back;
             for &(b, s, e) in &runs {
-                let interning =
-                    self.shape.values == Values::Plain && self.shape.dictionary && !self.fell_back;
                 if let (Some(buffer), general::Source::Copy(w)) =
                     (buffers.get(b as usize), path.source)
                 {
@@ -2699,13 +2701,15 @@ fn pack8(x: u64, w: usize) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn byte_stream_split_puts_each_byte_significance_together() {
         for width in [1usize, 2, 4, 8, 16] {
             for n in [0usize, 1, 7, 8, 9, 63, 64, 65, 1000] {
                 let values: Vec<u8> = (0..n * width).map(|i| (i * 31 + i / 7) as u8).collect();
                 let mut out = vec![0xAB];
-                super::byte_stream_split(&mut out, &values, width);
+                byte_stream_split(&mut out, &values, width);
                 assert_eq!(out.len(), 1 + values.len());
                 for i in 0..n {
                     for j in 0..width {
@@ -2719,8 +2723,6 @@ mod tests {
             }
         }
     }
-
-    use super::*;
 
     #[test]
     fn hybrid_bit_packing_is_lsb_first() {
@@ -3285,7 +3287,7 @@ mod tests {
         let mut shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
             .expect("shape supported");
         if delta {
-            shredder = shredder.delta_for_all_ints();
+            shredder = shredder.delta_and_split_for_all();
         }
         let pool = BufferPool::default();
         for group in groups {
