@@ -17,7 +17,9 @@
 //!
 //! Present leaf values are recorded as runs of leaf indices, so a column
 //! without nulls (or a list whose entries are contiguous) is copied in
-//! one piece.
+//! one piece. The entries of a run of lists are visited in one piece too,
+//! and the lists' own levels put between theirs; below the deepest list,
+//! where no array has a null, the levels are written without a visit.
 
 use arrow_array::{Array, ArrayRef, OffsetSizeTrait, cast::AsArray, types::*};
 use arrow_buffer::{BooleanBuffer, NullBuffer};
@@ -213,18 +215,13 @@ pub(super) enum Offsets<'a> {
 }
 
 impl Offsets<'_> {
+    /// Where list `i`'s entries start (the end of list `i - 1`'s).
     #[inline]
-    fn is_empty(&self, i: usize) -> bool {
-        let (s, e) = self.range(i);
-        s >= e
-    }
-
-    #[inline]
-    fn range(&self, i: usize) -> (usize, usize) {
+    fn start(&self, i: usize) -> usize {
         match self {
-            Offsets::None => (0, 0),
-            Offsets::Small(o) => (o[i] as usize, o[i + 1] as usize),
-            Offsets::Large(o) => (o[i] as usize, o[i + 1] as usize),
+            Offsets::None => 0,
+            Offsets::Small(o) => o[i] as usize,
+            Offsets::Large(o) => o[i] as usize,
         }
     }
 }
@@ -235,6 +232,13 @@ pub(super) struct Link<'a> {
     /// Its nulls, when it has any.
     nulls: Option<&'a NullBuffer>,
     offsets: Offsets<'a>,
+    /// Whether every array below this one is free of nulls and no list
+    /// lies below: each of its elements then reaches the leaf, as one
+    /// present value at the path's deepest level.
+    dense_below: bool,
+    /// For a list: whether some null list's offsets span entries (Arrow
+    /// allows it; they are not part of the output).
+    null_spans: bool,
 }
 
 /// A batch's arrays along a path, and its leaf array.
@@ -282,11 +286,38 @@ impl Path {
                 }
                 Step::Leaf => (Offsets::None, array),
             };
-            links.push(Link { nulls, offsets });
+            let null_spans = match nulls {
+                Some(n) if !matches!(offsets, Offsets::None) => spans_under_nulls(n, offsets),
+                _ => false,
+            };
+            links.push(Link {
+                nulls,
+                offsets,
+                dense_below: false,
+                null_spans,
+            });
             array = next;
+        }
+        let mut dense = true;
+        for (link, node) in links.iter_mut().zip(&self.nodes).rev() {
+            link.dense_below = dense;
+            dense &= link.nulls.is_none() && !matches!(node.step, Step::List | Step::LargeList);
         }
         Ok(Chain { links, leaf: array })
     }
+}
+
+/// Whether a null list of `nulls` has entries in `offsets`: the gaps
+/// between the runs of valid lists, each checked in one comparison.
+fn spans_under_nulls(nulls: &NullBuffer, offsets: Offsets<'_>) -> bool {
+    let mut at = 0;
+    for (s, e) in nulls.inner().set_slices() {
+        if offsets.start(at) != offsets.start(s) {
+            return true;
+        }
+        at = e;
+    }
+    offsets.start(at) != offsets.start(nulls.len())
 }
 
 /// Levels and value runs being collected for one leaf.
@@ -296,6 +327,9 @@ pub(super) struct Walk<'p> {
     pub rep: &'p mut Vec<u8>,
     /// Present leaf values: `(batch, start, end)` runs of leaf indices.
     pub runs: &'p mut Vec<(u32, u32, u32)>,
+    /// Scratch: a list's entries' levels before the list's own levels go
+    /// between them.
+    scratch: &'p mut (Vec<u8>, Vec<u8>),
     want_def: bool,
     want_rep: bool,
     /// A null met where the schema allows none.
@@ -308,8 +342,10 @@ impl<'p> Walk<'p> {
         def: &'p mut Vec<u8>,
         rep: &'p mut Vec<u8>,
         runs: &'p mut Vec<(u32, u32, u32)>,
+        scratch: &'p mut (Vec<u8>, Vec<u8>),
     ) -> Self {
         Walk {
+            scratch,
             want_def: path.max_def > 0,
             want_rep: path.max_rep > 0,
             path,
@@ -401,97 +437,180 @@ impl<'p> Walk<'p> {
                 }
             },
             Step::List | Step::LargeList => match nulls {
-                None => self.lists(links, b, d, range, here),
-                Some(n) => {
-                    // Null lists come in runs between present ones: each
-                    // run ends at one level per list, in one push.
+                // Null lists whose offsets span entries: the runs of
+                // present lists one by one, so that those entries stay
+                // out.
+                Some(n) if link.null_spans => {
                     let mut at = range.start;
                     for (s, e) in n.inner().slice(range.start, range.len()).set_slices() {
                         let (s, e) = (range.start + s, range.start + e);
                         self.push(def, s - at);
-                        self.lists(links, b, d, s..e, here);
+                        self.lists(links, b, d, s..e, def, None);
                         at = e;
                     }
                     self.push(def, range.end - at);
                 }
+                n => self.lists(links, b, d, range, def, n),
             },
         }
     }
 
-    /// Levels of present lists `range` of node `d`, at definition level
-    /// `here` (the list's own).
+    /// Levels of lists `range` of node `d`, below definition level `def`;
+    /// `nulls` marks the null lists, whose offsets span no entry.
+    ///
+    /// The entries of all the lists are visited in one piece (they are
+    /// contiguous), and the lists' own levels go between them: a null list
+    /// ends at `def`, an empty one at the list's level, and each list's
+    /// first entry repeats at level 0, its later ones at the list's.
     fn lists(
         &mut self,
         links: &[Link<'_>],
         b: u32,
         d: usize,
         range: std::ops::Range<usize>,
-        here: u8,
+        def: u8,
+        nulls: Option<&NullBuffer>,
+    ) {
+        if range.is_empty() {
+            return;
+        }
+        debug_assert!(self.want_def && self.want_rep, "a list has levels");
+        // One dispatch on the offsets' width, not one per list.
+        match links[d].offsets {
+            Offsets::Small(o) => self.lists_of(
+                links,
+                b,
+                d,
+                &o[range.start..=range.end],
+                range.start,
+                def,
+                nulls,
+            ),
+            Offsets::Large(o) => self.lists_of(
+                links,
+                b,
+                d,
+                &o[range.start..=range.end],
+                range.start,
+                def,
+                nulls,
+            ),
+            Offsets::None => {}
+        }
+    }
+
+    /// [`Self::lists`] for the lists whose offsets are `offsets`, the
+    /// first of them list `from` of the node's array.
+    #[allow(clippy::too_many_arguments)]
+    fn lists_of<O: OffsetSizeTrait>(
+        &mut self,
+        links: &[Link<'_>],
+        b: u32,
+        d: usize,
+        offsets: &[O],
+        from: usize,
+        def: u8,
+        nulls: Option<&NullBuffer>,
     ) {
         let node = &self.path.nodes[d];
-        let offsets = links[d].offsets;
-        let item = here + 1;
-        let mut i = range.start;
-        while i < range.end {
-            // Empty lists end at the list's level: a run of them in one
-            // push.
-            let t = i;
-            while i < range.end && offsets.is_empty(i) {
-                i += 1;
+        let rep = node.rep;
+        let here = def + u8::from(node.nullable);
+        let first = offsets[0].as_usize();
+        let last = offsets[offsets.len() - 1].as_usize();
+        let lists = offsets.len() - 1;
+        // The validity bits as bytes and the bit of list `from`: one load
+        // and shift per empty or null list.
+        let (bits, bit0) = match nulls {
+            Some(n) => (n.validity(), n.offset() + from),
+            None => (&[][..], 0),
+        };
+        let level = |j: usize| {
+            if bits.is_empty() || arrow_buffer::bit_util::get_bit(bits, bit0 + j) {
+                here
+            } else {
+                def
             }
-            if i > t {
-                self.push(here, i - t);
+        };
+        if links[d].dense_below {
+            // One present leaf value per entry, at the deepest level: the
+            // levels are written in place, the values are one run.
+            let leaf = self.path.max_def;
+            if last > first {
+                self.run(b, first, last);
+            }
+            let at = self.def.len();
+            // 16 bytes of slack for the fixed-size stores of short lists.
+            let bound = at + (last - first) + lists + 16;
+            self.def.resize(bound, 0);
+            self.rep.resize(bound, 0);
+            let mut p = at;
+            for (j, w) in offsets.windows(2).enumerate() {
+                let n = w[1].as_usize() - w[0].as_usize();
+                if n == 0 {
+                    self.def[p] = level(j);
+                    self.rep[p] = 0;
+                    p += 1;
+                } else if n <= 16 {
+                    self.def[p..p + 16].copy_from_slice(&[leaf; 16]);
+                    self.rep[p..p + 16].copy_from_slice(&[rep; 16]);
+                    self.rep[p] = 0;
+                    p += n;
+                } else {
+                    self.def[p..p + n].fill(leaf);
+                    self.rep[p..p + n].fill(rep);
+                    self.rep[p] = 0;
+                    p += n;
+                }
+            }
+            self.def.truncate(p);
+            self.rep.truncate(p);
+            return;
+        }
+        // The entries' levels, then the lists' levels put between them.
+        let at = self.def.len();
+        if last > first {
+            self.visit(links, b, d + 1, first..last, here + 1);
+        }
+        let (cdef, crep) = &mut *self.scratch;
+        cdef.clear();
+        crep.clear();
+        cdef.extend_from_slice(&self.def[at..]);
+        crep.extend_from_slice(&self.rep[at..]);
+        self.def.truncate(at);
+        self.rep.truncate(at);
+        let mut pos = 0;
+        for (j, w) in offsets.windows(2).enumerate() {
+            let n = w[1].as_usize() - w[0].as_usize();
+            if n == 0 {
+                self.def.push(level(j));
+                self.rep.push(0);
                 continue;
             }
-            // The entries of consecutive non-empty lists are contiguous:
-            // visit them in one piece.
-            let (s, e) = offsets.range(i);
-            let first = i;
-            let mut end = e;
-            i += 1;
-            while i < range.end {
-                let (s2, e2) = offsets.range(i);
-                if s2 >= e2 || s2 != end {
-                    break;
-                }
-                end = e2;
-                i += 1;
-            }
-            let at = self.rep.len();
-            self.visit(links, b, d + 1, s..end, item);
-            // Each list's first entry starts a row (repetition 0), its
-            // later entries repeat at this list's level.
-            if node.repeated_below {
-                // Entries take one level or more. A visit writes 0 as the
-                // repetition of each element's first level and more than 0
-                // for its others, so the zeros are where entries start.
-                let mut next = first;
-                let mut list_start = s;
-                let mut entry = s;
-                for r in &mut self.rep[at..] {
-                    if *r != 0 {
-                        continue;
+            let out = self.rep.len();
+            let end = if node.repeated_below {
+                // Entries take one level or more; each starts at a
+                // repetition of 0.
+                let mut k = pos;
+                let mut entries = 0;
+                while k < crep.len() {
+                    if crep[k] == 0 {
+                        if entries == n {
+                            break;
+                        }
+                        entries += 1;
                     }
-                    if entry == list_start {
-                        next += 1;
-                        list_start = if next < i {
-                            offsets.range(next).0
-                        } else {
-                            usize::MAX
-                        };
-                    } else {
-                        *r = node.rep;
-                    }
-                    entry += 1;
+                    k += 1;
                 }
+                self.rep
+                    .extend(crep[pos..k].iter().map(|&r| if r == 0 { rep } else { r }));
+                k
             } else {
-                // One level per entry.
-                self.rep[at..].fill(node.rep);
-                for k in first..i {
-                    let start = offsets.range(k).0;
-                    self.rep[at + start - s] = 0;
-                }
-            }
+                self.rep.extend(std::iter::repeat_n(rep, n));
+                pos + n
+            };
+            self.rep[out] = 0;
+            self.def.extend_from_slice(&cdef[pos..end]);
+            pos = end;
         }
     }
 }

@@ -562,6 +562,8 @@ pub struct LeafEncoder {
     used_wide: Vec<u64>,
     /// Scratch: runs of present leaf values (general leaves).
     runs: Vec<(u32, u32, u32)>,
+    /// Scratch of the level walk (general leaves).
+    walk_scratch: (Vec<u8>, Vec<u8>),
     /// Where chunk buffers come from (the pool of the last close).
     pool: Option<BufferPool>,
     /// Whether the chunk fell back to `PLAIN` (byte-string leaves).
@@ -703,6 +705,7 @@ impl LeafEncoder {
             used: [0; 4],
             used_wide: Vec::new(),
             runs: Vec::new(),
+            walk_scratch: (Vec::new(), Vec::new()),
             pool: None,
             fell_back: false,
             dict_pages: false,
@@ -946,7 +949,13 @@ impl LeafEncoder {
             };
             let mut runs = std::mem::take(&mut self.runs);
             runs.clear();
-            let mut walk = general::Walk::new(path, &mut self.def, &mut self.rep, &mut runs);
+            let mut walk = general::Walk::new(
+                path,
+                &mut self.def,
+                &mut self.rep,
+                &mut runs,
+                &mut self.walk_scratch,
+            );
             match rows {
                 Gather::All => walk.rows(&chains[0], 0, at..at + len),
                 Gather::Rows(r) => {
@@ -3000,6 +3009,70 @@ mod tests {
         let input = RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap();
         let got = round_trip(schema, &[std::slice::from_ref(&input)]);
         assert_eq!(rows(&got), rows(&[input]));
+    }
+
+    /// Null lists whose offsets still span entries (Arrow allows it; the
+    /// entries are not part of the value), at two depths, next to empty
+    /// lists and runs of present ones; whole and sliced.
+    #[test]
+    fn null_lists_spanning_entries_round_trip() {
+        use arrow_buffer::{NullBuffer, OffsetBuffer};
+        let inner_item = Arc::new(Field::new("item", DataType::Utf8, false));
+        let entry = Fields::from(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("m", DataType::List(inner_item.clone()), true),
+        ]);
+        let item = Arc::new(Field::new("item", DataType::Struct(entry.clone()), false));
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "l",
+            DataType::List(item.clone()),
+            true,
+        )]));
+        // 12 entries; inner lists: entry e has e % 3 strings, entries 4
+        // and 9 null lists spanning two strings each.
+        let lens: Vec<usize> = (0..12)
+            .map(|e| if e == 4 || e == 9 { 2 } else { e % 3 })
+            .collect();
+        let mut offs = vec![0i32];
+        for l in &lens {
+            offs.push(offs.last().unwrap() + *l as i32);
+        }
+        let strings =
+            StringArray::from_iter_values((0..*offs.last().unwrap()).map(|i| format!("s{i}")));
+        let inner = ListArray::new(
+            inner_item,
+            OffsetBuffer::new(offs.into()),
+            Arc::new(strings),
+            Some(NullBuffer::from(
+                (0..12).map(|e| e != 4 && e != 9).collect::<Vec<_>>(),
+            )),
+        );
+        let a = Int64Array::from(
+            (0..12)
+                .map(|i| (i % 4 != 1).then_some(i * 10))
+                .collect::<Vec<_>>(),
+        );
+        let entries = StructArray::new(entry, vec![Arc::new(a), Arc::new(inner)], None);
+        // Rows: [0,2) present, [2,5) null spanning 3, [5,5) empty,
+        // [5,6) present, [6,8) null spanning 2, [8,12) present, null empty.
+        let outer = ListArray::new(
+            item,
+            OffsetBuffer::new(vec![0, 2, 5, 5, 6, 8, 12, 12].into()),
+            Arc::new(entries),
+            Some(NullBuffer::from(vec![
+                true, false, true, true, false, true, false,
+            ])),
+        );
+        let input = RecordBatch::try_new(schema.clone(), vec![Arc::new(outer)]).unwrap();
+        for batch in [
+            input.clone(),
+            input.slice(1, 5),
+            input.slice(2, 1),
+            input.slice(4, 3),
+        ] {
+            let got = round_trip(schema.clone(), &[std::slice::from_ref(&batch)]);
+            assert_eq!(rows(&got), rows(std::slice::from_ref(&batch)));
+        }
     }
 
     /// Random shapes, nullability, values, batch splits and row groups,
