@@ -38,31 +38,7 @@ impl Alias {
     /// [`Error::InvalidDistribution`] for no weights, more than 2^32 of
     /// them, a negative or non-finite weight, or a zero sum.
     pub fn new(weights: &[f64]) -> Result<Self, Error> {
-        let bad = |why: String| Error::InvalidDistribution(why);
-        if weights.is_empty() {
-            return Err(bad("needs at least one weight".into()));
-        }
-        if weights.len() > u32::MAX as usize {
-            return Err(bad("has more than 2^32 categories".into()));
-        }
-        if let Some((i, w)) = weights
-            .iter()
-            .enumerate()
-            .find(|(_, w)| !w.is_finite() || **w < 0.0)
-        {
-            return Err(bad(format!(
-                "weight {i} is {w}; weights must be finite and non-negative"
-            )));
-        }
-        let sum: f64 = weights.iter().sum();
-        if !sum.is_finite() {
-            return Err(bad(
-                "weights sum past the largest float; scale them down".into()
-            ));
-        }
-        if sum <= 0.0 {
-            return Err(bad("weights sum to zero".into()));
-        }
+        let sum = Self::check(weights)?;
         let n = weights.len();
         let probabilities: Box<[f64]> = weights.iter().map(|w| w / sum).collect();
         // Vose: scaled probabilities p_i * n, split into those below 1 and
@@ -88,6 +64,41 @@ impl Alias {
             slots: slots.into_boxed_slice(),
             probabilities,
         })
+    }
+
+    /// Checks `weights` as [`Alias::new`] does, without building the
+    /// table (a spec is checked when it is read and built once when it
+    /// runs), and returns their sum.
+    ///
+    /// # Errors
+    /// As [`Alias::new`].
+    pub fn check(weights: &[f64]) -> Result<f64, Error> {
+        let bad = |why: String| Error::InvalidDistribution(why);
+        if weights.is_empty() {
+            return Err(bad("needs at least one weight".into()));
+        }
+        if weights.len() > u32::MAX as usize {
+            return Err(bad("has more than 2^32 categories".into()));
+        }
+        if let Some((i, w)) = weights
+            .iter()
+            .enumerate()
+            .find(|(_, w)| !w.is_finite() || **w < 0.0)
+        {
+            return Err(bad(format!(
+                "weight {i} is {w}; weights must be finite and non-negative"
+            )));
+        }
+        let sum: f64 = weights.iter().sum();
+        if !sum.is_finite() {
+            return Err(bad(
+                "weights sum past the largest float; scale them down".into()
+            ));
+        }
+        if sum <= 0.0 {
+            return Err(bad("weights sum to zero".into()));
+        }
+        Ok(sum)
     }
 
     /// Number of categories.
@@ -153,12 +164,12 @@ struct Tail {
 }
 
 impl Zipf {
-    /// The distribution for exponent `s > 0` over `n >= 1` ranks.
+    /// Checks `s` and `n` as [`Zipf::new`] does, without building its
+    /// table.
     ///
     /// # Errors
-    /// [`Error::InvalidDistribution`] when `s` is not a positive finite
-    /// number or `n` is zero.
-    pub fn new(s: f64, n: u64) -> Result<Self, Error> {
+    /// As [`Zipf::new`].
+    pub fn check(s: f64, n: u64) -> Result<(), Error> {
         if !(s > 0.0 && s.is_finite()) {
             return Err(Error::InvalidDistribution(format!(
                 "zipf exponent s must be a positive number, not {s}"
@@ -169,6 +180,16 @@ impl Zipf {
                 "zipf needs at least one rank (n >= 1)".into(),
             ));
         }
+        Ok(())
+    }
+
+    /// The distribution for exponent `s > 0` over `n >= 1` ranks.
+    ///
+    /// # Errors
+    /// [`Error::InvalidDistribution`] when `s` is not a positive finite
+    /// number or `n` is zero.
+    pub fn new(s: f64, n: u64) -> Result<Self, Error> {
+        Self::check(s, n)?;
         if n <= ZIPF_TABLE_MAX {
             let weights: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
             return Ok(Zipf {

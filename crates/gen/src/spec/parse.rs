@@ -797,7 +797,7 @@ impl<'s> P<'s> {
                     (None, Some(vals)) => vals.len() as u64,
                     (None, None) => return Err(bad("zipf needs `n` or `values`".into())),
                 };
-                Zipf::new(s, n).map_err(|e| bad(distribution_message(e)))?;
+                Zipf::check(s, n).map_err(|e| bad(distribution_message(e)))?;
                 let start = match (get(p, "start"), &values, class) {
                     (Some(_), Some(_), _) => {
                         return Err(bad("zipf takes `values` or `start`, not both".into()));
@@ -865,7 +865,7 @@ impl<'s> P<'s> {
                         ws
                     }
                 };
-                Alias::new(&weights)
+                Alias::check(&weights)
                     .map_err(|e| bad(format!("weighted {}", distribution_message(e))))?;
                 Generator::Weighted { values, weights }
             }
