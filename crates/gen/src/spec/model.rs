@@ -170,6 +170,22 @@ pub enum Generator {
     },
 }
 
+/// A parameter as a person reads it: plain decimals, but exponent
+/// notation for the very large and the very small (`1e300`, not 301
+/// digits).
+struct Num(f64);
+
+impl fmt::Display for Num {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let a = self.0.abs();
+        if a != 0.0 && a.is_finite() && !(1e-4..1e16).contains(&a) {
+            write!(f, "{:e}", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
 impl fmt::Display for Generator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let list = |vs: &[Value]| {
@@ -191,12 +207,12 @@ impl fmt::Display for Generator {
                 min,
                 max,
             } => {
-                write!(f, "normal mean {mean} std {std}")?;
+                write!(f, "normal mean {} std {}", Num(*mean), Num(*std))?;
                 if let Some(m) = min {
-                    write!(f, " min {m}")?;
+                    write!(f, " min {}", Num(*m))?;
                 }
                 if let Some(m) = max {
-                    write!(f, " max {m}")?;
+                    write!(f, " max {}", Num(*m))?;
                 }
                 Ok(())
             }
@@ -206,10 +222,11 @@ impl fmt::Display for Generator {
                 values,
                 start,
             } => match values {
-                Some(v) => write!(f, "zipf s {s} over {}", list(v)),
+                Some(v) => write!(f, "zipf s {} over {}", Num(*s), list(v)),
                 None => write!(
                     f,
-                    "zipf s {s} over {start}..{}",
+                    "zipf s {} over {start}..{}",
+                    Num(*s),
                     *start + i128::from(*n) - 1
                 ),
             },
@@ -228,7 +245,7 @@ impl fmt::Display for Generator {
                 };
                 write!(f, "weighted [{}{more}]", shares.join(", "))
             }
-            Generator::Probability(p) => write!(f, "true with probability {p}"),
+            Generator::Probability(p) => write!(f, "true with probability {}", Num(*p)),
             Generator::Template(t) => write!(f, "template {:?}", t.source()),
             Generator::Words { list, min, max } => {
                 write!(f, "{min} to {max} {}", list.as_str())
@@ -347,3 +364,32 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("events", include_str!("../../specs/events.toml")),
     ("lineitem", include_str!("../../specs/lineitem.toml")),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_read_as_decimals_or_in_exponent_notation() {
+        let zipf = |s| Generator::Zipf {
+            s,
+            n: 10,
+            values: None,
+            start: 1,
+        };
+        assert_eq!(zipf(1.1).to_string(), "zipf s 1.1 over 1..10");
+        assert_eq!(zipf(1e300).to_string(), "zipf s 1e300 over 1..10");
+        assert_eq!(zipf(2.5e-7).to_string(), "zipf s 2.5e-7 over 1..10");
+        let normal = Generator::Normal {
+            mean: -30.0,
+            std: 0.0001,
+            min: Some(1e20),
+            max: None,
+        };
+        assert_eq!(normal.to_string(), "normal mean -30 std 0.0001 min 1e20");
+        assert_eq!(
+            Generator::Probability(0.0).to_string(),
+            "true with probability 0"
+        );
+    }
+}
