@@ -543,25 +543,19 @@ impl<'p> Walk<'p> {
             let bound = at + (last - first) + lists + 16;
             self.def.resize(bound, 0);
             self.rep.resize(bound, 0);
-            let mut p = at;
-            for (j, w) in offsets.windows(2).enumerate() {
-                let n = w[1].as_usize() - w[0].as_usize();
-                if n == 0 {
-                    self.def[p] = level(j);
-                    self.rep[p] = 0;
-                    p += 1;
-                } else if n <= 16 {
-                    self.def[p..p + 16].copy_from_slice(&[leaf; 16]);
-                    self.rep[p..p + 16].copy_from_slice(&[rep; 16]);
-                    self.rep[p] = 0;
-                    p += n;
+            let (d_out, r_out) = (&mut self.def[at..], &mut self.rep[at..]);
+            let levels = Levels {
+                null: def,
+                empty: here,
+                leaf,
+                rep,
+            };
+            let p = at
+                + if bits.is_empty() {
+                    dense_levels::<O, false>(d_out, r_out, offsets, bits, bit0, levels)
                 } else {
-                    self.def[p..p + n].fill(leaf);
-                    self.rep[p..p + n].fill(rep);
-                    self.rep[p] = 0;
-                    p += n;
-                }
-            }
+                    dense_levels::<O, true>(d_out, r_out, offsets, bits, bit0, levels)
+                };
             self.def.truncate(p);
             self.rep.truncate(p);
             return;
@@ -613,6 +607,58 @@ impl<'p> Walk<'p> {
             pos = end;
         }
     }
+}
+
+/// The levels a run of lists writes below which every entry reaches the
+/// leaf, present: a null list ends at `null`, an empty one at `empty`,
+/// each entry at `leaf`, repeating at `rep` but for each list's first.
+#[derive(Clone, Copy)]
+struct Levels {
+    null: u8,
+    empty: u8,
+    leaf: u8,
+    rep: u8,
+}
+
+/// Writes the levels of the lists of `offsets` into `def` and `rep`
+/// (16 bytes of slack past the last level), list `j`'s validity bit at
+/// `bit0 + j` of `bits` when `NULLS`; returns the number of levels.
+#[inline(always)]
+fn dense_levels<O: OffsetSizeTrait, const NULLS: bool>(
+    def: &mut [u8],
+    rep: &mut [u8],
+    offsets: &[O],
+    bits: &[u8],
+    bit0: usize,
+    l: Levels,
+) -> usize {
+    let mut p = 0;
+    let mut prev = offsets[0].as_usize();
+    for (j, o) in offsets[1..].iter().enumerate() {
+        let next = o.as_usize();
+        let n = next - prev;
+        prev = next;
+        if n == 0 {
+            def[p] = if NULLS && !arrow_buffer::bit_util::get_bit(bits, bit0 + j) {
+                l.null
+            } else {
+                l.empty
+            };
+            rep[p] = 0;
+            p += 1;
+        } else if n <= 16 {
+            def[p..p + 16].copy_from_slice(&[l.leaf; 16]);
+            rep[p..p + 16].copy_from_slice(&[l.rep; 16]);
+            rep[p] = 0;
+            p += n;
+        } else {
+            def[p..p + n].fill(l.leaf);
+            rep[p..p + n].fill(l.rep);
+            rep[p] = 0;
+            p += n;
+        }
+    }
+    p
 }
 
 /// Appends `n` copies of `x`. Most runs of levels are short: up to 16
