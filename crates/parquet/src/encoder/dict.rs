@@ -11,6 +11,10 @@
 //! entry position, bytes): on `events`, with 50,000 SKUs, the lookups were
 //! 10.3-10.8% of the run's samples, most of them waiting on those loads
 //! (`perf annotate`), and 8.9-9.2% with the words in the slot (4M rows).
+//! In front of the table, 256 places hold the last value of up to 16
+//! bytes seen at each (picked by its words): a value met again is found
+//! in one load and compare, without hashing it. On `events` (300k rows,
+//! cachegrind) the dictionary's instructions went from 88.2M to 54.0M.
 
 use hashbrown::HashTable;
 
@@ -22,6 +26,37 @@ pub(super) struct Dictionary {
     /// their length.
     spans: Vec<(usize, usize)>,
     index: HashTable<Slot>,
+    /// The last value of up to 16 bytes seen in each of [`RECENT`] places
+    /// (picked by its words): most dictionary columns have few distinct
+    /// values, found here in one load and compare, before any hash table
+    /// probe. Empty until the first such value.
+    recent: Vec<Recent>,
+}
+
+/// Places in [`Dictionary::recent`].
+const RECENT: usize = 256;
+
+/// A recently interned value of up to 16 bytes: its length, words and key
+/// (`len == u32::MAX`: none).
+#[derive(Clone, Copy)]
+struct Recent {
+    len: u32,
+    k: u32,
+    words: Words,
+}
+
+const NO_RECENT: Recent = Recent {
+    len: u32::MAX,
+    k: 0,
+    words: Words(0, 0),
+};
+
+/// The place in [`Dictionary::recent`] of a value of `len` bytes with
+/// words `w`: the top byte of a multiplicative hash.
+#[inline(always)]
+fn recent_place(w: Words, len: usize) -> usize {
+    let x = w.0 ^ w.1.rotate_left(29) ^ (len as u64) << 56;
+    (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
 }
 
 /// A table slot: entry `k`, its length and its [`Words`].
@@ -101,12 +136,37 @@ impl Dictionary {
     /// The key of `v`, adding it as the next entry when it is new.
     #[inline]
     pub fn intern(&mut self, v: &[u8]) -> u32 {
-        let h = hash(v);
         let w = Words::of(v);
+        if v.len() > 16 {
+            return self.intern_indexed(v, w);
+        }
+        // Up to 16 bytes, equal lengths and words mean equal values.
+        if self.recent.is_empty() {
+            self.recent = vec![NO_RECENT; RECENT];
+        }
+        let at = recent_place(w, v.len());
+        let r = self.recent[at];
+        if r.len as usize == v.len() && r.words == w {
+            return r.k;
+        }
+        let k = self.intern_indexed(v, w);
+        self.recent[at] = Recent {
+            len: v.len() as u32,
+            k,
+            words: w,
+        };
+        k
+    }
+
+    /// [`Self::intern`] through the hash table (`w`: `v`'s words).
+    #[inline]
+    fn intern_indexed(&mut self, v: &[u8], w: Words) -> u32 {
+        let h = hash(v);
         let Dictionary {
             plain,
             spans,
             index,
+            ..
         } = self;
         if let Some(s) = index.find(h, |s| s.holds(v, w, plain, spans)) {
             return s.k;
@@ -137,6 +197,11 @@ impl Dictionary {
             self.plain.truncate(at - 4);
         }
         self.spans.truncate(len);
+        for r in &mut self.recent {
+            if r.k as usize >= len {
+                *r = NO_RECENT;
+            }
+        }
     }
 
     /// Empties the dictionary, keeping its memory.
@@ -144,6 +209,7 @@ impl Dictionary {
         self.plain.clear();
         self.spans.clear();
         self.index.clear();
+        self.recent.fill(NO_RECENT);
     }
 }
 
@@ -295,6 +361,48 @@ mod tests {
         }
         let hashes: std::collections::HashSet<u64> = values.iter().map(|v| hash(v)).collect();
         assert_eq!(hashes.len(), values.len());
+    }
+
+    /// Keys against a map in first-seen order, for short values (through
+    /// the recent places, which collide often here) and long ones, with
+    /// the newest entries dropped now and then: fixed seed.
+    #[test]
+    fn keys_match_first_seen_order_through_truncations() {
+        let mut d = Dictionary::default();
+        let mut order: Vec<Vec<u8>> = Vec::new();
+        let mut keys: std::collections::HashMap<Vec<u8>, usize> = Default::default();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for step in 0..200_000 {
+            let r = next();
+            let len = (r % 21) as usize;
+            // Two symbols: many repeats and many place collisions.
+            let v: Vec<u8> = (0..len)
+                .map(|i| b'a' + ((r >> (8 + i % 40)) & 1) as u8)
+                .collect();
+            let want = *keys.entry(v.clone()).or_insert_with(|| {
+                order.push(v.clone());
+                order.len() - 1
+            });
+            assert_eq!(d.intern(&v), want as u32, "step {step}: {v:?}");
+            if step % 9_973 == 9_972 {
+                let keep = order.len() / 2;
+                for gone in order.drain(keep..) {
+                    keys.remove(&gone);
+                }
+                d.truncate(keep);
+            }
+            if step == 150_000 {
+                order.clear();
+                keys.clear();
+                d.clear();
+            }
+        }
     }
 
     /// Keys that differ only past their first byte spread over the low
