@@ -1017,6 +1017,19 @@ fn uint_text(v: u64, width: usize, zero: bool, negative: bool) -> Option<(u128, 
 #[inline(always)]
 fn uint_text_inline(v: u64, width: usize, zero: bool, negative: bool) -> Option<(u128, usize)> {
     const ZEROS: u64 = 0x3030_3030_3030_3030;
+    if v < 100 && width <= 2 && !negative {
+        // One or two digits (`{uniform(0,9)}`, hours, days): one lookup.
+        let pair = u64::from(PAIR16[v as usize]);
+        let total = width.max(1 + usize::from(v >= 10));
+        let t = if total == 1 {
+            pair >> 8
+        } else if v < 10 && !zero {
+            pair - 0x10
+        } else {
+            pair
+        };
+        return Some((u128::from(t), total));
+    }
     if v < 100_000_000 && width <= 8 && !negative {
         // Up to 8 characters: the same steps on one 64-bit word.
         let text = digits8(v as u32);
@@ -2423,19 +2436,8 @@ mod tests {
 
     #[test]
     fn numbers_match_std_formatting() {
-        let mut values = vec![
-            0u64,
-            1,
-            7,
-            9,
-            10,
-            99,
-            100,
-            1234,
-            12_345_678,
-            99_999_999,
-            100_000_000,
-        ];
+        let mut values: Vec<u64> = (0..=100).collect();
+        values.extend([1234, 12_345_678, 99_999_999, 100_000_000]);
         values.extend([
             u64::MAX,
             u64::MAX / 7,
