@@ -566,6 +566,10 @@ pub struct LeafEncoder {
     walk_scratch: (Vec<u8>, Vec<u8>),
     /// Where chunk buffers come from (the pool of the last close).
     pool: Option<BufferPool>,
+    /// Bytes of the last chunk this encoder closed: the next one takes a
+    /// pooled buffer at least as large, so that it does not grow (copy
+    /// and page-fault) its way there again.
+    last_bytes: usize,
     /// Whether the chunk fell back to `PLAIN` (byte-string leaves).
     fell_back: bool,
     /// Whether some page of the chunk is dictionary-encoded.
@@ -707,6 +711,7 @@ impl LeafEncoder {
             runs: Vec::new(),
             walk_scratch: (Vec::new(), Vec::new()),
             pool: None,
+            last_bytes: 0,
             fell_back: false,
             dict_pages: false,
             keys: Vec::new(),
@@ -1489,7 +1494,7 @@ impl LeafEncoder {
         if self.chunk.capacity() == 0
             && let Some(pool) = &self.pool
         {
-            self.chunk = pool.take();
+            self.chunk = pool.take(self.last_bytes);
         }
         let offset = self.chunk.len() + self.spliced;
         let (size, uncompressed) = if self.shared.is_empty() {
@@ -1571,7 +1576,7 @@ impl LeafEncoder {
                 if self.dict.is_empty() {
                     self.dict.intern(b"");
                 }
-                let mut out = pool.take();
+                let mut out = pool.take(self.last_bytes);
                 let (size, raw) = write_page(
                     &mut out,
                     &mut self.body,
@@ -1589,6 +1594,7 @@ impl LeafEncoder {
                 (out, Some(0), size)
             }
         };
+        self.last_bytes = chunk.len();
         let kind = self.shape.values;
         let mut column_index = ColumnIndexBuilder::new(kind.physical_type());
         let mut offset_index = OffsetIndexBuilder::new();
@@ -2103,14 +2109,31 @@ impl BufferPool {
     /// Most bytes kept: the chunks of a few row groups of a wide schema.
     const KEEP_BYTES: usize = 1 << 30;
 
-    /// The largest pooled buffer, or a new one.
-    fn take(&self) -> Vec<u8> {
+    /// The smallest pooled buffer that holds `want` bytes, or a new one
+    /// of that capacity (`want == 0`: the last one given back, or a new
+    /// empty one).
+    fn take(&self, want: usize) -> Vec<u8> {
         let Ok(mut f) = self.free.lock() else {
-            return Vec::new();
+            return Vec::with_capacity(want);
         };
-        let v = f.buffers.pop().unwrap_or_default();
-        f.bytes -= v.capacity();
-        v
+        let fit = if want == 0 {
+            f.buffers.len().checked_sub(1)
+        } else {
+            f.buffers
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.capacity() >= want)
+                .min_by_key(|(_, b)| b.capacity())
+                .map(|(i, _)| i)
+        };
+        match fit {
+            Some(i) => {
+                let v = f.buffers.swap_remove(i);
+                f.bytes -= v.capacity();
+                v
+            }
+            None => Vec::with_capacity(want),
+        }
     }
 
     /// Returns a chunk's own buffer to the pool (dropped if still
@@ -3009,6 +3032,28 @@ mod tests {
         let input = RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap();
         let got = round_trip(schema, &[std::slice::from_ref(&input)]);
         assert_eq!(rows(&got), rows(&[input]));
+    }
+
+    #[test]
+    fn pooled_buffers_fit_the_size_asked_for() {
+        let pool = BufferPool::default();
+        for cap in [1000usize, 10, 100] {
+            let mut f = pool.free.lock().unwrap();
+            f.bytes += cap;
+            f.buffers.push(Vec::with_capacity(cap));
+        }
+        // The smallest that holds 50 bytes.
+        let v = pool.take(50);
+        assert!((100..1000).contains(&v.capacity()), "{}", v.capacity());
+        // None holds 5000: a new buffer, the pool untouched.
+        assert!(pool.take(5000).capacity() >= 5000);
+        assert_eq!(pool.free.lock().unwrap().buffers.len(), 2);
+        // No size known: the last one given back.
+        assert!(pool.take(0).capacity() >= 10);
+        assert_eq!(pool.free.lock().unwrap().buffers.len(), 1);
+        assert!(pool.take(1).capacity() >= 1);
+        assert!(pool.free.lock().unwrap().buffers.is_empty());
+        assert_eq!(pool.free.lock().unwrap().bytes, 0);
     }
 
     /// Null lists whose offsets still span entries (Arrow allows it; the
