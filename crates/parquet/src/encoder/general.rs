@@ -328,8 +328,8 @@ pub(super) struct Walk<'p> {
     /// Present leaf values: `(batch, start, end)` runs of leaf indices.
     pub runs: &'p mut Vec<(u32, u32, u32)>,
     /// Scratch: a list's entries' levels before the list's own levels go
-    /// between them.
-    scratch: &'p mut (Vec<u8>, Vec<u8>),
+    /// between them, and where each entry's levels start.
+    scratch: &'p mut (Vec<u8>, Vec<u8>, Vec<u32>),
     want_def: bool,
     want_rep: bool,
     /// A null met where the schema allows none.
@@ -342,7 +342,7 @@ impl<'p> Walk<'p> {
         def: &'p mut Vec<u8>,
         rep: &'p mut Vec<u8>,
         runs: &'p mut Vec<(u32, u32, u32)>,
-        scratch: &'p mut (Vec<u8>, Vec<u8>),
+        scratch: &'p mut (Vec<u8>, Vec<u8>, Vec<u32>),
     ) -> Self {
         Walk {
             scratch,
@@ -524,13 +524,6 @@ impl<'p> Walk<'p> {
             Some(n) => (n.validity(), n.offset() + from),
             None => (&[][..], 0),
         };
-        let level = |j: usize| {
-            if bits.is_empty() || arrow_buffer::bit_util::get_bit(bits, bit0 + j) {
-                here
-            } else {
-                def
-            }
-        };
         if links[d].dense_below {
             // One present leaf value per entry, at the deepest level: the
             // levels are written in place, the values are one run.
@@ -565,47 +558,118 @@ impl<'p> Walk<'p> {
         if last > first {
             self.visit(links, b, d + 1, first..last, here + 1);
         }
-        let (cdef, crep) = &mut *self.scratch;
+        let (cdef, crep, starts) = &mut *self.scratch;
         cdef.clear();
         crep.clear();
         cdef.extend_from_slice(&self.def[at..]);
         crep.extend_from_slice(&self.rep[at..]);
-        self.def.truncate(at);
-        self.rep.truncate(at);
-        let mut pos = 0;
-        for (j, w) in offsets.windows(2).enumerate() {
-            let n = w[1].as_usize() - w[0].as_usize();
-            if n == 0 {
-                self.def.push(level(j));
-                self.rep.push(0);
+        starts.clear();
+        if node.repeated_below {
+            // Entries take one level or more, each starting at a
+            // repetition of 0: where each starts, and its repetitions
+            // below this list kept (0 becomes this list's level).
+            starts.resize(last - first + 1, 0);
+            let mut k = 0;
+            for (i, r) in crep.iter_mut().enumerate() {
+                starts[k.min(last - first)] = i as u32;
+                k += usize::from(*r == 0);
+                *r = (*r).max(rep);
+            }
+            starts[last - first] = crep.len() as u32;
+        } else {
+            crep.iter_mut().for_each(|r| *r = rep);
+        }
+        // At most one level per list besides the entries', and 16 bytes of
+        // slack for the fixed-size copies of short lists.
+        let bound = at + crep.len() + lists + 16;
+        self.def.resize(bound, 0);
+        self.rep.resize(bound, 0);
+        let merge = Merge {
+            def: &mut self.def[at..],
+            rep: &mut self.rep[at..],
+            cdef,
+            crep,
+            starts,
+        };
+        let levels = Levels {
+            null: def,
+            empty: here,
+            leaf: 0,
+            rep,
+        };
+        let p = at
+            + match (bits.is_empty(), node.repeated_below) {
+                (true, false) => merge.run::<O, false, false>(offsets, bits, bit0, levels),
+                (true, true) => merge.run::<O, false, true>(offsets, bits, bit0, levels),
+                (false, false) => merge.run::<O, true, false>(offsets, bits, bit0, levels),
+                (false, true) => merge.run::<O, true, true>(offsets, bits, bit0, levels),
+            };
+        self.def.truncate(p);
+        self.rep.truncate(p);
+    }
+}
+
+/// A run of lists' levels being put together: their entries' levels
+/// (`cdef`, `crep`, the repetitions already at the list's level), where
+/// each entry's start (`starts`, when entries take several levels), and
+/// the output (16 bytes of slack past the last level).
+struct Merge<'a> {
+    def: &'a mut [u8],
+    rep: &'a mut [u8],
+    cdef: &'a [u8],
+    crep: &'a [u8],
+    starts: &'a [u32],
+}
+
+impl Merge<'_> {
+    /// Writes the levels of the lists of `offsets`: a null list (its bit
+    /// at `bit0 + j` of `bits` unset, when `NULLS`) at `l.null`, an empty
+    /// one at `l.empty`, a list with entries as its entries' levels, the
+    /// first repeating at 0. Returns the number of levels.
+    #[inline(always)]
+    fn run<O: OffsetSizeTrait, const NULLS: bool, const REPEATED: bool>(
+        self,
+        offsets: &[O],
+        bits: &[u8],
+        bit0: usize,
+        l: Levels,
+    ) -> usize {
+        let first = offsets[0].as_usize();
+        let at = |e: usize| {
+            if REPEATED {
+                self.starts[e - first] as usize
+            } else {
+                e - first
+            }
+        };
+        let mut p = 0;
+        let mut prev = first;
+        for (j, o) in offsets[1..].iter().enumerate() {
+            let next = o.as_usize();
+            if next == prev {
+                self.def[p] = if NULLS && !arrow_buffer::bit_util::get_bit(bits, bit0 + j) {
+                    l.null
+                } else {
+                    l.empty
+                };
+                self.rep[p] = 0;
+                p += 1;
                 continue;
             }
-            let out = self.rep.len();
-            let end = if node.repeated_below {
-                // Entries take one level or more; each starts at a
-                // repetition of 0.
-                let mut k = pos;
-                let mut entries = 0;
-                while k < crep.len() {
-                    if crep[k] == 0 {
-                        if entries == n {
-                            break;
-                        }
-                        entries += 1;
-                    }
-                    k += 1;
-                }
-                self.rep
-                    .extend(crep[pos..k].iter().map(|&r| if r == 0 { rep } else { r }));
-                k
+            let (s, e) = (at(prev), at(next));
+            let n = e - s;
+            prev = next;
+            if n <= 16 && s + 16 <= self.cdef.len() {
+                self.def[p..p + 16].copy_from_slice(&self.cdef[s..s + 16]);
+                self.rep[p..p + 16].copy_from_slice(&self.crep[s..s + 16]);
             } else {
-                self.rep.extend(std::iter::repeat_n(rep, n));
-                pos + n
-            };
-            self.rep[out] = 0;
-            self.def.extend_from_slice(&cdef[pos..end]);
-            pos = end;
+                self.def[p..p + n].copy_from_slice(&self.cdef[s..e]);
+                self.rep[p..p + n].copy_from_slice(&self.crep[s..e]);
+            }
+            self.rep[p] = 0;
+            p += n;
         }
+        p
     }
 }
 

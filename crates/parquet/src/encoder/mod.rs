@@ -563,7 +563,7 @@ pub struct LeafEncoder {
     /// Scratch: runs of present leaf values (general leaves).
     runs: Vec<(u32, u32, u32)>,
     /// Scratch of the level walk (general leaves).
-    walk_scratch: (Vec<u8>, Vec<u8>),
+    walk_scratch: (Vec<u8>, Vec<u8>, Vec<u32>),
     /// Where chunk buffers come from (the pool of the last close).
     pool: Option<BufferPool>,
     /// Bytes of the last chunk this encoder closed: the next one takes a
@@ -709,7 +709,7 @@ impl LeafEncoder {
             used: [0; 4],
             used_wide: Vec::new(),
             runs: Vec::new(),
-            walk_scratch: (Vec::new(), Vec::new()),
+            walk_scratch: (Vec::new(), Vec::new(), Vec::new()),
             pool: None,
             last_bytes: 0,
             fell_back: false,
@@ -2547,16 +2547,32 @@ const DELTA_MINIBLOCKS: usize = 4;
 /// with its own bit width. Deltas wrap at the value's width (32 or 64
 /// bits), as the format specifies, so any values round-trip.
 fn delta_binary_packed(out: &mut Vec<u8>, values: &[u8], width: usize) {
-    let n = values.len() / width;
-    let value = |i: usize| int_le(&values[i * width..i * width + width]);
-    // Work in the unsigned domain of the value's width.
-    let mask: u64 = if width == 4 {
+    if width == 4 {
+        delta_packed_of::<4>(out, values);
+    } else {
+        delta_packed_of::<8>(out, values);
+    }
+}
+
+/// [`delta_binary_packed`] for values of `W` bytes: every number is kept
+/// in the unsigned domain of the width (`u64` masked to 32 bits for
+/// `W == 4`), one pass per block finds the deltas and their smallest.
+fn delta_packed_of<const W: usize>(out: &mut Vec<u8>, values: &[u8]) {
+    let mask: u64 = if W == 4 {
         u64::from(u32::MAX)
     } else {
         u64::MAX
     };
+    // The delta `d` (of the width) as a signed number.
+    let signed = |d: u64| -> i64 {
+        if W == 4 {
+            i64::from(d as u32 as i32)
+        } else {
+            d as i64
+        }
+    };
     let zigzag = |v: u64| -> u64 {
-        if width == 4 {
+        if W == 4 {
             let v = v as u32 as i32;
             u64::from(((v << 1) ^ (v >> 31)) as u32)
         } else {
@@ -2564,29 +2580,33 @@ fn delta_binary_packed(out: &mut Vec<u8>, values: &[u8], width: usize) {
             ((v << 1) ^ (v >> 63)) as u64
         }
     };
+    let value = |c: &[u8]| -> u64 {
+        let mut w = [0u8; 8];
+        w[..W].copy_from_slice(&c[..W]);
+        u64::from_le_bytes(w)
+    };
+    let mut items = values.chunks_exact(W);
+    let n = items.len();
+    let first = items.next().map_or(0, value);
     varint(out, DELTA_BLOCK as u64);
     varint(out, DELTA_MINIBLOCKS as u64);
     varint(out, n as u64);
-    varint(out, zigzag(if n > 0 { value(0) as u64 & mask } else { 0 }));
+    varint(out, zigzag(first));
     let per_mini = DELTA_BLOCK / DELTA_MINIBLOCKS;
     let mut deltas = [0u64; DELTA_BLOCK];
-    let mut at = 1;
-    while at < n {
-        let len = DELTA_BLOCK.min(n - at);
-        for (k, d) in deltas[..len].iter_mut().enumerate() {
-            let i = at + k;
-            *d = (value(i) as u64).wrapping_sub(value(i - 1) as u64) & mask;
+    let mut prev = first;
+    let mut left = n.saturating_sub(1);
+    while left > 0 {
+        let len = DELTA_BLOCK.min(left);
+        let mut min = i64::MAX;
+        for (d, c) in deltas[..len].iter_mut().zip(&mut items) {
+            let v = value(c);
+            *d = v.wrapping_sub(prev) & mask;
+            prev = v;
+            min = min.min(signed(*d));
         }
-        // The smallest delta as a signed number of the value's width.
-        let signed = |d: u64| -> i64 {
-            if width == 4 {
-                i64::from(d as u32 as i32)
-            } else {
-                d as i64
-            }
-        };
-        let min = deltas[..len].iter().map(|&d| signed(d)).min().unwrap_or(0);
-        varint(out, zigzag(min as u64 & mask));
+        let min = min as u64 & mask;
+        varint(out, zigzag(min));
         let minis = len.div_ceil(per_mini);
         let widths_at = out.len();
         out.extend_from_slice(&[0u8; DELTA_MINIBLOCKS]);
@@ -2594,38 +2614,44 @@ fn delta_binary_packed(out: &mut Vec<u8>, values: &[u8], width: usize) {
             let chunk = &mut deltas[m * per_mini..((m + 1) * per_mini).min(len)];
             let mut max = 0u64;
             for d in chunk.iter_mut() {
-                *d = d.wrapping_sub(min as u64) & mask;
+                *d = d.wrapping_sub(min) & mask;
                 max |= *d;
             }
             let w = (64 - max.leading_zeros()) as usize;
             out[widths_at + m] = w as u8;
             pack_bits(out, chunk, per_mini, w);
         }
-        at += len;
+        left -= len;
     }
 }
 
 /// Appends `values` bit-packed, `w` bits each, least significant bit
-/// first, padded with zero values to `count` values.
+/// first, padded with zero values to `count` values: eight bytes are
+/// stored at a time, into room made once.
 fn pack_bits(out: &mut Vec<u8>, values: &[u64], count: usize, w: usize) {
     if w == 0 {
         return;
     }
+    let at = out.len();
+    let bytes = (count * w).div_ceil(8);
+    out.resize(at + bytes, 0);
+    let dst = &mut out[at..];
     let mut acc: u128 = 0;
     let mut bits = 0usize;
+    let mut p = 0;
     for k in 0..count {
         let v = values.get(k).copied().unwrap_or(0);
         acc |= u128::from(v) << bits;
         bits += w;
-        while bits >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            bits -= 8;
+        if bits >= 64 {
+            dst[p..p + 8].copy_from_slice(&(acc as u64).to_le_bytes());
+            p += 8;
+            acc >>= 64;
+            bits -= 64;
         }
     }
-    if bits > 0 {
-        out.push(acc as u8);
-    }
+    let rest = bytes - p;
+    dst[p..].copy_from_slice(&(acc as u64).to_le_bytes()[..rest]);
 }
 
 /// Bits needed for values up to `max`.
