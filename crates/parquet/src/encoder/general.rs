@@ -642,16 +642,26 @@ impl Merge<'_> {
                 e - first
             }
         };
+        let lists = offsets.len() - 1;
         let mut p = 0;
+        let mut j = 0;
         let mut prev = first;
-        for (j, o) in offsets[1..].iter().enumerate() {
-            let next = o.as_usize();
+        while j < lists {
+            if NULLS {
+                // A run of null lists (they span no entry): one level each.
+                let z = null_run(bits, bit0 + j, lists - j);
+                if z > 0 {
+                    fill16(self.def, p, z, l.null);
+                    fill16(self.rep, p, z, 0);
+                    p += z;
+                    j += z;
+                    continue;
+                }
+            }
+            let next = offsets[j + 1].as_usize();
+            j += 1;
             if next == prev {
-                self.def[p] = if NULLS && !arrow_buffer::bit_util::get_bit(bits, bit0 + j) {
-                    l.null
-                } else {
-                    l.empty
-                };
+                self.def[p] = l.empty;
                 self.rep[p] = 0;
                 p += 1;
                 continue;
@@ -696,18 +706,28 @@ fn dense_levels<O: OffsetSizeTrait, const NULLS: bool>(
     bit0: usize,
     l: Levels,
 ) -> usize {
+    let lists = offsets.len() - 1;
     let mut p = 0;
+    let mut j = 0;
     let mut prev = offsets[0].as_usize();
-    for (j, o) in offsets[1..].iter().enumerate() {
-        let next = o.as_usize();
+    while j < lists {
+        if NULLS {
+            // A run of null lists (they span no entry): one level each.
+            let z = null_run(bits, bit0 + j, lists - j);
+            if z > 0 {
+                fill16(def, p, z, l.null);
+                fill16(rep, p, z, 0);
+                p += z;
+                j += z;
+                continue;
+            }
+        }
+        let next = offsets[j + 1].as_usize();
         let n = next - prev;
         prev = next;
+        j += 1;
         if n == 0 {
-            def[p] = if NULLS && !arrow_buffer::bit_util::get_bit(bits, bit0 + j) {
-                l.null
-            } else {
-                l.empty
-            };
+            def[p] = l.empty;
             rep[p] = 0;
             p += 1;
         } else if n <= 16 {
@@ -723,6 +743,35 @@ fn dense_levels<O: OffsetSizeTrait, const NULLS: bool>(
         }
     }
     p
+}
+
+/// How many of the (at most `left`) bits from bit `i` of `bits` are unset
+/// in a row: the null lists from list `i` on, up to 57 at a time (one
+/// word load; a longer run takes several calls).
+#[inline(always)]
+fn null_run(bits: &[u8], i: usize, left: usize) -> usize {
+    let (byte, shift) = (i / 8, i % 8);
+    let mut w = [0u8; 8];
+    match bits.get(byte..byte + 8) {
+        Some(b) => w.copy_from_slice(b),
+        None => {
+            let b = bits.get(byte..).unwrap_or(&[]);
+            w[..b.len()].copy_from_slice(b);
+        }
+    }
+    let run = (u64::from_le_bytes(w) >> shift).trailing_zeros() as usize;
+    run.min(64 - shift).min(left)
+}
+
+/// Sets `buf[p..p + n]` to `x` by 16-byte stores (`buf` has room for
+/// them: 16 bytes of slack past `p + n`).
+#[inline(always)]
+fn fill16(buf: &mut [u8], p: usize, n: usize, x: u8) {
+    let mut k = 0;
+    while k < n {
+        buf[p + k..p + k + 16].copy_from_slice(&[x; 16]);
+        k += 16;
+    }
 }
 
 /// Appends `n` copies of `x`. Most runs of levels are short: up to 16
