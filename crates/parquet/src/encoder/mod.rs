@@ -68,6 +68,8 @@ use parquet::{
     schema::types::{ColumnDescPtr, SchemaDescriptor},
 };
 
+use std::sync::{Arc, Mutex};
+
 use crate::{Compression, Error};
 
 mod chunk;
@@ -477,10 +479,17 @@ impl Shredder {
 
     /// Fresh encoders for one row group.
     pub fn row_group(&self) -> Vec<LeafEncoder> {
+        let pages = Arc::new(Mutex::new(LevelPages::default()));
         self.leaves
             .iter()
             .zip(&self.descrs)
-            .map(|(shape, descr)| LeafEncoder::new(shape.clone(), descr.clone(), self.codec))
+            .map(|(shape, descr)| {
+                let mut leaf = LeafEncoder::new(shape.clone(), descr.clone(), self.codec);
+                if shape.max_def > 0 || shape.max_rep > 0 {
+                    leaf.level_pages = Some(pages.clone());
+                }
+                leaf
+            })
             .collect()
     }
 }
@@ -543,6 +552,21 @@ struct PageMeta {
     stats: Stats,
 }
 
+/// The repetition and definition levels of the last page a leaf of the
+/// row group encoded, and their encoding. The fields of a struct below the
+/// same lists and nulls (`items`' `sku`, `qty` and `price` in `events`)
+/// have equal levels page after page: the first leaf encodes them, its
+/// siblings compare and copy. The leaves of a row group are written one
+/// after another by one thread, so the lock is never contended.
+#[derive(Default)]
+struct LevelPages {
+    rep: Vec<u8>,
+    def: Vec<u8>,
+    /// Bit widths of the repetition and definition levels (0: none).
+    widths: (u8, u8),
+    levels: Vec<u8>,
+}
+
 /// Encodes one leaf column of one row group.
 pub struct LeafEncoder {
     shape: LeafShape,
@@ -564,6 +588,9 @@ pub struct LeafEncoder {
     runs: Vec<(u32, u32, u32)>,
     /// Scratch of the level walk (general leaves).
     walk_scratch: (Vec<u8>, Vec<u8>, Vec<u32>),
+    /// The last page's levels among the row group's leaves and their
+    /// encoding (see [`LevelPages`]); `None` for a leaf made on its own.
+    level_pages: Option<Arc<Mutex<LevelPages>>>,
     /// Where chunk buffers come from (the pool of the last close).
     pool: Option<BufferPool>,
     /// Bytes of the last chunk this encoder closed: the next one takes a
@@ -710,6 +737,7 @@ impl LeafEncoder {
             used_wide: Vec::new(),
             runs: Vec::new(),
             walk_scratch: (Vec::new(), Vec::new(), Vec::new()),
+            level_pages: None,
             pool: None,
             last_bytes: 0,
             fell_back: false,
@@ -1336,6 +1364,54 @@ impl LeafEncoder {
         std::mem::swap(&mut self.body, &mut self.values);
     }
 
+    /// Encodes the page's repetition and definition levels into
+    /// `self.levels`, or copies their encoding from the row group's last
+    /// page when a sibling leaf's levels were the same.
+    fn encode_page_levels(&mut self) {
+        self.levels.clear();
+        let widths = (
+            if self.shape.max_rep > 0 {
+                bit_width(self.shape.max_rep)
+            } else {
+                0
+            },
+            if self.shape.max_def > 0 {
+                bit_width(self.shape.max_def)
+            } else {
+                0
+            },
+        );
+        if widths == (0, 0) {
+            return;
+        }
+        let encode = |out: &mut Vec<u8>, rep: &[u8], def: &[u8]| {
+            if widths.0 > 0 {
+                encode_levels(out, rep, widths.0);
+            }
+            if widths.1 > 0 {
+                encode_levels(out, def, widths.1);
+            }
+        };
+        let Some(share) = &self.level_pages else {
+            encode(&mut self.levels, &self.rep, &self.def);
+            return;
+        };
+        let mut last = share.lock().unwrap_or_else(|e| e.into_inner());
+        if last.widths == widths && last.rep == self.rep && last.def == self.def {
+            self.levels.extend_from_slice(&last.levels);
+            return;
+        }
+        encode(&mut self.levels, &self.rep, &self.def);
+        // The page's levels are dropped after it: the share keeps them
+        // instead (a swap, no copy), and gives back buffers to reuse.
+        let last = &mut *last;
+        std::mem::swap(&mut last.rep, &mut self.rep);
+        std::mem::swap(&mut last.def, &mut self.def);
+        last.levels.clear();
+        last.levels.extend_from_slice(&self.levels);
+        last.widths = widths;
+    }
+
     /// Encodes the buffered levels and values as one data page and appends
     /// it, header first, to the chunk: the values are copied once.
     fn flush_page(&mut self) -> Result<(), Error> {
@@ -1347,13 +1423,7 @@ impl LeafEncoder {
         } else {
             self.page_rows
         } as u32;
-        self.levels.clear();
-        if self.shape.max_rep > 0 {
-            encode_levels(&mut self.levels, &self.rep, bit_width(self.shape.max_rep));
-        }
-        if self.shape.max_def > 0 {
-            encode_levels(&mut self.levels, &self.def, bit_width(self.shape.max_def));
-        }
+        self.encode_page_levels();
         let mut stats = std::mem::take(&mut self.page_stats);
         let encoding = match self.shape.values {
             Values::Plain => {
