@@ -307,6 +307,46 @@ impl Path {
     }
 }
 
+impl Chain<'_> {
+    /// What the levels and value runs of rows of this chain depend on:
+    /// each node's kind, nullability and repetition level, and where its
+    /// nulls and offsets lie (addresses, offsets and lengths). Two leaves
+    /// of one batch with equal identities (a struct's fields without
+    /// nulls of their own) have equal levels and runs. The addresses
+    /// identify the buffers only while they are alive: a caller that keeps
+    /// an identity must keep the arrays too.
+    pub fn identity(&self, path: &Path) -> Vec<usize> {
+        let mut id = Vec::with_capacity(2 + 8 * self.links.len());
+        id.extend([usize::from(path.max_def), usize::from(path.max_rep)]);
+        for (node, link) in path.nodes.iter().zip(&self.links) {
+            let kind = match node.step {
+                Step::Struct(_) => 0,
+                Step::List => 1,
+                Step::LargeList => 2,
+                Step::Leaf => 3,
+            };
+            let (bits, bit0, bits_len) = link.nulls.map_or((0, 0, 0), |n| {
+                (n.validity().as_ptr() as usize, n.offset(), n.len())
+            });
+            let (offsets, offsets_len) = match link.offsets {
+                Offsets::None => (0, 0),
+                Offsets::Small(o) => (o.as_ptr() as usize, o.len()),
+                Offsets::Large(o) => (o.as_ptr() as usize, o.len()),
+            };
+            id.extend([
+                kind | usize::from(node.nullable) << 2 | usize::from(node.repeated_below) << 3,
+                usize::from(node.rep),
+                bits,
+                bit0,
+                bits_len,
+                offsets,
+                offsets_len,
+            ]);
+        }
+        id
+    }
+}
+
 /// Whether a null list of `nulls` has entries in `offsets`: the gaps
 /// between the runs of valid lists, each checked in one comparison.
 fn spans_under_nulls(nulls: &NullBuffer, offsets: Offsets<'_>) -> bool {

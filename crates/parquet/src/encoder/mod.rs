@@ -565,6 +565,34 @@ struct LevelPages {
     /// Bit widths of the repetition and definition levels (0: none).
     widths: (u8, u8),
     levels: Vec<u8>,
+    /// The pieces of rows the last general leaf walked in one batch.
+    walk: WalkMemo,
+}
+
+/// The levels and value runs of the pieces of rows the last general leaf
+/// of the row group walked in one batch: a sibling with the same
+/// [`general::Chain::identity`] copies those of the same rows instead of
+/// walking.
+#[derive(Default)]
+struct WalkMemo {
+    identity: Vec<usize>,
+    /// The column the identity's addresses are in, kept alive so that no
+    /// other buffer can take those addresses while they are compared.
+    column: Option<ArrayRef>,
+    /// Per piece, in the order walked: its rows, the ends of its levels
+    /// in `def` and `rep` and of its runs in `runs`, and whether it met a
+    /// null where the schema allows none.
+    pieces: Vec<MemoPiece>,
+    def: Vec<u8>,
+    rep: Vec<u8>,
+    runs: Vec<(u32, u32, u32)>,
+}
+
+#[derive(Clone, Copy)]
+struct MemoPiece {
+    rows: (usize, usize),
+    ends: (usize, usize, usize),
+    bad: bool,
 }
 
 /// Encodes one leaf column of one row group.
@@ -971,6 +999,14 @@ impl LeafEncoder {
             Gather::All => batches.first().map_or(0, |b| b.num_rows()),
             Gather::Rows(r) => r.len(),
         };
+        // Siblings share walks of whole batches written one at a time.
+        let memo = match (rows, &chains[..], &self.level_pages) {
+            (Gather::All, [chain], Some(_)) => Some((
+                chain.identity(path),
+                batches[0].column(self.shape.column).clone(),
+            )),
+            _ => None,
+        };
         let mut at = 0;
         let mut open = None;
         while at < n {
@@ -982,22 +1018,8 @@ impl LeafEncoder {
             };
             let mut runs = std::mem::take(&mut self.runs);
             runs.clear();
-            let mut walk = general::Walk::new(
-                path,
-                &mut self.def,
-                &mut self.rep,
-                &mut runs,
-                &mut self.walk_scratch,
-            );
-            match rows {
-                Gather::All => walk.rows(&chains[0], 0, at..at + len),
-                Gather::Rows(r) => {
-                    for &(b, i) in &r[at..at + len] {
-                        walk.rows(&chains[b], b as u32, i..i + 1);
-                    }
-                }
-            }
-            if walk.bad {
+            let bad = self.walk_piece(path, &chains, rows, at, len, &memo, &mut runs);
+            if bad {
                 self.runs = runs;
                 return Err(unsupported(
                     "no nulls where the schema has a required field",
@@ -1040,6 +1062,86 @@ impl LeafEncoder {
             self.end_piece(len)?;
         }
         Ok(())
+    }
+
+    /// Levels of rows `at..at + len` appended to the leaf's and their value
+    /// runs to `runs`: copied from the row group's last walk when `memo`
+    /// (this batch's chain identity and column) matches it, else walked
+    /// (and left there for the siblings). Returns whether a null was met
+    /// where the schema allows none.
+    #[allow(clippy::too_many_arguments)]
+    fn walk_piece(
+        &mut self,
+        path: &general::Path,
+        chains: &[general::Chain<'_>],
+        rows: Gather<'_>,
+        at: usize,
+        len: usize,
+        memo: &Option<(Vec<usize>, ArrayRef)>,
+        runs: &mut Vec<(u32, u32, u32)>,
+    ) -> bool {
+        let shared = match (memo, &self.level_pages) {
+            (Some((identity, column)), Some(pages)) => Some((identity, column, pages.clone())),
+            _ => None,
+        };
+        if let Some((identity, _, pages)) = &shared {
+            let last = pages.lock().unwrap_or_else(|e| e.into_inner());
+            let w = &last.walk;
+            if w.column.is_some() && w.identity == **identity {
+                let k = w.pieces.partition_point(|p| p.rows.0 < at);
+                if let Some(p) = w.pieces.get(k).filter(|p| p.rows == (at, len)) {
+                    let (d, r, u) = k.checked_sub(1).map_or((0, 0, 0), |k| w.pieces[k].ends);
+                    self.def.extend_from_slice(&w.def[d..p.ends.0]);
+                    self.rep.extend_from_slice(&w.rep[r..p.ends.1]);
+                    runs.extend_from_slice(&w.runs[u..p.ends.2]);
+                    return p.bad;
+                }
+            }
+        }
+        let (def_at, rep_at) = (self.def.len(), self.rep.len());
+        let mut walk = general::Walk::new(
+            path,
+            &mut self.def,
+            &mut self.rep,
+            runs,
+            &mut self.walk_scratch,
+        );
+        match rows {
+            Gather::All => walk.rows(&chains[0], 0, at..at + len),
+            Gather::Rows(r) => {
+                for &(b, i) in &r[at..at + len] {
+                    walk.rows(&chains[b], b as u32, i..i + 1);
+                }
+            }
+        }
+        let bad = walk.bad;
+        if let Some((identity, column, pages)) = shared {
+            let mut last = pages.lock().unwrap_or_else(|e| e.into_inner());
+            let w = &mut last.walk;
+            // A new batch or leaf shape starts over; pieces are kept in
+            // row order.
+            if w.column.is_none()
+                || w.identity != *identity
+                || w.pieces.last().is_some_and(|p| p.rows.0 >= at)
+            {
+                w.identity.clone_from(identity);
+                w.column = Some(column.clone());
+                w.pieces.clear();
+                w.def.clear();
+                w.rep.clear();
+                w.runs.clear();
+            }
+            w.def.extend_from_slice(&self.def[def_at..]);
+            w.rep.extend_from_slice(&self.rep[rep_at..]);
+            w.runs.extend_from_slice(runs);
+            let ends = (w.def.len(), w.rep.len(), w.runs.len());
+            w.pieces.push(MemoPiece {
+                rows: (at, len),
+                ends,
+                bad,
+            });
+        }
+        bad
     }
 
     /// Whether this leaf's pages can be the batches' value buffers: a
@@ -3128,6 +3230,78 @@ mod tests {
         let input = RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap();
         let got = round_trip(schema, &[std::slice::from_ref(&input)]);
         assert_eq!(rows(&got), rows(&[input]));
+    }
+
+    /// Sibling leaves copy each other's walks and level pages: `a` and `b`
+    /// (no nulls of their own) share, `c` (with nulls) must not, and the
+    /// second batch (same rows, other list nulls and lengths) must not
+    /// reuse the first's. Written batch by batch, as the pipeline does.
+    #[test]
+    fn siblings_share_levels_only_when_equal() {
+        let entry = Fields::from(vec![
+            Field::new("a", DataType::Int32, false),
+            Field::new("b", DataType::Float64, false),
+            Field::new("c", DataType::Int64, true),
+        ]);
+        let item = Arc::new(Field::new("item", DataType::Struct(entry.clone()), false));
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "l",
+            DataType::List(item.clone()),
+            true,
+        )]));
+        let batch = |seed: usize| {
+            let rows = 5000;
+            let lens: Vec<usize> = (0..rows).map(|i| (i * 7 + seed) % 4).collect();
+            let valid: Vec<bool> = (0..rows).map(|i| !(i + seed).is_multiple_of(3)).collect();
+            let lens: Vec<usize> = lens
+                .iter()
+                .zip(&valid)
+                .map(|(&n, &v)| n * usize::from(v))
+                .collect();
+            let n: usize = lens.iter().sum();
+            let a = Int32Array::from_iter_values((0..n).map(|i| i as i32));
+            let b = arrow_array::Float64Array::from_iter_values((0..n).map(|i| i as f64 * 0.5));
+            let c = arrow_array::Int64Array::from_iter(
+                (0..n).map(|i| (i % 5 != seed % 5).then_some(i as i64)),
+            );
+            let entries = StructArray::new(
+                entry.clone(),
+                vec![Arc::new(a), Arc::new(b), Arc::new(c)],
+                None,
+            );
+            let list = ListArray::new(
+                item.clone(),
+                arrow_buffer::OffsetBuffer::from_lengths(lens),
+                Arc::new(entries),
+                Some(arrow_buffer::NullBuffer::from(valid)),
+            );
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap()
+        };
+        let input = [batch(0), batch(1)];
+        let writer = ArrowWriter::try_new_with_options(
+            Vec::new(),
+            schema.clone(),
+            ArrowWriterOptions::new(),
+        )
+        .unwrap();
+        let (mut file, _) = writer.into_serialized_writer().unwrap();
+        let shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
+            .expect("shape supported");
+        let mut leaves = shredder.row_group();
+        for b in &input {
+            for l in &mut leaves {
+                l.write(b).unwrap();
+            }
+        }
+        let pool = BufferPool::default();
+        let mut rg = file.next_row_group().unwrap();
+        for l in &mut leaves {
+            let (bytes, close) = l.close(&pool).unwrap();
+            rg.append_column(&bytes, close).unwrap();
+        }
+        rg.close().unwrap();
+        let got = read_all(Bytes::from(file.into_inner().unwrap()));
+        assert_eq!(rows(&got), rows(&input));
     }
 
     #[test]
