@@ -2223,7 +2223,11 @@ impl<const W: usize> LeafValues for IntValues<'_, W> {
 struct DictValues<'a> {
     keys: &'a [u8],
     map: &'a [u8],
-    used: [u64; 4],
+    /// `seen[k]` is 1 when key `k` was written for a present value since
+    /// the last [`LeafValues::take_used`] (slot 256 takes the nulls'
+    /// keys): a plain store per value, where or-ing a bit into a word
+    /// made each value wait for the last one's.
+    seen: Box<[u8; 257]>,
 }
 
 impl<'a> DictValues<'a> {
@@ -2234,7 +2238,7 @@ impl<'a> DictValues<'a> {
         Ok(DictValues {
             keys: d.keys().values(),
             map,
-            used: [0; 4],
+            seen: Box::new([0; 257]),
         })
     }
 }
@@ -2243,7 +2247,16 @@ impl LeafValues for DictValues<'_> {
     const SLACK: usize = 1;
 
     fn take_used(&mut self) -> [u64; 4] {
-        std::mem::take(&mut self.used)
+        let mut used = [0u64; 4];
+        for (k, chunk) in self.seen[..256].chunks_exact(8).enumerate() {
+            // Eight 0/1 bytes to eight bits, the first byte lowest: the
+            // multiply moves byte i's bit to bit 56 + i, with no carries.
+            let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            let bits = x.wrapping_mul(0x0102_0408_1020_4080) >> 56;
+            used[k / 8] |= bits << (8 * (k % 8));
+        }
+        self.seen.fill(0);
+        used
     }
 
     fn bound(&self, range: std::ops::Range<usize>) -> usize {
@@ -2258,7 +2271,7 @@ impl LeafValues for DictValues<'_> {
             .copied()
             .unwrap_or_default();
         out[0] = k;
-        self.used[usize::from(k >> 6)] |= u64::from(valid) << (k & 63);
+        self.seen[if valid { usize::from(k) } else { 256 }] = 1;
         usize::from(valid)
     }
 }
@@ -2430,6 +2443,18 @@ fn unsupported(what: &str) -> Error {
     Error::InvalidConfig(format!("direct Parquet encoder: expected {what}"))
 }
 
+/// `PREFIX_MASKS[l]` keeps the first `l` bytes of a big-endian 16-byte
+/// word (a table lookup instead of a variable 128-bit shift per value).
+const PREFIX_MASKS: [u128; 17] = {
+    let mut m = [u128::MAX; 17];
+    let mut l = 0;
+    while l < 16 {
+        m[l] = !(u128::MAX >> (l * 8));
+        l += 1;
+    }
+    m
+};
+
 /// The smallest and largest value of a page of `PLAIN` strings (each a
 /// 4-byte length and the bytes).
 ///
@@ -2450,12 +2475,7 @@ fn plain_min_max(values: &mut Vec<u8>) -> Option<(&[u8], &[u8])> {
         let l = u32::from_le_bytes(len_bytes) as usize;
         let mut raw = [0u8; 16];
         raw.copy_from_slice(&buf[o + 4..o + 20]);
-        let raw = u128::from_be_bytes(raw);
-        let key = if l >= 16 {
-            raw
-        } else {
-            raw & !(u128::MAX >> (l * 8))
-        };
+        let key = u128::from_be_bytes(raw) & PREFIX_MASKS[l.min(16)];
         (o + 4, l, key)
     };
     let (v, l, k) = value(0);
