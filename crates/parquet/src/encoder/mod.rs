@@ -2249,10 +2249,8 @@ impl LeafValues for DictValues<'_> {
     fn take_used(&mut self) -> [u64; 4] {
         let mut used = [0u64; 4];
         for (k, chunk) in self.seen[..256].chunks_exact(8).enumerate() {
-            // Eight 0/1 bytes to eight bits, the first byte lowest: the
-            // multiply moves byte i's bit to bit 56 + i, with no carries.
-            let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-            let bits = x.wrapping_mul(0x0102_0408_1020_4080) >> 56;
+            // Eight 0/1 bytes to eight bits, the first byte lowest.
+            let bits = pack8(u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])), 1);
             used[k / 8] |= bits << (8 * (k % 8));
         }
         self.seen.fill(0);
@@ -2483,10 +2481,12 @@ fn plain_min_max(values: &mut Vec<u8>) -> Option<(&[u8], &[u8])> {
     let mut o = v + l;
     while o < end {
         let (v, l, k) = value(o);
-        if k > hi.2 || (k == hi.2 && buf[v..v + l] > buf[hi.0..hi.0 + hi.1]) {
+        // One prefix comparison per side for most values (neither a new
+        // max nor a new min); the bytes only on equal prefixes.
+        if k >= hi.2 && (k > hi.2 || buf[v..v + l] > buf[hi.0..hi.0 + hi.1]) {
             hi = (v, l, k);
         }
-        if k < lo.2 || (k == lo.2 && buf[v..v + l] < buf[lo.0..lo.0 + lo.1]) {
+        if k <= lo.2 && (k < lo.2 || buf[v..v + l] < buf[lo.0..lo.0 + lo.1]) {
             lo = (v, l, k);
         }
         o = v + l;
@@ -2942,6 +2942,11 @@ fn bit_pack(out: &mut Vec<u8>, values: &[u8], width: u8) {
 /// lanes, those into one), instead of a shift and an or per value.
 #[inline(always)]
 fn pack8(x: u64, w: usize) -> u64 {
+    if w == 1 {
+        // Bytes of 0 or 1: the multiply moves byte i's bit to bit 56 + i
+        // (every partial product lands on its own bit, so nothing carries).
+        return x.wrapping_mul(0x0102_0408_1020_4080) >> 56;
+    }
     const B: u64 = 0x00ff_00ff_00ff_00ff;
     const H: u64 = 0x0000_ffff_0000_ffff;
     let x = (x & B) | ((x >> 8) & B) << w;
