@@ -978,9 +978,9 @@ impl<'a> Values<'a> {
     /// (8 and 16 bits widened to 32), decimals as their `INT32` or `INT64`
     /// (the low bytes, little-endian) or as big-endian bytes of the fixed
     /// length, byte strings `PLAIN` (a 4-byte length, the bytes),
-    /// dictionary entries as 4-byte numbers (`used` gets their bits).
+    /// dictionary entries as 4-byte numbers (`seen[k]` set to 1 for each).
     #[inline]
-    pub fn put(&self, s: usize, e: usize, out: &mut Vec<u8>, used: &mut [u64]) {
+    pub fn put(&self, s: usize, e: usize, out: &mut Vec<u8>, seen: &mut [u8]) {
         match self {
             Values::Bool(b) => out.extend((s..e).map(|i| u8::from(b.value(i)))),
             Values::Fixed(data, source) => match source {
@@ -1033,8 +1033,8 @@ impl<'a> Values<'a> {
                 for i in s..e {
                     let k = map.get(keys.get(i)).copied().unwrap_or_default();
                     out.extend_from_slice(&k.to_le_bytes());
-                    if let Some(w) = used.get_mut(k as usize >> 6) {
-                        *w |= 1 << (k & 63);
+                    if let Some(x) = seen.get_mut(k as usize) {
+                        *x = 1;
                     }
                 }
             }

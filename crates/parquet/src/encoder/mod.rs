@@ -610,8 +610,10 @@ pub struct LeafEncoder {
     dict: dict::Dictionary,
     /// Keys of the current page that occur (for min/max).
     used: [u64; 4],
-    /// The same for dictionaries of more than 256 entries.
-    used_wide: Vec<u64>,
+    /// The same for dictionaries of more than 256 entries: one byte per
+    /// entry, set by a plain store (or-ing bits into words made each value
+    /// wait for the one before).
+    seen: Vec<u8>,
     /// Scratch: runs of present leaf values (general leaves).
     runs: Vec<(u32, u32, u32)>,
     /// Scratch of the level walk (general leaves).
@@ -762,7 +764,7 @@ impl LeafEncoder {
             page_stats: Stats::default(),
             dict: dict::Dictionary::default(),
             used: [0; 4],
-            used_wide: Vec::new(),
+            seen: Vec::new(),
             runs: Vec::new(),
             walk_scratch: (Vec::new(), Vec::new(), Vec::new()),
             level_pages: None,
@@ -993,7 +995,7 @@ impl LeafEncoder {
             values.push(general::Values::new(chain.leaf, path.source, map)?);
         }
         if self.shape.values == Values::Dict {
-            self.used_wide.resize(self.dict.len().div_ceil(64), 0);
+            self.seen.resize(self.dict.len(), 0);
         }
         let n = match rows {
             Gather::All => batches.first().map_or(0, |b| b.num_rows()),
@@ -1046,7 +1048,7 @@ impl LeafEncoder {
                         s as usize,
                         e as usize,
                         &mut self.values,
-                        &mut self.used_wide,
+                        &mut self.seen,
                     );
                 }
                 present += u64::from(e - s);
@@ -1534,24 +1536,21 @@ impl LeafEncoder {
                     && (!self.values.is_empty() || self.plain_pending > 0)
                     && self.dictionary_encode()
                 {
-                    // Min and max over the page's distinct entries: a bit
+                    // Min and max over the page's distinct entries: a mark
                     // per value, then one comparison per entry used.
-                    self.used_wide.clear();
-                    self.used_wide.resize(self.dict.len().div_ceil(64), 0);
+                    self.seen.clear();
+                    self.seen.resize(self.dict.len(), 0);
                     for &k in &self.keys {
-                        self.used_wide[k as usize >> 6] |= 1 << (k & 63);
-                    }
-                    for (w, &bits) in self.used_wide.iter().enumerate() {
-                        let mut b = bits;
-                        while b != 0 {
-                            let k = w * 64 + b.trailing_zeros() as usize;
-                            b &= b - 1;
-                            if let Some(v) = self.dict.get(k) {
-                                stats.update(v, Values::Plain);
-                            }
+                        if let Some(x) = self.seen.get_mut(k as usize) {
+                            *x = 1;
                         }
                     }
-                    self.used_wide.clear();
+                    let dict = &self.dict;
+                    take_seen(&mut self.seen, |k| {
+                        if let Some(v) = dict.get(k) {
+                            stats.update(v, Values::Plain);
+                        }
+                    });
                     self.dict_pages = true;
                     Encoding::RLE_DICTIONARY
                 } else {
@@ -1650,16 +1649,12 @@ impl LeafEncoder {
                 self.body.push(width);
                 encode_hybrid_wide(&mut self.body, &keys, width);
                 std::mem::swap(&mut self.body, &mut self.values);
-                for (w, bits) in self.used_wide.iter_mut().enumerate() {
-                    let mut b = std::mem::take(bits);
-                    while b != 0 {
-                        let k = w * 64 + b.trailing_zeros() as usize;
-                        b &= b - 1;
-                        if let Some(v) = self.dict.get(k) {
-                            stats.update(v, Values::Dict);
-                        }
+                let dict = &self.dict;
+                take_seen(&mut self.seen, |k| {
+                    if let Some(v) = dict.get(k) {
+                        stats.update(v, Values::Dict);
                     }
-                }
+                });
                 Encoding::RLE_DICTIONARY
             }
         };
@@ -1811,7 +1806,7 @@ impl LeafEncoder {
         self.dict.clear();
         self.page_dict_start = 0;
         self.used = [0; 4];
-        self.used_wide.clear();
+        self.seen.clear();
         self.fell_back = false;
         self.dict_pages = false;
         let rows = std::mem::take(&mut self.rows);
@@ -2932,6 +2927,25 @@ fn bit_pack(out: &mut Vec<u8>, values: &[u8], width: u8) {
             let mut x = [0u8; 8];
             x[..rest.len()].copy_from_slice(rest);
             put(out, u64::from_le_bytes(x));
+        }
+    }
+}
+
+/// Calls `f` with each `k` whose `seen[k]` is 1 (the others are 0), in
+/// increasing order, and clears them: eight marks at a time.
+fn take_seen(seen: &mut [u8], mut f: impl FnMut(usize)) {
+    for (w, chunk) in seen.chunks_mut(8).enumerate() {
+        let mut x = [0u8; 8];
+        x[..chunk.len()].copy_from_slice(chunk);
+        let word = u64::from_le_bytes(x);
+        if word == 0 {
+            continue;
+        }
+        chunk.fill(0);
+        let mut b = pack8(word, 1);
+        while b != 0 {
+            f(w * 8 + b.trailing_zeros() as usize);
+            b &= b - 1;
         }
     }
 }
