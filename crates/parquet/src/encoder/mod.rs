@@ -3317,15 +3317,7 @@ mod tests {
             RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap()
         };
         let input = [batch(0), batch(1)];
-        let writer = ArrowWriter::try_new_with_options(
-            Vec::new(),
-            schema.clone(),
-            ArrowWriterOptions::new(),
-        )
-        .unwrap();
-        let (mut file, _) = writer.into_serialized_writer().unwrap();
-        let shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
-            .expect("shape supported");
+        let (mut file, shredder) = direct_file(&schema);
         let mut leaves = shredder.row_group();
         for b in &input {
             for l in &mut leaves {
@@ -3333,12 +3325,7 @@ mod tests {
             }
         }
         let pool = BufferPool::default();
-        let mut rg = file.next_row_group().unwrap();
-        for l in &mut leaves {
-            let (bytes, close) = l.close(&pool).unwrap();
-            rg.append_column(&bytes, close).unwrap();
-        }
-        rg.close().unwrap();
+        append_group(&mut file, &mut leaves, &pool);
         let got = read_all(Bytes::from(file.into_inner().unwrap()));
         assert_eq!(rows(&got), rows(&input));
     }
@@ -3645,6 +3632,40 @@ mod tests {
         out
     }
 
+    /// A file writer for `schema` in memory, and the direct encoder's
+    /// shredder for it (uncompressed).
+    fn direct_file(
+        schema: &Arc<Schema>,
+    ) -> (
+        parquet::file::writer::SerializedFileWriter<Vec<u8>>,
+        Shredder,
+    ) {
+        let writer = ArrowWriter::try_new_with_options(
+            Vec::new(),
+            schema.clone(),
+            ArrowWriterOptions::new(),
+        )
+        .unwrap();
+        let (file, _) = writer.into_serialized_writer().unwrap();
+        let shredder = Shredder::supports(schema, file.schema_descr(), Compression::None)
+            .expect("shape supported");
+        (file, shredder)
+    }
+
+    /// Closes `leaves` and appends their chunks to `file` as a row group.
+    fn append_group(
+        file: &mut parquet::file::writer::SerializedFileWriter<Vec<u8>>,
+        leaves: &mut [LeafEncoder],
+        pool: &BufferPool,
+    ) {
+        let mut rg = file.next_row_group().unwrap();
+        for l in leaves {
+            let (bytes, close) = l.close(pool).unwrap();
+            rg.append_column(&bytes, close).unwrap();
+        }
+        rg.close().unwrap();
+    }
+
     /// Writes the rows `pairs` gathers from `batches` as one row group
     /// through the direct encoder and reads the file back.
     fn gather_round_trip(
@@ -3652,15 +3673,7 @@ mod tests {
         batches: &[RecordBatch],
         pairs: &[(usize, usize)],
     ) -> Vec<RecordBatch> {
-        let writer = ArrowWriter::try_new_with_options(
-            Vec::new(),
-            schema.clone(),
-            ArrowWriterOptions::new(),
-        )
-        .unwrap();
-        let (mut file, _) = writer.into_serialized_writer().unwrap();
-        let shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
-            .expect("shape supported");
+        let (mut file, shredder) = direct_file(&schema);
         let pool = BufferPool::default();
         let mut leaves = shredder.row_group();
         // In two calls, to cross a call boundary.
@@ -3669,12 +3682,7 @@ mod tests {
             l.write_gather(batches, a).unwrap();
             l.write_gather(batches, b).unwrap();
         }
-        let mut rg = file.next_row_group().unwrap();
-        for l in &mut leaves {
-            let (bytes, close) = l.close(&pool).unwrap();
-            rg.append_column(&bytes, close).unwrap();
-        }
-        rg.close().unwrap();
+        append_group(&mut file, &mut leaves, &pool);
         let bytes = Bytes::from(file.into_inner().unwrap());
         read_all(bytes)
     }
@@ -3704,15 +3712,7 @@ mod tests {
 
     /// [`write_direct`], with integers `DELTA_BINARY_PACKED` when `delta`.
     fn write_direct_with(schema: Arc<Schema>, groups: &[&[RecordBatch]], delta: bool) -> Bytes {
-        let writer = ArrowWriter::try_new_with_options(
-            Vec::new(),
-            schema.clone(),
-            ArrowWriterOptions::new(),
-        )
-        .unwrap();
-        let (mut file, _) = writer.into_serialized_writer().unwrap();
-        let mut shredder = Shredder::supports(&schema, file.schema_descr(), Compression::None)
-            .expect("shape supported");
+        let (mut file, mut shredder) = direct_file(&schema);
         if delta {
             shredder = shredder.delta_and_split_for_all();
         }
@@ -3724,12 +3724,7 @@ mod tests {
                     l.write(b).unwrap();
                 }
             }
-            let mut rg = file.next_row_group().unwrap();
-            for l in &mut leaves {
-                let (bytes, close) = l.close(&pool).unwrap();
-                rg.append_column(&bytes, close).unwrap();
-            }
-            rg.close().unwrap();
+            append_group(&mut file, &mut leaves, &pool);
         }
         Bytes::from(file.into_inner().unwrap())
     }
