@@ -109,18 +109,32 @@ def test_the_differential_files_hold_decimals_of_every_storage():
     assert seen == {"INT32", "INT64", "FIXED_LEN_BYTE_ARRAY"}, seen
 
 
+def chunks_encoded(encoding):
+    """How many column chunks of the direct files list `encoding`."""
+    n = 0
+    for direct, _ in pairs():
+        md = pq.ParquetFile(direct).metadata
+        for g in range(md.num_row_groups):
+            for c in range(md.num_columns):
+                n += encoding in md.row_group(g).column(c).encodings
+    return n
+
+
 def test_the_differential_files_hold_byte_stream_split_floats():
     """Float chunks written BYTE_STREAM_SPLIT by both writers are among
     the pairs read below."""
     if not DIR:
         pytest.skip("STRATA_DIFFERENTIAL_DIR is not set: run through scripts/test")
-    split = 0
-    for direct, _ in pairs():
-        md = pq.ParquetFile(direct).metadata
-        for g in range(md.num_row_groups):
-            for c in range(md.num_columns):
-                split += "BYTE_STREAM_SPLIT" in md.row_group(g).column(c).encodings
-    assert split > 0
+    assert chunks_encoded("BYTE_STREAM_SPLIT") > 0
+
+
+def test_the_differential_files_hold_delta_length_byte_arrays():
+    """Byte-string chunks written DELTA_LENGTH_BYTE_ARRAY (with the
+    dictionary off, and after a dictionary's fall-back) are among the pairs
+    read below."""
+    if not DIR:
+        pytest.skip("STRATA_DIFFERENTIAL_DIR is not set: run through scripts/test")
+    assert chunks_encoded("DELTA_LENGTH_BYTE_ARRAY") > 0
 
 
 @pytest.mark.parametrize("direct,arrow", pairs(), ids=lambda p: p.name)

@@ -76,6 +76,10 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                     "Parquet BYTE_STREAM_SPLIT with a codec (floats of many values)",
                     strata_pipeline::generate::split_leaves(&generator)?,
                 ),
+                (
+                    "Parquet DELTA_LENGTH_BYTE_ARRAY (strings of many values)",
+                    strata_pipeline::generate::lengths_leaves(&generator)?,
+                ),
             ] {
                 if !leaves.is_empty() {
                     let paths: Vec<String> = leaves.iter().map(|l| l.join(".")).collect();

@@ -11,7 +11,9 @@
 //!
 //! On the direct path the encodings follow the Arrow types (dictionary
 //! columns `RLE_DICTIONARY`, others `PLAIN`, integer columns set to
-//! `DELTA_BINARY_PACKED` in the properties so), pages are version 1 and
+//! `DELTA_BINARY_PACKED`, float columns set to `BYTE_STREAM_SPLIT` and
+//! byte-string columns set to `DELTA_LENGTH_BYTE_ARRAY` in the properties
+//! so), pages are version 1 and
 //! end at the properties' page row count and size, statistics are kept per
 //! page and cut at the properties' lengths; the properties' other
 //! encoding and dictionary settings apply to the `ArrowWriter` path only.

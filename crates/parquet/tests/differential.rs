@@ -20,6 +20,7 @@
 use std::{fmt::Write as _, path::PathBuf};
 
 use arrow_array::RecordBatch;
+use arrow_schema::DataType;
 use bytes::Bytes;
 use parquet::{
     arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder},
@@ -269,8 +270,10 @@ fn properties(rng: &mut Rng) -> WriterProperties {
         .build()
 }
 
-/// One integer leaf in three `DELTA_BINARY_PACKED` and one float leaf in
-/// three `BYTE_STREAM_SPLIT`, their dictionaries off.
+/// One integer leaf in three `DELTA_BINARY_PACKED`, one float leaf in
+/// three `BYTE_STREAM_SPLIT` and one byte-string leaf in three
+/// `DELTA_LENGTH_BYTE_ARRAY` (their dictionaries off; one byte-string
+/// leaf in six more with the dictionary left as it is).
 fn with_delta(
     props: WriterProperties,
     schema: &arrow_schema::Schema,
@@ -279,24 +282,57 @@ fn with_delta(
     let parquet = parquet::arrow::ArrowSchemaConverter::new()
         .convert(schema)
         .unwrap();
+    let mut leaves = Vec::new();
+    for f in schema.fields() {
+        leaf_types(f.data_type(), &mut leaves);
+    }
+    assert_eq!(leaves.len(), parquet.num_columns());
     let mut b = props.into_builder();
-    for col in parquet.columns() {
+    for (col, leaf) in parquet.columns().iter().zip(leaves) {
         let encoding = match col.physical_type() {
             Physical::INT32 | Physical::INT64 => Encoding::DELTA_BINARY_PACKED,
             Physical::FLOAT | Physical::DOUBLE => Encoding::BYTE_STREAM_SPLIT,
+            // Not for dictionary types: pyarrow cannot read their values
+            // back as a dictionary from such pages, and the direct
+            // encoder writes them `RLE_DICTIONARY` whatever the settings.
+            Physical::BYTE_ARRAY if !matches!(leaf, DataType::Dictionary(..)) => {
+                Encoding::DELTA_LENGTH_BYTE_ARRAY
+            }
             _ => continue,
         };
-        if rng.below(3) == 0 {
-            b = b
-                .set_column_dictionary_enabled(col.path().clone(), false)
-                .set_column_encoding(col.path().clone(), encoding);
+        match rng.below(6) {
+            0 | 1 => {
+                b = b
+                    .set_column_dictionary_enabled(col.path().clone(), false)
+                    .set_column_encoding(col.path().clone(), encoding);
+            }
+            // Byte strings with the dictionary as the rest of the file
+            // has it: the pages after a fall-back take the encoding.
+            2 if encoding == Encoding::DELTA_LENGTH_BYTE_ARRAY => {
+                b = b.set_column_encoding(col.path().clone(), encoding);
+            }
+            _ => {}
         }
     }
     b.build()
 }
 
-/// Each column chunk's statistics, as text.
-fn statistics(file: &Bytes) -> Vec<String> {
+/// The Arrow types of the leaves of `t`, in the order of their Parquet
+/// columns.
+fn leaf_types(t: &DataType, out: &mut Vec<DataType>) {
+    match t {
+        DataType::Struct(fields) => fields.iter().for_each(|f| leaf_types(f.data_type(), out)),
+        DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => {
+            leaf_types(f.data_type(), out)
+        }
+        t => out.push(t.clone()),
+    }
+}
+
+/// Each column chunk's statistics, as text. `lengths` says for each
+/// chunk (in file order) whether its listed encodings include
+/// `DELTA_LENGTH_BYTE_ARRAY` where the direct encoder's do.
+fn statistics(file: &Bytes, lengths: &[bool]) -> Vec<String> {
     let reader = SerializedFileReader::new(file.clone()).unwrap();
     let mut out = Vec::new();
     for (g, rg) in reader.metadata().row_groups().iter().enumerate() {
@@ -308,10 +344,13 @@ fn statistics(file: &Bytes) -> Vec<String> {
                 // The value encodings chosen by properties (the level and
                 // dictionary ones listed can differ for a chunk of nulls).
                 col.encodings()
-                    .filter(|e| matches!(
-                        e,
-                        Encoding::DELTA_BINARY_PACKED | Encoding::BYTE_STREAM_SPLIT
-                    ))
+                    .filter(|e| match e {
+                        Encoding::DELTA_BINARY_PACKED | Encoding::BYTE_STREAM_SPLIT => true,
+                        Encoding::DELTA_LENGTH_BYTE_ARRAY => {
+                            lengths.get(out.len()).copied().unwrap_or(true)
+                        }
+                        _ => false,
+                    })
                     .collect::<Vec<_>>(),
                 s.map(|s| (
                     s.min_bytes_opt(),
@@ -391,6 +430,7 @@ fn random_specs_agree_with_parquets_writer() {
     // Decimal leaves stored as INT32, INT64 and fixed-length bytes.
     let mut decimals_seen = [0usize; 3];
     let mut split_seen = 0usize;
+    let mut lengths_seen = 0usize;
     for seed in 0..count {
         let text = random_spec(seed);
         let spec = Spec::parse(&text, "random.toml")
@@ -412,7 +452,8 @@ fn random_specs_agree_with_parquets_writer() {
 
         let mut direct = ParquetWriter::try_new(Vec::new(), schema.clone(), props.clone()).unwrap();
         assert!(direct.is_direct(), "spec {seed} is not direct:\n{text}");
-        let mut reference = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props)).unwrap();
+        let mut reference =
+            ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props.clone())).unwrap();
         for b in &batches {
             direct.write(b).unwrap();
             reference.write(b).unwrap();
@@ -424,7 +465,28 @@ fn random_specs_agree_with_parquets_writer() {
         let want = rows_as_text(&batches).unwrap();
         assert_eq!(rows_as_text(&read(&direct)).unwrap(), want, "{what}");
         assert_eq!(rows_as_text(&read(&reference)).unwrap(), want, "{what}");
-        let (a, b) = (statistics(&direct), statistics(&reference));
+        // Whether a chunk falls back to `DELTA_LENGTH_BYTE_ARRAY` lies with
+        // the writer when its dictionary is on (parquet's writer falls back
+        // after a write batch, the direct encoder at a page's end), and
+        // dictionary-typed leaves stay `RLE_DICTIONARY` in the direct
+        // encoder: compared where the dictionary is off and the direct
+        // chunk has no dictionary page.
+        let lengths: Vec<bool> = SerializedFileReader::new(direct.clone())
+            .unwrap()
+            .metadata()
+            .row_groups()
+            .iter()
+            .flat_map(|rg| {
+                rg.columns().iter().map(|c| {
+                    c.dictionary_page_offset().is_none()
+                        && !props.dictionary_enabled(c.column_path())
+                })
+            })
+            .collect();
+        let (a, b) = (
+            statistics(&direct, &lengths),
+            statistics(&reference, &lengths),
+        );
         for (x, y) in a.iter().zip(&b) {
             assert_eq!(x, y, "{what}");
         }
@@ -437,6 +499,10 @@ fn random_specs_agree_with_parquets_writer() {
             for col in rg.columns() {
                 split_seen +=
                     usize::from(col.encodings().any(|e| e == Encoding::BYTE_STREAM_SPLIT));
+                lengths_seen += usize::from(
+                    col.encodings()
+                        .any(|e| e == Encoding::DELTA_LENGTH_BYTE_ARRAY),
+                );
             }
         }
         for c in descr.metadata().file_metadata().schema_descr().columns() {
@@ -465,5 +531,6 @@ fn random_specs_agree_with_parquets_writer() {
         );
         assert!(decimals_seen.iter().all(|&n| n > 0), "{decimals_seen:?}");
         assert!(split_seen > 0, "no BYTE_STREAM_SPLIT chunk");
+        assert!(lengths_seen > 0, "no DELTA_LENGTH_BYTE_ARRAY chunk");
     }
 }

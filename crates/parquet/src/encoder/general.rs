@@ -973,6 +973,19 @@ impl<'a> Values<'a> {
         }
     }
 
+    /// Appends byte strings `s..e` as `DELTA_LENGTH_BYTE_ARRAY` keeps
+    /// them until the page closes: their bytes to `out` (one copy), their
+    /// lengths to `lengths` (4 bytes each, little-endian). Other values go
+    /// to `out` as [`Self::put`] writes them.
+    #[inline]
+    pub fn put_split(&self, s: usize, e: usize, out: &mut Vec<u8>, lengths: &mut Vec<u8>) {
+        match self {
+            Values::Bytes(offsets, data) => put_split(&offsets[s..=e], data, out, lengths),
+            Values::LargeBytes(offsets, data) => put_split(&offsets[s..=e], data, out, lengths),
+            _ => self.put(s, e, out, &mut []),
+        }
+    }
+
     /// Appends values `s..e` to `out` as the page stores them before
     /// encoding: booleans one byte each, integers and floats little-endian
     /// (8 and 16 bits widened to 32), decimals as their `INT32` or `INT64`
@@ -1057,6 +1070,20 @@ fn each_string<O: OffsetSizeTrait>(
         f(&data[offsets[i].as_usize()..offsets[i + 1].as_usize()]);
     }
     size
+}
+
+/// Appends the byte strings between `offsets` to `out` (one copy) and
+/// their lengths to `lengths`.
+#[inline(always)]
+fn put_split<O: OffsetSizeTrait>(
+    offsets: &[O],
+    data: &[u8],
+    out: &mut Vec<u8>,
+    lengths: &mut Vec<u8>,
+) {
+    let (s, e) = (offsets[0].as_usize(), offsets[offsets.len() - 1].as_usize());
+    out.extend_from_slice(&data[s..e]);
+    super::push_lengths(offsets, lengths);
 }
 
 /// Appends byte strings `rows` to `out` as `PLAIN` (a 4-byte length, the
