@@ -1348,6 +1348,15 @@ impl LeafEncoder {
         while at < n {
             let len = self.piece_len(n - at);
             match rows {
+                // A required top-level leaf: its rows' values in one run,
+                // with no levels.
+                Gather::All
+                    if self.shape.max_def == 0
+                        && self.shape.child.is_none()
+                        && parts[0].leaf_nulls.is_none() =>
+                {
+                    values[0].extend_run(at..at + len, &mut self.values);
+                }
                 Gather::All => {
                     let (levels, bound) = parts[0].bounds(&values[0], at..at + len);
                     let rows = (at..at + len).map(|i| (0, i));
@@ -2212,6 +2221,16 @@ trait LeafValues {
     fn take_used(&mut self) -> [u64; 4] {
         [0; 4]
     }
+
+    /// Appends the valid values `range` to `out` (by default through
+    /// [`LeafValues::put_run`] into room made for them).
+    #[inline(always)]
+    fn extend_run(&mut self, range: std::ops::Range<usize>, out: &mut Vec<u8>) {
+        let at = out.len();
+        out.resize(at + self.bound(range.clone()), 0);
+        let n = self.put_run(range, &mut out[at..]);
+        out.truncate(at + n);
+    }
 }
 
 /// `PLAIN` strings: a 4-byte length, then the bytes.
@@ -2315,6 +2334,10 @@ impl<const W: usize> LeafValues for IntValues<'_, W> {
         out[..bytes.len()].copy_from_slice(bytes);
         bytes.len()
     }
+    #[inline(always)]
+    fn extend_run(&mut self, range: std::ops::Range<usize>, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.data[range.start * W..range.end * W]);
+    }
 }
 
 /// `RLE_DICTIONARY` keys, mapped onto the chunk's dictionary; `used`
@@ -2370,6 +2393,15 @@ impl LeafValues for DictValues<'_> {
         out[0] = k;
         self.seen[if valid { usize::from(k) } else { 256 }] = 1;
         usize::from(valid)
+    }
+    #[inline(always)]
+    fn extend_run(&mut self, range: std::ops::Range<usize>, out: &mut Vec<u8>) {
+        let (map, seen) = (self.map, &mut self.seen);
+        out.extend(self.keys[range].iter().map(|&k| {
+            let k = map.get(k as usize).copied().unwrap_or_default();
+            seen[usize::from(k)] = 1;
+            k
+        }));
     }
 }
 
