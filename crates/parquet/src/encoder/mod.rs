@@ -3123,7 +3123,47 @@ const MIN_RLE: usize = 16;
 /// Bit-packed runs of `values` (any length; a last partial group is
 /// padded with zeros).
 fn bit_pack(out: &mut Vec<u8>, values: &[u8], width: u8) {
-    let w = usize::from(width);
+    // The widths of levels and of small dictionaries as constants: the
+    // shifts of `pack8` fold.
+    match width {
+        1 => bit_pack_of::<1>(out, values),
+        2 => bit_pack_of::<2>(out, values),
+        3 => bit_pack_of::<3>(out, values),
+        4 => bit_pack_of::<4>(out, values),
+        w => bit_pack_any(out, values, usize::from(w)),
+    }
+}
+
+/// [`bit_pack`] at width `W`: each group's `W` bytes are stored as a
+/// whole word by index into room made for the run, then cut back.
+#[inline(always)]
+fn bit_pack_of<const W: usize>(out: &mut Vec<u8>, values: &[u8]) {
+    for run in values.chunks(RUN) {
+        let groups = run.len().div_ceil(8);
+        let at = out.len();
+        out.resize(at + 1 + groups * W + 8, 0);
+        let buf = &mut out[at..];
+        buf[0] = ((groups as u8) << 1) | 1;
+        let mut p = 1;
+        let mut full = run.chunks_exact(8);
+        for group in &mut full {
+            let x = u64::from_le_bytes(group.try_into().unwrap_or([0; 8]));
+            buf[p..p + 8].copy_from_slice(&pack8(x, W).to_le_bytes());
+            p += W;
+        }
+        let rest = full.remainder();
+        if !rest.is_empty() {
+            let mut x = [0u8; 8];
+            x[..rest.len()].copy_from_slice(rest);
+            buf[p..p + 8].copy_from_slice(&pack8(u64::from_le_bytes(x), W).to_le_bytes());
+            p += W;
+        }
+        out.truncate(at + p);
+    }
+}
+
+/// [`bit_pack`] at any width up to 8.
+fn bit_pack_any(out: &mut Vec<u8>, values: &[u8], w: usize) {
     for run in values.chunks(RUN) {
         let groups = run.len().div_ceil(8);
         out.push(((groups as u8) << 1) | 1);
