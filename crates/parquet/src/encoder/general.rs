@@ -24,6 +24,7 @@
 use arrow_array::{Array, ArrayRef, OffsetSizeTrait, cast::AsArray, types::*};
 use arrow_buffer::{BooleanBuffer, NullBuffer};
 use arrow_schema::{DataType, Field};
+use std::sync::Arc;
 
 use crate::Error;
 
@@ -251,9 +252,51 @@ fn unsupported(what: &str) -> Error {
     Error::InvalidConfig(format!("direct Parquet encoder: expected {what}"))
 }
 
+/// Whether the null lists of lists met in one column hold entries (see
+/// [`spans_under_nulls`]), by the addresses of their validity and offsets:
+/// the leaves under a list share the answer. The column is kept alive so
+/// that no other buffer can take those addresses.
+#[derive(Default)]
+pub(super) struct SpansMemo {
+    column: Option<ArrayRef>,
+    known: Vec<([usize; 4], bool)>,
+}
+
+impl SpansMemo {
+    /// [`spans_under_nulls`] of a list of `column`, remembered.
+    fn get(&mut self, column: &ArrayRef, nulls: &NullBuffer, offsets: Offsets<'_>) -> bool {
+        if !self.column.as_ref().is_some_and(|c| Arc::ptr_eq(c, column)) {
+            self.column = Some(column.clone());
+            self.known.clear();
+        }
+        let at = match offsets {
+            Offsets::None => 0,
+            Offsets::Small(o) => o.as_ptr() as usize,
+            Offsets::Large(o) => o.as_ptr() as usize,
+        };
+        let key = [
+            nulls.validity().as_ptr() as usize,
+            nulls.offset(),
+            nulls.len(),
+            at,
+        ];
+        if let Some(&(_, spans)) = self.known.iter().find(|(k, _)| *k == key) {
+            return spans;
+        }
+        let spans = spans_under_nulls(nulls, offsets);
+        self.known.push((key, spans));
+        spans
+    }
+}
+
 impl Path {
-    /// The arrays of `column` along the path.
-    pub fn chain<'a>(&self, column: &'a ArrayRef) -> Result<Chain<'a>, Error> {
+    /// The arrays of `column` along the path (`memo`: the answers of
+    /// sibling leaves' chains of the same column).
+    pub fn chain<'a>(
+        &self,
+        column: &'a ArrayRef,
+        mut memo: Option<&mut SpansMemo>,
+    ) -> Result<Chain<'a>, Error> {
         let mut links = Vec::with_capacity(self.nodes.len());
         let mut array: &'a dyn Array = column.as_ref();
         for node in &self.nodes {
@@ -287,7 +330,10 @@ impl Path {
                 Step::Leaf => (Offsets::None, array),
             };
             let null_spans = match nulls {
-                Some(n) if !matches!(offsets, Offsets::None) => spans_under_nulls(n, offsets),
+                Some(n) if !matches!(offsets, Offsets::None) => match memo.as_deref_mut() {
+                    Some(m) => m.get(column, n, offsets),
+                    None => spans_under_nulls(n, offsets),
+                },
                 _ => false,
             };
             links.push(Link {
@@ -1150,5 +1196,59 @@ fn leaf_values(leaf: &dyn Array) -> Option<&arrow_buffer::Buffer> {
         DataType::Duration(arrow_schema::TimeUnit::Microsecond) => raw!(DurationMicrosecondType),
         DataType::Duration(_) => raw!(DurationNanosecondType),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int32Array, ListArray, StructArray};
+    use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+
+    /// A list of two rows, the second null, whose offsets are `offsets`.
+    fn list(offsets: [i32; 3]) -> ListArray {
+        let item = Arc::new(Field::new("item", DataType::Int32, true));
+        ListArray::new(
+            item,
+            OffsetBuffer::new(ScalarBuffer::from(offsets.to_vec())),
+            Arc::new(Int32Array::from(vec![1, 2, 3, 4])),
+            Some(NullBuffer::from(vec![true, false])),
+        )
+    }
+
+    #[test]
+    fn spans_memo_answers_each_list_of_a_column_apart() {
+        // `a`'s null list spans entries 2..4, `b`'s spans none.
+        let (a, b) = (list([0, 2, 4]), list([0, 2, 2]));
+        let column: ArrayRef = Arc::new(StructArray::from(vec![
+            (
+                Arc::new(Field::new("a", a.data_type().clone(), true)),
+                Arc::new(a.clone()) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("b", b.data_type().clone(), true)),
+                Arc::new(b.clone()) as ArrayRef,
+            ),
+        ]));
+        let s = column.as_struct();
+        let (a, b) = (s.column(0).as_list::<i32>(), s.column(1).as_list::<i32>());
+        let mut memo = SpansMemo::default();
+        for _ in 0..2 {
+            for (l, want) in [(a, true), (b, false)] {
+                let (nulls, offsets) = (l.nulls().unwrap(), Offsets::Small(l.value_offsets()));
+                assert_eq!(spans_under_nulls(nulls, offsets), want);
+                assert_eq!(memo.get(&column, nulls, offsets), want);
+            }
+        }
+        assert_eq!(memo.known.len(), 2);
+        // Another column starts over.
+        let other: ArrayRef = Arc::new(list([0, 2, 4]));
+        let l = other.as_list::<i32>();
+        assert!(memo.get(
+            &other,
+            l.nulls().unwrap(),
+            Offsets::Small(l.value_offsets())
+        ));
+        assert_eq!(memo.known.len(), 1);
     }
 }

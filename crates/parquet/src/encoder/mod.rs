@@ -603,6 +603,8 @@ struct LevelPages {
     levels: Vec<u8>,
     /// The pieces of rows the last general leaf walked in one batch.
     walk: WalkMemo,
+    /// Which lists of the last column met hold null lists over entries.
+    spans: general::SpansMemo,
 }
 
 /// The levels and value runs of the pieces of rows the last general leaf
@@ -853,7 +855,7 @@ impl LeafEncoder {
             }
             let mut new: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
             for b in batches {
-                let Ok(chain) = path.chain(b.column(self.shape.column)) else {
+                let Ok(chain) = path.chain(b.column(self.shape.column), None) else {
                     return true;
                 };
                 let Ok((_, values)) = general::dictionary_parts(chain.leaf) else {
@@ -1011,8 +1013,16 @@ impl LeafEncoder {
         rows: Gather<'_>,
     ) -> Result<(), Error> {
         let mut chains = Vec::with_capacity(batches.len());
-        for b in batches {
-            chains.push(path.chain(b.column(self.shape.column))?);
+        {
+            // Sibling leaves check a list's nulls once.
+            let mut pages = self
+                .level_pages
+                .as_ref()
+                .map(|p| p.lock().unwrap_or_else(|e| e.into_inner()));
+            for b in batches {
+                let memo = pages.as_deref_mut().map(|p| &mut p.spans);
+                chains.push(path.chain(b.column(self.shape.column), memo)?);
+            }
         }
         // Values stored as Arrow holds them (no widening, no decimal
         // conversion) can be shared.
