@@ -3133,14 +3133,22 @@ const MIN_RLE: usize = 16;
 /// Bit-packed runs of `values` (any length; a last partial group is
 /// padded with zeros).
 fn bit_pack(out: &mut Vec<u8>, values: &[u8], width: u8) {
-    // The widths of levels and of small dictionaries as constants: the
-    // shifts of `pack8` fold.
+    // The widths of levels and of one-byte dictionary keys as constants:
+    // the shifts of `pack8` fold.
     match width {
         1 => bit_pack_of::<1>(out, values),
         2 => bit_pack_of::<2>(out, values),
         3 => bit_pack_of::<3>(out, values),
         4 => bit_pack_of::<4>(out, values),
-        w => bit_pack_any(out, values, usize::from(w)),
+        5 => bit_pack_of::<5>(out, values),
+        6 => bit_pack_of::<6>(out, values),
+        7 => bit_pack_of::<7>(out, values),
+        // One-byte values take at most 8 bits; the caller writes no
+        // bit-packed run at width 0.
+        _ => {
+            debug_assert!(width == 8, "bit width {width}");
+            bit_pack_of::<8>(out, values)
+        }
     }
 }
 
@@ -3169,32 +3177,6 @@ fn bit_pack_of<const W: usize>(out: &mut Vec<u8>, values: &[u8]) {
             p += W;
         }
         out.truncate(at + p);
-    }
-}
-
-/// [`bit_pack`] at any width up to 8.
-fn bit_pack_any(out: &mut Vec<u8>, values: &[u8], w: usize) {
-    for run in values.chunks(RUN) {
-        let groups = run.len().div_ceil(8);
-        out.push(((groups as u8) << 1) | 1);
-        // Each group's `w` bytes are stored as a whole word and cut back
-        // (fixed-size stores, no copy of a variable length).
-        let put = |out: &mut Vec<u8>, x: u64| {
-            let len = out.len();
-            out.extend_from_slice(&pack8(x, w).to_le_bytes());
-            out.truncate(len + w);
-        };
-        out.reserve(groups * w + 8);
-        let mut full = run.chunks_exact(8);
-        for group in &mut full {
-            put(out, u64::from_le_bytes(group.try_into().unwrap_or([0; 8])));
-        }
-        let rest = full.remainder();
-        if !rest.is_empty() {
-            let mut x = [0u8; 8];
-            x[..rest.len()].copy_from_slice(rest);
-            put(out, u64::from_le_bytes(x));
-        }
     }
 }
 
