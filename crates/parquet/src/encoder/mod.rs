@@ -2595,12 +2595,8 @@ const PREFIX_MASKS: [u128; 17] = {
 };
 
 /// The smallest and largest value of a page of `PLAIN` strings (each a
-/// 4-byte length and the bytes).
-///
-/// Values are compared by a 16-byte big-endian prefix key, zero-padded
-/// and masked to the value's length: a smaller key means a smaller string,
-/// and only equal keys (rare) need a full comparison. `values` is padded
-/// by 16 bytes for the scan and restored.
+/// 4-byte length and the bytes). `values` is padded by 16 bytes for the
+/// scan (see [`MinMax16`]) and restored.
 fn plain_min_max(values: &mut Vec<u8>) -> Option<(&[u8], &[u8])> {
     let end = values.len();
     if end == 0 {
@@ -2608,68 +2604,85 @@ fn plain_min_max(values: &mut Vec<u8>) -> Option<(&[u8], &[u8])> {
     }
     values.extend_from_slice(&[0u8; 16]);
     let buf = values.as_slice();
-    let value = |o: usize| -> (usize, usize, u128) {
-        let mut len_bytes = [0u8; 4];
-        len_bytes.copy_from_slice(&buf[o..o + 4]);
-        let l = u32::from_le_bytes(len_bytes) as usize;
-        let mut raw = [0u8; 16];
-        raw.copy_from_slice(&buf[o + 4..o + 20]);
-        let key = u128::from_be_bytes(raw) & PREFIX_MASKS[l.min(16)];
-        (o + 4, l, key)
-    };
-    let (v, l, k) = value(0);
-    let (mut lo, mut hi) = ((v, l, k), (v, l, k));
-    let mut o = v + l;
+    let len = |o: usize| u32::from_le_bytes([buf[o], buf[o + 1], buf[o + 2], buf[o + 3]]) as usize;
+    let mut m = MinMax16::new(buf, 4, len(0));
+    let mut o = 4 + len(0);
     while o < end {
-        let (v, l, k) = value(o);
-        // One prefix comparison per side for most values (neither a new
-        // max nor a new min); the bytes only on equal prefixes.
-        if k >= hi.2 && (k > hi.2 || buf[v..v + l] > buf[hi.0..hi.0 + hi.1]) {
-            hi = (v, l, k);
-        }
-        if k <= lo.2 && (k < lo.2 || buf[v..v + l] < buf[lo.0..lo.0 + lo.1]) {
-            lo = (v, l, k);
-        }
-        o = v + l;
+        let l = len(o);
+        m.add(buf, o + 4, l);
+        o += 4 + l;
     }
     values.truncate(end);
-    let buf = values.as_slice();
-    Some((&buf[lo.0..lo.0 + lo.1], &buf[hi.0..hi.0 + hi.1]))
+    Some(m.get(values))
 }
 
 /// The smallest and largest of a page's byte strings kept apart from
-/// their `lengths` (4 bytes each, little-endian) in `values` (which gets
-/// 16 bytes of slack meanwhile), as [`plain_min_max`] finds them.
+/// their `lengths` (4 bytes each, little-endian) in `values`, padded and
+/// restored as by [`plain_min_max`].
 fn split_min_max<'a>(lengths: &[u8], values: &'a mut Vec<u8>) -> Option<(&'a [u8], &'a [u8])> {
-    if lengths.is_empty() {
-        return None;
-    }
+    let len = |c: &[u8]| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize;
+    let mut lens = lengths.chunks_exact(4);
+    let first = len(lens.next()?);
     let end = values.len();
     values.extend_from_slice(&[0u8; 16]);
     let buf = values.as_slice();
-    let value = |o: usize, l: usize| -> (usize, usize, u128) {
-        let mut raw = [0u8; 16];
-        raw.copy_from_slice(&buf[o..o + 16]);
-        (o, l, u128::from_be_bytes(raw) & PREFIX_MASKS[l.min(16)])
-    };
-    let len = |c: &[u8]| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize;
-    let mut lens = lengths.chunks_exact(4);
-    let first = value(0, lens.next().map_or(0, len));
-    let (mut lo, mut hi) = (first, first);
-    let mut o = first.1;
+    let mut m = MinMax16::new(buf, 0, first);
+    let mut o = first;
     for c in lens {
-        let (v, l, k) = value(o, len(c));
-        if k >= hi.2 && (k > hi.2 || buf[v..v + l] > buf[hi.0..hi.0 + hi.1]) {
-            hi = (v, l, k);
-        }
-        if k <= lo.2 && (k < lo.2 || buf[v..v + l] < buf[lo.0..lo.0 + lo.1]) {
-            lo = (v, l, k);
-        }
-        o = v + l;
+        let l = len(c);
+        m.add(buf, o, l);
+        o += l;
     }
     values.truncate(end);
-    let buf = values.as_slice();
-    Some((&buf[lo.0..lo.0 + lo.1], &buf[hi.0..hi.0 + hi.1]))
+    Some(m.get(values))
+}
+
+/// The smallest and largest byte strings of a buffer seen so far: each
+/// its start, length and 16-byte big-endian prefix key, zero-padded and
+/// masked to its length. A smaller key means a smaller string, and only
+/// equal keys (rare) need a full comparison, so most values cost one
+/// prefix comparison per side. The buffer holds 16 bytes past the last
+/// value.
+struct MinMax16 {
+    lo: (usize, usize, u128),
+    hi: (usize, usize, u128),
+}
+
+impl MinMax16 {
+    #[inline(always)]
+    fn key(buf: &[u8], v: usize, l: usize) -> u128 {
+        let mut raw = [0u8; 16];
+        raw.copy_from_slice(&buf[v..v + 16]);
+        u128::from_be_bytes(raw) & PREFIX_MASKS[l.min(16)]
+    }
+
+    #[inline(always)]
+    fn new(buf: &[u8], v: usize, l: usize) -> Self {
+        let first = (v, l, Self::key(buf, v, l));
+        MinMax16 {
+            lo: first,
+            hi: first,
+        }
+    }
+
+    /// Counts the `l` bytes at `v`.
+    #[inline(always)]
+    fn add(&mut self, buf: &[u8], v: usize, l: usize) {
+        let k = Self::key(buf, v, l);
+        let (lo, hi) = (&mut self.lo, &mut self.hi);
+        if k >= hi.2 && (k > hi.2 || buf[v..v + l] > buf[hi.0..hi.0 + hi.1]) {
+            *hi = (v, l, k);
+        }
+        if k <= lo.2 && (k < lo.2 || buf[v..v + l] < buf[lo.0..lo.0 + lo.1]) {
+            *lo = (v, l, k);
+        }
+    }
+
+    /// The smallest and the largest, in `buf`.
+    fn get<'a>(&self, buf: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+        let (lo, hi) = (self.lo, self.hi);
+        (&buf[lo.0..lo.0 + lo.1], &buf[hi.0..hi.0 + hi.1])
+    }
 }
 
 /// `PLAIN` byte strings (a 4-byte length before each) rewritten as
