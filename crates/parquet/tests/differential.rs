@@ -471,8 +471,8 @@ fn random_specs_agree_with_parquets_writer() {
         // dictionary-typed leaves stay `RLE_DICTIONARY` in the direct
         // encoder: compared where the dictionary is off and the direct
         // chunk has no dictionary page.
-        let lengths: Vec<bool> = SerializedFileReader::new(direct.clone())
-            .unwrap()
+        let descr = SerializedFileReader::new(direct.clone()).unwrap();
+        let lengths: Vec<bool> = descr
             .metadata()
             .row_groups()
             .iter()
@@ -494,7 +494,6 @@ fn random_specs_agree_with_parquets_writer() {
         check_page_indexes(&direct, &what);
         assert!(created_by(&direct).starts_with("strata version "), "{what}");
 
-        let descr = SerializedFileReader::new(direct.clone()).unwrap();
         for rg in descr.metadata().row_groups() {
             for col in rg.columns() {
                 split_seen +=

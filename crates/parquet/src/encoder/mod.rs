@@ -219,6 +219,16 @@ struct LeafShape {
     dict_limit: usize,
 }
 
+impl LeafShape {
+    /// Whether the pages' byte strings are kept as
+    /// `DELTA_LENGTH_BYTE_ARRAY` stores them: the bytes alone in `values`,
+    /// the lengths in `lengths` (a leaf with its dictionary on starts
+    /// `PLAIN` and converts the pages it writes after falling back).
+    fn split_lengths(&self) -> bool {
+        self.lengths && !self.dictionary
+    }
+}
+
 /// The `created_by` of files whose pages strata's encoder wrote, so that
 /// readers (and bug reports) name the right writer.
 pub const CREATED_BY: &str = concat!("strata version ", env!("CARGO_PKG_VERSION"));
@@ -290,31 +300,31 @@ impl Shredder {
         props: &parquet::file::properties::WriterProperties,
     ) -> Option<Shredder> {
         let mut shredder = Shredder::supports(schema, parquet, common_codec(props, parquet)?)?;
-        shredder.walk_split_lengths(schema, props)?;
         shredder.use_encodings(props);
+        shredder.walk_split_lengths(schema)?;
         Some(shredder)
     }
 
-    /// Moves the byte-string leaves of the fast shapes that `props` write
-    /// `DELTA_LENGTH_BYTE_ARRAY` without a dictionary to the general path:
-    /// its present values come in runs, each one copy of bytes and one
-    /// pass over the offsets for the lengths, where the fast shapes write
-    /// value by value.
-    fn walk_split_lengths(
-        &mut self,
-        schema: &Schema,
-        props: &parquet::file::properties::WriterProperties,
-    ) -> Option<()> {
-        for (leaf, descr) in self.leaves.iter_mut().zip(&self.descrs) {
-            if leaf.general.is_none()
-                && leaf.values == Values::Plain
-                && !props.dictionary_enabled(descr.path())
-                && props.encoding(descr.path()) == Some(Encoding::DELTA_LENGTH_BYTE_ARRAY)
-            {
+    /// Moves the byte-string leaves of the fast shapes that are written
+    /// with their lengths apart ([`LeafShape::split_lengths`]) to the
+    /// general path: its present values come in runs, each one copy of
+    /// bytes and one pass over the offsets for the lengths, where the fast
+    /// shapes write value by value. The leaves keep their settings.
+    fn walk_split_lengths(&mut self, schema: &Schema) -> Option<()> {
+        for leaf in &mut self.leaves {
+            if leaf.general.is_none() && leaf.split_lengths() {
                 let path = general::paths(schema.fields().get(leaf.column)?)?
                     .into_iter()
                     .nth(leaf.child.unwrap_or(0))?;
-                *leaf = Self::general_shape(leaf.column, path, descr)?;
+                *leaf = LeafShape {
+                    child: None,
+                    def_null_list: None,
+                    def_empty_list: 0,
+                    def_null_item: None,
+                    def_null_leaf: None,
+                    general: Some(path),
+                    ..leaf.clone()
+                };
             }
         }
         Some(())
@@ -645,7 +655,7 @@ pub struct LeafEncoder {
     values: Vec<u8>,
     /// The page's byte-string lengths (4 bytes each, little-endian) of a
     /// leaf written `DELTA_LENGTH_BYTE_ARRAY` with no dictionary (see
-    /// [`LeafEncoder::split_lengths`]); then their encoding.
+    /// [`LeafShape::split_lengths`]); then their encoding.
     lengths: Vec<u8>,
     lengths_out: Vec<u8>,
     page_rows: usize,
@@ -1088,7 +1098,7 @@ impl LeafEncoder {
             // the piece.
             let interning =
                 self.shape.values == Values::Plain && self.shape.dictionary && !self.fell_back;
-            let split = self.split_lengths();
+            let split = self.shape.split_lengths();
             for &(b, s, e) in &runs {
                 if let (Some(buffer), general::Source::Copy(w)) =
                     (buffers.get(b as usize), path.source)
@@ -1208,14 +1218,6 @@ impl LeafEncoder {
             });
         }
         bad
-    }
-
-    /// Whether the page's byte strings are written as
-    /// `DELTA_LENGTH_BYTE_ARRAY` stores them: the bytes alone in `values`,
-    /// the lengths in `lengths` (a leaf with its dictionary on starts
-    /// `PLAIN` and converts the pages it writes after falling back).
-    fn split_lengths(&self) -> bool {
-        self.shape.lengths && !self.shape.dictionary
     }
 
     /// Whether this leaf's pages can be the batches' value buffers: a
@@ -1508,12 +1510,7 @@ impl LeafEncoder {
         if self.plain_pending == 0 {
             // Values written `PLAIN`: interned now.
             self.keys.clear();
-            let v = &self.values;
-            let mut o = 0;
-            while o + 4 <= v.len() {
-                let len = u32::from_le_bytes([v[o], v[o + 1], v[o + 2], v[o + 3]]) as usize;
-                let value = &v[o + 4..o + 4 + len];
-                o += 4 + len;
+            for value in plain_values(&self.values) {
                 self.keys.push(self.dict.intern(value));
             }
         }
@@ -1634,7 +1631,7 @@ impl LeafEncoder {
                     });
                     self.dict_pages = true;
                     Encoding::RLE_DICTIONARY
-                } else if self.split_lengths() {
+                } else if self.shape.split_lengths() {
                     if let Some((lo, hi)) = split_min_max(&self.lengths, &mut self.values) {
                         stats.update(lo, Values::Plain);
                         stats.update(hi, Values::Plain);
@@ -2691,15 +2688,24 @@ impl MinMax16 {
 fn plain_to_split(out: &mut Vec<u8>, plain: &[u8]) {
     let mut lengths = Vec::new();
     let mut bytes = Vec::with_capacity(plain.len());
-    let mut o = 0;
-    while o + 4 <= plain.len() {
-        let l = u32::from_le_bytes([plain[o], plain[o + 1], plain[o + 2], plain[o + 3]]) as usize;
-        lengths.extend_from_slice(&plain[o..o + 4]);
-        bytes.extend_from_slice(&plain[o + 4..o + 4 + l]);
-        o += 4 + l;
+    for v in plain_values(plain) {
+        lengths.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(v);
     }
     delta_binary_packed(out, &lengths, 4);
     out.extend_from_slice(&bytes);
+}
+
+/// The byte strings of a `PLAIN` buffer (a 4-byte length before each).
+fn plain_values(plain: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut o = 0;
+    std::iter::from_fn(move || {
+        let len = plain.get(o..o + 4)?;
+        let l = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        let v = plain.get(o + 4..o + 4 + l)?;
+        o += 4 + l;
+        Some(v)
+    })
 }
 
 /// A page's smallest and largest value, as their `PLAIN` bytes.
