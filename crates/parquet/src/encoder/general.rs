@@ -888,17 +888,44 @@ pub(super) enum Keys<'a> {
 }
 
 impl Keys<'_> {
+    /// Appends keys `rows` mapped through `map` (a key past it maps to
+    /// 0) as 4-byte numbers to `out`, setting `seen[k]` to 1 for each:
+    /// one dispatch on the key type per run, the room made once.
     #[inline]
-    fn get(&self, i: usize) -> usize {
+    fn put_mapped(
+        &self,
+        rows: std::ops::Range<usize>,
+        map: &[u32],
+        out: &mut Vec<u8>,
+        seen: &mut [u8],
+    ) {
+        #[inline(always)]
+        fn put<K: Copy>(
+            keys: &[K],
+            index: impl Fn(K) -> usize,
+            map: &[u32],
+            out: &mut Vec<u8>,
+            seen: &mut [u8],
+        ) {
+            let at = out.len();
+            out.resize(at + 4 * keys.len(), 0);
+            for (o, &k) in out[at..].chunks_exact_mut(4).zip(keys) {
+                let k = map.get(index(k)).copied().unwrap_or_default();
+                o.copy_from_slice(&k.to_le_bytes());
+                if let Some(x) = seen.get_mut(k as usize) {
+                    *x = 1;
+                }
+            }
+        }
         match self {
-            Keys::I8(k) => k[i] as usize,
-            Keys::I16(k) => k[i] as usize,
-            Keys::I32(k) => k[i] as usize,
-            Keys::I64(k) => k[i] as usize,
-            Keys::U8(k) => k[i] as usize,
-            Keys::U16(k) => k[i] as usize,
-            Keys::U32(k) => k[i] as usize,
-            Keys::U64(k) => k[i] as usize,
+            Keys::I8(k) => put(&k[rows], |k| k as usize, map, out, seen),
+            Keys::I16(k) => put(&k[rows], |k| k as usize, map, out, seen),
+            Keys::I32(k) => put(&k[rows], |k| k as usize, map, out, seen),
+            Keys::I64(k) => put(&k[rows], |k| k as usize, map, out, seen),
+            Keys::U8(k) => put(&k[rows], usize::from, map, out, seen),
+            Keys::U16(k) => put(&k[rows], usize::from, map, out, seen),
+            Keys::U32(k) => put(&k[rows], |k| k as usize, map, out, seen),
+            Keys::U64(k) => put(&k[rows], |k| k as usize, map, out, seen),
         }
     }
 }
@@ -1007,14 +1034,29 @@ impl<'a> Values<'a> {
         })
     }
 
-    /// Hands each of byte strings `s..e` to `f` and returns their `PLAIN`
-    /// size (a 4-byte length and the bytes each); `None` for values that
-    /// are not byte strings.
+    /// Appends the keys of byte strings `s..e` in `dict` to `keys` (new
+    /// values added) and returns their `PLAIN` size (a 4-byte length and
+    /// the bytes each); `None` for values that are not byte strings.
     #[inline]
-    pub fn each_bytes(&self, s: usize, e: usize, f: impl FnMut(&[u8])) -> Option<usize> {
+    pub fn intern(
+        &self,
+        s: usize,
+        e: usize,
+        dict: &mut super::dict::Dictionary,
+        keys: &mut Vec<u32>,
+    ) -> Option<usize> {
+        fn run<O: OffsetSizeTrait>(
+            o: &[O],
+            data: &[u8],
+            dict: &mut super::dict::Dictionary,
+            keys: &mut Vec<u32>,
+        ) -> usize {
+            dict.intern_run(o, data, keys);
+            (o[o.len() - 1] - o[0]).as_usize() + 4 * (o.len() - 1)
+        }
         match self {
-            Values::Bytes(offsets, data) => Some(each_string(offsets, data, s..e, f)),
-            Values::LargeBytes(offsets, data) => Some(each_string(offsets, data, s..e, f)),
+            Values::Bytes(offsets, data) => Some(run(&offsets[s..=e], data, dict, keys)),
+            Values::LargeBytes(offsets, data) => Some(run(&offsets[s..=e], data, dict, keys)),
             _ => None,
         }
     }
@@ -1088,15 +1130,7 @@ impl<'a> Values<'a> {
             },
             Values::Bytes(offsets, data) => put_strings(offsets, data, s..e, out),
             Values::LargeBytes(offsets, data) => put_strings(offsets, data, s..e, out),
-            Values::Dict(keys, map) => {
-                for i in s..e {
-                    let k = map.get(keys.get(i)).copied().unwrap_or_default();
-                    out.extend_from_slice(&k.to_le_bytes());
-                    if let Some(x) = seen.get_mut(k as usize) {
-                        *x = 1;
-                    }
-                }
-            }
+            Values::Dict(keys, map) => keys.put_mapped(s..e, map, out, seen),
         }
     }
 }

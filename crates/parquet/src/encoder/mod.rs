@@ -1107,8 +1107,7 @@ impl LeafEncoder {
                     self.share(buffer, b, w, s as usize..e as usize, &mut open);
                 } else if interning {
                     let (dict, keys) = (&mut self.dict, &mut self.keys);
-                    let plain = values[b as usize]
-                        .each_bytes(s as usize, e as usize, |v| keys.push(dict.intern(v)));
+                    let plain = values[b as usize].intern(s as usize, e as usize, dict, keys);
                     self.plain_pending += plain.unwrap_or(0);
                 } else if split {
                     values[b as usize].put_split(
@@ -1510,9 +1509,7 @@ impl LeafEncoder {
         if self.plain_pending == 0 {
             // Values written `PLAIN`: interned now.
             self.keys.clear();
-            for value in plain_values(&self.values) {
-                self.keys.push(self.dict.intern(value));
-            }
+            self.dict.intern_plain(&self.values, &mut self.keys);
         }
         if self.dict.plain().len() > self.shape.dict_limit {
             if self.plain_pending > 0 {
