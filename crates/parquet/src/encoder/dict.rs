@@ -187,25 +187,6 @@ impl Dictionary {
         k
     }
 
-    /// The keys of the byte strings of a `PLAIN` buffer (a 4-byte length
-    /// before each), appended to `keys` (new values added as entries):
-    /// the recent places taken out once for the loop.
-    #[inline]
-    pub fn intern_plain(&mut self, plain: &[u8], keys: &mut Vec<u32>) {
-        let mut places = self.recent.take().unwrap_or_else(new_places);
-        let mut o = 0;
-        while let Some(len) = plain.get(o..o + 4) {
-            let s = o + 4;
-            let e = s + u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
-            if e > plain.len() {
-                break;
-            }
-            keys.push(self.intern_at(&mut places, plain, s, e));
-            o = e;
-        }
-        self.recent = Some(places);
-    }
-
     /// The keys of the byte strings between `offsets` in `data`,
     /// appended to `keys` (new values added as entries): one pass over
     /// the offsets, into room made once.
