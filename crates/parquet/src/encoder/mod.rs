@@ -213,6 +213,33 @@ struct LeafShape {
 }
 
 impl LeafShape {
+    /// A leaf of column `column` with `(max_def, max_rep)` levels, written
+    /// `PLAIN` with the default page limits until
+    /// [`Shredder::use_encodings`] applies the writer's properties.
+    fn new(
+        column: usize,
+        values: Values,
+        (max_def, max_rep): (u8, u8),
+        general: Option<general::Path>,
+    ) -> Self {
+        LeafShape {
+            column,
+            values,
+            max_def,
+            max_rep,
+            delta: false,
+            split: false,
+            lengths: false,
+            general,
+            truncate: DEFAULT_TRUNCATE,
+            index_truncate: DEFAULT_TRUNCATE,
+            page_rows: PAGE_ROWS,
+            page_bytes: PAGE_BYTES,
+            dictionary: false,
+            dict_limit: 0,
+        }
+    }
+
     /// Whether the pages' byte strings are kept as
     /// `DELTA_LENGTH_BYTE_ARRAY` stores them: the bytes alone in `values`,
     /// the lengths in `lengths` (a leaf with its dictionary on starts
@@ -305,8 +332,8 @@ impl Shredder {
     ) -> Option<Shredder> {
         let mut leaves = Vec::new();
         for (column, field) in schema.fields().iter().enumerate() {
-            match Self::shapes(column, field) {
-                Some(fast) => leaves.extend(fast),
+            match Self::fast_shape(column, field) {
+                Some(fast) => leaves.push(fast),
                 None => {
                     for path in general::paths(field)? {
                         let d = parquet.columns().get(leaves.len())?;
@@ -367,22 +394,12 @@ impl Shredder {
             }
             _ => return None,
         };
-        Some(LeafShape {
+        Some(LeafShape::new(
             column,
             values,
-            max_def: path.max_def,
-            max_rep: path.max_rep,
-            delta: false,
-            split: false,
-            lengths: false,
-            general: Some(path),
-            truncate: DEFAULT_TRUNCATE,
-            index_truncate: DEFAULT_TRUNCATE,
-            page_rows: PAGE_ROWS,
-            page_bytes: PAGE_BYTES,
-            dictionary: false,
-            dict_limit: 0,
-        })
+            (path.max_def, path.max_rep),
+            Some(path),
+        ))
     }
 
     /// The fast shape of `field`: a top-level integer or `UInt8`
@@ -391,24 +408,14 @@ impl Shredder {
     /// as written and lists' entries copied in runs, which measured faster
     /// than the fast shapes these once had (`contacts` 259.6M -> 245.4M
     /// instructions, `lineitem` 519.3M -> 450.3M; cachegrind, 300k rows).
-    fn shapes(column: usize, field: &Field) -> Option<Vec<LeafShape>> {
+    fn fast_shape(column: usize, field: &Field) -> Option<LeafShape> {
         let values = leaf_values(field.data_type())?;
-        Some(vec![LeafShape {
+        Some(LeafShape::new(
             column,
             values,
-            max_def: u8::from(field.is_nullable()),
-            max_rep: 0,
-            delta: false,
-            split: false,
-            lengths: false,
-            general: None,
-            truncate: DEFAULT_TRUNCATE,
-            index_truncate: DEFAULT_TRUNCATE,
-            page_rows: PAGE_ROWS,
-            page_bytes: PAGE_BYTES,
-            dictionary: false,
-            dict_limit: 0,
-        }])
+            (u8::from(field.is_nullable()), 0),
+            None,
+        ))
     }
 
     /// Takes the encoding of integer and float leaves from `props`:
