@@ -499,7 +499,7 @@ impl<'p> Walk<'p> {
                     // Valid values come in runs: one push and one value
                     // run each, the nulls between them in one push.
                     let mut at = range.start;
-                    for (s, e) in n.inner().slice(range.start, range.len()).set_slices() {
+                    for (s, e) in valid_runs(n, range.clone()) {
                         let (s, e) = (range.start + s, range.start + e);
                         self.push(def, s - at);
                         self.push(here, e - s);
@@ -513,7 +513,7 @@ impl<'p> Walk<'p> {
                 None => self.visit(links, b, d + 1, range, here),
                 Some(n) => {
                     let mut at = range.start;
-                    for (s, e) in n.inner().slice(range.start, range.len()).set_slices() {
+                    for (s, e) in valid_runs(n, range.clone()) {
                         let (s, e) = (range.start + s, range.start + e);
                         self.push(def, s - at);
                         self.visit(links, b, d + 1, s..e, here);
@@ -528,7 +528,7 @@ impl<'p> Walk<'p> {
                 // out.
                 Some(n) if link.null_spans => {
                     let mut at = range.start;
-                    for (s, e) in n.inner().slice(range.start, range.len()).set_slices() {
+                    for (s, e) in valid_runs(n, range.clone()) {
                         let (s, e) = (range.start + s, range.start + e);
                         self.push(def, s - at);
                         self.lists(links, b, d, s..e, def, None);
@@ -829,6 +829,21 @@ fn dense_levels<O: OffsetSizeTrait, const NULLS: bool>(
         }
     }
     p
+}
+
+/// The runs of set bits of `nulls` among `range`, relative to its start:
+/// read in place (slicing the buffer would clone its handle, an atomic
+/// count each time, on every run of a parent's present values).
+#[inline]
+fn valid_runs(
+    nulls: &NullBuffer,
+    range: std::ops::Range<usize>,
+) -> arrow_buffer::bit_iterator::BitSliceIterator<'_> {
+    arrow_buffer::bit_iterator::BitSliceIterator::new(
+        nulls.validity(),
+        nulls.offset() + range.start,
+        range.len(),
+    )
 }
 
 /// How many of the (at most `left`) bits from bit `i` of `bits` are unset
