@@ -1067,7 +1067,7 @@ impl<'a> Values<'a> {
             keys: &mut Vec<u32>,
         ) -> usize {
             dict.intern_run(o, data, keys);
-            (o[o.len() - 1] - o[0]).as_usize() + 4 * (o.len() - 1)
+            plain_size(o)
         }
         match self {
             Values::Bytes(offsets, data) => Some(run(&offsets[s..=e], data, dict, keys)),
@@ -1150,21 +1150,11 @@ impl<'a> Values<'a> {
     }
 }
 
-/// Hands byte strings `rows` of an Arrow string or binary array's offsets
-/// and data to `f` and returns their `PLAIN` size (a 4-byte length and the
-/// bytes each).
+/// The `PLAIN` size (a 4-byte length and the bytes each) of the byte
+/// strings between `offsets`.
 #[inline(always)]
-fn each_string<O: OffsetSizeTrait>(
-    offsets: &[O],
-    data: &[u8],
-    rows: std::ops::Range<usize>,
-    mut f: impl FnMut(&[u8]),
-) -> usize {
-    let size = (offsets[rows.end] - offsets[rows.start]).as_usize() + 4 * rows.len();
-    for i in rows {
-        f(&data[offsets[i].as_usize()..offsets[i + 1].as_usize()]);
-    }
-    size
+fn plain_size<O: OffsetSizeTrait>(offsets: &[O]) -> usize {
+    (offsets[offsets.len() - 1] - offsets[0]).as_usize() + 4 * (offsets.len() - 1)
 }
 
 /// Appends the byte strings between `offsets` to `out` (one copy) and
@@ -1190,11 +1180,12 @@ fn put_strings<O: OffsetSizeTrait>(
     rows: std::ops::Range<usize>,
     out: &mut Vec<u8>,
 ) {
-    out.reserve((offsets[rows.end] - offsets[rows.start]).as_usize() + 4 * rows.len());
-    each_string(offsets, data, rows, |v| {
+    out.reserve(plain_size(&offsets[rows.start..=rows.end]));
+    for i in rows {
+        let v = &data[offsets[i].as_usize()..offsets[i + 1].as_usize()];
         out.extend_from_slice(&(v.len() as u32).to_le_bytes());
         out.extend_from_slice(v);
-    });
+    }
 }
 
 /// The values of a primitive array as bytes (already sliced to the
