@@ -7,12 +7,15 @@ use std::{
 
 use anyhow::Result;
 use clap::Args;
-use strata_gen::{BatchGenerator, spec::Spec};
+use strata_gen::{
+    BatchGenerator,
+    spec::{Dataset, Spec},
+};
 use strata_parquet::{Compression, Format};
 use strata_pipeline::generate::{
     DEFAULT_BATCH_SIZE, DEFAULT_NUM_WRITERS, DEFAULT_ROW_GROUP_ROWS, DEFAULT_SEED,
     DEFAULT_TARGET_RECORDS, GenerateConfig, ParquetEncoder, Summary, default_output_dir,
-    default_threads, generate,
+    default_threads, generate, generate_tables,
 };
 
 use crate::common::{parse, progress_bar};
@@ -27,9 +30,18 @@ pub(crate) struct GenerateArgs {
     /// FILE` checks one, `strata spec schema` prints its JSON Schema.
     #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     spec: Option<PathBuf>,
-    /// Rows to generate.
-    #[arg(long, default_value_t = DEFAULT_TARGET_RECORDS)]
-    target_records: u64,
+    /// Rows to generate [default: 10000000] (a spec of several tables
+    /// sets each table's rows itself: use --scale).
+    #[arg(long)]
+    target_records: Option<u64>,
+    /// Scale factor of a spec of several `[[tables]]`: a table of
+    /// `rows_per_scale = N` gets N x SCALE rows, rounded [default: 1].
+    #[arg(long)]
+    scale: Option<f64>,
+    /// Generate only these tables of a spec of several tables
+    /// (comma-separated); references to the others still resolve.
+    #[arg(long, value_delimiter = ',')]
+    tables: Option<Vec<String>>,
     /// Rows per generated Arrow batch (speed barely changes above ~4096).
     #[arg(long, default_value_t = DEFAULT_BATCH_SIZE)]
     record_batch_size: usize,
@@ -98,11 +110,15 @@ pub(crate) struct GenerateArgs {
     verify_distribution: bool,
 }
 
-/// The spec `--spec` names, or the `--preset`.
-fn load_spec(args: &GenerateArgs) -> Result<Spec> {
+/// The dataset `--spec` names, or the `--preset`'s one table.
+fn load_dataset(args: &GenerateArgs) -> Result<Dataset> {
     match &args.spec {
-        Some(path) => crate::spec::read_spec(path),
-        None => Ok(Spec::preset(&args.preset)?),
+        Some(path) => crate::spec::read_dataset(path),
+        None => {
+            let text = Spec::preset_text(&args.preset)
+                .ok_or_else(|| anyhow::anyhow!("no preset named '{}'", args.preset))?;
+            Ok(Dataset::parse(text, &format!("preset {}", args.preset))?)
+        }
     }
 }
 
@@ -113,7 +129,7 @@ fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
         .clone()
         .unwrap_or_else(|| default_output_dir(args.format));
     GenerateConfig {
-        target_records: args.target_records,
+        target_records: args.target_records.unwrap_or(DEFAULT_TARGET_RECORDS),
         record_batch_size: args.record_batch_size,
         num_writers: args.num_writers,
         threads,
@@ -136,7 +152,15 @@ fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
 }
 
 pub(crate) fn run(args: GenerateArgs) -> Result<()> {
-    let spec = load_spec(&args)?;
+    let dataset = load_dataset(&args)?;
+    if dataset.multi_table {
+        return run_tables(&args, &dataset);
+    }
+    anyhow::ensure!(
+        args.scale.is_none() && args.tables.is_none(),
+        "--scale and --tables apply to a spec of several `[[tables]]`; this one has one table (set its rows with --target-records)"
+    );
+    let spec = dataset.tables[0].spec.clone();
     let cfg = config(&args, &spec);
     let generator = spec.generator(args.seed)?;
     if args.dry_run {
@@ -179,6 +203,161 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
                 "{} of {} distribution checks are more than {} standard errors from the spec",
                 off.len(),
                 report.checks.len(),
+                strata_pipeline::verify::SUSPICIOUS_Z
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `generate` for a spec of several tables: each table into
+/// `DIR/TABLE/TABLE_N.parquet`, all made visible together.
+fn run_tables(args: &GenerateArgs, dataset: &Dataset) -> Result<()> {
+    anyhow::ensure!(
+        args.target_records.is_none(),
+        "--target-records: the tables of dataset `{}` set their own rows; scale them with --scale",
+        dataset.name
+    );
+    anyhow::ensure!(
+        args.output_filename.is_none(),
+        "--output-filename: each table's files are named after the table"
+    );
+    let scale = args.scale.unwrap_or(1.0);
+    anyhow::ensure!(
+        scale.is_finite() && scale > 0.0,
+        "--scale must be a positive number, got {scale}"
+    );
+    let names: Vec<&str> = dataset
+        .tables
+        .iter()
+        .map(|t| t.spec.name.as_str())
+        .collect();
+    let chosen: Vec<usize> = match &args.tables {
+        None => (0..dataset.tables.len()).collect(),
+        Some(list) => {
+            let mut chosen = Vec::new();
+            for name in list {
+                let i = dataset.table(name).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--tables: dataset `{}` has no table `{name}`; its tables are {}",
+                        dataset.name,
+                        names.join(", ")
+                    )
+                })?;
+                if !chosen.contains(&i) {
+                    chosen.push(i);
+                }
+            }
+            chosen
+        }
+    };
+    let root = args
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| default_output_dir(args.format));
+    let mut jobs = Vec::new();
+    for &i in &chosen {
+        let table = &dataset.tables[i];
+        let rows = table.rows.map_or(0, |r| r.at(scale));
+        let mut cfg = config(args, &table.spec);
+        cfg.target_records = rows;
+        cfg.output_dir = root.join(&table.spec.name);
+        cfg.output_filename = table.spec.name.clone();
+        anyhow::ensure!(
+            rows > 0,
+            "table `{}` has no rows at scale {scale} (rows_per_scale x scale rounds to 0); use a larger --scale",
+            table.spec.name
+        );
+        anyhow::ensure!(
+            cfg.part.count <= rows,
+            "table `{}` has {rows} rows at scale {scale}, fewer than --parts ({}); use fewer parts",
+            table.spec.name,
+            cfg.part.count
+        );
+        // A small table (a dimension) may hold fewer rows than there are
+        // writers: one file per row at most.
+        let part_rows = {
+            let r = cfg.rows();
+            r.end - r.start
+        };
+        cfg.num_writers = cfg.num_writers.min(part_rows as usize);
+        let generator = dataset.generator(i, args.seed, scale)?;
+        jobs.push((generator, cfg));
+    }
+    if args.dry_run {
+        let plans: Vec<_> = jobs
+            .iter()
+            .map(|(g, cfg)| {
+                cfg.validate()?;
+                Ok(cfg.plan(g.name()))
+            })
+            .collect::<Result<_>>()?;
+        let doc = serde_json::json!({
+            "dataset": dataset.name,
+            "scale": scale,
+            "tables": plans,
+        });
+        writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            serde_json::to_string_pretty(&doc)?
+        )?;
+        return Ok(());
+    }
+    if let Some(p) = &args.summary_json {
+        check_writable_parent(p)?;
+    }
+    let total: u64 = jobs
+        .iter()
+        .map(|(_, c)| {
+            let r = c.rows();
+            r.end - r.start
+        })
+        .sum();
+    let bar = progress_bar(total, args.quiet);
+    let refs: Vec<_> = jobs.iter().map(|(g, c)| (g, c.clone())).collect();
+    let summaries = generate_tables(&refs, &|n| bar.inc(n));
+    bar.finish_and_clear();
+    let summaries = summaries?;
+    if !args.quiet {
+        for ((g, _), s) in jobs.iter().zip(&summaries) {
+            writeln!(std::io::stdout().lock(), "table {}:", g.name())?;
+            print_summary(s)?;
+        }
+    }
+    if let Some(p) = &args.summary_json {
+        let reports: Vec<_> = jobs
+            .iter()
+            .zip(&summaries)
+            .map(|((g, cfg), s)| cfg.report(g.name(), s.clone()))
+            .collect();
+        let doc = serde_json::json!({
+            "dataset": dataset.name,
+            "scale": scale,
+            "tables": reports,
+        });
+        let text = serde_json::to_string_pretty(&doc)? + "\n";
+        strata_store::output::write_atomically(p, text.as_bytes(), true, true)?;
+    }
+    if args.verify_distribution {
+        let mut off = 0;
+        let mut checks = 0;
+        for ((g, _), s) in jobs.iter().zip(&summaries) {
+            let i = dataset.table(g.name()).unwrap_or(0);
+            let files: Vec<String> = s
+                .files
+                .iter()
+                .map(|f| f.path.display().to_string())
+                .collect();
+            let report =
+                strata_pipeline::verify::verify_distribution(&dataset.tables[i].spec, &files)?;
+            writeln!(std::io::stdout().lock(), "table {}:\n{report}", g.name())?;
+            off += report.suspicious().len();
+            checks += report.checks.len();
+        }
+        if off > 0 {
+            anyhow::bail!(
+                "{off} of {checks} distribution checks are more than {} standard errors from the spec",
                 strata_pipeline::verify::SUSPICIOUS_Z
             );
         }

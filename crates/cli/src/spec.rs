@@ -7,7 +7,10 @@ use std::{
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use strata_gen::{BatchGenerator, spec::Spec};
+use strata_gen::{
+    BatchGenerator,
+    spec::{Dataset, Rows, Spec},
+};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum SpecCommand {
@@ -30,10 +33,11 @@ pub(crate) fn preset_names() -> Vec<&'static str> {
     strata_gen::spec::PRESETS.iter().map(|(n, _)| *n).collect()
 }
 
-pub(crate) fn read_spec(path: &Path) -> Result<Spec> {
+/// A spec file: one table (a plain spec) or a dataset of `[[tables]]`.
+pub(crate) fn read_dataset(path: &Path) -> Result<Dataset> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read spec file {}", path.display()))?;
-    Ok(Spec::parse(&text, &path.display().to_string())?)
+    Ok(Dataset::parse(&text, &path.display().to_string())?)
 }
 
 pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
@@ -49,46 +53,84 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
             out.write_all(text.as_bytes())?;
         }
         SpecCommand::Check { file } => {
-            let spec = read_spec(&file)?;
-            // Compiling checks what parsing cannot (nothing, for a parsed
-            // spec; but a failure here is a bug worth reporting plainly).
-            let generator = spec.generator(0)?;
-            writeln!(
-                out,
-                "{}: ok, spec `{}` with {} top-level fields",
-                file.display(),
-                spec.name,
-                spec.fields.len()
-            )?;
-            for (f, depth) in spec.walk() {
-                writeln!(out, "{}{}", "  ".repeat(depth + 1), spec_line(f))?;
+            let dataset = read_dataset(&file)?;
+            if dataset.multi_table {
+                writeln!(
+                    out,
+                    "{}: ok, dataset `{}` with {} tables",
+                    file.display(),
+                    dataset.name,
+                    dataset.tables.len()
+                )?;
             }
-            for (what, leaves) in [
-                (
-                    "Parquet DELTA_BINARY_PACKED (sequences)",
-                    generator.delta_leaves(),
-                ),
-                (
-                    "Parquet dictionary off (many distinct values)",
-                    generator.dictionary_unfriendly_leaves(),
-                ),
-                (
-                    "Parquet BYTE_STREAM_SPLIT with a codec (floats of many values)",
-                    strata_pipeline::generate::split_leaves(&generator)?,
-                ),
-                (
-                    "Parquet DELTA_LENGTH_BYTE_ARRAY (strings of many values)",
-                    strata_pipeline::generate::lengths_leaves(&generator)?,
-                ),
-            ] {
-                if !leaves.is_empty() {
-                    let paths: Vec<String> = leaves.iter().map(|l| l.join(".")).collect();
-                    writeln!(out, "{what}: {}", paths.join(", "))?;
+            for (i, table) in dataset.tables.iter().enumerate() {
+                let spec = &table.spec;
+                // Compiling checks what parsing cannot (nothing, for a
+                // parsed spec; but a failure here is a bug worth reporting
+                // plainly).
+                let generator = dataset.generator(i, 0, 1.0)?;
+                if dataset.multi_table {
+                    let rows = match table.rows {
+                        Some(Rows::Fixed(n)) => format!("{n} rows"),
+                        Some(Rows::PerScale(r)) => format!("{r} rows per unit of --scale"),
+                        None => String::new(),
+                    };
+                    writeln!(
+                        out,
+                        "table `{}`: {rows}, {} top-level fields",
+                        spec.name,
+                        spec.fields.len()
+                    )?;
+                } else {
+                    writeln!(
+                        out,
+                        "{}: ok, spec `{}` with {} top-level fields",
+                        file.display(),
+                        spec.name,
+                        spec.fields.len()
+                    )?;
                 }
+                check_lines(&mut out, spec, &generator)?;
             }
         }
         SpecCommand::Schema => {
             out.write_all(strata_gen::spec::JSON_SCHEMA.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// The fields of `spec` and its leaves' Parquet encodings, as `strata
+/// spec check` prints them.
+fn check_lines(
+    out: &mut impl Write,
+    spec: &Spec,
+    generator: &strata_gen::spec::SpecGenerator,
+) -> Result<()> {
+    for (f, depth) in spec.walk() {
+        writeln!(out, "{}{}", "  ".repeat(depth + 1), spec_line(f))?;
+    }
+    for (what, leaves) in [
+        (
+            "Parquet DELTA_BINARY_PACKED (sequences)",
+            generator.delta_leaves(),
+        ),
+        (
+            "Parquet dictionary off (many distinct values)",
+            generator.dictionary_unfriendly_leaves(),
+        ),
+        (
+            "Parquet BYTE_STREAM_SPLIT with a codec (floats of many values)",
+            strata_pipeline::generate::split_leaves(generator)?,
+        ),
+        (
+            "Parquet DELTA_LENGTH_BYTE_ARRAY (strings of many values)",
+            strata_pipeline::generate::lengths_leaves(generator)?,
+        ),
+    ] {
+        if !leaves.is_empty() {
+            let paths: Vec<String> = leaves.iter().map(|l| l.join(".")).collect();
+            writeln!(out, "{what}: {}", paths.join(", "))?;
         }
     }
     Ok(())

@@ -561,13 +561,16 @@ fn verify(dir: &Path, fixture: &Fixture, format: Format, bytes: &[u8]) -> Checke
     )
 }
 
-/// A spec file's text: parsed, and when valid, a generator built and a
-/// few rows generated. Returns the parser's or generator's error.
+/// A spec file's text (one table, or a dataset of several): parsed, and
+/// when valid, each table's generator built and a few rows generated.
+/// Returns the parser's or generator's error.
 pub fn spec_text(data: &[u8]) -> Result<(), String> {
     let text = std::str::from_utf8(data).map_err(|e| format!("not UTF-8: {e}"))?;
-    let spec = strata_gen::spec::Spec::parse(text, "fuzz.toml").map_err(text_of)?;
-    let g = strata_gen::spec::SpecGenerator::new(&spec, 1).map_err(text_of)?;
-    g.generate(0, 3, &mut Default::default()).map_err(text_of)?;
+    let dataset = strata_gen::spec::Dataset::parse(text, "fuzz.toml").map_err(text_of)?;
+    for i in 0..dataset.tables.len() {
+        let g = dataset.generator(i, 1, 1.0).map_err(text_of)?;
+        g.generate(0, 3, &mut Default::default()).map_err(text_of)?;
+    }
     Ok(())
 }
 

@@ -8,7 +8,10 @@
 //! presets `contacts`, `wide-u64`, `events` and `lineitem` are embedded specs
 //! ([`spec::PRESETS`]). A spec compiles to a [`spec::SpecGenerator`], the
 //! [`BatchGenerator`] that the writer pipeline in `strata-pipeline` drives from
-//! many threads.
+//! many threads. A [`spec::Dataset`] holds several such tables, whose
+//! fields may reference rows of the others (foreign keys and copied
+//! attributes, resolved by recomputing the referenced row, never by
+//! reading another table's output).
 //!
 //! # Data flow
 //!
@@ -29,7 +32,9 @@
 //! batches are produced change where rows land, never what they contain,
 //! and any row range can be produced on its own (the basis of exact
 //! partitions). Adding or removing a field leaves the others' data as it
-//! was.
+//! was. A reference draws its parent row from its own stream and evaluates
+//! the parent's field (and the siblings its cases read) at that row, so
+//! keys resolve in every part, whatever was generated before.
 //!
 //! # Example
 //!

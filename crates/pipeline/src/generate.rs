@@ -764,12 +764,88 @@ pub fn generate<G: BatchGenerator>(
     result
 }
 
+/// Runs the pipeline of each `(generator, settings)` pair in turn (the
+/// tables of a dataset, each into its own directory) and makes their
+/// files visible only when every table's are complete: a run that fails
+/// in any table leaves no file of any table, and removes the directories
+/// it created. Summaries come back in the order of `jobs`.
+///
+/// # Errors
+/// As [`generate`], for any of the tables; existing outputs of every
+/// table are checked before anything is written.
+pub fn generate_tables<G: BatchGenerator>(
+    jobs: &[(&G, GenerateConfig)],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Summary>, Error> {
+    let mut dests = Vec::with_capacity(jobs.len());
+    for (_, cfg) in jobs {
+        cfg.validate()?;
+        let dest = Destination::of(cfg)?;
+        if let Destination::Local = dest {
+            let conflicts = conflicting_outputs(cfg);
+            if !cfg.overwrite && !conflicts.is_empty() {
+                return Err(Error::Store(strata_store::Error::OutputExists {
+                    path: conflicts[0].clone(),
+                    count: conflicts.len(),
+                }));
+            }
+        }
+        dests.push(dest);
+    }
+    // Directories this run creates, outermost first.
+    let mut created: Vec<PathBuf> = Vec::new();
+    for ((_, cfg), dest) in jobs.iter().zip(&dests) {
+        if let Destination::Local = dest {
+            let mut missing: Vec<PathBuf> = cfg
+                .output_dir
+                .ancestors()
+                .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+                .map(std::path::Path::to_path_buf)
+                .collect();
+            missing.reverse();
+            fs::create_dir_all(&cfg.output_dir)
+                .map_err(|e| Error::io("create directory", &cfg.output_dir, e))?;
+            created.extend(missing);
+        }
+    }
+    let result: Result<Vec<Summary>, Error> = (|| {
+        let mut staged = Vec::with_capacity(jobs.len());
+        for ((generator, cfg), dest) in jobs.iter().zip(&dests) {
+            staged.push(stage(*generator, cfg, dest, progress)?);
+        }
+        for s in &mut staged {
+            s.seal()?;
+        }
+        staged.into_iter().map(Staged::commit).collect()
+    })();
+    if result.is_err() {
+        // Only removes directories the failed run left empty.
+        for d in created.iter().rev() {
+            let _ = fs::remove_dir(d);
+        }
+    }
+    result
+}
+
 fn run_in<G: BatchGenerator>(
     generator: &G,
     cfg: &GenerateConfig,
     dest: &Destination,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Summary, Error> {
+    let mut staged = stage(generator, cfg, dest, progress)?;
+    staged.seal()?;
+    staged.commit()
+}
+
+/// Writes every file of a run, leaving them [`Staged`]: complete, not
+/// yet visible.
+fn stage<'a, G: BatchGenerator>(
+    generator: &G,
+    cfg: &'a GenerateConfig,
+    dest: &'a Destination,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Staged<'a>, Error> {
     let conflicts = match dest {
         Destination::Local => conflicting_outputs(cfg),
         Destination::Object(o) => {
@@ -869,8 +945,6 @@ fn run_in<G: BatchGenerator>(
         return Err(e);
     }
 
-    // Every file is complete: move them all into place.
-    let mut summaries = Vec::with_capacity(cfg.num_writers);
     let mut finished = Vec::with_capacity(cfg.num_writers);
     for slot in run.files {
         let state = slot.writer.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -879,15 +953,78 @@ fn run_in<G: BatchGenerator>(
             None => return Err(Error::Cancelled),
         }
     }
-    // Uploads first send their last parts, all of them, so that only the
-    // completions remain when the first file appears.
-    for (f, _) in &mut finished {
-        f.seal()?;
+    Ok(Staged {
+        cfg,
+        dest,
+        finished,
+        conflicts,
+        start,
+        cpu0,
+        threads,
+        columns: run.counts.into_inner().unwrap_or_else(|p| p.into_inner()),
+    })
+}
+
+/// A run whose files are all complete but not yet visible: temporaries
+/// beside their final names, or uploads with every part sent. Dropping it
+/// removes them.
+struct Staged<'a> {
+    cfg: &'a GenerateConfig,
+    dest: &'a Destination,
+    finished: Vec<(Finished, FileSummary)>,
+    conflicts: Vec<PathBuf>,
+    start: Instant,
+    cpu0: f64,
+    threads: usize,
+    columns: Vec<ColumnCounts>,
+}
+
+impl Staged<'_> {
+    /// Everything that can fail before a file appears: uploads send their
+    /// last parts, all of them, so that only completions remain.
+    fn seal(&mut self) -> Result<(), Error> {
+        for (f, _) in &mut self.finished {
+            f.seal()?;
+        }
+        Ok(())
     }
-    for (pending, summary) in finished {
-        pending.commit()?;
-        summaries.push(summary);
+
+    /// Moves every file into place, removes the stale outputs an
+    /// overwrite replaces, and sums the run up.
+    fn commit(self) -> Result<Summary, Error> {
+        let Staged {
+            cfg,
+            dest,
+            finished,
+            conflicts,
+            start,
+            cpu0,
+            threads,
+            columns,
+        } = self;
+        let mut summaries = Vec::with_capacity(finished.len());
+        for (pending, summary) in finished {
+            pending.commit()?;
+            summaries.push(summary);
+        }
+        finish(
+            cfg, dest, conflicts, summaries, start, cpu0, threads, columns,
+        )
     }
+}
+
+/// The end of a committed run: stale outputs removed, the summary.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    cfg: &GenerateConfig,
+    dest: &Destination,
+    conflicts: Vec<PathBuf>,
+    summaries: Vec<FileSummary>,
+    start: Instant,
+    cpu0: f64,
+    threads: usize,
+    columns: Vec<ColumnCounts>,
+) -> Result<Summary, Error> {
     if cfg.overwrite {
         for stale in conflicts {
             if !summaries.iter().any(|s| s.path == stale) {
@@ -919,7 +1056,7 @@ fn run_in<G: BatchGenerator>(
         records_per_s,
         records_per_s_per_core: records_per_s / threads as f64,
         mb_per_s: bytes as f64 / 1e6 / elapsed_s,
-        columns: run.counts.into_inner().unwrap_or_else(|p| p.into_inner()),
+        columns,
         files: summaries,
     })
 }

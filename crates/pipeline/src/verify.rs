@@ -548,6 +548,11 @@ fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
         Kind::Scalar { generator, .. } => Some(generator),
         _ => None,
     };
+    // A reference copies another table's values (and nulls): its shares
+    // are that field's, which this table's spec does not say.
+    if let Some(Generator::Reference(_)) = own {
+        return None;
+    }
     // (probability, null rate, generator) of each branch.
     let branches: Vec<(f64, f64, Option<&Generator>)> = if f.when.is_empty() {
         vec![(1.0, f.null_rate, own)]

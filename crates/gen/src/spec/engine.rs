@@ -24,7 +24,9 @@ use super::parse::{Class, MAX_LENGTH, categories, dictionary_values, max_length}
 /// Draws of a map key before the engine gives up on drawing one the map
 /// does not hold yet and takes the first unused key that can occur.
 pub const MAP_KEY_DRAWS: u32 = 64;
-use super::model::{Condition, Field, Generator, Kind, Spec, Value, WordList};
+use super::model::{
+    Condition, Dataset, Field, Generator, Kind, Pick, Reference, Spec, Value, WordList,
+};
 use super::template::{Part, Placeholder};
 use crate::dist::{Alias, Zipf, normal, unit};
 use crate::names::{NameTable, first_names, last_names, words};
@@ -214,6 +216,187 @@ enum NodeKind {
         length_key: StreamKey,
         max_len: u64,
     },
+    /// A top-level field of another table, at rows drawn by `pick` from
+    /// the stream `key`.
+    Ref {
+        table: Arc<TableEval>,
+        field: usize,
+        pick: RefPick,
+        key: StreamKey,
+    },
+}
+
+/// How a reference draws its parent rows.
+#[derive(Debug)]
+enum RefPick {
+    Uniform,
+    /// Rank `k` is row `(k - 1) * step mod rows`.
+    Zipf {
+        zipf: Zipf,
+        step: u64,
+    },
+}
+
+/// A multiplier coprime with `n` near `n` times the golden ratio's
+/// fraction, so that consecutive ranks land far apart.
+fn coprime_step(n: u64) -> u64 {
+    if n <= 2 {
+        return 1;
+    }
+    fn gcd(mut a: u64, mut b: u64) -> u64 {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    }
+    let mut m = ((n as f64) * 0.618_033_988_749_895) as u64 % n;
+    while gcd(m.max(1), n) != 1 {
+        m = (m + 1) % n;
+    }
+    m.max(1)
+}
+
+/// A table compiled so that its top-level fields can be evaluated at any
+/// rows: what references read. A field's value at a row is the one the
+/// table itself generates there (same seed, same streams).
+#[derive(Debug)]
+struct TableEval {
+    name: String,
+    rows: u64,
+    roots: Vec<Node>,
+    order: Vec<usize>,
+    needs_codes: Vec<bool>,
+    /// Per top-level field, the fields its evaluation needs: itself and
+    /// the siblings its cases read, transitively.
+    closure: Vec<Vec<bool>>,
+}
+
+impl TableEval {
+    /// Field `field` at rows `rows`.
+    fn evaluate(&self, field: usize, rows: &[u64], s: &mut SpecScratch) -> Result<ArrayRef, Error> {
+        let need = &self.closure[field];
+        let mut codes: Vec<Option<Vec<u8>>> = vec![None; self.roots.len()];
+        let mut out = None;
+        for &i in &self.order {
+            if !need[i] {
+                continue;
+            }
+            let g = self.roots[i].generate(rows, &codes, self.needs_codes[i], s)?;
+            if i == field {
+                out = Some(g.array);
+            }
+            codes[i] = g.codes;
+        }
+        for c in codes.into_iter().flatten() {
+            s.put8(c);
+        }
+        out.ok_or_else(|| {
+            Error::InvalidDistribution(format!("table {}: no field {field}", self.name))
+        })
+    }
+}
+
+/// The tables references may read: none for a single spec; for a dataset,
+/// each compiled once, on first use.
+struct Parents<'a> {
+    dataset: Option<(&'a Dataset, u64, f64)>,
+    built: std::cell::RefCell<std::collections::HashMap<String, Arc<TableEval>>>,
+}
+
+impl<'a> Parents<'a> {
+    fn none() -> Self {
+        Parents {
+            dataset: None,
+            built: Default::default(),
+        }
+    }
+
+    /// The compiled parent of `r` (read by field `path`) and the index of
+    /// its field.
+    fn resolve(&self, r: &Reference, path: &str) -> Result<(Arc<TableEval>, usize), Error> {
+        let missing = || {
+            Error::InvalidDistribution(format!(
+                "field {path}: `ref` to {}.{} outside a dataset that has that table and field",
+                r.table, r.field
+            ))
+        };
+        let Some((dataset, seed, scale)) = self.dataset else {
+            return Err(missing());
+        };
+        let Some(ti) = dataset.tables.iter().position(|t| t.spec.name == r.table) else {
+            return Err(missing());
+        };
+        let table = dataset.tables[ti]
+            .spec
+            .fields
+            .iter()
+            .position(|f| f.name == r.field);
+        let Some(field) = table else {
+            return Err(missing());
+        };
+        if let Some(t) = self.built.borrow().get(&r.table) {
+            return Ok((t.clone(), field));
+        }
+        let t = Arc::new(table_eval(dataset, ti, seed, scale, self)?);
+        if t.rows == 0 {
+            return Err(Error::InvalidDistribution(format!(
+                "field {path} references table {}, which has no rows at scale {scale}",
+                r.table
+            )));
+        }
+        self.built.borrow_mut().insert(r.table.clone(), t.clone());
+        Ok((t, field))
+    }
+}
+
+/// The seed of table `name` of a multi-table dataset: tables draw from
+/// streams of their own, so that fields of one name in two tables differ.
+fn table_seed(seed: u64, name: &str) -> u64 {
+    crate::rng::mix64(seed ^ stream_id(name, "table"))
+}
+
+/// Compiles table `ti` of `dataset` for evaluation at any rows.
+fn table_eval(
+    dataset: &Dataset,
+    ti: usize,
+    seed: u64,
+    scale: f64,
+    parents: &Parents<'_>,
+) -> Result<TableEval, Error> {
+    let table = &dataset.tables[ti];
+    let fields = &table.spec.fields;
+    let tseed = table_seed(seed, &table.spec.name);
+    let mut hints = Hints::default();
+    let roots: Vec<Node> = fields
+        .iter()
+        .map(|f| compile(f, fields, tseed, &[], &mut hints, parents))
+        .collect::<Result<_, _>>()?;
+    let (order, needs_codes) = order_of(fields);
+    let closure = (0..fields.len())
+        .map(|i| {
+            let mut need = vec![false; fields.len()];
+            let mut todo = vec![i];
+            while let Some(j) = todo.pop() {
+                if std::mem::replace(&mut need[j], true) {
+                    continue;
+                }
+                for w in &fields[j].when {
+                    if let Some(k) = fields.iter().position(|x| x.name == w.field) {
+                        todo.push(k);
+                    }
+                }
+            }
+            need
+        })
+        .collect();
+    Ok(TableEval {
+        name: table.spec.name.clone(),
+        rows: table.rows.map_or(0, |r| r.at(scale)),
+        roots,
+        order,
+        needs_codes,
+        closure,
+    })
 }
 
 #[derive(Debug)]
@@ -677,6 +860,12 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
             min: *min,
             count: max - min + 1,
         },
+        Generator::Reference(r) => {
+            return Err(Error::InvalidDistribution(format!(
+                "a reference to {}.{} draws no values of its own (only a field's generator can be one)",
+                r.table, r.field
+            )));
+        }
     })
 }
 
@@ -1227,6 +1416,7 @@ fn cardinality(g: &Generator, class: Class) -> Option<u64> {
         Generator::Probability(_) => Some(2),
         Generator::Template(t) => t.cardinality(),
         Generator::Words { list, max, .. } => (word_table(*list).len() as u64).checked_pow(*max),
+        Generator::Reference(_) => None,
     }
 }
 
@@ -1237,11 +1427,42 @@ impl SpecGenerator {
     /// [`Error::InvalidDistribution`] for parameters a checked spec never
     /// holds.
     pub fn new(spec: &Spec, seed: u64) -> Result<Self, Error> {
+        Self::build(spec, seed, &Parents::none())
+    }
+
+    /// Compiles table `table` of `dataset` for `seed` at `scale` (which
+    /// sets the row counts its references draw from). A table of a
+    /// multi-table dataset draws from streams of its own; the one table
+    /// of a plain spec is [`SpecGenerator::new`] of that spec.
+    ///
+    /// # Errors
+    /// As [`SpecGenerator::new`], and [`Error::InvalidDistribution`] when
+    /// a referenced table has no rows at `scale`.
+    pub fn for_table(
+        dataset: &Dataset,
+        table: usize,
+        seed: u64,
+        scale: f64,
+    ) -> Result<Self, Error> {
+        let t = dataset.tables.get(table).ok_or_else(|| {
+            Error::InvalidDistribution(format!("the dataset has no table {table}"))
+        })?;
+        if !dataset.multi_table {
+            return Self::new(&t.spec, seed);
+        }
+        let parents = Parents {
+            dataset: Some((dataset, seed, scale)),
+            built: Default::default(),
+        };
+        Self::build(&t.spec, table_seed(seed, &t.spec.name), &parents)
+    }
+
+    fn build(spec: &Spec, seed: u64, parents: &Parents<'_>) -> Result<Self, Error> {
         let mut hints = Hints::default();
         let roots: Vec<Node> = spec
             .fields
             .iter()
-            .map(|f| compile(f, &spec.fields, seed, &[], &mut hints))
+            .map(|f| compile(f, &spec.fields, seed, &[], &mut hints, parents))
             .collect::<Result<_, _>>()?;
         let schema = Arc::new(Schema::new(
             roots.iter().map(|n| n.field.clone()).collect::<Vec<_>>(),
@@ -1302,6 +1523,7 @@ fn compile(
     seed: u64,
     parquet_parent: &[String],
     hints: &mut Hints,
+    parents: &Parents<'_>,
 ) -> Result<Node, Error> {
     let null_key = StreamKey::new(seed, stream_id(&f.path, "null"));
     let mut thresholds = vec![threshold(f.null_rate)];
@@ -1357,6 +1579,47 @@ fn compile(
     let mut parquet_path = parquet_parent.to_vec();
     parquet_path.push(f.name.clone());
     let (data_type, kind) = match &f.kind {
+        Kind::Scalar {
+            data_type,
+            generator: Generator::Reference(r),
+        } => {
+            let (table, field) = parents.resolve(r, &f.path)?;
+            // The row drawer: this field's, or the `via` sibling's.
+            let (pick, drawer) = match &r.via {
+                None => (r.pick, f.path.as_str()),
+                Some(v) => match siblings.iter().find(|s| &s.name == v).map(|s| (&s.kind, s)) {
+                    Some((
+                        Kind::Scalar {
+                            generator: Generator::Reference(sr),
+                            ..
+                        },
+                        s,
+                    )) => (sr.pick, s.path.as_str()),
+                    _ => {
+                        return Err(Error::InvalidDistribution(format!(
+                            "field {}: `via` {v} is not a sibling reference",
+                            f.path
+                        )));
+                    }
+                },
+            };
+            let pick = match pick {
+                Pick::Uniform => RefPick::Uniform,
+                Pick::Zipf { s } => RefPick::Zipf {
+                    zipf: Zipf::new(s, table.rows)?,
+                    step: coprime_step(table.rows),
+                },
+            };
+            (
+                data_type.clone(),
+                NodeKind::Ref {
+                    table,
+                    field,
+                    pick,
+                    key: StreamKey::new(seed, stream_id(drawer, "ref")),
+                },
+            )
+        }
         Kind::Scalar {
             data_type,
             generator,
@@ -1461,7 +1724,7 @@ fn compile(
         Kind::Struct(children) => {
             let nodes: Vec<Node> = children
                 .iter()
-                .map(|c| compile(c, children, seed, &parquet_path, hints))
+                .map(|c| compile(c, children, seed, &parquet_path, hints, parents))
                 .collect::<Result<_, _>>()?;
             let fields = Fields::from(nodes.iter().map(|n| n.field.clone()).collect::<Vec<_>>());
             let (order, needs_codes) = order_of(children);
@@ -1482,7 +1745,7 @@ fn compile(
         } => {
             let mut p = parquet_path.clone();
             p.push("list".into());
-            let item = compile(item, &[], seed, &p, hints)?;
+            let item = compile(item, &[], seed, &p, hints, parents)?;
             let class = Class::Int {
                 min: 0,
                 max: MAX_LENGTH,
@@ -1501,8 +1764,8 @@ fn compile(
         Kind::Map { key, value, length } => {
             let mut p = parquet_path.clone();
             p.push("entries".into());
-            let k = compile(key, &[], seed, &p, hints)?;
-            let v = compile(value, &[], seed, &p, hints)?;
+            let k = compile(key, &[], seed, &p, hints, parents)?;
+            let v = compile(value, &[], seed, &p, hints, parents)?;
             let fields = Fields::from(vec![k.field.clone(), v.field.clone()]);
             let entries = Arc::new(ArrowField::new(
                 "entries",
@@ -1700,6 +1963,38 @@ impl Node {
                     array: Arc::new(array),
                     codes: None,
                 }
+            }
+            NodeKind::Ref {
+                table,
+                field,
+                pick,
+                key,
+            } => {
+                let mut rows = s.v64(n);
+                match pick {
+                    RefPick::Uniform => rows.extend(
+                        ids.iter()
+                            .map(|&id| below(key.first(id), u128::from(table.rows))),
+                    ),
+                    RefPick::Zipf { zipf, step } => rows.extend(ids.iter().map(|&id| {
+                        let mut r = key.row(id);
+                        let rank = zipf.sample(&mut r) - 1;
+                        ((u128::from(rank) * u128::from(*step)) % u128::from(table.rows)) as u64
+                    })),
+                }
+                let copied = table.evaluate(*field, &rows, s)?;
+                s.put64(rows);
+                // Null where the parent's value is, and where this field's
+                // own null rate draws a null.
+                let own = pack(&valid, s);
+                let array = match own {
+                    None => copied,
+                    Some(own) => {
+                        let nulls = NullBuffer::union(copied.nulls(), Some(&own));
+                        make_array(copied.to_data().into_builder().nulls(nulls).build()?)
+                    }
+                };
+                Generated { array, codes: None }
             }
         };
         debug_assert_eq!(result.array.len(), n);

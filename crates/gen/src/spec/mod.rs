@@ -47,7 +47,8 @@ mod template;
 
 pub use engine::{SpecGenerator, SpecScratch};
 pub use model::{
-    Condition, Field, Generator, JSON_SCHEMA, Kind, PRESETS, Spec, SpecError, Value, When, WordList,
+    Condition, Dataset, Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec,
+    SpecError, Table, Value, When, WordList,
 };
 pub use template::{Placeholder, Template};
 
@@ -121,5 +122,38 @@ impl Spec {
     /// spec; fields built in code may still be wrong).
     pub fn generator(&self, seed: u64) -> Result<SpecGenerator, crate::Error> {
         SpecGenerator::new(self, seed)
+    }
+}
+
+impl Dataset {
+    /// Parses and checks a dataset: a file of `[[tables]]`, or a plain
+    /// spec (one table, its row count left to the caller). Every
+    /// reference is resolved: its table and field exist, the types agree,
+    /// and no table reaches itself through references.
+    ///
+    /// # Errors
+    /// A [`SpecError`] naming the line and field of the first problem.
+    pub fn parse(text: &str, origin: &str) -> Result<Dataset, SpecError> {
+        parse::parse_dataset(text, origin)
+    }
+
+    /// The index of table `name`.
+    pub fn table(&self, name: &str) -> Option<usize> {
+        self.tables.iter().position(|t| t.spec.name == name)
+    }
+
+    /// The generator of table `table` for `seed`, its references drawing
+    /// from their tables' row counts at `scale`.
+    ///
+    /// # Errors
+    /// As [`Spec::generator`], and [`crate::Error::InvalidDistribution`]
+    /// when a referenced table has no rows at `scale`.
+    pub fn generator(
+        &self,
+        table: usize,
+        seed: u64,
+        scale: f64,
+    ) -> Result<SpecGenerator, crate::Error> {
+        SpecGenerator::for_table(self, table, seed, scale)
     }
 }

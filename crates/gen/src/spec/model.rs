@@ -17,6 +17,60 @@ pub struct Spec {
     pub fields: Vec<Field>,
 }
 
+/// A dataset of one table or several: a spec file with `[[tables]]`,
+/// or a single-table [`Spec`] (then its one table has no row count of its
+/// own).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    /// The dataset name.
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// The tables, in file order.
+    pub tables: Vec<Table>,
+    /// Whether the file listed `[[tables]]` (else it is a plain spec, and
+    /// its output keeps the single-table layout).
+    pub multi_table: bool,
+}
+
+/// One table of a [`Dataset`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// The table's fields, as a spec named after the table.
+    pub spec: Spec,
+    /// The line the table starts on.
+    pub line: usize,
+    /// Its row count (`None` for a plain spec: the caller says).
+    pub rows: Option<Rows>,
+}
+
+/// A table's row count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rows {
+    /// This many rows at every scale (a dimension such as regions).
+    Fixed(u64),
+    /// This many rows per unit of the scale factor.
+    PerScale(f64),
+}
+
+impl Rows {
+    /// The row count at `scale`: `per_scale * scale` rounded to the
+    /// nearest integer (halves away from zero) for [`Rows::PerScale`].
+    pub fn at(self, scale: f64) -> u64 {
+        match self {
+            Rows::Fixed(n) => n,
+            Rows::PerScale(r) => {
+                let n = (r * scale).round();
+                if n >= u64::MAX as f64 {
+                    u64::MAX
+                } else {
+                    n.max(0.0) as u64
+                }
+            }
+        }
+    }
+}
+
 /// One field of a spec.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
@@ -168,6 +222,42 @@ pub enum Generator {
         /// Most words.
         max: u32,
     },
+    /// The value of a top-level field of a row of another table of the
+    /// same [`Dataset`], the row drawn by `pick`: a foreign key when the
+    /// field is that table's key, a copied attribute otherwise.
+    Reference(Reference),
+}
+
+/// A [`Generator::Reference`]: which table and field, and how rows are
+/// drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    /// The parent table's name.
+    pub table: String,
+    /// A top-level field of the parent table.
+    pub field: String,
+    /// How the parent row is drawn.
+    pub pick: Pick,
+    /// A sibling field holding a reference to the same table whose row
+    /// this one reads too (to copy several fields of one parent row);
+    /// `pick` is then that sibling's.
+    pub via: Option<String>,
+}
+
+/// How a [`Reference`] draws a row of its parent table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pick {
+    /// Every row equally likely.
+    Uniform,
+    /// Zipf over the rows with exponent `s`: the rank-`k` row is row
+    /// `((k - 1) * m + o) mod rows` for a multiplier `m` coprime with the
+    /// row count and an offset `o` drawn once per field and seed, so the
+    /// most referenced rows are spread over the table (and over its parts)
+    /// rather than all at its start.
+    Zipf {
+        /// Exponent (> 0).
+        s: f64,
+    },
 }
 
 /// A parameter as a person reads it: plain decimals, but exponent
@@ -249,6 +339,16 @@ impl fmt::Display for Generator {
             Generator::Template(t) => write!(f, "template {:?}", t.source()),
             Generator::Words { list, min, max } => {
                 write!(f, "{min} to {max} {}", list.as_str())
+            }
+            Generator::Reference(r) => {
+                write!(f, "reference to {}.{}", r.table, r.field)?;
+                if let Some(v) = &r.via {
+                    return write!(f, ", the row of {v}");
+                }
+                match r.pick {
+                    Pick::Uniform => write!(f, ", rows uniform"),
+                    Pick::Zipf { s } => write!(f, ", rows zipf s {}", Num(s)),
+                }
             }
         }
     }

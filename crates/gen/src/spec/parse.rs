@@ -6,7 +6,10 @@ use arrow_schema::{DataType, TimeUnit};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::model::{Condition, Field, Generator, Kind, Spec, SpecError, Value, When, WordList};
+use super::model::{
+    Condition, Dataset, Field, Generator, Kind, Pick, Reference, Rows, Spec, SpecError, Table,
+    Value, When, WordList,
+};
 use super::template::Template;
 use crate::dist::{Alias, Zipf};
 
@@ -39,6 +42,7 @@ const GENERATORS: &[&str] = &[
     "probability",
     "template",
     "words",
+    "ref",
 ];
 const COMMON: &[&str] = &[
     "name",
@@ -331,6 +335,17 @@ impl<'s> P<'s> {
         SpecError {
             origin: self.origin.to_string(),
             line: self.line(span.start),
+            column: None,
+            field: field.map(str::to_string),
+            message: message.into(),
+        }
+    }
+
+    /// An error at a known line.
+    fn err_at(&self, line: usize, field: Option<&str>, message: impl Into<String>) -> SpecError {
+        SpecError {
+            origin: self.origin.to_string(),
+            line,
             column: None,
             field: field.map(str::to_string),
             message: message.into(),
@@ -922,6 +937,44 @@ impl<'s> P<'s> {
                     min: min as u32,
                     max: max as u32,
                 }
+            }
+            "ref" => {
+                if class == Class::Dict {
+                    return Err(bad(
+                        "a `ref` copies a field of another table: declare this field with that field's type (a `dictionary` field cannot hold a copy)".into(),
+                    ));
+                }
+                let p = params(&["table", "field", "zipf", "via"])?;
+                let table = self.string(&required(p, "table")?, field, "table")?;
+                let target = self.string(&required(p, "field")?, field, "field")?;
+                let pick = match get(p, "zipf") {
+                    None => Pick::Uniform,
+                    Some(z) => {
+                        let zt = self.table(z, field, "`ref`'s `zipf`")?;
+                        self.check_keys(zt, &["s"], field, "`ref`'s `zipf`")?;
+                        let s = match get(zt, "s") {
+                            Some(s) => self.number(s, field, "s")?,
+                            None => return Err(bad("`ref`'s `zipf` needs `s`".into())),
+                        };
+                        Zipf::check(s, 1).map_err(|e| bad(distribution_message(e)))?;
+                        Pick::Zipf { s }
+                    }
+                };
+                let via = get(p, "via")
+                    .map(|v| self.string(v, field, "via"))
+                    .transpose()?;
+                if via.is_some() && pick != Pick::Uniform {
+                    return Err(bad(
+                        "`ref` takes `via` (the row of a sibling's reference) or `zipf`, not both"
+                            .into(),
+                    ));
+                }
+                Generator::Reference(Reference {
+                    table,
+                    field: target,
+                    pick,
+                    via,
+                })
             }
             _ => unreachable!("listed in GENERATORS"),
         };
@@ -1654,7 +1707,8 @@ fn parse_date(s: &str) -> Option<i128> {
     .then(|| days_from_civil(y, m, d))
 }
 
-pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
+/// The TOML document of a spec: its parser state and root table.
+fn load<'i>(text: &'i str, origin: &'i str) -> Result<(P<'i>, DeTable<'i>), SpecError> {
     let p = P {
         origin,
         newlines: text
@@ -1678,36 +1732,79 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
             message: format!("TOML syntax: {}", e.message().trim()),
         }
     })?;
-    let t = root.get_ref();
-    p.check_keys(t, &["name", "description", "fields"], None, "the spec")?;
-    let name = match get(t, "name") {
-        Some(n) => p.string(n, None, "name")?,
-        None => return Err(p.err(0..0, None, "the spec needs a `name`")),
-    };
-    if name.len() > MAX_NAME_BYTES {
-        let span = get(t, "name").map(|n| n.span()).unwrap_or(0..0);
+    Ok((p, root.into_inner()))
+}
+
+impl P<'_> {
+    /// The `name` of `t` (the dataset's or a table's), checked: it names
+    /// files.
+    fn file_name(
+        &self,
+        t: &DeTable<'_>,
+        what: &str,
+        at: Range<usize>,
+    ) -> Result<String, SpecError> {
+        let Some(n) = get(t, "name") else {
+            return Err(self.err(at, None, format!("{what} needs a `name`")));
+        };
+        let name = self.string(n, None, "name")?;
+        if name.len() > MAX_NAME_BYTES {
+            return Err(self.err(
+                n.span(),
+                None,
+                format!(
+                    "`name` = \"{}\" is {} bytes long; names are at most {MAX_NAME_BYTES}",
+                    shown(&name),
+                    name.len()
+                ),
+            ));
+        }
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            || name == "."
+            || name == ".."
+        {
+            return Err(self.err(
+                n.span(),
+                None,
+                format!(
+                    "`name` = {name:?}: use letters, digits, `-`, `_` and `.` (it names files)"
+                ),
+            ));
+        }
+        Ok(name)
+    }
+}
+
+pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
+    let (p, t) = load(text, origin)?;
+    if let Some(tables) = get(&t, "tables") {
         return Err(p.err(
-            span,
+            tables.span(),
             None,
+            "this file lists `[[tables]]`: a dataset of several tables (read it as a dataset: `strata generate --spec`, `strata spec check`)",
+        ));
+    }
+    let spec = single(&p, &t)?;
+    if let Some((f, r)) = references(&spec.fields).into_iter().next() {
+        return Err(p.err_at(
+            f.line,
+            Some(&f.path),
             format!(
-                "`name` = \"{}\" is {} bytes long; names are at most {MAX_NAME_BYTES}",
-                shown(&name),
-                name.len()
+                "`ref` reads table `{}`, but this spec has no `[[tables]]`: put the tables of a dataset in one file, each a `[[tables]]` entry",
+                r.table
             ),
         ));
     }
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        let span = get(t, "name").map(|n| n.span()).unwrap_or(0..0);
-        return Err(p.err(
-            span,
-            None,
-            format!("`name` = {name:?}: use letters, digits, `-`, `_` and `.` (it names files)"),
-        ));
-    }
+    Ok(spec)
+}
+
+/// A spec of one table from its root table.
+fn single(p: &P<'_>, t: &DeTable<'_>) -> Result<Spec, SpecError> {
+    p.check_keys(t, &["name", "description", "fields"], None, "the spec")?;
+    let name = p.file_name(t, "the spec", 0..0)?;
     let description = get(t, "description")
         .map(|d| p.string(d, None, "description"))
         .transpose()?;
@@ -1720,6 +1817,433 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
         description,
         fields,
     })
+}
+
+/// Every field of `fields` (at any depth) whose generator, or a case's,
+/// is a reference, with that reference.
+fn references(fields: &[Field]) -> Vec<(&Field, &Reference)> {
+    fn go<'a>(f: &'a Field, out: &mut Vec<(&'a Field, &'a Reference)>) {
+        match &f.kind {
+            Kind::Scalar { generator, .. } => {
+                if let Generator::Reference(r) = generator {
+                    out.push((f, r));
+                }
+                for w in &f.when {
+                    if let Some(Generator::Reference(r)) = &w.generator {
+                        out.push((f, r));
+                    }
+                }
+            }
+            Kind::Struct(children) => children.iter().for_each(|c| go(c, out)),
+            Kind::List { item, .. } => go(item, out),
+            Kind::Map { key, value, .. } => {
+                go(key, out);
+                go(value, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    fields.iter().for_each(|f| go(f, &mut out));
+    out
+}
+
+pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecError> {
+    let (p, t) = load(text, origin)?;
+    let Some(tables_v) = get(&t, "tables") else {
+        let spec = parse(text, origin)?;
+        return Ok(Dataset {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            tables: vec![Table {
+                spec,
+                line: 0,
+                rows: None,
+            }],
+            multi_table: false,
+        });
+    };
+    if let Some(f) = get(&t, "fields") {
+        return Err(p.err(
+            f.span(),
+            None,
+            "give `fields` (a dataset of one table) or `[[tables]]`, not both",
+        ));
+    }
+    p.check_keys(&t, &["name", "description", "tables"], None, "the dataset")?;
+    let name = p.file_name(&t, "the dataset", 0..0)?;
+    let description = get(&t, "description")
+        .map(|d| p.string(d, None, "description"))
+        .transpose()?;
+    let DeValue::Array(items) = tables_v.get_ref() else {
+        return Err(p.err(
+            tables_v.span(),
+            None,
+            "`tables` must be an array of tables ([[tables]])",
+        ));
+    };
+    if items.is_empty() {
+        return Err(p.err(tables_v.span(), None, "`tables` is empty"));
+    }
+    let mut tables: Vec<Table> = Vec::new();
+    for item in items.iter() {
+        let tt = p.table(item, None, "a table")?;
+        p.check_keys(
+            tt,
+            &["name", "description", "rows", "rows_per_scale", "fields"],
+            None,
+            "a table",
+        )?;
+        let tname = p.file_name(tt, "a table", item.span())?;
+        if let Some(prev) = tables.iter().find(|x| x.spec.name == tname) {
+            return Err(p.err(
+                item.span(),
+                None,
+                format!("a table named `{tname}` is already on line {}", prev.line),
+            ));
+        }
+        let rows = match (get(tt, "rows"), get(tt, "rows_per_scale")) {
+            (Some(r), None) => {
+                let n = p.integer(r, None, "rows")?;
+                if !(0..=i128::from(u64::MAX)).contains(&n) {
+                    return Err(p.err(
+                        r.span(),
+                        None,
+                        format!("table `{tname}`: `rows` is a count, not {n}"),
+                    ));
+                }
+                Rows::Fixed(n as u64)
+            }
+            (None, Some(r)) => {
+                let x = p.number(r, None, "rows_per_scale")?;
+                if !(x.is_finite() && x > 0.0) {
+                    return Err(p.err(
+                        r.span(),
+                        None,
+                        format!(
+                            "table `{tname}`: `rows_per_scale` must be a positive number, not {x}"
+                        ),
+                    ));
+                }
+                Rows::PerScale(x)
+            }
+            (Some(r), Some(_)) => {
+                return Err(p.err(
+                    r.span(),
+                    None,
+                    format!("table `{tname}`: give `rows` or `rows_per_scale`, not both"),
+                ));
+            }
+            (None, None) => {
+                return Err(p.err(
+                    item.span(),
+                    None,
+                    format!(
+                        "table `{tname}` needs `rows` (a fixed count) or `rows_per_scale` (rows per unit of --scale)"
+                    ),
+                ));
+            }
+        };
+        let tdesc = get(tt, "description")
+            .map(|d| p.string(d, None, "description"))
+            .transpose()?;
+        let Some(fields) = get(tt, "fields") else {
+            return Err(p.err(
+                item.span(),
+                None,
+                format!("table `{tname}` needs `fields` ([[tables.fields]] tables)"),
+            ));
+        };
+        let fields = p.fields(fields, "").map_err(|mut e| {
+            e.field = Some(match e.field.take() {
+                Some(f) => format!("{tname}.{f}"),
+                None => tname.clone(),
+            });
+            e
+        })?;
+        tables.push(Table {
+            spec: Spec {
+                name: tname,
+                description: tdesc,
+                fields,
+            },
+            line: p.line(item.span().start),
+            rows: Some(rows),
+        });
+    }
+    resolve_references(&p, &tables)?;
+    copy_nullability(&mut tables);
+    Ok(Dataset {
+        name,
+        description,
+        tables,
+        multi_table: true,
+    })
+}
+
+/// Checks every reference of `tables`: the table and its top-level field
+/// exist, the types agree, the table has rows, cases change only the
+/// null rate, and no table reaches itself through references.
+fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
+    let names: Vec<&str> = tables.iter().map(|t| t.spec.name.as_str()).collect();
+    // Parent tables of each table, with the field and line of one
+    // reference to each.
+    let mut edges: Vec<Vec<(usize, String, usize)>> = vec![Vec::new(); tables.len()];
+    for (ti, t) in tables.iter().enumerate() {
+        let tname = &t.spec.name;
+        for (f, r) in references(&t.spec.fields) {
+            let path = format!("{tname}.{}", f.path);
+            let err = |m: String| Err(p.err_at(f.line, Some(&path), m));
+            let Kind::Scalar {
+                data_type,
+                generator,
+            } = &f.kind
+            else {
+                unreachable!("references are leaves");
+            };
+            if !matches!(generator, Generator::Reference(_))
+                || f.when.iter().any(|w| w.generator.is_some())
+            {
+                return err(
+                    "`ref` is a field's own generator, never a `when` case's, and a `ref` field's cases change only its null rate"
+                        .into(),
+                );
+            }
+            let Some(pi) = names.iter().position(|n| *n == r.table) else {
+                return err(format!(
+                    "`ref` names table `{}`, which the dataset does not have; its tables are {}",
+                    r.table,
+                    names.join(", ")
+                ));
+            };
+            let parent = &tables[pi];
+            let Some(pf) = parent.spec.fields.iter().find(|x| x.name == r.field) else {
+                return err(format!(
+                    "`ref` names field `{}`, which is not a top-level field of table `{}`; its fields are {}",
+                    r.field,
+                    r.table,
+                    parent
+                        .spec
+                        .fields
+                        .iter()
+                        .map(|x| x.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            };
+            let Kind::Scalar { data_type: pt, .. } = &pf.kind else {
+                return err(format!(
+                    "`ref` reads `{}.{}`, which is not a scalar field (a struct, list or map); reference one of its scalar fields",
+                    r.table, r.field
+                ));
+            };
+            if matches!(pt, DataType::Dictionary(..)) {
+                return err(format!(
+                    "`ref` reads `{}.{}`, a `dictionary` field; give that field type utf8 to copy it",
+                    r.table, r.field
+                ));
+            }
+            if pt != data_type {
+                return err(format!(
+                    "this field is {} but `{}.{}` is {}: a reference copies the value, so give both the same type",
+                    type_text(data_type),
+                    r.table,
+                    r.field,
+                    type_text(pt)
+                ));
+            }
+            if parent.rows == Some(Rows::Fixed(0)) {
+                return err(format!(
+                    "`ref` reads table `{}`, which has no rows (`rows = 0`); a reference needs a row to draw",
+                    r.table
+                ));
+            }
+            edges[ti].push((pi, path.clone(), f.line));
+        }
+        check_vias(p, tname, &t.spec.fields)?;
+    }
+    // A depth-first search for a cycle: 0 unvisited, 1 on the stack, 2 done.
+    fn visit(
+        i: usize,
+        edges: &[Vec<(usize, String, usize)>],
+        state: &mut [u8],
+        stack: &mut Vec<usize>,
+    ) -> Option<Vec<usize>> {
+        state[i] = 1;
+        stack.push(i);
+        for (j, _, _) in &edges[i] {
+            if state[*j] == 1 {
+                let from = stack.iter().position(|x| x == j).unwrap_or(0);
+                let mut cycle = stack[from..].to_vec();
+                cycle.push(*j);
+                return Some(cycle);
+            }
+            if state[*j] == 0
+                && let Some(c) = visit(*j, edges, state, stack)
+            {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        state[i] = 2;
+        None
+    }
+    let mut state = vec![0u8; tables.len()];
+    for i in 0..tables.len() {
+        if state[i] == 0
+            && let Some(cycle) = visit(i, &edges, &mut state, &mut Vec::new())
+        {
+            let (a, b) = (cycle[0], cycle[1]);
+            let (_, path, line) = edges[a]
+                .iter()
+                .find(|(j, _, _)| *j == b)
+                .cloned()
+                .unwrap_or_default();
+            let shown: Vec<&str> = cycle.iter().map(|&k| names[k]).collect();
+            let message = if cycle.len() == 2 {
+                format!(
+                    "table `{}` references itself; a reference reads another table",
+                    names[a]
+                )
+            } else {
+                format!(
+                    "tables reference each other in a cycle ({}); references must lead from children to parents",
+                    shown.join(" -> ")
+                )
+            };
+            return Err(p.err_at(line, Some(&path), message));
+        }
+    }
+    Ok(())
+}
+
+/// Makes each reference nullable whose parent field is (the copy of a
+/// null is null): repeated until nothing changes, for references to
+/// references.
+fn copy_nullability(tables: &mut [Table]) {
+    fn mark(f: &mut Field, nullable: &std::collections::HashSet<(String, String)>) -> bool {
+        let mut changed = false;
+        match &mut f.kind {
+            Kind::Scalar {
+                generator: Generator::Reference(r),
+                ..
+            } => {
+                if !f.nullable && nullable.contains(&(r.table.clone(), r.field.clone())) {
+                    f.nullable = true;
+                    changed = true;
+                }
+            }
+            Kind::Scalar { .. } => {}
+            Kind::Struct(children) => {
+                for c in children {
+                    changed |= mark(c, nullable);
+                }
+            }
+            Kind::List { item, .. } => changed |= mark(item, nullable),
+            Kind::Map { key, value, .. } => {
+                changed |= mark(key, nullable);
+                changed |= mark(value, nullable);
+            }
+        }
+        changed
+    }
+    loop {
+        let nullable: std::collections::HashSet<(String, String)> = tables
+            .iter()
+            .flat_map(|t| {
+                t.spec
+                    .fields
+                    .iter()
+                    .filter(|f| f.nullable)
+                    .map(|f| (t.spec.name.clone(), f.name.clone()))
+            })
+            .collect();
+        let mut changed = false;
+        for t in tables.iter_mut() {
+            for f in &mut t.spec.fields {
+                changed |= mark(f, &nullable);
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Checks each `via` of the references among `fields` and, below them,
+/// in their structs: it names a sibling whose generator is a reference
+/// (without a `via` of its own) to the same table.
+fn check_vias(p: &P<'_>, table: &str, fields: &[Field]) -> Result<(), SpecError> {
+    for f in fields {
+        match &f.kind {
+            Kind::Scalar {
+                generator: Generator::Reference(r),
+                ..
+            } => {
+                let Some(via) = &r.via else { continue };
+                let path = format!("{table}.{}", f.path);
+                let err = |m: String| Err(p.err_at(f.line, Some(&path), m));
+                let sibling = fields.iter().find(|s| &s.name == via);
+                match sibling.map(|s| &s.kind) {
+                    Some(Kind::Scalar {
+                        generator: Generator::Reference(sr),
+                        ..
+                    }) if sr.via.is_none() && sr.table == r.table => {}
+                    Some(Kind::Scalar {
+                        generator: Generator::Reference(sr),
+                        ..
+                    }) if sr.table == r.table => {
+                        return err(format!(
+                            "`via` = \"{via}\" has a `via` itself; name the sibling that draws the row"
+                        ));
+                    }
+                    Some(_) => {
+                        return err(format!(
+                            "`via` = \"{via}\": that sibling is not a reference to table `{}`",
+                            r.table
+                        ));
+                    }
+                    None => {
+                        return err(format!(
+                            "`via` = \"{via}\" names no sibling of this field; it names a field beside it holding a reference to `{}`",
+                            r.table
+                        ));
+                    }
+                }
+            }
+            Kind::Struct(children) => check_vias(p, table, children)?,
+            Kind::List { item, .. } => check_vias(p, table, std::slice::from_ref(item))?,
+            Kind::Map { key, value, .. } => {
+                check_vias(p, table, std::slice::from_ref(key))?;
+                check_vias(p, table, std::slice::from_ref(value))?;
+            }
+            Kind::Scalar { .. } => {}
+        }
+    }
+    Ok(())
+}
+
+/// A data type as a spec spells it (for messages).
+fn type_text(dt: &DataType) -> String {
+    match dt {
+        DataType::Boolean => "boolean".into(),
+        DataType::Utf8 => "utf8".into(),
+        DataType::LargeUtf8 => "large_utf8".into(),
+        DataType::Date32 => "date32".into(),
+        DataType::Decimal128(p, s) => format!("decimal({p}, {s})"),
+        DataType::Timestamp(u, tz) => {
+            let u = match u {
+                TimeUnit::Second => "s",
+                TimeUnit::Millisecond => "ms",
+                TimeUnit::Microsecond => "us",
+                TimeUnit::Nanosecond => "ns",
+            };
+            match tz {
+                Some(z) => format!("timestamp({u}, {z})"),
+                None => format!("timestamp({u})"),
+            }
+        }
+        other => other.to_string().to_ascii_lowercase(),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,216 @@
+//! `strata generate --spec` with a dataset of several tables: the output
+//! layout, flags that apply to one table only, bad datasets, and a run
+//! that fails in its last table leaving no file of any table.
+
+mod common;
+
+use common::{failed_cleanly, files, stderr, strata};
+
+const DATASET: &str = r#"
+name = "tiny"
+
+[[tables]]
+name = "regions"
+rows = 3
+
+[[tables.fields]]
+name = "r_id"
+type = "int32"
+sequence = { start = 1 }
+
+[[tables]]
+name = "people"
+rows_per_scale = 40
+
+[[tables.fields]]
+name = "id"
+type = "int64"
+sequence = { start = 1 }
+
+[[tables.fields]]
+name = "region"
+type = "int32"
+ref = { table = "regions", field = "r_id" }
+"#;
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn each_table_goes_to_its_own_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "tiny.toml", DATASET);
+    let json = dir.path().join("summary.json");
+    let o = strata(
+        &[
+            "generate",
+            "--spec",
+            &spec,
+            "--output-dir",
+            "out",
+            "--scale",
+            "0.5",
+            "-q",
+            "--summary-json",
+            json.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A table smaller than --num-writers (4) writes a file per row.
+    assert_eq!(
+        files(&dir.path().join("out")),
+        [
+            "people/people_0.parquet",
+            "people/people_1.parquet",
+            "people/people_2.parquet",
+            "people/people_3.parquet",
+            "regions/regions_0.parquet",
+            "regions/regions_1.parquet",
+            "regions/regions_2.parquet",
+        ]
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(summary["dataset"], "tiny");
+    assert_eq!(summary["scale"], 0.5);
+    let tables = summary["tables"].as_array().unwrap();
+    assert_eq!(tables[0]["spec"], "regions");
+    assert_eq!(tables[0]["records"], 3);
+    assert_eq!(tables[1]["spec"], "people");
+    assert_eq!(tables[1]["records"], 20);
+
+    // --tables picks some; the dry run plans them without writing.
+    let o = strata(
+        &[
+            "generate",
+            "--spec",
+            &spec,
+            "--tables",
+            "people",
+            "--dry-run",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["tables"].as_array().unwrap().len(), 1);
+    assert_eq!(plan["tables"][0]["spec"], "people");
+    assert_eq!(plan["tables"][0]["config"]["target_records"], 40);
+}
+
+#[test]
+fn flags_for_one_table_and_bad_datasets_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "tiny.toml", DATASET);
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--target-records", "10"],
+            "--target-records: the tables of dataset `tiny` set their own rows; scale them with --scale",
+        ),
+        (
+            &["--scale", "0"],
+            "--scale must be a positive number, got 0",
+        ),
+        (
+            &["--tables", "people,nope"],
+            "--tables: dataset `tiny` has no table `nope`; its tables are regions, people",
+        ),
+        (
+            &["--output-filename", "x"],
+            "--output-filename: each table's files are named after the table",
+        ),
+        (
+            &["--parts", "4", "--part", "1"],
+            "table `regions` has 3 rows at scale 1, fewer than --parts (4); use fewer parts",
+        ),
+        (
+            &["--scale", "0.01"],
+            "table `people` has no rows at scale 0.01 (rows_per_scale x scale rounds to 0); use a larger --scale",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec!["generate", "--spec", &spec, "--output-dir", "out"];
+        args.extend(extra);
+        let o = strata(&args, dir.path());
+        failed_cleanly(&o, dir.path(), needle, &["tiny.toml"]);
+    }
+    // A preset has one table: --scale and --tables are for datasets.
+    let o = strata(
+        &["generate", "--preset", "contacts", "--scale", "2"],
+        dir.path(),
+    );
+    failed_cleanly(
+        &o,
+        dir.path(),
+        "--scale and --tables apply to a spec of several `[[tables]]`",
+        &["tiny.toml"],
+    );
+    // A reference to a missing field names the file, line and field.
+    let bad = write(
+        dir.path(),
+        "bad.toml",
+        &DATASET.replace("field = \"r_id\"", "field = \"r_key\""),
+    );
+    let o = strata(&["generate", "--spec", &bad], dir.path());
+    failed_cleanly(
+        &o,
+        dir.path(),
+        "bad.toml:22: field `people.region`: `ref` names field `r_key`, which is not a top-level field of table `regions`; its fields are r_id",
+        &["bad.toml", "tiny.toml"],
+    );
+    let o = strata(&["spec", "check", &bad], dir.path());
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("`ref` names field `r_key`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_failure_in_the_last_table_leaves_no_file_of_any_table() {
+    let dir = tempfile::tempdir().unwrap();
+    // The last table's lists hold 100,000 elements a row: a batch (2,500
+    // rows, a file's) passes the engine's 2^26 elements and fails, after
+    // the first tables' files are complete.
+    let text = format!(
+        "{DATASET}\n[[tables]]\nname = \"huge\"\nrows = 10000\n[[tables.fields]]\nname = \"xs\"\ntype = \"list\"\nlength = 100000\n[tables.fields.item]\ntype = \"int8\"\nconstant = 1\n"
+    );
+    let spec = write(dir.path(), "d.toml", &text);
+    let o = strata(
+        &["generate", "--spec", &spec, "--output-dir", "out/deeper"],
+        dir.path(),
+    );
+    failed_cleanly(&o, dir.path(), "batch too large", &["d.toml"]);
+    assert!(
+        !dir.path().join("out").exists(),
+        "the directories the run made are removed"
+    );
+    // Existing output of any table is refused before anything is written.
+    let o = strata(
+        &[
+            "generate",
+            "--spec",
+            &spec,
+            "--tables",
+            "regions",
+            "--output-dir",
+            "o",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = strata(
+        &["generate", "--spec", &spec, "--output-dir", "o"],
+        dir.path(),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("regions_0.parquet"), "{e}");
+    assert!(!dir.path().join("o/people").exists(), "{e}");
+}

@@ -1,0 +1,547 @@
+//! Multi-table datasets: references resolve to their parent row's value
+//! (checked against the parent table generated in full), copy several
+//! fields of one parent row with `via`, follow their declared skew, do not
+//! depend on batching, and bad datasets get one clear error each.
+
+use std::collections::HashMap;
+
+use arrow_array::{Array, Date32Array, Int64Array, RecordBatch, StringArray, StructArray};
+use strata_gen::BatchGenerator;
+use strata_gen::dist::Zipf;
+use strata_gen::spec::{Dataset, Rows};
+
+const SHOP: &str = r#"
+name = "shop"
+
+[[tables]]
+name = "customers"
+rows_per_scale = 1000
+
+[[tables.fields]]
+name = "c_id"
+type = "int64"
+sequence = { start = 1 }
+
+[[tables.fields]]
+name = "c_segment"
+type = "utf8"
+weighted = { values = ["retail", "smb", "enterprise"], weights = [70, 25, 5] }
+
+[[tables.fields]]
+name = "c_since"
+type = "date32"
+uniform = { min = 2020-01-01, max = 2024-12-31 }
+null_rate = 0.1
+
+# The credit limit depends on the segment: a case, so evaluating it for a
+# referenced row needs the segment too.
+[[tables.fields]]
+name = "c_limit"
+type = "int64"
+uniform = { min = 100, max = 1000 }
+[[tables.fields.when]]
+field = "c_segment"
+is = "enterprise"
+uniform = { min = 50000, max = 90000 }
+
+[[tables]]
+name = "orders"
+rows_per_scale = 5000
+
+[[tables.fields]]
+name = "o_id"
+type = "int64"
+sequence = { start = 1 }
+
+[[tables.fields]]
+name = "o_cust"
+type = "int64"
+ref = { table = "customers", field = "c_id", zipf = { s = 1.2 } }
+
+[[tables.fields]]
+name = "o_segment"
+type = "utf8"
+ref = { table = "customers", field = "c_segment", via = "o_cust" }
+
+[[tables.fields]]
+name = "o_limit"
+type = "int64"
+ref = { table = "customers", field = "c_limit", via = "o_cust" }
+null_rate = 0.2
+
+[[tables.fields]]
+name = "detail"
+type = "struct"
+
+[[tables.fields.fields]]
+name = "any_customer"
+type = "int64"
+ref = { table = "customers", field = "c_id" }
+
+[[tables.fields.fields]]
+name = "since"
+type = "date32"
+ref = { table = "customers", field = "c_since", via = "any_customer" }
+
+[[tables]]
+name = "returns"
+rows = 700
+
+[[tables.fields]]
+name = "r_order"
+type = "int64"
+ref = { table = "orders", field = "o_id" }
+
+[[tables.fields]]
+name = "r_cust"
+type = "int64"
+ref = { table = "orders", field = "o_cust", via = "r_order" }
+"#;
+
+fn table(d: &Dataset, name: &str, seed: u64, scale: f64, batch: usize) -> Vec<RecordBatch> {
+    let i = d.table(name).unwrap();
+    let g = d.generator(i, seed, scale).unwrap();
+    let rows = d.tables[i].rows.unwrap().at(scale);
+    let mut out = Vec::new();
+    let mut s = Default::default();
+    let mut at = 0;
+    while at < rows {
+        let n = (rows - at).min(batch as u64) as usize;
+        let b = g.generate(at, n, &mut s).unwrap();
+        for c in b.columns() {
+            c.to_data().validate_full().unwrap();
+        }
+        out.push(b);
+        at += n as u64;
+    }
+    out
+}
+
+fn ints(bs: &[RecordBatch], name: &str) -> Vec<Option<i64>> {
+    bs.iter()
+        .flat_map(|b| {
+            let a = b
+                .column_by_name(name)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap();
+            a.iter().collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn strs(bs: &[RecordBatch], name: &str) -> Vec<Option<String>> {
+    bs.iter()
+        .flat_map(|b| {
+            let a = b
+                .column_by_name(name)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
+            a.iter().map(|x| x.map(str::to_string)).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn references_hold_their_parent_rows_values() {
+    let d = Dataset::parse(SHOP, "shop.toml").unwrap();
+    assert!(d.multi_table);
+    assert_eq!(d.tables.len(), 3);
+    assert_eq!(d.tables[1].rows, Some(Rows::PerScale(5000.0)));
+    for scale in [1.0, 0.5] {
+        let customers = table(&d, "customers", 42, scale, 333);
+        let orders = table(&d, "orders", 42, scale, 1024);
+        let n_cust = d.tables[0].rows.unwrap().at(scale);
+        let c_id = ints(&customers, "c_id");
+        let seg = strs(&customers, "c_segment");
+        let limit = ints(&customers, "c_limit");
+        let since: Vec<Option<i32>> = customers
+            .iter()
+            .flat_map(|b| {
+                let a = b
+                    .column_by_name("c_since")
+                    .unwrap()
+                    .as_any()
+                    .downcast_ref::<Date32Array>()
+                    .unwrap();
+                a.iter().collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(c_id.len() as u64, n_cust);
+        let row_of: HashMap<i64, usize> = c_id
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.unwrap(), i))
+            .collect();
+        let o_cust = ints(&orders, "o_cust");
+        let o_seg = strs(&orders, "o_segment");
+        let o_limit = ints(&orders, "o_limit");
+        let mut nulls = 0;
+        let mut enterprise = 0;
+        for i in 0..o_cust.len() {
+            // Every key resolves, and the copied fields are those of the
+            // same customer row.
+            let r = row_of[&o_cust[i].expect("a key is never null")];
+            assert_eq!(o_seg[i], seg[r], "order {i}");
+            match o_limit[i] {
+                Some(l) => assert_eq!(Some(l), limit[r], "order {i}"),
+                None => nulls += 1,
+            }
+            enterprise += usize::from(seg[r].as_deref() == Some("enterprise"));
+        }
+        // The field's own null rate (0.2) applies on top of the copy.
+        let n = o_cust.len();
+        let p = 0.2;
+        let se = (p * (1.0 - p) / n as f64).sqrt();
+        assert!(
+            ((nulls as f64 / n as f64) - p).abs() < 5.0 * se,
+            "{nulls} nulls of {n}"
+        );
+        assert!(enterprise > 0, "cases of the parent are evaluated");
+        // A reference inside a struct, and a copied nullable date.
+        for b in &orders {
+            let detail = b
+                .column_by_name("detail")
+                .unwrap()
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .unwrap();
+            let any = detail
+                .column_by_name("any_customer")
+                .unwrap()
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap();
+            let when = detail
+                .column_by_name("since")
+                .unwrap()
+                .as_any()
+                .downcast_ref::<Date32Array>()
+                .unwrap();
+            for i in 0..any.len() {
+                let r = row_of[&any.value(i)];
+                assert_eq!(when.is_valid(i).then(|| when.value(i)), since[r]);
+            }
+        }
+        // A reference to a table that references another: the copy of the
+        // order's customer is that order's customer.
+        let returns = table(&d, "returns", 42, scale, 100);
+        let o_id = ints(&orders, "o_id");
+        let order_row: HashMap<i64, usize> = o_id
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.unwrap(), i))
+            .collect();
+        let r_order = ints(&returns, "r_order");
+        let r_cust = ints(&returns, "r_cust");
+        assert_eq!(r_order.len(), 700, "`rows` does not scale");
+        for i in 0..r_order.len() {
+            assert_eq!(r_cust[i], o_cust[order_row[&r_order[i].unwrap()]]);
+        }
+    }
+}
+
+#[test]
+fn zipf_references_follow_the_declared_skew_spread_over_the_table() {
+    let d = Dataset::parse(SHOP, "shop.toml").unwrap();
+    let scale = 4.0;
+    let orders = table(&d, "orders", 7, scale, 8192);
+    let n_cust = d.tables[0].rows.unwrap().at(scale);
+    let mut counts: HashMap<i64, usize> = HashMap::new();
+    let keys = ints(&orders, "o_cust");
+    for k in &keys {
+        *counts.entry(k.unwrap()).or_default() += 1;
+    }
+    let mut by_count: Vec<(usize, i64)> = counts.iter().map(|(k, c)| (*c, *k)).collect();
+    by_count.sort_unstable_by(|a, b| b.cmp(a));
+    let zipf = Zipf::new(1.2, n_cust).unwrap();
+    let n = keys.len();
+    for rank in 1..=3u64 {
+        let p = zipf.probability(rank);
+        let got = by_count[rank as usize - 1].0;
+        let se = (p * (1.0 - p) / n as f64).sqrt();
+        assert!(
+            (got as f64 / n as f64 - p).abs() < 5.0 * se,
+            "rank {rank}: {got} of {n} against {p:.4}"
+        );
+    }
+    // The hottest customers are not the first rows of the table.
+    let top: Vec<i64> = by_count.iter().take(3).map(|x| x.1).collect();
+    assert!(
+        top.iter().any(|k| *k > 3),
+        "hot keys {top:?} sit at the start"
+    );
+}
+
+#[test]
+fn references_do_not_depend_on_batching_and_follow_the_seed() {
+    let d = Dataset::parse(SHOP, "shop.toml").unwrap();
+    let a = table(&d, "orders", 3, 1.0, 5000);
+    let b = table(&d, "orders", 3, 1.0, 77);
+    for name in ["o_cust", "o_limit"] {
+        assert_eq!(ints(&a, name), ints(&b, name), "{name}");
+    }
+    let c = table(&d, "orders", 4, 1.0, 5000);
+    assert_ne!(ints(&a, "o_cust"), ints(&c, "o_cust"));
+}
+
+#[test]
+fn tables_of_one_dataset_draw_from_their_own_streams() {
+    // Two tables with identical fields: the same spec in both, but the
+    // table name keys the streams.
+    let text = r#"
+name = "twins"
+[[tables]]
+name = "a"
+rows = 100
+[[tables.fields]]
+name = "x"
+type = "int64"
+uniform = { min = 0, max = 1000000 }
+[[tables]]
+name = "b"
+rows = 100
+[[tables.fields]]
+name = "x"
+type = "int64"
+uniform = { min = 0, max = 1000000 }
+"#;
+    let d = Dataset::parse(text, "t.toml").unwrap();
+    assert_ne!(
+        ints(&table(&d, "a", 1, 1.0, 100), "x"),
+        ints(&table(&d, "b", 1, 1.0, 100), "x")
+    );
+}
+
+#[test]
+fn a_plain_spec_is_a_dataset_of_one_table_with_its_own_data() {
+    let text = strata_gen::spec::Spec::preset_text("contacts").unwrap();
+    let d = Dataset::parse(text, "contacts").unwrap();
+    assert!(!d.multi_table);
+    assert_eq!(d.tables[0].rows, None);
+    let spec = strata_gen::spec::Spec::preset("contacts").unwrap();
+    let mut s = Default::default();
+    let a = d
+        .generator(0, 9, 1.0)
+        .unwrap()
+        .generate(10, 500, &mut s)
+        .unwrap();
+    let b = spec
+        .generator(9)
+        .unwrap()
+        .generate(10, 500, &mut s)
+        .unwrap();
+    assert_eq!(a, b);
+}
+
+fn error_of(text: &str) -> String {
+    Dataset::parse(text, "d.toml").unwrap_err().to_string()
+}
+
+const CUSTOMERS: &str = r#"
+name = "d"
+[[tables]]
+name = "customers"
+rows = 10
+[[tables.fields]]
+name = "c_id"
+type = "int64"
+sequence = { start = 1 }
+[[tables.fields]]
+name = "c_seg"
+type = "dictionary"
+weighted = { values = ["a", "b"] }
+[[tables.fields]]
+name = "c_tags"
+type = "list"
+length = 2
+[tables.fields.item]
+type = "utf8"
+weighted = { values = ["x"] }
+"#;
+
+fn with_orders(field: &str) -> String {
+    format!("{CUSTOMERS}\n[[tables]]\nname = \"orders\"\nrows = 5\n[[tables.fields]]\n{field}\n")
+}
+
+#[test]
+fn bad_references_name_the_file_line_and_field() {
+    let cases = [
+        (
+            with_orders(
+                "name = \"o\"\ntype = \"int64\"\nref = { table = \"custmers\", field = \"c_id\" }",
+            ),
+            "d.toml:25: field `orders.o`: `ref` names table `custmers`, which the dataset does not have; its tables are customers, orders",
+        ),
+        (
+            with_orders(
+                "name = \"o\"\ntype = \"int64\"\nref = { table = \"customers\", field = \"id\" }",
+            ),
+            "d.toml:25: field `orders.o`: `ref` names field `id`, which is not a top-level field of table `customers`; its fields are c_id, c_seg, c_tags",
+        ),
+        (
+            with_orders(
+                "name = \"o\"\ntype = \"int32\"\nref = { table = \"customers\", field = \"c_id\" }",
+            ),
+            "d.toml:25: field `orders.o`: this field is int32 but `customers.c_id` is int64: a reference copies the value, so give both the same type",
+        ),
+        (
+            with_orders(
+                "name = \"o\"\ntype = \"utf8\"\nref = { table = \"customers\", field = \"c_seg\" }",
+            ),
+            "d.toml:25: field `orders.o`: `ref` reads `customers.c_seg`, a `dictionary` field; give that field type utf8 to copy it",
+        ),
+        (
+            with_orders(
+                "name = \"o\"\ntype = \"utf8\"\nref = { table = \"customers\", field = \"c_tags\" }",
+            ),
+            "d.toml:25: field `orders.o`: `ref` reads `customers.c_tags`, which is not a scalar field (a struct, list or map); reference one of its scalar fields",
+        ),
+        (
+            with_orders(
+                "name = \"o\"\ntype = \"int64\"\nref = { table = \"orders\", field = \"o\" }",
+            ),
+            "d.toml:25: field `orders.o`: table `orders` references itself; a reference reads another table",
+        ),
+        (
+            with_orders(
+                "name = \"o\"\ntype = \"int64\"\nref = { table = \"customers\", field = \"c_id\", via = \"p\" }",
+            ),
+            "d.toml:25: field `orders.o`: `via` = \"p\" names no sibling of this field; it names a field beside it holding a reference to `customers`",
+        ),
+        (
+            with_orders(
+                "name = \"o\"\ntype = \"int64\"\nref = { table = \"customers\", field = \"c_id\", zipf = { s = 0 } }",
+            ),
+            "d.toml:28: field `orders.o`: zipf exponent s must be a positive number, not 0",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(error_of(&text), want);
+    }
+    // A cycle through two tables.
+    let cycle = r#"
+name = "d"
+[[tables]]
+name = "a"
+rows = 3
+[[tables.fields]]
+name = "x"
+type = "int64"
+ref = { table = "b", field = "y" }
+[[tables]]
+name = "b"
+rows = 3
+[[tables.fields]]
+name = "y"
+type = "int64"
+ref = { table = "a", field = "x" }
+"#;
+    assert_eq!(
+        error_of(cycle),
+        "d.toml:6: field `a.x`: tables reference each other in a cycle (a -> b -> a); references must lead from children to parents"
+    );
+    // A table without rows cannot be referenced.
+    let empty = CUSTOMERS.replace("rows = 10", "rows = 0");
+    assert!(
+        error_of(&with_orders_of(&empty)).ends_with(
+            "`ref` reads table `customers`, which has no rows (`rows = 0`); a reference needs a row to draw"
+        ),
+        "{}",
+        error_of(&with_orders_of(&empty))
+    );
+    // Rows: one of the two, positive.
+    let both = CUSTOMERS.replace("rows = 10", "rows = 10\nrows_per_scale = 3");
+    assert_eq!(
+        error_of(&both),
+        "d.toml:5: table `customers`: give `rows` or `rows_per_scale`, not both"
+    );
+    let none = CUSTOMERS.replace("rows = 10\n", "");
+    assert_eq!(
+        error_of(&none),
+        "d.toml:3: table `customers` needs `rows` (a fixed count) or `rows_per_scale` (rows per unit of --scale)"
+    );
+    let negative = CUSTOMERS.replace("rows = 10", "rows_per_scale = -2");
+    assert_eq!(
+        error_of(&negative),
+        "d.toml:5: table `customers`: `rows_per_scale` must be a positive number, not -2"
+    );
+    let twice = format!(
+        "{CUSTOMERS}\n[[tables]]\nname = \"customers\"\nrows = 1\n[[tables.fields]]\nname = \"z\"\ntype = \"int8\"\nconstant = 1\n"
+    );
+    assert!(
+        error_of(&twice).contains("a table named `customers` is already on line 3"),
+        "{}",
+        error_of(&twice)
+    );
+    // Errors inside a table's fields name the table.
+    let bad_field = CUSTOMERS.replace("sequence = { start = 1 }", "sequence = { start = \"x\" }");
+    assert!(
+        error_of(&bad_field).contains("field `customers.c_id`"),
+        "{}",
+        error_of(&bad_field)
+    );
+    // A case may not switch a reference's generator.
+    let case = with_orders(
+        "name = \"k\"\ntype = \"utf8\"\nweighted = { values = [\"p\"] }\n[[tables.fields]]\nname = \"m\"\ntype = \"int64\"\nuniform = { min = 0, max = 1 }\n[[tables.fields.when]]\nfield = \"k\"\nis = \"p\"\nref = { table = \"customers\", field = \"c_id\" }",
+    );
+    assert!(
+        error_of(&case)
+            .contains("field `orders.m`: `ref` is a field's own generator, never a `when` case's"),
+        "{}",
+        error_of(&case)
+    );
+}
+
+fn with_orders_of(customers: &str) -> String {
+    format!(
+        "{customers}\n[[tables]]\nname = \"orders\"\nrows = 5\n[[tables.fields]]\nname = \"o\"\ntype = \"int64\"\nref = {{ table = \"customers\", field = \"c_id\" }}\n"
+    )
+}
+
+#[test]
+fn a_single_table_spec_cannot_hold_a_reference() {
+    let text = r#"
+name = "one"
+[[fields]]
+name = "x"
+type = "int64"
+ref = { table = "t", field = "y" }
+"#;
+    let e = strata_gen::spec::Spec::parse(text, "one.toml").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "one.toml:3: field `x`: `ref` reads table `t`, but this spec has no `[[tables]]`: put the tables of a dataset in one file, each a `[[tables]]` entry"
+    );
+    let e = strata_gen::spec::Spec::parse(CUSTOMERS, "d.toml").unwrap_err();
+    assert!(e.to_string().contains("lists `[[tables]]`"), "{e}");
+}
+
+#[test]
+fn the_readme_dataset_parses_and_its_keys_resolve() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let start = readme
+        .find("```toml\nname = \"shop\"")
+        .expect("README dataset example")
+        + 8;
+    let end = start + readme[start..].find("```").unwrap();
+    let d = Dataset::parse(&readme[start..end], "README.md").unwrap();
+    let scale = 0.01;
+    let customers = table(&d, "customers", 1, scale, 4096);
+    let orders = table(&d, "orders", 1, scale, 4096);
+    let ids = ints(&customers, "c_id");
+    let segments = strs(&customers, "c_segment");
+    assert_eq!(ids.len(), 1500);
+    let keys = ints(&orders, "o_cust");
+    let copied = strs(&orders, "o_segment");
+    assert_eq!(keys.len(), 15_000);
+    for (k, s) in keys.iter().zip(&copied) {
+        let row = (k.unwrap() - 1) as usize;
+        assert_eq!(ids[row], *k);
+        assert_eq!(segments[row], *s);
+    }
+}

@@ -1,0 +1,207 @@
+"""Multi-table datasets as DuckDB reads them: every reference resolves
+(anti-joins are empty), copied fields equal the parent row's, references
+inside list<struct> items resolve too, Zipf references show the declared
+skew, and the parts of a run together hold exactly the single run's rows."""
+
+import math
+import subprocess
+
+import duckdb
+import pytest
+
+SHOP = """
+name = "shop"
+
+[[tables]]
+name = "customers"
+rows_per_scale = 2000
+
+[[tables.fields]]
+name = "c_id"
+type = "int64"
+sequence = { start = 100, step = 3 }
+
+[[tables.fields]]
+name = "c_segment"
+type = "utf8"
+weighted = { values = ["retail", "smb", "enterprise"], weights = [70, 25, 5] }
+
+[[tables.fields]]
+name = "c_since"
+type = "date32"
+uniform = { min = 2020-01-01, max = 2024-12-31 }
+null_rate = 0.1
+
+[[tables]]
+name = "products"
+rows = 500
+
+[[tables.fields]]
+name = "p_id"
+type = "int32"
+sequence = { start = 1 }
+
+[[tables.fields]]
+name = "p_price"
+type = "decimal(9, 2)"
+uniform = { min = 0.99, max = 499.99 }
+
+[[tables]]
+name = "orders"
+rows_per_scale = 10000
+
+[[tables.fields]]
+name = "o_id"
+type = "int64"
+sequence = { start = 1 }
+
+[[tables.fields]]
+name = "o_cust"
+type = "int64"
+ref = { table = "customers", field = "c_id", zipf = { s = 1.1 } }
+
+[[tables.fields]]
+name = "o_segment"
+type = "utf8"
+ref = { table = "customers", field = "c_segment", via = "o_cust" }
+
+[[tables.fields]]
+name = "o_since"
+type = "date32"
+ref = { table = "customers", field = "c_since", via = "o_cust" }
+
+[[tables.fields]]
+name = "items"
+type = "list"
+length = { uniform = { min = 0, max = 4 } }
+
+[tables.fields.item]
+type = "struct"
+
+[[tables.fields.item.fields]]
+name = "product"
+type = "int32"
+ref = { table = "products", field = "p_id", zipf = { s = 0.8 } }
+
+[[tables.fields.item.fields]]
+name = "price"
+type = "decimal(9, 2)"
+ref = { table = "products", field = "p_price", via = "product" }
+
+[[tables.fields.item.fields]]
+name = "qty"
+type = "int32"
+uniform = { min = 1, max = 9 }
+"""
+
+
+@pytest.fixture
+def shop(tmp_path):
+    spec = tmp_path / "shop.toml"
+    spec.write_text(SHOP)
+    return spec
+
+
+def run(strata_bin, spec, out, *args):
+    subprocess.run(
+        [strata_bin, "generate", "-q", "--spec", str(spec), "--output-dir", str(out), "--num-writers", "2", *args],
+        check=True,
+    )
+
+
+def count(con, sql):
+    return con.execute(sql).fetchall()[0][0]
+
+
+@pytest.mark.parametrize("scale", ["1", "2.5"])
+def test_references_resolve_and_copy_their_parent_rows(strata_bin, shop, tmp_path, scale):
+    out = tmp_path / "out"
+    run(strata_bin, shop, out, "--scale", scale, "--seed", "5")
+    con = duckdb.connect()
+    for t in ["customers", "products", "orders"]:
+        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    s = float(scale)
+    assert count(con, "SELECT count(*) FROM customers") == round(2000 * s)
+    assert count(con, "SELECT count(*) FROM products") == 500
+    n_orders = count(con, "SELECT count(*) FROM orders")
+    assert n_orders == round(10000 * s)
+    # Every key resolves.
+    assert count(con, "SELECT count(*) FROM orders o ANTI JOIN customers c ON o.o_cust = c.c_id") == 0
+    # Copied fields are the referenced row's (nulls included).
+    assert (
+        count(
+            con,
+            """SELECT count(*) FROM orders o JOIN customers c ON o.o_cust = c.c_id
+               WHERE o.o_segment IS DISTINCT FROM c.c_segment OR o.o_since IS DISTINCT FROM c.c_since""",
+        )
+        == 0
+    )
+    assert count(con, "SELECT count(*) FROM orders WHERE o_since IS NULL") > 0
+    # References inside list<struct> items.
+    con.execute("CREATE VIEW items AS SELECT o_id, unnest(items, recursive := true) FROM orders").fetchall()
+    n_items = count(con, "SELECT count(*) FROM items")
+    assert n_items > n_orders
+    assert count(con, "SELECT count(*) FROM items i ANTI JOIN products p ON i.product = p.p_id") == 0
+    assert count(con, "SELECT count(*) FROM items i JOIN products p ON i.product = p.p_id WHERE i.price <> p.p_price") == 0
+    # Zipf skew: the most referenced customer's share is rank 1's.
+    n = round(2000 * s)
+    top = count(con, "SELECT max(k) FROM (SELECT count(*) k FROM orders GROUP BY o_cust)")
+    p1 = 1 / sum(k**-1.1 for k in range(1, n + 1))
+    se = math.sqrt(p1 * (1 - p1) / n_orders)
+    assert abs(top / n_orders - p1) < 5 * se, (top, n_orders, p1)
+    # ... and it is not simply the table's first row.
+    hot = con.execute("SELECT o_cust FROM orders GROUP BY o_cust ORDER BY count(*) DESC LIMIT 3").fetchall()
+    assert any(k != 100 for (k,) in hot)
+
+
+def test_parts_together_are_the_single_run(strata_bin, shop, tmp_path):
+    whole = tmp_path / "whole"
+    run(strata_bin, shop, whole, "--seed", "9")
+    parts = tmp_path / "parts"
+    for i in range(1, 6):
+        run(strata_bin, shop, parts, "--seed", "9", "--parts", "5", "--part", str(i))
+    con = duckdb.connect()
+    for t in ["customers", "products", "orders"]:
+        assert len(list((parts / t).glob("*.parquet"))) == 10
+        a = f"SELECT * FROM '{whole}/{t}/*.parquet'"
+        b = f"SELECT * FROM '{parts}/{t}/*.parquet'"
+        assert count(con, f"SELECT count(*) FROM ({a})") == count(con, f"SELECT count(*) FROM ({b})")
+        assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0, t
+        assert count(con, f"SELECT count(*) FROM (({b}) EXCEPT ALL ({a}))") == 0, t
+
+
+def test_some_tables_still_reference_the_others(strata_bin, shop, tmp_path):
+    out = tmp_path / "out"
+    run(strata_bin, shop, out, "--tables", "orders", "--seed", "5")
+    assert sorted(p.name for p in out.iterdir()) == ["orders"]
+    full = tmp_path / "full"
+    run(strata_bin, shop, full, "--seed", "5")
+    con = duckdb.connect()
+    a = f"SELECT * FROM '{out}/orders/*.parquet'"
+    b = f"SELECT * FROM '{full}/orders/*.parquet'"
+    assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0
+    assert count(con, f"SELECT count(*) FROM ({a})") == 10000
+
+
+def test_datasets_validate_against_the_json_schema(strata_bin):
+    import json
+    import tomllib
+
+    import jsonschema
+
+    schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
+    validator = jsonschema.Draft202012Validator(schema)
+    doc = json.loads(json.dumps(tomllib.loads(SHOP), default=str))
+    errors = list(validator.iter_errors(doc))
+    assert not errors, errors[0].message
+    # The schema rejects what the checker rejects, where it can see it:
+    # two generators, a table without a row count, both `fields` and `tables`.
+    two = json.loads(json.dumps(doc))
+    two["tables"][2]["fields"][1]["uniform"] = {"min": 1, "max": 2}
+    assert list(validator.iter_errors(two))
+    no_rows = json.loads(json.dumps(doc))
+    del no_rows["tables"][0]["rows_per_scale"]
+    assert list(validator.iter_errors(no_rows))
+    both = json.loads(json.dumps(doc))
+    both["fields"] = both["tables"][0]["fields"]
+    assert list(validator.iter_errors(both))
