@@ -205,3 +205,94 @@ def test_datasets_validate_against_the_json_schema(strata_bin):
     both = json.loads(json.dumps(doc))
     both["fields"] = both["tables"][0]["fields"]
     assert list(validator.iter_errors(both))
+
+
+@pytest.mark.parametrize("scale", ["0.01", "0.02"])
+def test_orders_line_items_are_the_children_of_their_orders(strata_bin, tmp_path, scale):
+    out = tmp_path / "out"
+    subprocess.run(
+        [strata_bin, "generate", "-q", "--preset", "orders", "--scale", scale, "--output-dir", str(out)], check=True
+    )
+    con = duckdb.connect()
+    for t in ["customers", "orders", "lineitem"]:
+        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    s = float(scale)
+    n_orders = count(con, "SELECT count(*) FROM orders")
+    assert n_orders == round(1_500_000 * s)
+    assert count(con, "SELECT count(*) FROM orders o ANTI JOIN customers c ON o.o_custkey = c.c_custkey") == 0
+    assert count(con, "SELECT count(*) FROM lineitem l ANTI JOIN orders o ON l.l_orderkey = o.o_orderkey") == 0
+    # Every order has 1 to 7 line items (uniform), numbered 1..n.
+    assert count(con, "SELECT count(*) FROM orders o ANTI JOIN lineitem l ON l.l_orderkey = o.o_orderkey") == 0
+    per = con.execute(
+        """SELECT n, count(*) FROM (
+             SELECT l_orderkey, count(*) n, min(l_linenumber) lo, max(l_linenumber) hi,
+                    count(DISTINCT l_linenumber) d
+             FROM lineitem GROUP BY 1 HAVING lo = 1 AND hi = n AND d = n)
+           GROUP BY 1 ORDER BY 1"""
+    ).fetchall()
+    assert [n for n, _ in per] == list(range(1, 8))
+    assert sum(c for _, c in per) == n_orders
+    p = 1 / 7
+    se = math.sqrt(p * (1 - p) / n_orders)
+    for n, c in per:
+        assert abs(c / n_orders - p) < 5 * se, (n, c, n_orders)
+    # Dates follow their order's.
+    (ship_lo, ship_hi, commit_lo, commit_hi) = con.execute(
+        """SELECT min(l_shipdate - o_orderdate), max(l_shipdate - o_orderdate),
+                  min(l_commitdate - o_orderdate), max(l_commitdate - o_orderdate)
+           FROM lineitem l JOIN orders o ON l.l_orderkey = o.o_orderkey"""
+    ).fetchall()[0]
+    assert (ship_lo, ship_hi, commit_lo, commit_hi) == (1, 121, 30, 90)
+    # The copied segment is the customer's.
+    assert (
+        count(
+            con,
+            "SELECT count(*) FROM orders o JOIN customers c ON o.o_custkey = c.c_custkey WHERE o.o_mktsegment <> c.c_mktsegment",
+        )
+        == 0
+    )
+
+
+def test_parts_of_a_child_table_are_the_children_of_the_parents_parts(strata_bin, tmp_path):
+    whole = tmp_path / "whole"
+    args = [strata_bin, "generate", "-q", "--preset", "orders", "--scale", "0.004", "--seed", "3"]
+    subprocess.run([*args, "--output-dir", str(whole)], check=True)
+    parts = tmp_path / "parts"
+    for i in range(1, 6):
+        subprocess.run([*args, "--output-dir", str(parts), "--parts", "5", "--part", str(i)], check=True)
+    con = duckdb.connect()
+    for t in ["customers", "orders", "lineitem"]:
+        a = f"SELECT * FROM '{whole}/{t}/*.parquet'"
+        b = f"SELECT * FROM '{parts}/{t}/*.parquet'"
+        assert count(con, f"SELECT count(*) FROM ({a})") == count(con, f"SELECT count(*) FROM ({b})")
+        assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0, t
+    # Part I of the line items holds exactly the children of part I of the orders.
+    for i in range(1, 6):
+        o = f"'{parts}/orders/orders_part{i}of5_*.parquet'"
+        li = f"'{parts}/lineitem/lineitem_part{i}of5_*.parquet'"
+        assert count(con, f"SELECT count(*) FROM {li} l ANTI JOIN {o} o ON l.l_orderkey = o.o_orderkey") == 0
+        assert count(con, f"SELECT count(*) FROM {o} o ANTI JOIN {li} l ON l.l_orderkey = o.o_orderkey") == 0
+
+
+def test_star_references_resolve_with_their_skew(strata_bin, tmp_path):
+    out = tmp_path / "out"
+    subprocess.run([strata_bin, "generate", "-q", "--preset", "star", "--scale", "0.05", "--output-dir", str(out)], check=True)
+    con = duckdb.connect()
+    for t in ["dates", "customers", "products", "stores", "sales"]:
+        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    n = count(con, "SELECT count(*) FROM sales")
+    assert n == 50_000
+    for fk, dim, key in [
+        ("f_datekey", "dates", "d_datekey"),
+        ("f_customer", "customers", "c_id"),
+        ("f_product", "products", "p_id"),
+        ("f_store", "stores", "s_id"),
+    ]:
+        assert count(con, f"SELECT count(*) FROM sales f ANTI JOIN {dim} d ON f.{fk} = d.{key}") == 0, fk
+    assert count(con, "SELECT count(*) FROM sales f JOIN products p ON f.f_product = p.p_id WHERE f.f_unit_price <> p.p_price") == 0
+    assert count(con, "SELECT count(*) FROM sales f JOIN dates d ON f.f_datekey = d.d_datekey WHERE f.f_date <> d.d_date") == 0
+    # The hottest store's share is Zipf rank 1's (s = 0.9 over 200 stores).
+    top = count(con, "SELECT max(k) FROM (SELECT count(*) k FROM sales GROUP BY f_store)")
+    p1 = 1 / sum(k**-0.9 for k in range(1, 201))
+    se = math.sqrt(p1 * (1 - p1) / n)
+    assert abs(top / n - p1) < 5 * se, (top, n, p1)

@@ -21,7 +21,7 @@ def test_presets_validate_against_the_json_schema(strata_bin):
     schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    for name in ["contacts", "wide-u64", "events", "lineitem"]:
+    for name in ["contacts", "wide-u64", "events", "lineitem", "star", "orders"]:
         text = subprocess.run([strata_bin, "spec", "show", name], check=True, capture_output=True).stdout
         doc = json.loads(json.dumps(tomllib.loads(text.decode()), default=str))
         errors = list(validator.iter_errors(doc))

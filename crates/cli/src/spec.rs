@@ -16,7 +16,8 @@ use strata_gen::{
 pub(crate) enum SpecCommand {
     /// Print a preset's spec (TOML), a starting point for your own.
     Show {
-        /// contacts, wide-u64, events or lineitem.
+        /// contacts, wide-u64, events, lineitem, or a dataset of several
+        /// tables: star or orders.
         name: String,
     },
     /// Check a spec file and print the schema it describes, with each
@@ -30,7 +31,11 @@ pub(crate) enum SpecCommand {
 }
 
 pub(crate) fn preset_names() -> Vec<&'static str> {
-    strata_gen::spec::PRESETS.iter().map(|(n, _)| *n).collect()
+    strata_gen::spec::PRESETS
+        .iter()
+        .chain(strata_gen::spec::DATASET_PRESETS)
+        .map(|(n, _)| *n)
+        .collect()
 }
 
 /// A spec file: one table (a plain spec) or a dataset of `[[tables]]`.
@@ -44,7 +49,7 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match cmd {
         SpecCommand::Show { name } => {
-            let text = Spec::preset_text(&name).ok_or_else(|| {
+            let text = Dataset::preset_text(&name).ok_or_else(|| {
                 anyhow::anyhow!(
                     "no preset named '{name}'; the presets are {}",
                     preset_names().join(", ")
@@ -70,10 +75,11 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                 // plainly).
                 let generator = dataset.generator(i, 0, 1.0)?;
                 if dataset.multi_table {
-                    let rows = match table.rows {
-                        Some(Rows::Fixed(n)) => format!("{n} rows"),
-                        Some(Rows::PerScale(r)) => format!("{r} rows per unit of --scale"),
-                        None => String::new(),
+                    let rows = match (&table.rows, &table.children_of) {
+                        (_, Some(c)) => format!("{} rows per `{}` row", c.count, c.parent),
+                        (Some(Rows::Fixed(n)), _) => format!("{n} rows"),
+                        (Some(Rows::PerScale(r)), _) => format!("{r} rows per unit of --scale"),
+                        (None, None) => String::new(),
                     };
                     writeln!(
                         out,

@@ -214,3 +214,54 @@ fn a_failure_in_the_last_table_leaves_no_file_of_any_table() {
     assert!(e.contains("regions_0.parquet"), "{e}");
     assert!(!dir.path().join("o/people").exists(), "{e}");
 }
+
+#[test]
+fn dataset_presets_show_and_generate_with_child_row_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = strata(&["spec", "show", "orders"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let spec = write(
+        dir.path(),
+        "orders.toml",
+        &String::from_utf8_lossy(&o.stdout),
+    );
+    let json = dir.path().join("s.json");
+    for (args, out) in [
+        (vec!["--preset", "orders"], "a"),
+        (vec!["--spec", spec.as_str()], "b"),
+    ] {
+        let mut all = vec!["generate", "-q", "--scale", "0.001", "--output-dir", out];
+        all.extend(args);
+        all.extend(["--summary-json", json.to_str().unwrap()]);
+        let o = strata(&all, dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for t in [
+        "customers/customers_0",
+        "orders/orders_3",
+        "lineitem/lineitem_2",
+    ] {
+        let a = std::fs::read(dir.path().join(format!("a/{t}.parquet"))).unwrap();
+        let b = std::fs::read(dir.path().join(format!("b/{t}.parquet"))).unwrap();
+        assert!(a == b, "{t}: preset and shown spec differ");
+    }
+    // The summary counts the line items written, not the orders walked.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let tables = summary["tables"].as_array().unwrap();
+    assert_eq!(tables[1]["spec"], "orders");
+    assert_eq!(tables[1]["records"], 1500);
+    assert_eq!(tables[2]["spec"], "lineitem");
+    let items = tables[2]["records"].as_u64().unwrap();
+    let files: u64 = tables[2]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rows"].as_u64().unwrap())
+        .sum();
+    assert_eq!(items, files);
+    assert!(
+        (1500..=1500 * 7).contains(&items) && items != 1500,
+        "{items}"
+    );
+}

@@ -17,7 +17,9 @@ pub trait BatchGenerator: Send + Sync {
     /// The schema of every batch.
     fn schema(&self) -> SchemaRef;
 
-    /// The rows `first_row .. first_row + len`.
+    /// The rows `first_row .. first_row + len` (for a child table of a
+    /// dataset, the children of those rows of its root ancestor, however
+    /// many there are).
     ///
     /// # Errors
     /// [`Error::BatchTooLarge`] when a column would overflow Arrow's 32-bit

@@ -404,7 +404,7 @@ fn bad_references_name_the_file_line_and_field() {
             with_orders(
                 "name = \"o\"\ntype = \"int64\"\nref = { table = \"orders\", field = \"o\" }",
             ),
-            "d.toml:25: field `orders.o`: table `orders` references itself; a reference reads another table",
+            "d.toml:25: field `orders.o`: table `orders` references itself (or is a child of itself); a reference reads another table",
         ),
         (
             with_orders(
@@ -544,4 +544,309 @@ fn the_readme_dataset_parses_and_its_keys_resolve() {
         assert_eq!(ids[row], *k);
         assert_eq!(segments[row], *s);
     }
+}
+
+/// Every row of a table at `scale`, generated from its driving rows in
+/// batches of `batch` of them (for a child table, the root's rows).
+fn all_rows(d: &Dataset, name: &str, seed: u64, scale: f64, batch: u64) -> Vec<RecordBatch> {
+    let i = d.table(name).unwrap();
+    let g = d.generator(i, seed, scale).unwrap();
+    let root = d.root_of(i);
+    let rows = d.tables[root].rows.unwrap().at(scale);
+    let mut s = Default::default();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < rows {
+        let n = (rows - at).min(batch);
+        let b = g.generate(at, n as usize, &mut s).unwrap();
+        for c in b.columns() {
+            c.to_data().validate_full().unwrap();
+        }
+        out.push(b);
+        at += n;
+    }
+    out
+}
+
+fn dates(bs: &[RecordBatch], name: &str) -> Vec<Option<i32>> {
+    bs.iter()
+        .flat_map(|b| {
+            let a = b
+                .column_by_name(name)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<Date32Array>()
+                .unwrap();
+            a.iter().collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn child_rows_follow_their_parents() {
+    let d = Dataset::preset("orders").unwrap();
+    let scale = 0.002;
+    let orders = all_rows(&d, "orders", 3, scale, 1000);
+    let items = all_rows(&d, "lineitem", 3, scale, 100);
+    let keys = ints(&orders, "o_orderkey");
+    let order_dates = dates(&orders, "o_orderdate");
+    let l_key = ints(&items, "l_orderkey");
+    let ship = dates(&items, "l_shipdate");
+    let commit = dates(&items, "l_commitdate");
+    let line: Vec<i64> = items
+        .iter()
+        .flat_map(|b| {
+            let a = b
+                .column_by_name("l_linenumber")
+                .unwrap()
+                .as_any()
+                .downcast_ref::<arrow_array::Int32Array>()
+                .unwrap();
+            a.values().iter().map(|&x| i64::from(x)).collect::<Vec<_>>()
+        })
+        .collect();
+    // Children come in their parents' order, numbered 1, 2, ... within
+    // each parent, 1 to 7 of them; their dates are offsets of the order's.
+    let mut per_order = vec![0usize; keys.len()];
+    let mut prev: Option<(i64, i64)> = None;
+    for i in 0..l_key.len() {
+        let k = l_key[i].unwrap();
+        let o = (k - 1) as usize;
+        assert_eq!(keys[o], Some(k));
+        per_order[o] += 1;
+        match prev {
+            Some((pk, pl)) if pk == k => assert_eq!(line[i], pl + 1),
+            Some((pk, _)) => {
+                assert!(k > pk);
+                assert_eq!(line[i], 1);
+            }
+            None => assert_eq!(line[i], 1),
+        }
+        prev = Some((k, line[i]));
+        let od = order_dates[o].unwrap();
+        assert!((1..=121).contains(&(ship[i].unwrap() - od)), "row {i}");
+        assert!((30..=90).contains(&(commit[i].unwrap() - od)), "row {i}");
+    }
+    assert!(per_order.iter().all(|&c| (1..=7).contains(&c)));
+    // Counts uniform over 1..=7: every count within 5 standard errors.
+    let n = per_order.len();
+    for c in 1..=7 {
+        let got = per_order.iter().filter(|&&x| x == c).count();
+        let p = 1.0 / 7.0;
+        let se = (p * (1.0 - p) / n as f64).sqrt();
+        assert!(
+            ((got as f64 / n as f64) - p).abs() < 5.0 * se,
+            "count {c}: {got} of {n}"
+        );
+    }
+    // Batching the parents differently gives the same children.
+    let again = all_rows(&d, "lineitem", 3, scale, 37);
+    assert_eq!(ints(&again, "l_orderkey"), l_key);
+    assert_eq!(dates(&again, "l_shipdate"), ship);
+    let mean = d.rows_per_root_row(d.table("lineitem").unwrap());
+    assert!((mean - 4.0).abs() < 1e-9, "mean of 1..=7: {mean}");
+}
+
+#[test]
+fn grandchildren_follow_their_parents_and_refs_reach_every_generation() {
+    let text = r#"
+name = "tree"
+[[tables]]
+name = "a"
+rows = 50
+[[tables.fields]]
+name = "a_id"
+type = "int64"
+sequence = { start = 1 }
+[[tables]]
+name = "b"
+children_of = "a"
+count = { weighted = { values = [0, 2, 3] } }
+[[tables.fields]]
+name = "b_a"
+type = "int64"
+parent = "a_id"
+[[tables.fields]]
+name = "b_pos"
+type = "int8"
+position = 10
+[[tables]]
+name = "c"
+children_of = "b"
+count = 2
+[[tables.fields]]
+name = "c_a"
+type = "int64"
+parent = "b_a"
+[[tables.fields]]
+name = "c_b"
+type = "int8"
+parent = { field = "b_pos", offset = 100 }
+[[tables.fields]]
+name = "c_pos"
+type = "uint16"
+position = 0
+"#;
+    let d = Dataset::parse(text, "tree.toml").unwrap();
+    let b = all_rows(&d, "b", 1, 1.0, 7);
+    let c = all_rows(&d, "c", 1, 1.0, 9);
+    let b_a = ints(&b, "b_a");
+    let c_a = ints(&c, "c_a");
+    // Two grandchildren per child, each with its child's parent key.
+    assert_eq!(c_a.len(), 2 * b_a.len());
+    for (i, k) in c_a.iter().enumerate() {
+        assert_eq!(*k, b_a[i / 2]);
+    }
+    let i8s = |bs: &[RecordBatch], name: &str| -> Vec<i8> {
+        bs.iter()
+            .flat_map(|b| {
+                b.column_by_name(name)
+                    .unwrap()
+                    .as_any()
+                    .downcast_ref::<arrow_array::Int8Array>()
+                    .unwrap()
+                    .values()
+                    .to_vec()
+            })
+            .collect()
+    };
+    let b_pos = i8s(&b, "b_pos");
+    let c_b = i8s(&c, "c_b");
+    for (i, v) in c_b.iter().enumerate() {
+        assert_eq!(*v, b_pos[i / 2] + 100);
+    }
+    assert!(b_pos.iter().all(|p| (10..13).contains(p)));
+    let c_pos: Vec<u16> = c
+        .iter()
+        .flat_map(|b| {
+            b.column_by_name("c_pos")
+                .unwrap()
+                .as_any()
+                .downcast_ref::<arrow_array::UInt16Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    assert!(c_pos.chunks(2).all(|p| p == [0, 1]));
+    assert_eq!(d.root_of(2), 0);
+    assert!((d.rows_per_root_row(2) - 2.0 * 5.0 / 3.0).abs() < 1e-9);
+}
+
+#[test]
+fn bad_child_tables_are_clear_errors() {
+    let base = r#"
+name = "d"
+[[tables]]
+name = "p"
+rows = 4
+[[tables.fields]]
+name = "k"
+type = "int64"
+sequence = { start = 1 }
+[[tables.fields]]
+name = "s"
+type = "struct"
+[[tables.fields.fields]]
+name = "x"
+type = "int64"
+constant = 1
+"#;
+    let child = |head: &str, field: &str| {
+        format!("{base}[[tables]]\nname = \"c\"\n{head}\n[[tables.fields]]\n{field}\n")
+    };
+    let cases = [
+        (
+            child(
+                "children_of = \"q\"\ncount = 2",
+                "name = \"a\"\ntype = \"int64\"\nparent = \"k\"",
+            ),
+            "d.toml:17: table `c`: `children_of` names table `q`, which the dataset does not have; its tables are p, c",
+        ),
+        (
+            child(
+                "children_of = \"p\"",
+                "name = \"a\"\ntype = \"int64\"\nparent = \"k\"",
+            ),
+            "table `c` needs a `count` (rows per `p` row): an integer or a generator table",
+        ),
+        (
+            child(
+                "children_of = \"p\"\ncount = 2\nrows = 5",
+                "name = \"a\"\ntype = \"int64\"\nparent = \"k\"",
+            ),
+            "table `c`: a child table's rows follow its parent's (`count` per parent row); drop `rows`/`rows_per_scale`",
+        ),
+        (
+            child(
+                "rows = 5\ncount = 2",
+                "name = \"a\"\ntype = \"int64\"\nparent = \"k\"",
+            ),
+            "table `c`: `count` is for child tables (with `children_of`); give `rows` or `rows_per_scale`",
+        ),
+        (
+            child("rows = 5", "name = \"a\"\ntype = \"int64\"\nparent = \"k\""),
+            "field `c.a`: `parent` is for the fields of a child table; table `c` has no `children_of`",
+        ),
+        (
+            child(
+                "children_of = \"p\"\ncount = 2",
+                "name = \"a\"\ntype = \"int64\"\nparent = \"nope\"",
+            ),
+            "field `c.a`: `ref` names field `nope`, which is not a top-level field of table `p`",
+        ),
+        (
+            child(
+                "children_of = \"p\"\ncount = 2",
+                "name = \"a\"\ntype = \"utf8\"\nparent = { field = \"k\", offset = 1 }",
+            ),
+            "`offset` adds to integers, dates, timestamps and decimals, not to this field's type",
+        ),
+        (
+            child(
+                "children_of = \"p\"\ncount = 2",
+                "name = \"t\"\ntype = \"struct\"\n[[tables.fields.fields]]\nname = \"n\"\ntype = \"int32\"\nposition = 1",
+            ),
+            "field `c.t.n`: `position` is for the top-level fields of a child table, not those inside structs, lists or maps",
+        ),
+        (
+            child(
+                "children_of = \"c\"\ncount = 2",
+                "name = \"a\"\ntype = \"int64\"\nconstant = 1",
+            ),
+            "table `c` references itself (or is a child of itself)",
+        ),
+        (
+            format!(
+                "{}\n[[tables]]\nname = \"r\"\nrows = 3\n[[tables.fields]]\nname = \"z\"\ntype = \"int64\"\nref = {{ table = \"c\", field = \"a\" }}\n",
+                child(
+                    "children_of = \"p\"\ncount = 2",
+                    "name = \"a\"\ntype = \"int64\"\nparent = \"k\""
+                )
+            ),
+            "`ref` reads `c`, a child table (rows per `p` row), whose rows cannot be drawn by index; reference its parent table",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = error_of(&text);
+        assert!(e.contains(want), "{e}\n  wanted: {want}");
+    }
+}
+
+#[test]
+fn every_dataset_preset_parses_and_generates_every_table() {
+    for (name, _) in strata_gen::spec::DATASET_PRESETS {
+        let d = Dataset::preset(name).unwrap();
+        assert!(d.multi_table, "{name}");
+        for t in &d.tables {
+            let b = all_rows(&d, &t.spec.name, 5, 0.0005, 50);
+            assert!(
+                b.iter().map(|b| b.num_rows()).sum::<usize>() > 0,
+                "{name}.{}",
+                t.spec.name
+            );
+        }
+    }
+    assert!(strata_gen::spec::Spec::preset("star").is_err());
+    assert!(Dataset::preset("contacts").is_ok_and(|d| !d.multi_table));
 }

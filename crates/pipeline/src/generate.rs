@@ -49,7 +49,7 @@ use std::{
     path::PathBuf,
     sync::{
         Mutex, MutexGuard,
-        atomic::{AtomicBool, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     time::Instant,
 };
@@ -608,7 +608,9 @@ fn unfriendly_leaves_of<G: BatchGenerator>(
 enum Encoded {
     Parquet(Vec<ArrowColumnChunk>),
     Direct(Vec<(ColumnChunk, ColumnCloseResult)>),
-    Ipc(Vec<RecordBatch>),
+    /// Batches, each with the rows it was asked for (a child table's
+    /// batch holds their children).
+    Ipc(Vec<(RecordBatch, u64)>),
 }
 
 /// Bytes gathered before each write to an output file.
@@ -707,6 +709,9 @@ struct WriterState {
 
 struct FileSlot {
     rows: Range<u64>,
+    /// Rows written so far: `rows`' length, or for a child table of a
+    /// dataset (whose batches hold the children of `rows`), their count.
+    written: AtomicU64,
     groups: usize,
     queue: Mutex<Queue>,
     writer: Mutex<WriterState>,
@@ -902,6 +907,7 @@ fn stage<'a, G: BatchGenerator>(
         total_groups += groups;
         files.push(FileSlot {
             rows,
+            written: AtomicU64::new(0),
             groups,
             queue: Mutex::new(Queue {
                 ready: BTreeMap::new(),
@@ -1044,8 +1050,7 @@ fn finish(
     let elapsed_s = start.elapsed().as_secs_f64();
     let cpu_s = crate::clock::process_cpu_seconds() - cpu0;
     let bytes = summaries.iter().map(|f| f.bytes).sum();
-    let rows = cfg.rows();
-    let records = rows.end - rows.start;
+    let records: u64 = summaries.iter().map(|f| f.rows).sum();
     let records_per_s = records as f64 / elapsed_s;
     Ok(Summary {
         records,
@@ -1098,6 +1103,11 @@ impl<G: BatchGenerator> Run<'_, G> {
         }
     }
 
+    /// The file whose rows hold global row `row`.
+    fn file_of(&self, row: u64) -> usize {
+        self.files.partition_point(|f| f.rows.end <= row)
+    }
+
     fn group_rows(&self, file: usize, group: usize) -> Range<u64> {
         let rows = &self.files[file].rows;
         let start = rows.start + (group * self.cfg.row_group_rows) as u64;
@@ -1115,7 +1125,7 @@ impl<G: BatchGenerator> Run<'_, G> {
         let rows = self.group_rows(file, group);
         if let Some(shredder) = &self.shredder {
             let leaves = encoders.get_or_insert_with(|| shredder.row_group());
-            self.batches(rows, scratch, counts, |b| {
+            self.batches(rows, scratch, counts, |b, _| {
                 for leaf in leaves.iter_mut() {
                     leaf.write(&b)?;
                 }
@@ -1130,7 +1140,7 @@ impl<G: BatchGenerator> Run<'_, G> {
         match &self.factory {
             Some(factory) => {
                 let mut writers = factory.create_column_writers(group)?;
-                self.batches(rows, scratch, counts, |b| {
+                self.batches(rows, scratch, counts, |b, _| {
                     let mut w = writers.iter_mut();
                     for (field, column) in self.schema.fields().iter().zip(b.columns()) {
                         for leaf in compute_leaves(field, column)? {
@@ -1153,8 +1163,8 @@ impl<G: BatchGenerator> Run<'_, G> {
             None => {
                 // IPC: the file's writer encodes the batches, in order.
                 let mut batches = Vec::new();
-                self.batches(rows, scratch, counts, |b| {
-                    batches.push(b);
+                self.batches(rows, scratch, counts, |b, n| {
+                    batches.push((b, n));
                     Ok(None)
                 })?;
                 Ok(Encoded::Ipc(batches))
@@ -1170,7 +1180,7 @@ impl<G: BatchGenerator> Run<'_, G> {
         rows: Range<u64>,
         scratch: &mut G::Scratch,
         counts: &mut [ColumnCounts],
-        mut consume: impl FnMut(RecordBatch) -> Result<Option<RecordBatch>, Error>,
+        mut consume: impl FnMut(RecordBatch, u64) -> Result<Option<RecordBatch>, Error>,
     ) -> Result<(), Error> {
         let step = self.cfg.record_batch_size as u64;
         let mut at = rows.start;
@@ -1180,8 +1190,11 @@ impl<G: BatchGenerator> Run<'_, G> {
             }
             let n = step.min(rows.end - at) as usize;
             let b = self.generator.generate(at, n, scratch)?;
+            self.files[self.file_of(at)]
+                .written
+                .fetch_add(b.num_rows() as u64, Ordering::Relaxed);
             count_batch(&b, counts);
-            if let Some(done) = consume(b)? {
+            if let Some(done) = consume(b, n as u64)? {
                 self.generator.recycle(done, scratch);
                 (self.progress)(n as u64);
             }
@@ -1292,9 +1305,9 @@ impl<G: BatchGenerator> Run<'_, G> {
                 rg.close()?;
             }
             (Some(Sink::Ipc(writer)), Encoded::Ipc(batches)) => {
-                for b in batches {
+                for (b, n) in batches {
                     writer.write(&b)?;
-                    (self.progress)(b.num_rows() as u64);
+                    (self.progress)(n);
                     self.generator.recycle(b, scratch);
                 }
             }
@@ -1334,7 +1347,7 @@ impl<G: BatchGenerator> Run<'_, G> {
         let summary = FileSummary {
             path: target,
             first_row: rows.start,
-            rows: rows.end - rows.start,
+            rows: self.files[file].written.load(Ordering::Relaxed),
             bytes,
             groups,
         };

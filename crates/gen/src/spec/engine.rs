@@ -55,6 +55,19 @@ pub struct SpecGenerator {
     /// Top-level fields whose codes a sibling reads.
     needs_codes: Vec<bool>,
     hints: Hints,
+    /// For a child table, the expansions from its root ancestor's rows to
+    /// its own, outermost first: a batch's rows are the children of the
+    /// root's rows it is asked for.
+    expand: Vec<Expand>,
+}
+
+/// One generation of children: `count` rows per parent element, child `k`
+/// of element `id` having id `id * max + k`.
+#[derive(Debug)]
+struct Expand {
+    count: Sampler,
+    key: StreamKey,
+    max: u64,
 }
 
 /// What the spec tells the Parquet writer about its leaves (paths as
@@ -223,17 +236,29 @@ enum NodeKind {
         field: usize,
         pick: RefPick,
         key: StreamKey,
+        /// Added to the copy, drawn per element from its stream.
+        offset: Option<(Sampler, StreamKey)>,
+    },
+    /// `start + id mod modulus`: a child row's place among its parent's.
+    Position {
+        modulus: u64,
+        start: i64,
     },
 }
 
 /// How a reference draws its parent rows.
 #[derive(Debug)]
 enum RefPick {
+    /// The element's own parent row: `id / max`.
+    Parent {
+        max: u64,
+    },
     Uniform,
-    /// Rank `k` is row `(k - 1) * step mod rows`.
+    /// Rank `k` is row `((k - 1) * step + offset) mod rows`.
     Zipf {
         zipf: Zipf,
         step: u64,
+        offset: u64,
     },
 }
 
@@ -300,15 +325,41 @@ impl TableEval {
 /// each compiled once, on first use.
 struct Parents<'a> {
     dataset: Option<(&'a Dataset, u64, f64)>,
-    built: std::cell::RefCell<std::collections::HashMap<String, Arc<TableEval>>>,
+    /// The table being compiled (for `parent` and `position`).
+    current: Option<usize>,
+    built: std::rc::Rc<std::cell::RefCell<std::collections::HashMap<String, Arc<TableEval>>>>,
 }
 
 impl<'a> Parents<'a> {
     fn none() -> Self {
         Parents {
             dataset: None,
+            current: None,
             built: Default::default(),
         }
+    }
+
+    /// The same dataset and compiled tables, compiling table `t`.
+    fn for_table(&self, t: usize) -> Self {
+        Parents {
+            dataset: self.dataset,
+            current: Some(t),
+            built: self.built.clone(),
+        }
+    }
+
+    /// The most rows per parent row of the table being compiled, a child
+    /// table (its rows' indexes are `parent * max + k`).
+    fn max_children(&self, path: &str) -> Result<u64, Error> {
+        self.dataset
+            .zip(self.current)
+            .and_then(|((d, _, _), t)| d.tables[t].children_of.as_ref())
+            .map(|c| max_length(&c.count).max(1))
+            .ok_or_else(|| {
+                Error::InvalidDistribution(format!(
+                    "field {path}: `parent` and `position` need a child table"
+                ))
+            })
     }
 
     /// The compiled parent of `r` (read by field `path`) and the index of
@@ -337,8 +388,8 @@ impl<'a> Parents<'a> {
         if let Some(t) = self.built.borrow().get(&r.table) {
             return Ok((t.clone(), field));
         }
-        let t = Arc::new(table_eval(dataset, ti, seed, scale, self)?);
-        if t.rows == 0 {
+        let t = Arc::new(table_eval(dataset, ti, seed, scale, &self.for_table(ti))?);
+        if t.rows == 0 && dataset.tables[ti].children_of.is_none() {
             return Err(Error::InvalidDistribution(format!(
                 "field {path} references table {}, which has no rows at scale {scale}",
                 r.table
@@ -347,6 +398,101 @@ impl<'a> Parents<'a> {
         self.built.borrow_mut().insert(r.table.clone(), t.clone());
         Ok((t, field))
     }
+}
+
+/// `a` plus an offset per element (drawn by `sampler` from `key` and the
+/// element's id), in the type's units, wrapping at its bounds; nulls stay
+/// null.
+fn add_offsets(
+    a: &ArrayRef,
+    ids: &[u64],
+    sampler: &Sampler,
+    key: StreamKey,
+) -> Result<ArrayRef, Error> {
+    use arrow_array::{Array, ArrowNativeTypeOp, ArrowPrimitiveType, PrimitiveArray, types::*};
+    fn add<T: ArrowPrimitiveType>(
+        a: &ArrayRef,
+        ids: &[u64],
+        sampler: &Sampler,
+        key: StreamKey,
+        of: impl Fn(i64) -> T::Native,
+    ) -> ArrayRef {
+        let p = a
+            .as_any()
+            .downcast_ref::<PrimitiveArray<T>>()
+            .expect("the array of its data type");
+        let values: Vec<T::Native> = p
+            .values()
+            .iter()
+            .zip(ids)
+            .map(|(v, &id)| v.add_wrapping(of(sampler.int(key, id).0 as i64)))
+            .collect();
+        Arc::new(
+            PrimitiveArray::<T>::new(values.into(), p.nulls().cloned())
+                .with_data_type(a.data_type().clone()),
+        )
+    }
+    use arrow_schema::TimeUnit as U;
+    Ok(match a.data_type() {
+        DataType::Int8 => add::<Int8Type>(a, ids, sampler, key, |o| o as i8),
+        DataType::Int16 => add::<Int16Type>(a, ids, sampler, key, |o| o as i16),
+        DataType::Int32 => add::<Int32Type>(a, ids, sampler, key, |o| o as i32),
+        DataType::Int64 => add::<Int64Type>(a, ids, sampler, key, |o| o),
+        DataType::UInt8 => add::<UInt8Type>(a, ids, sampler, key, |o| o as u8),
+        DataType::UInt16 => add::<UInt16Type>(a, ids, sampler, key, |o| o as u16),
+        DataType::UInt32 => add::<UInt32Type>(a, ids, sampler, key, |o| o as u32),
+        DataType::UInt64 => add::<UInt64Type>(a, ids, sampler, key, |o| o as u64),
+        DataType::Date32 => add::<Date32Type>(a, ids, sampler, key, |o| o as i32),
+        DataType::Timestamp(U::Second, _) => {
+            add::<TimestampSecondType>(a, ids, sampler, key, |o| o)
+        }
+        DataType::Timestamp(U::Millisecond, _) => {
+            add::<TimestampMillisecondType>(a, ids, sampler, key, |o| o)
+        }
+        DataType::Timestamp(U::Microsecond, _) => {
+            add::<TimestampMicrosecondType>(a, ids, sampler, key, |o| o)
+        }
+        DataType::Timestamp(U::Nanosecond, _) => {
+            add::<TimestampNanosecondType>(a, ids, sampler, key, |o| o)
+        }
+        DataType::Decimal128(..) => add::<Decimal128Type>(a, ids, sampler, key, i128::from),
+        other => {
+            return Err(Error::InvalidDistribution(format!(
+                "an offset cannot be added to {other}"
+            )));
+        }
+    })
+}
+
+/// `a` (Int64) as the integer type `to`, wrapping.
+fn cast_int(a: &ArrayRef, to: &DataType) -> Result<ArrayRef, Error> {
+    use arrow_array::{Int64Array, PrimitiveArray, types::*};
+    let v = a
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .expect("positions are Int64");
+    macro_rules! to {
+        ($t:ty, $n:ty) => {
+            Arc::new(PrimitiveArray::<$t>::from_iter_values(
+                v.values().iter().map(|&x| x as $n),
+            )) as ArrayRef
+        };
+    }
+    Ok(match to {
+        DataType::Int8 => to!(Int8Type, i8),
+        DataType::Int16 => to!(Int16Type, i16),
+        DataType::Int32 => to!(Int32Type, i32),
+        DataType::Int64 => a.clone(),
+        DataType::UInt8 => to!(UInt8Type, u8),
+        DataType::UInt16 => to!(UInt16Type, u16),
+        DataType::UInt32 => to!(UInt32Type, u32),
+        DataType::UInt64 => to!(UInt64Type, u64),
+        other => {
+            return Err(Error::InvalidDistribution(format!(
+                "a position is an integer, not {other}"
+            )));
+        }
+    })
 }
 
 /// The seed of table `name` of a multi-table dataset: tables draw from
@@ -865,6 +1011,12 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
                 "a reference to {}.{} draws no values of its own (only a field's generator can be one)",
                 r.table, r.field
             )));
+        }
+        Generator::Position(_) => {
+            return Err(Error::InvalidDistribution(
+                "a position draws no values of its own (only a field's generator can be one)"
+                    .into(),
+            ));
         }
     })
 }
@@ -1416,7 +1568,7 @@ fn cardinality(g: &Generator, class: Class) -> Option<u64> {
         Generator::Probability(_) => Some(2),
         Generator::Template(t) => t.cardinality(),
         Generator::Words { list, max, .. } => (word_table(*list).len() as u64).checked_pow(*max),
-        Generator::Reference(_) => None,
+        Generator::Reference(_) | Generator::Position(_) => None,
     }
 }
 
@@ -1452,9 +1604,39 @@ impl SpecGenerator {
         }
         let parents = Parents {
             dataset: Some((dataset, seed, scale)),
+            current: Some(table),
             built: Default::default(),
         };
-        Self::build(&t.spec, table_seed(seed, &t.spec.name), &parents)
+        let mut g = Self::build(&t.spec, table_seed(seed, &t.spec.name), &parents)?;
+        // The chain of child tables from the root ancestor down to this
+        // one (the parser rejects cycles; the bound guards tables built in
+        // code).
+        let mut at = table;
+        while let Some(c) = &dataset.tables[at].children_of {
+            let name = &dataset.tables[at].spec.name;
+            g.expand.push(Expand {
+                count: length_sampler(
+                    &c.count,
+                    Class::Int {
+                        min: 0,
+                        max: MAX_LENGTH,
+                    },
+                )?,
+                key: StreamKey::new(table_seed(seed, name), stream_id(name, "count")),
+                max: max_length(&c.count).max(1),
+            });
+            at = dataset
+                .table(&c.parent)
+                .ok_or_else(|| Error::InvalidDistribution(format!("no table {}", c.parent)))?;
+            if g.expand.len() > dataset.tables.len() {
+                return Err(Error::InvalidDistribution(format!(
+                    "table {} is its own ancestor",
+                    t.spec.name
+                )));
+            }
+        }
+        g.expand.reverse();
+        Ok(g)
     }
 
     fn build(spec: &Spec, seed: u64, parents: &Parents<'_>) -> Result<Self, Error> {
@@ -1475,6 +1657,7 @@ impl SpecGenerator {
             order,
             needs_codes,
             hints,
+            expand: Vec::new(),
         })
     }
 }
@@ -1604,10 +1787,19 @@ fn compile(
                 },
             };
             let pick = match pick {
+                Pick::Parent => RefPick::Parent {
+                    max: parents.max_children(&f.path)?,
+                },
                 Pick::Uniform => RefPick::Uniform,
                 Pick::Zipf { s } => RefPick::Zipf {
                     zipf: Zipf::new(s, table.rows)?,
                     step: coprime_step(table.rows),
+                    // Where rank 1 lands: a row of its own per field and
+                    // seed, not always the table's first.
+                    offset: below(
+                        StreamKey::new(seed, stream_id(drawer, "ref offset")).first(0),
+                        u128::from(table.rows),
+                    ),
                 },
             };
             (
@@ -1617,9 +1809,32 @@ fn compile(
                     field,
                     pick,
                     key: StreamKey::new(seed, stream_id(drawer, "ref")),
+                    offset: match &r.offset {
+                        Some(g) => Some((
+                            compile_sampler(
+                                g,
+                                Class::Int {
+                                    min: i64::MIN.into(),
+                                    max: i64::MAX.into(),
+                                },
+                            )?,
+                            StreamKey::new(seed, stream_id(&f.path, "offset")),
+                        )),
+                        None => None,
+                    },
                 },
             )
         }
+        Kind::Scalar {
+            data_type,
+            generator: Generator::Position(start),
+        } => (
+            data_type.clone(),
+            NodeKind::Position {
+                modulus: parents.max_children(&f.path)?,
+                start: *start as i64,
+            },
+        ),
         Kind::Scalar {
             data_type,
             generator,
@@ -1969,21 +2184,27 @@ impl Node {
                 field,
                 pick,
                 key,
+                offset,
             } => {
                 let mut rows = s.v64(n);
                 match pick {
+                    RefPick::Parent { max } => rows.extend(ids.iter().map(|&id| id / max)),
                     RefPick::Uniform => rows.extend(
                         ids.iter()
                             .map(|&id| below(key.first(id), u128::from(table.rows))),
                     ),
-                    RefPick::Zipf { zipf, step } => rows.extend(ids.iter().map(|&id| {
+                    RefPick::Zipf { zipf, step, offset } => rows.extend(ids.iter().map(|&id| {
                         let mut r = key.row(id);
                         let rank = zipf.sample(&mut r) - 1;
-                        ((u128::from(rank) * u128::from(*step)) % u128::from(table.rows)) as u64
+                        ((u128::from(rank) * u128::from(*step) + u128::from(*offset))
+                            % u128::from(table.rows)) as u64
                     })),
                 }
-                let copied = table.evaluate(*field, &rows, s)?;
+                let mut copied = table.evaluate(*field, &rows, s)?;
                 s.put64(rows);
+                if let Some((sampler, okey)) = offset {
+                    copied = add_offsets(&copied, ids, sampler, *okey)?;
+                }
                 // Null where the parent's value is, and where this field's
                 // own null rate draws a null.
                 let own = pack(&valid, s);
@@ -1992,6 +2213,21 @@ impl Node {
                     Some(own) => {
                         let nulls = NullBuffer::union(copied.nulls(), Some(&own));
                         make_array(copied.to_data().into_builder().nulls(nulls).build()?)
+                    }
+                };
+                Generated { array, codes: None }
+            }
+            NodeKind::Position { modulus, start } => {
+                let values: Vec<i64> = ids
+                    .iter()
+                    .map(|&id| start.wrapping_add((id % modulus) as i64))
+                    .collect();
+                let wide: ArrayRef = Arc::new(arrow_array::Int64Array::from(values));
+                let array = cast_int(&wide, self.field.data_type())?;
+                let array = match pack(&valid, s) {
+                    None => array,
+                    Some(own) => {
+                        make_array(array.to_data().into_builder().nulls(Some(own)).build()?)
                     }
                 };
                 Generated { array, codes: None }
@@ -2689,9 +2925,23 @@ impl BatchGenerator for SpecGenerator {
         }
         let mut ids = s.v64(len);
         ids.extend(first_row..first_row + len as u64);
+        for e in &self.expand {
+            let mut all = s.v8(ids.len());
+            all.resize(ids.len(), 1);
+            let (offsets, children, valid) = lengths(&ids, &all, &e.count, e.key, e.max, false, s)?;
+            s.put8(all);
+            s.put8(valid);
+            s.put32(offsets);
+            s.put64(std::mem::replace(&mut ids, children));
+        }
+        let rows = ids.len();
+        if rows > MAX_BATCH_ROWS {
+            s.put64(ids);
+            return Err(Error::BatchTooLarge);
+        }
         let arrays = generate_siblings(&self.roots, &self.order, &self.needs_codes, &ids, s);
         s.put64(ids);
-        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(len));
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
         Ok(RecordBatch::try_new_with_options(
             self.schema.clone(),
             arrays?,

@@ -47,8 +47,8 @@ mod template;
 
 pub use engine::{SpecGenerator, SpecScratch};
 pub use model::{
-    Condition, Dataset, Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec,
-    SpecError, Table, Value, When, WordList,
+    ChildrenOf, Condition, DATASET_PRESETS, Dataset, Field, Generator, JSON_SCHEMA, Kind, PRESETS,
+    Pick, Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
 };
 pub use template::{Placeholder, Template};
 
@@ -137,9 +137,79 @@ impl Dataset {
         parse::parse_dataset(text, origin)
     }
 
+    /// The text of preset `name`: a dataset of several tables
+    /// ([`DATASET_PRESETS`]) or a single-table one ([`PRESETS`]).
+    pub fn preset_text(name: &str) -> Option<&'static str> {
+        DATASET_PRESETS
+            .iter()
+            .chain(PRESETS)
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
+    }
+
+    /// Preset `name`, parsed.
+    ///
+    /// # Errors
+    /// A [`SpecError`] when there is no such preset.
+    pub fn preset(name: &str) -> Result<Dataset, SpecError> {
+        let text = Dataset::preset_text(name).ok_or_else(|| SpecError {
+            origin: name.to_string(),
+            line: 0,
+            column: None,
+            field: None,
+            message: format!(
+                "no such preset; the presets are {}",
+                PRESETS
+                    .iter()
+                    .chain(DATASET_PRESETS)
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })?;
+        Dataset::parse(text, &format!("preset {name}"))
+    }
+
     /// The index of table `name`.
     pub fn table(&self, name: &str) -> Option<usize> {
         self.tables.iter().position(|t| t.spec.name == name)
+    }
+
+    /// The table whose rows drive `table`'s: `table` itself, or for a
+    /// child table its root ancestor (a batch of a child table's generator
+    /// holds the children of the root rows it is asked for).
+    pub fn root_of(&self, table: usize) -> usize {
+        let mut at = table;
+        for _ in 0..self.tables.len() {
+            match self.tables[at]
+                .children_of
+                .as_ref()
+                .and_then(|c| self.table(&c.parent))
+            {
+                Some(p) => at = p,
+                None => break,
+            }
+        }
+        at
+    }
+
+    /// The mean rows of `table` per row of its root (1 for a table with
+    /// rows of its own): the product of the mean counts down the chain.
+    pub fn rows_per_root_row(&self, table: usize) -> f64 {
+        let mut mean = 1.0;
+        let mut at = table;
+        for _ in 0..self.tables.len() {
+            let Some(c) = &self.tables[at].children_of else {
+                break;
+            };
+            mean *= expected::length_pmf(&c.count)
+                .map_or(1.0, |p| p.points.iter().map(|(l, q)| *l as f64 * q).sum());
+            match self.table(&c.parent) {
+                Some(p) => at = p,
+                None => break,
+            }
+        }
+        mean
     }
 
     /// The generator of table `table` for `seed`, its references drawing

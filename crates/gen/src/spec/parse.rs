@@ -7,8 +7,8 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::model::{
-    Condition, Dataset, Field, Generator, Kind, Pick, Reference, Rows, Spec, SpecError, Table,
-    Value, When, WordList,
+    ChildrenOf, Condition, Dataset, Field, Generator, Kind, Pick, Reference, Rows, Spec, SpecError,
+    Table, Value, When, WordList,
 };
 use super::template::Template;
 use crate::dist::{Alias, Zipf};
@@ -43,6 +43,8 @@ const GENERATORS: &[&str] = &[
     "template",
     "words",
     "ref",
+    "parent",
+    "position",
 ];
 const COMMON: &[&str] = &[
     "name",
@@ -944,7 +946,7 @@ impl<'s> P<'s> {
                         "a `ref` copies a field of another table: declare this field with that field's type (a `dictionary` field cannot hold a copy)".into(),
                     ));
                 }
-                let p = params(&["table", "field", "zipf", "via"])?;
+                let p = params(&["table", "field", "zipf", "via", "offset"])?;
                 let table = self.string(&required(p, "table")?, field, "table")?;
                 let target = self.string(&required(p, "field")?, field, "field")?;
                 let pick = match get(p, "zipf") {
@@ -969,16 +971,97 @@ impl<'s> P<'s> {
                             .into(),
                     ));
                 }
+                let offset = self.offset(p, class, field)?;
                 Generator::Reference(Reference {
                     table,
                     field: target,
                     pick,
                     via,
+                    offset,
                 })
+            }
+            "parent" => {
+                if class == Class::Dict {
+                    return Err(bad(
+                        "`parent` copies a field of the parent row: declare this field with that field's type (a `dictionary` field cannot hold a copy)".into(),
+                    ));
+                }
+                let (target, offset) = match v.get_ref() {
+                    DeValue::String(_) => (self.string(v, field, name)?, None),
+                    _ => {
+                        let p = params(&["field", "offset"])?;
+                        let target = self.string(&required(p, "field")?, field, "field")?;
+                        (target, self.offset(p, class, field)?)
+                    }
+                };
+                // The table is filled in from the table's `children_of`.
+                Generator::Reference(Reference {
+                    table: String::new(),
+                    field: target,
+                    pick: Pick::Parent,
+                    via: None,
+                    offset,
+                })
+            }
+            "position" => {
+                let Class::Int { min, max } = class else {
+                    return Err(unsupported());
+                };
+                let start = self.integer(v, field, name)?;
+                if start < min || start > max {
+                    return Err(bad(format!(
+                        "position starts at {start}, outside the type's range {min}..={max}"
+                    )));
+                }
+                Generator::Position(start)
             }
             _ => unreachable!("listed in GENERATORS"),
         };
         Ok(Some(g))
+    }
+
+    /// The `offset` of a reference's parameters `p`: an integer generator
+    /// in the field's units (days of dates, units of timestamps and
+    /// decimals), for fields of those types only.
+    fn offset(
+        &self,
+        p: &DeTable<'_>,
+        class: Class,
+        field: Option<&str>,
+    ) -> Result<Option<Box<Generator>>, SpecError> {
+        let Some(o) = get(p, "offset") else {
+            return Ok(None);
+        };
+        if !matches!(
+            class,
+            Class::Int { .. } | Class::Date | Class::Timestamp(_) | Class::Decimal { .. }
+        ) {
+            return Err(self.err(
+                o.span(),
+                field,
+                "`offset` adds to integers, dates, timestamps and decimals, not to this field's type",
+            ));
+        }
+        let units = Class::Int {
+            min: i64::MIN.into(),
+            max: i64::MAX.into(),
+        };
+        if let DeValue::Integer(_) = o.get_ref() {
+            return Ok(Some(Box::new(Generator::Constant(
+                self.value(o, units, field, "offset")?,
+            ))));
+        }
+        let ot = self.table(o, field, "`offset`")?;
+        self.check_keys(
+            ot,
+            &["constant", "uniform", "normal", "zipf", "weighted"],
+            field,
+            "`offset`",
+        )?;
+        let g = self
+            .generator(ot, units, field, o.span())?
+            .ok_or_else(|| self.err(o.span(), field, "`offset` needs a generator"))?;
+        Ok(Some(Box::new(g)))
     }
 
     fn field<'i>(
@@ -1291,6 +1374,30 @@ impl<'s> P<'s> {
             ));
         }
         Ok(f)
+    }
+
+    /// A child table's `count` (rows per parent row), read as a list's
+    /// `length` is.
+    fn count(&self, t: &DeTable<'_>, f: Option<&str>) -> Result<Generator, SpecError> {
+        let class = Class::Int {
+            min: 0,
+            max: MAX_LENGTH,
+        };
+        let Some(c) = get(t, "count") else {
+            return Err(self.err(0..0, f, "needs a `count`"));
+        };
+        if let DeValue::Integer(_) = c.get_ref() {
+            return Ok(Generator::Constant(self.value(c, class, f, "count")?));
+        }
+        let ct = self.table(c, f, "`count`")?;
+        self.check_keys(
+            ct,
+            &["constant", "uniform", "normal", "zipf", "weighted"],
+            f,
+            "`count`",
+        )?;
+        self.generator(ct, class, f, c.span())?
+            .ok_or_else(|| self.err(c.span(), f, "`count` needs a generator"))
     }
 
     fn length(
@@ -1858,6 +1965,7 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                 spec,
                 line: 0,
                 rows: None,
+                children_of: None,
             }],
             multi_table: false,
         });
@@ -1889,7 +1997,15 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
         let tt = p.table(item, None, "a table")?;
         p.check_keys(
             tt,
-            &["name", "description", "rows", "rows_per_scale", "fields"],
+            &[
+                "name",
+                "description",
+                "rows",
+                "rows_per_scale",
+                "children_of",
+                "count",
+                "fields",
+            ],
             None,
             "a table",
         )?;
@@ -1901,7 +2017,47 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                 format!("a table named `{tname}` is already on line {}", prev.line),
             ));
         }
+        let children_of = match (get(tt, "children_of"), get(tt, "count")) {
+            (Some(c), count) => {
+                let parent = p.string(c, None, "children_of")?;
+                if let Some(r) = get(tt, "rows").or(get(tt, "rows_per_scale")) {
+                    return Err(p.err(
+                        r.span(),
+                        None,
+                        format!(
+                            "table `{tname}`: a child table's rows follow its parent's (`count` per parent row); drop `rows`/`rows_per_scale`"
+                        ),
+                    ));
+                }
+                if count.is_none() {
+                    return Err(p.err(
+                        c.span(),
+                        None,
+                        format!(
+                            "table `{tname}` needs a `count` (rows per `{parent}` row): an integer or a generator table"
+                        ),
+                    ));
+                }
+                let count = p.count(tt, Some(&tname)).map_err(|mut e| {
+                    e.field = None;
+                    e.message = format!("table `{tname}`: {}", e.message);
+                    e
+                })?;
+                Some(ChildrenOf { parent, count })
+            }
+            (None, Some(c)) => {
+                return Err(p.err(
+                    c.span(),
+                    None,
+                    format!(
+                        "table `{tname}`: `count` is for child tables (with `children_of`); give `rows` or `rows_per_scale`"
+                    ),
+                ));
+            }
+            (None, None) => None,
+        };
         let rows = match (get(tt, "rows"), get(tt, "rows_per_scale")) {
+            _ if children_of.is_some() => Rows::Fixed(0),
             (Some(r), None) => {
                 let n = p.integer(r, None, "rows")?;
                 if !(0..=i128::from(u64::MAX)).contains(&n) {
@@ -1967,9 +2123,11 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                 fields,
             },
             line: p.line(item.span().start),
-            rows: Some(rows),
+            rows: children_of.is_none().then_some(rows),
+            children_of,
         });
     }
+    fill_parents(&p, &mut tables)?;
     resolve_references(&p, &tables)?;
     copy_nullability(&mut tables);
     Ok(Dataset {
@@ -2051,6 +2209,16 @@ fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
                     type_text(pt)
                 ));
             }
+            if parent.children_of.is_some() && r.pick != Pick::Parent {
+                return err(format!(
+                    "`ref` reads `{}`, a child table (rows per `{}` row), whose rows cannot be drawn by index; reference its parent table",
+                    r.table,
+                    parent
+                        .children_of
+                        .as_ref()
+                        .map_or("", |c| c.parent.as_str())
+                ));
+            }
             if parent.rows == Some(Rows::Fixed(0)) {
                 return err(format!(
                     "`ref` reads table `{}`, which has no rows (`rows = 0`); a reference needs a row to draw",
@@ -2060,6 +2228,11 @@ fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
             edges[ti].push((pi, path.clone(), f.line));
         }
         check_vias(p, tname, &t.spec.fields)?;
+        if let Some(c) = &t.children_of
+            && let Some(pi) = names.iter().position(|n| *n == c.parent)
+        {
+            edges[ti].push((pi, tname.clone(), t.line));
+        }
     }
     // A depth-first search for a cycle: 0 unvisited, 1 on the stack, 2 done.
     fn visit(
@@ -2098,10 +2271,12 @@ fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
                 .find(|(j, _, _)| *j == b)
                 .cloned()
                 .unwrap_or_default();
+            // A `children_of` edge names the table, not a field.
+            let path = (path != names[a]).then_some(path);
             let shown: Vec<&str> = cycle.iter().map(|&k| names[k]).collect();
             let message = if cycle.len() == 2 {
                 format!(
-                    "table `{}` references itself; a reference reads another table",
+                    "table `{}` references itself (or is a child of itself); a reference reads another table",
                     names[a]
                 )
             } else {
@@ -2110,7 +2285,85 @@ fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
                     shown.join(" -> ")
                 )
             };
-            return Err(p.err_at(line, Some(&path), message));
+            return Err(p.err_at(line, path.as_deref(), message));
+        }
+    }
+    Ok(())
+}
+
+/// Checks each child table's `children_of` and makes the `parent`
+/// references of its fields name that table; `parent` and `position` are
+/// for the top-level fields of child tables only.
+fn fill_parents(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
+    let names: Vec<String> = tables.iter().map(|t| t.spec.name.clone()).collect();
+    for t in tables.iter_mut() {
+        let tname = t.spec.name.clone();
+        if let Some(c) = &t.children_of
+            && !names.contains(&c.parent)
+        {
+            return Err(p.err_at(
+                t.line,
+                None,
+                format!(
+                    "table `{tname}`: `children_of` names table `{}`, which the dataset does not have; its tables are {}",
+                    c.parent,
+                    names.join(", ")
+                ),
+            ));
+        }
+        let parent = t.children_of.as_ref().map(|c| c.parent.clone());
+        fn go(
+            p: &P<'_>,
+            f: &mut Field,
+            top: bool,
+            table: &str,
+            parent: Option<&str>,
+        ) -> Result<(), SpecError> {
+            let path = format!("{table}.{}", f.path);
+            match &mut f.kind {
+                Kind::Scalar { generator, .. } => {
+                    let what = match generator {
+                        Generator::Reference(r) if r.pick == Pick::Parent => "`parent`",
+                        Generator::Position(_) => "`position`",
+                        _ => return Ok(()),
+                    };
+                    let Some(parent) = parent else {
+                        return Err(p.err_at(
+                            f.line,
+                            Some(&path),
+                            format!(
+                                "{what} is for the fields of a child table; table `{table}` has no `children_of`"
+                            ),
+                        ));
+                    };
+                    if !top {
+                        return Err(p.err_at(
+                            f.line,
+                            Some(&path),
+                            format!(
+                                "{what} is for the top-level fields of a child table, not those inside structs, lists or maps"
+                            ),
+                        ));
+                    }
+                    if let Generator::Reference(r) = generator {
+                        r.table = parent.to_string();
+                    }
+                }
+                Kind::Struct(children) => {
+                    for c in children {
+                        go(p, c, false, table, parent)?;
+                    }
+                }
+                Kind::List { item, .. } => go(p, item, false, table, parent)?,
+                Kind::Map { key, value, .. } => {
+                    go(p, key, false, table, parent)?;
+                    go(p, value, false, table, parent)?;
+                }
+            }
+            Ok(())
+        }
+        for f in &mut t.spec.fields {
+            go(p, f, true, &tname, parent.as_deref())?;
         }
     }
     Ok(())
