@@ -1,6 +1,7 @@
-"""`tpchgen-cli` writing TPC-H's lineitem table to Parquet for `strata bench
-pipeline`, beside strata's `lineitem` preset: `tpchgen-cli parquet -s SF
---tables lineitem -c CODEC -n THREADS`, the program found next to this
+"""`tpchgen-cli` writing TPC-H tables to Parquet for `strata bench
+pipeline`, beside strata's `lineitem` preset (and the `orders` dataset):
+`tpchgen-cli parquet -s SF --tables TABLES -c CODEC -n THREADS` (TABLES
+`lineitem` unless the request names others), the program found next to this
 Python (the package's console script). Each run writes into an output
 directory emptied beforehand, untimed (tpchgen-cli skips tables whose file
 exists); wall time and the child's CPU time (user + system) are measured
@@ -44,14 +45,14 @@ def main():
             cli,
             "parquet",
             "--scale-factor", str(req["scale_factor"]),
-            "--tables", "lineitem",
+            "--tables", req.get("tables", "lineitem"),
             "--compression", req["codec"],
             "--num-threads", str(req["threads"]),
             "--output-dir", out,
             "--no-progress",
             "--quiet",
         ]
-        target = os.path.join(out, "lineitem.parquet")
+        targets = [os.path.join(out, f"{t}.parquet") for t in req.get("tables", "lineitem").split(",")]
         for i in range(req["warmup"] + req["runs"]):
             # Untimed: the previous run's file goes, so that this run
             # writes (and does not skip) the table.
@@ -68,8 +69,9 @@ def main():
             if done.returncode != 0:
                 err = done.stderr.decode(errors="replace").strip().splitlines()
                 raise SystemExit(f"tpchgen-cli failed ({done.returncode}): {err[-1] if err else ''}")
-            if not os.path.isfile(target) or os.path.getsize(target) == 0:
-                raise SystemExit(f"tpchgen-cli wrote no {target}")
+            for target in targets:
+                if not os.path.isfile(target) or os.path.getsize(target) == 0:
+                    raise SystemExit(f"tpchgen-cli wrote no {target}")
             if i >= req["warmup"]:
                 samples.append({"wall": wall, "cpu": cpu})
     print(json.dumps({"cases": {req["name"]: samples}}))

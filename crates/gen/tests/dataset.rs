@@ -639,6 +639,11 @@ fn child_rows_follow_their_parents() {
             "count {c}: {got} of {n}"
         );
     }
+    // The rows counted without generating are the rows generated.
+    let li = d.table("lineitem").unwrap();
+    let g = d.generator(li, 3, scale).unwrap();
+    assert_eq!(g.rows_of(0, keys.len() as u64).unwrap(), l_key.len() as u64);
+    assert_eq!(g.rows_of(5, 1).unwrap(), per_order[5] as u64);
     // Batching the parents differently gives the same children.
     let again = all_rows(&d, "lineitem", 3, scale, 37);
     assert_eq!(ints(&again, "l_orderkey"), l_key);

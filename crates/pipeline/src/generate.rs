@@ -769,6 +769,61 @@ pub fn generate<G: BatchGenerator>(
     result
 }
 
+/// The generators and settings of tables `tables` of `dataset` at
+/// `scale`, from `base` (its writers, batches, row groups, format, codec,
+/// threads, seed and part): table `T` goes to `base.output_dir/T/T_N.ext`.
+/// A child table walks its root ancestor's rows, so its rows, parts and
+/// files count those, and its batches and row groups are shrunk by the
+/// mean children per root row so as to hold about the rows asked for; a
+/// table with fewer rows in this part than `base.num_writers` gets one
+/// file per row.
+///
+/// # Errors
+/// [`Error::InvalidConfig`] for a table without rows at `scale` or with
+/// fewer rows than parts; the generator's errors.
+pub fn dataset_jobs(
+    dataset: &strata_gen::spec::Dataset,
+    tables: &[usize],
+    base: &GenerateConfig,
+    scale: f64,
+) -> Result<Vec<(strata_gen::spec::SpecGenerator, GenerateConfig)>, Error> {
+    let mut jobs = Vec::with_capacity(tables.len());
+    for &i in tables {
+        let table = &dataset.tables[i];
+        let driver = dataset.root_of(i);
+        let driver_name = &dataset.tables[driver].spec.name;
+        let rows = dataset.tables[driver].rows.map_or(0, |r| r.at(scale));
+        if rows == 0 {
+            return Err(Error::InvalidConfig(format!(
+                "table `{driver_name}` has no rows at scale {scale} (rows_per_scale x scale rounds to 0); use a larger --scale"
+            )));
+        }
+        if base.part.count > rows {
+            return Err(Error::InvalidConfig(format!(
+                "table `{driver_name}` has {rows} rows at scale {scale}, fewer than --parts ({}); use fewer parts",
+                base.part.count
+            )));
+        }
+        let mut cfg = base.clone();
+        cfg.target_records = rows;
+        let per_root = dataset.rows_per_root_row(i);
+        if per_root > 1.0 {
+            let shrink = |n: usize| ((n as f64 / per_root).round() as usize).max(1);
+            cfg.record_batch_size = shrink(cfg.record_batch_size);
+            cfg.row_group_rows = shrink(cfg.row_group_rows);
+        }
+        cfg.output_dir = base.output_dir.join(&table.spec.name);
+        cfg.output_filename = table.spec.name.clone();
+        let part_rows = {
+            let r = cfg.rows();
+            r.end - r.start
+        };
+        cfg.num_writers = cfg.num_writers.min(part_rows as usize);
+        jobs.push((dataset.generator(i, base.seed, scale)?, cfg));
+    }
+    Ok(jobs)
+}
+
 /// Runs the pipeline of each `(generator, settings)` pair in turn (the
 /// tables of a dataset, each into its own directory) and makes their
 /// files visible only when every table's are complete: a run that fails

@@ -13,6 +13,14 @@
 //! with zstd level 1, and beside each `tpchgen-cli` (the Python package,
 //! pinned in `tests/interop/requirements.txt`) writing the table at the
 //! same scale factor with the same codec and thread count.
+//!
+//! Joinable tables at scale 1 (0.005 at the tiny size): the `orders`
+//! dataset preset's `orders` and `lineitem` tables (1,500,000 orders and
+//! their 1 to 7 line items each, keys and dates from their order, the
+//! customer keys drawn from a `customers` table that is not written) to
+//! Parquet with Snappy and with zstd level 1, beside `tpchgen-cli` writing
+//! TPC-H's `orders` and `lineitem` at the same scale factor, codec and
+//! thread count; rows are both tables' together.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -121,6 +129,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
         });
     }
     out.extend(lineitem_cases(cfg, &dir, threads)?);
+    out.extend(orders_cases(cfg, &dir, threads)?);
     if let (Some(program), true) = (&cfg.reference, cfg.peers) {
         let name = format!("generate contacts {rows} rows/parquet none");
         let subject = "parquet-nested-parallel";
@@ -235,6 +244,102 @@ fn lineitem_cases(
             subject: subject.into(),
             unit: Unit::Rows,
             work: rows as f64,
+            repeats: 1,
+            body: peer_body(&reply, &name),
+        });
+    }
+    Ok(out)
+}
+
+/// The `orders` dataset's `orders` and `lineitem` tables against
+/// `tpchgen-cli`'s, at one scale factor, with Snappy and with zstd level 1.
+fn orders_cases(
+    cfg: &Config,
+    dir: &Arc<tempfile::TempDir>,
+    threads: usize,
+) -> Result<Vec<Case>, Error> {
+    let scale = match cfg.size {
+        Size::Tiny => 0.005,
+        Size::Full => 1.0,
+    };
+    let dataset = strata_gen::spec::Dataset::preset("orders").map_err(case_err)?;
+    let tables: Vec<usize> = ["orders", "lineitem"]
+        .iter()
+        .map(|t| {
+            dataset
+                .table(t)
+                .ok_or_else(|| Error::Case(format!("no table {t}")))
+        })
+        .collect::<Result<_, _>>()?;
+    let tpch_rows = (1_500_000.0 * scale + LINEITEM_SF1_ROWS as f64 * scale).round();
+    let mut out = vec![];
+    for (label, compression, codec) in [
+        ("parquet snappy", Compression::Snappy, "SNAPPY"),
+        ("parquet zstd", Compression::Zstd(1), "ZSTD(1)"),
+    ] {
+        let base = GenerateConfig {
+            target_records: 1,
+            record_batch_size: 8192,
+            num_writers: 4,
+            threads,
+            row_group_rows: 1 << 20,
+            format: Format::Parquet,
+            compression,
+            output_dir: PathBuf::from(dir.path()).join(format!("orders-{label}")),
+            output_filename: "orders".into(),
+            overwrite: true,
+            seed: 42,
+            encoder: ParquetEncoder::Auto,
+            part: Part::default(),
+        };
+        let jobs = strata_pipeline::generate::dataset_jobs(&dataset, &tables, &base, scale)
+            .map_err(case_err)?;
+        let mut rows = 0;
+        for (g, c) in &jobs {
+            rows += g.rows_of(0, c.target_records).map_err(case_err)?;
+        }
+        let name = format!("generate orders + lineitem, scale {scale}/{label}");
+        let keep = dir.clone();
+        let output = base.output_dir.clone();
+        out.push(Case {
+            name: name.clone(),
+            subject: "strata".into(),
+            unit: Unit::Rows,
+            work: rows as f64,
+            repeats: 1,
+            body: Body::Staged {
+                setup: Box::new(move || match std::fs::remove_dir_all(&output) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(case_err(e)),
+                    _ => Ok(()),
+                }),
+                run: Box::new(move || {
+                    let _keep = &keep;
+                    let refs: Vec<_> = jobs.iter().map(|(g, c)| (g, c.clone())).collect();
+                    strata_pipeline::generate::generate_tables(&refs, &|_| {}).map_err(case_err)?;
+                    Ok(())
+                }),
+            },
+        });
+        let mut request = peer_timing(cfg);
+        request["name"] = name.clone().into();
+        request["dir"] = dir.path().display().to_string().into();
+        request["scale_factor"] = scale.into();
+        request["codec"] = codec.into();
+        request["threads"] = threads.into();
+        request["tables"] = "orders,lineitem".into();
+        let subject = "tpchgen-cli";
+        let reply = python_peer(
+            cfg,
+            TPCHGEN_PEER,
+            &request,
+            subject,
+            std::slice::from_ref(&name),
+        );
+        out.push(Case {
+            name: name.clone(),
+            subject: subject.into(),
+            unit: Unit::Rows,
+            work: tpch_rows,
             repeats: 1,
             body: peer_body(&reply, &name),
         });

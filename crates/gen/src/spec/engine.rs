@@ -1639,6 +1639,34 @@ impl SpecGenerator {
         Ok(g)
     }
 
+    /// The rows [`BatchGenerator::generate`] gives for `first_row ..
+    /// first_row + len`: `len`, or for a child table the number of their
+    /// descendants, counted without generating a field (`len` is walked
+    /// 65,536 rows at a time).
+    ///
+    /// # Errors
+    /// [`Error::BatchTooLarge`] as `generate` would give it.
+    pub fn rows_of(&self, first_row: u64, len: u64) -> Result<u64, Error> {
+        if self.expand.is_empty() {
+            return Ok(len);
+        }
+        let mut s = SpecScratch::default();
+        let mut total = 0;
+        let mut at = first_row;
+        while at < first_row + len {
+            let n = (first_row + len - at).min(1 << 16);
+            let mut ids: Vec<u64> = (at..at + n).collect();
+            for e in &self.expand {
+                let all = vec![1u8; ids.len()];
+                let (_, children, _) = lengths(&ids, &all, &e.count, e.key, e.max, false, &mut s)?;
+                ids = children;
+            }
+            total += ids.len() as u64;
+            at += n;
+        }
+        Ok(total)
+    }
+
     fn build(spec: &Spec, seed: u64, parents: &Parents<'_>) -> Result<Self, Error> {
         let mut hints = Hints::default();
         let roots: Vec<Node> = spec
