@@ -234,7 +234,7 @@ def test_spec_from_file_path_and_text(tmp_path):
 
 
 def test_presets_and_spec_text():
-    assert strata.presets() == ["contacts", "wide-u64", "events", "lineitem"]
+    assert strata.presets() == ["contacts", "wide-u64", "events", "lineitem", "star", "orders"]
     for name in strata.presets():
         assert f'name = "{name}"' in strata.spec_text(name)
     with pytest.raises(ValueError, match="no such preset 'nope'"):
@@ -243,7 +243,7 @@ def test_presets_and_spec_text():
 
 
 def test_bad_inputs_are_value_errors(tmp_path):
-    with pytest.raises(ValueError, match="no such preset; the presets are contacts, wide-u64, events, lineitem"):
+    with pytest.raises(ValueError, match="no such preset; the presets are contacts, wide-u64, events, lineitem, star, orders"):
         strata.generate("no-such-preset", rows=10)
 
     bad = 'name = "bad"\n\n[[fields]]\nname = "user"\ntype = "int64"\nzipf = { s = -1, n = 100 }\n'
@@ -332,3 +332,57 @@ def test_dask_example_script(tmp_path):
     got = pa.concat_tables([pq.read_table(out / n) for n in names])
     expected = strata.generate("events", rows=rows, seed=SEED)
     assert decoded(got).equals(decoded(expected))
+
+
+def test_dataset_tables_by_part_are_the_single_process_tables(client):
+    """Parts of every table of a dataset, made by Dask workers, are the
+    single-process tables, child tables included; references resolve."""
+    assert strata.tables("star") == ["dates", "customers", "products", "stores", "sales"]
+    assert strata.tables("contacts") == ["contacts"]
+    scale = 0.002
+    for spec in ["star", "orders"]:
+        for table in strata.tables(spec):
+            whole = strata.generate(spec, table=table, scale=scale, seed=SEED)
+            futures = [
+                client.submit(strata.generate, spec, table=table, scale=scale, part=i, parts=PARTS, seed=SEED, threads=1)
+                for i in range(1, PARTS + 1)
+            ]
+            parts = client.gather(futures)
+            assert pa.concat_tables(parts).equals(whole), f"{spec}.{table}"
+    orders = strata.generate("orders", table="orders", scale=scale, seed=SEED)
+    items = strata.generate("orders", table="lineitem", scale=scale, seed=SEED)
+    keys = set(orders.column("o_orderkey").to_pylist())
+    assert set(items.column("l_orderkey").to_pylist()) == keys
+    assert 1 <= items.num_rows / orders.num_rows <= 7
+
+
+def test_dataset_files_and_bad_dataset_arguments(tmp_path):
+    s = strata.generate("orders", table="lineitem", scale=0.001, part=2, parts=2, output_dir=str(tmp_path), num_writers=2)
+    assert [Path(f["path"]).parent.name for f in s["files"]] == ["lineitem", "lineitem"]
+    assert s["records"] == sum(f["rows"] for f in s["files"]) == pq.read_table(tmp_path / "lineitem").num_rows
+    with pytest.raises(ValueError, match=re.escape("dataset `star` has several tables (dates, customers, products, stores, sales): pass table=NAME")):
+        strata.generate("star")
+    with pytest.raises(ValueError, match="dataset `star` has no table `nope`"):
+        strata.generate("star", table="nope")
+    with pytest.raises(ValueError, match="the tables of dataset `star` set their own rows"):
+        strata.generate("star", table="sales", rows=10)
+    with pytest.raises(ValueError, match="scale applies to a spec of several"):
+        strata.generate("contacts", scale=2)
+    with pytest.raises(ValueError, match="scale must be a positive number"):
+        strata.generate("star", table="sales", scale=-1)
+
+
+def test_dask_example_script_with_a_dataset(tmp_path):
+    out = tmp_path / "out"
+    r = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(out), "--spec", "orders", "--scale", "0.002", "--seed", str(SEED)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["customers", "lineitem", "orders"]
+    got = pq.read_table(out / "lineitem")
+    expected = strata.generate("orders", table="lineitem", scale=0.002, seed=SEED)
+    assert row_digest(got) == row_digest(expected)
+    assert "table lineitem: " in r.stdout

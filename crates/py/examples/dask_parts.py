@@ -1,10 +1,15 @@
 """Writes a strata dataset from a Dask cluster, one task per part.
 
     python crates/py/examples/dask_parts.py OUTPUT_DIR [--spec events]
-        [--rows 1000000] [--parts 4] [--workers 2] [--scheduler ADDRESS]
+        [--rows 1000000 | --scale 1] [--parts 4] [--workers 2] [--scheduler ADDRESS]
 
 Each task calls ``strata.generate(spec, part=i, parts=N, rows=T,
-output_dir=OUTPUT_DIR)`` on a worker and returns its summary. A row's
+output_dir=OUTPUT_DIR)`` on a worker and returns its summary. For a spec
+of several tables (``--spec star``, ``--spec orders``, or a file of
+``[[tables]]``), each task makes one part of one table,
+``strata.generate(spec, table=NAME, scale=S, part=i, parts=N, ...)``, into
+OUTPUT_DIR/NAME/; references between tables resolve whichever worker
+makes which part. A row's
 content depends only on (spec, seed, row index), so the parts can run on
 any worker, in any order, and their files, in part order, hold exactly the
 rows of a single-process run. Without ``--scheduler`` the script starts a
@@ -28,6 +33,7 @@ def parse_args(argv):
     p.add_argument("output_dir", help="directory or s3://bucket/prefix for the files")
     p.add_argument("--spec", default="contacts", help="preset name, .toml spec file or TOML text (default: contacts)")
     p.add_argument("--rows", type=int, default=1_000_000, help="rows in the whole dataset (default: 1000000)")
+    p.add_argument("--scale", type=float, default=None, help="scale of a spec of several tables (default: 1)")
     p.add_argument("--parts", type=int, default=4, help="parts, one Dask task each (default: 4)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--format", default="parquet", help="parquet or ipc")
@@ -48,6 +54,28 @@ def spec_for_workers(spec):
 
 def run(client, args):
     spec = spec_for_workers(args.spec)
+    tables = strata.tables(spec)
+    if len(tables) > 1 or args.scale is not None:
+        futures = [
+            client.submit(
+                strata.generate,
+                spec,
+                table=table,
+                scale=args.scale if args.scale is not None else 1.0,
+                part=i,
+                parts=args.parts,
+                seed=args.seed,
+                output_dir=args.output_dir,
+                format=args.format,
+                compression=args.compression,
+                threads=args.threads,
+                overwrite=args.overwrite,
+                key=f"strata-{table}-part-{i}-of-{args.parts}",
+            )
+            for table in tables
+            for i in range(1, args.parts + 1)
+        ]
+        return client.gather(futures)
     futures = [
         client.submit(
             strata.generate,
@@ -91,7 +119,11 @@ def main(argv=None):
     rows = sum(s["records"] for s in summaries)
     files = sum(len(s["files"]) for s in summaries)
     print(f"{rows} rows in {files} files, {sum(s['bytes'] for s in summaries)} bytes, {elapsed:.2f} s in all")
-    if rows != args.rows:
+    if len(strata.tables(spec_for_workers(args.spec))) > 1 or args.scale is not None:
+        for table in sorted({s["spec"] for s in summaries}):
+            n = sum(s["records"] for s in summaries if s["spec"] == table)
+            print(f"table {table}: {n} rows")
+    elif rows != args.rows:
         print(f"error: the parts hold {rows} rows, expected {args.rows}", file=sys.stderr)
         return 1
     return 0

@@ -7,7 +7,10 @@
 //! returns them as a table; with one it writes them as files through
 //! `strata_pipeline::generate::generate`, locally or to `s3://bucket/prefix`,
 //! and returns a summary dict. `strata.presets()` and
-//! `strata.spec_text(name)` list and show the built-in specs.
+//! `strata.spec_text(name)` list and show the built-in specs; for a spec
+//! of several tables, `strata.tables(spec)` lists them and
+//! `strata.generate(spec, table=NAME, scale=S, part=I, parts=N)` makes one
+//! table's part.
 //!
 //! # Data flow
 //!
@@ -54,7 +57,7 @@ use pyo3::{
 use rayon::prelude::*;
 use strata_gen::{
     BatchGenerator,
-    spec::{PRESETS, Spec, SpecGenerator},
+    spec::{DATASET_PRESETS, Dataset, PRESETS, SpecGenerator},
 };
 use strata_parquet::Compression;
 use strata_parquet::Format;
@@ -89,10 +92,10 @@ impl SpecSource {
     /// Reads and parses the spec. Spec errors (which name the file or
     /// preset, the line and the field) are `ValueError`s; a spec file that
     /// cannot be read is an `OSError`.
-    fn load(&self) -> PyResult<Spec> {
+    fn load(&self) -> PyResult<Dataset> {
         let parsed = match self {
-            SpecSource::Text(text) => Spec::parse(text, "<string>"),
-            SpecSource::Preset(name) => Spec::preset(name),
+            SpecSource::Text(text) => Dataset::parse(text, "<string>"),
+            SpecSource::Preset(name) => Dataset::preset(name),
             SpecSource::File(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| {
                     let msg = format!("cannot read spec file {}: {e}", path.display());
@@ -102,7 +105,7 @@ impl SpecSource {
                         PyOSError::new_err(msg)
                     }
                 })?;
-                Spec::parse(&text, &path.display().to_string())
+                Dataset::parse(&text, &path.display().to_string())
             }
         };
         parsed.map_err(|e| PyValueError::new_err(e.to_string()))
@@ -244,6 +247,13 @@ fn report_dict<'py>(py: Python<'py>, report: &Report) -> PyResult<Bound<'py, PyA
 /// on the spec, `seed` and its index, so the parts concatenated in order are
 /// exactly the `parts=1` result, whatever `threads` or `batch_size`.
 ///
+/// A spec of several `[[tables]]` (a dataset such as the `star` and
+/// `orders` presets; `tables(spec)` lists them) generates one table per
+/// call: `table=NAME` picks it, `scale` (default 1) sets the row counts,
+/// and `rows` is refused. Its part `part` is the rows of part `part` of
+/// its root table (for a child table, their children), and its files go
+/// to `output_dir/NAME/`. References resolve in any part on any worker.
+///
 /// Without `output_dir`, returns the part's rows as a `pyarrow.Table`, in
 /// row order, generated in batches of `batch_size` rows on `threads`
 /// threads (default: all cores). `format`, `compression`, `num_writers`
@@ -271,9 +281,11 @@ fn report_dict<'py>(py: Python<'py>, report: &Report) -> PyResult<Bound<'py, PyA
     signature = (
         spec = SpecArg::Str("contacts".into()),
         *,
+        table = None,
+        scale = None,
         part = 1,
         parts = 1,
-        rows = 10_000_000,
+        rows = None,
         seed = 42,
         output_dir = None,
         format = "parquet",
@@ -283,15 +295,17 @@ fn report_dict<'py>(py: Python<'py>, report: &Report) -> PyResult<Bound<'py, PyA
         threads = None,
         overwrite = false,
     ),
-    text_signature = "(spec='contacts', *, part=1, parts=1, rows=10_000_000, seed=42, output_dir=None, format='parquet', compression='none', num_writers=1, batch_size=8192, threads=None, overwrite=False)"
+    text_signature = "(spec='contacts', *, table=None, scale=None, part=1, parts=1, rows=None, seed=42, output_dir=None, format='parquet', compression='none', num_writers=1, batch_size=8192, threads=None, overwrite=False)"
 )]
 #[allow(clippy::too_many_arguments)]
 fn generate<'py>(
     py: Python<'py>,
     spec: SpecArg,
+    table: Option<String>,
+    scale: Option<f64>,
     part: i64,
     parts: i64,
-    rows: i64,
+    rows: Option<i64>,
     seed: u64,
     output_dir: Option<PathBuf>,
     format: &str,
@@ -301,17 +315,49 @@ fn generate<'py>(
     threads: Option<i64>,
     overwrite: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let spec = spec.source().load()?;
-    let generator = spec
-        .generator(seed)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let dataset = spec.source().load()?;
+    let table_index = match (&table, dataset.multi_table) {
+        (None, false) => 0,
+        (Some(t), _) => dataset.table(t).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "dataset `{}` has no table `{t}`; its tables are {}",
+                dataset.name,
+                table_names(&dataset).join(", ")
+            ))
+        })?,
+        (None, true) => {
+            return Err(PyValueError::new_err(format!(
+                "dataset `{}` has several tables ({}): pass table=NAME",
+                dataset.name,
+                table_names(&dataset).join(", ")
+            )));
+        }
+    };
+    if dataset.multi_table && rows.is_some() {
+        return Err(PyValueError::new_err(format!(
+            "rows: the tables of dataset `{}` set their own rows; scale them with scale=",
+            dataset.name
+        )));
+    }
+    if !dataset.multi_table && scale.is_some() {
+        return Err(PyValueError::new_err(
+            "scale applies to a spec of several [[tables]]; this one has one table (use rows=)",
+        ));
+    }
+    let scale = scale.unwrap_or(1.0);
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "scale must be a positive number, got {scale}"
+        )));
+    }
     let threads = match threads {
         Some(t) => count_usize("threads", t)?,
         None => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
     };
     let to_file = output_dir.is_some();
+    let spec = &dataset.tables[table_index].spec;
     let cfg = GenerateConfig {
-        target_records: count("rows", rows)?,
+        target_records: count("rows", rows.unwrap_or(10_000_000))?,
         record_batch_size: count_usize("batch_size", batch_size)?,
         // A table has no files: only check the writer count that is used.
         num_writers: if to_file {
@@ -324,11 +370,25 @@ fn generate<'py>(
         format: format.parse::<Format>().map_err(io_error)?,
         compression: compression.parse::<Compression>().map_err(io_error)?,
         output_dir: output_dir.unwrap_or_default(),
-        output_filename: generator.name().to_string(),
+        output_filename: spec.name.clone(),
         overwrite,
         seed,
         encoder: ParquetEncoder::Auto,
         part: part_of(part, parts)?,
+    };
+    // A table of a dataset: its rows, files and batches as
+    // `strata_pipeline::generate::dataset_jobs` sets them (into
+    // `output_dir/TABLE/`); a plain spec keeps its single-table layout.
+    let (generator, cfg) = if dataset.multi_table {
+        strata_pipeline::generate::dataset_jobs(&dataset, &[table_index], &cfg, scale)
+            .map_err(io_error)?
+            .pop()
+            .ok_or_else(|| PyRuntimeError::new_err("no table"))?
+    } else {
+        let generator = spec
+            .generator(seed)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        (generator, cfg)
     };
     cfg.validate().map_err(io_error)?;
 
@@ -354,14 +414,32 @@ fn generate<'py>(
 /// The names of the built-in specs, for `generate(spec=NAME)`.
 #[pyfunction]
 fn presets() -> Vec<&'static str> {
-    PRESETS.iter().map(|(name, _)| *name).collect()
+    PRESETS
+        .iter()
+        .chain(DATASET_PRESETS)
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+/// The table names of a dataset, in file order.
+fn table_names(d: &Dataset) -> Vec<&str> {
+    d.tables.iter().map(|t| t.spec.name.as_str()).collect()
+}
+
+/// The tables of `spec` (a preset name, `.toml` file or TOML text), in
+/// file order: one, named after the spec, for a single-table spec;
+/// `generate(spec, table=NAME)` generates one of them.
+#[pyfunction]
+fn tables(spec: SpecArg) -> PyResult<Vec<String>> {
+    let d = spec.source().load()?;
+    Ok(table_names(&d).into_iter().map(str::to_string).collect())
 }
 
 /// The TOML text of built-in spec `name`: a starting point for a spec of
 /// your own. Raises `ValueError` for an unknown name.
 #[pyfunction]
 fn spec_text(name: &str) -> PyResult<&'static str> {
-    Spec::preset_text(name).ok_or_else(|| {
+    Dataset::preset_text(name).ok_or_else(|| {
         PyValueError::new_err(format!(
             "no such preset '{name}'; the presets are {}",
             presets().join(", ")
@@ -374,7 +452,7 @@ fn spec_text(name: &str) -> PyResult<&'static str> {
 #[pymodule(name = "strata")]
 mod module {
     #[pymodule_export]
-    use super::{generate, presets, spec_text};
+    use super::{generate, presets, spec_text, tables};
 
     use pyo3::prelude::*;
 
@@ -419,7 +497,10 @@ mod tests {
 
     #[test]
     fn table_batches_cover_the_rows_in_order() {
-        let generator = Spec::preset("events").unwrap().generator(7).unwrap();
+        let generator = strata_gen::spec::Spec::preset("events")
+            .unwrap()
+            .generator(7)
+            .unwrap();
         let rows = 1_003..3_010;
         let whole = generator
             .generate(
