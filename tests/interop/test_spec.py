@@ -90,3 +90,63 @@ def test_wide_u64_reads_back_as_fifty_uint64_columns(generate):
     con = duckdb.connect()
     (top,) = con.execute(f"select avg((c07 >= 9223372036854775808)::int) from '{out}/*.parquet'").fetchone()
     assert 0.47 < top < 0.53
+
+
+TYPES_SPEC = """
+name = "types"
+[[fields]]
+name = "id"
+type = "utf8"
+uuid = true
+[[fields]]
+name = "raw"
+type = "fixed_size_binary(16)"
+uuid = true
+null_rate = 0.1
+[[fields]]
+name = "opens"
+type = "time64(us)"
+uniform = { min = 08:00:00, max = 18:30:00 }
+[[fields]]
+name = "t32"
+type = "time32(ms)"
+uniform = { min = 00:00:00, max = 23:59:59.999 }
+[[fields]]
+name = "took"
+type = "duration(ms)"
+normal = { mean = 1500, std = 400, min = 0 }
+"""
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+def test_uuids_times_and_durations_read_by_pyarrow_and_duckdb(strata_bin, tmp_path, codec):
+    import datetime
+    import uuid
+
+    spec = tmp_path / "types.toml"
+    spec.write_text(TYPES_SPEC)
+    out = tmp_path / "out"
+    subprocess.run(
+        [strata_bin, "generate", "-q", "--spec", str(spec), "--target-records", "20000", "--compression", codec, "--output-dir", str(out)],
+        check=True,
+    )
+    table = pq.read_table(out)
+    assert [str(t) for t in table.schema.types] == [
+        "string", "fixed_size_binary[16]", "time64[us]", "time32[ms]", "duration[ms]",
+    ]
+    ids = table["id"].to_pylist()
+    assert len(set(ids)) == len(ids) == 20_000
+    assert all(uuid.UUID(i).version == 4 for i in ids)
+    raw = [r for r in table["raw"].to_pylist() if r is not None]
+    assert 1_500 < 20_000 - len(raw) < 2_500
+    assert all(uuid.UUID(bytes=r).version == 4 for r in raw)
+    opens = table["opens"].to_pylist()
+    assert min(opens) >= datetime.time(8) and max(opens) <= datetime.time(18, 30)
+    con = duckdb.connect()
+    glob = f"{out}/*.parquet"
+    (n, lo, hi, neg) = con.execute(
+        f"select count(*), min(opens), max(opens), count(*) filter (where took < 0) from '{glob}'"
+    ).fetchall()[0]
+    assert n == 20_000 and lo >= datetime.time(8) and hi <= datetime.time(18, 30) and neg == 0
+    (same,) = con.execute(f"select count(*) from '{glob}' where id::uuid::varchar = id").fetchall()[0]
+    assert same == 20_000

@@ -855,3 +855,152 @@ fn every_dataset_preset_parses_and_generates_every_table() {
     assert!(strata_gen::spec::Spec::preset("star").is_err());
     assert!(Dataset::preset("contacts").is_ok_and(|d| !d.multi_table));
 }
+
+#[test]
+fn times_durations_fixed_size_binary_and_uuids() {
+    use arrow_array::{
+        BinaryArray, DurationMillisecondArray, FixedSizeBinaryArray, Time32MillisecondArray,
+        Time64MicrosecondArray,
+    };
+    let text = r#"
+name = "types"
+[[fields]]
+name = "id"
+type = "utf8"
+uuid = true
+[[fields]]
+name = "raw"
+type = "fixed_size_binary(16)"
+uuid = true
+null_rate = 0.2
+[[fields]]
+name = "code"
+type = "fixed_size_binary(3)"
+weighted = { values = ["abc", "xyz"] }
+[[fields]]
+name = "opens"
+type = "time64(us)"
+uniform = { min = 08:00:00, max = 18:30:00.5 }
+[[fields]]
+name = "t32"
+type = "time32(ms)"
+sequence = { start = 1000, step = 1000 }
+[[fields]]
+name = "took"
+type = "duration(ms)"
+uniform = { min = -5, max = 5 }
+[[fields]]
+name = "bin"
+type = "binary"
+uuid = true
+"#;
+    let spec = strata_gen::spec::Spec::parse(text, "types.toml").unwrap();
+    let g = spec.generator(3).unwrap();
+    let b = g.generate(100, 4000, &mut Default::default()).unwrap();
+    for c in b.columns() {
+        c.to_data().validate_full().unwrap();
+    }
+    let col = |n: &str| b.column_by_name(n).unwrap().clone();
+    let ids = col("id");
+    let ids = ids.as_any().downcast_ref::<StringArray>().unwrap();
+    let mut seen = std::collections::HashSet::new();
+    for s in ids.iter().flatten() {
+        let b = s.as_bytes();
+        assert_eq!(b.len(), 36);
+        assert_eq!([b[8], b[13], b[18], b[23]], [b'-'; 4]);
+        assert_eq!(b[14], b'4', "version 4: {s}");
+        assert!(matches!(b[19], b'8' | b'9' | b'a' | b'b'), "variant: {s}");
+        assert!(seen.insert(s.to_string()));
+    }
+    let raw = col("raw");
+    let raw = raw.as_any().downcast_ref::<FixedSizeBinaryArray>().unwrap();
+    assert_eq!(raw.value_length(), 16);
+    let nulls = raw.null_count();
+    assert!((600..1000).contains(&nulls), "{nulls} nulls of 4000");
+    for v in raw.iter().flatten() {
+        assert_eq!(v[6] >> 4, 4);
+        assert_eq!(v[8] >> 6, 2);
+    }
+    let code = col("code");
+    let code = code
+        .as_any()
+        .downcast_ref::<FixedSizeBinaryArray>()
+        .unwrap();
+    assert!(
+        code.iter()
+            .all(|v| matches!(v, Some(b"abc") | Some(b"xyz")))
+    );
+    let opens = col("opens");
+    let opens = opens
+        .as_any()
+        .downcast_ref::<Time64MicrosecondArray>()
+        .unwrap();
+    let (lo, hi) = (
+        8 * 3600 * 1_000_000i64,
+        (18 * 3600 + 30 * 60) * 1_000_000 + 500_000,
+    );
+    assert!(opens.values().iter().all(|v| (lo..=hi).contains(v)));
+    let t32 = col("t32");
+    let t32 = t32
+        .as_any()
+        .downcast_ref::<Time32MillisecondArray>()
+        .unwrap();
+    assert_eq!(t32.value(0), 1000 + 100 * 1000);
+    let took = col("took");
+    let took = took
+        .as_any()
+        .downcast_ref::<DurationMillisecondArray>()
+        .unwrap();
+    assert!(took.values().iter().all(|v| (-5..=5).contains(v)));
+    assert!(took.values().iter().any(|v| *v < 0));
+    let bin = col("bin");
+    let bin = bin.as_any().downcast_ref::<BinaryArray>().unwrap();
+    assert!(
+        bin.iter()
+            .all(|v| v.is_some_and(|v| v.len() == 16 && v[6] >> 4 == 4))
+    );
+
+    // Bad uses name the field.
+    let one = |field: &str| {
+        strata_gen::spec::Spec::parse(&format!("name = \"x\"\n[[fields]]\n{field}\n"), "x.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    for (field, want) in [
+        (
+            "name = \"a\"\ntype = \"fixed_size_binary(8)\"\nuuid = true",
+            "`uuid` makes 16 bytes; declare the field fixed_size_binary(16), not (8)",
+        ),
+        (
+            "name = \"a\"\ntype = \"fixed_size_binary(3)\"\nweighted = { values = [\"abcd\"] }",
+            "value \"abcd\" has 4 bytes; fixed_size_binary(3) holds exactly 3",
+        ),
+        (
+            "name = \"a\"\ntype = \"fixed_size_binary(3)\"\nwords = { min = 1 }",
+            "fixed_size_binary(3) takes constant, weighted or zipf values of 3 bytes",
+        ),
+        (
+            "name = \"a\"\ntype = \"fixed_size_binary(0)\"\nuuid = true",
+            "fixed_size_binary(N) takes a byte width N from 1 to 65536",
+        ),
+        (
+            "name = \"a\"\ntype = \"time32(us)\"\nconstant = 1",
+            "time32 takes s or ms, time64 us or ns",
+        ),
+        (
+            "name = \"a\"\ntype = \"time64(us)\"\nconstant = 2024-01-01T08:00:00",
+            "must be a time of day without a date, such as 08:30:00",
+        ),
+        (
+            "name = \"a\"\ntype = \"time32(s)\"\nconstant = 86400",
+            "`constant` = 86400 is outside the time of day range 0..=86399",
+        ),
+        (
+            "name = \"a\"\ntype = \"int64\"\nuuid = true",
+            "`uuid` does not generate integer values",
+        ),
+    ] {
+        let e = one(field);
+        assert!(e.contains(want), "{e}\n  wanted: {want}");
+    }
+}

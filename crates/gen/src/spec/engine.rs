@@ -571,12 +571,18 @@ enum Out {
     F64,
     Bytes,
     LargeBytes,
+    /// Byte strings of exactly this many bytes (`FixedSizeBinary`).
+    Fixed(usize),
 }
 
 /// One value drawer. Integer-like values (integers, dates, timestamps,
 /// dictionary keys, booleans) are two's-complement bits in a `u64`.
 #[derive(Debug)]
 enum Sampler {
+    /// Random version 4 UUIDs, as text or as 16 bytes.
+    SUuid {
+        text: bool,
+    },
     IntConst(u64),
     IntSeq {
         start: u64,
@@ -1006,6 +1012,7 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
             min: *min,
             count: max - min + 1,
         },
+        Generator::Uuid => Sampler::SUuid { text: true },
         Generator::Reference(r) => {
             return Err(Error::InvalidDistribution(format!(
                 "a reference to {}.{} draws no values of its own (only a field's generator can be one)",
@@ -1126,6 +1133,13 @@ impl Sampler {
             Sampler::SWords { min, count, .. } => {
                 (*min + *count) as usize * (crate::names::SLOT + 1)
             }
+            Sampler::SUuid { text } => {
+                if *text {
+                    36
+                } else {
+                    16
+                }
+            }
             _ => 0,
         }
     }
@@ -1230,10 +1244,41 @@ impl Sampler {
                 }
                 0
             }
+            Sampler::SUuid { text } => {
+                let mut r = key.row(id);
+                let (hi, lo) = (r.next_u64(), r.next_u64());
+                // Version 4 (random) in the high nibble of byte 6, the
+                // RFC 4122 variant (binary 10) in the top bits of byte 8.
+                let hi = (hi & !0xf000) | 0x4000;
+                let lo = (lo & !(0xc000_0000_0000_0000)) | 0x8000_0000_0000_0000;
+                let mut b = [0u8; 16];
+                b[..8].copy_from_slice(&hi.to_be_bytes());
+                b[8..].copy_from_slice(&lo.to_be_bytes());
+                if *text {
+                    let mut t = [0u8; 36];
+                    let mut at = 0;
+                    for (i, byte) in b.iter().enumerate() {
+                        if matches!(i, 4 | 6 | 8 | 10) {
+                            t[at] = b'-';
+                            at += 1;
+                        }
+                        t[at] = HEX[usize::from(byte >> 4)];
+                        t[at + 1] = HEX[usize::from(byte & 15)];
+                        at += 2;
+                    }
+                    out.bytes(&t);
+                } else {
+                    out.bytes(&b);
+                }
+                0
+            }
             _ => 0,
         }
     }
 }
+
+/// Lower-case hexadecimal digits.
+const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Random words for one element, handed out 32 or 64 bits at a time; the
 /// first word is the element's stream state itself (one mix).
@@ -1568,7 +1613,7 @@ fn cardinality(g: &Generator, class: Class) -> Option<u64> {
         Generator::Probability(_) => Some(2),
         Generator::Template(t) => t.cardinality(),
         Generator::Words { list, max, .. } => (word_table(*list).len() as u64).checked_pow(*max),
-        Generator::Reference(_) | Generator::Position(_) => None,
+        Generator::Reference(_) | Generator::Position(_) | Generator::Uuid => None,
     }
 }
 
@@ -1881,11 +1926,22 @@ fn compile(
                 }
             }
             samplers.push(compile_sampler(generator, class)?);
+            // UUIDs are bytes in binary fields.
+            if matches!(data_type, DataType::Binary | DataType::FixedSizeBinary(_)) {
+                for s in &mut samplers {
+                    if let Sampler::SUuid { text } = s {
+                        *text = false;
+                    }
+                }
+            }
             let out = match data_type {
                 DataType::Boolean => Out::Bool,
                 DataType::Int8 | DataType::UInt8 => Out::W8,
                 DataType::Int16 | DataType::UInt16 => Out::W16,
-                DataType::Int32 | DataType::UInt32 | DataType::Date32 => Out::W32,
+                DataType::Int32 | DataType::UInt32 | DataType::Date32 | DataType::Time32(_) => {
+                    Out::W32
+                }
+                DataType::FixedSizeBinary(w) => Out::Fixed(*w as usize),
                 DataType::Float32 => Out::F32,
                 DataType::Float64 => Out::F64,
                 DataType::Utf8 | DataType::Binary => Out::Bytes,
@@ -1947,7 +2003,10 @@ fn compile(
             // 1M rows, 8 MB to 0.02 MB, and with zstd 1.02 to 0.01 MB).
             let sequence = matches!(generator, Generator::Sequence { .. })
                 && f.when.is_empty()
-                && matches!(class, Class::Int { .. } | Class::Date | Class::Timestamp(_))
+                && matches!(
+                    class,
+                    Class::Int { .. } | Class::Date | Class::Timestamp(_) | Class::Time(_)
+                )
                 && dictionary.is_none()
                 && f.parquet_dictionary != Some(true);
             if sequence {
@@ -2504,6 +2563,49 @@ impl Node {
                 ArrayData::builder(data_type.clone())
                     .len(n)
                     .add_buffer(buffer)
+                    .nulls(nulls)
+                    .build()?
+            }
+            Out::Fixed(width) => {
+                // Each value is drawn as a byte string and must have the
+                // type's width (the parser checks listed values; templates
+                // are checked here); a null holds zeros.
+                let most = leaf
+                    .samplers
+                    .iter()
+                    .map(Sampler::max_bytes)
+                    .max()
+                    .unwrap_or(0)
+                    .max(width);
+                let mut w = Writer {
+                    buf: Vec::new(),
+                    pos: 0,
+                };
+                w.room(n.saturating_mul(width));
+                for (i, &id) in ids.iter().enumerate() {
+                    w.room(most);
+                    let at = w.pos;
+                    if valid[i] == 1 {
+                        let c = draw_string(i, id, &mut w);
+                        record(&mut codes, valid, c, i);
+                        if w.pos - at != width {
+                            return Err(Error::InvalidDistribution(format!(
+                                "field {}: a value of {} bytes for fixed_size_binary({width})",
+                                self.field.name(),
+                                w.pos - at
+                            )));
+                        }
+                    } else {
+                        record(&mut codes, valid, 0, i);
+                        w.buf[at..at + width].fill(0);
+                        w.pos += width;
+                    }
+                }
+                let mut values = w.buf;
+                values.truncate(w.pos);
+                ArrayData::builder(data_type.clone())
+                    .len(n)
+                    .add_buffer(Buffer::from_vec(values))
                     .nulls(nulls)
                     .build()?
             }

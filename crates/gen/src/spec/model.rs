@@ -245,6 +245,9 @@ pub enum Generator {
     /// In a child table: the row's position among its parent's children,
     /// plus this start (`1, 2, 3` for an order's line numbers).
     Position(i128),
+    /// A random (version 4) UUID: 16 bytes for binary fields, the 36
+    /// characters of its canonical text for strings.
+    Uuid,
 }
 
 /// A [`Generator::Reference`]: which table and field, and how rows are
@@ -380,6 +383,7 @@ impl fmt::Display for Generator {
             Generator::Position(start) => {
                 write!(f, "position among the parent's rows from {start}")
             }
+            Generator::Uuid => write!(f, "random UUIDs (version 4)"),
         }
     }
 }

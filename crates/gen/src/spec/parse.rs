@@ -45,6 +45,7 @@ const GENERATORS: &[&str] = &[
     "ref",
     "parent",
     "position",
+    "uuid",
 ];
 const COMMON: &[&str] = &[
     "name",
@@ -56,8 +57,12 @@ const COMMON: &[&str] = &[
     "description",
 ];
 const TYPES: &str = "boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, \
-                     float64, decimal(P, S), utf8, large_utf8, binary, dictionary, date32, \
-                     timestamp(UNIT[, TZ]), struct, list, map";
+                     float64, decimal(P, S), utf8, large_utf8, binary, fixed_size_binary(N), \
+                     dictionary, date32, timestamp(UNIT[, TZ]), time32(s|ms), time64(us|ns), \
+                     duration(UNIT), struct, list, map";
+
+/// Most bytes of a `fixed_size_binary(N)` value.
+const MAX_FIXED_BYTES: i64 = 1 << 16;
 
 /// Most digits of a decimal type (Arrow's `Decimal128`).
 pub(crate) const MAX_DECIMAL_PRECISION: u8 = 38;
@@ -75,6 +80,8 @@ pub(crate) enum Class {
     Dict,
     Date,
     Timestamp(TimeUnit),
+    /// A time of day: units since midnight, below a day's.
+    Time(TimeUnit),
     /// A decimal of `precision` digits, `scale` of them after the point;
     /// its values are integer units of `10^-scale` (`12.50` is 1250 at
     /// scale 2), at most `max` in magnitude.
@@ -101,6 +108,8 @@ impl Class {
             DataType::Dictionary(..) => Class::Dict,
             DataType::Date32 => Class::Date,
             DataType::Timestamp(u, _) => Class::Timestamp(*u),
+            DataType::Time32(u) | DataType::Time64(u) => Class::Time(*u),
+            DataType::Duration(_) => int(i64::MIN.into(), i64::MAX.into()),
             DataType::Decimal128(p, s) => Class::Decimal {
                 scale: (*s).max(0) as u8,
                 max: decimal_max(*p),
@@ -117,6 +126,7 @@ impl Class {
             Class::Str | Class::Dict => "a string",
             Class::Date => "a date (1970-01-01, or days since it)",
             Class::Timestamp(_) => "a date-time (2024-01-01T00:00:00Z, or units since the epoch)",
+            Class::Time(_) => "a time of day (08:30:00, or units since midnight)",
             Class::Decimal { .. } => "a decimal number (12.5, or a string such as \"12.50\")",
         }
     }
@@ -137,6 +147,7 @@ impl Class {
                 | Class::Float
                 | Class::Date
                 | Class::Timestamp(_)
+                | Class::Time(_)
                 | Class::Decimal { .. }
         )
     }
@@ -174,6 +185,46 @@ fn parse_type(s: &str) -> Result<TypeSpec, String> {
         "list" => Ok(TypeSpec::List),
         "map" => Ok(TypeSpec::Map),
         _ if t.starts_with("decimal") => parse_decimal(s).map(TypeSpec::Scalar),
+        _ if t.starts_with("time32(") || t.starts_with("time64(") || t.starts_with("duration(") => {
+            let (kind, arg) = t.split_once('(').unwrap_or_default();
+            let unit = arg.strip_suffix(')').map(str::trim);
+            let unit = match unit {
+                Some("s") => TimeUnit::Second,
+                Some("ms") => TimeUnit::Millisecond,
+                Some("us") => TimeUnit::Microsecond,
+                Some("ns") => TimeUnit::Nanosecond,
+                _ => {
+                    return Err(format!(
+                        "type `{s}`: the unit is s, ms, us or ns (time32 takes s or ms, time64 us or ns)"
+                    ));
+                }
+            };
+            match (kind, unit) {
+                ("time32", TimeUnit::Second | TimeUnit::Millisecond) => {
+                    scalar(DataType::Time32(unit))
+                }
+                ("time64", TimeUnit::Microsecond | TimeUnit::Nanosecond) => {
+                    scalar(DataType::Time64(unit))
+                }
+                ("duration", _) => scalar(DataType::Duration(unit)),
+                _ => Err(format!(
+                    "type `{s}`: time32 takes s or ms, time64 us or ns (Arrow's time types)"
+                )),
+            }
+        }
+        _ if t.starts_with("fixed_size_binary(") => {
+            let n = t["fixed_size_binary(".len()..]
+                .strip_suffix(')')
+                .and_then(|n| n.trim().parse::<i64>().ok());
+            match n {
+                Some(n) if (1..=MAX_FIXED_BYTES).contains(&n) => {
+                    scalar(DataType::FixedSizeBinary(n as i32))
+                }
+                _ => Err(format!(
+                    "type `{s}`: fixed_size_binary(N) takes a byte width N from 1 to {MAX_FIXED_BYTES}"
+                )),
+            }
+        }
         _ => {
             if let Some(args) = t
                 .strip_prefix("timestamp(")
@@ -198,6 +249,53 @@ fn parse_type(s: &str) -> Result<TypeSpec, String> {
             }
             Err(format!("unknown type `{s}`; the types are {TYPES}"))
         }
+    }
+}
+
+/// Checks that `g` draws values of exactly `width` bytes for a
+/// `fixed_size_binary(width)` field (templates are checked as they are
+/// drawn).
+fn check_fixed(width: usize, g: &Generator) -> Result<(), String> {
+    let values: Vec<&Value> = match g {
+        Generator::Constant(v) => vec![v],
+        Generator::Weighted { values, .. } => values.iter().collect(),
+        Generator::Zipf {
+            values: Some(values),
+            ..
+        } => values.iter().collect(),
+        Generator::Uuid if width == 16 => vec![],
+        Generator::Uuid => {
+            return Err(format!(
+                "`uuid` makes 16 bytes; declare the field fixed_size_binary(16), not ({width})"
+            ));
+        }
+        Generator::Template(_) | Generator::Reference(_) => vec![],
+        other => {
+            return Err(format!(
+                "fixed_size_binary({width}) takes constant, weighted or zipf values of {width} bytes, a template, uuid or a reference, not {other}"
+            ));
+        }
+    };
+    for v in values {
+        if let Value::Str(s) = v
+            && s.len() != width
+        {
+            return Err(format!(
+                "value {s:?} has {} bytes; fixed_size_binary({width}) holds exactly {width}",
+                s.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Units of `unit` in a second.
+fn units_per_second(unit: TimeUnit) -> i128 {
+    match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
     }
 }
 
@@ -472,6 +570,7 @@ impl<'s> P<'s> {
         let range = match class {
             Class::Date => Some((i128::from(i32::MIN), i128::from(i32::MAX), "date32")),
             Class::Timestamp(_) => Some((i128::from(i64::MIN), i128::from(i64::MAX), "timestamp")),
+            Class::Time(u) => Some((0, units_per_second(u) * 86_400 - 1, "time of day")),
             Class::Decimal { max, .. } => Some((-max, max, "decimal (in units of its scale)")),
             _ => None,
         };
@@ -517,7 +616,7 @@ impl<'s> P<'s> {
                 Ok(Value::Float(self.number(v, field, key)?))
             }
             (Class::Str | Class::Dict, DeValue::String(s)) => Ok(Value::Str(s.to_string())),
-            (Class::Date | Class::Timestamp(_), DeValue::Integer(_)) => {
+            (Class::Date | Class::Timestamp(_) | Class::Time(_), DeValue::Integer(_)) => {
                 Ok(Value::Int(self.integer(v, field, key)?))
             }
             (Class::Decimal { scale, .. }, DeValue::Integer(i)) => {
@@ -556,6 +655,20 @@ impl<'s> P<'s> {
                     date.day.into(),
                 ))),
                 _ => Err(bad(format!("`{key}` must be a date without a time"))),
+            },
+            (Class::Time(unit), DeValue::Datetime(d)) => match (d.date, d.time, d.offset) {
+                (None, Some(t), None) => {
+                    let per = units_per_second(unit);
+                    let secs = i128::from(t.hour) * 3600
+                        + i128::from(t.minute) * 60
+                        + i128::from(t.second);
+                    Ok(Value::Int(
+                        secs * per + i128::from(t.nanosecond) * per / 1_000_000_000,
+                    ))
+                }
+                _ => Err(bad(format!(
+                    "`{key}` must be a time of day without a date, such as 08:30:00"
+                ))),
             },
             (Class::Timestamp(unit), DeValue::Datetime(d)) => {
                 let Some(date) = d.date else {
@@ -649,6 +762,7 @@ impl<'s> P<'s> {
                     Class::Dict => "dictionary",
                     Class::Date => "date",
                     Class::Timestamp(_) => "timestamp",
+                    Class::Time(_) => "time",
                     Class::Decimal { .. } => "decimal",
                 }
             ))
@@ -671,7 +785,7 @@ impl<'s> P<'s> {
                 }
                 let p = params(&["start", "step"])?;
                 let step_class = match class {
-                    Class::Date | Class::Timestamp(_) => Class::Int {
+                    Class::Date | Class::Timestamp(_) | Class::Time(_) => Class::Int {
                         min: i64::MIN.into(),
                         max: i64::MAX.into(),
                     },
@@ -1003,6 +1117,15 @@ impl<'s> P<'s> {
                     offset,
                 })
             }
+            "uuid" => {
+                if class != Class::Str {
+                    return Err(unsupported());
+                }
+                if !self.boolean(v, field, name)? {
+                    return Err(bad("`uuid` takes `true` (or leave it out)".into()));
+                }
+                Generator::Uuid
+            }
             "position" => {
                 let Class::Int { min, max } = class else {
                     return Err(unsupported());
@@ -1034,7 +1157,11 @@ impl<'s> P<'s> {
         };
         if !matches!(
             class,
-            Class::Int { .. } | Class::Date | Class::Timestamp(_) | Class::Decimal { .. }
+            Class::Int { .. }
+                | Class::Date
+                | Class::Timestamp(_)
+                | Class::Time(_)
+                | Class::Decimal { .. }
         ) {
             return Err(self.err(
                 o.span(),
@@ -1140,6 +1267,10 @@ impl<'s> P<'s> {
                         format!("needs a generator: one of {}", GENERATORS.join(", ")),
                     )
                 })?;
+                if let TypeSpec::Scalar(DataType::FixedSizeBinary(width)) = &ty_spec {
+                    check_fixed(*width as usize, &generator)
+                        .map_err(|m| self.err(v.span(), f, m))?;
+                }
                 let data_type = if class == Class::Dict {
                     let categories = match &generator {
                         Generator::Weighted { values, .. } => values.len(),
