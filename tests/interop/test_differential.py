@@ -56,12 +56,14 @@ def chunk_statistics(path):
 
 
 def plain(t):
-    """`t` with timestamps as their int64 values (Python's datetime has no
-    nanoseconds)."""
-    if pa.types.is_timestamp(t):
+    """`t` with timestamps, times and durations as their integer values
+    (Python's datetime has no nanoseconds)."""
+    if pa.types.is_timestamp(t) or pa.types.is_time64(t) or pa.types.is_duration(t):
         return pa.int64()
+    if pa.types.is_time32(t):
+        return pa.int32()
     if pa.types.is_map(t):
-        return pa.map_(plain(t.key_type), pa.field("value", plain(t.item_type), t.item_field.nullable))
+        return pa.map_(t.key_field.with_type(plain(t.key_type)), t.item_field.with_type(plain(t.item_type)))
     if pa.types.is_large_list(t):
         return pa.large_list(t.value_field.with_type(plain(t.value_type)))
     if pa.types.is_list(t):
@@ -75,8 +77,23 @@ def values(table):
     """The table's rows as Python values. Dictionaries are compared by the
     values they decode to (which unused entries a dictionary holds is not
     data, and parquet's writer may leave it empty under null parents)."""
-    schema = pa.schema([f.with_type(plain(f.type)) for f in table.schema])
-    return table.cast(schema).to_pylist()
+    columns = [c if not temporal(c.type) else c.cast(plain(c.type)) for c in table.columns]
+    return pa.table(columns, names=table.column_names).to_pylist()
+
+
+def temporal(t):
+    """Whether `t` holds a timestamp, time or duration at any depth (only
+    those columns are cast: a cast rebuilds map types without their
+    entries' names)."""
+    if pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        return True
+    if pa.types.is_map(t):
+        return temporal(t.key_type) or temporal(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return temporal(t.value_type)
+    if pa.types.is_struct(t):
+        return any(temporal(t.field(i).type) for i in range(t.num_fields))
+    return False
 
 
 def same(a, b):

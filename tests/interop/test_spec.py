@@ -115,6 +115,10 @@ uniform = { min = 00:00:00, max = 23:59:59.999 }
 name = "took"
 type = "duration(ms)"
 normal = { mean = 1500, std = 400, min = 0 }
+[[fields]]
+name = "wide"
+type = "fixed_size_binary(70)"
+weighted = { values = ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"] }
 """
 
 
@@ -132,8 +136,15 @@ def test_uuids_times_and_durations_read_by_pyarrow_and_duckdb(strata_bin, tmp_pa
     )
     table = pq.read_table(out)
     assert [str(t) for t in table.schema.types] == [
-        "string", "fixed_size_binary[16]", "time64[us]", "time32[ms]", "duration[ms]",
+        "string", "fixed_size_binary[16]", "time64[us]", "time32[ms]", "duration[ms]", "fixed_size_binary[70]",
     ]
+    # strata's encoder wrote them (its name in created_by), with whole
+    # fixed-length statistics that pyarrow reads (it cannot read the 64-byte
+    # cut that parquet's writer makes of a 70-byte value).
+    md = pq.ParquetFile(sorted(out.glob("*.parquet"))[0]).metadata
+    assert md.created_by.startswith("strata version ")
+    wide = md.row_group(0).column(5).statistics
+    assert (wide.min, wide.max) == (b"A" * 70, b"B" * 70)
     ids = table["id"].to_pylist()
     assert len(set(ids)) == len(ids) == 20_000
     assert all(uuid.UUID(i).version == 4 for i in ids)

@@ -76,6 +76,8 @@ pub(super) enum Source {
     Decimal32,
     Decimal64,
     DecimalFixed(usize),
+    /// `FixedSizeBinary` values of this many bytes, copied as they are.
+    FixedBytes(usize),
 }
 
 /// Bytes of the `FIXED_LEN_BYTE_ARRAY` that holds every decimal of
@@ -118,6 +120,7 @@ fn source_of(t: &DataType) -> Option<(Source, usize)> {
         | DataType::Time64(_)
         | DataType::Duration(_) => Source::Copy(8),
         DataType::Utf8 | DataType::Binary => Source::Bytes,
+        DataType::FixedSizeBinary(w) if *w > 0 => Source::FixedBytes(*w as usize),
         DataType::LargeUtf8 | DataType::LargeBinary => Source::LargeBytes,
         DataType::Decimal128(p, _) => match *p {
             1..=9 => Source::Decimal32,
@@ -1016,6 +1019,13 @@ impl<'a> Values<'a> {
                     .values(),
             ),
             Source::Copy(w) => Values::Fixed(fixed(w)?, source),
+            Source::FixedBytes(w) => Values::Fixed(
+                leaf.as_fixed_size_binary_opt()
+                    .map(|a| a.value_data())
+                    .filter(|b| b.len() == leaf.len() * w)
+                    .ok_or_else(|| unsupported("a fixed-size binary array"))?,
+                source,
+            ),
             Source::I8 | Source::U8 => Values::Fixed(fixed(1)?, source),
             Source::I16 | Source::U16 => Values::Fixed(fixed(2)?, source),
             Source::Bytes => match leaf.data_type() {
@@ -1100,7 +1110,9 @@ impl<'a> Values<'a> {
         match self {
             Values::Bool(b) => out.extend((s..e).map(|i| u8::from(b.value(i)))),
             Values::Fixed(data, source) => match source {
-                Source::Copy(w) => out.extend_from_slice(&data[s * w..e * w]),
+                Source::Copy(w) | Source::FixedBytes(w) => {
+                    out.extend_from_slice(&data[s * w..e * w])
+                }
                 Source::I8 => {
                     for &v in &data[s..e] {
                         out.extend_from_slice(&i32::from(v as i8).to_le_bytes());

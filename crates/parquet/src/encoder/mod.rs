@@ -114,6 +114,10 @@ enum Values {
     /// `PLAIN` fixed-length byte strings of this many bytes: decimals as
     /// big-endian two's complement, ordered as signed numbers.
     Fixed(usize),
+    /// `PLAIN` fixed-length byte strings of this many bytes without a
+    /// logical type (`FixedSizeBinary`), ordered as unsigned bytes; their
+    /// statistics are never cut.
+    FixedBytes(usize),
 }
 
 impl Values {
@@ -125,7 +129,7 @@ impl Values {
             Values::Float(4) => PhysicalType::FLOAT,
             Values::Float(_) => PhysicalType::DOUBLE,
             Values::Bool => PhysicalType::BOOLEAN,
-            Values::Fixed(_) => PhysicalType::FIXED_LEN_BYTE_ARRAY,
+            Values::Fixed(_) | Values::FixedBytes(_) => PhysicalType::FIXED_LEN_BYTE_ARRAY,
         }
     }
 
@@ -133,7 +137,11 @@ impl Values {
     /// integers (little-endian) by number, floats by total order.
     fn less(self, a: &[u8], b: &[u8]) -> bool {
         match self {
-            Values::Plain | Values::Dictionary | Values::Dict | Values::Bool => a < b,
+            Values::Plain
+            | Values::Dictionary
+            | Values::Dict
+            | Values::Bool
+            | Values::FixedBytes(_) => a < b,
             Values::Int(_) => int_le(a) < int_le(b),
             Values::UInt(_) => uint_le(a) < uint_le(b),
             Values::Float(_) => float_le(a).total_cmp(&float_le(b)).is_lt(),
@@ -391,6 +399,11 @@ impl Shredder {
                 if usize::try_from(d.type_length()) == Ok(n) =>
             {
                 Values::Fixed(n)
+            }
+            (PhysicalType::FIXED_LEN_BYTE_ARRAY, Source::FixedBytes(n))
+                if usize::try_from(d.type_length()) == Ok(n) && d.logical_type_ref().is_none() =>
+            {
+                Values::FixedBytes(n)
             }
             _ => return None,
         };
@@ -1145,7 +1158,8 @@ impl LeafEncoder {
             | Values::Float(_)
             | Values::Bool
             | Values::Dict
-            | Values::Fixed(_) => Err(unsupported("a leaf of a fast shape")),
+            | Values::Fixed(_)
+            | Values::FixedBytes(_) => Err(unsupported("a leaf of a fast shape")),
         }
     }
 
@@ -1491,9 +1505,9 @@ impl LeafEncoder {
                 self.used = [0; 4];
                 Encoding::RLE_DICTIONARY
             }
-            Values::Fixed(width) => {
+            Values::Fixed(width) | Values::FixedBytes(width) => {
                 for v in self.values.chunks_exact(width) {
-                    stats.update(v, Values::Fixed(width));
+                    stats.update(v, self.shape.values);
                 }
                 Encoding::PLAIN
             }
@@ -1734,12 +1748,19 @@ impl LeafEncoder {
         ) || self.descr.converted_type() == parquet::basic::ConvertedType::UTF8
     }
 
+    /// Whether statistics are cut to a length limit: byte strings only.
+    /// Fixed-length values stay whole: their statistics are `PLAIN`, the
+    /// type's length, and Arrow C++ (pyarrow 26) aborts the process reading
+    /// the shorter ones parquet's writer cuts for `FixedSizeBinary` wider
+    /// than the limit.
+    fn cuts_statistics(&self) -> bool {
+        self.shape.values.physical_type() == PhysicalType::BYTE_ARRAY
+    }
+
     /// A byte-string minimum cut to at most `limit` bytes (at a character
     /// boundary for strings), as parquet's writer cuts it; `true` when cut.
     fn truncate_min(&self, v: Vec<u8>, limit: Option<usize>) -> (Vec<u8>, bool) {
-        let Some(l) = limit.filter(|&l| {
-            v.len() > l && self.shape.values.physical_type() == PhysicalType::BYTE_ARRAY
-        }) else {
+        let Some(l) = limit.filter(|&l| v.len() > l && self.cuts_statistics()) else {
             return (v, false);
         };
         match std::str::from_utf8(&v) {
@@ -1755,9 +1776,7 @@ impl LeafEncoder {
     /// so that it stays an upper bound, as parquet's writer does; `true`
     /// when cut. Left whole when no shorter upper bound exists.
     fn truncate_max(&self, v: Vec<u8>, limit: Option<usize>) -> (Vec<u8>, bool) {
-        let Some(l) = limit.filter(|&l| {
-            v.len() > l && self.shape.values.physical_type() == PhysicalType::BYTE_ARRAY
-        }) else {
+        let Some(l) = limit.filter(|&l| v.len() > l && self.cuts_statistics()) else {
             return (v, false);
         };
         let raised = match std::str::from_utf8(&v) {
@@ -1825,6 +1844,12 @@ impl LeafEncoder {
             Values::Bool => typed!(Boolean, |v: Vec<u8>| v.first() == Some(&1), None),
             // Decimals: never cut (parquet's writer keeps them whole).
             Values::Fixed(_) => typed!(
+                FixedLenByteArray,
+                |v: Vec<u8>| parquet::data_type::FixedLenByteArray::from(v),
+                None
+            ),
+            // Fixed-length bytes: whole too (see `cuts_statistics`).
+            Values::FixedBytes(_) => typed!(
                 FixedLenByteArray,
                 |v: Vec<u8>| parquet::data_type::FixedLenByteArray::from(v),
                 None
@@ -4232,7 +4257,6 @@ mod tests {
         for t in [
             DataType::Float16,
             DataType::Decimal256(40, 2),
-            DataType::FixedSizeBinary(4),
             DataType::Utf8View,
         ] {
             let schema = Schema::new(vec![
