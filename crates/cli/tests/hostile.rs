@@ -61,7 +61,12 @@ fn specs_asking_for_huge_allocations_are_refused_before_allocating() {
     refused(
         spec("name = \"d\"\ntype = \"decimal128(76, 2)\"\nconstant = 1").as_bytes(),
         GENERATE,
-        "precision 76 is more than 38 digits",
+        "precision 76 is more than 38 digits (Decimal128)",
+    );
+    refused(
+        spec("name = \"d\"\ntype = \"decimal(77, 2)\"\nconstant = 1").as_bytes(),
+        GENERATE,
+        "precision 77 is more than 76 digits (Decimal256, the widest)",
     );
 }
 

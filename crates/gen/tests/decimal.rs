@@ -206,12 +206,12 @@ fn bad_decimal_specs_name_the_field_and_line() {
     };
     let cases = [
         (
-            f("decimal(39, 2)", "constant = 1"),
-            "d.toml:4: field `x`: type `decimal(39, 2)`: precision 39 is more than 38 digits (Decimal128); wider decimals (Decimal256) are not supported",
+            f("decimal(77, 2)", "constant = 1"),
+            "d.toml:4: field `x`: type `decimal(77, 2)`: precision 77 is more than 76 digits (Decimal256, the widest)",
         ),
         (
             f("decimal(0, 0)", "constant = 1"),
-            "d.toml:4: field `x`: type `decimal(0, 0)`: the precision is 1 to 38 digits, not 0",
+            "d.toml:4: field `x`: type `decimal(0, 0)`: the precision is 1 to 76 digits, not 0",
         ),
         (
             f("decimal(5, 6)", "constant = 1"),
@@ -223,15 +223,15 @@ fn bad_decimal_specs_name_the_field_and_line() {
         ),
         (
             f("decimal(5)", "constant = 1"),
-            "d.toml:4: field `x`: type `decimal(5)`: a decimal type is `decimal(P, S)`, P digits (1 to 38) of which S (0 to P) follow the point",
+            "d.toml:4: field `x`: type `decimal(5)`: a decimal type is `decimal(P, S)`, P digits (1 to 76) of which S (0 to P) follow the point",
         ),
         (
             f("decimal", "constant = 1"),
-            "d.toml:4: field `x`: type `decimal`: a decimal type is `decimal(P, S)`, P digits (1 to 38) of which S (0 to P) follow the point",
+            "d.toml:4: field `x`: type `decimal`: a decimal type is `decimal(P, S)`, P digits (1 to 76) of which S (0 to P) follow the point",
         ),
         (
             f("decimal(x, 2)", "constant = 1"),
-            "d.toml:4: field `x`: type `decimal(x, 2)`: a decimal type is `decimal(P, S)`, P digits (1 to 38) of which S (0 to P) follow the point",
+            "d.toml:4: field `x`: type `decimal(x, 2)`: a decimal type is `decimal(P, S)`, P digits (1 to 76) of which S (0 to P) follow the point",
         ),
         (
             f("decimal(5, 2)", "constant = 1.005"),
@@ -276,4 +276,38 @@ fn bad_decimal_specs_name_the_field_and_line() {
     for (text, want) in cases {
         assert_eq!(error(&text), want, "{text}");
     }
+}
+
+#[test]
+fn decimals_past_38_digits_are_decimal256_in_exact_units() {
+    let s = spec(
+        "[[fields]]\nname = \"big\"\ntype = \"decimal(50, 5)\"\nuniform = { min = \"-92233720368547.75807\", max = \"92233720368547.75807\" }\n[[fields]]\nname = \"one\"\ntype = \"decimal(76, 0)\"\nconstant = -7",
+    );
+    assert_eq!(
+        spec_types(&s),
+        [DataType::Decimal256(50, 5), DataType::Decimal256(76, 0)]
+    );
+    let b = batch(&s, 3, 0, 2000);
+    for c in b.columns() {
+        c.to_data().validate_full().unwrap();
+    }
+    let big = b
+        .column(0)
+        .as_any()
+        .downcast_ref::<arrow_array::Decimal256Array>()
+        .unwrap();
+    let lo = arrow_buffer::i256::from_i128(-i128::from(i64::MAX));
+    let hi = arrow_buffer::i256::from_i128(i128::from(i64::MAX));
+    assert!(big.values().iter().all(|v| *v >= lo && *v <= hi));
+    assert!(big.values().iter().any(|v| *v < arrow_buffer::i256::ZERO));
+    let one = b
+        .column(1)
+        .as_any()
+        .downcast_ref::<arrow_array::Decimal256Array>()
+        .unwrap();
+    assert!(
+        one.values()
+            .iter()
+            .all(|v| *v == arrow_buffer::i256::from_i128(-7))
+    );
 }

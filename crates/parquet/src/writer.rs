@@ -293,13 +293,14 @@ mod tests {
                     .with_precision_and_scale(*p, *s)
                     .unwrap(),
             ),
-            _ => Arc::new(
+            DataType::Decimal256(p, s) => Arc::new(
                 arrow_array::Decimal256Array::from_iter_values(
                     (from..from + n).map(|i| arrow_buffer::i256::from_i128(i128::from(i) - 99)),
                 )
-                .with_precision_and_scale(40, 2)
+                .with_precision_and_scale(*p, *s)
                 .unwrap(),
             ),
+            other => unreachable!("no test batch of {other}"),
         };
         RecordBatch::try_new(schema.clone(), vec![ints, second]).unwrap()
     }
@@ -357,8 +358,10 @@ mod tests {
             (DataType::Float64, true),
             (DataType::Decimal128(10, 2), true),
             (DataType::Decimal128(30, 2), true),
-            // No direct encoding yet: parquet's writer.
-            (DataType::Decimal256(40, 2), false),
+            (DataType::Decimal256(40, 2), true),
+            // Decimal256 of 38 digits or fewer (specs make Decimal128 of
+            // those): parquet's writer.
+            (DataType::Decimal256(20, 2), false),
         ] {
             let (got, want, groups) = write_file(second, direct);
             assert_eq!(got, want, "direct {direct}");

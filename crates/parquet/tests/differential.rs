@@ -145,6 +145,13 @@ fn scalar(rng: &mut Rng, ty: &str) -> String {
                 "weighted = { values = [-1, 0, \"0.0000000001\", 3] }",
             ])
             .into(),
+        // Decimal256: units within i64 at 50 digits, 5 after the point.
+        "decimal(50, 5)" => rng
+            .pick(&[
+                "uniform = { min = -92233720368547.75807, max = 92233720368547.75807 }",
+                "weighted = { values = [-1, 0, \"0.00001\", 3] }",
+            ])
+            .into(),
         "time32(ms)" => "uniform = { min = 00:00:00, max = 23:59:59.999 }".into(),
         "time64(ns)" => rng
             .pick(&[
@@ -175,7 +182,7 @@ fn scalar(rng: &mut Rng, ty: &str) -> String {
     }
 }
 
-const SCALARS: [&str; 32] = [
+const SCALARS: [&str; 33] = [
     "boolean",
     "int8",
     "int16",
@@ -198,6 +205,7 @@ const SCALARS: [&str; 32] = [
     "decimal(18, 6)",
     "decimal(20, 0)",
     "decimal(38, 10)",
+    "decimal(50, 5)",
     "timestamp(s)",
     "timestamp(ms, +01:00)",
     "timestamp(us, +00:00)",

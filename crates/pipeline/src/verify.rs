@@ -691,7 +691,9 @@ impl Node {
                 dist.and_then(|d| d.values).map(|v| {
                     let mut c = Categories::new(v, is_zipf(generator));
                     c.dates = *data_type == DataType::Date32;
-                    if let DataType::Decimal128(_, scale) = data_type {
+                    if let DataType::Decimal128(_, scale) | DataType::Decimal256(_, scale) =
+                        data_type
+                    {
                         c.decimal_scale = Some(*scale);
                     }
                     c

@@ -456,6 +456,9 @@ fn add_offsets(
             add::<TimestampNanosecondType>(a, ids, sampler, key, |o| o)
         }
         DataType::Decimal128(..) => add::<Decimal128Type>(a, ids, sampler, key, i128::from),
+        DataType::Decimal256(..) => add::<Decimal256Type>(a, ids, sampler, key, |o| {
+            arrow_buffer::i256::from_i128(i128::from(o))
+        }),
         other => {
             return Err(Error::InvalidDistribution(format!(
                 "an offset cannot be added to {other}"
@@ -567,6 +570,8 @@ enum Out {
     W64,
     /// Integer units widened to 128 bits (`Decimal128`).
     W128,
+    /// Integer units widened to 256 bits (`Decimal256`).
+    W256,
     F32,
     F64,
     Bytes,
@@ -1947,6 +1952,7 @@ fn compile(
                 DataType::Utf8 | DataType::Binary => Out::Bytes,
                 DataType::LargeUtf8 => Out::LargeBytes,
                 DataType::Decimal128(..) => Out::W128,
+                DataType::Decimal256(..) => Out::W256,
                 DataType::Dictionary(k, _) => match k.primitive_width() {
                     Some(1) => Out::W8,
                     Some(2) => Out::W16,
@@ -2280,6 +2286,14 @@ impl Node {
                         ids.iter()
                             .map(|&id| below(key.first(id), u128::from(table.rows))),
                     ),
+                    RefPick::Zipf { zipf, step, offset } if table.rows <= 1 << 31 => {
+                        // Below 2^31 rows the product fits 64 bits (a
+                        // 128-bit remainder is a call).
+                        rows.extend(ids.iter().map(|&id| {
+                            let rank = zipf.sample(&mut key.row(id)) - 1;
+                            (rank * step + offset) % table.rows
+                        }))
+                    }
                     RefPick::Zipf { zipf, step, offset } => rows.extend(ids.iter().map(|&id| {
                         let mut r = key.row(id);
                         let rank = zipf.sample(&mut r) - 1;
@@ -2460,7 +2474,7 @@ impl Node {
                     .nulls(nulls)
                     .build()?
             }
-            Out::W8 | Out::W16 | Out::W32 | Out::W64 | Out::W128 => {
+            Out::W8 | Out::W16 | Out::W32 | Out::W64 | Out::W128 | Out::W256 => {
                 // One column of integers of the output's width: the fast
                 // loops for a single sampler, else per-element dispatch.
                 macro_rules! int_column {
@@ -2477,7 +2491,7 @@ impl Node {
                             fill(&mut v, ids, |i, id| {
                                 if valid[i] == 0 {
                                     record(&mut codes, valid, 0, i);
-                                    return 0;
+                                    return conv(0);
                                 }
                                 let (x, c) = draw_int(i, id);
                                 record(&mut codes, valid, c, i);
@@ -2496,6 +2510,11 @@ impl Node {
                     Out::W128 => int_column!(Vec::<i128>::with_capacity(n), i128, |x: u64| {
                         i128::from(x as i64)
                     }),
+                    Out::W256 => int_column!(
+                        Vec::<arrow_buffer::i256>::with_capacity(n),
+                        arrow_buffer::i256,
+                        |x: u64| arrow_buffer::i256::from_i128(i128::from(x as i64))
+                    ),
                     _ => int_column!(s.v64(n), u64),
                 };
                 match (&data_type, &leaf.dictionary) {

@@ -64,8 +64,11 @@ const TYPES: &str = "boolean, int8, int16, int32, int64, uint8, uint16, uint32, 
 /// Most bytes of a `fixed_size_binary(N)` value.
 const MAX_FIXED_BYTES: i64 = 1 << 16;
 
-/// Most digits of a decimal type (Arrow's `Decimal128`).
+/// Most digits of a decimal type stored as Arrow's `Decimal128`; wider
+/// ones are `Decimal256`.
 pub(crate) const MAX_DECIMAL_PRECISION: u8 = 38;
+/// Most digits of a decimal type (Arrow's `Decimal256`).
+pub(crate) const MAX_DECIMAL256_PRECISION: u8 = 76;
 
 /// What values of a leaf look like, for checking spec values.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,7 +113,7 @@ impl Class {
             DataType::Timestamp(u, _) => Class::Timestamp(*u),
             DataType::Time32(u) | DataType::Time64(u) => Class::Time(*u),
             DataType::Duration(_) => int(i64::MIN.into(), i64::MAX.into()),
-            DataType::Decimal128(p, s) => Class::Decimal {
+            DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => Class::Decimal {
                 scale: (*s).max(0) as u8,
                 max: decimal_max(*p),
             },
@@ -309,15 +312,21 @@ fn decimal_max(precision: u8) -> i128 {
 }
 
 /// `decimal(P, S)` (or `decimal128(P, S)`): Arrow's `Decimal128(P, S)`, for
-/// `1 <= P <= 38` and `0 <= S <= P`.
+/// `1 <= P <= 38` and `0 <= S <= P`, and `Decimal256(P, S)` for `P` up to
+/// 76.
 fn parse_decimal(s: &str) -> Result<DataType, String> {
     let t = s.trim().to_ascii_lowercase();
     let usage = format!(
-        "type `{s}`: a decimal type is `decimal(P, S)`, P digits (1 to {MAX_DECIMAL_PRECISION}) of which S (0 to P) follow the point"
+        "type `{s}`: a decimal type is `decimal(P, S)`, P digits (1 to {MAX_DECIMAL256_PRECISION}) of which S (0 to P) follow the point"
     );
-    let Some(args) = t
-        .strip_prefix("decimal128")
-        .or_else(|| t.strip_prefix("decimal"))
+    // `decimal128(P, S)` and `decimal256(P, S)` name the Arrow type;
+    // `decimal(P, S)` takes the narrower that holds P digits.
+    let (named, rest) = match (t.strip_prefix("decimal128"), t.strip_prefix("decimal256")) {
+        (Some(r), _) => (Some(MAX_DECIMAL_PRECISION), Some(r)),
+        (_, Some(r)) => (Some(MAX_DECIMAL256_PRECISION), Some(r)),
+        _ => (None, t.strip_prefix("decimal")),
+    };
+    let Some(args) = rest
         .map(str::trim)
         .and_then(|r| r.strip_prefix('('))
         .and_then(|r| r.strip_suffix(')'))
@@ -331,20 +340,28 @@ fn parse_decimal(s: &str) -> Result<DataType, String> {
     let (Ok(p), Ok(sc)) = (p.parse::<i64>(), sc.parse::<i64>()) else {
         return Err(usage);
     };
-    if p > i64::from(MAX_DECIMAL_PRECISION) {
+    if named == Some(MAX_DECIMAL_PRECISION) && p > i64::from(MAX_DECIMAL_PRECISION) {
         return Err(format!(
-            "type `{s}`: precision {p} is more than {MAX_DECIMAL_PRECISION} digits (Decimal128); wider decimals (Decimal256) are not supported"
+            "type `{s}`: precision {p} is more than {MAX_DECIMAL_PRECISION} digits (Decimal128); write decimal(P, S) for Decimal256 past 38"
+        ));
+    }
+    if p > i64::from(MAX_DECIMAL256_PRECISION) {
+        return Err(format!(
+            "type `{s}`: precision {p} is more than {MAX_DECIMAL256_PRECISION} digits (Decimal256, the widest)"
         ));
     }
     if p < 1 {
         return Err(format!(
-            "type `{s}`: the precision is 1 to {MAX_DECIMAL_PRECISION} digits, not {p}"
+            "type `{s}`: the precision is 1 to {MAX_DECIMAL256_PRECISION} digits, not {p}"
         ));
     }
     if sc < 0 || sc > p {
         return Err(format!(
             "type `{s}`: the scale is 0 to the precision ({p}), not {sc}"
         ));
+    }
+    if p > i64::from(MAX_DECIMAL_PRECISION) || named == Some(MAX_DECIMAL256_PRECISION) {
+        return Ok(DataType::Decimal256(p as u8, sc as i8));
     }
     Ok(DataType::Decimal128(p as u8, sc as i8))
 }
@@ -2613,7 +2630,7 @@ fn type_text(dt: &DataType) -> String {
         DataType::Utf8 => "utf8".into(),
         DataType::LargeUtf8 => "large_utf8".into(),
         DataType::Date32 => "date32".into(),
-        DataType::Decimal128(p, s) => format!("decimal({p}, {s})"),
+        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => format!("decimal({p}, {s})"),
         DataType::Timestamp(u, tz) => {
             let u = match u {
                 TimeUnit::Second => "s",

@@ -78,12 +78,20 @@ pub(super) enum Source {
     DecimalFixed(usize),
     /// `FixedSizeBinary` values of this many bytes, copied as they are.
     FixedBytes(usize),
+    /// `Decimal256` values as big-endian bytes of this length (the last
+    /// of their 32).
+    Decimal256(usize),
 }
 
 /// Bytes of the `FIXED_LEN_BYTE_ARRAY` that holds every decimal of
 /// `precision` digits: the fewest whose signed range covers `10^precision -
 /// 1` (the Parquet format's rule, as parquet's writer applies it).
 pub(super) fn decimal_bytes(precision: u8) -> usize {
+    if precision > 38 {
+        // Past `u128`: the same count from the bits of 10^precision (the
+        // formula parquet's writer uses).
+        return ((10f64.powi(i32::from(precision)).log2() + 1.0) / 8.0).ceil() as usize;
+    }
     let most = 10u128.saturating_pow(u32::from(precision)) - 1;
     (1..=16)
         .find(|&n| most < 1u128 << (8 * n - 1))
@@ -128,6 +136,9 @@ fn source_of(t: &DataType) -> Option<(Source, usize)> {
             19..=38 => Source::DecimalFixed(decimal_bytes(*p)),
             _ => return None,
         },
+        // As parquet's writer stores them: the fewest bytes for the
+        // precision (spec decimals past 38 digits are `Decimal256`).
+        DataType::Decimal256(p, _) if *p > 38 && *p <= 76 => Source::Decimal256(decimal_bytes(*p)),
         DataType::Dictionary(k, v)
             if k.is_dictionary_key_type()
                 && matches!(
@@ -1056,6 +1067,7 @@ impl<'a> Values<'a> {
             Source::Decimal32 | Source::Decimal64 | Source::DecimalFixed(_) => {
                 Values::Fixed(fixed(16)?, source)
             }
+            Source::Decimal256(_) => Values::Fixed(fixed(32)?, source),
         })
     }
 
@@ -1153,6 +1165,12 @@ impl<'a> Values<'a> {
                         out.extend(v[..*n].iter().rev());
                     }
                 }
+                // Big-endian, the last `n` bytes of the 32.
+                Source::Decimal256(n) => {
+                    for v in data[s * 32..e * 32].chunks_exact(32) {
+                        out.extend(v[..*n].iter().rev());
+                    }
+                }
                 _ => {}
             },
             Values::Bytes(offsets, data) => put_strings(offsets, data, s..e, out),
@@ -1231,6 +1249,7 @@ fn leaf_values(leaf: &dyn Array) -> Option<&arrow_buffer::Buffer> {
         DataType::Float64 => raw!(Float64Type),
         DataType::Date32 => raw!(Date32Type),
         DataType::Decimal128(..) => raw!(Decimal128Type),
+        DataType::Decimal256(..) => raw!(Decimal256Type),
         DataType::Time32(arrow_schema::TimeUnit::Second) => raw!(Time32SecondType),
         DataType::Time32(_) => raw!(Time32MillisecondType),
         DataType::Time64(arrow_schema::TimeUnit::Microsecond) => raw!(Time64MicrosecondType),

@@ -395,11 +395,10 @@ impl Shredder {
             (PhysicalType::BYTE_ARRAY, Source::Dict) => Values::Dict,
             (PhysicalType::INT32, Source::Decimal32) => Values::Int(4),
             (PhysicalType::INT64, Source::Decimal64) => Values::Int(8),
-            (PhysicalType::FIXED_LEN_BYTE_ARRAY, Source::DecimalFixed(n))
-                if usize::try_from(d.type_length()) == Ok(n) =>
-            {
-                Values::Fixed(n)
-            }
+            (
+                PhysicalType::FIXED_LEN_BYTE_ARRAY,
+                Source::DecimalFixed(n) | Source::Decimal256(n),
+            ) if usize::try_from(d.type_length()) == Ok(n) => Values::Fixed(n),
             (PhysicalType::FIXED_LEN_BYTE_ARRAY, Source::FixedBytes(n))
                 if usize::try_from(d.type_length()) == Ok(n) && d.logical_type_ref().is_none() =>
             {
@@ -4256,7 +4255,7 @@ mod tests {
     fn unsupported_shapes_fall_back() {
         for t in [
             DataType::Float16,
-            DataType::Decimal256(40, 2),
+            DataType::Decimal256(20, 2),
             DataType::Utf8View,
         ] {
             let schema = Schema::new(vec![
