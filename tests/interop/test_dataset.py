@@ -274,14 +274,22 @@ def test_parts_of_a_child_table_are_the_children_of_the_parents_parts(strata_bin
         assert count(con, f"SELECT count(*) FROM {o} o ANTI JOIN {li} l ON l.l_orderkey = o.o_orderkey") == 0
 
 
-def test_star_references_resolve_with_their_skew(strata_bin, tmp_path):
+@pytest.mark.parametrize(("scale", "parts"), [("0.05", 1), ("0.02", 5)])
+def test_star_references_resolve_with_their_skew(strata_bin, tmp_path, scale, parts):
     out = tmp_path / "out"
-    subprocess.run([strata_bin, "generate", "-q", "--preset", "star", "--scale", "0.05", "--output-dir", str(out)], check=True)
+    for i in range(1, parts + 1):
+        subprocess.run(
+            [strata_bin, "generate", "-q", "--preset", "star", "--scale", scale, "--output-dir", str(out),
+             "--parts", str(parts), "--part", str(i)],
+            check=True,
+        )
     con = duckdb.connect()
     for t in ["dates", "customers", "products", "stores", "sales"]:
         con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
     n = count(con, "SELECT count(*) FROM sales")
-    assert n == 50_000
+    assert n == round(1_000_000 * float(scale))
+    assert count(con, "SELECT count(*) FROM customers") == round(100_000 * float(scale))
+    assert count(con, "SELECT count(DISTINCT f_id) FROM sales") == n
     for fk, dim, key in [
         ("f_datekey", "dates", "d_datekey"),
         ("f_customer", "customers", "c_id"),

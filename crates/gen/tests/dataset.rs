@@ -823,6 +823,16 @@ constant = 1
         ),
         (
             format!(
+                "{}\n[[tables]]\nname = \"e\"\nchildren_of = \"c\"\ncount = 1\n[[tables.fields]]\nname = \"z\"\ntype = \"int8\"\nconstant = 1\n",
+                child(
+                    "children_of = \"e\"\ncount = 2",
+                    "name = \"a\"\ntype = \"int64\"\nconstant = 1"
+                )
+            ),
+            "tables reference each other in a cycle (c -> e -> c)",
+        ),
+        (
+            format!(
                 "{}\n[[tables]]\nname = \"r\"\nrows = 3\n[[tables.fields]]\nname = \"z\"\ntype = \"int64\"\nref = {{ table = \"c\", field = \"a\" }}\n",
                 child(
                     "children_of = \"p\"\ncount = 2",
