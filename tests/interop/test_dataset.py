@@ -4,6 +4,7 @@ inside list<struct> items resolve too, Zipf references show the declared
 skew, and the parts of a run together hold exactly the single run's rows."""
 
 import math
+import os
 import subprocess
 
 import duckdb
@@ -304,3 +305,33 @@ def test_star_references_resolve_with_their_skew(strata_bin, tmp_path, scale, pa
     p1 = 1 / sum(k**-0.9 for k in range(1, 201))
     se = math.sqrt(p1 * (1 - p1) / n)
     assert abs(top / n - p1) < 5 * se, (top, n, p1)
+
+
+@pytest.mark.skipif("STRATA_S3_ENDPOINT" not in os.environ, reason="no S3 test server configured (scripts/test starts one)")
+def test_a_dataset_to_s3_is_uploaded_table_by_table(strata_bin, tmp_path):
+    import uuid
+
+    import boto3
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bucket = os.environ["STRATA_S3_BUCKET"]
+    prefix = f"ds-{uuid.uuid4().hex}"
+    args = ["generate", "-q", "--preset", "orders", "--scale", "0.001", "--num-writers", "2"]
+    subprocess.run([strata_bin, *args, "--output-dir", f"s3://{bucket}/{prefix}"], check=True)
+    local = tmp_path / "local"
+    subprocess.run([strata_bin, *args, "--output-dir", str(local)], check=True)
+    client = boto3.client(
+        "s3",
+        endpoint_url=os.environ["STRATA_S3_ENDPOINT"],
+        aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"],
+        region_name=os.environ.get("AWS_REGION", "us-east-1"),
+    )
+    keys = sorted(o["Key"] for o in client.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"])
+    want = sorted(f"{prefix}/{t}/{t}_{j}.parquet" for t in ["customers", "orders", "lineitem"] for j in range(2))
+    assert keys == want
+    for key in keys:
+        body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        got = pq.read_table(pa.BufferReader(body))
+        assert got.equals(pq.read_table(local / key.removeprefix(f"{prefix}/"))), key
