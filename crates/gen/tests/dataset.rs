@@ -99,50 +99,31 @@ ref = { table = "orders", field = "o_cust", via = "r_order" }
 "#;
 
 fn table(d: &Dataset, name: &str, seed: u64, scale: f64, batch: usize) -> Vec<RecordBatch> {
-    let i = d.table(name).unwrap();
-    let g = d.generator(i, seed, scale).unwrap();
-    let rows = d.tables[i].rows.unwrap().at(scale);
-    let mut out = Vec::new();
-    let mut s = Default::default();
-    let mut at = 0;
-    while at < rows {
-        let n = (rows - at).min(batch as u64) as usize;
-        let b = g.generate(at, n, &mut s).unwrap();
-        for c in b.columns() {
-            c.to_data().validate_full().unwrap();
-        }
-        out.push(b);
-        at += n as u64;
-    }
-    out
+    all_rows(d, name, seed, scale, batch as u64)
+}
+
+/// Column `name` of every batch, each batch's array (of type `A`) turned
+/// into values by `f`.
+fn column<A: 'static, T>(bs: &[RecordBatch], name: &str, f: impl Fn(&A) -> Vec<T>) -> Vec<T> {
+    bs.iter()
+        .flat_map(|b| {
+            f(b.column_by_name(name)
+                .unwrap_or_else(|| panic!("no column {name}"))
+                .as_any()
+                .downcast_ref::<A>()
+                .unwrap_or_else(|| panic!("column {name} has another type")))
+        })
+        .collect()
 }
 
 fn ints(bs: &[RecordBatch], name: &str) -> Vec<Option<i64>> {
-    bs.iter()
-        .flat_map(|b| {
-            let a = b
-                .column_by_name(name)
-                .unwrap()
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .unwrap();
-            a.iter().collect::<Vec<_>>()
-        })
-        .collect()
+    column(bs, name, |a: &Int64Array| a.iter().collect())
 }
 
 fn strs(bs: &[RecordBatch], name: &str) -> Vec<Option<String>> {
-    bs.iter()
-        .flat_map(|b| {
-            let a = b
-                .column_by_name(name)
-                .unwrap()
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .unwrap();
-            a.iter().map(|x| x.map(str::to_string)).collect::<Vec<_>>()
-        })
-        .collect()
+    column(bs, name, |a: &StringArray| {
+        a.iter().map(|x| x.map(str::to_string)).collect()
+    })
 }
 
 #[test]
@@ -158,18 +139,7 @@ fn references_hold_their_parent_rows_values() {
         let c_id = ints(&customers, "c_id");
         let seg = strs(&customers, "c_segment");
         let limit = ints(&customers, "c_limit");
-        let since: Vec<Option<i32>> = customers
-            .iter()
-            .flat_map(|b| {
-                let a = b
-                    .column_by_name("c_since")
-                    .unwrap()
-                    .as_any()
-                    .downcast_ref::<Date32Array>()
-                    .unwrap();
-                a.iter().collect::<Vec<_>>()
-            })
-            .collect();
+        let since = dates(&customers, "c_since");
         assert_eq!(c_id.len() as u64, n_cust);
         let row_of: HashMap<i64, usize> = c_id
             .iter()
@@ -569,17 +539,7 @@ fn all_rows(d: &Dataset, name: &str, seed: u64, scale: f64, batch: u64) -> Vec<R
 }
 
 fn dates(bs: &[RecordBatch], name: &str) -> Vec<Option<i32>> {
-    bs.iter()
-        .flat_map(|b| {
-            let a = b
-                .column_by_name(name)
-                .unwrap()
-                .as_any()
-                .downcast_ref::<Date32Array>()
-                .unwrap();
-            a.iter().collect::<Vec<_>>()
-        })
-        .collect()
+    column(bs, name, |a: &Date32Array| a.iter().collect())
 }
 
 #[test]
@@ -593,18 +553,9 @@ fn child_rows_follow_their_parents() {
     let l_key = ints(&items, "l_orderkey");
     let ship = dates(&items, "l_shipdate");
     let commit = dates(&items, "l_commitdate");
-    let line: Vec<i64> = items
-        .iter()
-        .flat_map(|b| {
-            let a = b
-                .column_by_name("l_linenumber")
-                .unwrap()
-                .as_any()
-                .downcast_ref::<arrow_array::Int32Array>()
-                .unwrap();
-            a.values().iter().map(|&x| i64::from(x)).collect::<Vec<_>>()
-        })
-        .collect();
+    let line: Vec<i64> = column(&items, "l_linenumber", |a: &arrow_array::Int32Array| {
+        a.values().iter().map(|&x| i64::from(x)).collect()
+    });
     // Children come in their parents' order, numbered 1, 2, ... within
     // each parent, 1 to 7 of them; their dates are offsets of the order's.
     let mut per_order = vec![0usize; keys.len()];
@@ -703,17 +654,7 @@ position = 0
         assert_eq!(*k, b_a[i / 2]);
     }
     let i8s = |bs: &[RecordBatch], name: &str| -> Vec<i8> {
-        bs.iter()
-            .flat_map(|b| {
-                b.column_by_name(name)
-                    .unwrap()
-                    .as_any()
-                    .downcast_ref::<arrow_array::Int8Array>()
-                    .unwrap()
-                    .values()
-                    .to_vec()
-            })
-            .collect()
+        column(bs, name, |a: &arrow_array::Int8Array| a.values().to_vec())
     };
     let b_pos = i8s(&b, "b_pos");
     let c_b = i8s(&c, "c_b");
@@ -721,18 +662,9 @@ position = 0
         assert_eq!(*v, b_pos[i / 2] + 100);
     }
     assert!(b_pos.iter().all(|p| (10..13).contains(p)));
-    let c_pos: Vec<u16> = c
-        .iter()
-        .flat_map(|b| {
-            b.column_by_name("c_pos")
-                .unwrap()
-                .as_any()
-                .downcast_ref::<arrow_array::UInt16Array>()
-                .unwrap()
-                .values()
-                .to_vec()
-        })
-        .collect();
+    let c_pos: Vec<u16> = column(&c, "c_pos", |a: &arrow_array::UInt16Array| {
+        a.values().to_vec()
+    });
     assert!(c_pos.chunks(2).all(|p| p == [0, 1]));
     assert_eq!(d.root_of(2), 0);
     assert!((d.rows_per_root_row(2) - 2.0 * 5.0 / 3.0).abs() < 1e-9);

@@ -52,47 +52,36 @@ def spec_for_workers(spec):
     return spec
 
 
+def is_dataset(spec, args):
+    """Whether `spec` is a dataset of several tables (or `--scale` says so)."""
+    return len(strata.tables(spec)) > 1 or args.scale is not None
+
+
 def run(client, args):
     spec = spec_for_workers(args.spec)
-    tables = strata.tables(spec)
-    if len(tables) > 1 or args.scale is not None:
-        futures = [
-            client.submit(
-                strata.generate,
-                spec,
-                table=table,
-                scale=args.scale if args.scale is not None else 1.0,
-                part=i,
-                parts=args.parts,
-                seed=args.seed,
-                output_dir=args.output_dir,
-                format=args.format,
-                compression=args.compression,
-                threads=args.threads,
-                overwrite=args.overwrite,
-                key=f"strata-{table}-part-{i}-of-{args.parts}",
-            )
-            for table in tables
+    common = dict(
+        parts=args.parts,
+        seed=args.seed,
+        output_dir=args.output_dir,
+        format=args.format,
+        compression=args.compression,
+        threads=args.threads,
+        overwrite=args.overwrite,
+    )
+    if is_dataset(spec, args):
+        # One task per part of each table: table=NAME, scale=S.
+        scale = args.scale if args.scale is not None else 1.0
+        tasks = [
+            (dict(table=t, scale=scale, part=i), f"strata-{t}-part-{i}-of-{args.parts}")
+            for t in strata.tables(spec)
             for i in range(1, args.parts + 1)
         ]
-        return client.gather(futures)
-    futures = [
-        client.submit(
-            strata.generate,
-            spec,
-            part=i,
-            parts=args.parts,
-            rows=args.rows,
-            seed=args.seed,
-            output_dir=args.output_dir,
-            format=args.format,
-            compression=args.compression,
-            threads=args.threads,
-            overwrite=args.overwrite,
-            key=f"strata-part-{i}-of-{args.parts}",
-        )
-        for i in range(1, args.parts + 1)
-    ]
+    else:
+        tasks = [
+            (dict(rows=args.rows, part=i), f"strata-part-{i}-of-{args.parts}")
+            for i in range(1, args.parts + 1)
+        ]
+    futures = [client.submit(strata.generate, spec, **common, **kw, key=key) for kw, key in tasks]
     return client.gather(futures)
 
 
@@ -119,7 +108,7 @@ def main(argv=None):
     rows = sum(s["records"] for s in summaries)
     files = sum(len(s["files"]) for s in summaries)
     print(f"{rows} rows in {files} files, {sum(s['bytes'] for s in summaries)} bytes, {elapsed:.2f} s in all")
-    if len(strata.tables(spec_for_workers(args.spec))) > 1 or args.scale is not None:
+    if is_dataset(spec_for_workers(args.spec), args):
         for table in sorted({s["spec"] for s in summaries}):
             n = sum(s["records"] for s in summaries if s["spec"] == table)
             print(f"table {table}: {n} rows")

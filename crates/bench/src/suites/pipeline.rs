@@ -225,30 +225,49 @@ fn lineitem_cases(
             gen_cfg,
             dir,
         ));
-        let mut request = peer_timing(cfg);
-        request["name"] = name.clone().into();
-        request["dir"] = dir.path().display().to_string().into();
-        request["scale_factor"] = scale_factor.into();
-        request["codec"] = codec.into();
-        request["threads"] = threads.into();
-        let subject = "tpchgen-cli";
-        let reply = python_peer(
-            cfg,
-            TPCHGEN_PEER,
-            &request,
-            subject,
-            std::slice::from_ref(&name),
-        );
-        out.push(Case {
-            name: name.clone(),
-            subject: subject.into(),
-            unit: Unit::Rows,
-            work: rows as f64,
-            repeats: 1,
-            body: peer_body(&reply, &name),
-        });
+        let peer = Tpchgen {
+            scale_factor,
+            codec,
+            threads,
+            tables: "lineitem",
+        };
+        out.push(peer.case(cfg, dir, &name, rows as f64));
     }
     Ok(out)
+}
+
+/// `tpchgen-cli` writing TPC-H `tables` at one scale factor, codec and
+/// thread count.
+struct Tpchgen {
+    scale_factor: f64,
+    codec: &'static str,
+    threads: usize,
+    tables: &'static str,
+}
+
+impl Tpchgen {
+    /// Case `name` of this peer, `work` rows (run by the Python helper
+    /// beside the harness's interpreter).
+    fn case(&self, cfg: &Config, dir: &Arc<tempfile::TempDir>, name: &str, work: f64) -> Case {
+        let mut request = peer_timing(cfg);
+        request["name"] = name.into();
+        request["dir"] = dir.path().display().to_string().into();
+        request["scale_factor"] = self.scale_factor.into();
+        request["codec"] = self.codec.into();
+        request["threads"] = self.threads.into();
+        request["tables"] = self.tables.into();
+        let subject = "tpchgen-cli";
+        let names = [name.to_string()];
+        let reply = python_peer(cfg, TPCHGEN_PEER, &request, subject, &names);
+        Case {
+            name: name.into(),
+            subject: subject.into(),
+            unit: Unit::Rows,
+            work,
+            repeats: 1,
+            body: peer_body(&reply, name),
+        }
+    }
 }
 
 /// The `orders` dataset's `orders` and `lineitem` tables against
@@ -320,29 +339,13 @@ fn orders_cases(
                 }),
             },
         });
-        let mut request = peer_timing(cfg);
-        request["name"] = name.clone().into();
-        request["dir"] = dir.path().display().to_string().into();
-        request["scale_factor"] = scale.into();
-        request["codec"] = codec.into();
-        request["threads"] = threads.into();
-        request["tables"] = "orders,lineitem".into();
-        let subject = "tpchgen-cli";
-        let reply = python_peer(
-            cfg,
-            TPCHGEN_PEER,
-            &request,
-            subject,
-            std::slice::from_ref(&name),
-        );
-        out.push(Case {
-            name: name.clone(),
-            subject: subject.into(),
-            unit: Unit::Rows,
-            work: tpch_rows,
-            repeats: 1,
-            body: peer_body(&reply, &name),
-        });
+        let peer = Tpchgen {
+            scale_factor: scale,
+            codec,
+            threads,
+            tables: "orders,lineitem",
+        };
+        out.push(peer.case(cfg, dir, &name, tpch_rows));
     }
     Ok(out)
 }

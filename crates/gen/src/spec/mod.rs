@@ -72,20 +72,8 @@ impl Spec {
     /// A [`SpecError`] when there is no such preset (presets themselves
     /// are checked by the crate's tests).
     pub fn preset(name: &str) -> Result<Spec, SpecError> {
-        let text = Spec::preset_text(name).ok_or_else(|| SpecError {
-            origin: name.to_string(),
-            line: 0,
-            column: None,
-            field: None,
-            message: format!(
-                "no such preset; the presets are {}",
-                PRESETS
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        })?;
+        // A dataset preset is found too, and refused as several tables.
+        let text = Dataset::preset_text(name).ok_or_else(|| no_preset(name))?;
         Spec::parse(text, &format!("preset {name}"))
     }
 
@@ -125,6 +113,25 @@ impl Spec {
     }
 }
 
+/// The error for a preset name that is none of the presets.
+fn no_preset(name: &str) -> SpecError {
+    SpecError {
+        origin: name.to_string(),
+        line: 0,
+        column: None,
+        field: None,
+        message: format!(
+            "no such preset; the presets are {}",
+            PRESETS
+                .iter()
+                .chain(DATASET_PRESETS)
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 impl Dataset {
     /// Parses and checks a dataset: a file of `[[tables]]`, or a plain
     /// spec (one table, its row count left to the caller). Every
@@ -152,21 +159,7 @@ impl Dataset {
     /// # Errors
     /// A [`SpecError`] when there is no such preset.
     pub fn preset(name: &str) -> Result<Dataset, SpecError> {
-        let text = Dataset::preset_text(name).ok_or_else(|| SpecError {
-            origin: name.to_string(),
-            line: 0,
-            column: None,
-            field: None,
-            message: format!(
-                "no such preset; the presets are {}",
-                PRESETS
-                    .iter()
-                    .chain(DATASET_PRESETS)
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        })?;
+        let text = Dataset::preset_text(name).ok_or_else(|| no_preset(name))?;
         Dataset::parse(text, &format!("preset {name}"))
     }
 
