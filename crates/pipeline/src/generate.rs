@@ -1068,57 +1068,41 @@ impl Staged<'_> {
             pending.commit()?;
             summaries.push(summary);
         }
-        finish(
-            cfg, dest, conflicts, summaries, start, cpu0, threads, columns,
-        )
-    }
-}
-
-/// The end of a committed run: stale outputs removed, the summary.
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    cfg: &GenerateConfig,
-    dest: &Destination,
-    conflicts: Vec<PathBuf>,
-    summaries: Vec<FileSummary>,
-    start: Instant,
-    cpu0: f64,
-    threads: usize,
-    columns: Vec<ColumnCounts>,
-) -> Result<Summary, Error> {
-    if cfg.overwrite {
-        for stale in conflicts {
-            if !summaries.iter().any(|s| s.path == stale) {
-                match dest {
-                    Destination::Local => fs::remove_file(&stale)
-                        .map_err(|e| Error::io("remove stale output", &stale, e))?,
-                    Destination::Object(o) => o.remove(
-                        &stale
-                            .file_name()
-                            .map(|n| n.to_string_lossy().into_owned())
-                            .unwrap_or_default(),
-                    )?,
+        // Every file is in place: stale outputs an overwrite replaces go.
+        if cfg.overwrite {
+            for stale in conflicts {
+                if !summaries.iter().any(|s| s.path == stale) {
+                    match dest {
+                        Destination::Local => fs::remove_file(&stale)
+                            .map_err(|e| Error::io("remove stale output", &stale, e))?,
+                        Destination::Object(o) => o.remove(
+                            &stale
+                                .file_name()
+                                .map(|n| n.to_string_lossy().into_owned())
+                                .unwrap_or_default(),
+                        )?,
+                    }
                 }
             }
         }
+        let elapsed_s = start.elapsed().as_secs_f64();
+        let cpu_s = crate::clock::process_cpu_seconds() - cpu0;
+        let bytes = summaries.iter().map(|f| f.bytes).sum();
+        let records: u64 = summaries.iter().map(|f| f.rows).sum();
+        let records_per_s = records as f64 / elapsed_s;
+        Ok(Summary {
+            records,
+            bytes,
+            elapsed_s,
+            cpu_s,
+            threads,
+            records_per_s,
+            records_per_s_per_core: records_per_s / threads as f64,
+            mb_per_s: bytes as f64 / 1e6 / elapsed_s,
+            columns,
+            files: summaries,
+        })
     }
-    let elapsed_s = start.elapsed().as_secs_f64();
-    let cpu_s = crate::clock::process_cpu_seconds() - cpu0;
-    let bytes = summaries.iter().map(|f| f.bytes).sum();
-    let records: u64 = summaries.iter().map(|f| f.rows).sum();
-    let records_per_s = records as f64 / elapsed_s;
-    Ok(Summary {
-        records,
-        bytes,
-        elapsed_s,
-        cpu_s,
-        threads,
-        records_per_s,
-        records_per_s_per_core: records_per_s / threads as f64,
-        mb_per_s: bytes as f64 / 1e6 / elapsed_s,
-        columns,
-        files: summaries,
-    })
 }
 
 impl<G: BatchGenerator> Run<'_, G> {
