@@ -460,7 +460,7 @@ ref = { table = "a", field = "x" }
     );
     assert!(
         error_of(&case)
-            .contains("field `orders.m`: `ref` is a field's own generator, never a `when` case's"),
+            .contains("field `orders.m`: a `when` case of a `ref` field may give another `ref`"),
         "{}",
         error_of(&case)
     );
@@ -945,4 +945,136 @@ uuid = true
         let e = one(field);
         assert!(e.contains(want), "{e}\n  wanted: {want}");
     }
+}
+
+#[test]
+fn references_weighted_by_a_parent_field_or_drawn_by_cases() {
+    let text = r#"
+name = "w"
+[[tables]]
+name = "stores"
+rows = 4
+[[tables.fields]]
+name = "id"
+type = "int32"
+sequence = { start = 1 }
+# Store 1 weighs 0 (never drawn), 2 weighs 1, 3 weighs 3, 4 is null (0).
+[[tables.fields]]
+name = "size"
+type = "decimal(5, 1)"
+weighted = { values = [0.0] }
+[[tables.fields.when]]
+field = "id"
+is = 2
+weighted = { values = [1.0] }
+[[tables.fields.when]]
+field = "id"
+is = 3
+weighted = { values = [3.0] }
+[[tables.fields.when]]
+field = "id"
+is = 4
+null_rate = 1.0
+[[tables]]
+name = "sales"
+rows = 40000
+[[tables.fields]]
+name = "channel"
+type = "utf8"
+weighted = { values = ["shop", "web"] }
+# Shop sales go to stores by size; web sales all land uniformly.
+[[tables.fields]]
+name = "store"
+type = "int32"
+ref = { table = "stores", field = "id", weight = "size" }
+[[tables.fields.when]]
+field = "channel"
+is = "web"
+ref = { table = "stores", field = "id" }
+"#;
+    let text = text.replace(
+        "name = \"id\"\ntype = \"int32\"\nsequence = { start = 1 }",
+        "name = \"id\"\ntype = \"int32\"\nweighted = { values = [1, 2, 3, 4] }",
+    );
+    // Ids are a sequence in spirit; `weighted` makes them categories that
+    // cases can read. Their order is the row order only by chance, so
+    // read the weights back from the stores table itself.
+    let d = Dataset::parse(&text, "w.toml").unwrap();
+    let stores = table(&d, "stores", 1, 1.0, 10);
+    let ids = column(&stores, "id", |a: &arrow_array::Int32Array| {
+        a.values().to_vec()
+    });
+    let sizes = column(&stores, "size", |a: &arrow_array::Decimal128Array| {
+        a.iter().map(|v| v.unwrap_or(0) as f64).collect::<Vec<_>>()
+    });
+    let weight_of = |store: i32| {
+        ids.iter()
+            .zip(&sizes)
+            .filter(|(i, _)| **i == store)
+            .map(|(_, w)| *w)
+            .sum::<f64>()
+    };
+    let total: f64 = sizes.iter().sum();
+    let sales = table(&d, "sales", 1, 1.0, 4096);
+    let channel = strs(&sales, "channel");
+    let store = column(&sales, "store", |a: &arrow_array::Int32Array| {
+        a.values().to_vec()
+    });
+    for ch in ["shop", "web"] {
+        let picked: Vec<i32> = store
+            .iter()
+            .zip(&channel)
+            .filter(|(_, c)| c.as_deref() == Some(ch))
+            .map(|(s, _)| *s)
+            .collect();
+        let n = picked.len();
+        for s in 1..=4 {
+            // A store's share: its weight's (shop), a row's (web; stores
+            // with the same id count once each).
+            let p = if ch == "shop" {
+                weight_of(s) / total
+            } else {
+                ids.iter().filter(|i| **i == s).count() as f64 / ids.len() as f64
+            };
+            let got = picked.iter().filter(|x| **x == s).count();
+            let se = (p * (1.0 - p) / n as f64).sqrt();
+            assert!(
+                ((got as f64 / n as f64) - p).abs() <= 5.0 * se + 1e-12,
+                "{ch} store {s}: {got} of {n}, expected share {p}"
+            );
+        }
+    }
+
+    // Bad weights and cases.
+    let bad = |from: &str, to: &str| error_of(&text.replace(from, to));
+    assert!(
+        bad("weight = \"size\"", "weight = \"nope\"")
+            .contains("`weight` = \"nope\" is not a top-level field of table `stores`")
+    );
+    assert!(
+        bad("weight = \"size\"", "weight = \"id\", zipf = { s = 1 }")
+            .contains("`ref` takes `zipf` or `weight`, not both")
+    );
+    assert!(
+        bad(
+            "is = \"web\"\nref = { table = \"stores\", field = \"id\" }",
+            "is = \"web\"\nref = { table = \"stores\", field = \"size\" }"
+        )
+        .contains(
+            "a `when` case of a `ref` field may give another `ref` to the same table and field"
+        )
+    );
+    let strings = text.replace(
+        "name = \"size\"\ntype = \"decimal(5, 1)\"",
+        "name = \"size\"\ntype = \"utf8\"",
+    );
+    let strings = strings
+        .replace("[0.0]", "[\"a\"]")
+        .replace("[1.0]", "[\"b\"]")
+        .replace("[3.0]", "[\"c\"]");
+    assert!(
+        error_of(&strings).contains("`stores.size` is not a number"),
+        "{}",
+        error_of(&strings)
+    );
 }

@@ -234,10 +234,8 @@ enum NodeKind {
     Ref {
         table: Arc<TableEval>,
         field: usize,
-        pick: RefPick,
-        key: StreamKey,
-        /// Added to the copy, drawn per element from its stream.
-        offset: Option<(Sampler, StreamKey)>,
+        /// How rows are drawn: one way, or one per branch of the cases.
+        draws: Vec<RefDraw>,
     },
     /// `start + id mod modulus`: a child row's place among its parent's.
     Position {
@@ -260,6 +258,8 @@ enum RefPick {
         step: u64,
         offset: u64,
     },
+    /// Rows by the weights of a parent field.
+    Alias(Arc<Alias>),
 }
 
 /// A multiplier coprime with `n` near `n` times the golden ratio's
@@ -327,8 +327,13 @@ struct Parents<'a> {
     dataset: Option<(&'a Dataset, u64, f64)>,
     /// The table being compiled (for `parent` and `position`).
     current: Option<usize>,
-    built: std::rc::Rc<std::cell::RefCell<std::collections::HashMap<String, Arc<TableEval>>>>,
+    built: Shared<String, Arc<TableEval>>,
+    /// Alias tables of weighted references, by table and weight field.
+    weights: Shared<(String, String), Arc<Alias>>,
 }
+
+/// A map shared by the [`Parents`] of one compilation.
+type Shared<K, V> = std::rc::Rc<std::cell::RefCell<std::collections::HashMap<K, V>>>;
 
 impl<'a> Parents<'a> {
     fn none() -> Self {
@@ -336,6 +341,7 @@ impl<'a> Parents<'a> {
             dataset: None,
             current: None,
             built: Default::default(),
+            weights: Default::default(),
         }
     }
 
@@ -345,7 +351,49 @@ impl<'a> Parents<'a> {
             dataset: self.dataset,
             current: Some(t),
             built: self.built.clone(),
+            weights: self.weights.clone(),
         }
+    }
+
+    /// The alias table of `table`'s rows weighted by its field `weight`
+    /// (named `name`.`weight`), made once per run: the field is evaluated
+    /// at every row (nulls weigh nothing).
+    fn weights(&self, table: &TableEval, name: &str, weight: &str) -> Result<Arc<Alias>, Error> {
+        let key = (name.to_string(), weight.to_string());
+        if let Some(a) = self.weights.borrow().get(&key) {
+            return Ok(a.clone());
+        }
+        let bad = |m: String| Error::InvalidDistribution(format!("weights {name}.{weight}: {m}"));
+        if table.rows > MAX_WEIGHTED_ROWS {
+            return Err(bad(format!(
+                "the table has {} rows; a weighted reference draws from at most {MAX_WEIGHTED_ROWS}",
+                table.rows
+            )));
+        }
+        let field = table
+            .roots
+            .iter()
+            .position(|n| n.field.name() == weight)
+            .ok_or_else(|| bad("no such field".into()))?;
+        let mut values = Vec::with_capacity(table.rows as usize);
+        let mut s = SpecScratch::default();
+        let mut at = 0;
+        while at < table.rows {
+            let n = (table.rows - at).min(1 << 16);
+            let ids: Vec<u64> = (at..at + n).collect();
+            let a = table.evaluate(field, &ids, &mut s)?;
+            numbers(&a, &mut values).map_err(bad)?;
+            at += n;
+        }
+        if let Some(i) = values.iter().position(|w| !(*w >= 0.0 && w.is_finite())) {
+            return Err(bad(format!(
+                "row {i} weighs {}; weights are non-negative numbers",
+                values[i]
+            )));
+        }
+        let alias = Arc::new(Alias::new(&values).map_err(|e| bad(e.to_string()))?);
+        self.weights.borrow_mut().insert(key, alias.clone());
+        Ok(alias)
     }
 
     /// The most rows per parent row of the table being compiled, a child
@@ -400,21 +448,13 @@ impl<'a> Parents<'a> {
     }
 }
 
-/// `a` plus an offset per element (drawn by `sampler` from `key` and the
-/// element's id), in the type's units, wrapping at its bounds; nulls stay
-/// null.
-fn add_offsets(
-    a: &ArrayRef,
-    ids: &[u64],
-    sampler: &Sampler,
-    key: StreamKey,
-) -> Result<ArrayRef, Error> {
+/// `a` plus `offsets` (one per element), in the type's units, wrapping at
+/// its bounds; nulls stay null.
+fn add_offsets(a: &ArrayRef, offsets: &[i64]) -> Result<ArrayRef, Error> {
     use arrow_array::{Array, ArrowNativeTypeOp, ArrowPrimitiveType, PrimitiveArray, types::*};
     fn add<T: ArrowPrimitiveType>(
         a: &ArrayRef,
-        ids: &[u64],
-        sampler: &Sampler,
-        key: StreamKey,
+        offsets: &[i64],
         of: impl Fn(i64) -> T::Native,
     ) -> ArrayRef {
         let p = a
@@ -424,8 +464,8 @@ fn add_offsets(
         let values: Vec<T::Native> = p
             .values()
             .iter()
-            .zip(ids)
-            .map(|(v, &id)| v.add_wrapping(of(sampler.int(key, id).0 as i64)))
+            .zip(offsets)
+            .map(|(v, &o)| v.add_wrapping(of(o)))
             .collect();
         Arc::new(
             PrimitiveArray::<T>::new(values.into(), p.nulls().cloned())
@@ -434,31 +474,27 @@ fn add_offsets(
     }
     use arrow_schema::TimeUnit as U;
     Ok(match a.data_type() {
-        DataType::Int8 => add::<Int8Type>(a, ids, sampler, key, |o| o as i8),
-        DataType::Int16 => add::<Int16Type>(a, ids, sampler, key, |o| o as i16),
-        DataType::Int32 => add::<Int32Type>(a, ids, sampler, key, |o| o as i32),
-        DataType::Int64 => add::<Int64Type>(a, ids, sampler, key, |o| o),
-        DataType::UInt8 => add::<UInt8Type>(a, ids, sampler, key, |o| o as u8),
-        DataType::UInt16 => add::<UInt16Type>(a, ids, sampler, key, |o| o as u16),
-        DataType::UInt32 => add::<UInt32Type>(a, ids, sampler, key, |o| o as u32),
-        DataType::UInt64 => add::<UInt64Type>(a, ids, sampler, key, |o| o as u64),
-        DataType::Date32 => add::<Date32Type>(a, ids, sampler, key, |o| o as i32),
-        DataType::Timestamp(U::Second, _) => {
-            add::<TimestampSecondType>(a, ids, sampler, key, |o| o)
-        }
+        DataType::Int8 => add::<Int8Type>(a, offsets, |o| o as i8),
+        DataType::Int16 => add::<Int16Type>(a, offsets, |o| o as i16),
+        DataType::Int32 => add::<Int32Type>(a, offsets, |o| o as i32),
+        DataType::Int64 => add::<Int64Type>(a, offsets, |o| o),
+        DataType::UInt8 => add::<UInt8Type>(a, offsets, |o| o as u8),
+        DataType::UInt16 => add::<UInt16Type>(a, offsets, |o| o as u16),
+        DataType::UInt32 => add::<UInt32Type>(a, offsets, |o| o as u32),
+        DataType::UInt64 => add::<UInt64Type>(a, offsets, |o| o as u64),
+        DataType::Date32 => add::<Date32Type>(a, offsets, |o| o as i32),
+        DataType::Timestamp(U::Second, _) => add::<TimestampSecondType>(a, offsets, |o| o),
         DataType::Timestamp(U::Millisecond, _) => {
-            add::<TimestampMillisecondType>(a, ids, sampler, key, |o| o)
+            add::<TimestampMillisecondType>(a, offsets, |o| o)
         }
         DataType::Timestamp(U::Microsecond, _) => {
-            add::<TimestampMicrosecondType>(a, ids, sampler, key, |o| o)
+            add::<TimestampMicrosecondType>(a, offsets, |o| o)
         }
-        DataType::Timestamp(U::Nanosecond, _) => {
-            add::<TimestampNanosecondType>(a, ids, sampler, key, |o| o)
+        DataType::Timestamp(U::Nanosecond, _) => add::<TimestampNanosecondType>(a, offsets, |o| o),
+        DataType::Decimal128(..) => add::<Decimal128Type>(a, offsets, i128::from),
+        DataType::Decimal256(..) => {
+            add::<Decimal256Type>(a, offsets, |o| arrow_buffer::i256::from_i128(i128::from(o)))
         }
-        DataType::Decimal128(..) => add::<Decimal128Type>(a, ids, sampler, key, i128::from),
-        DataType::Decimal256(..) => add::<Decimal256Type>(a, ids, sampler, key, |o| {
-            arrow_buffer::i256::from_i128(i128::from(o))
-        }),
         other => {
             return Err(Error::InvalidDistribution(format!(
                 "an offset cannot be added to {other}"
@@ -495,6 +531,160 @@ fn cast_int(a: &ArrayRef, to: &DataType) -> Result<ArrayRef, Error> {
                 "a position is an integer, not {other}"
             )));
         }
+    })
+}
+
+/// The values of numeric array `a` as `f64` (decimals in units), nulls as
+/// 0, appended to `out`.
+fn numbers(a: &ArrayRef, out: &mut Vec<f64>) -> Result<(), String> {
+    use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray, types::*};
+    fn push<T: ArrowPrimitiveType>(a: &ArrayRef, out: &mut Vec<f64>, f: impl Fn(T::Native) -> f64) {
+        let p = a
+            .as_any()
+            .downcast_ref::<PrimitiveArray<T>>()
+            .expect("the array of its data type");
+        out.extend(p.iter().map(|v| v.map_or(0.0, &f)));
+    }
+    match a.data_type() {
+        DataType::Int8 => push::<Int8Type>(a, out, f64::from),
+        DataType::Int16 => push::<Int16Type>(a, out, f64::from),
+        DataType::Int32 => push::<Int32Type>(a, out, f64::from),
+        DataType::Int64 => push::<Int64Type>(a, out, |v| v as f64),
+        DataType::UInt8 => push::<UInt8Type>(a, out, f64::from),
+        DataType::UInt16 => push::<UInt16Type>(a, out, f64::from),
+        DataType::UInt32 => push::<UInt32Type>(a, out, f64::from),
+        DataType::UInt64 => push::<UInt64Type>(a, out, |v| v as f64),
+        DataType::Float32 => push::<Float32Type>(a, out, f64::from),
+        DataType::Float64 => push::<Float64Type>(a, out, |v| v),
+        DataType::Decimal128(..) => push::<Decimal128Type>(a, out, |v| v as f64),
+        DataType::Decimal256(..) => {
+            push::<Decimal256Type>(a, out, |v| v.to_i128().map_or(f64::NAN, |x| x as f64))
+        }
+        other => return Err(format!("{other} is not a number")),
+    }
+    Ok(())
+}
+
+/// One way a reference draws its parent rows: how, from which stream,
+/// and the offset added to the copy.
+#[derive(Debug)]
+struct RefDraw {
+    pick: RefPick,
+    key: StreamKey,
+    offset: Option<(Sampler, StreamKey)>,
+}
+
+impl RefDraw {
+    /// The parent row of element `id` (of a table of `rows` rows).
+    #[inline]
+    fn row(&self, id: u64, rows: u64) -> u64 {
+        let key = self.key;
+        match &self.pick {
+            RefPick::Parent { max } => id / max,
+            RefPick::Uniform => below(key.first(id), u128::from(rows)),
+            RefPick::Zipf { zipf, step, offset } => {
+                let rank = zipf.sample(&mut key.row(id)) - 1;
+                ((u128::from(rank) * u128::from(*step) + u128::from(*offset)) % u128::from(rows))
+                    as u64
+            }
+            RefPick::Alias(alias) => u64::from(alias.sample(key.first(id))),
+        }
+    }
+
+    /// The parent rows of `ids`, appended to `out`: one loop per kind.
+    fn rows(&self, ids: &[u64], rows: u64, out: &mut Vec<u64>) {
+        let key = self.key;
+        match &self.pick {
+            RefPick::Parent { max } => out.extend(ids.iter().map(|&id| id / max)),
+            RefPick::Uniform => {
+                out.extend(ids.iter().map(|&id| below(key.first(id), u128::from(rows))))
+            }
+            RefPick::Zipf { zipf, step, offset } if rows <= 1 << 31 => {
+                // Below 2^31 rows the product fits 64 bits (a 128-bit
+                // remainder is a call).
+                out.extend(ids.iter().map(|&id| {
+                    let rank = zipf.sample(&mut key.row(id)) - 1;
+                    (rank * step + offset) % rows
+                }))
+            }
+            RefPick::Alias(alias) => {
+                out.extend(ids.iter().map(|&id| u64::from(alias.sample(key.first(id)))))
+            }
+            RefPick::Zipf { .. } => out.extend(ids.iter().map(|&id| self.row(id, rows))),
+        }
+    }
+}
+
+/// Most rows of a table that a `weight`ed reference draws from: its
+/// weights are read once, into an alias table of 16 bytes a row (256 MiB
+/// at most).
+const MAX_WEIGHTED_ROWS: u64 = 1 << 24;
+
+/// How reference `r` of field `f` (among `siblings`) draws rows of
+/// `table`: its own pick, or its `via` sibling's with that sibling's
+/// stream.
+fn ref_draw(
+    r: &Reference,
+    f: &Field,
+    siblings: &[Field],
+    table: &Arc<TableEval>,
+    seed: u64,
+    parents: &Parents<'_>,
+) -> Result<RefDraw, Error> {
+    let (pick, drawer) = match &r.via {
+        None => (&r.pick, f.path.as_str()),
+        Some(v) => match siblings.iter().find(|s| &s.name == v) {
+            Some(Field {
+                kind:
+                    Kind::Scalar {
+                        generator: Generator::Reference(sr),
+                        ..
+                    },
+                path,
+                ..
+            }) => (&sr.pick, path.as_str()),
+            _ => {
+                return Err(Error::InvalidDistribution(format!(
+                    "field {}: `via` {v} is not a sibling reference",
+                    f.path
+                )));
+            }
+        },
+    };
+    let pick = match pick {
+        Pick::Parent => RefPick::Parent {
+            max: parents.max_children(&f.path)?,
+        },
+        Pick::Uniform => RefPick::Uniform,
+        Pick::Zipf { s } => RefPick::Zipf {
+            zipf: Zipf::new(*s, table.rows)?,
+            step: coprime_step(table.rows),
+            // Where rank 1 lands: a row of its own per field and seed,
+            // not always the table's first.
+            offset: below(
+                StreamKey::new(seed, stream_id(drawer, "ref offset")).first(0),
+                u128::from(table.rows),
+            ),
+        },
+        Pick::Weighted { field: w } => RefPick::Alias(parents.weights(table, &r.table, w)?),
+    };
+    let offset = match &r.offset {
+        Some(g) => Some((
+            compile_sampler(
+                g,
+                Class::Int {
+                    min: i64::MIN.into(),
+                    max: i64::MAX.into(),
+                },
+            )?,
+            StreamKey::new(seed, stream_id(&f.path, "offset")),
+        )),
+        None => None,
+    };
+    Ok(RefDraw {
+        pick,
+        key: StreamKey::new(seed, stream_id(drawer, "ref")),
+        offset,
     })
 }
 
@@ -1656,6 +1846,7 @@ impl SpecGenerator {
             dataset: Some((dataset, seed, scale)),
             current: Some(table),
             built: Default::default(),
+            weights: Default::default(),
         };
         let mut g = Self::build(&t.spec, table_seed(seed, &t.spec.name), &parents)?;
         // The chain of child tables from the root ancestor down to this
@@ -1845,61 +2036,25 @@ fn compile(
             generator: Generator::Reference(r),
         } => {
             let (table, field) = parents.resolve(r, &f.path)?;
-            // The row drawer: this field's, or the `via` sibling's.
-            let (pick, drawer) = match &r.via {
-                None => (r.pick, f.path.as_str()),
-                Some(v) => match siblings.iter().find(|s| &s.name == v).map(|s| (&s.kind, s)) {
-                    Some((
-                        Kind::Scalar {
-                            generator: Generator::Reference(sr),
-                            ..
-                        },
-                        s,
-                    )) => (sr.pick, s.path.as_str()),
-                    _ => {
-                        return Err(Error::InvalidDistribution(format!(
-                            "field {}: `via` {v} is not a sibling reference",
-                            f.path
-                        )));
-                    }
-                },
-            };
-            let pick = match pick {
-                Pick::Parent => RefPick::Parent {
-                    max: parents.max_children(&f.path)?,
-                },
-                Pick::Uniform => RefPick::Uniform,
-                Pick::Zipf { s } => RefPick::Zipf {
-                    zipf: Zipf::new(s, table.rows)?,
-                    step: coprime_step(table.rows),
-                    // Where rank 1 lands: a row of its own per field and
-                    // seed, not always the table's first.
-                    offset: below(
-                        StreamKey::new(seed, stream_id(drawer, "ref offset")).first(0),
-                        u128::from(table.rows),
-                    ),
-                },
-            };
+            // One way of drawing the row per branch when cases give their
+            // own `ref` (case i is branch i, the field's own the last).
+            let mut draws = Vec::new();
+            if f.when.iter().any(|w| w.generator.is_some()) {
+                for w in &f.when {
+                    let case = match &w.generator {
+                        Some(Generator::Reference(c)) => c,
+                        _ => r,
+                    };
+                    draws.push(ref_draw(case, f, siblings, &table, seed, parents)?);
+                }
+            }
+            draws.push(ref_draw(r, f, siblings, &table, seed, parents)?);
             (
                 data_type.clone(),
                 NodeKind::Ref {
                     table,
                     field,
-                    pick,
-                    key: StreamKey::new(seed, stream_id(drawer, "ref")),
-                    offset: match &r.offset {
-                        Some(g) => Some((
-                            compile_sampler(
-                                g,
-                                Class::Int {
-                                    min: i64::MIN.into(),
-                                    max: i64::MAX.into(),
-                                },
-                            )?,
-                            StreamKey::new(seed, stream_id(&f.path, "offset")),
-                        )),
-                        None => None,
-                    },
+                    draws,
                 },
             )
         }
@@ -2275,36 +2430,35 @@ impl Node {
             NodeKind::Ref {
                 table,
                 field,
-                pick,
-                key,
-                offset,
+                draws,
             } => {
                 let mut rows = s.v64(n);
-                match pick {
-                    RefPick::Parent { max } => rows.extend(ids.iter().map(|&id| id / max)),
-                    RefPick::Uniform => rows.extend(
+                // The branch of each element picks its way of drawing.
+                let branch = |i: usize| match &branches {
+                    Some(b) => (b[i] as usize).min(draws.len() - 1),
+                    None => draws.len() - 1,
+                };
+                if draws.len() == 1 {
+                    draws[0].rows(ids, table.rows, &mut rows);
+                } else {
+                    rows.extend(
                         ids.iter()
-                            .map(|&id| below(key.first(id), u128::from(table.rows))),
-                    ),
-                    RefPick::Zipf { zipf, step, offset } if table.rows <= 1 << 31 => {
-                        // Below 2^31 rows the product fits 64 bits (a
-                        // 128-bit remainder is a call).
-                        rows.extend(ids.iter().map(|&id| {
-                            let rank = zipf.sample(&mut key.row(id)) - 1;
-                            (rank * step + offset) % table.rows
-                        }))
-                    }
-                    RefPick::Zipf { zipf, step, offset } => rows.extend(ids.iter().map(|&id| {
-                        let mut r = key.row(id);
-                        let rank = zipf.sample(&mut r) - 1;
-                        ((u128::from(rank) * u128::from(*step) + u128::from(*offset))
-                            % u128::from(table.rows)) as u64
-                    })),
+                            .enumerate()
+                            .map(|(i, &id)| draws[branch(i)].row(id, table.rows)),
+                    );
                 }
                 let mut copied = table.evaluate(*field, &rows, s)?;
                 s.put64(rows);
-                if let Some((sampler, okey)) = offset {
-                    copied = add_offsets(&copied, ids, sampler, *okey)?;
+                if draws.iter().any(|d| d.offset.is_some()) {
+                    let offsets: Vec<i64> = ids
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &id)| match &draws[branch(i)].offset {
+                            Some((sampler, okey)) => sampler.int(*okey, id).0 as i64,
+                            None => 0,
+                        })
+                        .collect();
+                    copied = add_offsets(&copied, &offsets)?;
                 }
                 // Null where the parent's value is, and where this field's
                 // own null rate draws a null.

@@ -270,12 +270,19 @@ pub struct Reference {
 }
 
 /// How a [`Reference`] draws a row of its parent table.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Pick {
     /// Every row equally likely.
     Uniform,
     /// The row's own parent row, in a child table (`parent = ...`).
     Parent,
+    /// Each row with probability proportional to the value of this
+    /// numeric top-level field of the parent table (a customer's order
+    /// rate, a product's popularity); nulls weigh nothing.
+    Weighted {
+        /// The weight field.
+        field: String,
+    },
     /// Zipf over the rows with exponent `s`: the rank-`k` row is row
     /// `((k - 1) * m + o) mod rows` for a multiplier `m` coprime with the
     /// row count and an offset `o` drawn once per field and seed, so the
@@ -369,11 +376,12 @@ impl fmt::Display for Generator {
             }
             Generator::Reference(r) => {
                 write!(f, "reference to {}.{}", r.table, r.field)?;
-                match (&r.via, r.pick) {
+                match (&r.via, &r.pick) {
                     (Some(v), _) => write!(f, ", the row of {v}")?,
                     (None, Pick::Parent) => write!(f, ", the parent row")?,
                     (None, Pick::Uniform) => write!(f, ", rows uniform")?,
-                    (None, Pick::Zipf { s }) => write!(f, ", rows zipf s {}", Num(s))?,
+                    (None, Pick::Zipf { s }) => write!(f, ", rows zipf s {}", Num(*s))?,
+                    (None, Pick::Weighted { field }) => write!(f, ", rows weighted by {field}")?,
                 }
                 match &r.offset {
                     Some(o) => write!(f, ", plus {o}"),

@@ -1077,12 +1077,22 @@ impl<'s> P<'s> {
                         "a `ref` copies a field of another table: declare this field with that field's type (a `dictionary` field cannot hold a copy)".into(),
                     ));
                 }
-                let p = params(&["table", "field", "zipf", "via", "offset"])?;
+                let p = params(&["table", "field", "zipf", "weight", "via", "offset"])?;
                 let table = self.string(&required(p, "table")?, field, "table")?;
                 let target = self.string(&required(p, "field")?, field, "field")?;
-                let pick = match get(p, "zipf") {
-                    None => Pick::Uniform,
-                    Some(z) => {
+                let pick = match (get(p, "zipf"), get(p, "weight")) {
+                    (Some(_), Some(w)) => {
+                        return Err(self.err(
+                            w.span(),
+                            field,
+                            "`ref` takes `zipf` or `weight`, not both",
+                        ));
+                    }
+                    (None, Some(w)) => Pick::Weighted {
+                        field: self.string(w, field, "weight")?,
+                    },
+                    (None, None) => Pick::Uniform,
+                    (Some(z), None) => {
                         let zt = self.table(z, field, "`ref`'s `zipf`")?;
                         self.check_keys(zt, &["s"], field, "`ref`'s `zipf`")?;
                         let s = match get(zt, "s") {
@@ -1098,7 +1108,7 @@ impl<'s> P<'s> {
                     .transpose()?;
                 if via.is_some() && pick != Pick::Uniform {
                     return Err(bad(
-                        "`ref` takes `via` (the row of a sibling's reference) or `zipf`, not both"
+                        "`ref` takes `via` (the row of a sibling's reference) or `zipf`/`weight`, not both"
                             .into(),
                     ));
                 }
@@ -2306,11 +2316,29 @@ fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
             else {
                 unreachable!("references are leaves");
             };
-            if !matches!(generator, Generator::Reference(_))
-                || f.when.iter().any(|w| w.generator.is_some())
+            // A case may draw the row another way (another `ref` to the
+            // same table and field); nothing else.
+            let own = match generator {
+                Generator::Reference(own) => Some(own),
+                _ => None,
+            };
+            let case_ok = |g: &Generator| match (g, own) {
+                (Generator::Reference(c), Some(own)) => {
+                    c.table == own.table
+                        && c.field == own.field
+                        && c.via.is_none()
+                        && own.via.is_none()
+                        && c.pick != Pick::Parent
+                }
+                _ => false,
+            };
+            if own.is_none()
+                || f.when
+                    .iter()
+                    .any(|w| w.generator.as_ref().is_some_and(|g| !case_ok(g)))
             {
                 return err(
-                    "`ref` is a field's own generator, never a `when` case's, and a `ref` field's cases change only its null rate"
+                    "a `when` case of a `ref` field may give another `ref` to the same table and field (drawing its row another way, without `via`), or change the null rate; a field of another generator cannot switch to a `ref`"
                         .into(),
                 );
             }
@@ -2356,6 +2384,30 @@ fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
                     r.field,
                     type_text(pt)
                 ));
+            }
+            if let Pick::Weighted { field: w } = &r.pick {
+                match parent
+                    .spec
+                    .fields
+                    .iter()
+                    .find(|x| &x.name == w)
+                    .map(|x| &x.kind)
+                {
+                    Some(Kind::Scalar { data_type: wt, .. })
+                        if wt.is_numeric() && !matches!(wt, DataType::Dictionary(..)) => {}
+                    Some(_) => {
+                        return err(format!(
+                            "`weight` = \"{w}\": `{}.{w}` is not a number; weights are an integer, float or decimal field",
+                            r.table
+                        ));
+                    }
+                    None => {
+                        return err(format!(
+                            "`weight` = \"{w}\" is not a top-level field of table `{}`",
+                            r.table
+                        ));
+                    }
+                }
             }
             if parent.children_of.is_some() && r.pick != Pick::Parent {
                 return err(format!(
@@ -2588,7 +2640,18 @@ fn check_vias(p: &P<'_>, table: &str, fields: &[Field]) -> Result<(), SpecError>
                     Some(Kind::Scalar {
                         generator: Generator::Reference(sr),
                         ..
-                    }) if sr.via.is_none() && sr.table == r.table => {}
+                    }) if sr.via.is_none()
+                        && sr.table == r.table
+                        && sibling
+                            .is_some_and(|s| s.when.iter().all(|w| w.generator.is_none())) => {}
+                    Some(Kind::Scalar {
+                        generator: Generator::Reference(sr),
+                        ..
+                    }) if sr.via.is_none() && sr.table == r.table => {
+                        return err(format!(
+                            "`via` = \"{via}\": that reference draws its row by cases; copy the fields of its row with cases of your own"
+                        ));
+                    }
                     Some(Kind::Scalar {
                         generator: Generator::Reference(sr),
                         ..
