@@ -356,19 +356,19 @@ fn bad_references_name_the_file_line_and_field() {
             with_orders(
                 "name = \"o\"\ntype = \"int32\"\nref = { table = \"customers\", field = \"c_id\" }",
             ),
-            "d.toml:25: field `orders.o`: this field is int32 but `customers.c_id` is int64: a reference copies the value, so give both the same type",
+            "d.toml:25: field `orders.o`: this field is int32 but `customers.c_id` is int64: a reference copies the value, so give both the same type (for a dictionary, struct, list or map, its kind)",
         ),
         (
             with_orders(
                 "name = \"o\"\ntype = \"utf8\"\nref = { table = \"customers\", field = \"c_seg\" }",
             ),
-            "d.toml:25: field `orders.o`: `ref` reads `customers.c_seg`, a `dictionary` field; give that field type utf8 to copy it",
+            "d.toml:25: field `orders.o`: this field is utf8 but `customers.c_seg` is a dictionary: a reference copies the value, so give both the same type (for a dictionary, struct, list or map, its kind)",
         ),
         (
             with_orders(
                 "name = \"o\"\ntype = \"utf8\"\nref = { table = \"customers\", field = \"c_tags\" }",
             ),
-            "d.toml:25: field `orders.o`: `ref` reads `customers.c_tags`, which is not a scalar field (a struct, list or map); reference one of its scalar fields",
+            "d.toml:25: field `orders.o`: this field is utf8 but `customers.c_tags` is a list: a reference copies the value, so give both the same type (for a dictionary, struct, list or map, its kind)",
         ),
         (
             with_orders(
@@ -1076,5 +1076,109 @@ ref = { table = "stores", field = "id" }
         error_of(&strings).contains("`stores.size` is not a number"),
         "{}",
         error_of(&strings)
+    );
+}
+
+#[test]
+fn dictionaries_structs_lists_and_maps_are_copied_whole() {
+    let text = r#"
+name = "nested"
+[[tables]]
+name = "p"
+rows = 50
+[[tables.fields]]
+name = "id"
+type = "int64"
+sequence = { start = 1 }
+[[tables.fields]]
+name = "kind"
+type = "dictionary"
+weighted = { values = ["a", "b", "c"] }
+[[tables.fields]]
+name = "addr"
+type = "struct"
+null_rate = 0.2
+[[tables.fields.fields]]
+name = "city"
+type = "utf8"
+words = { min = 1, max = 2 }
+[[tables.fields.fields]]
+name = "zip"
+type = "int32"
+uniform = { min = 10000, max = 99999 }
+[[tables.fields]]
+name = "tags"
+type = "list"
+length = { uniform = { min = 0, max = 3 } }
+[tables.fields.item]
+type = "utf8"
+weighted = { values = ["x", "y"] }
+[[tables.fields]]
+name = "attrs"
+type = "map"
+length = { uniform = { min = 0, max = 2 } }
+[tables.fields.key]
+type = "utf8"
+weighted = { values = ["k1", "k2"] }
+[tables.fields.value]
+type = "int8"
+uniform = { min = 0, max = 9 }
+[[tables]]
+name = "c"
+rows = 400
+[[tables.fields]]
+name = "p_id"
+type = "int64"
+ref = { table = "p", field = "id", zipf = { s = 1.0 } }
+[[tables.fields]]
+name = "kind"
+type = "dictionary"
+ref = { table = "p", field = "kind", via = "p_id" }
+[[tables.fields]]
+name = "addr"
+type = "struct"
+ref = { table = "p", field = "addr", via = "p_id" }
+[[tables.fields]]
+name = "tags"
+type = "list"
+ref = { table = "p", field = "tags", via = "p_id" }
+[[tables.fields]]
+name = "attrs"
+type = "map"
+ref = { table = "p", field = "attrs", via = "p_id" }
+"#;
+    let d = Dataset::parse(text, "n.toml").unwrap();
+    let p = table(&d, "p", 2, 1.0, 50);
+    let c = table(&d, "c", 2, 1.0, 128);
+    let parent = arrow_select::concat::concat_batches(&p[0].schema(), &p).unwrap();
+    let child = arrow_select::concat::concat_batches(&c[0].schema(), &c).unwrap();
+    for name in ["kind", "addr", "tags", "attrs"] {
+        assert_eq!(
+            parent.schema().field_with_name(name).unwrap().data_type(),
+            child.schema().field_with_name(name).unwrap().data_type(),
+            "{name}"
+        );
+    }
+    let ids = ints(&c, "p_id");
+    let rows: Vec<u64> = ids.iter().map(|k| (k.unwrap() - 1) as u64).collect();
+    let indices = arrow_array::UInt64Array::from(rows);
+    for name in ["kind", "addr", "tags", "attrs"] {
+        let want =
+            arrow_select::take::take(parent.column_by_name(name).unwrap(), &indices, None).unwrap();
+        assert_eq!(
+            child.column_by_name(name).unwrap().as_ref(),
+            want.as_ref(),
+            "{name}"
+        );
+    }
+    // The kind must match the copied field's.
+    let bad = text.replace(
+        "name = \"tags\"\ntype = \"list\"\nref",
+        "name = \"tags\"\ntype = \"struct\"\nref",
+    );
+    assert!(
+        error_of(&bad).contains("this field is a struct but `p.tags` is a list"),
+        "{}",
+        error_of(&bad)
     );
 }

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::{DataType, Fields, TimeUnit};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
@@ -290,6 +290,25 @@ fn check_fixed(width: usize, g: &Generator) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The item field of a placeholder list or map type (see `copied` in
+/// [`P::field`]): replaced by the referenced field's type.
+fn placeholder_item() -> arrow_schema::FieldRef {
+    std::sync::Arc::new(arrow_schema::Field::new("item", DataType::Null, true))
+}
+
+/// Whether `declared` is a placeholder (a dictionary, struct, list or map
+/// declared to be copied) of the same kind as `actual`.
+fn placeholder_of(declared: &DataType, actual: &DataType) -> bool {
+    match (declared, actual) {
+        (DataType::Null, DataType::Dictionary(..)) => true,
+        (DataType::Struct(f), DataType::Struct(_)) => f.is_empty(),
+        (DataType::List(i), DataType::List(_)) | (DataType::Map(i, _), DataType::Map(..)) => {
+            *i.data_type() == DataType::Null && i.name() == "item"
+        }
+        _ => false,
+    }
 }
 
 /// Units of `unit` in a second.
@@ -1276,202 +1295,242 @@ impl<'s> P<'s> {
             .transpose()?;
         let mut allowed: Vec<&str> = COMMON.to_vec();
         let mut empty_as_null = false;
-        let kind = match ty_spec {
-            TypeSpec::Scalar(_) | TypeSpec::Dictionary => {
-                allowed.extend(GENERATORS);
-                if matches!(ty_spec, TypeSpec::Dictionary) {
-                    allowed.push("key_type");
-                }
-                self.check_keys(t, &allowed, f, "a field")?;
-                let (dt, class) = match &ty_spec {
-                    TypeSpec::Scalar(dt) => (dt.clone(), Class::of(dt)),
-                    _ => (DataType::Null, Class::Dict),
-                };
-                let generator = self.generator(t, class, f, v.span())?.ok_or_else(|| {
-                    self.err(
+        // A dictionary, struct, list or map copied by a `ref` (or
+        // `parent`): its Arrow type is the referenced field's, filled in
+        // when the dataset is resolved; until then a placeholder of its
+        // kind.
+        let copied = match &ty_spec {
+            TypeSpec::Dictionary => Some(DataType::Null),
+            TypeSpec::Struct => Some(DataType::Struct(Fields::empty())),
+            TypeSpec::List => Some(DataType::List(placeholder_item())),
+            TypeSpec::Map => Some(DataType::Map(placeholder_item(), false)),
+            TypeSpec::Scalar(_) => None,
+        };
+        let copying = get(t, "ref").or(get(t, "parent"));
+        let kind = match (ty_spec, copied, copying) {
+            (_, Some(placeholder), Some(_)) => {
+                allowed.extend(["ref", "parent"]);
+                self.check_keys(t, &allowed, f, "a field copied by a reference")?;
+                let generator = self
+                    .generator(t, Class::Str, f, v.span())?
+                    .ok_or_else(|| self.err(v.span(), f, "needs a `ref`"))?;
+                if let Generator::Reference(r) = &generator
+                    && r.offset.is_some()
+                {
+                    return Err(self.err(
                         v.span(),
                         f,
-                        format!("needs a generator: one of {}", GENERATORS.join(", ")),
-                    )
-                })?;
-                if let TypeSpec::Scalar(DataType::FixedSizeBinary(width)) = &ty_spec {
-                    check_fixed(*width as usize, &generator)
-                        .map_err(|m| self.err(v.span(), f, m))?;
+                        "`offset` adds to integers, dates, timestamps and decimals, not to this field's type",
+                    ));
                 }
-                let data_type = if class == Class::Dict {
-                    let categories = match &generator {
-                        Generator::Weighted { values, .. } => values.len(),
-                        Generator::Zipf {
-                            values: Some(values),
-                            ..
-                        } => values.len(),
-                        Generator::Constant(_) => 1,
-                        _ => {
-                            return Err(self.err(
+                Kind::Scalar {
+                    data_type: placeholder,
+                    generator,
+                }
+            }
+            (ty_spec, _, _) => match ty_spec {
+                TypeSpec::Scalar(_) | TypeSpec::Dictionary => {
+                    allowed.extend(GENERATORS);
+                    if matches!(ty_spec, TypeSpec::Dictionary) {
+                        allowed.push("key_type");
+                    }
+                    self.check_keys(t, &allowed, f, "a field")?;
+                    let (dt, class) = match &ty_spec {
+                        TypeSpec::Scalar(dt) => (dt.clone(), Class::of(dt)),
+                        _ => (DataType::Null, Class::Dict),
+                    };
+                    let generator = self.generator(t, class, f, v.span())?.ok_or_else(|| {
+                        self.err(
+                            v.span(),
+                            f,
+                            format!("needs a generator: one of {}", GENERATORS.join(", ")),
+                        )
+                    })?;
+                    if let TypeSpec::Scalar(DataType::FixedSizeBinary(width)) = &ty_spec {
+                        check_fixed(*width as usize, &generator)
+                            .map_err(|m| self.err(v.span(), f, m))?;
+                    }
+                    let data_type = if class == Class::Dict {
+                        let categories = match &generator {
+                            Generator::Weighted { values, .. } => values.len(),
+                            Generator::Zipf {
+                                values: Some(values),
+                                ..
+                            } => values.len(),
+                            Generator::Constant(_) => 1,
+                            _ => {
+                                return Err(self.err(
                                 v.span(),
                                 f,
                                 "a dictionary field needs `weighted`, `zipf` with values, or `constant`",
                             ));
-                        }
-                    };
-                    let key = match get(t, "key_type") {
-                        Some(k) => {
-                            let text = self.string(k, f, "key_type")?;
-                            let dt = match parse_type(&text) {
-                                Ok(TypeSpec::Scalar(dt)) if dt.is_dictionary_key_type() => dt,
-                                _ => {
+                            }
+                        };
+                        let key = match get(t, "key_type") {
+                            Some(k) => {
+                                let text = self.string(k, f, "key_type")?;
+                                let dt = match parse_type(&text) {
+                                    Ok(TypeSpec::Scalar(dt)) if dt.is_dictionary_key_type() => dt,
+                                    _ => {
+                                        return Err(self.err(
+                                            k.span(),
+                                            f,
+                                            format!(
+                                                "`key_type` must be an integer type, not `{text}`"
+                                            ),
+                                        ));
+                                    }
+                                };
+                                let Class::Int { max, .. } = Class::of(&dt) else {
+                                    unreachable!("integer types")
+                                };
+                                if (categories as i128) > max + 1 {
                                     return Err(self.err(
                                         k.span(),
                                         f,
-                                        format!("`key_type` must be an integer type, not `{text}`"),
+                                        format!("{categories} values do not fit key type {text}"),
                                     ));
                                 }
-                            };
-                            let Class::Int { max, .. } = Class::of(&dt) else {
-                                unreachable!("integer types")
-                            };
-                            if (categories as i128) > max + 1 {
-                                return Err(self.err(
-                                    k.span(),
-                                    f,
-                                    format!("{categories} values do not fit key type {text}"),
-                                ));
+                                dt
                             }
-                            dt
-                        }
-                        None if categories <= 256 => DataType::UInt8,
-                        None if categories <= 65_536 => DataType::UInt16,
-                        None => DataType::UInt32,
+                            None if categories <= 256 => DataType::UInt8,
+                            None if categories <= 65_536 => DataType::UInt16,
+                            None => DataType::UInt32,
+                        };
+                        DataType::Dictionary(Box::new(key), Box::new(DataType::Utf8))
+                    } else {
+                        dt
                     };
-                    DataType::Dictionary(Box::new(key), Box::new(DataType::Utf8))
-                } else {
-                    dt
-                };
-                Kind::Scalar {
-                    data_type,
-                    generator,
+                    Kind::Scalar {
+                        data_type,
+                        generator,
+                    }
                 }
-            }
-            TypeSpec::Struct => {
-                allowed.push("fields");
-                self.check_keys(t, &allowed, f, "a struct field")?;
-                let Some(fields) = get(t, "fields") else {
-                    return Err(self.err(v.span(), f, "a struct needs `fields`"));
-                };
-                Kind::Struct(self.fields(fields, &path)?)
-            }
-            TypeSpec::List => {
-                allowed.extend(["item", "length", "empty_as_null"]);
-                self.check_keys(t, &allowed, f, "a list field")?;
-                let Some(item) = get(t, "item") else {
-                    return Err(self.err(v.span(), f, "a list needs an `item` field"));
-                };
-                let item = self.child(item, &path, "item")?;
-                let length = self.length(t, f, v.span())?;
-                empty_as_null = get(t, "empty_as_null")
-                    .map(|e| self.boolean(e, f, "empty_as_null"))
-                    .transpose()?
-                    .unwrap_or(false);
-                Kind::List {
-                    item: Box::new(item),
-                    length,
-                    empty_as_null,
-                }
-            }
-            TypeSpec::Map => {
-                allowed.extend(["key", "value", "length"]);
-                self.check_keys(t, &allowed, f, "a map field")?;
-                let (Some(k), Some(val)) = (get(t, "key"), get(t, "value")) else {
-                    return Err(self.err(v.span(), f, "a map needs `key` and `value` fields"));
-                };
-                let key = self.child(k, &path, "key")?;
-                if key.nullable {
-                    return Err(self.err(k.span(), Some(&key.path), "map keys cannot be null"));
-                }
-                if !matches!(key.kind, Kind::Scalar { .. }) {
-                    return Err(self.err(k.span(), Some(&key.path), "map keys must be scalars"));
-                }
-                let value = self.child(val, &path, "value")?;
-                let length = self.length(t, f, v.span())?;
-                if let Kind::Scalar { generator, .. } = &key.kind {
-                    let distinct_of = |vals: Vec<&Value>| {
-                        let mut seen: Vec<&Value> = Vec::new();
-                        for v in vals {
-                            if !seen.contains(&v) {
-                                seen.push(v);
-                            }
-                        }
-                        seen.len() as u64
+                TypeSpec::Struct => {
+                    allowed.push("fields");
+                    self.check_keys(t, &allowed, f, "a struct field")?;
+                    let Some(fields) = get(t, "fields") else {
+                        return Err(self.err(v.span(), f, "a struct needs `fields`"));
                     };
-                    if let Some(vals) = dictionary_values(generator)
-                        && distinct_of(vals.iter().collect()) != vals.len() as u64
-                    {
+                    Kind::Struct(self.fields(fields, &path)?)
+                }
+                TypeSpec::List => {
+                    allowed.extend(["item", "length", "empty_as_null"]);
+                    self.check_keys(t, &allowed, f, "a list field")?;
+                    let Some(item) = get(t, "item") else {
+                        return Err(self.err(v.span(), f, "a list needs an `item` field"));
+                    };
+                    let item = self.child(item, &path, "item")?;
+                    let length = self.length(t, f, v.span())?;
+                    empty_as_null = get(t, "empty_as_null")
+                        .map(|e| self.boolean(e, f, "empty_as_null"))
+                        .transpose()?
+                        .unwrap_or(false);
+                    Kind::List {
+                        item: Box::new(item),
+                        length,
+                        empty_as_null,
+                    }
+                }
+                TypeSpec::Map => {
+                    allowed.extend(["key", "value", "length"]);
+                    self.check_keys(t, &allowed, f, "a map field")?;
+                    let (Some(k), Some(val)) = (get(t, "key"), get(t, "value")) else {
+                        return Err(self.err(v.span(), f, "a map needs `key` and `value` fields"));
+                    };
+                    let key = self.child(k, &path, "key")?;
+                    if key.nullable {
+                        return Err(self.err(k.span(), Some(&key.path), "map keys cannot be null"));
+                    }
+                    if !matches!(key.kind, Kind::Scalar { .. }) {
                         return Err(self.err(
                             k.span(),
                             Some(&key.path),
-                            "map key values must be distinct (keys are distinct within a map)",
+                            "map keys must be scalars",
                         ));
                     }
-                    let distinct = match generator {
-                        Generator::Weighted { values, weights } => distinct_of(
-                            values
-                                .iter()
-                                .zip(weights)
-                                .filter(|(_, w)| **w > 0.0)
-                                .map(|(v, _)| v)
-                                .collect(),
-                        ),
-                        Generator::Zipf {
-                            values: Some(v), ..
-                        } => distinct_of(v.iter().collect()),
-                        Generator::Constant(_) => 1,
-                        // Integer keys `start + step * id` repeat only after
-                        // 2^(bits - trailing zeros of step) ids.
-                        Generator::Sequence {
-                            step: Value::Int(step),
-                            ..
-                        } if *step != 0 => {
-                            let bits = match &key.kind {
-                                Kind::Scalar { data_type, .. } => {
-                                    data_type.primitive_width().unwrap_or(8) as u32 * 8
+                    let value = self.child(val, &path, "value")?;
+                    let length = self.length(t, f, v.span())?;
+                    if let Kind::Scalar { generator, .. } = &key.kind {
+                        let distinct_of = |vals: Vec<&Value>| {
+                            let mut seen: Vec<&Value> = Vec::new();
+                            for v in vals {
+                                if !seen.contains(&v) {
+                                    seen.push(v);
                                 }
-                                _ => 64,
-                            };
-                            let period = bits.saturating_sub((*step as u64).trailing_zeros());
-                            1u64.checked_shl(period).unwrap_or(u64::MAX)
-                        }
-                        Generator::Sequence { .. } => {
+                            }
+                            seen.len() as u64
+                        };
+                        if let Some(vals) = dictionary_values(generator)
+                            && distinct_of(vals.iter().collect()) != vals.len() as u64
+                        {
                             return Err(self.err(
+                                k.span(),
+                                Some(&key.path),
+                                "map key values must be distinct (keys are distinct within a map)",
+                            ));
+                        }
+                        let distinct = match generator {
+                            Generator::Weighted { values, weights } => distinct_of(
+                                values
+                                    .iter()
+                                    .zip(weights)
+                                    .filter(|(_, w)| **w > 0.0)
+                                    .map(|(v, _)| v)
+                                    .collect(),
+                            ),
+                            Generator::Zipf {
+                                values: Some(v), ..
+                            } => distinct_of(v.iter().collect()),
+                            Generator::Constant(_) => 1,
+                            // Integer keys `start + step * id` repeat only after
+                            // 2^(bits - trailing zeros of step) ids.
+                            Generator::Sequence {
+                                step: Value::Int(step),
+                                ..
+                            } if *step != 0 => {
+                                let bits = match &key.kind {
+                                    Kind::Scalar { data_type, .. } => {
+                                        data_type.primitive_width().unwrap_or(8) as u32 * 8
+                                    }
+                                    _ => 64,
+                                };
+                                let period = bits.saturating_sub((*step as u64).trailing_zeros());
+                                1u64.checked_shl(period).unwrap_or(u64::MAX)
+                            }
+                            Generator::Sequence { .. } => {
+                                return Err(self.err(
                                 k.span(),
                                 Some(&key.path),
                                 "map keys from a sequence need an integer type and a non-zero step (keys are distinct within a map)",
                             ));
-                        }
-                        _ => {
-                            return Err(self.err(
+                            }
+                            _ => {
+                                return Err(self.err(
                                 k.span(),
                                 Some(&key.path),
                                 "map keys are distinct within a map: use `weighted`, `zipf` with values, `constant` or `sequence`",
                             ));
-                        }
-                    };
-                    let most = max_length(&length);
-                    if most > distinct {
-                        return Err(self.err(
+                            }
+                        };
+                        let most = max_length(&length);
+                        if most > distinct {
+                            return Err(self.err(
                             k.span(),
                             Some(&key.path),
                             format!(
                                 "a map may hold {most} entries but its key has only {distinct} possible values (keys are distinct within a map)"
                             ),
                         ));
+                        }
+                    }
+                    Kind::Map {
+                        key: Box::new(key),
+                        value: Box::new(value),
+                        length,
                     }
                 }
-                Kind::Map {
-                    key: Box::new(key),
-                    value: Box::new(value),
-                    length,
-                }
-            }
+            },
         };
         let explicit = get(t, "nullable")
             .map(|n| self.boolean(n, f, "nullable").map(|b| (b, n.span())))
@@ -2286,6 +2345,7 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
         });
     }
     fill_parents(&p, &mut tables)?;
+    copy_types(&mut tables);
     resolve_references(&p, &tables)?;
     copy_nullability(&mut tables);
     Ok(Dataset {
@@ -2364,21 +2424,10 @@ fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
                         .join(", ")
                 ));
             };
-            let Kind::Scalar { data_type: pt, .. } = &pf.kind else {
-                return err(format!(
-                    "`ref` reads `{}.{}`, which is not a scalar field (a struct, list or map); reference one of its scalar fields",
-                    r.table, r.field
-                ));
-            };
-            if matches!(pt, DataType::Dictionary(..)) {
-                return err(format!(
-                    "`ref` reads `{}.{}`, a `dictionary` field; give that field type utf8 to copy it",
-                    r.table, r.field
-                ));
-            }
+            let pt = &kind_type(&pf.kind);
             if pt != data_type {
                 return err(format!(
-                    "this field is {} but `{}.{}` is {}: a reference copies the value, so give both the same type",
+                    "this field is {} but `{}.{}` is {}: a reference copies the value, so give both the same type (for a dictionary, struct, list or map, its kind)",
                     type_text(data_type),
                     r.table,
                     r.field,
@@ -2569,6 +2618,69 @@ fn fill_parents(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// The Arrow type of a field of kind `kind`, as the engine builds it.
+pub(crate) fn kind_type(kind: &Kind) -> DataType {
+    let field = |f: &Field| arrow_schema::Field::new(&f.name, kind_type(&f.kind), f.nullable);
+    match kind {
+        Kind::Scalar { data_type, .. } => data_type.clone(),
+        Kind::Struct(children) => DataType::Struct(children.iter().map(field).collect()),
+        Kind::List { item, .. } => DataType::List(std::sync::Arc::new(field(item))),
+        Kind::Map { key, value, .. } => DataType::Map(
+            std::sync::Arc::new(arrow_schema::Field::new(
+                "entries",
+                DataType::Struct(vec![field(key), field(value)].into()),
+                false,
+            )),
+            false,
+        ),
+    }
+}
+
+/// Gives each copied dictionary, struct, list or map (declared by kind,
+/// see [`placeholder_of`]) the type of the field it copies: repeated until
+/// nothing changes, for copies of copies. A kind that differs from the
+/// copied field's is left for the type check to report.
+fn copy_types(tables: &mut [Table]) {
+    fn mark(f: &mut Field, types: &std::collections::HashMap<(String, String), DataType>) -> bool {
+        match &mut f.kind {
+            Kind::Scalar {
+                data_type,
+                generator: Generator::Reference(r),
+            } => match types.get(&(r.table.clone(), r.field.clone())) {
+                Some(t) if placeholder_of(data_type, t) => {
+                    *data_type = t.clone();
+                    true
+                }
+                _ => false,
+            },
+            Kind::Scalar { .. } => false,
+            Kind::Struct(children) => children.iter_mut().fold(false, |c, x| mark(x, types) | c),
+            Kind::List { item, .. } => mark(item, types),
+            Kind::Map { key, value, .. } => mark(key, types) | mark(value, types),
+        }
+    }
+    for _ in 0..=tables.len() {
+        let types: std::collections::HashMap<(String, String), DataType> = tables
+            .iter()
+            .flat_map(|t| {
+                t.spec
+                    .fields
+                    .iter()
+                    .map(|f| ((t.spec.name.clone(), f.name.clone()), kind_type(&f.kind)))
+            })
+            .collect();
+        let mut changed = false;
+        for t in tables.iter_mut() {
+            for f in &mut t.spec.fields {
+                changed |= mark(f, &types);
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
 /// Makes each reference nullable whose parent field is (the copy of a
 /// null is null): repeated until nothing changes, for references to
 /// references.
@@ -2706,6 +2818,12 @@ fn type_text(dt: &DataType) -> String {
                 None => format!("timestamp({u})"),
             }
         }
+        DataType::Null => "a dictionary".into(),
+        DataType::Struct(f) if f.is_empty() => "a struct".into(),
+        DataType::Dictionary(..) => "a dictionary".into(),
+        DataType::Struct(_) => "a struct".into(),
+        DataType::List(_) => "a list".into(),
+        DataType::Map(..) => "a map".into(),
         other => other.to_string().to_ascii_lowercase(),
     }
 }
@@ -2713,6 +2831,20 @@ fn type_text(dt: &DataType) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Arrow type the parser gives a field (for references to it) is
+    /// the one the engine builds, for every field of every preset.
+    #[test]
+    fn kind_types_are_the_engines() {
+        use crate::BatchGenerator;
+        for (name, _) in crate::spec::PRESETS {
+            let spec = Spec::preset(name).unwrap();
+            let schema = spec.generator(1).unwrap().schema();
+            for (f, arrow) in spec.fields.iter().zip(schema.fields()) {
+                assert_eq!(&kind_type(&f.kind), arrow.data_type(), "{name}.{}", f.name);
+            }
+        }
+    }
 
     #[test]
     fn civil_days() {
