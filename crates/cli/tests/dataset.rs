@@ -106,7 +106,7 @@ fn each_table_goes_to_its_own_directory() {
 fn flags_for_one_table_and_bad_datasets_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let spec = write(dir.path(), "tiny.toml", DATASET);
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["--target-records", "10"],
             "--target-records: the tables of dataset `tiny` set their own rows; scale them with --scale",
@@ -126,6 +126,10 @@ fn flags_for_one_table_and_bad_datasets_are_clear_errors() {
         (
             &["--parts", "4", "--part", "1"],
             "table `regions` has 3 rows at scale 1, fewer than --parts (4); use fewer parts",
+        ),
+        (
+            &["--scale", "1e20"],
+            "table `people` has more rows at scale 100000000000000000000 than a run writes (1152921504606846976); use a smaller --scale",
         ),
         (
             &["--scale", "0.01"],
@@ -264,4 +268,43 @@ fn dataset_presets_show_and_generate_with_child_row_counts() {
         (1500..=1500 * 7).contains(&items) && items != 1500,
         "{items}"
     );
+}
+
+#[test]
+fn every_table_of_a_dataset_is_verified_against_its_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = strata(
+        &[
+            "generate",
+            "-q",
+            "--preset",
+            "orders",
+            "--scale",
+            "0.002",
+            "--output-dir",
+            "out",
+            "--verify-distribution",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for t in ["customers", "orders", "lineitem"] {
+        assert!(out.contains(&format!("table {t}:")), "{out}");
+    }
+    // A reference's shares are its parent field's: not checked against
+    // this table's spec; the line items' own fields are.
+    let fields: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(
+        !fields.contains(&"o_custkey") && !fields.contains(&"o_mktsegment"),
+        "{out}"
+    );
+    assert!(
+        fields.contains(&"o_orderstatus") && fields.contains(&"l_returnflag"),
+        "{out}"
+    );
+    assert!(out.contains("0 suspicious"), "{out}");
 }

@@ -798,6 +798,11 @@ pub fn dataset_jobs(
                 "table `{driver_name}` has no rows at scale {scale} (rows_per_scale x scale rounds to 0); use a larger --scale"
             )));
         }
+        if rows > MAX_TARGET_RECORDS {
+            return Err(Error::InvalidConfig(format!(
+                "table `{driver_name}` has more rows at scale {scale} than a run writes ({MAX_TARGET_RECORDS}); use a smaller --scale"
+            )));
+        }
         if base.part.count > rows {
             return Err(Error::InvalidConfig(format!(
                 "table `{driver_name}` has {rows} rows at scale {scale}, fewer than --parts ({}); use fewer parts",
