@@ -448,6 +448,18 @@ impl<'a> Parents<'a> {
     }
 }
 
+/// `a` with its elements also null where `valid` is 0 (the field's own
+/// null rate over a copied or computed array).
+fn with_nulls(a: ArrayRef, valid: &[u8], s: &mut SpecScratch) -> Result<ArrayRef, Error> {
+    Ok(match pack(valid, s) {
+        None => a,
+        Some(own) => {
+            let nulls = NullBuffer::union(a.nulls(), Some(&own));
+            make_array(a.to_data().into_builder().nulls(nulls).build()?)
+        }
+    })
+}
+
 /// `a` plus `offsets` (one per element), in the type's units, wrapping at
 /// its bounds; nulls stay null.
 fn add_offsets(a: &ArrayRef, offsets: &[i64]) -> Result<ArrayRef, Error> {
@@ -582,35 +594,18 @@ impl RefDraw {
         match &self.pick {
             RefPick::Parent { max } => id / max,
             RefPick::Uniform => below(key.first(id), u128::from(rows)),
+            // Below 2^31 rows the product fits 64 bits (a 128-bit
+            // remainder is a call).
+            RefPick::Zipf { zipf, step, offset } if rows <= 1 << 31 => {
+                let rank = zipf.sample(&mut key.row(id)) - 1;
+                (rank * step + offset) % rows
+            }
             RefPick::Zipf { zipf, step, offset } => {
                 let rank = zipf.sample(&mut key.row(id)) - 1;
                 ((u128::from(rank) * u128::from(*step) + u128::from(*offset)) % u128::from(rows))
                     as u64
             }
             RefPick::Alias(alias) => u64::from(alias.sample(key.first(id))),
-        }
-    }
-
-    /// The parent rows of `ids`, appended to `out`: one loop per kind.
-    fn rows(&self, ids: &[u64], rows: u64, out: &mut Vec<u64>) {
-        let key = self.key;
-        match &self.pick {
-            RefPick::Parent { max } => out.extend(ids.iter().map(|&id| id / max)),
-            RefPick::Uniform => {
-                out.extend(ids.iter().map(|&id| below(key.first(id), u128::from(rows))))
-            }
-            RefPick::Zipf { zipf, step, offset } if rows <= 1 << 31 => {
-                // Below 2^31 rows the product fits 64 bits (a 128-bit
-                // remainder is a call).
-                out.extend(ids.iter().map(|&id| {
-                    let rank = zipf.sample(&mut key.row(id)) - 1;
-                    (rank * step + offset) % rows
-                }))
-            }
-            RefPick::Alias(alias) => {
-                out.extend(ids.iter().map(|&id| u64::from(alias.sample(key.first(id)))))
-            }
-            RefPick::Zipf { .. } => out.extend(ids.iter().map(|&id| self.row(id, rows))),
         }
     }
 }
@@ -704,13 +699,7 @@ fn table_eval(
 ) -> Result<TableEval, Error> {
     let table = &dataset.tables[ti];
     let fields = &table.spec.fields;
-    let tseed = table_seed(seed, &table.spec.name);
-    let mut hints = Hints::default();
-    let roots: Vec<Node> = fields
-        .iter()
-        .map(|f| compile(f, fields, tseed, &[], &mut hints, parents))
-        .collect::<Result<_, _>>()?;
-    let (order, needs_codes) = order_of(fields);
+    let g = SpecGenerator::build(&table.spec, table_seed(seed, &table.spec.name), parents)?;
     let closure = (0..fields.len())
         .map(|i| {
             let mut need = vec![false; fields.len()];
@@ -731,9 +720,9 @@ fn table_eval(
     Ok(TableEval {
         name: table.spec.name.clone(),
         rows: table.rows.map_or(0, |r| r.at(scale)),
-        roots,
-        order,
-        needs_codes,
+        roots: g.roots,
+        order: g.order,
+        needs_codes: g.needs_codes,
         closure,
     })
 }
@@ -1896,16 +1885,36 @@ impl SpecGenerator {
         let mut at = first_row;
         while at < first_row + len {
             let n = (first_row + len - at).min(1 << 16);
-            let mut ids: Vec<u64> = (at..at + n).collect();
-            for e in &self.expand {
-                let all = vec![1u8; ids.len()];
-                let (_, children, _) = lengths(&ids, &all, &e.count, e.key, e.max, false, &mut s)?;
-                ids = children;
-            }
+            let mut ids = s.v64(n as usize);
+            ids.extend(at..at + n);
+            let ids = self.expanded(ids, &mut s)?;
             total += ids.len() as u64;
+            s.put64(ids);
             at += n;
         }
         Ok(total)
+    }
+
+    /// The ids of the rows whose root rows are `ids`: `ids` itself, or
+    /// for a child table its descendants, generation by generation.
+    fn expanded(&self, mut ids: Vec<u64>, s: &mut SpecScratch) -> Result<Vec<u64>, Error> {
+        for e in &self.expand {
+            let mut all = s.v8(ids.len());
+            all.resize(ids.len(), 1);
+            let expanded = lengths(&ids, &all, &e.count, e.key, e.max, false, s);
+            s.put8(all);
+            let (offsets, children, valid) = match expanded {
+                Ok(x) => x,
+                Err(e) => {
+                    s.put64(ids);
+                    return Err(e);
+                }
+            };
+            s.put8(valid);
+            s.put32(offsets);
+            s.put64(std::mem::replace(&mut ids, children));
+        }
+        Ok(ids)
     }
 
     fn build(spec: &Spec, seed: u64, parents: &Parents<'_>) -> Result<Self, Error> {
@@ -2438,15 +2447,11 @@ impl Node {
                     Some(b) => (b[i] as usize).min(draws.len() - 1),
                     None => draws.len() - 1,
                 };
-                if draws.len() == 1 {
-                    draws[0].rows(ids, table.rows, &mut rows);
-                } else {
-                    rows.extend(
-                        ids.iter()
-                            .enumerate()
-                            .map(|(i, &id)| draws[branch(i)].row(id, table.rows)),
-                    );
-                }
+                rows.extend(
+                    ids.iter()
+                        .enumerate()
+                        .map(|(i, &id)| draws[branch(i)].row(id, table.rows)),
+                );
                 let mut copied = table.evaluate(*field, &rows, s)?;
                 s.put64(rows);
                 if draws.iter().any(|d| d.offset.is_some()) {
@@ -2460,17 +2465,11 @@ impl Node {
                         .collect();
                     copied = add_offsets(&copied, &offsets)?;
                 }
-                // Null where the parent's value is, and where this field's
-                // own null rate draws a null.
-                let own = pack(&valid, s);
-                let array = match own {
-                    None => copied,
-                    Some(own) => {
-                        let nulls = NullBuffer::union(copied.nulls(), Some(&own));
-                        make_array(copied.to_data().into_builder().nulls(nulls).build()?)
-                    }
-                };
-                Generated { array, codes: None }
+                // Null where the parent's value is too.
+                Generated {
+                    array: with_nulls(copied, &valid, s)?,
+                    codes: None,
+                }
             }
             NodeKind::Position { modulus, start } => {
                 let values: Vec<i64> = ids
@@ -2479,13 +2478,10 @@ impl Node {
                     .collect();
                 let wide: ArrayRef = Arc::new(arrow_array::Int64Array::from(values));
                 let array = cast_int(&wide, self.field.data_type())?;
-                let array = match pack(&valid, s) {
-                    None => array,
-                    Some(own) => {
-                        make_array(array.to_data().into_builder().nulls(Some(own)).build()?)
-                    }
-                };
-                Generated { array, codes: None }
+                Generated {
+                    array: with_nulls(array, &valid, s)?,
+                    codes: None,
+                }
             }
         };
         debug_assert_eq!(result.array.len(), n);
@@ -3228,15 +3224,7 @@ impl BatchGenerator for SpecGenerator {
         }
         let mut ids = s.v64(len);
         ids.extend(first_row..first_row + len as u64);
-        for e in &self.expand {
-            let mut all = s.v8(ids.len());
-            all.resize(ids.len(), 1);
-            let (offsets, children, valid) = lengths(&ids, &all, &e.count, e.key, e.max, false, s)?;
-            s.put8(all);
-            s.put8(valid);
-            s.put32(offsets);
-            s.put64(std::mem::replace(&mut ids, children));
-        }
+        let ids = self.expanded(ids, s)?;
         let rows = ids.len();
         if rows > MAX_BATCH_ROWS {
             s.put64(ids);

@@ -2112,7 +2112,7 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
         ));
     }
     let spec = single(&p, &t)?;
-    if let Some((f, r)) = references(&spec.fields).into_iter().next() {
+    if let Some((f, r)) = references(&spec).into_iter().next() {
         return Err(p.err_at(
             f.line,
             Some(&f.path),
@@ -2143,32 +2143,44 @@ fn single(p: &P<'_>, t: &DeTable<'_>) -> Result<Spec, SpecError> {
     })
 }
 
-/// Every field of `fields` (at any depth) whose generator, or a case's,
-/// is a reference, with that reference.
-fn references(fields: &[Field]) -> Vec<(&Field, &Reference)> {
-    fn go<'a>(f: &'a Field, out: &mut Vec<(&'a Field, &'a Reference)>) {
-        match &f.kind {
-            Kind::Scalar { generator, .. } => {
-                if let Generator::Reference(r) = generator {
+/// Every field of `spec` (at any depth) whose generator, or a case's, is
+/// a reference, with that reference.
+fn references(spec: &Spec) -> Vec<(&Field, &Reference)> {
+    let mut out = Vec::new();
+    for (f, _) in spec.walk() {
+        if let Kind::Scalar { generator, .. } = &f.kind {
+            let cases = f.when.iter().filter_map(|w| w.generator.as_ref());
+            for g in std::iter::once(generator).chain(cases) {
+                if let Generator::Reference(r) = g {
                     out.push((f, r));
                 }
-                for w in &f.when {
-                    if let Some(Generator::Reference(r)) = &w.generator {
-                        out.push((f, r));
-                    }
-                }
-            }
-            Kind::Struct(children) => children.iter().for_each(|c| go(c, out)),
-            Kind::List { item, .. } => go(item, out),
-            Kind::Map { key, value, .. } => {
-                go(key, out);
-                go(value, out);
             }
         }
     }
-    let mut out = Vec::new();
-    fields.iter().for_each(|f| go(f, &mut out));
     out
+}
+
+/// Calls `f` on every field of `fields` and, below each, on those of its
+/// struct, list or map, depth first, with whether it is a table's
+/// top-level field (`top` for `fields` themselves).
+fn each_field_mut<E>(
+    fields: &mut [Field],
+    top: bool,
+    f: &mut impl FnMut(&mut Field, bool) -> Result<(), E>,
+) -> Result<(), E> {
+    for x in fields {
+        f(x, top)?;
+        match &mut x.kind {
+            Kind::Scalar { .. } => {}
+            Kind::Struct(children) => each_field_mut(children, false, f)?,
+            Kind::List { item, .. } => each_field_mut(std::slice::from_mut(&mut **item), false, f)?,
+            Kind::Map { key, value, .. } => {
+                each_field_mut(std::slice::from_mut(&mut **key), false, f)?;
+                each_field_mut(std::slice::from_mut(&mut **value), false, f)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecError> {
@@ -2345,9 +2357,8 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
         });
     }
     fill_parents(&p, &mut tables)?;
-    copy_types(&mut tables);
+    copy_from_references(&mut tables);
     resolve_references(&p, &tables)?;
-    copy_nullability(&mut tables);
     Ok(Dataset {
         name,
         description,
@@ -2366,7 +2377,7 @@ fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
     let mut edges: Vec<Vec<(usize, String, usize)>> = vec![Vec::new(); tables.len()];
     for (ti, t) in tables.iter().enumerate() {
         let tname = &t.spec.name;
-        for (f, r) in references(&t.spec.fields) {
+        for (f, r) in references(&t.spec) {
             let path = format!("{tname}.{}", f.path);
             let err = |m: String| Err(p.err_at(f.line, Some(&path), m));
             let Kind::Scalar {
@@ -2561,59 +2572,39 @@ fn fill_parents(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
             ));
         }
         let parent = t.children_of.as_ref().map(|c| c.parent.clone());
-        fn go(
-            p: &P<'_>,
-            f: &mut Field,
-            top: bool,
-            table: &str,
-            parent: Option<&str>,
-        ) -> Result<(), SpecError> {
-            let path = format!("{table}.{}", f.path);
-            match &mut f.kind {
-                Kind::Scalar { generator, .. } => {
-                    let what = match generator {
-                        Generator::Reference(r) if r.pick == Pick::Parent => "`parent`",
-                        Generator::Position(_) => "`position`",
-                        _ => return Ok(()),
-                    };
-                    let Some(parent) = parent else {
-                        return Err(p.err_at(
-                            f.line,
-                            Some(&path),
-                            format!(
-                                "{what} is for the fields of a child table; table `{table}` has no `children_of`"
-                            ),
-                        ));
-                    };
-                    if !top {
-                        return Err(p.err_at(
-                            f.line,
-                            Some(&path),
-                            format!(
-                                "{what} is for the top-level fields of a child table, not those inside structs, lists or maps"
-                            ),
-                        ));
-                    }
-                    if let Generator::Reference(r) = generator {
-                        r.table = parent.to_string();
-                    }
-                }
-                Kind::Struct(children) => {
-                    for c in children {
-                        go(p, c, false, table, parent)?;
-                    }
-                }
-                Kind::List { item, .. } => go(p, item, false, table, parent)?,
-                Kind::Map { key, value, .. } => {
-                    go(p, key, false, table, parent)?;
-                    go(p, value, false, table, parent)?;
-                }
+        each_field_mut(&mut t.spec.fields, true, &mut |f, top| {
+            let path = format!("{tname}.{}", f.path);
+            let Kind::Scalar { generator, .. } = &mut f.kind else {
+                return Ok(());
+            };
+            let what = match generator {
+                Generator::Reference(r) if r.pick == Pick::Parent => "`parent`",
+                Generator::Position(_) => "`position`",
+                _ => return Ok(()),
+            };
+            let Some(parent) = &parent else {
+                return Err(p.err_at(
+                    f.line,
+                    Some(&path),
+                    format!(
+                        "{what} is for the fields of a child table; table `{tname}` has no `children_of`"
+                    ),
+                ));
+            };
+            if !top {
+                return Err(p.err_at(
+                    f.line,
+                    Some(&path),
+                    format!(
+                        "{what} is for the top-level fields of a child table, not those inside structs, lists or maps"
+                    ),
+                ));
+            }
+            if let Generator::Reference(r) = generator {
+                r.table = parent.clone();
             }
             Ok(())
-        }
-        for f in &mut t.spec.fields {
-            go(p, f, true, &tname, parent.as_deref())?;
-        }
+        })?;
     }
     Ok(())
 }
@@ -2636,97 +2627,49 @@ pub(crate) fn kind_type(kind: &Kind) -> DataType {
     }
 }
 
-/// Gives each copied dictionary, struct, list or map (declared by kind,
-/// see [`placeholder_of`]) the type of the field it copies: repeated until
-/// nothing changes, for copies of copies. A kind that differs from the
-/// copied field's is left for the type check to report.
-fn copy_types(tables: &mut [Table]) {
-    fn mark(f: &mut Field, types: &std::collections::HashMap<(String, String), DataType>) -> bool {
-        match &mut f.kind {
-            Kind::Scalar {
-                data_type,
-                generator: Generator::Reference(r),
-            } => match types.get(&(r.table.clone(), r.field.clone())) {
-                Some(t) if placeholder_of(data_type, t) => {
-                    *data_type = t.clone();
-                    true
-                }
-                _ => false,
-            },
-            Kind::Scalar { .. } => false,
-            Kind::Struct(children) => children.iter_mut().fold(false, |c, x| mark(x, types) | c),
-            Kind::List { item, .. } => mark(item, types),
-            Kind::Map { key, value, .. } => mark(key, types) | mark(value, types),
-        }
-    }
-    for _ in 0..=tables.len() {
-        let types: std::collections::HashMap<(String, String), DataType> = tables
-            .iter()
-            .flat_map(|t| {
-                t.spec
-                    .fields
-                    .iter()
-                    .map(|f| ((t.spec.name.clone(), f.name.clone()), kind_type(&f.kind)))
-            })
-            .collect();
-        let mut changed = false;
-        for t in tables.iter_mut() {
-            for f in &mut t.spec.fields {
-                changed |= mark(f, &types);
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-}
-
-/// Makes each reference nullable whose parent field is (the copy of a
-/// null is null): repeated until nothing changes, for references to
-/// references.
-fn copy_nullability(tables: &mut [Table]) {
-    fn mark(f: &mut Field, nullable: &std::collections::HashSet<(String, String)>) -> bool {
-        let mut changed = false;
-        match &mut f.kind {
-            Kind::Scalar {
-                generator: Generator::Reference(r),
-                ..
-            } => {
-                if !f.nullable && nullable.contains(&(r.table.clone(), r.field.clone())) {
-                    f.nullable = true;
-                    changed = true;
-                }
-            }
-            Kind::Scalar { .. } => {}
-            Kind::Struct(children) => {
-                for c in children {
-                    changed |= mark(c, nullable);
-                }
-            }
-            Kind::List { item, .. } => changed |= mark(item, nullable),
-            Kind::Map { key, value, .. } => {
-                changed |= mark(key, nullable);
-                changed |= mark(value, nullable);
-            }
-        }
-        changed
-    }
+/// Gives each reference what it copies besides values: the Arrow type of
+/// a dictionary, struct, list or map declared by its kind alone (see
+/// [`placeholder_of`]), and nullability when the copied field is nullable
+/// (the copy of a null is null). Repeated until nothing changes, for
+/// copies of copies. A kind that differs from the copied field's is left
+/// for the type check to report.
+fn copy_from_references(tables: &mut [Table]) {
     loop {
-        let nullable: std::collections::HashSet<(String, String)> = tables
+        let copied: std::collections::HashMap<(String, String), (DataType, bool)> = tables
             .iter()
             .flat_map(|t| {
-                t.spec
-                    .fields
-                    .iter()
-                    .filter(|f| f.nullable)
-                    .map(|f| (t.spec.name.clone(), f.name.clone()))
+                t.spec.fields.iter().map(|f| {
+                    (
+                        (t.spec.name.clone(), f.name.clone()),
+                        (kind_type(&f.kind), f.nullable),
+                    )
+                })
             })
             .collect();
         let mut changed = false;
         for t in tables.iter_mut() {
-            for f in &mut t.spec.fields {
-                changed |= mark(f, &nullable);
-            }
+            let _ = each_field_mut(&mut t.spec.fields, true, &mut |f, _| {
+                let Field { kind, nullable, .. } = f;
+                let Kind::Scalar {
+                    data_type,
+                    generator: Generator::Reference(r),
+                } = kind
+                else {
+                    return Ok::<(), ()>(());
+                };
+                if let Some((ty, copied_nullable)) = copied.get(&(r.table.clone(), r.field.clone()))
+                {
+                    if placeholder_of(data_type, ty) {
+                        *data_type = ty.clone();
+                        changed = true;
+                    }
+                    if *copied_nullable && !*nullable {
+                        *nullable = true;
+                        changed = true;
+                    }
+                }
+                Ok(())
+            });
         }
         if !changed {
             break;
