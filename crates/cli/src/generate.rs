@@ -166,13 +166,7 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     let generator = spec.generator(args.seed)?;
     if args.dry_run {
         cfg.validate()?;
-        let plan = cfg.plan(generator.name());
-        writeln!(
-            std::io::stdout().lock(),
-            "{}",
-            serde_json::to_string_pretty(&plan)?
-        )?;
-        return Ok(());
+        return print_json(&cfg.plan(generator.name()));
     }
     if let Some(p) = &args.summary_json {
         check_writable_parent(p)?;
@@ -186,28 +180,57 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
         print_summary(&summary)?;
     }
     if let Some(p) = &args.summary_json {
-        let report = cfg.report(generator.name(), summary.clone());
-        let text = serde_json::to_string_pretty(&report)? + "\n";
-        strata_store::output::write_atomically(p, text.as_bytes(), true, true)?;
+        write_json(p, &cfg.report(generator.name(), summary.clone()))?;
     }
     if args.verify_distribution {
-        let files: Vec<String> = summary
-            .files
-            .iter()
-            .map(|f| f.path.display().to_string())
-            .collect();
-        let report = strata_pipeline::verify::verify_distribution(&spec, &files)?;
-        write!(std::io::stdout().lock(), "{report}")?;
-        let off = report.suspicious();
-        if !off.is_empty() {
-            anyhow::bail!(
-                "{} of {} distribution checks are more than {} standard errors from the spec",
-                off.len(),
-                report.checks.len(),
-                strata_pipeline::verify::SUSPICIOUS_Z
-            );
-        }
+        let (off, checks) = verify(&spec, &summary, None)?;
+        fail_if_off(off, checks)?;
     }
+    Ok(())
+}
+
+/// `value` as pretty JSON on standard output.
+fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    writeln!(
+        std::io::stdout().lock(),
+        "{}",
+        serde_json::to_string_pretty(value)?
+    )?;
+    Ok(())
+}
+
+/// `value` as pretty JSON into the file `p`, written atomically.
+fn write_json(p: &Path, value: &impl serde::Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)? + "\n";
+    strata_store::output::write_atomically(p, text.as_bytes(), true, true)?;
+    Ok(())
+}
+
+/// Checks the files of `summary` against `spec` and prints the report
+/// (under `table NAME:` for a table of a dataset); returns the suspicious
+/// checks and all checks.
+fn verify(spec: &Spec, summary: &Summary, table: Option<&str>) -> Result<(usize, usize)> {
+    let files: Vec<String> = summary
+        .files
+        .iter()
+        .map(|f| f.path.display().to_string())
+        .collect();
+    let report = strata_pipeline::verify::verify_distribution(spec, &files)?;
+    let mut out = std::io::stdout().lock();
+    match table {
+        None => write!(out, "{report}")?,
+        Some(t) => writeln!(out, "table {t}:\n{report}")?,
+    }
+    Ok((report.suspicious().len(), report.checks.len()))
+}
+
+/// An error when `off` of the `checks` distribution checks are suspicious.
+fn fail_if_off(off: usize, checks: usize) -> Result<()> {
+    anyhow::ensure!(
+        off == 0,
+        "{off} of {checks} distribution checks are more than {} standard errors from the spec",
+        strata_pipeline::verify::SUSPICIOUS_Z
+    );
     Ok(())
 }
 
@@ -266,17 +289,11 @@ fn run_tables(args: &GenerateArgs, dataset: &Dataset) -> Result<()> {
                 Ok(cfg.plan(g.name()))
             })
             .collect::<Result<_>>()?;
-        let doc = serde_json::json!({
+        return print_json(&serde_json::json!({
             "dataset": dataset.name,
             "scale": scale,
             "tables": plans,
-        });
-        writeln!(
-            std::io::stdout().lock(),
-            "{}",
-            serde_json::to_string_pretty(&doc)?
-        )?;
-        return Ok(());
+        }));
     }
     if let Some(p) = &args.summary_json {
         check_writable_parent(p)?;
@@ -289,8 +306,7 @@ fn run_tables(args: &GenerateArgs, dataset: &Dataset) -> Result<()> {
         })
         .sum();
     let bar = progress_bar(total, args.quiet);
-    let refs: Vec<_> = jobs.iter().map(|(g, c)| (g, c.clone())).collect();
-    let summaries = generate_tables(&refs, &|n| bar.inc(n));
+    let summaries = generate_tables(&jobs, &|n| bar.inc(n));
     bar.finish_and_clear();
     let summaries = summaries?;
     if !args.quiet {
@@ -305,36 +321,24 @@ fn run_tables(args: &GenerateArgs, dataset: &Dataset) -> Result<()> {
             .zip(&summaries)
             .map(|((g, cfg), s)| cfg.report(g.name(), s.clone()))
             .collect();
-        let doc = serde_json::json!({
-            "dataset": dataset.name,
-            "scale": scale,
-            "tables": reports,
-        });
-        let text = serde_json::to_string_pretty(&doc)? + "\n";
-        strata_store::output::write_atomically(p, text.as_bytes(), true, true)?;
+        write_json(
+            p,
+            &serde_json::json!({
+                "dataset": dataset.name,
+                "scale": scale,
+                "tables": reports,
+            }),
+        )?;
     }
     if args.verify_distribution {
-        let mut off = 0;
-        let mut checks = 0;
-        for ((g, _), s) in jobs.iter().zip(&summaries) {
-            let i = dataset.table(g.name()).unwrap_or(0);
-            let files: Vec<String> = s
-                .files
-                .iter()
-                .map(|f| f.path.display().to_string())
-                .collect();
-            let report =
-                strata_pipeline::verify::verify_distribution(&dataset.tables[i].spec, &files)?;
-            writeln!(std::io::stdout().lock(), "table {}:\n{report}", g.name())?;
-            off += report.suspicious().len();
-            checks += report.checks.len();
+        let (mut off, mut checks) = (0, 0);
+        for (&i, s) in chosen.iter().zip(&summaries) {
+            let spec = &dataset.tables[i].spec;
+            let (o, c) = verify(spec, s, Some(&spec.name))?;
+            off += o;
+            checks += c;
         }
-        if off > 0 {
-            anyhow::bail!(
-                "{off} of {checks} distribution checks are more than {} standard errors from the spec",
-                strata_pipeline::verify::SUSPICIOUS_Z
-            );
-        }
+        fail_if_off(off, checks)?;
     }
     Ok(())
 }

@@ -839,7 +839,7 @@ pub fn dataset_jobs(
 /// As [`generate`], for any of the tables; existing outputs of every
 /// table are checked before anything is written.
 pub fn generate_tables<G: BatchGenerator>(
-    jobs: &[(&G, GenerateConfig)],
+    jobs: &[(G, GenerateConfig)],
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<Summary>, Error> {
     let mut dests = Vec::with_capacity(jobs.len());
@@ -876,7 +876,7 @@ pub fn generate_tables<G: BatchGenerator>(
     let result: Result<Vec<Summary>, Error> = (|| {
         let mut staged = Vec::with_capacity(jobs.len());
         for ((generator, cfg), dest) in jobs.iter().zip(&dests) {
-            staged.push(stage(*generator, cfg, dest, progress)?);
+            staged.push(stage(generator, cfg, dest, progress)?);
         }
         for s in &mut staged {
             s.seal()?;

@@ -205,18 +205,7 @@ fn lineitem_cases(
         let name = format!("generate lineitem SF {scale_factor} ({rows} rows)/{label}");
         let gen_cfg = GenerateConfig {
             target_records: rows,
-            record_batch_size: 8192,
-            num_writers: 4,
-            threads,
-            row_group_rows: 1 << 20,
-            format: Format::Parquet,
-            compression,
-            output_dir: PathBuf::from(dir.path()).join(format!("lineitem-{label}")),
-            output_filename: "lineitem".into(),
-            overwrite: true,
-            seed: 42,
-            encoder: ParquetEncoder::Auto,
-            part: Part::default(),
+            ..peer_config("lineitem", label, compression, dir, threads)
         };
         out.push(generate_case(
             name.clone(),
@@ -270,6 +259,25 @@ impl Tpchgen {
     }
 }
 
+/// The settings of a case beside `tpchgen-cli`: the CLI's defaults (seed
+/// 42, 4 files, batches of 8192 rows, row groups of 2^20) with `threads`
+/// and `compression`, into `dir/STEM-LABEL`, replacing the last run's.
+fn peer_config(
+    stem: &str,
+    label: &str,
+    compression: Compression,
+    dir: &tempfile::TempDir,
+    threads: usize,
+) -> GenerateConfig {
+    GenerateConfig {
+        threads,
+        compression,
+        output_dir: PathBuf::from(dir.path()).join(format!("{stem}-{label}")),
+        overwrite: true,
+        ..GenerateConfig::new(stem)
+    }
+}
+
 /// The `orders` dataset's `orders` and `lineitem` tables against
 /// `tpchgen-cli`'s, at one scale factor, with Snappy and with zstd level 1.
 fn orders_cases(
@@ -296,21 +304,7 @@ fn orders_cases(
         ("parquet snappy", Compression::Snappy, "SNAPPY"),
         ("parquet zstd", Compression::Zstd(1), "ZSTD(1)"),
     ] {
-        let base = GenerateConfig {
-            target_records: 1,
-            record_batch_size: 8192,
-            num_writers: 4,
-            threads,
-            row_group_rows: 1 << 20,
-            format: Format::Parquet,
-            compression,
-            output_dir: PathBuf::from(dir.path()).join(format!("orders-{label}")),
-            output_filename: "orders".into(),
-            overwrite: true,
-            seed: 42,
-            encoder: ParquetEncoder::Auto,
-            part: Part::default(),
-        };
+        let base = peer_config("orders", label, compression, dir, threads);
         let jobs = strata_pipeline::generate::dataset_jobs(&dataset, &tables, &base, scale)
             .map_err(case_err)?;
         let mut rows = 0;
@@ -333,8 +327,7 @@ fn orders_cases(
                 }),
                 run: Box::new(move || {
                     let _keep = &keep;
-                    let refs: Vec<_> = jobs.iter().map(|(g, c)| (g, c.clone())).collect();
-                    strata_pipeline::generate::generate_tables(&refs, &|_| {}).map_err(case_err)?;
+                    strata_pipeline::generate::generate_tables(&jobs, &|_| {}).map_err(case_err)?;
                     Ok(())
                 }),
             },
