@@ -1159,15 +1159,15 @@ impl<'a> Values<'a> {
                         out.extend_from_slice(&v[..8]);
                     }
                 }
-                // Big-endian, the last `n` bytes of the 16.
-                Source::DecimalFixed(n) => {
-                    for v in data[s * 16..e * 16].chunks_exact(16) {
-                        out.extend(v[..*n].iter().rev());
-                    }
-                }
-                // Big-endian, the last `n` bytes of the 32.
-                Source::Decimal256(n) => {
-                    for v in data[s * 32..e * 32].chunks_exact(32) {
+                // Big-endian, the last `n` bytes of the 16 (32 for
+                // `Decimal256`).
+                Source::DecimalFixed(n) | Source::Decimal256(n) => {
+                    let w = if let Source::Decimal256(_) = source {
+                        32
+                    } else {
+                        16
+                    };
+                    for v in data[s * w..e * w].chunks_exact(w) {
                         out.extend(v[..*n].iter().rev());
                     }
                 }

@@ -1841,14 +1841,9 @@ impl LeafEncoder {
             Values::Float(4) => typed!(Float, |v: Vec<u8>| float_le(&v) as f32, nans),
             Values::Float(_) => typed!(Double, |v: Vec<u8>| float_le(&v), nans),
             Values::Bool => typed!(Boolean, |v: Vec<u8>| v.first() == Some(&1), None),
-            // Decimals: never cut (parquet's writer keeps them whole).
-            Values::Fixed(_) => typed!(
-                FixedLenByteArray,
-                |v: Vec<u8>| parquet::data_type::FixedLenByteArray::from(v),
-                None
-            ),
-            // Fixed-length bytes: whole too (see `cuts_statistics`).
-            Values::FixedBytes(_) => typed!(
+            // Decimals and other fixed-length bytes: never cut (see
+            // `cuts_statistics`).
+            Values::Fixed(_) | Values::FixedBytes(_) => typed!(
                 FixedLenByteArray,
                 |v: Vec<u8>| parquet::data_type::FixedLenByteArray::from(v),
                 None
