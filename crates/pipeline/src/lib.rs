@@ -6,7 +6,10 @@
 //! [`strata_gen::BatchGenerator`] on many threads and writes the files of
 //! a [`generate::GenerateConfig`] locally or to an object store, through
 //! strata's direct Parquet encoder (`strata-parquet`) where the schema
-//! allows. [`verify::verify_distribution`] reads generated files back
+//! allows. [`generate::generate_tables`] runs the tables of a dataset of
+//! several tables (each table's rows, files and batches from
+//! [`generate::dataset_jobs`]) and makes their files visible together.
+//! [`verify::verify_distribution`] reads generated files back
 //! (through `strata-scan`) and reports the realised shares of nulls,
 //! categories and list lengths next to the ones their
 //! [`strata_gen::spec::Spec`] specifies.
@@ -24,7 +27,8 @@
 //! * File `i` holds global rows `[i*N/W, (i+1)*N/W)` in order, so output
 //!   bytes depend on the settings and seed, never on the thread count.
 //! * Nothing appears under a final name unless the whole run succeeded
-//!   ([`strata_store::output`], [`strata_store::upload`]).
+//!   ([`strata_store::output`], [`strata_store::upload`]); for a dataset,
+//!   unless every table's files are complete.
 //! * Memory is bounded by the number of threads times one row group.
 //!
 //! # Example
