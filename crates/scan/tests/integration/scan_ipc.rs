@@ -1,10 +1,9 @@
 //! Projected IPC reads against full reads with arrow-rs, and what they
 //! fetch.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::*;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_ipc::CompressionType;
 use arrow_schema::{DataType, Field, Schema};
@@ -15,7 +14,6 @@ use strata_scan::{
     ipc::{IpcFile, IpcReadOptions, ReadMode},
 };
 use strata_store::source::{FetchOptions, Source};
-use support::*;
 
 const MODES: [ReadMode; 3] = [ReadMode::Auto, ReadMode::Projected, ReadMode::WholeBlocks];
 

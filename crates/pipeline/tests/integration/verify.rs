@@ -394,7 +394,7 @@ template = "+91-99-{seq:08}"
 }
 
 /// Timing of a large verification: `cargo test --release -p strata-pipeline
-/// --test verify -- --ignored --nocapture`.
+/// --test integration verify:: -- --ignored --nocapture`.
 #[test]
 #[ignore = "slow in debug builds; a timing to run in release"]
 fn ten_million_contacts() {

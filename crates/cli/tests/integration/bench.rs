@@ -3,9 +3,7 @@
 
 // Only some of the shared helpers are used here.
 #[allow(dead_code)]
-mod common;
-
-use common::{stderr, strata};
+use crate::common::{stderr, strata};
 
 fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

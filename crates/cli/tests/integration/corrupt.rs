@@ -4,9 +4,7 @@
 
 // Each test binary uses some of the shared helpers.
 #[allow(dead_code)]
-mod common;
-
-use common::{files, stderr, strata};
+use crate::common::{files, stderr, strata};
 use strata_gen::rng::RowRng;
 use strata_testkit::mutate::mutate;
 

@@ -1,8 +1,6 @@
 //! `strata compact plan` and `run` from the command line.
 
-mod common;
-
-use common::{failed_cleanly, stderr, strata};
+use crate::common::{failed_cleanly, stderr, strata};
 
 /// Kudu's SignificantOverlap shape as TSV: 100 rowsets of 1 MB, each
 /// overlapping the next half.

@@ -1,13 +1,11 @@
 //! `strata scan`: projected reads printed or written, the stats line, and
 //! clear errors that leave nothing behind.
 
-mod common;
-
 use std::{fs::File, path::Path, sync::Arc};
 
+use crate::common::{failed_cleanly, files, stderr, strata};
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use common::{failed_cleanly, files, stderr, strata};
 use parquet::arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder};
 
 fn table(rows: i64) -> RecordBatch {

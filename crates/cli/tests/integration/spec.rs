@@ -1,9 +1,7 @@
 //! `strata spec` and `strata generate --spec`: presets round-trip through
 //! files, bad specs fail with their line and field and write nothing.
 
-mod common;
-
-use common::{failed_cleanly, files, stderr, strata};
+use crate::common::{failed_cleanly, files, stderr, strata};
 
 #[test]
 fn a_shown_preset_generates_the_same_rows_as_the_preset() {

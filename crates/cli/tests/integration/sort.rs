@@ -15,9 +15,7 @@ use arrow_schema::{Field, Schema, SchemaRef, SortOptions};
 use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
 use strata_testkit::readback::{multiset_hash, rows_as_text};
 
-mod common;
-
-use common::{failed_cleanly, stderr, strata};
+use crate::common::{failed_cleanly, stderr, strata};
 
 fn succeeded(o: &Output) {
     assert!(o.status.success(), "{}", stderr(o));

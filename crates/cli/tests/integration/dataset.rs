@@ -2,9 +2,7 @@
 //! layout, flags that apply to one table only, bad datasets, and a run
 //! that fails in its last table leaving no file of any table.
 
-mod common;
-
-use common::{failed_cleanly, files, stderr, strata};
+use crate::common::{failed_cleanly, files, stderr, strata};
 
 const DATASET: &str = r#"
 name = "tiny"

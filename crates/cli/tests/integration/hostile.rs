@@ -3,9 +3,7 @@
 //! naming the problem (exit status 2, no `panicked at`, no output), or,
 //! where the request is reasonable after all, a correct run.
 
-mod common;
-
-use common::{failed_cleanly, files, stderr, strata};
+use crate::common::{failed_cleanly, files, stderr, strata};
 
 /// Runs `strata args` in a fresh directory holding `spec` as `s.toml`;
 /// returns the run and the directory.

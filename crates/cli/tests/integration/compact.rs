@@ -1,12 +1,10 @@
 //! `strata compact`: manifests of sorted Parquet datasets.
 
-mod common;
-
 use std::{fs::File, sync::Arc};
 
+use crate::common::{failed_cleanly, files, stderr, strata};
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use common::{failed_cleanly, files, stderr, strata};
 use parquet::arrow::ArrowWriter;
 
 fn write(dir: &std::path::Path, name: &str, keys: impl Iterator<Item = i64>) {

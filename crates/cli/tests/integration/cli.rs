@@ -1,10 +1,8 @@
 //! The `strata` binary as a user runs it: exit codes, messages, files left.
 
-mod common;
-
 use std::process::Command;
 
-use common::{failed_cleanly, files, stderr, strata};
+use crate::common::{failed_cleanly, files, stderr, strata};
 
 #[test]
 fn generate_writes_files_and_a_summary() {

@@ -1,0 +1,17 @@
+//! The `strata` binary end to end: every subcommand, its outputs and its
+//! errors, run as a user would run it.
+//!
+//! One test binary for the whole crate (each module was once a binary of
+//! its own): linking one binary instead of several saves build time and disk.
+
+mod bench;
+mod cli;
+mod common;
+mod compact;
+mod compact_plan;
+mod corrupt;
+mod dataset;
+mod hostile;
+mod scan;
+mod sort;
+mod spec;

@@ -1,0 +1,9 @@
+//! Spec files, datasets of several tables and decimals, through the
+//! public API.
+//!
+//! One test binary for the whole crate (each module was once a binary of
+//! its own): linking one binary instead of several saves build time and disk.
+
+mod dataset;
+mod decimal;
+mod spec;
