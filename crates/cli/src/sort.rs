@@ -1,55 +1,120 @@
-//! `strata sort`: flags to a [`SortConfig`], the sort, its summary.
+//! `strata sort`: flags to a [`SortConfig`], the sort (in memory, or with
+//! sorted runs spilled to disk and merged), a progress bar for its reading
+//! and merging phases, its summary.
 
-use std::{io::Write, path::PathBuf};
+use std::{
+    io::Write,
+    path::PathBuf,
+    sync::{Arc, atomic::Ordering},
+    time::Duration,
+};
 
 use anyhow::Result;
 use clap::Args;
-use strata_sort::{ByteSize, SortConfig, SortKeys, SortSummary, sort_file};
+use strata_sort::{ByteSize, SortConfig, SortKeys, SortProgress, SortSummary, sort_file};
 
-use crate::common::parse;
+use crate::common::{parse, progress_bar};
 
 #[derive(Args, Debug)]
 pub(crate) struct SortArgs {
-    /// Input file: Parquet or Arrow IPC file format.
-    input: PathBuf,
+    /// Inputs: Parquet or Arrow IPC files, or directories (their .parquet,
+    /// .arrow, .ipc and .feather files, by name). All have one schema.
+    #[arg(required = true, num_args = 1..)]
+    inputs: Vec<PathBuf>,
     /// Sort keys, most significant first: `COL[:desc][:nulls_first|:nulls_last],...`.
     /// Each key is ascending with nulls first unless its suffixes say
     /// otherwise.
     #[arg(long, value_name = "KEYS", value_parser = parse::<SortKeys, _>)]
     by: SortKeys,
     /// Output file: .parquet (zstd) or .arrow, .ipc, .feather (Arrow IPC).
+    /// With --target-file-mb, a directory of Parquet files.
     #[arg(long, short)]
     output: PathBuf,
-    /// Refuse to sort when the estimated memory (input batches, encoded
-    /// keys, indices and the sorted copy) exceeds this: bytes, or with a
-    /// unit KiB, MiB, GiB, KB, MB, GB.
+    /// Memory the sort may use: bytes, or with a unit KiB, MiB, GiB, KB,
+    /// MB, GB. A larger input is sorted in runs spilled to disk and merged
+    /// (Parquet output only).
     #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse::<ByteSize, _>)]
     memory_limit: ByteSize,
-    /// Replace an existing output file.
+    /// Where sorted runs are spilled (a temporary directory inside it,
+    /// removed at the end) [default: the output's directory].
+    #[arg(long, value_name = "DIR")]
+    spill_dir: Option<PathBuf>,
+    /// Write a directory of Parquet files of about this many MB each,
+    /// merged on all threads, instead of one file.
+    #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(1..))]
+    target_file_mb: Option<u64>,
+    /// Worker threads [default: the number of CPUs].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+    /// Replace an existing output.
     #[arg(long)]
     overwrite: bool,
-    /// No summary on the terminal.
+    /// No summary and no progress bar on the terminal.
     #[arg(long, short)]
     quiet: bool,
 }
 
 pub(crate) fn run(args: SortArgs) -> Result<()> {
+    let progress = Arc::new(SortProgress::default());
     let cfg = SortConfig {
-        input: args.input,
+        inputs: args.inputs,
         output: args.output,
         keys: args.by.0,
         memory_limit: args.memory_limit.0,
         overwrite: args.overwrite,
+        spill_dir: args.spill_dir,
+        target_file_bytes: args.target_file_mb.map(|mb| mb.saturating_mul(1_000_000)),
+        threads: args.threads.map_or(0, |t| t as usize),
+        progress: Some(progress.clone()),
     };
-    let summary = sort_file(&cfg)?;
+    let summary = with_progress(&progress, args.quiet, || sort_file(&cfg))?;
     if !args.quiet {
         print_sort_summary(&cfg, &summary)?;
     }
     Ok(())
 }
 
+/// Runs `f` while a bar shows the rows read, then the rows merged.
+fn with_progress<T>(p: &SortProgress, quiet: bool, f: impl FnOnce() -> T + Send) -> T
+where
+    T: Send,
+{
+    let bar = progress_bar(0, quiet);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    /// Stops the bar's thread however `f` ends (a panic included, which
+    /// the scope would otherwise wait on forever).
+    struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                let merged = p.rows_merged.load(Ordering::Relaxed);
+                if merged > 0 {
+                    bar.set_message("merging");
+                    bar.set_length(p.rows_to_merge.load(Ordering::Relaxed).max(merged));
+                    bar.set_position(merged);
+                } else {
+                    bar.set_length(p.input_rows.load(Ordering::Relaxed));
+                    bar.set_position(p.rows_read.load(Ordering::Relaxed));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let stop = Stop(&done);
+        let out = f();
+        drop(stop);
+        bar.finish_and_clear();
+        out
+    })
+}
+
 fn print_sort_summary(cfg: &SortConfig, s: &SortSummary) -> std::io::Result<()> {
     let keys: Vec<String> = cfg.keys.iter().map(|k| k.to_string()).collect();
+    let inputs: Vec<String> = cfg.inputs.iter().map(|p| p.display().to_string()).collect();
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -58,25 +123,50 @@ fn print_sort_summary(cfg: &SortConfig, s: &SortSummary) -> std::io::Result<()> 
         keys.join(","),
         s.elapsed_s
     )?;
+    let files = match s.output_files.len() {
+        1 => String::new(),
+        n => format!(", {n} files"),
+    };
     writeln!(
         out,
-        "  {} ({}, {} bytes) -> {} ({}, {} bytes)",
-        cfg.input.display(),
+        "  {} ({}, {} bytes) -> {} ({}, {} bytes{files})",
+        inputs.join(" "),
         s.input_format,
         s.input_bytes,
         cfg.output.display(),
         s.output_format,
         s.output_bytes
     )?;
-    writeln!(
-        out,
-        "  read {:.3} s, encode {:.3} s, sort {:.3} s, gather {:.3} s, write {:.3} s",
-        s.read_s, s.encode_s, s.sort_s, s.gather_s, s.write_s
-    )?;
-    writeln!(
-        out,
-        "  memory estimate {} (limit {})",
-        ByteSize(s.memory_estimate),
-        ByteSize(cfg.memory_limit)
-    )
+    if s.runs == 0 {
+        writeln!(
+            out,
+            "  in memory: read {:.3} s, encode {:.3} s, sort {:.3} s, gather {:.3} s, write {:.3} s",
+            s.read_s, s.encode_s, s.sort_s, s.gather_s, s.write_s
+        )?;
+        writeln!(
+            out,
+            "  memory estimate {} (limit {})",
+            ByteSize(s.memory_estimate),
+            ByteSize(cfg.memory_limit)
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  external: read and sort {} runs {:.3} s ({} spilled), merge {:.3} s ({} levels before the last)",
+            s.runs,
+            s.read_s,
+            ByteSize(s.spill_bytes),
+            s.write_s,
+            s.merge_levels
+        )?;
+    }
+    if let Some(rss) = s.peak_rss {
+        writeln!(
+            out,
+            "  peak resident memory {} (limit {})",
+            ByteSize(rss),
+            ByteSize(cfg.memory_limit)
+        )?;
+    }
+    Ok(())
 }

@@ -353,6 +353,7 @@ pub fn execute(
         target_file_bytes: target_file_bytes.max(1),
         batch_rows: 8192,
         threads: 0,
+        ..MergeConfig::default()
     };
     let mut written = merge_files(
         &inputs,

@@ -63,7 +63,7 @@ use strata_gen::BatchGenerator;
 use strata_parquet::{Format, ipc::IpcFileWriter, writer::ParquetWriter};
 use strata_scan::{Filter, ScanFile, ScanRequest};
 use strata_sort::{
-    DEFAULT_MEMORY_LIMIT, SortConfig, SortKey,
+    SortConfig, SortKey,
     merge::{MergeConfig, merge_files},
 };
 use strata_store::source::Source;
@@ -428,13 +428,11 @@ fn write_input(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, Broken> 
 fn sort(dir: &Path, fixture: &Fixture, format: Format, bytes: &[u8]) -> Checked {
     let name = format!("in.{}", format.extension());
     let input = write_input(dir, &name, bytes)?;
-    let cfg = SortConfig {
+    let cfg = SortConfig::new(
         input,
-        output: dir.join("out.parquet"),
-        keys: vec![fixture.key.parse().map_err(|e| Broken(text(e)))?],
-        memory_limit: DEFAULT_MEMORY_LIMIT,
-        overwrite: false,
-    };
+        dir.join("out.parquet"),
+        vec![fixture.key.parse().map_err(|e| Broken(text(e)))?],
+    );
     match strata_sort::sort_file(&cfg) {
         Err(e) => {
             only(dir, &[&name], "a failed sort")?;
@@ -477,6 +475,7 @@ fn merge_config(fixture: &Fixture) -> MergeConfig {
         target_file_bytes: 1 << 30,
         batch_rows: 128,
         threads: 2,
+        ..MergeConfig::default()
     }
 }
 

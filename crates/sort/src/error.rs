@@ -38,20 +38,6 @@ pub enum Error {
     /// The row encoder failed.
     #[error("row encoding: {0}")]
     Row(#[from] strata_row::Error),
-    /// The estimated memory of an in-memory operation exceeds the limit.
-    #[error(
-        "{what} needs an estimated {} but --memory-limit is {}",
-        human_bytes(*estimate),
-        human_bytes(*limit)
-    )]
-    MemoryLimit {
-        /// What was being estimated.
-        what: &'static str,
-        /// The estimate, bytes.
-        estimate: u64,
-        /// The limit, bytes.
-        limit: u64,
-    },
     /// parquet's reader or writer failed.
     #[error("parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
@@ -148,13 +134,4 @@ pub(crate) fn short_bytes(n: u64) -> String {
         unit = u;
     }
     format!("{v:.1} {unit}")
-}
-
-/// [`short_bytes`] with the exact count, as in `1.5 KiB (1536 bytes)`.
-fn human_bytes(n: u64) -> String {
-    if n < 1024 {
-        short_bytes(n)
-    } else {
-        format!("{} ({n} bytes)", short_bytes(n))
-    }
 }

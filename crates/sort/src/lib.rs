@@ -1,26 +1,30 @@
-//! Sorting by key columns: a whole Parquet or Arrow IPC file in memory,
-//! and the stable k-way [`merge`] of sorted Parquet runs that compaction
-//! (and any external sort) builds on. Both order rows by the same
+//! Sorting Parquet and Arrow IPC files by key columns, of any size, and
+//! the stable k-way [`merge`] of sorted Parquet runs that compaction and
+//! the external sort share. Both order rows by the same
 //! [`strata_row::KeyColumns`] encoding.
 //!
-//! [`sort_file`] reads every batch of the input (its format found from the
-//! magic bytes), concatenates them, encodes the key columns once with
+//! [`sort_file`] reads the batches of its inputs (each format found from
+//! the magic bytes) in order. When the whole sort fits the memory limit it
+//! concatenates them, encodes the key columns once with
 //! [`strata_row::RowEncoder`] into byte-comparable rows, sorts a vector of
 //! row indices with a stable sort comparing those bytes, gathers every
 //! column in that order and writes the result in the format the output's
-//! extension names.
+//! extension names. A larger input is cut into runs that are sorted on
+//! all cores and spilled to disk as Parquet, then merged (the `external`
+//! module).
 //!
 //! # Guarantees
 //!
-//! * The output has the input's schema (field and schema metadata,
+//! * The output has the first input's schema (field and schema metadata,
 //!   nullability and dictionary types included) and the same rows.
 //! * The sort is stable: rows with equal keys keep their input order, so
-//!   the output depends only on the input and the keys.
-//! * The memory estimate is checked against the limit before the work that
-//!   needs it, and nothing is written when it is over.
+//!   the output depends only on the inputs and the keys, never on the
+//!   memory limit, the thread count or the number of runs.
+//! * Reading holds at most one run (two fifths of the limit) and the
+//!   merges size their batches to the limit's other part.
 //! * The output appears only complete ([`strata_store::output::PendingFile`]); an
-//!   existing output is replaced only when asked, and never when it is the
-//!   input itself.
+//!   existing output is replaced only when asked, and never when it is an
+//!   input. The spill directory is removed however the sort ends.
 //!
 //! # Example
 //!
@@ -58,7 +62,10 @@ use strata_parquet::{
 };
 
 mod error;
+mod external;
 pub mod merge;
+
+pub use external::SortProgress;
 
 pub use error::Error;
 use error::short_bytes;
@@ -217,17 +224,52 @@ impl fmt::Display for ByteSize {
 /// What to sort, by what, and where to.
 #[derive(Debug, Clone)]
 pub struct SortConfig {
-    /// The input file, Parquet or Arrow IPC (found from its magic bytes).
-    pub input: PathBuf,
-    /// The output file; its extension picks the format
-    /// ([`Format::for_output`]).
+    /// The inputs: Parquet or Arrow IPC files (each format found from its
+    /// magic bytes), or directories, which stand for the `.parquet`,
+    /// `.arrow`, `.ipc` and `.feather` files directly in them (by name).
+    /// All have the same schema; their rows are sorted together.
+    pub inputs: Vec<PathBuf>,
+    /// The output file, whose extension picks the format
+    /// ([`Format::for_output`]); with [`SortConfig::target_file_bytes`], a
+    /// directory of Parquet files.
     pub output: PathBuf,
     /// The keys, most significant first.
     pub keys: Vec<SortKey>,
-    /// Refuse to sort when the memory estimate exceeds this many bytes.
+    /// The memory the sort may use. An input whose sort fits is sorted in
+    /// memory; a larger one is cut into sorted runs spilled to disk and
+    /// merged.
     pub memory_limit: u64,
-    /// Replace an existing output file.
+    /// Replace an existing output.
     pub overwrite: bool,
+    /// Where runs are spilled (a new directory inside it, removed at the
+    /// end); `None`: next to the output.
+    pub spill_dir: Option<PathBuf>,
+    /// Write a directory of Parquet files of about this size each, merged
+    /// on all threads, instead of one file.
+    pub target_file_bytes: Option<u64>,
+    /// Threads for sorting runs and for a directory output's merge (0: one
+    /// per CPU).
+    pub threads: usize,
+    /// Counters a progress display can poll.
+    pub progress: Option<Arc<SortProgress>>,
+}
+
+impl SortConfig {
+    /// Sorting `input` into the file `output` by `keys`, with the default
+    /// memory limit, spilling next to the output.
+    pub fn new(input: impl Into<PathBuf>, output: impl Into<PathBuf>, keys: Vec<SortKey>) -> Self {
+        SortConfig {
+            inputs: vec![input.into()],
+            output: output.into(),
+            keys,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+            overwrite: false,
+            spill_dir: None,
+            target_file_bytes: None,
+            threads: 0,
+            progress: None,
+        }
+    }
 }
 
 /// What a [`sort_file`] run did.
@@ -257,10 +299,22 @@ pub struct SortSummary {
     pub sort_s: f64,
     /// Seconds gathering the columns in sorted order.
     pub gather_s: f64,
-    /// Seconds writing the output.
+    /// Seconds writing the output (for an external sort, the merges).
     pub write_s: f64,
     /// Seconds in all.
     pub elapsed_s: f64,
+    /// Sorted runs spilled to disk; 0 for a sort in memory.
+    pub runs: u64,
+    /// Merges of runs into longer runs before the last merge.
+    pub merge_levels: u64,
+    /// Bytes written to the spill directory.
+    pub spill_bytes: u64,
+    /// The files written, in key order (one unless the output is a
+    /// directory).
+    pub output_files: Vec<PathBuf>,
+    /// The process's peak resident memory at the end, where the system
+    /// tells it (Linux).
+    pub peak_rss: Option<u64>,
 }
 
 /// A file read whole into memory.
@@ -515,112 +569,573 @@ fn file_len(path: &Path) -> Result<u64, Error> {
         .len())
 }
 
-fn check_limit(what: &'static str, estimate: u64, limit: u64) -> Result<(), Error> {
-    if estimate > limit {
-        return Err(Error::MemoryLimit {
-            what,
-            estimate,
-            limit,
-        });
-    }
-    Ok(())
+/// Where a sort writes.
+#[derive(Debug, Clone)]
+enum Target {
+    /// One file in this format.
+    File(Format),
+    /// A directory of Parquet files; whether it was there before.
+    Dir { existed: bool },
 }
 
 /// Checks what can be checked before reading anything: the keys, the
-/// output format and directory, and the output against the input.
-fn preflight(cfg: &SortConfig) -> Result<Format, Error> {
+/// inputs, the output format and directory, and the output against the
+/// inputs. Returns the input files (directories expanded) and the target.
+fn preflight(cfg: &SortConfig) -> Result<(Vec<PathBuf>, Target), Error> {
     if cfg.keys.is_empty() {
         return Err(Error::InvalidConfig(
             "--by needs at least one column".into(),
         ));
     }
-    let format = Format::for_output(&cfg.output).map_err(format_error)?;
-    if !cfg.input.is_file() {
-        return Err(Error::InvalidConfig(format!(
-            "input {} does not exist or is not a file",
-            cfg.input.display()
-        )));
+    if cfg.memory_limit == 0 {
+        return Err(Error::InvalidConfig(
+            "the memory limit must be above 0".into(),
+        ));
     }
-    if cfg.output.exists() {
-        if same_file(&cfg.input, &cfg.output) {
-            return Err(Error::InvalidConfig(format!(
-                "output {} is the input file; write the sorted copy elsewhere",
-                cfg.output.display()
-            )));
-        }
-        if cfg.output.is_dir() {
-            return Err(Error::InvalidConfig(format!(
-                "output {} is a directory",
-                cfg.output.display()
-            )));
-        }
-        if !cfg.overwrite {
-            return Err(Error::Store(strata_store::Error::OutputExists {
-                path: cfg.output.clone(),
-                count: 1,
-            }));
-        }
+    if cfg.target_file_bytes == Some(0) {
+        return Err(Error::InvalidConfig(
+            "the target file size must be above 0".into(),
+        ));
     }
-    let parent = match cfg.output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+    let inputs = expand_inputs(&cfg.inputs)?;
+    let target = match cfg.target_file_bytes {
+        None => {
+            let format = Format::for_output(&cfg.output).map_err(format_error)?;
+            if cfg.output.exists() {
+                if let Some(i) = inputs.iter().find(|i| same_file(i, &cfg.output)) {
+                    return Err(Error::InvalidConfig(format!(
+                        "output {} is the input file {}; write the sorted copy elsewhere",
+                        cfg.output.display(),
+                        i.display()
+                    )));
+                }
+                if cfg.output.is_dir() {
+                    return Err(Error::InvalidConfig(format!(
+                        "output {} is a directory",
+                        cfg.output.display()
+                    )));
+                }
+                if !cfg.overwrite {
+                    return Err(Error::Store(strata_store::Error::OutputExists {
+                        path: cfg.output.clone(),
+                        count: 1,
+                    }));
+                }
+            }
+            Target::File(format)
+        }
+        Some(_) => {
+            let existed = cfg.output.exists();
+            if existed {
+                if !cfg.output.is_dir() {
+                    return Err(Error::InvalidConfig(format!(
+                        "output {} is a file; with a target file size the output is a directory",
+                        cfg.output.display()
+                    )));
+                }
+                if inputs
+                    .iter()
+                    .any(|i| i.parent().is_some_and(|d| same_file(d, &cfg.output)))
+                {
+                    return Err(Error::InvalidConfig(format!(
+                        "output directory {} holds an input; write the sorted files elsewhere",
+                        cfg.output.display()
+                    )));
+                }
+                let count = fs::read_dir(&cfg.output)
+                    .map_err(|e| Error::io("read", &cfg.output, e))?
+                    .count();
+                if count > 0 && !cfg.overwrite {
+                    return Err(Error::Store(strata_store::Error::OutputExists {
+                        path: cfg.output.clone(),
+                        count,
+                    }));
+                }
+            }
+            Target::Dir { existed }
+        }
     };
+    let parent = output_parent(&cfg.output);
     if !parent.is_dir() {
         return Err(Error::InvalidConfig(format!(
             "output directory {} does not exist",
             parent.display()
         )));
     }
-    Ok(format)
+    if let Some(d) = &cfg.spill_dir
+        && !d.is_dir()
+    {
+        return Err(Error::InvalidConfig(format!(
+            "spill directory {} does not exist or is not a directory",
+            d.display()
+        )));
+    }
+    Ok((inputs, target))
 }
 
-/// Sorts the file `cfg.input` by `cfg.keys` into `cfg.output`.
+/// The directory `path` is in (`.` for a bare name).
+fn output_parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Input files: files as given, directories as the data files directly
+/// in them, by name.
+fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    if inputs.is_empty() {
+        return Err(Error::InvalidConfig("no input to sort".into()));
+    }
+    let mut files = Vec::new();
+    for input in inputs {
+        if input.is_file() {
+            files.push(input.clone());
+        } else if input.is_dir() {
+            let mut found: Vec<PathBuf> = fs::read_dir(input)
+                .map_err(|e| Error::io("read", input, e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.is_file()
+                        && p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                            ["parquet", "arrow", "ipc", "feather"]
+                                .contains(&e.to_ascii_lowercase().as_str())
+                        })
+                })
+                .collect();
+            if found.is_empty() {
+                return Err(Error::InvalidConfig(format!(
+                    "input directory {} holds no .parquet, .arrow, .ipc or .feather file",
+                    input.display()
+                )));
+            }
+            found.sort();
+            files.extend(found);
+        } else {
+            return Err(Error::InvalidConfig(format!(
+                "input {} does not exist or is not a file",
+                input.display()
+            )));
+        }
+    }
+    Ok(files)
+}
+
+/// The in-memory size of `batches`.
+fn memory(batches: &[RecordBatch]) -> u64 {
+    batches
+        .iter()
+        .map(|b| b.get_array_memory_size() as u64)
+        .sum()
+}
+
+/// The reading phase: batches collect into a run until it reaches its
+/// budget, when the run is sorted and spilled.
+struct Runs<'a> {
+    cfg: &'a SortConfig,
+    /// The run's budget of in-memory bytes.
+    budget: u64,
+    schema: Option<SchemaRef>,
+    first_input: PathBuf,
+    pending: Vec<RecordBatch>,
+    pending_memory: u64,
+    spill: Option<external::Spill>,
+    rows: u64,
+    batch_rows: usize,
+    row_group_rows: Option<usize>,
+    format: Option<Format>,
+}
+
+impl Runs<'_> {
+    /// Takes the schema of input `path`: the first input's is the sort's
+    /// (and its keys are checked against it), every other must have the
+    /// same fields.
+    fn schema(&mut self, path: &Path, schema: SchemaRef) -> Result<(), Error> {
+        match &self.schema {
+            None => {
+                // Named errors for bad keys come from the schema as the
+                // user sees it.
+                Sorter::new(&schema, &self.cfg.keys)?;
+                self.schema = Some(schema);
+            }
+            Some(s) if s.fields() != schema.fields() => {
+                return Err(Error::InvalidConfig(format!(
+                    "{} has a different schema from {}",
+                    path.display(),
+                    self.first_input.display()
+                )));
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Adds one batch of input `path`.
+    fn push(&mut self, path: &Path, batch: &RecordBatch) -> Result<(), Error> {
+        if self
+            .schema
+            .as_ref()
+            .is_some_and(|s| s.fields() != batch.schema_ref().fields())
+        {
+            return Err(Error::InvalidConfig(format!(
+                "a batch of {} does not have the file's schema",
+                path.display()
+            )));
+        }
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        self.rows += batch.num_rows() as u64;
+        self.batch_rows = self.batch_rows.max(batch.num_rows());
+        if let Some(p) = &self.cfg.progress {
+            p.rows_read.fetch_add(
+                batch.num_rows() as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+        let size = batch.get_array_memory_size() as u64;
+        if self.pending_memory + size > self.budget && !self.pending.is_empty() {
+            self.spill_pending()?;
+        }
+        self.pending.push(batch.clone());
+        self.pending_memory += size;
+        Ok(())
+    }
+
+    /// Sorts and spills the pending run.
+    fn spill_pending(&mut self) -> Result<(), Error> {
+        if self.spill.is_none() {
+            let schema = self.schema.clone().ok_or_else(|| {
+                Error::InvalidConfig("nothing to spill before the first batch".into())
+            })?;
+            if let Some(f @ Format::Ipc) = self.format {
+                return Err(Error::InvalidConfig(format!(
+                    "the input is larger than --memory-limit ({}), and a sort that spills \
+                     writes Parquet; the output {} is {f}",
+                    ByteSize(self.cfg.memory_limit),
+                    self.cfg.output.display()
+                )));
+            }
+            let parent = match &self.cfg.spill_dir {
+                Some(d) => d.as_path(),
+                None => output_parent(&self.cfg.output),
+            };
+            self.spill = Some(external::Spill::create(
+                parent,
+                schema,
+                &self.cfg.keys,
+                self.cfg.progress.clone(),
+            )?);
+        }
+        let batches = std::mem::take(&mut self.pending);
+        let size = std::mem::take(&mut self.pending_memory);
+        if let Some(s) = self.spill.as_mut() {
+            s.spill(&batches, size)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads every batch of `path` into `runs`. A decoding error is an
+/// [`Error::Read`] naming the file; an error of the run (spilling) is
+/// returned as it is.
+fn read_into(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> {
+    let mut own: Option<Error> = None;
+    let read = guard::catch(|| -> Result<(), Error> {
+        let source = strata_store::source::Source::open_file(
+            path,
+            path.display().to_string(),
+            Default::default(),
+        )?;
+        let mut scanner = strata_scan::Scanner::open(source)?;
+        runs.schema(path, scanner.file().schema()).map_err(|e| {
+            own = Some(e);
+            strata_scan::Error::InvalidConfig("stopped".into())
+        })?;
+        if let strata_scan::ScanFile::Parquet(f) = scanner.file() {
+            let md = f.metadata();
+            let largest = md
+                .row_groups()
+                .iter()
+                .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
+                .max();
+            runs.row_group_rows = runs.row_group_rows.max(largest);
+            if let Some(p) = &runs.cfg.progress {
+                let n = md.file_metadata().num_rows().max(0) as u64;
+                p.input_rows
+                    .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        scanner.scan(&strata_scan::ScanRequest::default(), |b| {
+            runs.push(path, b).map_err(|e| {
+                own = Some(e);
+                strata_scan::Error::InvalidConfig("stopped".into())
+            })
+        })?;
+        Ok(())
+    })
+    .unwrap_or_else(|p| Err(Error::Invalid(p.to_string())));
+    if let Some(e) = own {
+        return Err(e);
+    }
+    read.map_err(|e| match e {
+        e @ (Error::Store(strata_store::Error::Io { .. }) | Error::InvalidConfig(_)) => e,
+        e => Error::Read {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        },
+    })
+}
+
+/// The process's peak resident set size (Linux: `VmHWM`).
+fn peak_rss() -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Sorts the files `cfg.inputs` by `cfg.keys` into `cfg.output`.
 ///
-/// The memory estimate is the input batches' in-memory size, plus the
-/// encoded keys, plus four bytes a row of indices, plus the sorted copy
-/// (taken to be the input's size again). Its cheap part (twice the input)
-/// is checked before encoding, the whole after.
+/// When the whole sort fits in `cfg.memory_limit` it runs in memory: the
+/// memory estimate is the input batches' in-memory size, plus the encoded
+/// keys, plus four bytes a row of indices, plus the sorted copy (taken to
+/// be the input's size again). Otherwise the input is cut into sorted runs
+/// of about two fifths of the limit, spilled to a temporary directory (see
+/// [`SortConfig::spill_dir`]) and merged; the merges size their batches
+/// so that the runs they read and the output row group they build stay
+/// within the limit. Both give the same rows in the same order: the stable
+/// sort of the inputs in the order given.
 ///
 /// # Errors
 /// Bad settings ([`Error::InvalidConfig`], [`Error::Store`]), an
 /// unreadable input ([`Error::Read`], [`Error::Store`] (IO)), bad keys (as
-/// [`Sorter::new`]), [`Error::MemoryLimit`], and write errors. On any error
-/// no output file is left.
+/// [`Sorter::new`]), inputs of different schemas, and write errors (of the
+/// output or the spill directory). On any error no output file is left,
+/// and the spill directory is removed.
 pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     let start = Instant::now();
-    let output_format = preflight(cfg)?;
-
-    let input = read_input(&cfg.input)?;
-    let input_bytes = file_len(&cfg.input)?;
-    let read_s = start.elapsed().as_secs_f64();
-    // Named errors for bad keys come from the schema as the user sees it.
-    Sorter::new(&input.schema, &cfg.keys)?;
-    let memory = |batches: &[RecordBatch]| -> u64 {
-        batches
-            .iter()
-            .map(|b| b.get_array_memory_size() as u64)
-            .sum()
+    let (inputs, target) = preflight(cfg)?;
+    let mut input_bytes = 0;
+    for i in &inputs {
+        input_bytes += file_len(i)?;
+    }
+    let mut runs = Runs {
+        cfg,
+        budget: (cfg.memory_limit / 5 * 2).max(1),
+        schema: None,
+        first_input: inputs[0].clone(),
+        pending: Vec::new(),
+        pending_memory: 0,
+        spill: None,
+        rows: 0,
+        batch_rows: 1,
+        row_group_rows: None,
+        format: match target {
+            Target::File(f) => Some(f),
+            Target::Dir { .. } => None,
+        },
     };
-    check_limit(
-        "sorting",
-        memory(&input.batches).saturating_mul(2),
-        cfg.memory_limit,
-    )?;
-
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.threads)
+        .build()
+        .map_err(|e| Error::InvalidConfig(format!("cannot start the sort's threads: {e}")))?;
+    let mut input_format = None;
+    for path in &inputs {
+        let format = Format::detect(path).map_err(format_error)?;
+        input_format.get_or_insert(format);
+        pool.install(|| read_into(path, &mut runs))?;
+    }
+    let read_s = start.elapsed().as_secs_f64();
+    let input_format = input_format.unwrap_or(Format::Parquet);
+    let Some(schema) = runs.schema.clone() else {
+        return Err(Error::InvalidConfig(format!(
+            "{} holds no batch to sort",
+            inputs[0].display()
+        )));
+    };
+    if let (None, Target::File(output_format)) = (&runs.spill, &target) {
+        let batches = std::mem::take(&mut runs.pending);
+        match sort_in_memory(cfg, &schema, batches, runs.batch_rows, runs.row_group_rows)? {
+            InMemory::Done(mut s) => {
+                s.input_format = input_format;
+                s.output_format = *output_format;
+                s.input_bytes = input_bytes;
+                s.read_s = read_s;
+                s.elapsed_s = start.elapsed().as_secs_f64();
+                s.peak_rss = peak_rss();
+                return Ok(s);
+            }
+            // Over the limit after all: the batches become the only run.
+            InMemory::TooLarge(batches) => {
+                runs.pending_memory = memory(&batches);
+                runs.pending = batches;
+            }
+        }
+    }
+    if !runs.pending.is_empty() {
+        pool.install(|| runs.spill_pending())?;
+    }
+    let Some(mut spill) = runs.spill.take() else {
+        return Err(Error::InvalidConfig("nothing was read to sort".into()));
+    };
     let t = Instant::now();
-    let batch_rows = input
-        .batches
-        .iter()
-        .map(RecordBatch::num_rows)
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let (working, batches) = to_working(&input.schema, input.batches)?;
-    let input_memory = memory(&batches);
-    check_limit("sorting", input_memory.saturating_mul(2), cfg.memory_limit)?;
+    let row_bytes = spill.row_bytes.unwrap_or(64.0).max(1.0);
+    let threads = match (&target, cfg.threads) {
+        (Target::File(_), _) => 1,
+        (Target::Dir { .. }, 0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        (Target::Dir { .. }, n) => n,
+    };
+    // Half the limit for the runs being read (a batch and its keys, and
+    // the pages behind it, about three times the batch), the rest for the
+    // output's open row group and the chunk being gathered.
+    let merge_budget = (cfg.memory_limit / 2) as f64;
+    let per_run = |batch_rows: usize| batch_rows as f64 * row_bytes * 3.0;
+    let rows_for = |fan_in: usize, threads: usize| -> usize {
+        (merge_budget / (fan_in * threads) as f64 / per_run(1)).clamp(0.0, 8192.0) as usize
+    };
+    let mut fan_in = spill.runs.len().clamp(2, external::MAX_FAN_IN);
+    while fan_in > 2 && rows_for(fan_in, 1) < 64 {
+        fan_in = (fan_in / 2).max(2);
+    }
+    let level_rows = rows_for(fan_in, 1).max(16);
+    if let Some(p) = &cfg.progress {
+        let levels = (spill.runs.len().max(1) as f64)
+            .log(fan_in as f64)
+            .ceil()
+            .max(1.0);
+        p.rows_to_merge.store(
+            runs.rows.saturating_mul(levels as u64),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+    pool.install(|| spill.reduce(fan_in, level_rows))?;
+    let group_rows = ((cfg.memory_limit / 4) as f64 / row_bytes) as usize;
+    let group_rows = group_rows.clamp(
+        1024,
+        runs.row_group_rows
+            .unwrap_or(DEFAULT_ROW_GROUP_ROWS)
+            .max(1024),
+    );
+    let final_threads = threads.clamp(1, 64);
+    let final_rows = rows_for(spill.runs.len().max(1), final_threads).max(16);
+    let merge_cfg = merge::MergeConfig {
+        threads: final_threads,
+        target_file_bytes: cfg.target_file_bytes.unwrap_or(u64::MAX),
+        properties: Some(external::output_properties(group_rows)),
+        replace: cfg.overwrite,
+        ..merge::MergeConfig::default()
+    };
+    let files = match &target {
+        Target::File(_) => {
+            let name = cfg
+                .output
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            spill.finish(
+                output_parent(&cfg.output),
+                &|_| name.clone(),
+                merge_cfg,
+                final_rows,
+            )?
+        }
+        Target::Dir { existed } => {
+            if !existed {
+                fs::create_dir(&cfg.output).map_err(|e| Error::io("create", &cfg.output, e))?;
+            }
+            let result = spill.finish(
+                &cfg.output,
+                &|n| format!("part-{n:08}.parquet"),
+                merge_cfg,
+                final_rows,
+            );
+            match result {
+                Ok(files) => {
+                    remove_stale_parts(&cfg.output, &files);
+                    files
+                }
+                Err(e) => {
+                    if !existed {
+                        let _ = fs::remove_dir(&cfg.output);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    };
+    let write_s = t.elapsed().as_secs_f64();
+    let output_bytes = files.iter().map(|f| f.bytes).sum();
+    Ok(SortSummary {
+        rows: runs.rows,
+        input_format,
+        output_format: Format::Parquet,
+        input_bytes,
+        output_bytes,
+        input_memory: (row_bytes * runs.rows as f64) as u64,
+        row_bytes: 0,
+        memory_estimate: cfg.memory_limit,
+        read_s,
+        encode_s: 0.0,
+        sort_s: 0.0,
+        gather_s: 0.0,
+        write_s,
+        elapsed_s: start.elapsed().as_secs_f64(),
+        runs: spill.spilled as u64,
+        merge_levels: spill.levels as u64,
+        spill_bytes: spill.bytes,
+        output_files: files.into_iter().map(|f| f.path).collect(),
+        peak_rss: peak_rss(),
+    })
+}
+
+/// Removes the `part-*.parquet` files of an earlier sort into `dir` that
+/// this one did not write (an overwrite with fewer files).
+fn remove_stale_parts(dir: &Path, written: &[merge::MergedFile]) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("part-")
+            && name.ends_with(".parquet")
+            && !written.iter().any(|f| f.path == p)
+        {
+            let _ = fs::remove_file(&p);
+        }
+    }
+}
+
+/// What [`sort_in_memory`] did.
+enum InMemory {
+    Done(SortSummary),
+    /// The sort does not fit the limit; the batches, to spill.
+    TooLarge(Vec<RecordBatch>),
+}
+
+/// The in-memory sort of `batches` into `cfg.output` (a file), or the
+/// batches back when the estimate is over the limit.
+fn sort_in_memory(
+    cfg: &SortConfig,
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+    batch_rows: usize,
+    row_group_rows: Option<usize>,
+) -> Result<InMemory, Error> {
+    let output_format = Format::for_output(&cfg.output).map_err(format_error)?;
+    if memory(&batches).saturating_mul(2) > cfg.memory_limit {
+        return Ok(InMemory::TooLarge(batches));
+    }
+    let t = Instant::now();
+    let (working, work) = to_working(schema, batches.clone())?;
+    let input_memory = memory(&work);
+    if input_memory.saturating_mul(2) > cfg.memory_limit {
+        return Ok(InMemory::TooLarge(batches));
+    }
     let sorter = Sorter::new(&working, &cfg.keys)?;
-    let all = arrow_select::concat::concat_batches(&working, &batches)?;
-    drop(batches);
+    let all = arrow_select::concat::concat_batches(&working, &work)?;
+    drop(work);
     let rows = sorter.encode(&all)?;
     let encode_s = t.elapsed().as_secs_f64();
     let row_bytes = rows.size() as u64;
@@ -628,7 +1143,10 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
         .saturating_mul(2)
         .saturating_add(row_bytes)
         .saturating_add(4 * all.num_rows() as u64);
-    check_limit("sorting", memory_estimate, cfg.memory_limit)?;
+    if memory_estimate > cfg.memory_limit {
+        return Ok(InMemory::TooLarge(batches));
+    }
+    drop(batches);
 
     let t = Instant::now();
     let indices = Sorter::sorted_indices(&rows)?;
@@ -638,51 +1156,52 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     let t = Instant::now();
     let sorted = arrow_select::take::take_record_batch(&all, &UInt32Array::from(indices))?;
     drop(all);
-    let sorted = if working == input.schema {
+    let sorted = if working == *schema {
         sorted
     } else {
         // Back to the input's types: one dictionary per column.
         let columns = sorted
             .columns()
             .iter()
-            .zip(input.schema.fields())
+            .zip(schema.fields())
             .map(|(c, f)| cast_if_needed(c, f.data_type()))
             .collect::<Result<Vec<_>, _>>()?;
-        RecordBatch::try_new(input.schema.clone(), columns)?
+        RecordBatch::try_new(schema.clone(), columns)?
     };
     let gather_s = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let row_group_rows = input
-        .row_group_rows
-        .unwrap_or(DEFAULT_ROW_GROUP_ROWS)
-        .max(1);
+    let row_group_rows = row_group_rows.unwrap_or(DEFAULT_ROW_GROUP_ROWS).max(1);
     write_output(
         &cfg.output,
         cfg.overwrite,
         output_format,
         &sorted,
-        batch_rows,
+        batch_rows.max(1),
         row_group_rows,
     )?;
     let write_s = t.elapsed().as_secs_f64();
-
-    Ok(SortSummary {
+    Ok(InMemory::Done(SortSummary {
         rows: sorted.num_rows() as u64,
-        input_format: input.format,
+        input_format: Format::Parquet,
         output_format,
-        input_bytes,
+        input_bytes: 0,
         output_bytes: file_len(&cfg.output)?,
         input_memory,
         row_bytes,
         memory_estimate,
-        read_s,
+        read_s: 0.0,
         encode_s,
         sort_s,
         gather_s,
         write_s,
-        elapsed_s: start.elapsed().as_secs_f64(),
-    })
+        elapsed_s: 0.0,
+        runs: 0,
+        merge_levels: 0,
+        spill_bytes: 0,
+        output_files: vec![cfg.output.clone()],
+        peak_rss: None,
+    }))
 }
 
 /// Writes `batch` to `target` through a temporary, in slices of
@@ -978,13 +1497,7 @@ mod tests {
     }
 
     fn config(input: &Path, output: &Path, spec: &str) -> SortConfig {
-        SortConfig {
-            input: input.to_path_buf(),
-            output: output.to_path_buf(),
-            keys: keys(spec),
-            memory_limit: DEFAULT_MEMORY_LIMIT,
-            overwrite: false,
-        }
+        SortConfig::new(input, output, keys(spec))
     }
 
     fn names(dir: &Path) -> Vec<String> {
@@ -1042,11 +1555,12 @@ mod tests {
         write_ipc(&input, &batch.schema(), &[batch]);
         let output = dir.path().join("out.parquet");
 
-        let mut cfg = config(&input, &output, "i");
+        // Over the limit with an IPC output: a sort that spills writes
+        // Parquet only.
+        let mut cfg = config(&input, &dir.path().join("out.arrow"), "i");
         cfg.memory_limit = 1024;
         let e = sort_file(&cfg).unwrap_err();
-        assert!(matches!(e, Error::MemoryLimit { limit: 1024, .. }), "{e:?}");
-        assert!(e.to_string().contains("1.0 KiB (1024 bytes)"), "{e}");
+        assert!(e.to_string().contains("writes Parquet"), "{e}");
 
         let e = sort_file(&config(&input, &output, "zz")).unwrap_err();
         assert!(matches!(e, Error::UnknownColumn { .. }), "{e:?}");
@@ -1084,26 +1598,179 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let batch = random_batch(14, 4000);
         let input = dir.path().join("in.arrow");
-        write_ipc(&input, &batch.schema(), &[batch]);
-        let output = dir.path().join("out.arrow");
+        write_ipc(&input, &batch.schema(), std::slice::from_ref(&batch));
+        let output = dir.path().join("out.parquet");
         let mut cfg = config(&input, &output, "s,d:desc");
         let s = sort_file(&cfg).unwrap();
+        assert_eq!(s.runs, 0);
         assert!(s.row_bytes > 0);
         assert_eq!(
             s.memory_estimate,
             2 * s.input_memory + s.row_bytes + 4 * s.rows
         );
+        let want = read_input(&output).unwrap().batches;
         fs::remove_file(&output).unwrap();
-        // Enough for twice the input, not for the encoded keys as well.
+        // Enough for twice the input, not for the encoded keys as well:
+        // the batches become one spilled run, and the output is the same.
         cfg.memory_limit = 2 * s.input_memory;
-        let e = sort_file(&cfg).unwrap_err();
-        match &e {
-            Error::MemoryLimit { estimate, .. } => assert_eq!(*estimate, s.memory_estimate),
-            _ => panic!("{e:?}"),
+        let e = sort_file(&cfg).unwrap();
+        assert_eq!(e.runs, 1);
+        assert_eq!(e.rows, 4000);
+        let got = read_input(&output).unwrap().batches;
+        assert_eq!(rows_as_text(&got).unwrap(), rows_as_text(&want).unwrap());
+        assert_eq!(names(dir.path()), ["in.arrow", "out.parquet"]);
+    }
+
+    /// The concatenation of every output file, in order.
+    fn read_all(paths: &[PathBuf]) -> Vec<RecordBatch> {
+        paths
+            .iter()
+            .flat_map(|p| read_input(p).unwrap().batches)
+            .collect()
+    }
+
+    fn write_parquet(path: &Path, batches: &[RecordBatch], group_rows: usize) {
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(group_rows))
+            .build();
+        let file = fs::File::create(path).unwrap();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(file, batches[0].schema(), Some(props)).unwrap();
+        for b in batches {
+            w.write(b).unwrap();
         }
-        assert_eq!(names(dir.path()), ["in.arrow"]);
-        cfg.memory_limit = s.memory_estimate;
-        sort_file(&cfg).unwrap();
+        w.close().unwrap();
+    }
+
+    /// Inputs of every key type, sorted with limits small enough for many
+    /// runs and several merge levels, give the rows and order of the
+    /// in-memory sort of their concatenation (stable: `id` tells equal
+    /// keys apart), as one file and as a directory merged on threads.
+    #[test]
+    fn external_sort_equals_the_in_memory_sort() {
+        let dir = tempfile::tempdir().unwrap();
+        let parts: Vec<RecordBatch> = (0..3).map(|i| random_batch(40 + i, 3000)).collect();
+        // `id` runs on across the parts, so every row is distinct.
+        let parts: Vec<RecordBatch> = parts
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let ids = Int64Array::from_iter_values((0..3000).map(|r| (i * 3000 + r) as i64));
+                let mut cols = b.columns().to_vec();
+                cols[5] = Arc::new(ids);
+                RecordBatch::try_new(b.schema(), cols).unwrap()
+            })
+            .collect();
+        let schema = parts[0].schema();
+        let a = dir.path().join("a.parquet");
+        write_parquet(
+            &a,
+            &[parts[0].slice(0, 1000), parts[0].slice(1000, 2000)],
+            700,
+        );
+        let b = dir.path().join("b.arrow");
+        write_ipc(
+            &b,
+            &schema,
+            &[parts[1].slice(0, 2500), parts[1].slice(2500, 500)],
+        );
+        let c = dir.path().join("c.parquet");
+        write_parquet(&c, &parts[2..], 1000);
+        let all = arrow_select::concat::concat_batches(&schema, &parts).unwrap();
+        for spec in [
+            "i,s:desc",
+            "d:desc:nulls_last,f",
+            "b:nulls_last,s,f:desc",
+            "s:desc",
+        ] {
+            let want = rows_as_text(&[sort_batch(&all, &keys(spec)).unwrap()]).unwrap();
+            for limit in [24 << 10, 96 << 10, 1 << 30] {
+                let out = dir.path().join("out.parquet");
+                let mut cfg = config(&a, &out, spec);
+                cfg.inputs = vec![a.clone(), b.clone(), c.clone()];
+                cfg.memory_limit = limit;
+                cfg.threads = 2;
+                cfg.overwrite = true;
+                let s = sort_file(&cfg).unwrap();
+                assert_eq!(s.rows, 9000);
+                let got = read_all(&s.output_files);
+                assert_eq!(rows_as_text(&got).unwrap(), want, "{spec} {limit}");
+                assert_eq!(read_input(&out).unwrap().schema, schema);
+                if limit == 24 << 10 {
+                    assert!(s.runs >= 8, "{s:?}");
+                    assert!(s.merge_levels >= 1, "{s:?}");
+                }
+                if limit == 1 << 30 {
+                    assert_eq!(s.runs, 0);
+                }
+
+                let out_dir = dir.path().join("sorted");
+                cfg.output = out_dir.clone();
+                cfg.target_file_bytes = Some(20_000);
+                let s = sort_file(&cfg).unwrap();
+                assert!(s.output_files.len() > 1, "{s:?}");
+                let mut listed: Vec<PathBuf> = fs::read_dir(&out_dir)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .collect();
+                listed.sort();
+                assert_eq!(listed, s.output_files);
+                let got = read_all(&s.output_files);
+                assert_eq!(rows_as_text(&got).unwrap(), want, "{spec} {limit} dir");
+                fs::remove_dir_all(&out_dir).unwrap();
+            }
+        }
+        assert_eq!(
+            names(dir.path()),
+            ["a.parquet", "b.arrow", "c.parquet", "out.parquet"]
+        );
+    }
+
+    /// A failure after runs were spilled (a later input with another
+    /// schema, a truncated later input) removes the spill directory and
+    /// leaves no output.
+    #[test]
+    fn a_failed_external_sort_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.parquet");
+        let batch = random_batch(50, 4000);
+        write_parquet(&good, std::slice::from_ref(&batch), 500);
+        let other = dir.path().join("other.parquet");
+        let narrow = batch.project(&[0, 1]).unwrap();
+        write_parquet(&other, &[narrow], 500);
+        let truncated = dir.path().join("truncated.parquet");
+        let bytes = fs::read(&good).unwrap();
+        fs::write(&truncated, &bytes[..bytes.len() - 100]).unwrap();
+        let before = names(dir.path());
+        for (bad, what) in [(&other, "different schema"), (&truncated, "truncated")] {
+            for target in [None, Some(10_000)] {
+                let out = dir.path().join(if target.is_some() {
+                    "dir"
+                } else {
+                    "out.parquet"
+                });
+                let mut cfg = config(&good, &out, "s,i:desc");
+                cfg.inputs = vec![good.clone(), bad.clone()];
+                cfg.memory_limit = 32 << 10;
+                cfg.target_file_bytes = target;
+                cfg.spill_dir = Some(spill.path().to_path_buf());
+                let e = sort_file(&cfg).unwrap_err();
+                let text = e.to_string();
+                assert!(
+                    text.contains(bad.file_name().unwrap().to_str().unwrap()),
+                    "{what}: {text}"
+                );
+                assert_eq!(names(dir.path()), before, "{what}");
+                assert!(names(spill.path()).is_empty(), "{what}");
+            }
+        }
+        // A spill directory that is not there is refused up front.
+        let mut cfg = config(&good, &dir.path().join("out.parquet"), "s");
+        cfg.spill_dir = Some(dir.path().join("nowhere"));
+        let e = sort_file(&cfg).unwrap_err();
+        assert!(e.to_string().contains("spill directory"), "{e}");
+        assert_eq!(names(dir.path()), before);
     }
 
     #[test]

@@ -28,7 +28,7 @@ use std::{
 };
 
 use arrow_array::RecordBatch;
-use arrow_schema::SchemaRef;
+use arrow_schema::{SchemaRef, SortOptions};
 use parquet::{
     arrow::{
         ProjectionMask,
@@ -56,6 +56,56 @@ pub struct MergeConfig {
     /// Threads; each merges one key range of the inputs into its own
     /// output files (0: one per CPU).
     pub threads: usize,
+    /// The order of each key column; empty (or shorter than `key`): the
+    /// rest ascending with nulls first, the order compaction keeps.
+    pub order: Vec<SortOptions>,
+    /// Writer settings of the outputs; `None`: zstd, with dictionaries
+    /// where the first input used them.
+    pub properties: Option<WriterProperties>,
+    /// Replace an output file that exists (else that is an error).
+    pub replace: bool,
+    /// A counter the merge adds the rows it writes to, as it writes them.
+    pub rows_written: Option<Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl Default for MergeConfig {
+    /// No key, files of any size, batches of 8,192 rows, one thread per
+    /// CPU, ascending order.
+    fn default() -> Self {
+        MergeConfig {
+            key: Vec::new(),
+            target_file_bytes: u64::MAX,
+            batch_rows: 8192,
+            threads: 0,
+            order: Vec::new(),
+            properties: None,
+            replace: false,
+            rows_written: None,
+        }
+    }
+}
+
+/// The key columns `key` of `schema` in `order` (see
+/// [`MergeConfig::order`]).
+fn ordered_key_columns(
+    schema: &SchemaRef,
+    key: &[String],
+    order: &[SortOptions],
+) -> Result<KeyColumns, Error> {
+    if order.is_empty() {
+        return key_columns(schema, key);
+    }
+    let named: Vec<(&str, SortOptions)> = key
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), order.get(i).copied().unwrap_or_default()))
+        .collect();
+    KeyColumns::new(schema, &named).map_err(|e| match e {
+        strata_row::Error::UnknownColumn { name, .. } => {
+            Error::Invalid(format!("the files have no key column '{name}'"))
+        }
+        e => Error::Invalid(format!("cannot order by the key: {e}")),
+    })
 }
 
 /// One file a merge wrote.
@@ -500,7 +550,7 @@ pub fn merge_files(
     // Key ranges of about equal rows, one per thread: each merges the rows
     // of every input that fall in its range. Equal cuts (many equal keys)
     // are one cut, so there may be fewer ranges than threads.
-    let split = split_rows(inputs, &rows, &cfg.key, threads)?;
+    let split = split_rows(inputs, &rows, &cfg.key, &cfg.order, threads)?;
     let parts: Vec<usize> = (0..=split.cuts.len()).collect();
     let results = on_threads(&parts, |&p| {
         merge_range(
@@ -630,6 +680,7 @@ fn split_rows(
     inputs: &[PathBuf],
     rows: &[u64],
     key: &[String],
+    order: &[SortOptions],
     parts: usize,
 ) -> Result<Split, Error> {
     let step: Vec<u64> = rows
@@ -642,7 +693,7 @@ fn split_rows(
         .zip(step.iter().copied())
         .map(|((p, n), s)| (p, n, s))
         .collect();
-    let samples = on_threads(&jobs, |&(p, n, s)| sample_keys(p, n, s, key))
+    let samples = on_threads(&jobs, |&(p, n, s)| sample_keys(p, n, s, key, order))
         .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
     let mut all: Vec<&Vec<u8>> = samples.iter().flatten().collect();
@@ -662,7 +713,13 @@ fn split_rows(
 /// The keys of rows `0, step, 2 * step, ...` of one input of `n` rows,
 /// reading only those rows of the key columns; checks that they are in
 /// order (the merge checks every row it reads).
-fn sample_keys(path: &Path, n: u64, step: u64, key: &[String]) -> Result<Vec<Vec<u8>>, Error> {
+fn sample_keys(
+    path: &Path,
+    n: u64,
+    step: u64,
+    key: &[String],
+    order: &[SortOptions],
+) -> Result<Vec<Vec<u8>>, Error> {
     let mut selectors = Vec::new();
     let mut at = 0u64;
     while at < n {
@@ -673,7 +730,8 @@ fn sample_keys(path: &Path, n: u64, step: u64, key: &[String]) -> Result<Vec<Vec
         }
         at += step;
     }
-    let (mut reader, enc) = key_reader(path, key, 8192, Some(RowSelection::from(selectors)))?;
+    let (mut reader, enc) =
+        key_reader(path, key, order, 8192, Some(RowSelection::from(selectors)))?;
     let mut samples: Vec<Vec<u8>> = Vec::new();
     while let Some(b) = read::next_batch(&mut reader).map_err(|e| read_error(path, e))? {
         let keys = encode_keys(&enc, &b)?;
@@ -693,6 +751,7 @@ fn sample_keys(path: &Path, n: u64, step: u64, key: &[String]) -> Result<Vec<Vec
 fn key_reader(
     path: &Path,
     key: &[String],
+    order: &[SortOptions],
     batch_rows: usize,
     selection: Option<RowSelection>,
 ) -> Result<
@@ -712,7 +771,7 @@ fn key_reader(
     }
     let reader = read::build(builder).map_err(|e| read_error(path, e))?;
     let schema = arrow_array::RecordBatchReader::schema(&reader);
-    let enc = key_columns(&schema, key)?;
+    let enc = ordered_key_columns(&schema, key, order)?;
     Ok((reader, enc))
 }
 
@@ -730,7 +789,7 @@ pub fn for_each_key_batch<E: From<Error>>(
     batch_rows: usize,
     mut each: impl FnMut(&Rows, u64) -> Result<bool, E>,
 ) -> Result<u64, E> {
-    let (mut reader, enc) = key_reader(path, key, batch_rows, None)?;
+    let (mut reader, enc) = key_reader(path, key, &[], batch_rows, None)?;
     let mut seen = 0u64;
     while let Some(b) = read::next_batch(&mut reader).map_err(|e| read_error(path, e))? {
         let keys = encode_keys(&enc, &b)?;
@@ -790,7 +849,7 @@ fn merge_range(
     let Some(schema) = schema else {
         return Ok(Vec::new());
     };
-    let enc = key_columns(&schema, &cfg.key)?;
+    let enc = ordered_key_columns(&schema, &cfg.key, &cfg.order)?;
     for c in &mut cursors {
         c.next_batch(&enc, &cfg.key)?;
     }
@@ -801,7 +860,12 @@ fn merge_range(
         chunk_first: Vec::new(),
         last_key: Vec::new(),
         schema: schema.clone(),
-        props: output_properties(&inputs[0], &schema, &cfg.key)?,
+        props: match &cfg.properties {
+            Some(p) => p.clone(),
+            None => output_properties(&inputs[0], &schema, &cfg.key)?,
+        },
+        replace: cfg.replace,
+        rows_written: cfg.rows_written.clone(),
         dir,
         name,
         target_file_bytes: cfg.target_file_bytes,
@@ -882,6 +946,8 @@ struct Sink<'a> {
     dir: &'a Path,
     name: &'a dyn Fn(usize) -> String,
     target_file_bytes: u64,
+    replace: bool,
+    rows_written: Option<Arc<std::sync::atomic::AtomicU64>>,
     done: Vec<MergedFile>,
 }
 
@@ -894,8 +960,8 @@ impl Sink<'_> {
         }
         if self.out.is_none() {
             let target = self.dir.join((self.name)(self.done.len()));
-            let (pending, file) =
-                PendingFile::create(target.clone(), false).map_err(|e| Error::file(&target, e))?;
+            let (pending, file) = PendingFile::create(target.clone(), self.replace)
+                .map_err(|e| Error::file(&target, e))?;
             let sync = file.try_clone().ok();
             let writer = ParquetWriter::try_new(file, Arc::clone(&self.schema), self.props.clone())
                 .map_err(|e| Error::file(&target, e))?;
@@ -915,6 +981,12 @@ impl Sink<'_> {
                 .write_gather(&self.chunk_batches, &self.chunk)
                 .map_err(|e| Error::file(o.pending.target(), e))?;
             o.rows += self.chunk.len() as u64;
+            if let Some(c) = &self.rows_written {
+                c.fetch_add(
+                    self.chunk.len() as u64,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+            }
             o.max_key.clone_from(&self.last_key);
             o.sync_in_background();
             let size = o.writer.bytes_written() + o.writer.in_progress_size();

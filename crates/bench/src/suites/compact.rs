@@ -88,6 +88,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                 target_file_bytes: u64::MAX,
                 batch_rows: 8192,
                 threads: 2,
+                ..MergeConfig::default()
             };
             let merged = merge_files(&inputs, work.path(), &|n| format!("out-{n}.parquet"), &m)
                 .map_err(case_err)?;

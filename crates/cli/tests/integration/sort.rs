@@ -15,7 +15,7 @@ use arrow_schema::{Field, Schema, SchemaRef, SortOptions};
 use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
 use strata_testkit::readback::{multiset_hash, rows_as_text};
 
-use crate::common::{failed_cleanly, stderr, strata};
+use crate::common::{failed_cleanly, files, stderr, strata};
 
 fn succeeded(o: &Output) {
     assert!(o.status.success(), "{}", stderr(o));
@@ -329,9 +329,18 @@ fn bad_runs_fail_with_a_message_and_leave_no_output() {
         ),
         (vec!["missing.parquet", "--by", "i"], "missing.parquet"),
         (
-            vec!["in.parquet", "--by", "i", "--memory-limit", "1KiB"],
-            "--memory-limit is 1.0 KiB",
+            vec!["in.parquet", "--by", "i", "--spill-dir", "nowhere"],
+            "spill directory nowhere",
         ),
+        (
+            vec!["in.parquet", "--by", "i", "--target-file-mb", "0"],
+            "--target-file-mb",
+        ),
+        (
+            vec!["in.parquet", "--by", "i", "--threads", "0"],
+            "--threads",
+        ),
+        (vec!["--by", "i"], "<INPUTS>"),
         (
             vec!["in.parquet", "--by", "i", "--memory-limit", "lots"],
             "'lots'",
@@ -424,4 +433,109 @@ fn a_key_type_the_row_encoder_lacks_is_refused() {
         let e = failed_cleanly(&o, d, "cannot sort by column 'm'", &["map.arrow"]);
         assert!(e.contains("Map"), "{e}");
     }
+}
+
+/// Sorts with `args` in `dir` and returns the rows of the output files
+/// (a file, or the files of a directory by name) as text, in order.
+fn sorted_text(dir: &Path, args: &[&str], out: &str) -> Vec<String> {
+    let mut full = vec!["sort"];
+    full.extend_from_slice(args);
+    full.extend(["-o", out, "--overwrite"]);
+    let o = strata(&full, dir);
+    succeeded(&o);
+    let path = dir.join(out);
+    let mut paths = vec![path.clone()];
+    if path.is_dir() {
+        paths = std::fs::read_dir(&path)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+    }
+    let batches: Vec<RecordBatch> = paths.iter().flat_map(|p| read(p).1).collect();
+    rows_as_text(&batches).unwrap()
+}
+
+/// Inputs far over `--memory-limit` are sorted in spilled runs: the same
+/// rows in the same order as the in-memory sort, as one file or as a
+/// directory merged on several threads, from several inputs at once
+/// (files and a directory), and nothing left in the spill directory.
+#[test]
+fn external_sorts_equal_the_in_memory_sort() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema = schema();
+    let input = table(21, 12_000, 1000);
+    std::fs::create_dir(d.join("parts")).unwrap();
+    write_parquet(&d.join("parts/a.parquet"), &schema, &input[..4]);
+    write_ipc(&d.join("parts/b.arrow"), &schema, &input[4..8]);
+    write_parquet(&d.join("c.parquet"), &schema, &input[8..]);
+    std::fs::create_dir(d.join("spill")).unwrap();
+    for spec in ["s:desc,i:nulls_last", "d:nulls_last,f:desc", "b,id:desc"] {
+        let want = sorted_text(d, &["parts", "c.parquet", "--by", spec], "mem.parquet");
+        assert_eq!(want.len(), 12_000);
+        for extra in [
+            &["--memory-limit", "64KiB"][..],
+            &["--memory-limit", "300KiB", "--spill-dir", "spill"],
+            &[
+                "--memory-limit",
+                "64KiB",
+                "--target-file-mb",
+                "1",
+                "--threads",
+                "3",
+            ],
+        ] {
+            let mut args = vec!["parts", "c.parquet", "--by", spec];
+            args.extend_from_slice(extra);
+            let out = if extra.contains(&"--target-file-mb") {
+                "outdir"
+            } else {
+                "out.parquet"
+            };
+            assert_eq!(sorted_text(d, &args, out), want, "{spec} {extra:?}");
+        }
+    }
+    assert!(files(&d.join("spill")).is_empty());
+    // The summary says the sort spilled.
+    let o = strata(
+        &[
+            "sort",
+            "c.parquet",
+            "--by",
+            "i",
+            "--memory-limit",
+            "64KiB",
+            "-o",
+            "x.parquet",
+        ],
+        d,
+    );
+    succeeded(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("external: read and sort"), "{text}");
+    assert!(text.contains("peak resident memory"), "{text}");
+}
+
+/// A sort whose spill files cannot be written (here a file-size limit,
+/// as a full disk would) fails with the system's message, removes its
+/// spill directory and leaves no output.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_spill_that_cannot_be_written_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema = schema();
+    write_parquet(&d.join("in.parquet"), &schema, &table(22, 20_000, 1000));
+    // Files over 64 KiB cannot be written (EFBIG); the input is larger
+    // but is only read. SIGXFSZ is ignored so that the write fails
+    // instead of killing the process.
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(r#"trap '' XFSZ; ulimit -f 64; exec "$0" sort in.parquet --by s,i --memory-limit 1MiB -o out.parquet"#)
+        .arg(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    failed_cleanly(&o, d, "File too large", &["in.parquet"]);
 }

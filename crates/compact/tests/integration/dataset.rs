@@ -353,6 +353,7 @@ fn a_parallel_merge_equals_the_single_threaded_one() {
             target_file_bytes: target,
             batch_rows: 100,
             threads,
+            ..MergeConfig::default()
         };
         let files =
             merge_files(&inputs, out.path(), &|n| format!("o-{n:08}.parquet"), &cfg).unwrap();

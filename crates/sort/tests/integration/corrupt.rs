@@ -8,7 +8,7 @@ use std::path::Path;
 use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
 use strata_gen::{BatchGenerator, rng::RowRng};
 use strata_sort::{
-    DEFAULT_MEMORY_LIMIT, SortConfig, SortKey,
+    SortConfig, SortKey,
     merge::{MergeConfig, merge_files},
     sort_file,
 };
@@ -62,13 +62,12 @@ fn corrupt_inputs_give_errors_not_panics() {
         let input = format!("in.{ext}");
         for _ in 0..150 {
             std::fs::write(dir.path().join(&input), mutate(&mut rng, &valid, 4096)).unwrap();
-            let cfg = SortConfig {
-                input: dir.path().join(&input),
-                output: dir.path().join("out.parquet"),
-                keys: vec!["user_id".parse::<SortKey>().unwrap()],
-                memory_limit: DEFAULT_MEMORY_LIMIT,
-                overwrite: true,
-            };
+            let mut cfg = SortConfig::new(
+                dir.path().join(&input),
+                dir.path().join("out.parquet"),
+                vec!["user_id".parse::<SortKey>().unwrap()],
+            );
+            cfg.overwrite = true;
             match sort_file(&cfg) {
                 Ok(s) => {
                     sorted += 1;
@@ -110,6 +109,7 @@ fn corrupt_merge_inputs_give_errors_not_panics() {
             target_file_bytes: 1 << 30,
             batch_rows: 512,
             threads: 2,
+            ..MergeConfig::default()
         };
         let inputs = vec![good.clone(), bad.clone()];
         let name = |i: usize| format!("m-{i}.parquet");

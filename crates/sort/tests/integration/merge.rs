@@ -101,6 +101,7 @@ fn merged_rows(
         target_file_bytes: 20_000,
         batch_rows,
         threads,
+        ..MergeConfig::default()
     };
     let files = merge_files(paths, out.path(), &|n| format!("o-{n:08}.parquet"), &cfg)
         .map_err(|e| e.to_string())?;
@@ -316,6 +317,7 @@ fn dictionaries_past_256_values_together_still_merge() {
             target_file_bytes: u64::MAX,
             batch_rows: 512,
             threads,
+            ..MergeConfig::default()
         };
         let files = merge_files(
             &paths,

@@ -1,0 +1,290 @@
+//! The external sort: inputs larger than the memory limit are cut into
+//! sorted runs that are spilled to disk, then merged by the shared k-way
+//! [`merge`](crate::merge).
+//!
+//! Batches are read in input order into a run until the run's in-memory
+//! size reaches its budget (two fifths of the limit). A full run is sorted
+//! on all cores (keys encoded per batch in parallel, then a parallel sort
+//! of 16-byte entries: an 8-byte key prefix and the batch and row, the full
+//! keys compared only on equal prefixes) and written as one Parquet file
+//! in the spill directory, gathered straight from the batches. When more
+//! runs exist than one merge may open at once within the limit, groups of
+//! neighbouring runs are merged into longer runs first; the last merge
+//! writes the output. Runs keep input order and the merge gives ties to
+//! the earlier run, so the result is the stable sort of the whole input,
+//! the same rows in the same order as the in-memory sort.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::{
+    basic::{Compression, ZstdLevel},
+    file::properties::{EnabledStatistics, WriterProperties},
+};
+use rayon::prelude::*;
+use strata_parquet::writer::ParquetWriter;
+use strata_row::Rows;
+
+use crate::{
+    Error, SortKey, Sorter,
+    merge::{MergeConfig, MergedFile, merge_files},
+};
+
+/// Rows a spilled run's row groups hold at most: small groups keep what
+/// the merge holds per run small.
+const SPILL_GROUP_ROWS: usize = 64 * 1024;
+
+/// Rows per chunk gathered into a spill file.
+const SPILL_CHUNK_ROWS: usize = 8192;
+
+/// The most runs one merge reads at once.
+pub(crate) const MAX_FAN_IN: usize = 256;
+
+/// How far a sort has come, for a progress display that polls it from
+/// another thread.
+#[derive(Debug, Default)]
+pub struct SortProgress {
+    /// Rows of the inputs, when known (the sum of their footers' counts).
+    pub input_rows: AtomicU64,
+    /// Rows read so far.
+    pub rows_read: AtomicU64,
+    /// Runs spilled so far.
+    pub runs: AtomicU64,
+    /// Rows written by the merges so far (every merge level counts).
+    pub rows_merged: Arc<AtomicU64>,
+    /// Rows the merges write in all (the input's rows once per level).
+    pub rows_to_merge: AtomicU64,
+}
+
+/// The spill directory of one sort and the runs in it; removed with
+/// everything in it when dropped, whether the sort succeeded or failed.
+pub(crate) struct Spill {
+    dir: tempfile::TempDir,
+    /// Sorted runs, in input order.
+    pub(crate) runs: Vec<PathBuf>,
+    /// Bytes written to the spill directory, all levels.
+    pub(crate) bytes: u64,
+    /// Merge levels run before the final merge.
+    pub(crate) levels: usize,
+    /// Runs spilled from the input.
+    pub(crate) spilled: usize,
+    keys: Vec<SortKey>,
+    sorter: Sorter,
+    schema: SchemaRef,
+    /// In-memory bytes per row, from the first run.
+    pub(crate) row_bytes: Option<f64>,
+    progress: Option<Arc<SortProgress>>,
+}
+
+impl std::fmt::Debug for Spill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spill")
+            .field("dir", &self.dir.path())
+            .field("runs", &self.runs.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Spill {
+    /// A new spill directory under `parent`.
+    pub(crate) fn create(
+        parent: &Path,
+        schema: SchemaRef,
+        keys: &[SortKey],
+        progress: Option<Arc<SortProgress>>,
+    ) -> Result<Spill, Error> {
+        let dir = tempfile::Builder::new()
+            .prefix(".strata-sort-spill-")
+            .tempdir_in(parent)
+            .map_err(|e| Error::io("create a spill directory in", parent, e))?;
+        Ok(Spill {
+            dir,
+            runs: Vec::new(),
+            bytes: 0,
+            levels: 0,
+            spilled: 0,
+            sorter: Sorter::new(&schema, keys)?,
+            keys: keys.to_vec(),
+            schema,
+            row_bytes: None,
+            progress,
+        })
+    }
+
+    fn run_path(&self, level: usize, n: usize) -> PathBuf {
+        self.dir.path().join(format!("run-{level}-{n:08}.parquet"))
+    }
+
+    /// Sorts `batches` (one run, in input order) and writes them as the
+    /// next run file.
+    pub(crate) fn spill(&mut self, batches: &[RecordBatch], memory: u64) -> Result<(), Error> {
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        if rows == 0 {
+            return Ok(());
+        }
+        if self.row_bytes.is_none() {
+            self.row_bytes = Some(memory as f64 / rows as f64);
+        }
+        let order = sorted_run(&self.sorter, batches)?;
+        let path = self.run_path(0, self.runs.len());
+        let file = std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))?;
+        let mut writer = ParquetWriter::try_new(file, self.schema.clone(), spill_properties())
+            .map_err(|e| Error::file(&path, e))?;
+        let mut chunk: Vec<(usize, usize)> = Vec::with_capacity(SPILL_CHUNK_ROWS);
+        for part in order.chunks(SPILL_CHUNK_ROWS) {
+            chunk.clear();
+            chunk.extend(part.iter().map(|e| (e.batch as usize, e.row as usize)));
+            writer
+                .write_gather(batches, &chunk)
+                .map_err(|e| Error::file(&path, e))?;
+        }
+        writer.finish().map_err(|e| Error::file(&path, e))?;
+        self.bytes += std::fs::metadata(&path)
+            .map_err(|e| Error::io("stat", &path, e))?
+            .len();
+        self.runs.push(path);
+        self.spilled += 1;
+        if let Some(p) = &self.progress {
+            p.runs.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// The merge settings for runs of this sort.
+    fn merge_config(&self, batch_rows: usize, threads: usize) -> MergeConfig {
+        MergeConfig {
+            key: self.keys.iter().map(|k| k.column.clone()).collect(),
+            order: self.keys.iter().map(|k| k.options).collect(),
+            batch_rows,
+            threads,
+            target_file_bytes: u64::MAX,
+            properties: Some(spill_properties()),
+            replace: false,
+            rows_written: self.progress.as_ref().map(|p| Arc::clone(&p.rows_merged)),
+        }
+    }
+
+    /// Merges groups of neighbouring runs until at most `fan_in` remain.
+    pub(crate) fn reduce(&mut self, fan_in: usize, batch_rows: usize) -> Result<(), Error> {
+        let fan_in = fan_in.max(2);
+        while self.runs.len() > fan_in {
+            self.levels += 1;
+            let level = self.levels;
+            let mut next = Vec::new();
+            let runs = std::mem::take(&mut self.runs);
+            for (g, group) in runs.chunks(fan_in).enumerate() {
+                if let [one] = group {
+                    next.push(one.clone());
+                    continue;
+                }
+                let name = format!("run-{level}-{g:08}.parquet");
+                let cfg = self.merge_config(batch_rows, 1);
+                let files = merge_files(group, self.dir.path(), &|_| name.clone(), &cfg)?;
+                for f in files {
+                    self.bytes += f.bytes;
+                    next.push(f.path);
+                }
+                for r in group {
+                    let _ = std::fs::remove_file(r);
+                }
+            }
+            self.runs = next;
+        }
+        Ok(())
+    }
+
+    /// The final merge of the runs into `name(n)` files in `dir`.
+    pub(crate) fn finish(
+        &self,
+        dir: &Path,
+        name: &(dyn Fn(usize) -> String + Sync),
+        mut cfg: MergeConfig,
+        batch_rows: usize,
+    ) -> Result<Vec<MergedFile>, Error> {
+        let base = self.merge_config(batch_rows, cfg.threads);
+        cfg.key = base.key;
+        cfg.order = base.order;
+        cfg.batch_rows = batch_rows;
+        cfg.rows_written = base.rows_written;
+        merge_files(&self.runs, dir, name, &cfg)
+    }
+}
+
+/// How runs are written: LZ4 (cheap to write and read back), no
+/// dictionaries and no statistics (a run is read once, whole).
+fn spill_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::LZ4_RAW)
+        .set_dictionary_enabled(false)
+        .set_statistics_enabled(EnabledStatistics::None)
+        .set_max_row_group_row_count(Some(SPILL_GROUP_ROWS))
+        .build()
+}
+
+/// How the output of an external sort is written: zstd, row groups of at
+/// most `group_rows` rows.
+pub(crate) fn output_properties(group_rows: usize) -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(group_rows.max(1)))
+        .build()
+}
+
+/// One row of a run being sorted: its key's first eight bytes as a
+/// big-endian number (zero padded), and where it is.
+#[derive(Clone, Copy)]
+struct Entry {
+    prefix: u64,
+    batch: u32,
+    row: u32,
+}
+
+fn prefix(k: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = k.len().min(8);
+    b[..n].copy_from_slice(&k[..n]);
+    u64::from_be_bytes(b)
+}
+
+/// The rows of `batches` in sorted order; equal keys keep input order.
+fn sorted_run(sorter: &Sorter, batches: &[RecordBatch]) -> Result<Vec<Entry>, Error> {
+    if batches.len() > u32::MAX as usize || batches.iter().any(|b| b.num_rows() > u32::MAX as usize)
+    {
+        return Err(Error::InvalidConfig(
+            "a run has too many batches or rows".into(),
+        ));
+    }
+    let keys: Vec<Rows> = batches
+        .par_iter()
+        .map(|b| sorter.encode(b))
+        .collect::<Result<_, _>>()?;
+    let mut entries: Vec<Entry> = Vec::with_capacity(keys.iter().map(Rows::num_rows).sum());
+    for (b, k) in keys.iter().enumerate() {
+        entries.extend(k.iter().enumerate().map(|(r, row)| Entry {
+            prefix: prefix(row.as_bytes()),
+            batch: b as u32,
+            row: r as u32,
+        }));
+    }
+    // Ties on the whole key go to the earlier row, which makes the
+    // unstable sort stable.
+    entries.par_sort_unstable_by(|x, y| {
+        x.prefix
+            .cmp(&y.prefix)
+            .then_with(|| {
+                keys[x.batch as usize]
+                    .row(x.row as usize)
+                    .as_bytes()
+                    .cmp(keys[y.batch as usize].row(y.row as usize).as_bytes())
+            })
+            .then_with(|| (x.batch, x.row).cmp(&(y.batch, y.row)))
+    });
+    Ok(entries)
+}
