@@ -59,6 +59,7 @@
 //! assert_eq!(&bytes[..4], b"PAR1");
 //! ```
 
+pub mod concat;
 pub mod encoder;
 mod error;
 pub mod guard;

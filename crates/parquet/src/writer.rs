@@ -20,6 +20,8 @@
 
 use std::io::Write;
 
+use rayon::prelude::*;
+
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::{
@@ -41,6 +43,10 @@ enum Inner<W: Write + Send> {
     Arrow(Box<ArrowWriter<W>>),
     Direct(Box<Direct<W>>),
 }
+
+/// Rows from which one write encodes its leaf columns on all threads (the
+/// encoders are independent; fewer rows are not worth the hand-off).
+const PARALLEL_ROWS: usize = 4096;
 
 struct Direct<W: Write + Send> {
     file: SerializedFileWriter<W>,
@@ -113,8 +119,12 @@ impl<W: Write + Send> ParquetWriter<W> {
                 while at < batch.num_rows() {
                     let n = (d.max_rows - d.rows).min(batch.num_rows() - at);
                     let part = batch.slice(at, n);
-                    for leaf in &mut d.leaves {
-                        leaf.write(&part)?;
+                    if n >= PARALLEL_ROWS {
+                        d.leaves.par_iter_mut().try_for_each(|l| l.write(&part))?;
+                    } else {
+                        for leaf in &mut d.leaves {
+                            leaf.write(&part)?;
+                        }
                     }
                     d.rows += n;
                     at += n;
@@ -153,8 +163,14 @@ impl<W: Write + Send> ParquetWriter<W> {
                 while at < rows.len() {
                     let n = (d.max_rows - d.rows).min(rows.len() - at);
                     let (refs, run) = d.fitting_run(batches, &rows[at..at + n])?;
-                    for leaf in &mut d.leaves {
-                        leaf.write_gather_refs(&refs, &run)?;
+                    if run.len() >= PARALLEL_ROWS {
+                        d.leaves
+                            .par_iter_mut()
+                            .try_for_each(|l| l.write_gather_refs(&refs, &run))?;
+                    } else {
+                        for leaf in &mut d.leaves {
+                            leaf.write_gather_refs(&refs, &run)?;
+                        }
                     }
                     d.rows += run.len();
                     at += run.len();
@@ -165,6 +181,32 @@ impl<W: Write + Send> ParquetWriter<W> {
                 Ok(())
             }
         }
+    }
+
+    /// [`ParquetWriter::write_gather`], except that a schema with lists or
+    /// maps is gathered into one batch first (Arrow's `interleave`) and
+    /// written as a whole: the direct encoder walks nested levels per
+    /// gathered row, which costs more than one gather and one contiguous
+    /// walk.
+    ///
+    /// # Errors
+    ///
+    /// As [`ParquetWriter::write_gather`].
+    pub fn write_gather_auto(
+        &mut self,
+        batches: &[RecordBatch],
+        rows: &[(usize, usize)],
+    ) -> Result<(), Error> {
+        let nested = batches
+            .first()
+            .is_some_and(|b| b.schema().fields().iter().any(|f| has_list(f.data_type())));
+        if !nested || !self.is_direct() {
+            return self.write_gather(batches, rows);
+        }
+        check_gather(batches, rows)?;
+        let refs: Vec<&RecordBatch> = batches.iter().collect();
+        let batch = arrow_select::interleave::interleave_record_batch(&refs, rows)?;
+        self.write(&batch)
     }
 
     /// Bytes already written to the sink.
@@ -252,15 +294,36 @@ impl<W: Write + Send> Direct<W> {
         if self.rows == 0 {
             return Ok(());
         }
+        let pool = &self.pool;
+        let closed = self
+            .leaves
+            .par_iter_mut()
+            .map(|l| l.close(pool))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut rg = self.file.next_row_group()?;
-        for leaf in &mut self.leaves {
-            let (bytes, close) = leaf.close(&self.pool)?;
+        for (bytes, close) in closed {
             rg.append_column(&bytes, close)?;
             self.pool.give_back(bytes);
         }
         rg.close()?;
         self.rows = 0;
         Ok(())
+    }
+}
+
+/// Whether `t` holds a list or map at any depth.
+fn has_list(t: &arrow_schema::DataType) -> bool {
+    use arrow_schema::DataType as T;
+    match t {
+        T::List(_)
+        | T::LargeList(_)
+        | T::FixedSizeList(..)
+        | T::Map(..)
+        | T::ListView(_)
+        | T::LargeListView(_) => true,
+        T::Struct(fs) => fs.iter().any(|f| has_list(f.data_type())),
+        T::Dictionary(_, v) => has_list(v),
+        _ => false,
     }
 }
 

@@ -42,7 +42,7 @@ use crate::{
 const SPILL_GROUP_ROWS: usize = 64 * 1024;
 
 /// Rows per chunk gathered into a spill file.
-const SPILL_CHUNK_ROWS: usize = 8192;
+const SPILL_CHUNK_ROWS: usize = 16 * 1024;
 
 /// The most runs one merge reads at once.
 pub(crate) const MAX_FAN_IN: usize = 256;
@@ -118,6 +118,11 @@ impl Spill {
         })
     }
 
+    /// The spill directory.
+    pub(crate) fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     fn run_path(&self, level: usize, n: usize) -> PathBuf {
         self.dir.path().join(format!("run-{level}-{n:08}.parquet"))
     }
@@ -137,13 +142,24 @@ impl Spill {
         let file = std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))?;
         let mut writer = ParquetWriter::try_new(file, self.schema.clone(), spill_properties())
             .map_err(|e| Error::file(&path, e))?;
-        let mut chunk: Vec<(usize, usize)> = Vec::with_capacity(SPILL_CHUNK_ROWS);
-        for part in order.chunks(SPILL_CHUNK_ROWS) {
-            chunk.clear();
-            chunk.extend(part.iter().map(|e| (e.batch as usize, e.row as usize)));
-            writer
-                .write_gather(batches, &chunk)
-                .map_err(|e| Error::file(&path, e))?;
+        // Chunks are gathered on all threads, a few at a time, and written
+        // in order.
+        let refs: Vec<&RecordBatch> = batches.iter().collect();
+        let threads = rayon::current_num_threads().max(1);
+        for group in order.chunks(SPILL_CHUNK_ROWS * threads) {
+            let gathered = group
+                .par_chunks(SPILL_CHUNK_ROWS)
+                .map(|part| {
+                    let pairs: Vec<(usize, usize)> = part
+                        .iter()
+                        .map(|e| (e.batch as usize, e.row as usize))
+                        .collect();
+                    arrow_select::interleave::interleave_record_batch(&refs, &pairs)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            for b in &gathered {
+                writer.write(b).map_err(|e| Error::file(&path, e))?;
+            }
         }
         writer.finish().map_err(|e| Error::file(&path, e))?;
         self.bytes += std::fs::metadata(&path)
@@ -232,25 +248,35 @@ fn spill_properties() -> WriterProperties {
 /// most `group_rows` rows.
 pub(crate) fn output_properties(group_rows: usize) -> WriterProperties {
     WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(strata_parquet::DEFAULT_ZSTD_LEVEL).unwrap_or_default(),
+        ))
         .set_max_row_group_row_count(Some(group_rows.max(1)))
         .build()
 }
 
-/// One row of a run being sorted: its key's first eight bytes as a
-/// big-endian number (zero padded), and where it is.
+/// One row of a run being sorted: its key's first sixteen bytes as two
+/// big-endian numbers (zero padded), and where it is; 24 bytes.
 #[derive(Clone, Copy)]
 struct Entry {
-    prefix: u64,
+    prefix: [u64; 2],
     batch: u32,
     row: u32,
 }
 
-fn prefix(k: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = k.len().min(8);
+/// A key's first sixteen bytes as two big-endian numbers, zero padded: a
+/// smaller pair means a smaller key; equal pairs need the keys. Sixteen
+/// bytes hold two encoded 64-bit keys but for the last byte, so most
+/// comparisons never leave the array being sorted.
+pub(crate) fn prefix(k: &[u8]) -> [u64; 2] {
+    let mut b = [0u8; 16];
+    let n = k.len().min(16);
     b[..n].copy_from_slice(&k[..n]);
-    u64::from_be_bytes(b)
+    let (hi, lo) = b.split_at(8);
+    [
+        u64::from_be_bytes(hi.try_into().unwrap_or_default()),
+        u64::from_be_bytes(lo.try_into().unwrap_or_default()),
+    ]
 }
 
 /// The rows of `batches` in sorted order; equal keys keep input order.

@@ -54,12 +54,14 @@ use std::{
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef, SortOptions};
+use rayon::prelude::*;
 use strata_row::{KeyColumns, Rows};
 
 use strata_parquet::{
     DEFAULT_ROW_GROUP_ROWS, Format, guard,
     sink::{FileSink, SinkOptions},
 };
+use strata_store::output::PendingFile;
 
 mod error;
 mod external;
@@ -457,10 +459,23 @@ impl Sorter {
                 u32::MAX
             ))
         })?;
-        let mut indices: Vec<u32> = (0..n).collect();
-        // `sort_by` is stable: equal keys keep their input order.
-        indices.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-        Ok(indices)
+        // Sorted as (16-byte key prefix, row) pairs on all threads: most
+        // comparisons are decided by the prefixes, held in the array being
+        // sorted; equal prefixes compare the keys, then the rows (so equal
+        // keys keep their input order).
+        let mut entries: Vec<([u64; 2], u32)> = (0..n)
+            .map(|i| (external::prefix(rows.row(i as usize).as_bytes()), i))
+            .collect();
+        entries.par_sort_unstable_by(|x, y| {
+            x.0.cmp(&y.0)
+                .then_with(|| {
+                    rows.row(x.1 as usize)
+                        .as_bytes()
+                        .cmp(rows.row(y.1 as usize).as_bytes())
+                })
+                .then_with(|| x.1.cmp(&y.1))
+        });
+        Ok(entries.into_iter().map(|(_, i)| i).collect())
     }
 }
 
@@ -473,7 +488,22 @@ pub fn sort_batch(batch: &RecordBatch, keys: &[SortKey]) -> Result<RecordBatch, 
     let sorter = Sorter::new(batch.schema_ref(), keys)?;
     let rows = sorter.encode(batch)?;
     let indices = UInt32Array::from(Sorter::sorted_indices(&rows)?);
-    Ok(arrow_select::take::take_record_batch(batch, &indices)?)
+    take_parallel(batch, &indices)
+}
+
+/// `batch`'s rows at `indices`, the columns gathered on all threads.
+fn take_parallel(batch: &RecordBatch, indices: &UInt32Array) -> Result<RecordBatch, Error> {
+    let columns = batch
+        .columns()
+        .par_iter()
+        .map(|c| arrow_select::take::take(c.as_ref(), indices, None))
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(indices.len()));
+    Ok(RecordBatch::try_new_with_options(
+        batch.schema(),
+        columns,
+        &options,
+    )?)
 }
 
 /// `data_type` with every dictionary replaced by its value type.
@@ -981,10 +1011,9 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     };
     let t = Instant::now();
     let row_bytes = spill.row_bytes.unwrap_or(64.0).max(1.0);
-    let threads = match (&target, cfg.threads) {
-        (Target::File(_), _) => 1,
-        (Target::Dir { .. }, 0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        (Target::Dir { .. }, n) => n,
+    let threads = match cfg.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
     };
     // Half the limit for the runs being read (a batch and its keys, and
     // the pages behind it, about three times the batch), the rest for the
@@ -1027,7 +1056,7 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
         ..merge::MergeConfig::default()
     };
     let files = match &target {
-        Target::File(_) => {
+        Target::File(_) if final_threads == 1 => {
             let name = cfg
                 .output
                 .file_name()
@@ -1039,6 +1068,17 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
                 merge_cfg,
                 final_rows,
             )?
+        }
+        Target::File(_) => {
+            // Key ranges merged on every thread into parts in the spill
+            // directory, then joined into the output without decoding.
+            let parts = spill.finish(
+                spill.dir(),
+                &|n| format!("final-{n:08}.parquet"),
+                merge_cfg,
+                final_rows,
+            )?;
+            vec![join_parts(&parts, &cfg.output, cfg.overwrite)?]
         }
         Target::Dir { existed } => {
             if !existed {
@@ -1086,6 +1126,38 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
         spill_bytes: spill.bytes,
         output_files: files.into_iter().map(|f| f.path).collect(),
         peak_rss: peak_rss(),
+    })
+}
+
+/// Joins the merged `parts` (in key order) into the file `target`,
+/// through a temporary renamed when complete.
+fn join_parts(
+    parts: &[merge::MergedFile],
+    target: &Path,
+    overwrite: bool,
+) -> Result<merge::MergedFile, Error> {
+    let (pending, file) =
+        PendingFile::create(target.to_path_buf(), overwrite).map_err(|e| Error::file(target, e))?;
+    let paths: Vec<PathBuf> = parts.iter().map(|p| p.path.clone()).collect();
+    let file = strata_parquet::concat::concat_files(&paths, std::io::BufWriter::new(file))
+        .map_err(|e| Error::file(target, e))?
+        .into_inner()
+        .map_err(|e| Error::io("write", target, e.into_error()))?;
+    let bytes = file
+        .metadata()
+        .map_err(|e| Error::io("stat", target, e))?
+        .len();
+    drop(file);
+    let path = pending.commit().map_err(|e| Error::file(target, e))?;
+    for p in &paths {
+        let _ = fs::remove_file(p);
+    }
+    Ok(merge::MergedFile {
+        path,
+        rows: parts.iter().map(|p| p.rows).sum(),
+        bytes,
+        min_key: parts.first().map(|p| p.min_key.clone()).unwrap_or_default(),
+        max_key: parts.last().map(|p| p.max_key.clone()).unwrap_or_default(),
     })
 }
 
@@ -1154,7 +1226,7 @@ fn sort_in_memory(
     let sort_s = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let sorted = arrow_select::take::take_record_batch(&all, &UInt32Array::from(indices))?;
+    let sorted = take_parallel(&all, &UInt32Array::from(indices))?;
     drop(all);
     let sorted = if working == *schema {
         sorted
@@ -1215,6 +1287,27 @@ fn write_output(
     batch_rows: usize,
     row_group_rows: usize,
 ) -> Result<(), Error> {
+    if format == Format::Parquet {
+        // strata's direct encoder, its leaf columns encoded on all threads.
+        let (pending, file) = PendingFile::create(target.to_path_buf(), overwrite)
+            .map_err(|e| Error::file(target, e))?;
+        let props = external::output_properties(row_group_rows);
+        let mut writer = strata_parquet::writer::ParquetWriter::try_new(
+            std::io::BufWriter::new(file),
+            batch.schema(),
+            props,
+        )
+        .map_err(|e| Error::file(target, e))?;
+        writer.write(batch).map_err(|e| Error::file(target, e))?;
+        let file = writer
+            .finish()
+            .map_err(|e| Error::file(target, e))?
+            .into_inner()
+            .map_err(|e| Error::io("write", target, e.into_error()))?;
+        drop(file);
+        pending.commit().map_err(|e| Error::file(target, e))?;
+        return Ok(());
+    }
     let opts = SinkOptions {
         row_group_rows: Some(row_group_rows),
         overwrite,

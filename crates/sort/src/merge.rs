@@ -978,7 +978,7 @@ impl Sink<'_> {
         }
         if let Some(o) = self.out.as_mut() {
             o.writer
-                .write_gather(&self.chunk_batches, &self.chunk)
+                .write_gather_auto(&self.chunk_batches, &self.chunk)
                 .map_err(|e| Error::file(o.pending.target(), e))?;
             o.rows += self.chunk.len() as u64;
             if let Some(c) = &self.rows_written {
