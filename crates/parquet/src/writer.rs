@@ -199,7 +199,7 @@ impl<W: Write + Send> ParquetWriter<W> {
     ) -> Result<(), Error> {
         let nested = batches
             .first()
-            .is_some_and(|b| b.schema().fields().iter().any(|f| has_list(f.data_type())));
+            .is_some_and(|b| has_list_field(b.schema_ref()));
         if !nested || !self.is_direct() {
             return self.write_gather(batches, rows);
         }
@@ -309,6 +309,13 @@ impl<W: Write + Send> Direct<W> {
         self.rows = 0;
         Ok(())
     }
+}
+
+/// Whether a field of `schema` holds a list or map at any depth (such
+/// rows cost the direct encoder's gather more than a gather into one
+/// batch and a contiguous write: see [`ParquetWriter::write_gather_auto`]).
+pub fn has_list_field(schema: &arrow_schema::Schema) -> bool {
+    schema.fields().iter().any(|f| has_list(f.data_type()))
 }
 
 /// Whether `t` holds a list or map at any depth.

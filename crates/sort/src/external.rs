@@ -137,30 +137,14 @@ impl Spill {
         if self.row_bytes.is_none() {
             self.row_bytes = Some(memory as f64 / rows as f64);
         }
-        let order = sorted_run(&self.sorter, batches)?;
+        let keys = encode_run(&self.sorter, batches)?;
+        let order = order_run(&keys);
+        drop(keys);
         let path = self.run_path(0, self.runs.len());
         let file = std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))?;
         let mut writer = ParquetWriter::try_new(file, self.schema.clone(), spill_properties())
             .map_err(|e| Error::file(&path, e))?;
-        // Chunks are gathered on all threads, a few at a time, and written
-        // in order.
-        let refs: Vec<&RecordBatch> = batches.iter().collect();
-        let threads = rayon::current_num_threads().max(1);
-        for group in order.chunks(SPILL_CHUNK_ROWS * threads) {
-            let gathered = group
-                .par_chunks(SPILL_CHUNK_ROWS)
-                .map(|part| {
-                    let pairs: Vec<(usize, usize)> = part
-                        .iter()
-                        .map(|e| (e.batch as usize, e.row as usize))
-                        .collect();
-                    arrow_select::interleave::interleave_record_batch(&refs, &pairs)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            for b in &gathered {
-                writer.write(b).map_err(|e| Error::file(&path, e))?;
-            }
-        }
+        write_in_order(batches, &order, &mut writer, &path)?;
         writer.finish().map_err(|e| Error::file(&path, e))?;
         self.bytes += std::fs::metadata(&path)
             .map_err(|e| Error::io("stat", &path, e))?
@@ -234,13 +218,18 @@ impl Spill {
 }
 
 /// How runs are written: LZ4 (cheap to write and read back), no
-/// dictionaries and no statistics (a run is read once, whole).
+/// dictionaries and no statistics (a run is read once, whole), pages of
+/// at most 4,096 rows and 128 KiB.
 fn spill_properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::LZ4_RAW)
         .set_dictionary_enabled(false)
         .set_statistics_enabled(EnabledStatistics::None)
         .set_max_row_group_row_count(Some(SPILL_GROUP_ROWS))
+        // Small pages: a merge holds one decoded page per column of every
+        // run it reads.
+        .set_data_page_row_count_limit(4096)
+        .set_data_page_size_limit(128 * 1024)
         .build()
 }
 
@@ -258,7 +247,7 @@ pub(crate) fn output_properties(group_rows: usize) -> WriterProperties {
 /// One row of a run being sorted: its key's first sixteen bytes as two
 /// big-endian numbers (zero padded), and where it is; 24 bytes.
 #[derive(Clone, Copy)]
-struct Entry {
+pub(crate) struct Entry {
     prefix: [u64; 2],
     batch: u32,
     row: u32,
@@ -279,18 +268,110 @@ pub(crate) fn prefix(k: &[u8]) -> [u64; 2] {
     ]
 }
 
-/// The rows of `batches` in sorted order; equal keys keep input order.
-fn sorted_run(sorter: &Sorter, batches: &[RecordBatch]) -> Result<Vec<Entry>, Error> {
+/// Writes the rows of `batches` in `order` through `writer` (to `path`):
+/// chunks are gathered on all threads, a few at a time, and written in
+/// order.
+pub(crate) fn write_in_order<W: std::io::Write + Send>(
+    batches: &[RecordBatch],
+    order: &[Entry],
+    writer: &mut ParquetWriter<W>,
+    path: &Path,
+) -> Result<(), Error> {
+    let refs: Vec<&RecordBatch> = batches.iter().collect();
+    let threads = rayon::current_num_threads().max(1);
+    for group in order.chunks(SPILL_CHUNK_ROWS * threads) {
+        let gathered = group
+            .par_chunks(SPILL_CHUNK_ROWS)
+            .map(|part| {
+                let pairs: Vec<(usize, usize)> = part
+                    .iter()
+                    .map(|e| (e.batch as usize, e.row as usize))
+                    .collect();
+                arrow_select::interleave::interleave_record_batch(&refs, &pairs)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for b in &gathered {
+            writer.write(b).map_err(|e| Error::file(path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The rows of `batches` in `order` as one batch of `schema`: column by
+/// column on all threads, each column's batches concatenated (a nested
+/// dictionary as its values, and back) and gathered with `take`, whose
+/// reads stay within one column.
+pub(crate) fn gather_in_order(
+    schema: &arrow_schema::SchemaRef,
+    batches: &[RecordBatch],
+    order: &[Entry],
+) -> Result<RecordBatch, Error> {
+    let mut starts = Vec::with_capacity(batches.len());
+    let mut at = 0u64;
+    for b in batches {
+        starts.push(at);
+        at += b.num_rows() as u64;
+    }
+    let n = u32::try_from(at).map_err(|_| {
+        Error::InvalidConfig(format!(
+            "cannot gather {at} rows at once (at most {})",
+            u32::MAX
+        ))
+    })?;
+    let indices = arrow_array::UInt32Array::from_iter_values(
+        order
+            .iter()
+            .map(|e| (starts[e.batch as usize] + u64::from(e.row)) as u32),
+    );
+    debug_assert_eq!(indices.len() as u64, u64::from(n));
+    let columns = (0..schema.fields().len())
+        .into_par_iter()
+        .map(|c| -> Result<arrow_array::ArrayRef, Error> {
+            let field = schema.field(c);
+            let working = crate::working_type(field.data_type());
+            let parts = batches
+                .iter()
+                .map(|b| crate::cast_if_needed(b.column(c), &working))
+                .collect::<Result<Vec<_>, _>>()?;
+            let whole = match parts.as_slice() {
+                [] => arrow_array::new_empty_array(&working),
+                [one] => one.clone(),
+                _ => {
+                    let refs: Vec<&dyn arrow_array::Array> =
+                        parts.iter().map(|a| a.as_ref()).collect();
+                    arrow_select::concat::concat(&refs)?
+                }
+            };
+            drop(parts);
+            let sorted = arrow_select::take::take(whole.as_ref(), &indices, None)?;
+            crate::cast_if_needed(&sorted, field.data_type())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(indices.len()));
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &options,
+    )?)
+}
+
+/// The encoded keys of every batch, encoded on all threads.
+pub(crate) fn encode_run(sorter: &Sorter, batches: &[RecordBatch]) -> Result<Vec<Rows>, Error> {
     if batches.len() > u32::MAX as usize || batches.iter().any(|b| b.num_rows() > u32::MAX as usize)
     {
         return Err(Error::InvalidConfig(
             "a run has too many batches or rows".into(),
         ));
     }
-    let keys: Vec<Rows> = batches
-        .par_iter()
-        .map(|b| sorter.encode(b))
-        .collect::<Result<_, _>>()?;
+    batches.par_iter().map(|b| sorter.encode(b)).collect()
+}
+
+/// Bytes an entry of [`order_run`] takes.
+pub(crate) const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+
+/// The rows of a run (given by their encoded `keys`, batch by batch) in
+/// sorted order; equal keys keep input order.
+pub(crate) fn order_run(keys: &[Rows]) -> Vec<Entry> {
     let mut entries: Vec<Entry> = Vec::with_capacity(keys.iter().map(Rows::num_rows).sum());
     for (b, k) in keys.iter().enumerate() {
         entries.extend(k.iter().enumerate().map(|(r, row)| Entry {
@@ -312,5 +393,5 @@ fn sorted_run(sorter: &Sorter, batches: &[RecordBatch]) -> Result<Vec<Entry>, Er
             })
             .then_with(|| (x.batch, x.row).cmp(&(y.batch, y.row)))
     });
-    Ok(entries)
+    entries
 }

@@ -527,7 +527,7 @@ fn plain_type(data_type: &DataType) -> DataType {
 /// Concatenating batches merges top-level dictionaries, but appends nested
 /// ones value list after value list, which overflows small key types when
 /// every batch brings its own dictionary (as Parquet reads do).
-fn working_type(data_type: &DataType) -> DataType {
+pub(crate) fn working_type(data_type: &DataType) -> DataType {
     match data_type {
         DataType::Dictionary(..) => data_type.clone(),
         other => plain_type(other),
@@ -571,7 +571,7 @@ fn to_working(
     Ok((working, batches))
 }
 
-fn cast_if_needed(column: &ArrayRef, to: &DataType) -> Result<ArrayRef, Error> {
+pub(crate) fn cast_if_needed(column: &ArrayRef, to: &DataType) -> Result<ArrayRef, Error> {
     if column.data_type() == to {
         Ok(column.clone())
     } else {
@@ -917,6 +917,91 @@ fn read_into(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> {
     })
 }
 
+/// Rows per batch of a parallel Parquet read.
+const READ_BATCH_ROWS: usize = 16 * 1024;
+
+/// Reads the Parquet file `path` into `runs`, decoding its row groups on
+/// every thread of the current pool, a window of them at a time (as many
+/// as there are threads, fewer when their decoded size would pass half the
+/// run budget), and pushing their batches in file order.
+fn read_parquet_parallel(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> {
+    use parquet::arrow::arrow_reader::{
+        ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+    };
+    use strata_parquet::read;
+    let wrap = |e: Error| match e {
+        e @ (Error::Store(strata_store::Error::Io { .. }) | Error::InvalidConfig(_)) => e,
+        e => Error::Read {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        },
+    };
+    let read_err = |e: read::ReadError| match e {
+        read::ReadError::Io(e) => Error::io("read", path, e),
+        e => wrap(Error::Invalid(e.to_string())),
+    };
+    let file = fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let builder = read::open(file, ArrowReaderOptions::new()).map_err(read_err)?;
+    let md = builder.metadata().clone();
+    let schema = builder.schema().clone();
+    drop(builder);
+    runs.schema(path, schema)?;
+    let arrow_md = ArrowReaderMetadata::try_new(md.clone(), ArrowReaderOptions::new())
+        .map_err(|e| wrap(Error::Parquet(e)))?;
+    let largest = md
+        .row_groups()
+        .iter()
+        .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
+        .max();
+    runs.row_group_rows = runs.row_group_rows.max(largest);
+    if let Some(p) = &runs.cfg.progress {
+        p.input_rows.fetch_add(
+            md.file_metadata().num_rows().max(0) as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+    let threads = rayon::current_num_threads().max(1);
+    let groups = md.num_row_groups();
+    let mut g = 0;
+    while g < groups {
+        // Decoded sizes from the footer (a file may understate them; the
+        // run budget still bounds what is kept).
+        let mut window = 0;
+        let mut bytes = 0u64;
+        while g + window < groups && window < threads {
+            let size = md.row_group(g + window).total_byte_size().max(0) as u64;
+            if window > 0 && bytes + size > runs.budget / 2 {
+                break;
+            }
+            bytes += size;
+            window += 1;
+        }
+        let decoded: Vec<Result<Vec<RecordBatch>, Error>> = (g..g + window)
+            .into_par_iter()
+            .map(|i| {
+                let file = fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+                let builder =
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(file, arrow_md.clone())
+                        .with_row_groups(vec![i])
+                        .with_batch_size(READ_BATCH_ROWS);
+                let mut reader = read::build(builder).map_err(read_err)?;
+                let mut out = Vec::new();
+                while let Some(b) = read::next_batch(&mut reader).map_err(read_err)? {
+                    out.push(b);
+                }
+                Ok(out)
+            })
+            .collect();
+        for batches in decoded {
+            for b in batches? {
+                runs.push(path, &b)?;
+            }
+        }
+        g += window;
+    }
+    Ok(())
+}
+
 /// The process's peak resident set size (Linux: `VmHWM`).
 fn peak_rss() -> Option<u64> {
     let status = fs::read_to_string("/proc/self/status").ok()?;
@@ -974,7 +1059,12 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     for path in &inputs {
         let format = Format::detect(path).map_err(format_error)?;
         input_format.get_or_insert(format);
-        pool.install(|| read_into(path, &mut runs))?;
+        match format {
+            Format::Parquet if pool.current_num_threads() > 1 => {
+                pool.install(|| read_parquet_parallel(path, &mut runs))?
+            }
+            _ => pool.install(|| read_into(path, &mut runs))?,
+        }
     }
     let read_s = start.elapsed().as_secs_f64();
     let input_format = input_format.unwrap_or(Format::Parquet);
@@ -1196,6 +1286,9 @@ fn sort_in_memory(
     row_group_rows: Option<usize>,
 ) -> Result<InMemory, Error> {
     let output_format = Format::for_output(&cfg.output).map_err(format_error)?;
+    if output_format == Format::Parquet {
+        return sort_to_parquet(cfg, schema, batches, row_group_rows);
+    }
     if memory(&batches).saturating_mul(2) > cfg.memory_limit {
         return Ok(InMemory::TooLarge(batches));
     }
@@ -1276,6 +1369,97 @@ fn sort_in_memory(
     }))
 }
 
+/// The in-memory sort into a Parquet file: the keys are encoded batch by
+/// batch on all threads, (key prefix, batch, row) entries sorted on all
+/// threads, the columns gathered on all threads (each concatenated alone,
+/// so there is never a second copy of the whole input beside the sorted
+/// one), and the result written by the direct encoder, its leaf columns on
+/// all threads. The memory estimate is twice the input, the encoded keys
+/// and the entries.
+fn sort_to_parquet(
+    cfg: &SortConfig,
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+    row_group_rows: Option<usize>,
+) -> Result<InMemory, Error> {
+    let input_memory = memory(&batches);
+    if input_memory.saturating_mul(2) > cfg.memory_limit {
+        return Ok(InMemory::TooLarge(batches));
+    }
+    let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+    let t = Instant::now();
+    let sorter = Sorter::new(schema, &cfg.keys)?;
+    let keys = external::encode_run(&sorter, &batches)?;
+    let encode_s = t.elapsed().as_secs_f64();
+    let row_bytes: u64 = keys.iter().map(|k| k.size() as u64).sum();
+    // The input, its sorted copy, the keys and the entries.
+    let memory_estimate = input_memory
+        .saturating_mul(2)
+        .saturating_add(row_bytes)
+        .saturating_add(external::ENTRY_BYTES * rows);
+    if memory_estimate > cfg.memory_limit {
+        drop(keys);
+        return Ok(InMemory::TooLarge(batches));
+    }
+    let t = Instant::now();
+    let order = external::order_run(&keys);
+    drop(keys);
+    let sort_s = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let target = &cfg.output;
+    let (pending, file) = PendingFile::create(target.to_path_buf(), cfg.overwrite)
+        .map_err(|e| Error::file(target, e))?;
+    let props =
+        external::output_properties(row_group_rows.unwrap_or(DEFAULT_ROW_GROUP_ROWS).max(1));
+    let mut writer = strata_parquet::writer::ParquetWriter::try_new(
+        std::io::BufWriter::new(file),
+        schema.clone(),
+        props,
+    )
+    .map_err(|e| Error::file(target, e))?;
+    let sorted = external::gather_in_order(schema, &batches, &order)?;
+    drop(order);
+    drop(batches);
+    let gather_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    writer.write(&sorted).map_err(|e| Error::file(target, e))?;
+    drop(sorted);
+    let file = writer
+        .finish()
+        .map_err(|e| Error::file(target, e))?
+        .into_inner()
+        .map_err(|e| Error::io("write", target, e.into_error()))?;
+    let output_bytes = file
+        .metadata()
+        .map_err(|e| Error::io("stat", target, e))?
+        .len();
+    drop(file);
+    pending.commit().map_err(|e| Error::file(target, e))?;
+    let write_s = t.elapsed().as_secs_f64();
+    Ok(InMemory::Done(SortSummary {
+        rows,
+        input_format: Format::Parquet,
+        output_format: Format::Parquet,
+        input_bytes: 0,
+        output_bytes,
+        input_memory,
+        row_bytes,
+        memory_estimate,
+        read_s: 0.0,
+        encode_s,
+        sort_s,
+        gather_s,
+        write_s,
+        elapsed_s: 0.0,
+        runs: 0,
+        merge_levels: 0,
+        spill_bytes: 0,
+        output_files: vec![target.clone()],
+        peak_rss: None,
+    }))
+}
+
 /// Writes `batch` to `target` through a temporary, in slices of
 /// `batch_rows` rows; Parquet with zstd and row groups of at most
 /// `row_group_rows` rows.
@@ -1287,27 +1471,6 @@ fn write_output(
     batch_rows: usize,
     row_group_rows: usize,
 ) -> Result<(), Error> {
-    if format == Format::Parquet {
-        // strata's direct encoder, its leaf columns encoded on all threads.
-        let (pending, file) = PendingFile::create(target.to_path_buf(), overwrite)
-            .map_err(|e| Error::file(target, e))?;
-        let props = external::output_properties(row_group_rows);
-        let mut writer = strata_parquet::writer::ParquetWriter::try_new(
-            std::io::BufWriter::new(file),
-            batch.schema(),
-            props,
-        )
-        .map_err(|e| Error::file(target, e))?;
-        writer.write(batch).map_err(|e| Error::file(target, e))?;
-        let file = writer
-            .finish()
-            .map_err(|e| Error::file(target, e))?
-            .into_inner()
-            .map_err(|e| Error::io("write", target, e.into_error()))?;
-        drop(file);
-        pending.commit().map_err(|e| Error::file(target, e))?;
-        return Ok(());
-    }
     let opts = SinkOptions {
         row_group_rows: Some(row_group_rows),
         overwrite,
@@ -1699,13 +1862,14 @@ mod tests {
         assert!(s.row_bytes > 0);
         assert_eq!(
             s.memory_estimate,
-            2 * s.input_memory + s.row_bytes + 4 * s.rows
+            2 * s.input_memory + s.row_bytes + external::ENTRY_BYTES * s.rows
         );
         let want = read_input(&output).unwrap().batches;
         fs::remove_file(&output).unwrap();
-        // Enough for twice the input, not for the encoded keys as well:
-        // the batches become one spilled run, and the output is the same.
-        cfg.memory_limit = 2 * s.input_memory;
+        // Enough for the input, its sorted copy and the encoded keys, not
+        // for the entries as well: the batches become one spilled run, and
+        // the output is the same.
+        cfg.memory_limit = 2 * s.input_memory + s.row_bytes;
         let e = sort_file(&cfg).unwrap();
         assert_eq!(e.runs, 1);
         assert_eq!(e.rows, 4000);
