@@ -20,16 +20,19 @@ pub enum Suite {
     Compact,
     /// Seed 002's Int64 column matrix, parquet-rs against Arrow C++.
     ParquetColumn,
+    /// `strata sort` in memory and external, against DuckDB and pyarrow.
+    Sort,
 }
 
 impl Suite {
     /// Every suite, in report order.
-    pub const ALL: [Suite; 5] = [
+    pub const ALL: [Suite; 6] = [
         Suite::Pipeline,
         Suite::Row,
         Suite::Scan,
         Suite::Compact,
         Suite::ParquetColumn,
+        Suite::Sort,
     ];
 
     /// The suite's command-line name.
@@ -40,6 +43,7 @@ impl Suite {
             Suite::Scan => "scan",
             Suite::Compact => "compact",
             Suite::ParquetColumn => "parquet-column",
+            Suite::Sort => "sort",
         }
     }
 

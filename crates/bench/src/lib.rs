@@ -289,7 +289,7 @@ mod tests {
         }
         let e = Suite::parse("nope").unwrap_err().to_string();
         assert!(
-            e.contains("pipeline, row, scan, compact, parquet-column"),
+            e.contains("pipeline, row, scan, compact, parquet-column, sort"),
             "{e}"
         );
         assert!(Size::parse("huge").is_err());

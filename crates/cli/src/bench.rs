@@ -12,7 +12,7 @@ use strata_bench::{Config, CounterMode, RunResult, Size, Suite, chart, report};
 pub struct BenchArgs {
     #[command(subcommand)]
     command: Option<BenchCommand>,
-    /// pipeline, row, scan, compact, parquet-column, or all.
+    /// pipeline, row, scan, compact, parquet-column, sort, or all.
     suite: Option<String>,
     /// Timed runs per case (5 is the least that can show a significant
     /// change against a baseline).
@@ -115,7 +115,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     }
     let Some(name) = args.suite.as_deref() else {
         bail!(
-            "name a suite: pipeline, row, scan, compact, parquet-column or all (or `report DIR`)"
+            "name a suite: pipeline, row, scan, compact, parquet-column, sort or all (or `report DIR`)"
         );
     };
     let suites: Vec<Suite> = if name == "all" {

@@ -7,6 +7,7 @@ pub mod parquet_column;
 pub mod pipeline;
 pub mod row;
 pub mod scan;
+pub mod sort;
 
 use crate::{Case, Config, Suite};
 
@@ -19,6 +20,7 @@ impl Suite {
             Suite::Scan => scan::cases(cfg),
             Suite::Compact => compact::cases(cfg),
             Suite::ParquetColumn => parquet_column::cases(cfg),
+            Suite::Sort => sort::cases(cfg),
         }
     }
 }
