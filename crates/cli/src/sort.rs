@@ -56,6 +56,19 @@ pub(crate) struct SortArgs {
 
 pub(crate) fn run(args: SortArgs) -> Result<()> {
     let progress = Arc::new(SortProgress::default());
+    // Ctrl-C or SIGTERM: remove the spill directory and this process's
+    // unfinished outputs (hidden temporaries until complete), then exit.
+    let on_signal = progress.clone();
+    let output = args.output.clone();
+    let _ = ctrlc::set_handler(move || {
+        let dir = on_signal.spill_dir.lock().ok().and_then(|d| d.clone());
+        if let Some(d) = dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        remove_own_temporaries(&output);
+        eprintln!("strata: interrupted; spill files and unfinished outputs removed");
+        std::process::exit(130);
+    });
     let cfg = SortConfig {
         inputs: args.inputs,
         output: args.output,
@@ -72,6 +85,38 @@ pub(crate) fn run(args: SortArgs) -> Result<()> {
         print_sort_summary(&cfg, &summary)?;
     }
     Ok(())
+}
+
+/// Removes the temporaries this process made for `output` (a file) or in
+/// it (a directory of parts).
+fn remove_own_temporaries(output: &std::path::Path) {
+    let suffix = format!(
+        ".{}{}",
+        std::process::id(),
+        strata_store::output::TEMP_SUFFIX
+    );
+    let (dir, prefix) = if output.is_dir() {
+        (output.to_path_buf(), ".".to_string())
+    } else {
+        let name = output.file_name().map(|n| n.to_string_lossy().into_owned());
+        let parent = output
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        (
+            parent.to_path_buf(),
+            format!(".{}.", name.unwrap_or_default()),
+        )
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.starts_with(&prefix) && n.ends_with(&suffix) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Runs `f` while a bar shows the rows read, then the rows merged.

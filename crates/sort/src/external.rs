@@ -61,6 +61,9 @@ pub struct SortProgress {
     pub rows_merged: Arc<AtomicU64>,
     /// Rows the merges write in all (the input's rows once per level).
     pub rows_to_merge: AtomicU64,
+    /// The spill directory while the sort has one, for a signal handler
+    /// that removes it before the process exits.
+    pub spill_dir: std::sync::Mutex<Option<PathBuf>>,
 }
 
 /// The spill directory of one sort and the runs in it; removed with
@@ -104,6 +107,11 @@ impl Spill {
             .prefix(".strata-sort-spill-")
             .tempdir_in(parent)
             .map_err(|e| Error::io("create a spill directory in", parent, e))?;
+        if let Some(p) = &progress
+            && let Ok(mut d) = p.spill_dir.lock()
+        {
+            *d = Some(dir.path().to_path_buf());
+        }
         Ok(Spill {
             dir,
             runs: Vec::new(),

@@ -539,3 +539,60 @@ fn a_spill_that_cannot_be_written_fails_cleanly() {
         .unwrap();
     failed_cleanly(&o, d, "File too large", &["in.parquet"]);
 }
+
+/// SIGINT (Ctrl-C) and SIGTERM while a sort spills: exit status 130, the
+/// spill directory removed, no output and no temporary left.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_sort_removes_its_spill_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema = schema();
+    write_parquet(&d.join("in.parquet"), &schema, &table(23, 200_000, 4000));
+    std::fs::create_dir(d.join("spill")).unwrap();
+    for signal in ["-INT", "-TERM"] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+            .args([
+                "sort",
+                "in.parquet",
+                "--by",
+                "s,i",
+                "--memory-limit",
+                "256KiB",
+                "--spill-dir",
+                "spill",
+                "-o",
+                "out.parquet",
+            ])
+            .current_dir(d)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait for the first spilled run, then signal.
+        let runs = |d: &Path| {
+            files(&d.join("spill"))
+                .iter()
+                .filter(|f| f.contains("run-"))
+                .count()
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while runs(d) == 0 && std::time::Instant::now() < deadline {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(runs(d) > 0, "no run was spilled before the sort ended");
+        let status = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{signal}: {err}");
+        assert!(err.contains("interrupted"), "{err}");
+        assert_eq!(files(d), ["in.parquet"], "{signal}");
+    }
+}
