@@ -1219,6 +1219,25 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     })
 }
 
+/// Flushes `out`, the buffered temporary of `pending`, and renames it to
+/// `target`; returns the path and its size.
+fn commit_written(
+    out: std::io::BufWriter<fs::File>,
+    pending: PendingFile,
+    target: &Path,
+) -> Result<(PathBuf, u64), Error> {
+    let file = out
+        .into_inner()
+        .map_err(|e| Error::io("write", target, e.into_error()))?;
+    let bytes = file
+        .metadata()
+        .map_err(|e| Error::io("stat", target, e))?
+        .len();
+    drop(file);
+    let path = pending.commit().map_err(|e| Error::file(target, e))?;
+    Ok((path, bytes))
+}
+
 /// Joins the merged `parts` (in key order) into the file `target`,
 /// through a temporary renamed when complete.
 fn join_parts(
@@ -1229,16 +1248,9 @@ fn join_parts(
     let (pending, file) =
         PendingFile::create(target.to_path_buf(), overwrite).map_err(|e| Error::file(target, e))?;
     let paths: Vec<PathBuf> = parts.iter().map(|p| p.path.clone()).collect();
-    let file = strata_parquet::concat::concat_files(&paths, std::io::BufWriter::new(file))
-        .map_err(|e| Error::file(target, e))?
-        .into_inner()
-        .map_err(|e| Error::io("write", target, e.into_error()))?;
-    let bytes = file
-        .metadata()
-        .map_err(|e| Error::io("stat", target, e))?
-        .len();
-    drop(file);
-    let path = pending.commit().map_err(|e| Error::file(target, e))?;
+    let out = strata_parquet::concat::concat_files(&paths, std::io::BufWriter::new(file))
+        .map_err(|e| Error::file(target, e))?;
+    let (path, bytes) = commit_written(out, pending, target)?;
     for p in &paths {
         let _ = fs::remove_file(p);
     }
@@ -1346,27 +1358,13 @@ fn sort_in_memory(
         row_group_rows,
     )?;
     let write_s = t.elapsed().as_secs_f64();
-    Ok(InMemory::Done(SortSummary {
-        rows: sorted.num_rows() as u64,
-        input_format: Format::Parquet,
+    Ok(InMemory::Done(in_memory_summary(
+        &cfg.output,
         output_format,
-        input_bytes: 0,
-        output_bytes: file_len(&cfg.output)?,
-        input_memory,
-        row_bytes,
-        memory_estimate,
-        read_s: 0.0,
-        encode_s,
-        sort_s,
-        gather_s,
-        write_s,
-        elapsed_s: 0.0,
-        runs: 0,
-        merge_levels: 0,
-        spill_bytes: 0,
-        output_files: vec![cfg.output.clone()],
-        peak_rss: None,
-    }))
+        (sorted.num_rows() as u64, file_len(&cfg.output)?),
+        (input_memory, row_bytes, memory_estimate),
+        [encode_s, sort_s, gather_s, write_s],
+    )))
 }
 
 /// The in-memory sort into a Parquet file: the keys are encoded batch by
@@ -1425,22 +1423,33 @@ fn sort_to_parquet(
     let t = Instant::now();
     writer.write(&sorted).map_err(|e| Error::file(target, e))?;
     drop(sorted);
-    let file = writer
-        .finish()
-        .map_err(|e| Error::file(target, e))?
-        .into_inner()
-        .map_err(|e| Error::io("write", target, e.into_error()))?;
-    let output_bytes = file
-        .metadata()
-        .map_err(|e| Error::io("stat", target, e))?
-        .len();
-    drop(file);
-    pending.commit().map_err(|e| Error::file(target, e))?;
+    let out = writer.finish().map_err(|e| Error::file(target, e))?;
+    let (_, output_bytes) = commit_written(out, pending, target)?;
     let write_s = t.elapsed().as_secs_f64();
-    Ok(InMemory::Done(SortSummary {
+    Ok(InMemory::Done(in_memory_summary(
+        target,
+        Format::Parquet,
+        (rows, output_bytes),
+        (input_memory, row_bytes, memory_estimate),
+        [encode_s, sort_s, gather_s, write_s],
+    )))
+}
+
+/// The summary of an in-memory sort into `target`: (rows, output bytes),
+/// (input memory, key bytes, memory estimate), and the seconds encoding,
+/// sorting, gathering and writing. The caller fills in the input and the
+/// whole run's times.
+fn in_memory_summary(
+    target: &Path,
+    output_format: Format,
+    (rows, output_bytes): (u64, u64),
+    (input_memory, row_bytes, memory_estimate): (u64, u64, u64),
+    [encode_s, sort_s, gather_s, write_s]: [f64; 4],
+) -> SortSummary {
+    SortSummary {
         rows,
         input_format: Format::Parquet,
-        output_format: Format::Parquet,
+        output_format,
         input_bytes: 0,
         output_bytes,
         input_memory,
@@ -1455,9 +1464,9 @@ fn sort_to_parquet(
         runs: 0,
         merge_levels: 0,
         spill_bytes: 0,
-        output_files: vec![target.clone()],
+        output_files: vec![target.to_path_buf()],
         peak_rss: None,
-    }))
+    }
 }
 
 /// Writes `batch` to `target` through a temporary, in slices of

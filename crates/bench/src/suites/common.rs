@@ -7,18 +7,26 @@ use std::process::{Command, Stdio};
 
 use crate::{Body, Config, Sample};
 
+/// What a peer script measured: samples per case, and the cases it could
+/// not run with the reason (a peer that runs out of memory at a limit).
+#[derive(Debug, Default)]
+pub(crate) struct PeerReply {
+    cases: BTreeMap<String, Vec<Sample>>,
+    failed: BTreeMap<String, String>,
+}
+
 /// Runs a Python peer script (embedded source) with `request` as JSON on
 /// stdin. The script prints `{"cases": {NAME: [{"wall": s, "cpu": s},
-/// ...]}}`, or `{"unavailable": REASON}` when a module it needs is not
-/// installed. Any failure becomes the reason every peer case is
-/// unavailable.
+/// ...]}, "failed": {NAME: REASON}}` (`failed` optional), or
+/// `{"unavailable": REASON}` when a module it needs is not installed. Any
+/// failure becomes the reason every peer case is unavailable.
 pub(crate) fn python_peer(
     cfg: &Config,
     script: &str,
     request: &serde_json::Value,
     subject: &str,
     names: &[String],
-) -> Result<BTreeMap<String, Vec<Sample>>, String> {
+) -> Result<PeerReply, String> {
     if !cfg.peers {
         return Err("peers are off".into());
     }
@@ -57,24 +65,29 @@ pub(crate) fn python_peer(
     #[derive(serde::Deserialize)]
     struct Reply {
         cases: Option<BTreeMap<String, Vec<Sample>>>,
+        failed: Option<BTreeMap<String, String>>,
         unavailable: Option<String>,
     }
     let reply: Reply = serde_json::from_slice(&out.stdout)
         .map_err(|e| format!("the peer script printed no result ({e})"))?;
     match (reply.cases, reply.unavailable) {
         (_, Some(why)) => Err(why),
-        (Some(c), None) => Ok(c),
+        (Some(cases), None) => Ok(PeerReply {
+            cases,
+            failed: reply.failed.unwrap_or_default(),
+        }),
         (None, None) => Err("the peer script returned nothing".into()),
     }
 }
 
 /// The body of a peer case from a peer reply.
-pub(crate) fn peer_body(reply: &Result<BTreeMap<String, Vec<Sample>>, String>, name: &str) -> Body {
+pub(crate) fn peer_body(reply: &Result<PeerReply, String>, name: &str) -> Body {
     match reply {
         Err(why) => Body::Unavailable(why.clone()),
-        Ok(cases) => match cases.get(name) {
-            Some(s) => Body::Measured(s.clone()),
-            None => Body::Unavailable(format!("the peer did not run `{name}`")),
+        Ok(r) => match (r.cases.get(name), r.failed.get(name)) {
+            (Some(s), _) => Body::Measured(s.clone()),
+            (None, Some(why)) => Body::Unavailable(format!("the peer failed: {why}")),
+            (None, None) => Body::Unavailable(format!("the peer did not run `{name}`")),
         },
     }
 }
