@@ -5,9 +5,10 @@
 //! Batches are read in input order into a run until the run's in-memory
 //! size reaches its budget (two fifths of the limit). A full run is sorted
 //! on all cores (keys encoded per batch in parallel, then a parallel sort
-//! of 16-byte entries: an 8-byte key prefix and the batch and row, the full
-//! keys compared only on equal prefixes) and written as one Parquet file
-//! in the spill directory, gathered straight from the batches. When more
+//! of 24-byte entries: a 16-byte key prefix and the batch and row, the
+//! full keys compared only on equal prefixes) and written as one LZ4
+//! Parquet file in the spill directory, gathered from the batches in
+//! chunks on all threads (`interleave`) as it is written. When more
 //! runs exist than one merge may open at once within the limit, groups of
 //! neighbouring runs are merged into longer runs first; the last merge
 //! writes the output. Runs keep input order and the merge gives ties to
