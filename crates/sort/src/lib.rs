@@ -354,13 +354,20 @@ pub fn read_input(path: &Path) -> Result<Input, Error> {
     // an error about the file, and prints nothing.
     let read =
         guard::catch(|| read_any(path)).unwrap_or_else(|p| Err(Error::Invalid(p.to_string())));
-    read.map_err(|e| match e {
+    read.map_err(|e| input_error(path, e))
+}
+
+/// An error reading the input `path` as the user sees it: IO errors and
+/// bad settings as they are, anything about the file's contents as an
+/// [`Error::Read`] naming it.
+fn input_error(path: &Path, e: Error) -> Error {
+    match e {
         e @ (Error::Store(strata_store::Error::Io { .. }) | Error::InvalidConfig(_)) => e,
         e => Error::Read {
             path: path.to_path_buf(),
             source: Box::new(e),
         },
-    })
+    }
 }
 
 /// Reads the file through strata-scan's readers, the path every strata
@@ -908,13 +915,7 @@ fn read_into(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> {
     if let Some(e) = own {
         return Err(e);
     }
-    read.map_err(|e| match e {
-        e @ (Error::Store(strata_store::Error::Io { .. }) | Error::InvalidConfig(_)) => e,
-        e => Error::Read {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        },
-    })
+    read.map_err(|e| input_error(path, e))
 }
 
 /// Rows per batch of a parallel Parquet read.
@@ -929,13 +930,7 @@ fn read_parquet_parallel(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> 
         ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
     };
     use strata_parquet::read;
-    let wrap = |e: Error| match e {
-        e @ (Error::Store(strata_store::Error::Io { .. }) | Error::InvalidConfig(_)) => e,
-        e => Error::Read {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        },
-    };
+    let wrap = |e: Error| input_error(path, e);
     let read_err = |e: read::ReadError| match e {
         read::ReadError::Io(e) => Error::io("read", path, e),
         e => wrap(Error::Invalid(e.to_string())),
