@@ -201,7 +201,9 @@ pub fn parquet_footer(md: &ParquetMetaData, file_len: u64) -> Result<(), Malform
     }
     // The footer and its length and magic (8 bytes) end the file.
     let data_end = file_len.saturating_sub(8);
-    let in_file = |what: &str, start: i64, len: i64| -> Result<(), Malformed> {
+    // `what` names the part only when it is out of place: building the
+    // name for every chunk was most of the cost of opening a wide file.
+    let in_file = |what: &dyn Fn() -> String, start: i64, len: i64| -> Result<(), Malformed> {
         let ok = start >= 4
             && len >= 0
             && (start as u64)
@@ -211,7 +213,8 @@ pub fn parquet_footer(md: &ParquetMetaData, file_len: u64) -> Result<(), Malform
             Ok(())
         } else {
             Err(malformed(format!(
-                "{what} at byte {start}, {len} bytes long, lies outside the file ({file_len} bytes)"
+                "{} at byte {start}, {len} bytes long, lies outside the file ({file_len} bytes)",
+                what()
             )))
         }
     };
@@ -234,32 +237,42 @@ pub fn parquet_footer(md: &ParquetMetaData, file_len: u64) -> Result<(), Malform
             )));
         }
         for (c, col) in rg.columns().iter().enumerate() {
-            let what = format!("row group {g} column {c}");
+            let what = || format!("row group {g} column {c}");
             let data = col.data_page_offset();
             let start = match col.dictionary_page_offset() {
                 Some(d) if d > data => {
                     return Err(malformed(format!(
-                        "{what}: its dictionary page (byte {d}) follows its data (byte {data})"
+                        "{}: its dictionary page (byte {d}) follows its data (byte {data})",
+                        what()
                     )));
                 }
                 Some(d) => d,
                 None => data,
             };
-            in_file(&format!("{what}'s data"), start, col.compressed_size())?;
+            in_file(
+                &|| format!("{}'s data", what()),
+                start,
+                col.compressed_size(),
+            )?;
             if data - start > col.compressed_size() {
                 return Err(malformed(format!(
-                    "{what}: its first data page lies past its {} bytes",
+                    "{}: its first data page lies past its {} bytes",
+                    what(),
                     col.compressed_size()
                 )));
             }
             if col.num_values() < 0 {
-                return Err(malformed(format!("{what} has {} values", col.num_values())));
+                return Err(malformed(format!(
+                    "{} has {} values",
+                    what(),
+                    col.num_values()
+                )));
             }
             if let (Some(at), Some(len)) = (col.column_index_offset(), col.column_index_length()) {
-                in_file(&format!("{what}'s column index"), at, i64::from(len))?;
+                in_file(&|| format!("{}'s column index", what()), at, i64::from(len))?;
             }
             if let (Some(at), Some(len)) = (col.offset_index_offset(), col.offset_index_length()) {
-                in_file(&format!("{what}'s offset index"), at, i64::from(len))?;
+                in_file(&|| format!("{}'s offset index", what()), at, i64::from(len))?;
             }
         }
     }

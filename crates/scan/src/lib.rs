@@ -144,10 +144,52 @@ pub struct ScanStats {
     pub elapsed_s: f64,
 }
 
-/// A blocking front end over [`ScanFile`]: owns a runtime for the IO.
+/// The runtime every [`Scanner`] of the process shares, with one worker per
+/// core, started by the first one: a runtime per scanner cost more than a
+/// short scan (new threads, cold stacks and allocator arenas).
+fn runtime() -> Result<(&'static tokio::runtime::Runtime, usize), Error> {
+    static RT: std::sync::OnceLock<Result<(tokio::runtime::Runtime, usize), String>> =
+        std::sync::OnceLock::new();
+    let started = RT.get_or_init(|| {
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .thread_name("strata-scan")
+            .enable_all()
+            .build()
+            .map(|rt| (rt, workers))
+            .map_err(|e| e.to_string())
+    });
+    match started {
+        Ok((rt, workers)) => Ok((rt, *workers)),
+        Err(e) => Err(Error::InvalidConfig(format!(
+            "cannot start the IO runtime: {e}"
+        ))),
+    }
+}
+
+/// The largest projected row group (uncompressed bytes) that
+/// [`Scanner::scan`] decodes in parallel with others. Larger ones are
+/// streamed one batch at a time: holding several of them decoded costs
+/// fresh memory whose page faults outweigh the second core (a full scan of
+/// 50 UInt64 columns in 52 MB row groups took 58 ms in parallel against
+/// 36-42 ms streamed, 2 cores).
+pub const PARALLEL_ROW_GROUP_BYTES: u64 = 16 << 20;
+
+/// A blocking front end over [`ScanFile`], on a runtime shared by all
+/// scanners of the process (one worker per core). Its methods block, so
+/// they must not be called from inside an async runtime.
+///
+/// A Parquet scan without a limit whose projected row groups are small
+/// (see [`PARALLEL_ROW_GROUP_BYTES`]) decodes up to one row group per
+/// worker at once (each fetched and decoded by its own stream) and hands
+/// the batches on in file order, so it holds at most that many decoded
+/// row groups. Local files are memory-mapped by their [`Source`], so reading
+/// them copies nothing before decoding.
 #[derive(Debug)]
 pub struct Scanner {
-    rt: tokio::runtime::Runtime,
+    rt: &'static tokio::runtime::Runtime,
+    workers: usize,
     file: ScanFile,
     started: Instant,
     decoded: u64,
@@ -188,14 +230,11 @@ impl Scanner {
         Fut: std::future::Future<Output = Result<Source, Error>>,
     {
         let started = Instant::now();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| Error::InvalidConfig(format!("cannot start the IO runtime: {e}")))?;
+        let (rt, workers) = runtime()?;
         let file = rt.block_on(async move { ScanFile::open(source().await?).await })?;
         Ok(Scanner {
             rt,
+            workers,
             file,
             started,
             decoded: 0,
@@ -218,6 +257,13 @@ impl Scanner {
         req: &ScanRequest,
         mut each: impl FnMut(&RecordBatch) -> Result<(), Error>,
     ) -> Result<(), Error> {
+        if let ScanFile::Parquet(f) = &self.file
+            && req.limit.is_none()
+            && f.largest_row_group_bytes(req)? <= PARALLEL_ROW_GROUP_BYTES
+        {
+            let f = f.clone();
+            return self.scan_row_groups(&f, req, each);
+        }
         let mut stream = self.file.stream(req)?;
         while let Some(b) = self.rt.block_on(stream.next()) {
             let b = b?;
@@ -225,6 +271,50 @@ impl Scanner {
             each(&b)?;
         }
         Ok(())
+    }
+
+    /// A Parquet scan with row groups decoded in parallel: a window of one
+    /// task per worker, each decoding one row group; batches are handed
+    /// on in file order. On an error the tasks still running are stopped.
+    fn scan_row_groups(
+        &mut self,
+        f: &parquet::ParquetFile,
+        req: &ScanRequest,
+        mut each: impl FnMut(&RecordBatch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        type Task = tokio::task::JoinHandle<Result<Vec<RecordBatch>, Error>>;
+        /// Stops the tasks still running when the scan ends early.
+        struct Window(std::collections::VecDeque<Task>);
+        impl Drop for Window {
+            fn drop(&mut self) {
+                for t in &self.0 {
+                    t.abort();
+                }
+            }
+        }
+        let mut groups = f.row_groups_for(req)?.into_iter();
+        let mut window = Window(std::collections::VecDeque::new());
+        loop {
+            while window.0.len() < self.workers {
+                let Some(g) = groups.next() else { break };
+                let stream = f.stream_row_groups(req, Some(vec![g]))?;
+                window.0.push_back(
+                    self.rt.spawn(
+                        async move { stream.collect::<Vec<_>>().await.into_iter().collect() },
+                    ),
+                );
+            }
+            let Some(task) = window.0.pop_front() else {
+                return Ok(());
+            };
+            let batches = self.rt.block_on(task).map_err(|e| {
+                Error::Corrupt(format!("{}: decoding stopped: {e}", f.source().name()))
+            })??;
+            for b in &batches {
+                self.count(b);
+                each(b)?;
+            }
+        }
     }
 
     /// Rows `rows` of `columns`, in the given order.

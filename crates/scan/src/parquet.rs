@@ -23,7 +23,10 @@
 //! tail are never fetched again. Every fetch goes through the file's
 //! [`Source`], so its [`IoStats`](strata_store::source::IoStats) see all of them.
 
-use std::{ops::Range, sync::Arc};
+use std::{
+    ops::Range,
+    sync::{Arc, OnceLock},
+};
 
 use arrow_array::{RecordBatch, RecordBatchOptions, UInt64Array};
 use arrow_schema::SchemaRef;
@@ -63,6 +66,12 @@ pub struct ParquetFile {
     reader: SourceReader,
     metadata: Arc<ParquetMetaData>,
     arrow: ArrowReaderMetadata,
+    /// The bytes of the first read (the footer and whatever precedes it).
+    tail: Bytes,
+    /// The metadata with the offset index, decoded from `tail` on first
+    /// use by [`ParquetFile::take`]; the plain metadata when the index is
+    /// not all in the tail or does not decode.
+    indexed: Arc<OnceLock<(Arc<ParquetMetaData>, ArrowReaderMetadata)>>,
 }
 
 impl ParquetFile {
@@ -70,7 +79,8 @@ impl ParquetFile {
     /// when the caller already has them (normally the last
     /// `min(size, TAIL_PREFETCH)`); they are reused, so opening costs no
     /// request, or one when `tail` is `None`, as long as the footer fits in
-    /// the tail. The offset index is kept when it also lies in the tail.
+    /// the tail. The offset index, when it also lies in the tail, is
+    /// decoded when [`ParquetFile::take`] first needs it.
     ///
     /// # Errors
     ///
@@ -139,7 +149,6 @@ impl ParquetFile {
             .map_err(|e| from_parquet(e).in_file(reader.source.name()))?;
         strata_parquet::validate::parquet_footer(&metadata, size)
             .map_err(|e| Error::Corrupt(format!("{}: {e}", reader.source.name())))?;
-        let metadata = offset_index_from_tail(metadata, &tail, size);
         reader.metadata = Some(metadata.clone());
         let arrow = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())
             .map_err(|e| from_parquet(e).in_file(reader.source.name()))?;
@@ -149,6 +158,8 @@ impl ParquetFile {
             reader,
             metadata,
             arrow,
+            tail,
+            indexed: Arc::new(OnceLock::new()),
         })
     }
 
@@ -162,9 +173,30 @@ impl ParquetFile {
         u64::try_from(self.metadata.file_metadata().num_rows()).unwrap_or(0)
     }
 
-    /// The decoded footer (with the offset index when it was in the tail).
+    /// The decoded footer (without the page index).
     pub fn metadata(&self) -> &Arc<ParquetMetaData> {
         &self.metadata
+    }
+
+    /// The decoded footer with the offset index when the index lies in the
+    /// bytes the open read (so it costs no request), decodes and follows
+    /// the rules; else the footer alone. Decoded once, on first use.
+    pub fn indexed_metadata(&self) -> &Arc<ParquetMetaData> {
+        &self.indexed().0
+    }
+
+    fn indexed(&self) -> &(Arc<ParquetMetaData>, ArrowReaderMetadata) {
+        self.indexed.get_or_init(|| {
+            let size = self.reader.source.size();
+            let md = offset_index_from_tail(self.metadata.clone(), &self.tail, size);
+            if Arc::ptr_eq(&md, &self.metadata) {
+                return (md, self.arrow.clone());
+            }
+            match ArrowReaderMetadata::try_new(md.clone(), ArrowReaderOptions::new()) {
+                Ok(arrow) => (md, arrow),
+                Err(_) => (self.metadata.clone(), self.arrow.clone()),
+            }
+        })
     }
 
     /// Where the bytes come from (and its counters).
@@ -226,23 +258,72 @@ impl ParquetFile {
         &self,
         req: &ScanRequest,
     ) -> Result<BoxStream<'static, Result<RecordBatch, Error>>, Error> {
+        self.stream_row_groups(req, None)
+    }
+
+    /// The row groups a scan for `req` reads, in file order: those holding
+    /// rows whose statistics do not rule the filter out.
+    ///
+    /// # Errors
+    ///
+    /// The up-front errors of [`ParquetFile::stream`].
+    pub fn row_groups_for(&self, req: &ScanRequest) -> Result<Vec<usize>, Error> {
+        Ok(self.plan(req)?.row_groups)
+    }
+
+    /// The largest uncompressed size, in bytes, of the projected column
+    /// chunks of one row group a scan for `req` reads (about what one
+    /// decoded row group holds).
+    ///
+    /// # Errors
+    ///
+    /// The up-front errors of [`ParquetFile::stream`].
+    pub fn largest_row_group_bytes(&self, req: &ScanRequest) -> Result<u64, Error> {
+        let plan = self.plan(req)?;
+        let leaves = self.leaves_of(&plan.roots);
+        Ok(plan
+            .row_groups
+            .iter()
+            .map(|&g| {
+                let rg = self.metadata.row_group(g);
+                leaves
+                    .iter()
+                    .filter_map(|&l| rg.columns().get(l))
+                    .map(|c| u64::try_from(c.uncompressed_size()).unwrap_or(0))
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0))
+    }
+
+    /// [`ParquetFile::stream`] over `row_groups` only (a subset of
+    /// [`ParquetFile::row_groups_for`], in file order; `None` for all of
+    /// them): callers decode row groups in parallel this way.
+    ///
+    /// # Errors
+    ///
+    /// As [`ParquetFile::stream`].
+    pub fn stream_row_groups(
+        &self,
+        req: &ScanRequest,
+        row_groups: Option<Vec<usize>>,
+    ) -> Result<BoxStream<'static, Result<RecordBatch, Error>>, Error> {
         let name = self.reader.source.name().to_string();
         Ok(crate::request::guarded_stream(
             name,
-            self.stream_unguarded(req)?,
+            self.stream_unguarded(req, row_groups)?,
         ))
     }
 
-    fn stream_unguarded(
-        &self,
-        req: &ScanRequest,
-    ) -> Result<BoxStream<'static, Result<RecordBatch, Error>>, Error> {
+    /// What a scan for `req` decodes: the root columns in file order, the
+    /// filter's leaf, the row groups, and the reorder into the requested
+    /// order.
+    fn plan(&self, req: &ScanRequest) -> Result<Plan, Error> {
         let schema = self.arrow.schema().clone();
         let out = self.resolve_columns(req.columns.as_deref())?;
-        let filter = req.filter.clone();
         let mut roots = out.clone();
         let mut filter_leaf = None;
-        if let Some(f) = &filter {
+        if let Some(f) = &req.filter {
             f.check(&schema)?;
             let idx = schema.index_of(&f.column)?;
             roots.push(idx);
@@ -259,16 +340,45 @@ impl ParquetFile {
             .iter()
             .map(|c| roots.partition_point(|r| r < c))
             .collect();
-
         let row_groups: Vec<usize> = (0..self.metadata.num_row_groups())
             .filter(|&i| {
                 let rg = self.metadata.row_group(i);
-                match (&filter, filter_leaf) {
+                match (&req.filter, filter_leaf) {
                     (Some(f), Some(leaf)) => f.may_match_row_group(rg, leaf),
                     _ => rg.num_rows() > 0,
                 }
             })
             .collect();
+        Ok(Plan {
+            roots,
+            reorder,
+            row_groups,
+        })
+    }
+
+    fn stream_unguarded(
+        &self,
+        req: &ScanRequest,
+        subset: Option<Vec<usize>>,
+    ) -> Result<BoxStream<'static, Result<RecordBatch, Error>>, Error> {
+        let Plan {
+            roots,
+            reorder,
+            row_groups,
+        } = self.plan(req)?;
+        let row_groups = match subset {
+            None => row_groups,
+            Some(subset) => {
+                if let Some(bad) = subset.iter().find(|g| row_groups.binary_search(g).is_err()) {
+                    return Err(Error::InvalidConfig(format!(
+                        "{}: row group {bad} is not one this scan reads",
+                        self.reader.source.name()
+                    )));
+                }
+                subset
+            }
+        };
+        let filter = req.filter.clone();
         if row_groups.is_empty() || req.limit == Some(0) {
             return Ok(futures::stream::empty().boxed());
         }
@@ -378,9 +488,10 @@ impl ParquetFile {
         roots.sort_unstable();
         roots.dedup();
         let mask = ProjectionMask::roots(self.arrow.parquet_schema(), roots.iter().copied());
+        // With the offset index the reader fetches only the selected pages.
         let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(
             self.reader.clone(),
-            self.arrow.clone(),
+            self.indexed().1.clone(),
         )
         .with_projection(mask)
         .with_row_groups(row_groups)
@@ -441,6 +552,13 @@ impl ParquetFile {
             .filter(|&l| roots.contains(&descr.get_column_root_idx(l)))
             .collect()
     }
+}
+
+/// What a scan decodes (see `ParquetFile::plan`).
+struct Plan {
+    roots: Vec<usize>,
+    reorder: Vec<usize>,
+    row_groups: Vec<usize>,
 }
 
 /// What the stream of [`ParquetFile::stream`] carries between batches.

@@ -180,6 +180,9 @@ pub struct Source {
     /// A local file read directly: positioned reads on one handle, no
     /// open per request.
     file: Option<Arc<std::fs::File>>,
+    /// The same file mapped into memory, when mapping succeeded: reads are
+    /// zero-copy slices of it (see [`Source::open_file`]).
+    map: Option<Bytes>,
     /// The object's last bytes, already read: reads inside them are
     /// served from memory (and not counted).
     tail: Bytes,
@@ -190,8 +193,14 @@ pub struct Source {
 const INLINE_READ: u64 = 256 * 1024;
 
 impl Source {
-    /// Opens a local file for direct reads: one handle, positioned reads
-    /// (on the blocking pool for large ones), counted like any others.
+    /// Opens a local file for direct reads: the file is mapped into memory
+    /// and every read is a zero-copy slice of the map, counted like any
+    /// other (what [`Source::fetch`] plans is unchanged, so the counters
+    /// show what a projected read asked for). Where mapping fails, reads
+    /// are positioned reads on one handle (on the blocking pool for large
+    /// ones). A mapped read copies nothing: on a 200 MB file of 50 UInt64
+    /// columns, a full IPC scan went from 40 ms to 4 ms and a full Parquet
+    /// scan from 62 ms to 36-42 ms (`strata bench scan`, 2 cores).
     ///
     /// # Errors
     ///
@@ -219,6 +228,7 @@ impl Source {
             stats: IoStats::default(),
             opts,
             zero_copy: false,
+            map: map_file(&file, meta.len()),
             file: Some(Arc::new(file)),
             tail: Bytes::new(),
         })
@@ -276,6 +286,7 @@ impl Source {
             opts,
             zero_copy: false,
             file: None,
+            map: None,
             tail: Bytes::new(),
         })
     }
@@ -298,6 +309,7 @@ impl Source {
             opts: FetchOptions::local(),
             zero_copy: true,
             file: None,
+            map: None,
             tail: Bytes::new(),
         }
     }
@@ -389,6 +401,12 @@ impl Source {
             return Ok(Bytes::new());
         }
         if let Some(bytes) = self.cached(&range) {
+            return Ok(bytes);
+        }
+        if let Some(map) = &self.map {
+            let started = Instant::now();
+            let bytes = map.slice(range.start as usize..range.end as usize);
+            self.stats.record(range, started.elapsed());
             return Ok(bytes);
         }
         if let Some(file) = &self.file {
@@ -511,6 +529,27 @@ impl Source {
     }
 }
 
+/// `f` (of `len` bytes) mapped read-only into memory, as one shared
+/// buffer; `None` for an empty file or when mapping fails (reads then use
+/// positioned reads).
+fn map_file(f: &std::fs::File, len: u64) -> Option<Bytes> {
+    if len == 0 || usize::try_from(len).is_err() {
+        return None;
+    }
+    // SAFETY: the map is read-only and private to this source, and every
+    // slice handed out lies inside the length checked at open. What the
+    // mapping cannot guard against is another process changing the file
+    // while it is read: the bytes then change under the reader (which
+    // checks every offset it decodes, so this gives an error or wrong
+    // values, as a changed file read by positioned reads would), and a
+    // file truncated below a read range raises SIGBUS on access. Readers
+    // of files being rewritten in place must not use local sources; strata
+    // itself only ever replaces outputs by rename, which leaves a mapped
+    // file intact.
+    let map = unsafe { memmap2::MmapOptions::new().map(f) }.ok()?;
+    (map.len() as u64 == len).then(|| Bytes::from_owner(map))
+}
+
 /// `len` bytes of `f` from `offset`, read straight into the spare
 /// capacity of `buf` (empty): zero-filling it first was 18% of a full IPC
 /// scan of a 200 MB file from the page cache (`strata bench scan`, perf),
@@ -627,6 +666,36 @@ mod tests {
         assert!(e.to_string().contains("out of range"), "{e}");
     }
 
+    #[test]
+    fn mapped_files_read_their_bytes_and_count_every_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let data: Vec<u8> = (0..700_000u32).map(|i| (i % 253) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let src = Source::open_file(&path, "data", FetchOptions::local()).unwrap();
+        assert!(src.map.is_some(), "a non-empty local file is mapped");
+        assert!(!src.is_zero_copy(), "readers still plan projected ranges");
+        let rt = rt();
+        let got = rt
+            .block_on(src.fetch(&[5..9, 300_000..650_000, 699_990..700_000]))
+            .unwrap();
+        assert_eq!(got[0], &data[5..9]);
+        assert_eq!(got[1], &data[300_000..650_000]);
+        assert_eq!(got[2], &data[699_990..]);
+        let s = src.stats().snapshot();
+        assert_eq!((s.requests, s.bytes_fetched), (3, 4 + 350_000 + 10));
+        let e = rt.block_on(src.get(699_999..700_001)).unwrap_err();
+        assert!(matches!(e, Error::Corrupt(_)), "{e}");
+
+        // An empty file cannot be mapped and reads nothing.
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, b"").unwrap();
+        let src = Source::open_file(&empty, "empty", FetchOptions::local()).unwrap();
+        assert!(src.map.is_none());
+        assert_eq!(rt.block_on(src.get(0..0)).unwrap().len(), 0);
+        assert!(rt.block_on(src.get(0..1)).is_err());
+    }
+
     fn rt() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
             .enable_time()
@@ -736,6 +805,7 @@ mod tests {
             opts,
             zero_copy: false,
             file: None,
+            map: None,
             tail: Bytes::new(),
         };
         let e = rt().block_on(src.get(0..10)).unwrap_err();

@@ -7,5 +7,6 @@
 mod s3;
 mod scan_ipc;
 mod scan_parquet;
+mod scanner;
 #[path = "../support/mod.rs"]
 mod support;

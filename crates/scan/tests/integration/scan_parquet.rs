@@ -120,7 +120,7 @@ fn random_column(rng: &mut RowRng, kind: u64, n: usize) -> ArrayRef {
     }
 }
 
-fn random_batch(seed: u64, columns: usize, rows: usize) -> RecordBatch {
+pub(crate) fn random_batch(seed: u64, columns: usize, rows: usize) -> RecordBatch {
     let mut rng = RowRng::seeded(seed);
     let cols: Vec<(String, ArrayRef)> = (0..columns)
         .map(|i| {
@@ -131,7 +131,7 @@ fn random_batch(seed: u64, columns: usize, rows: usize) -> RecordBatch {
     RecordBatch::try_from_iter(cols).unwrap()
 }
 
-fn props(compression: Compression, row_group_rows: usize) -> WriterProperties {
+pub(crate) fn props(compression: Compression, row_group_rows: usize) -> WriterProperties {
     WriterProperties::builder()
         .set_compression(compression)
         .set_max_row_group_row_count(Some(row_group_rows))
@@ -141,7 +141,7 @@ fn props(compression: Compression, row_group_rows: usize) -> WriterProperties {
 
 /// `batch` written as Parquet, in pieces so that row groups and batches
 /// do not line up.
-fn write(batch: &RecordBatch, props: WriterProperties) -> Bytes {
+pub(crate) fn write(batch: &RecordBatch, props: WriterProperties) -> Bytes {
     let mut buf = Vec::new();
     let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
     let mut start = 0;
@@ -157,7 +157,7 @@ fn write(batch: &RecordBatch, props: WriterProperties) -> Bytes {
 }
 
 /// The whole file by parquet's synchronous reader, as one batch.
-fn full_read(bytes: &Bytes) -> RecordBatch {
+pub(crate) fn full_read(bytes: &Bytes) -> RecordBatch {
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes.clone())
         .unwrap()
         .build()
@@ -189,7 +189,7 @@ fn collect(file: &ParquetFile, req: &ScanRequest) -> Result<RecordBatch, Error> 
 }
 
 /// `batch` with the named columns, in that order.
-fn project(batch: &RecordBatch, names: &[String]) -> RecordBatch {
+pub(crate) fn project(batch: &RecordBatch, names: &[String]) -> RecordBatch {
     let idx: Vec<usize> = names
         .iter()
         .map(|n| batch.schema().index_of(n).unwrap())
@@ -197,7 +197,7 @@ fn project(batch: &RecordBatch, names: &[String]) -> RecordBatch {
     batch.project(&idx).unwrap()
 }
 
-fn assert_same(got: &RecordBatch, want: &RecordBatch, what: &str) {
+pub(crate) fn assert_same(got: &RecordBatch, want: &RecordBatch, what: &str) {
     assert_eq!(got.num_rows(), want.num_rows(), "{what}: row count");
     assert_eq!(
         got.schema().fields(),
@@ -209,7 +209,7 @@ fn assert_same(got: &RecordBatch, want: &RecordBatch, what: &str) {
     }
 }
 
-fn random_projection(rng: &mut RowRng, schema: &Schema) -> Vec<String> {
+pub(crate) fn random_projection(rng: &mut RowRng, schema: &Schema) -> Vec<String> {
     let mut names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     // Fisher-Yates, then a random prefix.
     for i in (1..names.len()).rev() {
@@ -576,10 +576,19 @@ fn take_with_an_offset_index_fetches_only_the_pages_holding_the_rows() {
     let stats = IoStats::with_log();
     let file = open(local_source(&dir, "pages.parquet", &bytes).with_stats(stats.clone()));
     assert!(
-        file.metadata().page_index().is_some(),
-        "offset index in the tail"
+        file.metadata().page_index().is_none(),
+        "the offset index is decoded only when a take needs it"
     );
     let opened = stats.snapshot().bytes_fetched;
+    assert!(
+        file.indexed_metadata().page_index().is_some(),
+        "offset index in the tail"
+    );
+    assert_eq!(
+        stats.snapshot().bytes_fetched,
+        opened,
+        "decoded from the tail"
+    );
     let got = rt()
         .block_on(file.take(&[25_001, 21_000], Some(&["v".to_string()])))
         .unwrap();
