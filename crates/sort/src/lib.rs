@@ -375,11 +375,13 @@ fn input_error(path: &Path, e: Error) -> Error {
 /// against the file before decoding.
 fn read_any(path: &Path) -> Result<Input, Error> {
     let format = Format::detect(path).map_err(format_error)?;
+    // Unmapped, as in `read_into`.
     let source = strata_store::source::Source::open_file(
         path,
         path.display().to_string(),
         Default::default(),
-    )?;
+    )?
+    .without_map();
     let mut scanner = strata_scan::Scanner::open(source)?;
     let row_group_rows = match scanner.file() {
         strata_scan::ScanFile::Parquet(f) => f
@@ -879,11 +881,14 @@ impl Runs<'_> {
 fn read_into(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> {
     let mut own: Option<Error> = None;
     let read = guard::catch(|| -> Result<(), Error> {
+        // Unmapped: the sort keeps what it holds within its memory budget,
+        // and a map's pages would stay resident until the file is done.
         let source = strata_store::source::Source::open_file(
             path,
             path.display().to_string(),
             Default::default(),
-        )?;
+        )?
+        .without_map();
         let mut scanner = strata_scan::Scanner::open(source)?;
         runs.schema(path, scanner.file().schema()).map_err(|e| {
             own = Some(e);
@@ -1100,16 +1105,23 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    // Half the limit for the runs being read (a batch and its keys, and
-    // the pages behind it, about three times the batch), the rest for the
-    // output's open row group and the chunk being gathered.
+    // Half the limit for the runs being read: each run's page readers
+    // (a fixed cost) and its batch (with its keys and the rows gathered
+    // from it, about three times the batch). The rest is for the output's
+    // open row groups and the chunk being gathered.
     let merge_budget = (cfg.memory_limit / 2) as f64;
+    let reader_bytes = spill.run_reader_bytes(row_bytes);
+    // Fewer rows per batch than this cost more in per-batch work than a
+    // further merge level costs.
+    const MIN_MERGE_ROWS: usize = 512;
     let per_run = |batch_rows: usize| batch_rows as f64 * row_bytes * 3.0;
     let rows_for = |fan_in: usize, threads: usize| -> usize {
-        (merge_budget / (fan_in * threads) as f64 / per_run(1)).clamp(0.0, 8192.0) as usize
+        let readers = (fan_in * threads) as f64;
+        let for_batches = (merge_budget - readers * reader_bytes).max(0.0);
+        (for_batches / readers / per_run(1)).clamp(0.0, 8192.0) as usize
     };
     let mut fan_in = spill.runs.len().clamp(2, external::MAX_FAN_IN);
-    while fan_in > 2 && rows_for(fan_in, 1) < 64 {
+    while fan_in > 2 && rows_for(fan_in, 1) < MIN_MERGE_ROWS {
         fan_in = (fan_in / 2).max(2);
     }
     let level_rows = rows_for(fan_in, 1).max(16);
@@ -1124,15 +1136,22 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
         );
     }
     pool.install(|| spill.reduce(fan_in, level_rows))?;
-    let group_rows = ((cfg.memory_limit / 4) as f64 / row_bytes) as usize;
+    // As many threads as the budget gives every reader of the final
+    // merge at least `MIN_MERGE_ROWS` rows (each thread reads every run).
+    let mut final_threads = threads.clamp(1, 64);
+    while final_threads > 1 && rows_for(spill.runs.len().max(1), final_threads) < MIN_MERGE_ROWS {
+        final_threads -= 1;
+    }
+    let final_rows = rows_for(spill.runs.len().max(1), final_threads).max(16);
+    // A quarter of the limit for the open output row groups, shared by
+    // the threads.
+    let group_rows = ((cfg.memory_limit / 4) as f64 / row_bytes / final_threads as f64) as usize;
     let group_rows = group_rows.clamp(
         1024,
         runs.row_group_rows
             .unwrap_or(DEFAULT_ROW_GROUP_ROWS)
             .max(1024),
     );
-    let final_threads = threads.clamp(1, 64);
-    let final_rows = rows_for(spill.runs.len().max(1), final_threads).max(16);
     let merge_cfg = merge::MergeConfig {
         threads: final_threads,
         target_file_bytes: cfg.target_file_bytes.unwrap_or(u64::MAX),

@@ -314,6 +314,15 @@ impl Source {
         }
     }
 
+    /// Reads a local file by positioned reads instead of through its map.
+    /// Pages of a map stay resident (and count in the process's RSS) until
+    /// the source is dropped, so a reader that streams a large file within
+    /// a memory budget, such as an external sort, reads this way.
+    pub fn without_map(mut self) -> Self {
+        self.map = None;
+        self
+    }
+
     /// Uses `stats` for this source's counters (to share them, or to log
     /// ranges).
     pub fn with_stats(mut self, stats: IoStats) -> Self {
@@ -694,6 +703,16 @@ mod tests {
         assert!(src.map.is_none());
         assert_eq!(rt.block_on(src.get(0..0)).unwrap().len(), 0);
         assert!(rt.block_on(src.get(0..1)).is_err());
+
+        // Unmapped, the same reads come from positioned reads.
+        let src = Source::open_file(&path, "data", FetchOptions::local())
+            .unwrap()
+            .without_map();
+        assert!(src.map.is_none());
+        let got = rt.block_on(src.fetch(&[5..9, 300_000..650_000])).unwrap();
+        assert_eq!(got[0], &data[5..9]);
+        assert_eq!(got[1], &data[300_000..650_000]);
+        assert_eq!(src.stats().snapshot().requests, 2);
     }
 
     fn rt() -> tokio::runtime::Runtime {
