@@ -55,6 +55,7 @@ pub(crate) struct SortArgs {
 }
 
 pub(crate) fn run(args: SortArgs) -> Result<()> {
+    one_malloc_arena();
     let progress = Arc::new(SortProgress::default());
     // Ctrl-C or SIGTERM: remove the spill directory and this process's
     // unfinished outputs (hidden temporaries until complete), then exit.
@@ -214,4 +215,21 @@ fn print_sort_summary(cfg: &SortConfig, s: &SortSummary) -> std::io::Result<()> 
         )?;
     }
     Ok(())
+}
+
+/// Makes glibc's allocator keep one arena for the threads started from
+/// here on, so that memory one thread frees is reused by the others
+/// instead of being kept for its own. With an arena per thread, the
+/// memory retained by idle arenas was most of what the sort's peak RSS
+/// passed its limit by: 8M `events` rows at `--memory-limit 54MiB` peaked
+/// at 116-121 MB, and at 70 MB with one arena; at 219 MiB, 288-302 MB
+/// against 180 MB, no slower (2 threads).
+fn one_malloc_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets one of glibc's allocator parameters (a
+    // valid one, with a valid value); allocations made before and after
+    // stay valid, and glibc takes its own locks.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
 }
