@@ -867,13 +867,48 @@ impl Runs<'_> {
             )?);
         }
         let batches = std::mem::take(&mut self.pending);
-        let size = std::mem::take(&mut self.pending_memory);
-        if let Some(s) = self.spill.as_mut() {
-            s.spill(&batches, size)?;
+        self.pending_memory = 0;
+        let Some(s) = self.spill.as_mut() else {
+            return Ok(());
+        };
+        let sizes: Vec<u64> = batches
+            .iter()
+            .map(|b| b.get_array_memory_size() as u64)
+            .collect();
+        for (run, bytes) in split_runs(&sizes, MAX_RUN_BYTES) {
+            s.spill(&batches[run], bytes)?;
         }
         Ok(())
     }
 }
+
+/// Splits batches of `sizes` bytes, in order, into runs of at most `cap`
+/// bytes each (a batch larger than `cap` is a run of its own), with each
+/// run's bytes.
+fn split_runs(sizes: &[u64], cap: u64) -> Vec<(std::ops::Range<usize>, u64)> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (i, &size) in sizes.iter().enumerate() {
+        if bytes + size > cap && i > start {
+            out.push((start..i, bytes));
+            (start, bytes) = (i, 0);
+        }
+        bytes += size;
+    }
+    if start < sizes.len() {
+        out.push((start..sizes.len(), bytes));
+    }
+    out
+}
+
+/// The most in-memory bytes of one spilled run, whatever the limit: a run
+/// is sorted and its rows gathered in key order, which goes through memory
+/// at random, so runs much larger than this spend their time in cache and
+/// TLB misses. 140M `events` rows (4 GB of Parquet) at a 1 GiB limit, 2
+/// threads: 37 runs of 410 MiB took 194 s to read, sort and spill and 121
+/// s to merge; 146 runs of 128 MiB 118 s and 173 s; 73 runs of 256 MiB
+/// 119 s and 130 s.
+const MAX_RUN_BYTES: u64 = 256 << 20;
 
 /// Reads every batch of `path` into `runs`. A decoding error is an
 /// [`Error::Read`] naming the file; an error of the run (spilling) is
@@ -2004,6 +2039,34 @@ mod tests {
             names(dir.path()),
             ["a.parquet", "b.arrow", "c.parquet", "out.parquet"]
         );
+    }
+
+    #[test]
+    fn pending_batches_split_into_runs_under_the_cap() {
+        let sizes = [5, 5, 5, 12, 3, 3, 3, 3, 10];
+        let got = split_runs(&sizes, 10);
+        assert_eq!(
+            got,
+            vec![
+                (0..2, 10),
+                (2..3, 5),
+                (3..4, 12),
+                (4..7, 9),
+                (7..8, 3),
+                (8..9, 10)
+            ]
+        );
+        // Every batch once, in order; only a lone batch passes the cap.
+        let mut next = 0;
+        for (r, bytes) in &got {
+            assert_eq!(r.start, next);
+            next = r.end;
+            assert_eq!(*bytes, sizes[r.clone()].iter().sum::<u64>());
+            assert!(*bytes <= 10 || r.len() == 1);
+        }
+        assert_eq!(next, sizes.len());
+        assert!(split_runs(&[], 10).is_empty());
+        assert_eq!(split_runs(&[7, 7], 100), vec![(0..2, 14)]);
     }
 
     /// A failure after runs were spilled (a later input with another

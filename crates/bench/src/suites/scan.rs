@@ -192,23 +192,17 @@ fn strata_scan_remote(path: &Path, columns: Option<Vec<String>>) -> Result<u64, 
         ))
         .map_err(case_err)?;
     drop(rt);
-    let mut s = Scanner::open(source).map_err(case_err)?;
-    let mut n = 0;
-    let req = ScanRequest {
-        columns,
-        ..Default::default()
-    };
-    s.scan(&req, |b| {
-        n += b.num_rows() as u64;
-        Ok(())
-    })
-    .map_err(case_err)?;
-    Ok(n)
+    count_rows(Scanner::open(source).map_err(case_err)?, columns)
 }
 
 fn strata_scan(path: &Path, columns: Option<Vec<String>>) -> Result<u64, Error> {
-    let mut s = Scanner::open_location(&path.display().to_string(), &StoreConfig::default())
+    let s = Scanner::open_location(&path.display().to_string(), &StoreConfig::default())
         .map_err(case_err)?;
+    count_rows(s, columns)
+}
+
+/// Scans `columns` with `s`, counting the rows.
+fn count_rows(mut s: Scanner, columns: Option<Vec<String>>) -> Result<u64, Error> {
     let mut n = 0;
     let req = ScanRequest {
         columns,
