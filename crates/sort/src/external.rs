@@ -138,12 +138,10 @@ impl Spill {
     /// page of [`SPILL_PAGE_ROWS`] rows of the leaf's share of the row, at
     /// most [`SPILL_PAGE_BYTES`]).
     pub(crate) fn run_reader_bytes(&self, row_bytes: f64) -> f64 {
-        let leaves: usize = self
-            .schema
-            .fields()
-            .iter()
-            .map(|f| leaf_count(f.data_type()))
-            .sum();
+        // The runs' leaf columns, as their Parquet schema has them.
+        let leaves = parquet::arrow::ArrowSchemaConverter::new()
+            .convert(&self.schema)
+            .map_or(self.schema.fields().len(), |d| d.num_columns());
         let leaves = leaves.max(1) as f64;
         let page = (SPILL_PAGE_ROWS as f64 * row_bytes / leaves).min(SPILL_PAGE_BYTES as f64);
         leaves * (8.0 * 1024.0 + 2.0 * page)
@@ -245,22 +243,6 @@ impl Spill {
         cfg.batch_rows = batch_rows;
         cfg.rows_written = base.rows_written;
         merge_files(&self.runs, dir, name, &cfg)
-    }
-}
-
-/// The Parquet leaf columns of a column of type `t`.
-fn leaf_count(t: &arrow_schema::DataType) -> usize {
-    use arrow_schema::DataType as T;
-    match t {
-        T::Struct(fs) => fs.iter().map(|f| leaf_count(f.data_type())).sum(),
-        T::List(f)
-        | T::LargeList(f)
-        | T::FixedSizeList(f, _)
-        | T::ListView(f)
-        | T::LargeListView(f)
-        | T::Map(f, _) => leaf_count(f.data_type()),
-        T::Dictionary(_, v) => leaf_count(v),
-        _ => 1,
     }
 }
 

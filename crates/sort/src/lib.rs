@@ -384,12 +384,7 @@ fn read_any(path: &Path) -> Result<Input, Error> {
     .without_map();
     let mut scanner = strata_scan::Scanner::open(source)?;
     let row_group_rows = match scanner.file() {
-        strata_scan::ScanFile::Parquet(f) => f
-            .metadata()
-            .row_groups()
-            .iter()
-            .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
-            .max(),
+        strata_scan::ScanFile::Parquet(f) => largest_row_group(f.metadata()),
         strata_scan::ScanFile::Ipc(_) => None,
     };
     let schema = scanner.file().schema();
@@ -841,6 +836,19 @@ impl Runs<'_> {
         Ok(())
     }
 
+    /// Takes note of a Parquet input's footer: its largest row group (the
+    /// output's row groups are at least as large) and its rows (for the
+    /// progress bar).
+    fn note_parquet(&mut self, md: &parquet::file::metadata::ParquetMetaData) {
+        self.row_group_rows = self.row_group_rows.max(largest_row_group(md));
+        if let Some(p) = &self.cfg.progress {
+            p.input_rows.fetch_add(
+                md.file_metadata().num_rows().max(0) as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+    }
+
     /// Sorts and spills the pending run.
     fn spill_pending(&mut self) -> Result<(), Error> {
         if self.spill.is_none() {
@@ -910,6 +918,14 @@ fn split_runs(sizes: &[u64], cap: u64) -> Vec<(std::ops::Range<usize>, u64)> {
 /// 119 s and 130 s.
 const MAX_RUN_BYTES: u64 = 256 << 20;
 
+/// The most rows in a row group of the file `md` describes.
+fn largest_row_group(md: &parquet::file::metadata::ParquetMetaData) -> Option<usize> {
+    md.row_groups()
+        .iter()
+        .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
+        .max()
+}
+
 /// Reads every batch of `path` into `runs`. A decoding error is an
 /// [`Error::Read`] naming the file; an error of the run (spilling) is
 /// returned as it is.
@@ -930,18 +946,7 @@ fn read_into(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> {
             strata_scan::Error::InvalidConfig("stopped".into())
         })?;
         if let strata_scan::ScanFile::Parquet(f) = scanner.file() {
-            let md = f.metadata();
-            let largest = md
-                .row_groups()
-                .iter()
-                .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
-                .max();
-            runs.row_group_rows = runs.row_group_rows.max(largest);
-            if let Some(p) = &runs.cfg.progress {
-                let n = md.file_metadata().num_rows().max(0) as u64;
-                p.input_rows
-                    .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-            }
+            runs.note_parquet(f.metadata());
         }
         scanner.scan(&strata_scan::ScanRequest::default(), |b| {
             runs.push(path, b).map_err(|e| {
@@ -983,18 +988,7 @@ fn read_parquet_parallel(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> 
     runs.schema(path, schema)?;
     let arrow_md = ArrowReaderMetadata::try_new(md.clone(), ArrowReaderOptions::new())
         .map_err(|e| wrap(Error::Parquet(e)))?;
-    let largest = md
-        .row_groups()
-        .iter()
-        .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
-        .max();
-    runs.row_group_rows = runs.row_group_rows.max(largest);
-    if let Some(p) = &runs.cfg.progress {
-        p.input_rows.fetch_add(
-            md.file_metadata().num_rows().max(0) as u64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
-    }
+    runs.note_parquet(&md);
     let threads = rayon::current_num_threads().max(1);
     let groups = md.num_row_groups();
     let mut g = 0;
