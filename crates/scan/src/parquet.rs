@@ -268,7 +268,7 @@ impl ParquetFile {
     ///
     /// The up-front errors of [`ParquetFile::stream`].
     pub fn row_groups_for(&self, req: &ScanRequest) -> Result<Vec<usize>, Error> {
-        Ok(self.plan(req)?.row_groups)
+        Ok(self.plan(req, None)?.row_groups)
     }
 
     /// The largest uncompressed size, in bytes, of the projected column
@@ -279,7 +279,7 @@ impl ParquetFile {
     ///
     /// The up-front errors of [`ParquetFile::stream`].
     pub fn largest_row_group_bytes(&self, req: &ScanRequest) -> Result<u64, Error> {
-        let plan = self.plan(req)?;
+        let plan = self.plan(req, None)?;
         let leaves = self.leaves_of(&plan.roots);
         Ok(plan
             .row_groups
@@ -318,7 +318,11 @@ impl ParquetFile {
     /// What a scan for `req` decodes: the root columns in file order, the
     /// filter's leaf, the row groups, and the reorder into the requested
     /// order.
-    fn plan(&self, req: &ScanRequest) -> Result<Plan, Error> {
+    ///
+    /// `subset` limits the row groups to those (each must be one the scan
+    /// reads); only they are checked, so a caller streaming a file's row
+    /// groups one at a time does not go over all of them each time.
+    fn plan(&self, req: &ScanRequest, subset: Option<&[usize]>) -> Result<Plan, Error> {
         let schema = self.arrow.schema().clone();
         let out = self.resolve_columns(req.columns.as_deref())?;
         let mut roots = out.clone();
@@ -340,15 +344,26 @@ impl ParquetFile {
             .iter()
             .map(|c| roots.partition_point(|r| r < c))
             .collect();
-        let row_groups: Vec<usize> = (0..self.metadata.num_row_groups())
-            .filter(|&i| {
-                let rg = self.metadata.row_group(i);
-                match (&req.filter, filter_leaf) {
-                    (Some(f), Some(leaf)) => f.may_match_row_group(rg, leaf),
-                    _ => rg.num_rows() > 0,
+        let groups = self.metadata.num_row_groups();
+        let reads = |i: usize| {
+            let rg = self.metadata.row_group(i);
+            match (&req.filter, filter_leaf) {
+                (Some(f), Some(leaf)) => f.may_match_row_group(rg, leaf),
+                _ => rg.num_rows() > 0,
+            }
+        };
+        let row_groups: Vec<usize> = match subset {
+            None => (0..groups).filter(|&i| reads(i)).collect(),
+            Some(subset) => {
+                if let Some(bad) = subset.iter().find(|&&g| g >= groups || !reads(g)) {
+                    return Err(Error::InvalidConfig(format!(
+                        "{}: row group {bad} is not one this scan reads",
+                        self.reader.source.name()
+                    )));
                 }
-            })
-            .collect();
+                subset.to_vec()
+            }
+        };
         Ok(Plan {
             roots,
             reorder,
@@ -365,19 +380,7 @@ impl ParquetFile {
             roots,
             reorder,
             row_groups,
-        } = self.plan(req)?;
-        let row_groups = match subset {
-            None => row_groups,
-            Some(subset) => {
-                if let Some(bad) = subset.iter().find(|g| row_groups.binary_search(g).is_err()) {
-                    return Err(Error::InvalidConfig(format!(
-                        "{}: row group {bad} is not one this scan reads",
-                        self.reader.source.name()
-                    )));
-                }
-                subset
-            }
-        };
+        } = self.plan(req, subset.as_deref())?;
         let filter = req.filter.clone();
         if row_groups.is_empty() || req.limit == Some(0) {
             return Ok(futures::stream::empty().boxed());
