@@ -74,60 +74,36 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
         .collect();
     let peer = python_peer(cfg, PEER, &request, "pyarrow", &names);
 
+    // One timed case: `read` of `cols` from `path`, checked for all rows.
+    let case = |name: &str, subject: &str, read: Reader, path: &PathBuf, cols: &Columns| {
+        let (path, cols, d) = (path.clone(), cols.clone(), dir.clone());
+        Case::new(name, subject, Unit::Rows, rows as f64, move || {
+            let _keep = &d;
+            let n = read(&path, cols.as_deref())?;
+            expect_count(n as usize, rows as usize)
+        })
+    };
+    let projections: [(&str, Columns); 2] = [
+        ("2 of 50 columns", Some(some.clone())),
+        ("all 50 columns", None),
+    ];
     let mut out = vec![];
     for (format, path) in [("ipc", &ipc), ("parquet", &pq)] {
-        for (what, cols) in [
-            ("2 of 50 columns", Some(some.clone())),
-            ("all 50 columns", None),
-        ] {
+        for (what, cols) in &projections {
             let name = format!("{format} {rows} rows, {what}");
-            let (p, cols2, d) = (path.clone(), cols.clone(), dir.clone());
-            out.push(Case::new(
-                &name,
-                "strata",
-                Unit::Rows,
-                rows as f64,
-                move || {
-                    let _keep = &d;
-                    let n = strata_scan(&p, cols2.clone())?;
-                    expect_count(n as usize, rows as usize)
-                },
-            ));
-            let (path, cols2, d) = (path.clone(), cols.clone(), dir.clone());
+            out.push(case(&name, "strata", strata_scan, path, cols));
             if format == "ipc" {
-                let (path, cols2, d) = (path.clone(), cols.clone(), dir.clone());
-                out.push(Case::new(
+                out.push(case(
                     &name,
                     "arrow-rs ipc mmap",
-                    Unit::Rows,
-                    rows as f64,
-                    move || {
-                        let _keep = &d;
-                        let n = arrow_ipc_mapped(&path, cols2.as_deref())?;
-                        expect_count(n as usize, rows as usize)
-                    },
+                    arrow_ipc_mapped,
+                    path,
+                    cols,
                 ));
-            }
-            let subject = if format == "ipc" {
-                "arrow-rs ipc"
+                out.push(case(&name, "arrow-rs ipc", arrow_ipc_scan, path, cols));
             } else {
-                "parquet-rs"
-            };
-            out.push(Case::new(
-                &name,
-                subject,
-                Unit::Rows,
-                rows as f64,
-                move || {
-                    let _keep = &d;
-                    let n = if format == "ipc" {
-                        arrow_ipc_scan(&path, cols2.as_deref())?
-                    } else {
-                        parquet_scan(&path, cols2.as_deref())?
-                    };
-                    expect_count(n as usize, rows as usize)
-                },
-            ));
+                out.push(case(&name, "parquet-rs", parquet_scan, path, cols));
+            }
             out.push(Case {
                 name: name.clone(),
                 subject: "pyarrow".into(),
@@ -144,34 +120,26 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
     // ranged-GET adapter they take seconds a case). These track the
     // object-store path's coalescing and parallel fetches over time.
     for (format, path) in [("ipc", &ipc), ("parquet", &pq)] {
-        for (what, cols) in [
-            ("2 of 50 columns", Some(some.clone())),
-            ("all 50 columns", None),
-        ] {
+        for (what, cols) in &projections {
             let name = format!("{format} {rows} rows, {what}, latency store");
-            let (p, d) = (path.clone(), dir.clone());
-            out.push(Case::new(
-                &name,
-                "strata",
-                Unit::Rows,
-                rows as f64,
-                move || {
-                    let _keep = &d;
-                    let n = strata_scan_remote(&p, cols.clone())?;
-                    expect_count(n as usize, rows as usize)
-                },
-            ));
+            out.push(case(&name, "strata", strata_scan_remote, path, cols));
         }
     }
     Ok(out)
 }
+
+/// The columns a case reads (`None`: all).
+type Columns = Option<Vec<String>>;
+
+/// A reader under test: rows read from a file, for some columns.
+type Reader = fn(&Path, Option<&[String]>) -> Result<u64, Error>;
 
 /// The time to first byte and bandwidth of the latency store.
 const LATENCY: (std::time::Duration, f64) = (std::time::Duration::from_millis(20), 100e6);
 
 /// A scan of `path` through the latency store, with the fetch settings a
 /// remote store of that latency gets.
-fn strata_scan_remote(path: &Path, columns: Option<Vec<String>>) -> Result<u64, Error> {
+fn strata_scan_remote(path: &Path, columns: Option<&[String]>) -> Result<u64, Error> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -195,17 +163,17 @@ fn strata_scan_remote(path: &Path, columns: Option<Vec<String>>) -> Result<u64, 
     count_rows(Scanner::open(source).map_err(case_err)?, columns)
 }
 
-fn strata_scan(path: &Path, columns: Option<Vec<String>>) -> Result<u64, Error> {
+fn strata_scan(path: &Path, columns: Option<&[String]>) -> Result<u64, Error> {
     let s = Scanner::open_location(&path.display().to_string(), &StoreConfig::default())
         .map_err(case_err)?;
     count_rows(s, columns)
 }
 
 /// Scans `columns` with `s`, counting the rows.
-fn count_rows(mut s: Scanner, columns: Option<Vec<String>>) -> Result<u64, Error> {
+fn count_rows(mut s: Scanner, columns: Option<&[String]>) -> Result<u64, Error> {
     let mut n = 0;
     let req = ScanRequest {
-        columns,
+        columns: columns.map(<[String]>::to_vec),
         ..Default::default()
     };
     s.scan(&req, |b| {
