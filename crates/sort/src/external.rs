@@ -43,7 +43,7 @@ use crate::{
 const SPILL_GROUP_ROWS: usize = 64 * 1024;
 
 /// Rows per chunk gathered into a spill file.
-const SPILL_CHUNK_ROWS: usize = 16 * 1024;
+pub(crate) const SPILL_CHUNK_ROWS: usize = 16 * 1024;
 
 /// The most runs one merge reads at once.
 pub(crate) const MAX_FAN_IN: usize = 256;
@@ -280,8 +280,8 @@ pub(crate) fn output_properties(group_rows: usize) -> WriterProperties {
 #[derive(Clone, Copy)]
 pub(crate) struct Entry {
     prefix: [u64; 2],
-    batch: u32,
-    row: u32,
+    pub(crate) batch: u32,
+    pub(crate) row: u32,
 }
 
 /// A key's first sixteen bytes as two big-endian numbers, zero padded: a
@@ -326,64 +326,6 @@ pub(crate) fn write_in_order<W: std::io::Write + Send>(
         }
     }
     Ok(())
-}
-
-/// The rows of `batches` in `order` as one batch of `schema`: column by
-/// column on all threads, each column's batches concatenated (a nested
-/// dictionary as its values, and back) and gathered with `take`, whose
-/// reads stay within one column.
-pub(crate) fn gather_in_order(
-    schema: &arrow_schema::SchemaRef,
-    batches: &[RecordBatch],
-    order: &[Entry],
-) -> Result<RecordBatch, Error> {
-    let mut starts = Vec::with_capacity(batches.len());
-    let mut at = 0u64;
-    for b in batches {
-        starts.push(at);
-        at += b.num_rows() as u64;
-    }
-    let n = u32::try_from(at).map_err(|_| {
-        Error::InvalidConfig(format!(
-            "cannot gather {at} rows at once (at most {})",
-            u32::MAX
-        ))
-    })?;
-    let indices = arrow_array::UInt32Array::from_iter_values(
-        order
-            .iter()
-            .map(|e| (starts[e.batch as usize] + u64::from(e.row)) as u32),
-    );
-    debug_assert_eq!(indices.len() as u64, u64::from(n));
-    let columns = (0..schema.fields().len())
-        .into_par_iter()
-        .map(|c| -> Result<arrow_array::ArrayRef, Error> {
-            let field = schema.field(c);
-            let working = crate::working_type(field.data_type());
-            let parts = batches
-                .iter()
-                .map(|b| crate::cast_if_needed(b.column(c), &working))
-                .collect::<Result<Vec<_>, _>>()?;
-            let whole = match parts.as_slice() {
-                [] => arrow_array::new_empty_array(&working),
-                [one] => one.clone(),
-                _ => {
-                    let refs: Vec<&dyn arrow_array::Array> =
-                        parts.iter().map(|a| a.as_ref()).collect();
-                    arrow_select::concat::concat(&refs)?
-                }
-            };
-            drop(parts);
-            let sorted = arrow_select::take::take(whole.as_ref(), &indices, None)?;
-            crate::cast_if_needed(&sorted, field.data_type())
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(indices.len()));
-    Ok(RecordBatch::try_new_with_options(
-        schema.clone(),
-        columns,
-        &options,
-    )?)
 }
 
 /// The encoded keys of every batch, encoded on all threads.

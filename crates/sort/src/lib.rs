@@ -5,11 +5,12 @@
 //!
 //! [`sort_file`] reads the batches of its inputs (each format found from
 //! the magic bytes) in order. When the whole sort fits the memory limit it
-//! concatenates them, encodes the key columns once with
-//! [`strata_row::RowEncoder`] into byte-comparable rows, sorts a vector of
-//! row indices with a stable sort comparing those bytes, gathers every
-//! column in that order and writes the result in the format the output's
-//! extension names. A larger input is cut into runs that are sorted on
+//! encodes the key columns with [`strata_row::RowEncoder`] into
+//! byte-comparable rows, sorts the rows by those bytes (stably) and writes
+//! them in the format the output's extension names: into Parquet, gathered
+//! chunk by chunk as the direct encoder writes them, past the page cache
+//! ([`strata_store::direct::DirectWriter`]); into IPC, gathered whole
+//! first. A larger input is cut into runs that are sorted on
 //! all cores and spilled to disk as Parquet, then merged (the `external`
 //! module).
 //!
@@ -299,7 +300,9 @@ pub struct SortSummary {
     pub encode_s: f64,
     /// Seconds sorting the row indices.
     pub sort_s: f64,
-    /// Seconds gathering the columns in sorted order.
+    /// Seconds gathering the columns in sorted order (into a Parquet
+    /// output, chunk by chunk as they are encoded and written: all but
+    /// closing the last row group and the file).
     pub gather_s: f64,
     /// Seconds writing the output (for an external sort, the merges).
     pub write_s: f64,
@@ -1043,8 +1046,9 @@ fn peak_rss() -> Option<u64> {
 ///
 /// When the whole sort fits in `cfg.memory_limit` it runs in memory: the
 /// memory estimate is the input batches' in-memory size, plus the encoded
-/// keys, plus four bytes a row of indices, plus the sorted copy (taken to
-/// be the input's size again). Otherwise the input is cut into sorted runs
+/// keys, plus the sort's entries, plus the output being built (a Parquet
+/// output's open row group; an IPC output's sorted copy, taken to be the
+/// input's size again). Otherwise the input is cut into sorted runs
 /// of about two fifths of the limit, spilled to a temporary directory (see
 /// [`SortConfig::spill_dir`]) and merged; the merges size their batches
 /// so that the runs they read and the output row group they build stay
@@ -1281,6 +1285,19 @@ fn commit_written(
     Ok((path, bytes))
 }
 
+/// Finishes `out`, the direct writer of `pending`'s temporary, and renames
+/// it to `target`; returns the path and its size.
+fn commit_direct(
+    out: strata_store::direct::DirectWriter,
+    pending: PendingFile,
+    target: &Path,
+) -> Result<(PathBuf, u64), Error> {
+    let bytes = out.position();
+    drop(out.finish().map_err(|e| Error::io("write", target, e))?);
+    let path = pending.commit().map_err(|e| Error::file(target, e))?;
+    Ok((path, bytes))
+}
+
 /// Joins the merged `parts` (in key order) into the file `target`,
 /// through a temporary renamed when complete.
 fn join_parts(
@@ -1412,11 +1429,12 @@ fn sort_in_memory(
 
 /// The in-memory sort into a Parquet file: the keys are encoded batch by
 /// batch on all threads, (key prefix, batch, row) entries sorted on all
-/// threads, the columns gathered on all threads (each concatenated alone,
-/// so there is never a second copy of the whole input beside the sorted
-/// one), and the result written by the direct encoder, its leaf columns on
-/// all threads. The memory estimate is twice the input, the encoded keys
-/// and the entries.
+/// threads, and the rows gathered from the input in chunks on all threads
+/// as the direct encoder writes them (its leaf columns on all threads)
+/// through a [`DirectWriter`](strata_store::direct::DirectWriter): there
+/// is never a sorted copy of the input, and the file bypasses the page
+/// cache. The memory estimate is the input, the output's open row group
+/// and chunks, the encoded keys and the entries.
 fn sort_to_parquet(
     cfg: &SortConfig,
     schema: &SchemaRef,
@@ -1424,18 +1442,25 @@ fn sort_to_parquet(
     row_group_rows: Option<usize>,
 ) -> Result<InMemory, Error> {
     let input_memory = memory(&batches);
-    if input_memory.saturating_mul(2) > cfg.memory_limit {
+    let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+    let group_rows = row_group_rows.unwrap_or(DEFAULT_ROW_GROUP_ROWS).max(1);
+    // The output's open row group (its encoded pages) and the chunks being
+    // gathered, at the input's bytes per row.
+    let per_row = input_memory as f64 / rows.max(1) as f64;
+    let threads = rayon::current_num_threads().max(1);
+    let output_memory = (per_row * (group_rows + threads * external::SPILL_CHUNK_ROWS) as f64)
+        .min(input_memory as f64) as u64;
+    if input_memory.saturating_add(output_memory) > cfg.memory_limit {
         return Ok(InMemory::TooLarge(batches));
     }
-    let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
     let t = Instant::now();
     let sorter = Sorter::new(schema, &cfg.keys)?;
     let keys = external::encode_run(&sorter, &batches)?;
     let encode_s = t.elapsed().as_secs_f64();
     let row_bytes: u64 = keys.iter().map(|k| k.size() as u64).sum();
-    // The input, its sorted copy, the keys and the entries.
+    // The input, the output being written, the keys and the entries.
     let memory_estimate = input_memory
-        .saturating_mul(2)
+        .saturating_add(output_memory)
         .saturating_add(row_bytes)
         .saturating_add(external::ENTRY_BYTES * rows);
     if memory_estimate > cfg.memory_limit {
@@ -1451,23 +1476,18 @@ fn sort_to_parquet(
     let target = &cfg.output;
     let (pending, file) = PendingFile::create(target.to_path_buf(), cfg.overwrite)
         .map_err(|e| Error::file(target, e))?;
-    let props =
-        external::output_properties(row_group_rows.unwrap_or(DEFAULT_ROW_GROUP_ROWS).max(1));
-    let mut writer = strata_parquet::writer::ParquetWriter::try_new(
-        std::io::BufWriter::new(file),
-        schema.clone(),
-        props,
-    )
-    .map_err(|e| Error::file(target, e))?;
-    let sorted = external::gather_in_order(schema, &batches, &order)?;
+    let props = external::output_properties(group_rows);
+    let sink = strata_store::direct::DirectWriter::new(file, pending.temp())
+        .map_err(|e| Error::io("write", target, e))?;
+    let mut writer = strata_parquet::writer::ParquetWriter::try_new(sink, schema.clone(), props)
+        .map_err(|e| Error::file(target, e))?;
+    external::write_in_order(&batches, &order, &mut writer, target)?;
     drop(order);
     drop(batches);
     let gather_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    writer.write(&sorted).map_err(|e| Error::file(target, e))?;
-    drop(sorted);
     let out = writer.finish().map_err(|e| Error::file(target, e))?;
-    let (_, output_bytes) = commit_written(out, pending, target)?;
+    let (_, output_bytes) = commit_direct(out, pending, target)?;
     let write_s = t.elapsed().as_secs_f64();
     Ok(InMemory::Done(in_memory_summary(
         target,

@@ -42,6 +42,7 @@
 //! assert_eq!(plan.fetched_bytes(), 400);
 //! ```
 
+pub mod direct;
 mod error;
 pub mod location;
 pub mod output;

@@ -91,6 +91,11 @@ impl PendingFile {
         PendingFile::create(target.to_path_buf(), overwrite)
     }
 
+    /// The temporary's path (where the data is being written).
+    pub fn temp(&self) -> &Path {
+        &self.temp
+    }
+
     /// The final path.
     pub fn target(&self) -> &Path {
         &self.target
