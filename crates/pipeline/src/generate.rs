@@ -43,7 +43,7 @@
 
 use std::{
     collections::BTreeMap,
-    fs::{self, File},
+    fs,
     io::BufWriter,
     ops::Range,
     path::PathBuf,
@@ -82,6 +82,7 @@ use strata_parquet::{
     ipc::IpcFileWriter,
 };
 use strata_store::{
+    direct::DirectWriter,
     output::{PendingFile, remove_stale_temporaries},
     upload::{ObjectDir, Upload},
 };
@@ -642,9 +643,10 @@ impl Destination {
     }
 }
 
-/// A file being written: a local temporary, or an object upload.
+/// A file being written: a local temporary (past the page cache), or an
+/// object upload.
 enum OutputFile {
-    Local(File),
+    Local(DirectWriter),
     Upload(Upload),
 }
 
@@ -1286,8 +1288,10 @@ impl<G: BatchGenerator> Run<'_, G> {
         let target = self.cfg.file_path(file);
         let (pending, f) = match self.dest {
             Destination::Local => {
-                let (pending, f) = PendingFile::create(target, self.cfg.overwrite)?;
-                (Some(pending), OutputFile::Local(f))
+                let (pending, f) = PendingFile::create(target.clone(), self.cfg.overwrite)?;
+                let direct = DirectWriter::new(f, pending.temp())
+                    .map_err(|e| Error::io("write", &target, e))?;
+                (Some(pending), OutputFile::Local(direct))
             }
             Destination::Object(o) => {
                 let name = target
@@ -1375,10 +1379,8 @@ impl<G: BatchGenerator> Run<'_, G> {
             .map_err(|e| Error::io("write", &target, e.into_error()))?;
         let (finished, bytes) = match (f, w.pending.take()) {
             (OutputFile::Local(f), Some(pending)) => {
-                let bytes = f
-                    .metadata()
-                    .map_err(|e| Error::io("stat", &target, e))?
-                    .len();
+                let bytes = f.position();
+                f.finish().map_err(|e| Error::io("write", &target, e))?;
                 (Finished::Local(pending), bytes)
             }
             (OutputFile::Upload(u), None) => {

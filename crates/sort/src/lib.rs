@@ -1266,25 +1266,6 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     })
 }
 
-/// Flushes `out`, the buffered temporary of `pending`, and renames it to
-/// `target`; returns the path and its size.
-fn commit_written(
-    out: std::io::BufWriter<fs::File>,
-    pending: PendingFile,
-    target: &Path,
-) -> Result<(PathBuf, u64), Error> {
-    let file = out
-        .into_inner()
-        .map_err(|e| Error::io("write", target, e.into_error()))?;
-    let bytes = file
-        .metadata()
-        .map_err(|e| Error::io("stat", target, e))?
-        .len();
-    drop(file);
-    let path = pending.commit().map_err(|e| Error::file(target, e))?;
-    Ok((path, bytes))
-}
-
 /// Finishes `out`, the direct writer of `pending`'s temporary, and renames
 /// it to `target`; returns the path and its size.
 fn commit_direct(
@@ -1308,9 +1289,11 @@ fn join_parts(
     let (pending, file) =
         PendingFile::create(target.to_path_buf(), overwrite).map_err(|e| Error::file(target, e))?;
     let paths: Vec<PathBuf> = parts.iter().map(|p| p.path.clone()).collect();
-    let out = strata_parquet::concat::concat_files(&paths, std::io::BufWriter::new(file))
-        .map_err(|e| Error::file(target, e))?;
-    let (path, bytes) = commit_written(out, pending, target)?;
+    let sink = strata_store::direct::DirectWriter::new(file, pending.temp())
+        .map_err(|e| Error::io("write", target, e))?;
+    let out =
+        strata_parquet::concat::concat_files(&paths, sink).map_err(|e| Error::file(target, e))?;
+    let (path, bytes) = commit_direct(out, pending, target)?;
     for p in &paths {
         let _ = fs::remove_file(p);
     }

@@ -40,7 +40,7 @@ use parquet::{
 };
 use strata_parquet::{read, writer::ParquetWriter};
 use strata_row::{KeyColumns, Rows};
-use strata_store::output::PendingFile;
+use strata_store::{direct::DirectWriter, output::PendingFile};
 
 use crate::Error;
 
@@ -480,42 +480,13 @@ impl Tournament {
     }
 }
 
-/// An output file being written.
+/// An output file being written, past the page cache.
 struct Output {
-    writer: ParquetWriter<File>,
+    writer: ParquetWriter<DirectWriter>,
     pending: PendingFile,
     rows: u64,
     min_key: Vec<u8>,
     max_key: Vec<u8>,
-    /// Early writeback: a handle on the same file, the bytes written when
-    /// it was last asked to sync, and the sync running in the background.
-    sync: Option<File>,
-    synced: u64,
-    syncing: Option<std::thread::JoinHandle<()>>,
-}
-
-/// Written bytes between two background syncs of an output.
-const SYNC_EVERY: u64 = 32 << 20;
-
-impl Output {
-    /// Starts a background `fdatasync` of what the writer has written so
-    /// far, once [`SYNC_EVERY`] more bytes are written: the disk writes
-    /// overlap the merge, so the sync at the end has little left to wait
-    /// for.
-    fn sync_in_background(&mut self) {
-        let written = self.writer.bytes_written();
-        if written < self.synced + SYNC_EVERY
-            || self.syncing.as_ref().is_some_and(|h| !h.is_finished())
-        {
-            return;
-        }
-        if let Some(f) = self.sync.as_ref().and_then(|f| f.try_clone().ok()) {
-            self.synced = written;
-            self.syncing = Some(std::thread::spawn(move || {
-                let _ = f.sync_data();
-            }));
-        }
-    }
 }
 
 /// Merges `inputs` (each sorted by `cfg.key`) into new files named by
@@ -962,8 +933,9 @@ impl Sink<'_> {
             let target = self.dir.join((self.name)(self.done.len()));
             let (pending, file) = PendingFile::create(target.clone(), self.replace)
                 .map_err(|e| Error::file(&target, e))?;
-            let sync = file.try_clone().ok();
-            let writer = ParquetWriter::try_new(file, Arc::clone(&self.schema), self.props.clone())
+            let sink = DirectWriter::new(file, pending.temp())
+                .map_err(|e| Error::io("write", &target, e))?;
+            let writer = ParquetWriter::try_new(sink, Arc::clone(&self.schema), self.props.clone())
                 .map_err(|e| Error::file(&target, e))?;
             self.out = Some(Output {
                 writer,
@@ -971,9 +943,6 @@ impl Sink<'_> {
                 rows: 0,
                 min_key: self.chunk_first.clone(),
                 max_key: Vec::new(),
-                sync,
-                synced: 0,
-                syncing: None,
             });
         }
         if let Some(o) = self.out.as_mut() {
@@ -988,7 +957,6 @@ impl Sink<'_> {
                 );
             }
             o.max_key.clone_from(&self.last_key);
-            o.sync_in_background();
             let size = o.writer.bytes_written() + o.writer.in_progress_size();
             if size >= self.target_file_bytes
                 && let Some(o) = self.out.take()
@@ -1005,12 +973,14 @@ impl Sink<'_> {
     }
 }
 
-fn close(mut o: Output) -> Result<MergedFile, Error> {
+fn close(o: Output) -> Result<MergedFile, Error> {
     let target = o.pending.target().to_path_buf();
-    if let Some(h) = o.syncing.take() {
-        let _ = h.join();
-    }
-    let file = o.writer.finish().map_err(|e| Error::file(&target, e))?;
+    let file = o
+        .writer
+        .finish()
+        .map_err(|e| Error::file(&target, e))?
+        .finish()
+        .map_err(|e| Error::io("write", &target, e))?;
     file.sync_all()
         .map_err(|e| Error::io("write", &target, e))?;
     let bytes = file
