@@ -300,8 +300,8 @@ pub(crate) fn prefix(k: &[u8]) -> [u64; 2] {
 }
 
 /// Writes the rows of `batches` in `order` through `writer` (to `path`):
-/// chunks are gathered on all threads, a few at a time, and written in
-/// order.
+/// chunks are gathered on all threads (`interleave`), a few at a time, and
+/// written in order.
 pub(crate) fn write_in_order<W: std::io::Write + Send>(
     batches: &[RecordBatch],
     order: &[Entry],
@@ -309,6 +309,26 @@ pub(crate) fn write_in_order<W: std::io::Write + Send>(
     path: &Path,
 ) -> Result<(), Error> {
     let refs: Vec<&RecordBatch> = batches.iter().collect();
+    let gather = |pairs: &[(usize, usize)]| -> Result<RecordBatch, Error> {
+        Ok(arrow_select::interleave::interleave_record_batch(
+            &refs, pairs,
+        )?)
+    };
+    write_gathered(&gather, order, writer, path)
+}
+
+/// Gathers the rows (batch, row) names into one batch.
+pub(crate) type Gather<'a> = dyn Fn(&[(usize, usize)]) -> Result<RecordBatch, Error> + Sync + 'a;
+
+/// Writes the rows `order` names through `writer` (to `path`): chunks of
+/// [`SPILL_CHUNK_ROWS`] gathered by `gather` on all threads, a few at a
+/// time, and written in order.
+pub(crate) fn write_gathered<W: std::io::Write + Send>(
+    gather: &Gather<'_>,
+    order: &[Entry],
+    writer: &mut ParquetWriter<W>,
+    path: &Path,
+) -> Result<(), Error> {
     let threads = rayon::current_num_threads().max(1);
     for group in order.chunks(SPILL_CHUNK_ROWS * threads) {
         let gathered = group
@@ -318,7 +338,7 @@ pub(crate) fn write_in_order<W: std::io::Write + Send>(
                     .iter()
                     .map(|e| (e.batch as usize, e.row as usize))
                     .collect();
-                arrow_select::interleave::interleave_record_batch(&refs, &pairs)
+                gather(&pairs)
             })
             .collect::<Result<Vec<_>, _>>()?;
         for b in &gathered {

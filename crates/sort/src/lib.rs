@@ -67,6 +67,7 @@ use strata_store::output::PendingFile;
 mod error;
 mod external;
 pub mod merge;
+mod rows;
 
 pub use external::SortProgress;
 
@@ -1412,8 +1413,10 @@ fn sort_in_memory(
 
 /// The in-memory sort into a Parquet file: the keys are encoded batch by
 /// batch on all threads, (key prefix, batch, row) entries sorted on all
-/// threads, and the rows gathered from the input in chunks on all threads
-/// as the direct encoder writes them (its leaf columns on all threads)
+/// threads, the fixed-width columns laid out row by row
+/// ([`rows::RowStore`]), and the rows gathered from the input in chunks on
+/// all threads as the direct encoder writes them (its leaf columns on all
+/// threads)
 /// through a [`DirectWriter`](strata_store::direct::DirectWriter): there
 /// is never a sorted copy of the input, and the file bypasses the page
 /// cache. The memory estimate is the input, the output's open row group
@@ -1432,7 +1435,8 @@ fn sort_to_parquet(
     let per_row = input_memory as f64 / rows.max(1) as f64;
     let threads = rayon::current_num_threads().max(1);
     let output_memory = (per_row * (group_rows + threads * external::SPILL_CHUNK_ROWS) as f64)
-        .min(input_memory as f64) as u64;
+        .min(input_memory as f64) as u64
+        + rows::extra_bytes(schema, rows);
     if input_memory.saturating_add(output_memory) > cfg.memory_limit {
         return Ok(InMemory::TooLarge(batches));
     }
@@ -1464,9 +1468,14 @@ fn sort_to_parquet(
         .map_err(|e| Error::io("write", target, e))?;
     let mut writer = strata_parquet::writer::ParquetWriter::try_new(sink, schema.clone(), props)
         .map_err(|e| Error::file(target, e))?;
-    external::write_in_order(&batches, &order, &mut writer, target)?;
+    match rows::RowStore::build(schema, batches) {
+        Ok(store) => {
+            let gather = |pairs: &[(usize, usize)]| store.gather(pairs);
+            external::write_gathered(&gather, &order, &mut writer, target)?;
+        }
+        Err(batches) => external::write_in_order(&batches, &order, &mut writer, target)?,
+    }
     drop(order);
-    drop(batches);
     let gather_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let out = writer.finish().map_err(|e| Error::file(target, e))?;
@@ -1582,6 +1591,11 @@ mod tests {
             .map(|_| (r.next_below(7) != 0).then(|| r.next_below(2) == 0))
             .collect();
         let ids = Int64Array::from_iter_values(0..n as i64);
+        // A fourth fixed-width column: the in-memory sort lays them out row
+        // by row.
+        let small: arrow_array::UInt16Array = (0..n)
+            .map(|_| (r.next_below(4) != 0).then(|| r.next_below(300) as u16))
+            .collect();
         RecordBatch::try_from_iter([
             ("i", Arc::new(ints) as ArrayRef),
             ("f", Arc::new(floats) as ArrayRef),
@@ -1589,6 +1603,7 @@ mod tests {
             ("d", Arc::new(dict) as ArrayRef),
             ("b", Arc::new(bools) as ArrayRef),
             ("id", Arc::new(ids) as ArrayRef),
+            ("u", Arc::new(small) as ArrayRef),
         ])
         .unwrap()
     }
@@ -1917,8 +1932,13 @@ mod tests {
         assert!(s.row_bytes > 0);
         assert_eq!(
             s.memory_estimate,
-            2 * s.input_memory + s.row_bytes + external::ENTRY_BYTES * s.rows
+            2 * s.input_memory
+                + s.row_bytes
+                + external::ENTRY_BYTES * s.rows
+                + rows::extra_bytes(batch.schema_ref(), s.rows)
         );
+        // A validity byte for each nullable fixed-width value (`i`, `u`).
+        assert_eq!(rows::extra_bytes(batch.schema_ref(), s.rows), 2 * 4000);
         let want = read_input(&output).unwrap().batches;
         fs::remove_file(&output).unwrap();
         // Enough for the input, its sorted copy and the encoded keys, not

@@ -18,7 +18,9 @@
 //!
 //! Writing: [`output::PendingFile`] (a hidden temporary renamed onto its
 //! target by `commit`) or [`upload::Upload`] (a multipart upload completed
-//! by `commit`).
+//! by `commit`). Large local outputs fill the temporary through a
+//! [`direct::DirectWriter`]: aligned buffers written with `O_DIRECT` on a
+//! background thread, past the page cache.
 //!
 //! # Guarantees
 //!
