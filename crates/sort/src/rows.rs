@@ -206,56 +206,60 @@ fn lay_out(b: &RecordBatch, fixed: &[Fixed], width: usize) -> Vec<u8> {
     rows
 }
 
+/// Runs `$body` with `$n` bound to the width `$w`: a constant for the
+/// common widths (so each copy compiles to a move of that size), the
+/// width itself for the rest.
+macro_rules! with_width {
+    ($w:expr, $n:ident => $body:block) => {
+        match $w {
+            1 => {
+                const $n: usize = 1;
+                $body
+            }
+            2 => {
+                const $n: usize = 2;
+                $body
+            }
+            4 => {
+                const $n: usize = 4;
+                $body
+            }
+            8 => {
+                const $n: usize = 8;
+                $body
+            }
+            16 => {
+                const $n: usize = 16;
+                $body
+            }
+            other => {
+                // The same name as the constants above.
+                #[allow(non_snake_case)]
+                let $n = other;
+                $body
+            }
+        }
+    };
+}
+
 /// Writes the values `src` (`w` bytes each) into consecutive rows of
 /// `rows` (`stride` bytes each) at `offset`.
 fn scatter_column(src: &[u8], w: usize, rows: &mut [u8], stride: usize, offset: usize) {
-    macro_rules! by {
-        ($n:literal) => {
-            for (v, row) in src.chunks_exact($n).zip(rows.chunks_exact_mut(stride)) {
-                let v: &[u8; $n] = v.try_into().unwrap_or(&[0; $n]);
-                row[offset..offset + $n].copy_from_slice(v);
-            }
-        };
-    }
-    match w {
-        1 => by!(1),
-        2 => by!(2),
-        4 => by!(4),
-        8 => by!(8),
-        16 => by!(16),
-        32 => by!(32),
-        _ => {
-            for (v, row) in src.chunks_exact(w).zip(rows.chunks_exact_mut(stride)) {
-                row[offset..offset + w].copy_from_slice(v);
-            }
+    with_width!(w, N => {
+        for (v, row) in src.chunks_exact(N).zip(rows.chunks_exact_mut(stride)) {
+            row[offset..offset + N].copy_from_slice(v);
         }
-    }
+    })
 }
 
 /// Reads the values at `offset` (`w` bytes each) of consecutive rows of
 /// `rows` (`stride` bytes each) into `out`.
 fn copy_column(rows: &[u8], stride: usize, offset: usize, w: usize, out: &mut [u8]) {
-    macro_rules! by {
-        ($n:literal) => {
-            for (v, row) in out.chunks_exact_mut($n).zip(rows.chunks_exact(stride)) {
-                let src: &[u8; $n] = row[offset..offset + $n].try_into().unwrap_or(&[0; $n]);
-                v.copy_from_slice(src);
-            }
-        };
-    }
-    match w {
-        1 => by!(1),
-        2 => by!(2),
-        4 => by!(4),
-        8 => by!(8),
-        16 => by!(16),
-        32 => by!(32),
-        _ => {
-            for (v, row) in out.chunks_exact_mut(w).zip(rows.chunks_exact(stride)) {
-                v.copy_from_slice(&row[offset..offset + w]);
-            }
+    with_width!(w, N => {
+        for (v, row) in out.chunks_exact_mut(N).zip(rows.chunks_exact(stride)) {
+            v.copy_from_slice(&row[offset..offset + N]);
         }
-    }
+    })
 }
 
 #[cfg(test)]
