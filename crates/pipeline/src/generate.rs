@@ -1288,9 +1288,7 @@ impl<G: BatchGenerator> Run<'_, G> {
         let target = self.cfg.file_path(file);
         let (pending, f) = match self.dest {
             Destination::Local => {
-                let (pending, f) = PendingFile::create(target.clone(), self.cfg.overwrite)?;
-                let direct = DirectWriter::new(f, pending.temp())
-                    .map_err(|e| Error::io("write", &target, e))?;
+                let (pending, direct) = PendingFile::create_direct(target, self.cfg.overwrite)?;
                 (Some(pending), OutputFile::Local(direct))
             }
             Destination::Object(o) => {

@@ -1287,11 +1287,9 @@ fn join_parts(
     target: &Path,
     overwrite: bool,
 ) -> Result<merge::MergedFile, Error> {
-    let (pending, file) =
-        PendingFile::create(target.to_path_buf(), overwrite).map_err(|e| Error::file(target, e))?;
+    let (pending, sink) = PendingFile::create_direct(target.to_path_buf(), overwrite)
+        .map_err(|e| Error::file(target, e))?;
     let paths: Vec<PathBuf> = parts.iter().map(|p| p.path.clone()).collect();
-    let sink = strata_store::direct::DirectWriter::new(file, pending.temp())
-        .map_err(|e| Error::io("write", target, e))?;
     let out =
         strata_parquet::concat::concat_files(&paths, sink).map_err(|e| Error::file(target, e))?;
     let (path, bytes) = commit_direct(out, pending, target)?;
@@ -1461,11 +1459,9 @@ fn sort_to_parquet(
 
     let t = Instant::now();
     let target = &cfg.output;
-    let (pending, file) = PendingFile::create(target.to_path_buf(), cfg.overwrite)
+    let (pending, sink) = PendingFile::create_direct(target.to_path_buf(), cfg.overwrite)
         .map_err(|e| Error::file(target, e))?;
     let props = external::output_properties(group_rows);
-    let sink = strata_store::direct::DirectWriter::new(file, pending.temp())
-        .map_err(|e| Error::io("write", target, e))?;
     let mut writer = strata_parquet::writer::ParquetWriter::try_new(sink, schema.clone(), props)
         .map_err(|e| Error::file(target, e))?;
     match rows::RowStore::build(schema, batches) {

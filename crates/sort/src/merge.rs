@@ -931,10 +931,8 @@ impl Sink<'_> {
         }
         if self.out.is_none() {
             let target = self.dir.join((self.name)(self.done.len()));
-            let (pending, file) = PendingFile::create(target.clone(), self.replace)
+            let (pending, sink) = PendingFile::create_direct(target.clone(), self.replace)
                 .map_err(|e| Error::file(&target, e))?;
-            let sink = DirectWriter::new(file, pending.temp())
-                .map_err(|e| Error::io("write", &target, e))?;
             let writer = ParquetWriter::try_new(sink, Arc::clone(&self.schema), self.props.clone())
                 .map_err(|e| Error::file(&target, e))?;
             self.out = Some(Output {

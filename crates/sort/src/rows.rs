@@ -68,18 +68,49 @@ fn fixed_width(data_type: &DataType) -> Option<usize> {
     }
 }
 
+/// Where each column of a schema goes in a row store.
+struct Layout {
+    fixed: Vec<Fixed>,
+    /// Schema indices of the other columns.
+    rest_columns: Vec<usize>,
+    /// Bytes per row.
+    width: usize,
+}
+
+/// The row store layout of `schema`; `None` when fewer than
+/// [`MIN_FIXED_COLUMNS`] columns are fixed-width.
+fn layout(schema: &SchemaRef) -> Option<Layout> {
+    let mut fixed = Vec::new();
+    let mut rest_columns = Vec::new();
+    let mut width = 0;
+    for (c, f) in schema.fields().iter().enumerate() {
+        match fixed_width(f.data_type()) {
+            Some(w) => {
+                fixed.push(Fixed {
+                    column: c,
+                    offset: width,
+                    width: w,
+                    nullable: f.is_nullable(),
+                });
+                width += w + usize::from(f.is_nullable());
+            }
+            None => rest_columns.push(c),
+        }
+    }
+    (fixed.len() >= MIN_FIXED_COLUMNS).then_some(Layout {
+        fixed,
+        rest_columns,
+        width,
+    })
+}
+
 /// Bytes a row store of `rows` rows of `schema` takes beyond the columnar
 /// batches it replaces: a validity byte per nullable fixed-width value
 /// where the batches take a bit (0 when no row store would be built).
 pub(crate) fn extra_bytes(schema: &SchemaRef, rows: u64) -> u64 {
-    let fixed = schema
-        .fields()
-        .iter()
-        .filter(|f| fixed_width(f.data_type()).is_some());
-    if fixed.clone().count() < MIN_FIXED_COLUMNS {
-        return 0;
-    }
-    rows * fixed.filter(|f| f.is_nullable()).count() as u64
+    layout(schema).map_or(0, |l| {
+        rows * l.fixed.iter().filter(|f| f.nullable).count() as u64
+    })
 }
 
 impl RowStore {
@@ -90,26 +121,14 @@ impl RowStore {
         schema: &SchemaRef,
         batches: Vec<RecordBatch>,
     ) -> Result<RowStore, Vec<RecordBatch>> {
-        let mut fixed = Vec::new();
-        let mut rest_columns = Vec::new();
-        let mut width = 0;
-        for (c, f) in schema.fields().iter().enumerate() {
-            match fixed_width(f.data_type()) {
-                Some(w) => {
-                    fixed.push(Fixed {
-                        column: c,
-                        offset: width,
-                        width: w,
-                        nullable: f.is_nullable(),
-                    });
-                    width += w + usize::from(f.is_nullable());
-                }
-                None => rest_columns.push(c),
-            }
-        }
-        if fixed.len() < MIN_FIXED_COLUMNS {
+        let Some(Layout {
+            fixed,
+            rest_columns,
+            width,
+        }) = layout(schema)
+        else {
             return Err(batches);
-        }
+        };
         let (rows, rest): (Vec<_>, Vec<_>) = batches
             .into_par_iter()
             .map(|b| {

@@ -18,7 +18,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use crate::Error;
+use crate::{Error, direct::DirectWriter};
 
 /// Suffix of every temporary strata writes.
 pub const TEMP_SUFFIX: &str = ".strata-tmp";
@@ -65,6 +65,23 @@ impl PendingFile {
         ))
     }
 
+    /// [`PendingFile::create`], the temporary written through a
+    /// [`DirectWriter`] (for large sequential outputs: `O_DIRECT`, past the
+    /// page cache).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the temporary cannot be created or its writing
+    /// thread started.
+    pub fn create_direct(
+        target: PathBuf,
+        overwrite: bool,
+    ) -> Result<(PendingFile, DirectWriter), Error> {
+        let (pending, file) = PendingFile::create(target, overwrite)?;
+        let direct = DirectWriter::new(file, &pending.temp)
+            .map_err(|e| Error::io("write", &pending.temp, e))?;
+        Ok((pending, direct))
+    }
+
     /// Makes the commit durable: the temporary's data is synced before
     /// the rename and the directory after it.
     #[must_use]
@@ -89,11 +106,6 @@ impl PendingFile {
         }
         remove_stale_temporaries(target);
         PendingFile::create(target.to_path_buf(), overwrite)
-    }
-
-    /// The temporary's path (where the data is being written).
-    pub fn temp(&self) -> &Path {
-        &self.temp
     }
 
     /// The final path.
@@ -237,6 +249,20 @@ mod tests {
         drop(p);
         assert!(!other.exists());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+
+        // The same through a direct writer.
+        let direct = dir.path().join("c.parquet");
+        let (p, mut w) = PendingFile::create_direct(direct.clone(), false).unwrap();
+        w.write_all(b"yz").unwrap();
+        drop(w.finish().unwrap());
+        assert!(!direct.exists());
+        p.commit().unwrap();
+        assert_eq!(fs::read(&direct).unwrap(), b"yz");
+        let (p, w) = PendingFile::create_direct(other.clone(), false).unwrap();
+        drop(w);
+        drop(p);
+        assert!(!other.exists());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[test]
