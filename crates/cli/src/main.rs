@@ -37,7 +37,8 @@ enum Command {
     /// smaller files), 8192-row batches, 1,048,576-row row groups, page
     /// statistics on, dictionaries only where values repeat.
     Generate(generate::GenerateArgs),
-    /// Sort a Parquet or Arrow IPC file in memory by one or more columns.
+    /// Sort Parquet or Arrow IPC files by one or more columns, in memory or,
+    /// past --memory-limit, in sorted runs spilled to disk and merged.
     ///
     /// The input's format is found from its magic bytes; the output's from
     /// its extension (.parquet, or .arrow/.ipc/.feather for an Arrow IPC

@@ -55,7 +55,7 @@ pub(crate) struct SortArgs {
 }
 
 pub(crate) fn run(args: SortArgs) -> Result<()> {
-    one_malloc_arena();
+    tune_malloc();
     let progress = Arc::new(SortProgress::default());
     // Ctrl-C or SIGTERM: remove the spill directory and this process's
     // unfinished outputs (hidden temporaries until complete), then exit.
@@ -217,19 +217,27 @@ fn print_sort_summary(cfg: &SortConfig, s: &SortSummary) -> std::io::Result<()> 
     Ok(())
 }
 
-/// Makes glibc's allocator keep one arena for the threads started from
-/// here on, so that memory one thread frees is reused by the others
-/// instead of being kept for its own. With an arena per thread, the
-/// memory retained by idle arenas was most of what the sort's peak RSS
-/// passed its limit by: 8M `events` rows at `--memory-limit 54MiB` peaked
-/// at 116-121 MB, and at 70 MB with one arena; at 219 MiB, 288-302 MB
-/// against 180 MB, no slower (2 threads).
-fn one_malloc_arena() {
+/// Tunes glibc's allocator for the sort, for the threads started from
+/// here on; each setting was measured on 8M `events` rows sorted at
+/// `--memory-limit 100MiB` on 2 threads (`benches/results/sort.md`):
+/// - Two arenas. With an arena per thread, memory one thread freed stayed
+///   in its arena while the others took fresh memory (peak RSS 254 MB
+///   with 8 arenas); with one, the threads queue for its lock (50,288
+///   context switches, against 6,663 with two, and 14.3 s against 12.1 s
+///   at the same peak RSS of 156-159 MB).
+/// - Blocks up to 256 MiB come from the heap and freed memory stays there
+///   (mmap and trim thresholds). Above glibc's adaptive mmap threshold
+///   every block was mapped afresh and unmapped on free, so per-run and
+///   per-batch buffers were faulted in page by page again and again:
+///   183k page faults against 36k, at about 19 us each on this VM.
+fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` only sets one of glibc's allocator parameters (a
-    // valid one, with a valid value); allocations made before and after
-    // stay valid, and glibc takes its own locks.
+    // SAFETY: `mallopt` only sets glibc's allocator parameters (valid
+    // ones, with valid values); allocations made before and after stay
+    // valid, and glibc takes its own locks.
     unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
     }
 }

@@ -7,8 +7,11 @@
 //! on all cores (keys encoded per batch in parallel, then a parallel sort
 //! of 24-byte entries: a 16-byte key prefix and the batch and row, the
 //! full keys compared only on equal prefixes) and written as one LZ4
-//! Parquet file in the spill directory, gathered from the batches in
-//! chunks on all threads (`interleave`) as it is written. When more
+//! Parquet file in the spill directory (past the page cache, through a
+//! [`DirectWriter`](strata_store::direct::DirectWriter)), gathered from
+//! the batches in chunks on all threads as it is written; the run's
+//! dictionaries are shared first, so a chunk copies only their keys
+//! ([`crate::dictionaries`]). When more
 //! runs exist than one merge may open at once within the limit, groups of
 //! neighbouring runs are merged into longer runs first; the last merge
 //! writes the output. Runs keep input order and the merge gives ties to
@@ -158,7 +161,7 @@ impl Spill {
 
     /// Sorts `batches` (one run, in input order) and writes them as the
     /// next run file.
-    pub(crate) fn spill(&mut self, batches: &[RecordBatch], memory: u64) -> Result<(), Error> {
+    pub(crate) fn spill(&mut self, batches: Vec<RecordBatch>, memory: u64) -> Result<(), Error> {
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         if rows == 0 {
             return Ok(());
@@ -166,15 +169,19 @@ impl Spill {
         if self.row_bytes.is_none() {
             self.row_bytes = Some(memory as f64 / rows as f64);
         }
-        let keys = encode_run(&self.sorter, batches)?;
+        let keys = encode_run(&self.sorter, &batches)?;
         let order = order_run(&keys);
         drop(keys);
+        let batches = crate::dictionaries::share(batches)?;
         let path = self.run_path(0, self.runs.len());
         let file = std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))?;
-        let mut writer = ParquetWriter::try_new(file, self.schema.clone(), spill_properties())
+        let sink = strata_store::direct::DirectWriter::new(file, &path)
+            .map_err(|e| Error::io("open", &path, e))?;
+        let mut writer = ParquetWriter::try_new(sink, self.schema.clone(), spill_properties())
             .map_err(|e| Error::file(&path, e))?;
-        write_in_order(batches, &order, &mut writer, &path)?;
-        writer.finish().map_err(|e| Error::file(&path, e))?;
+        write_in_order(&batches, &order, &mut writer, &path)?;
+        let sink = writer.finish().map_err(|e| Error::file(&path, e))?;
+        sink.finish().map_err(|e| Error::io("write", &path, e))?;
         self.bytes += std::fs::metadata(&path)
             .map_err(|e| Error::io("stat", &path, e))?
             .len();
@@ -310,8 +317,17 @@ pub(crate) fn write_in_order<W: std::io::Write + Send>(
 ) -> Result<(), Error> {
     let refs: Vec<&RecordBatch> = batches.iter().collect();
     let gather = |pairs: &[(usize, usize)]| -> Result<RecordBatch, Error> {
-        Ok(arrow_select::interleave::interleave_record_batch(
-            &refs, pairs,
+        let schema = refs[0].schema();
+        let columns = (0..schema.fields().len())
+            .map(|c| {
+                let parts: Vec<&dyn arrow_array::Array> =
+                    refs.iter().map(|b| b.column(c).as_ref()).collect();
+                crate::dictionaries::interleave(&parts, pairs)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(pairs.len()));
+        Ok(RecordBatch::try_new_with_options(
+            schema, columns, &options,
         )?)
     };
     write_gathered(&gather, order, writer, path)

@@ -64,6 +64,7 @@ use strata_parquet::{
 };
 use strata_store::output::PendingFile;
 
+mod dictionaries;
 mod error;
 mod external;
 pub mod merge;
@@ -887,8 +888,9 @@ impl Runs<'_> {
             .iter()
             .map(|b| b.get_array_memory_size() as u64)
             .collect();
+        let mut rest = batches.into_iter();
         for (run, bytes) in split_runs(&sizes, MAX_RUN_BYTES) {
-            s.spill(&batches[run], bytes)?;
+            s.spill(rest.by_ref().take(run.len()).collect(), bytes)?;
         }
         Ok(())
     }
@@ -1464,6 +1466,7 @@ fn sort_to_parquet(
     let props = external::output_properties(group_rows);
     let mut writer = strata_parquet::writer::ParquetWriter::try_new(sink, schema.clone(), props)
         .map_err(|e| Error::file(target, e))?;
+    let batches = dictionaries::share(batches)?;
     match rows::RowStore::build(schema, batches) {
         Ok(store) => {
             let gather = |pairs: &[(usize, usize)]| store.gather(pairs);

@@ -15,7 +15,8 @@
 //! of the order is then gathered row by row (one contiguous read per
 //! row) and turned back into columns while it is in cache. Other columns
 //! (strings, booleans, dictionaries, nested types) stay columnar and are
-//! gathered with `interleave`.
+//! gathered with `interleave` (a shared dictionary's keys only, see
+//! [`crate::dictionaries`]).
 
 use std::sync::Arc;
 
@@ -180,7 +181,7 @@ impl RowStore {
         for (k, &c) in self.rest_columns.iter().enumerate() {
             let parts: Vec<&dyn arrow_array::Array> =
                 self.rest.iter().map(|r| r[k].as_ref()).collect();
-            columns[c] = Some(arrow_select::interleave::interleave(&parts, pairs)?);
+            columns[c] = Some(crate::dictionaries::interleave(&parts, pairs)?);
         }
         let columns = columns
             .into_iter()
