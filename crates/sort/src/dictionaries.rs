@@ -133,50 +133,48 @@ fn unify(arrays: Vec<ArrayRef>) -> Result<Vec<ArrayRef>, Error> {
         }
         DataType::List(_) => unify_list::<i32>(arrays),
         DataType::LargeList(_) => unify_list::<i64>(arrays),
-        DataType::FixedSizeList(field, size) => {
-            let values = unify(
-                arrays
-                    .iter()
-                    .map(|a| a.as_fixed_size_list().values().clone())
-                    .collect(),
-            )?;
-            arrays
-                .iter()
-                .zip(values)
-                .map(|(a, v)| {
-                    Ok(Arc::new(FixedSizeListArray::try_new(
-                        field.clone(),
-                        *size,
-                        v,
-                        a.nulls().cloned(),
-                    )?) as ArrayRef)
-                })
-                .collect()
-        }
-        DataType::Map(field, sorted) => {
-            let entries = unify(
-                arrays
-                    .iter()
-                    .map(|a| Arc::new(a.as_map().entries().clone()) as ArrayRef)
-                    .collect(),
-            )?;
-            arrays
-                .iter()
-                .zip(entries)
-                .map(|(a, e)| {
-                    let m = a.as_map();
-                    Ok(Arc::new(MapArray::try_new(
-                        field.clone(),
-                        m.offsets().clone(),
-                        e.as_struct().clone(),
-                        m.nulls().cloned(),
-                        *sorted,
-                    )?) as ArrayRef)
-                })
-                .collect()
-        }
+        DataType::FixedSizeList(field, size) => with_child(
+            &arrays,
+            |a| a.as_fixed_size_list().values().clone(),
+            |a, v| {
+                let l = FixedSizeListArray::try_new(field.clone(), *size, v, a.nulls().cloned())?;
+                Ok(Arc::new(l))
+            },
+        ),
+        DataType::Map(field, sorted) => with_child(
+            &arrays,
+            |a| Arc::new(a.as_map().entries().clone()),
+            |a, e| {
+                let m = a.as_map();
+                let (offsets, nulls) = (m.offsets().clone(), m.nulls().cloned());
+                let e = e.as_struct().clone();
+                Ok(Arc::new(MapArray::try_new(
+                    field.clone(),
+                    offsets,
+                    e,
+                    nulls,
+                    *sorted,
+                )?))
+            },
+        ),
         _ => Ok(arrays),
     }
+}
+
+/// Arrays of a type with one child array (list values, map entries):
+/// the children of all of them shared ([`unify`]), each array rebuilt
+/// around its own by `rebuild`.
+fn with_child(
+    arrays: &[ArrayRef],
+    child: impl Fn(&ArrayRef) -> ArrayRef,
+    rebuild: impl Fn(&ArrayRef, ArrayRef) -> Result<ArrayRef, arrow_schema::ArrowError>,
+) -> Result<Vec<ArrayRef>, Error> {
+    let children = unify(arrays.iter().map(child).collect())?;
+    arrays
+        .iter()
+        .zip(children)
+        .map(|(a, c)| Ok(rebuild(a, c)?))
+        .collect()
 }
 
 /// List arrays with the dictionaries of their values shared.
@@ -184,25 +182,20 @@ fn unify_list<O: OffsetSizeTrait>(arrays: Vec<ArrayRef>) -> Result<Vec<ArrayRef>
     let (DataType::List(field) | DataType::LargeList(field)) = arrays[0].data_type().clone() else {
         return Ok(arrays);
     };
-    let values = unify(
-        arrays
-            .iter()
-            .map(|a| a.as_list::<O>().values().clone())
-            .collect(),
-    )?;
-    arrays
-        .iter()
-        .zip(values)
-        .map(|(a, v)| {
+    with_child(
+        &arrays,
+        |a| a.as_list::<O>().values().clone(),
+        |a, v| {
             let l = a.as_list::<O>();
+            let (offsets, nulls) = (l.offsets().clone(), l.nulls().cloned());
             Ok(Arc::new(GenericListArray::<O>::try_new(
                 field.clone(),
-                l.offsets().clone(),
+                offsets,
                 v,
-                l.nulls().cloned(),
-            )?) as ArrayRef)
-        })
-        .collect()
+                nulls,
+            )?))
+        },
+    )
 }
 
 /// Reads the bytes that identify each value of a dictionary's values, for
@@ -505,7 +498,42 @@ mod tests {
         let o: ArrayRef = Arc::new(
             DictionaryArray::<UInt8Type>::try_new(keys, Arc::new(StringArray::from(many))).unwrap(),
         );
-        RecordBatch::try_from_iter([("d", d), ("s", s), ("l", l), ("p", p), ("o", o)]).unwrap()
+        // Pairs in a fixed-size list, and a map whose values are words.
+        let pairs = words::<UInt8Type>(&mut r, 2 * n, b + 5, false);
+        let pair = Arc::new(Field::new("item", pairs.data_type().clone(), true));
+        let f: ArrayRef =
+            Arc::new(FixedSizeListArray::try_new(pair, 2, Arc::new(pairs), None).unwrap());
+        let keys: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..n).map(|i| format!("k{}", i % 3)),
+        ));
+        let vals: ArrayRef = Arc::new(words::<UInt8Type>(&mut r, n, b + 9, false));
+        let entry_fields = Fields::from(vec![
+            Field::new("key", DataType::Utf8, false),
+            Field::new("value", vals.data_type().clone(), true),
+        ]);
+        let entries = StructArray::try_new(entry_fields.clone(), vec![keys, vals], None).unwrap();
+        let entry = Arc::new(Field::new("entries", DataType::Struct(entry_fields), false));
+        let m: ArrayRef = Arc::new(
+            MapArray::try_new(
+                entry,
+                // Every other row holds two entries: all n are used.
+                OffsetBuffer::from_lengths((0..n).map(|i| if i % 2 == 0 { 2 } else { 0 })),
+                entries,
+                None,
+                false,
+            )
+            .unwrap(),
+        );
+        RecordBatch::try_from_iter([
+            ("d", d),
+            ("s", s),
+            ("l", l),
+            ("p", p),
+            ("o", o),
+            ("f", f),
+            ("m", m),
+        ])
+        .unwrap()
     }
 
     fn input() -> Vec<RecordBatch> {
@@ -538,6 +566,19 @@ mod tests {
                 .as_list::<i32>()
                 .values()
                 .clone(),
+            "f" => batch
+                .column_by_name("f")
+                .unwrap()
+                .as_fixed_size_list()
+                .values()
+                .clone(),
+            "m" => batch
+                .column_by_name("m")
+                .unwrap()
+                .as_map()
+                .entries()
+                .column(1)
+                .clone(),
             c => batch.column_by_name(c).unwrap().clone(),
         };
         let values = match a.data_type() {
@@ -560,7 +601,7 @@ mod tests {
             rows_as_text(&after).unwrap(),
             rows_as_text(&before).unwrap()
         );
-        for column in ["d", "os", "l", "p"] {
+        for column in ["d", "os", "l", "p", "f", "m"] {
             let first = values_ptr(&after[0], column);
             assert!(
                 after.iter().all(|b| values_ptr(b, column) == first),
