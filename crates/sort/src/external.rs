@@ -51,6 +51,10 @@ pub(crate) const SPILL_CHUNK_ROWS: usize = 16 * 1024;
 /// The most runs one merge reads at once.
 pub(crate) const MAX_FAN_IN: usize = 256;
 
+/// A zstd compression context at strata's level after compressing a
+/// 1 MiB page (`ZSTD_sizeof_CCtx`: 582,680 bytes at level 1).
+const ZSTD_CONTEXT_BYTES: f64 = 582_680.0;
+
 /// The most rows and bytes of a page of a spilled run.
 pub(crate) const SPILL_PAGE_ROWS: usize = 1024;
 /// See [`SPILL_PAGE_ROWS`].
@@ -141,13 +145,24 @@ impl Spill {
     /// page of [`SPILL_PAGE_ROWS`] rows of the leaf's share of the row, at
     /// most [`SPILL_PAGE_BYTES`]).
     pub(crate) fn run_reader_bytes(&self, row_bytes: f64) -> f64 {
-        // The runs' leaf columns, as their Parquet schema has them.
+        let leaves = self.leaves();
+        let page = (SPILL_PAGE_ROWS as f64 * row_bytes / leaves).min(SPILL_PAGE_BYTES as f64);
+        leaves * (8.0 * 1024.0 + 2.0 * page)
+    }
+
+    /// The runs' leaf columns, as their Parquet schema has them.
+    fn leaves(&self) -> f64 {
         let leaves = parquet::arrow::ArrowSchemaConverter::new()
             .convert(&self.schema)
             .map_or(self.schema.fields().len(), |d| d.num_columns());
-        let leaves = leaves.max(1) as f64;
-        let page = (SPILL_PAGE_ROWS as f64 * row_bytes / leaves).min(SPILL_PAGE_BYTES as f64);
-        leaves * (8.0 * 1024.0 + 2.0 * page)
+        leaves.max(1) as f64
+    }
+
+    /// Memory an output file of the final merge holds whatever its row
+    /// groups hold: the three buffers of `write_buffer` bytes it is
+    /// written through, and a zstd context per leaf column.
+    pub(crate) fn output_writer_bytes(&self, write_buffer: usize) -> f64 {
+        strata_store::direct::memory_bytes(write_buffer) as f64 + self.leaves() * ZSTD_CONTEXT_BYTES
     }
 
     /// The spill directory.
@@ -204,6 +219,7 @@ impl Spill {
             properties: Some(spill_properties()),
             replace: false,
             rows_written: self.progress.as_ref().map(|p| Arc::clone(&p.rows_merged)),
+            write_buffer_bytes: strata_store::direct::CHUNK_BYTES,
         }
     }
 

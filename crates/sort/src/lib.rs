@@ -1178,6 +1178,20 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     while final_threads > 1 && rows_for(spill.runs.len().max(1), final_threads) < MIN_MERGE_ROWS {
         final_threads -= 1;
     }
+    // Each thread of the final merge writes a file of its own, through
+    // three buffers and a zstd context per leaf column, whatever its row
+    // groups hold (at 8 threads and a 256 MiB limit that passed the limit
+    // twice over). They come out of the quarter of the limit left beside
+    // the readers and the row groups: buffers of 1/128 of the limit (1 to
+    // 8 MiB), and no more threads than those writers fit.
+    let write_buffer = usize::try_from(cfg.memory_limit / 128)
+        .map_or(strata_store::direct::CHUNK_BYTES, |b| {
+            b.clamp(1 << 20, strata_store::direct::CHUNK_BYTES)
+        });
+    let writer_bytes = spill.output_writer_bytes(write_buffer);
+    while final_threads > 1 && final_threads as f64 * writer_bytes > (cfg.memory_limit / 4) as f64 {
+        final_threads -= 1;
+    }
     let final_rows = rows_for(spill.runs.len().max(1), final_threads).max(16);
     // A quarter of the limit for the open output row groups, shared by
     // the threads.
@@ -1193,6 +1207,7 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
         target_file_bytes: cfg.target_file_bytes.unwrap_or(u64::MAX),
         properties: Some(external::output_properties(group_rows)),
         replace: cfg.overwrite,
+        write_buffer_bytes: write_buffer,
         ..merge::MergeConfig::default()
     };
     let files = match &target {

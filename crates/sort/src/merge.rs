@@ -66,6 +66,9 @@ pub struct MergeConfig {
     pub replace: bool,
     /// A counter the merge adds the rows it writes to, as it writes them.
     pub rows_written: Option<Arc<std::sync::atomic::AtomicU64>>,
+    /// Bytes of each of the three buffers an output file is written
+    /// through ([`strata_store::direct::DirectWriter`]).
+    pub write_buffer_bytes: usize,
 }
 
 impl Default for MergeConfig {
@@ -81,6 +84,7 @@ impl Default for MergeConfig {
             properties: None,
             replace: false,
             rows_written: None,
+            write_buffer_bytes: strata_store::direct::CHUNK_BYTES,
         }
     }
 }
@@ -837,6 +841,7 @@ fn merge_range(
         },
         replace: cfg.replace,
         rows_written: cfg.rows_written.clone(),
+        write_buffer: cfg.write_buffer_bytes,
         dir,
         name,
         target_file_bytes: cfg.target_file_bytes,
@@ -919,6 +924,8 @@ struct Sink<'a> {
     target_file_bytes: u64,
     replace: bool,
     rows_written: Option<Arc<std::sync::atomic::AtomicU64>>,
+    /// See [`MergeConfig::write_buffer_bytes`].
+    write_buffer: usize,
     done: Vec<MergedFile>,
 }
 
@@ -931,8 +938,9 @@ impl Sink<'_> {
         }
         if self.out.is_none() {
             let target = self.dir.join((self.name)(self.done.len()));
-            let (pending, sink) = PendingFile::create_direct(target.clone(), self.replace)
-                .map_err(|e| Error::file(&target, e))?;
+            let (pending, sink) =
+                PendingFile::create_direct_chunked(target.clone(), self.replace, self.write_buffer)
+                    .map_err(|e| Error::file(&target, e))?;
             let writer = ParquetWriter::try_new(sink, Arc::clone(&self.schema), self.props.clone())
                 .map_err(|e| Error::file(&target, e))?;
             self.out = Some(Output {

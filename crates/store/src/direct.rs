@@ -24,7 +24,8 @@ use std::{
     thread::JoinHandle,
 };
 
-/// Bytes per buffer handed to the writing thread.
+/// Bytes per buffer handed to the writing thread, unless
+/// [`DirectWriter::with_chunk_bytes`] says otherwise.
 pub const CHUNK_BYTES: usize = 8 << 20;
 
 /// Alignment of `O_DIRECT` buffers, offsets and lengths (the page size,
@@ -35,17 +36,18 @@ const ALIGN: usize = 4096;
 struct Aligned {
     vec: Vec<u8>,
     start: usize,
+    len: usize,
 }
 
 impl Aligned {
-    fn new() -> Aligned {
-        let vec = vec![0u8; CHUNK_BYTES + ALIGN];
+    fn new(len: usize) -> Aligned {
+        let vec = vec![0u8; len + ALIGN];
         let start = vec.as_ptr().align_offset(ALIGN).min(ALIGN);
-        Aligned { vec, start }
+        Aligned { vec, start, len }
     }
 
     fn bytes(&mut self) -> &mut [u8] {
-        &mut self.vec[self.start..self.start + CHUNK_BYTES]
+        &mut self.vec[self.start..self.start + self.len]
     }
 }
 
@@ -100,6 +102,8 @@ pub struct DirectWriter {
     jobs: Option<SyncSender<Job>>,
     free: Receiver<Aligned>,
     buffers: usize,
+    /// Bytes per buffer.
+    chunk: usize,
     thread: Option<JoinHandle<io::Result<()>>>,
     /// Set once a write failed: every later call fails too.
     failed: bool,
@@ -118,6 +122,11 @@ impl std::fmt::Debug for DirectWriter {
 /// queued.
 const BUFFERS: usize = 3;
 
+/// Memory a writer with buffers of `chunk_bytes` holds at most.
+pub const fn memory_bytes(chunk_bytes: usize) -> usize {
+    BUFFERS * (chunk_bytes + ALIGN)
+}
+
 impl DirectWriter {
     /// A writer of the empty file `file`, which is open for writing at
     /// `path`; `path` is opened a second time with `O_DIRECT` (a file
@@ -132,6 +141,23 @@ impl DirectWriter {
             .open(path)
             .ok();
         DirectWriter::start(file, direct)
+    }
+
+    /// [`DirectWriter::new`] with buffers of `chunk_bytes` (rounded up to
+    /// a multiple of 4 KiB) instead of [`CHUNK_BYTES`]: a writer holds
+    /// three buffers, so many files written at once under a memory limit
+    /// take smaller ones.
+    ///
+    /// # Errors
+    /// As [`DirectWriter::new`].
+    pub fn with_chunk_bytes(
+        file: File,
+        path: &Path,
+        chunk_bytes: usize,
+    ) -> io::Result<DirectWriter> {
+        let mut w = DirectWriter::new(file, path)?;
+        w.chunk = chunk_bytes.max(1).div_ceil(ALIGN) * ALIGN;
+        Ok(w)
     }
 
     /// A writer that never uses `O_DIRECT` (the fallback, and for tests).
@@ -157,6 +183,7 @@ impl DirectWriter {
             jobs: Some(jobs),
             free,
             buffers: 0,
+            chunk: CHUNK_BYTES,
             thread: Some(thread),
             failed: false,
         })
@@ -211,7 +238,7 @@ impl DirectWriter {
         }
         if self.buffers < BUFFERS {
             self.buffers += 1;
-            return Ok(Aligned::new());
+            return Ok(Aligned::new(self.chunk));
         }
         match self.free.recv() {
             Ok(b) => Ok(b),
@@ -250,13 +277,13 @@ impl Write for DirectWriter {
         if self.buf.is_none() {
             self.buf = Some(self.next_buffer()?);
         }
-        let room = CHUNK_BYTES - self.len;
+        let room = self.chunk - self.len;
         let n = room.min(data.len());
         if let Some(b) = &mut self.buf {
             b.bytes()[self.len..self.len + n].copy_from_slice(&data[..n]);
         }
         self.len += n;
-        if self.len == CHUNK_BYTES {
+        if self.len == self.chunk {
             self.send()?;
         }
         Ok(n)
@@ -338,6 +365,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn small_buffers_write_the_same_bytes() {
+        // 5,000 rounds up to two pages: many buffers per file, and pieces
+        // that span several of them.
+        let data = pattern(300_001, 4);
+        for pieces in [&[1_000_003][..], &[7, 4096, 65_536, 1], &[8191, 8193]] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("out.bin");
+            let file = File::create(&path).unwrap();
+            let mut w = DirectWriter::with_chunk_bytes(file, &path, 5_000).unwrap();
+            assert_eq!(w.chunk, 2 * ALIGN);
+            for piece in data.chunks(pieces[0]).flat_map(|c| {
+                let mut parts = Vec::new();
+                let mut at = 0;
+                for &p in pieces.iter().cycle() {
+                    if at >= c.len() {
+                        break;
+                    }
+                    parts.push(&c[at..(at + p).min(c.len())]);
+                    at += p;
+                }
+                parts
+            }) {
+                w.write_all(piece).unwrap();
+            }
+            drop(w.finish().unwrap());
+            assert!(std::fs::read(&path).unwrap() == data, "{pieces:?}");
+        }
+        assert_eq!(memory_bytes(2 * ALIGN), 3 * 3 * ALIGN);
     }
 
     #[test]

@@ -76,8 +76,21 @@ impl PendingFile {
         target: PathBuf,
         overwrite: bool,
     ) -> Result<(PendingFile, DirectWriter), Error> {
+        PendingFile::create_direct_chunked(target, overwrite, crate::direct::CHUNK_BYTES)
+    }
+
+    /// [`PendingFile::create_direct`] with the writer's buffers of
+    /// `chunk_bytes` ([`DirectWriter::with_chunk_bytes`]).
+    ///
+    /// # Errors
+    /// As [`PendingFile::create_direct`].
+    pub fn create_direct_chunked(
+        target: PathBuf,
+        overwrite: bool,
+        chunk_bytes: usize,
+    ) -> Result<(PendingFile, DirectWriter), Error> {
         let (pending, file) = PendingFile::create(target, overwrite)?;
-        let direct = DirectWriter::new(file, &pending.temp)
+        let direct = DirectWriter::with_chunk_bytes(file, &pending.temp, chunk_bytes)
             .map_err(|e| Error::io("write", &pending.temp, e))?;
         Ok((pending, direct))
     }
