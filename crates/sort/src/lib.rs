@@ -997,15 +997,25 @@ fn read_parquet_parallel(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> 
     runs.note_parquet(&md);
     let threads = rayon::current_num_threads().max(1);
     let groups = md.num_row_groups();
+    let footer_bytes = |i: usize| md.row_group(i).total_byte_size().max(0) as f64;
+    // Arrow bytes per footer byte, from the groups decoded so far: the
+    // footer counts the uncompressed Parquet pages, which for `events`
+    // decode to three times as many bytes of Arrow arrays (seven decoded
+    // groups at once passed a 256 MiB limit by 60 MB at 8 threads). Until
+    // one group is decoded, the window is that one group.
+    let mut arrow_per_footer: Option<f64> = None;
     let mut g = 0;
     while g < groups {
-        // Decoded sizes from the footer (a file may understate them; the
-        // run budget still bounds what is kept).
         let mut window = 0;
-        let mut bytes = 0u64;
-        while g + window < groups && window < threads {
-            let size = md.row_group(g + window).total_byte_size().max(0) as u64;
-            if window > 0 && bytes + size > runs.budget / 2 {
+        let mut bytes = 0.0f64;
+        let most = if arrow_per_footer.is_some() {
+            threads
+        } else {
+            1
+        };
+        while g + window < groups && window < most {
+            let size = footer_bytes(g + window) * arrow_per_footer.unwrap_or(1.0);
+            if window > 0 && bytes + size > (runs.budget / 2) as f64 {
                 break;
             }
             bytes += size;
@@ -1027,10 +1037,18 @@ fn read_parquet_parallel(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> 
                 Ok(out)
             })
             .collect();
+        let footer: f64 = (g..g + window).map(footer_bytes).sum();
+        let mut arrow = 0u64;
         for batches in decoded {
-            for b in batches? {
+            let batches = batches?;
+            arrow += memory(&batches);
+            for b in batches {
                 runs.push(path, &b)?;
             }
+        }
+        if footer > 0.0 && arrow > 0 {
+            let ratio = arrow as f64 / footer;
+            arrow_per_footer = Some(arrow_per_footer.map_or(ratio, |r| r.max(ratio)));
         }
         g += window;
     }
