@@ -20,7 +20,9 @@
 //!    first `b` with `cdf_max >= a.cdf_min` (the skipped prefix can never
 //!    qualify).
 //! 3. Pass 1: fractional-knapsack lower and upper bounds per window, from a
-//!    density min-heap.
+//!    density min-heap. Window starts are independent, so they are scanned
+//!    on all cores; the best lower bound and its set are then taken in
+//!    start order, as one sequential scan keeps them.
 //! 4. Short-circuit when even twice the best lower bound, or every upper
 //!    bound, is at most the minimum improvement (the first test is a
 //!    heuristic: see [`PlannerOptions::lower_bound_short_circuit`]).
@@ -98,7 +100,7 @@ fn budget(opts: &PlannerOptions) -> i64 {
 }
 
 /// Steps 2–7 over prepared orders; returns (quality, picked ids).
-pub(crate) fn run<O: Order + ?Sized>(
+pub(crate) fn run<O: Order + ?Sized + Sync>(
     by_min: &O,
     by_max: &O,
     opts: &PlannerOptions,
@@ -106,41 +108,17 @@ pub(crate) fn run<O: Order + ?Sized>(
     let n = by_min.len();
     let rules = &opts.rules;
     let max_weight = budget(opts);
-    let mut best_value = 0.0f64;
-    let mut best_set: Vec<u32> = Vec::new();
 
-    // Pass 1: bounds.
-    let mut best_upper: Vec<f64> = Vec::with_capacity(n);
-    let mut calc = BoundCalculator::new(max_weight);
-    let mut start = 0usize;
-    for i in 0..n {
-        let union_min = by_min.cdf_min(i);
-        let mut union_max = by_min.cdf_max(i);
-        while start < n && by_max.cdf_max(start) < union_min {
-            start += 1;
-        }
-        calc.clear();
-        let mut upper_a = 0.0f64;
-        for j in start..n {
-            if by_max.cdf_min(j) < union_min {
-                continue;
-            }
-            union_max = union_max.max(by_max.cdf_max(j));
-            let width = union_max - union_min;
-            calc.add(by_max, j);
-            let (lo, up) = calc.bounds(by_max);
-            let lower = rules.penalize(lo, width);
-            let upper = rules.penalize(up, width);
-            if upper >= upper_a {
-                upper_a = upper;
-            }
-            if lower > best_value {
-                calc.lower_solution(by_max, &mut best_set);
-                best_value = lower;
-            }
-        }
-        best_upper.push(upper_a);
-    }
+    // Pass 1: bounds, on all cores (the window starts are independent).
+    let Pass1 {
+        best_upper,
+        mut best_value,
+        mut best_set,
+    } = if max_weight > 0 {
+        pass1_parallel(by_min, by_max, rules, max_weight)
+    } else {
+        pass1_sequential(by_min, by_max, rules, max_weight)
+    };
 
     // Short-circuit.
     let max_upper = best_upper.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -154,7 +132,7 @@ pub(crate) fn run<O: Order + ?Sized>(
     let mut solver = Knapsack::default();
     let mut cands: Vec<u32> = Vec::new();
     let mut chosen: Vec<usize> = Vec::new();
-    start = 0;
+    let mut start = 0usize;
     for (i, &upper_a) in best_upper.iter().enumerate() {
         let union_min = by_min.cdf_min(i);
         while start < n && by_max.cdf_max(start) < union_min {
@@ -199,6 +177,180 @@ pub(crate) fn run<O: Order + ?Sized>(
         return (0.0, Vec::new());
     }
     (best_value, best_set)
+}
+
+/// What pass 1 leaves: each window start's best (penalised) upper bound,
+/// and the best penalised lower bound with the set behind it.
+#[derive(Debug, PartialEq)]
+struct Pass1 {
+    best_upper: Vec<f64>,
+    best_value: f64,
+    best_set: Vec<u32>,
+}
+
+/// The first position of `by_max` (ascending `cdf_max`) whose `cdf_max`
+/// is at least `union_min`: the rowsets before it end before the window
+/// starts.
+fn first_ending_at_or_after<O: Order + ?Sized>(by_max: &O, union_min: f64) -> usize {
+    let (mut lo, mut hi) = (0, by_max.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if by_max.cdf_max(mid) < union_min {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Pass 1 for window start `i` of `by_min`, scanning `by_max` from
+/// `start` up to (not including) `end`: the best penalised upper bound,
+/// and the first window end whose penalised lower bound is the start's
+/// highest, when that is above 0.
+fn scan_start<O: Order + ?Sized>(
+    by_min: &O,
+    by_max: &O,
+    rules: &Rules,
+    calc: &mut BoundCalculator,
+    i: usize,
+    start: usize,
+    end: usize,
+) -> (f64, Option<(f64, usize)>) {
+    let union_min = by_min.cdf_min(i);
+    let mut union_max = by_min.cdf_max(i);
+    calc.clear();
+    let mut upper_a = 0.0f64;
+    let (mut best_value, mut best_end) = (0.0f64, usize::MAX);
+    for j in start..end {
+        if by_max.cdf_min(j) < union_min {
+            continue;
+        }
+        union_max = union_max.max(by_max.cdf_max(j));
+        let width = union_max - union_min;
+        calc.add(by_max, j);
+        let (lo, up) = calc.bounds(by_max);
+        let lower = rules.penalize(lo, width);
+        let upper = rules.penalize(up, width);
+        if upper >= upper_a {
+            upper_a = upper;
+        }
+        if lower > best_value {
+            (best_value, best_end) = (lower, j);
+        }
+    }
+    (
+        upper_a,
+        (best_end != usize::MAX).then_some((best_value, best_end)),
+    )
+}
+
+/// One window start's pass 1: its best upper bound, its best lower bound
+/// above 0 and the window end that first reached it, and where its scan
+/// of the by-max order began.
+struct StartScan {
+    upper: f64,
+    best: Option<(f64, usize)>,
+    start: usize,
+}
+
+/// Pass 1 with every window start scanned on its own thread's bound
+/// calculator. Equal to [`pass1_sequential`] for a budget above 0: a
+/// start's scan depends only on the start (the calculator's remembered
+/// top density is used only once the budget is filled, by then by this
+/// start's own items), and the best lower bound is the first start's
+/// highest that passes every earlier one, as the sequential scan keeps
+/// it. The set behind it is rebuilt by replaying that one start up to its
+/// window end.
+fn pass1_parallel<O: Order + ?Sized + Sync>(
+    by_min: &O,
+    by_max: &O,
+    rules: &Rules,
+    max_weight: i64,
+) -> Pass1 {
+    use rayon::prelude::*;
+    let n = by_min.len();
+    let scans: Vec<StartScan> = (0..n)
+        .into_par_iter()
+        .with_min_len(64)
+        .map_init(
+            || BoundCalculator::new(max_weight),
+            |calc, i| {
+                let start = first_ending_at_or_after(by_max, by_min.cdf_min(i));
+                let (upper, best) = scan_start(by_min, by_max, rules, calc, i, start, n);
+                StartScan { upper, best, start }
+            },
+        )
+        .collect();
+    let mut best_value = 0.0f64;
+    let mut winner: Option<(usize, usize, usize)> = None;
+    for (i, scan) in scans.iter().enumerate() {
+        if let Some((value, j)) = scan.best
+            && value > best_value
+        {
+            best_value = value;
+            winner = Some((i, scan.start, j));
+        }
+    }
+    let mut best_set = Vec::new();
+    if let Some((i, start, j)) = winner {
+        let mut calc = BoundCalculator::new(max_weight);
+        scan_start(by_min, by_max, rules, &mut calc, i, start, j + 1);
+        calc.lower_solution(by_max, &mut best_set);
+    }
+    Pass1 {
+        best_upper: scans.iter().map(|s| s.upper).collect(),
+        best_value,
+        best_set,
+    }
+}
+
+/// Pass 1 as Kudu runs it: the window starts in order on one calculator.
+fn pass1_sequential<O: Order + ?Sized>(
+    by_min: &O,
+    by_max: &O,
+    rules: &Rules,
+    max_weight: i64,
+) -> Pass1 {
+    let n = by_min.len();
+    let mut best_value = 0.0f64;
+    let mut best_set: Vec<u32> = Vec::new();
+    let mut best_upper: Vec<f64> = Vec::with_capacity(n);
+    let mut calc = BoundCalculator::new(max_weight);
+    let mut start = 0usize;
+    for i in 0..n {
+        let union_min = by_min.cdf_min(i);
+        let mut union_max = by_min.cdf_max(i);
+        while start < n && by_max.cdf_max(start) < union_min {
+            start += 1;
+        }
+        calc.clear();
+        let mut upper_a = 0.0f64;
+        for j in start..n {
+            if by_max.cdf_min(j) < union_min {
+                continue;
+            }
+            union_max = union_max.max(by_max.cdf_max(j));
+            let width = union_max - union_min;
+            calc.add(by_max, j);
+            let (lo, up) = calc.bounds(by_max);
+            let lower = rules.penalize(lo, width);
+            let upper = rules.penalize(up, width);
+            if upper >= upper_a {
+                upper_a = upper;
+            }
+            if lower > best_value {
+                calc.lower_solution(by_max, &mut best_set);
+                best_value = lower;
+            }
+        }
+        best_upper.push(upper_a);
+    }
+    Pass1 {
+        best_upper,
+        best_value,
+        best_set,
+    }
 }
 
 /// Exhaustive reference for [`plan`]: for every window Kudu's exact pass
@@ -274,4 +426,73 @@ pub fn plan_brute_force(inputs: &[RowsetInput], opts: &PlannerOptions) -> Result
 /// Data-weighted average height of `inputs` (KUDU-2056), without planning.
 pub fn average_height(inputs: &[RowsetInput]) -> f64 {
     cdf::prepare(inputs, &Rules::Kudu2017).average_height()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rowsets::RowsetInput;
+
+    /// Random rowsets: keys `%010d` of draws below `span`, 1 to `max_mb` MB.
+    fn random_inputs(seed: u64, n: usize, span: u64, max_mb: u64) -> Vec<RowsetInput> {
+        let mut r = strata_gen::rng::RowRng::seeded(seed);
+        (0..n)
+            .map(|_| {
+                let (a, b) = (r.next_below(span), r.next_below(span));
+                let mb = 1 + r.next_below(max_mb);
+                RowsetInput::new(
+                    mb << 20,
+                    format!("{:010}", a.min(b)),
+                    format!("{:010}", a.max(b)),
+                )
+            })
+            .collect()
+    }
+
+    /// The parallel pass 1 leaves exactly what Kudu's sequential one does:
+    /// every start's upper bound, the best lower bound and its set, on
+    /// random inputs, both rules, budgets from 1 MB, and the YCSB rowsets
+    /// when the shared data is there.
+    #[test]
+    fn parallel_pass1_equals_the_sequential_one() {
+        let mut cases: Vec<(Vec<RowsetInput>, &[i64])> = (0..40u64)
+            .map(|seed| {
+                let n = 2 + (seed as usize * 37) % 400;
+                let span = [50, 5_000, 1_000_000][seed as usize % 3];
+                // Every fourth case doubles each rowset and gives them all
+                // one size: equal bounds from different starts and window
+                // ends, whose ties must go as the sequential scan sends
+                // them.
+                let mut inputs = random_inputs(seed, n, span, if seed % 4 == 0 { 1 } else { 40 });
+                if seed % 4 == 0 {
+                    inputs.extend(inputs.clone());
+                }
+                (inputs, &[1i64, 7, 128][..])
+            })
+            .collect();
+        let ycsb = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/kudu-ycsb-rowsets.tsv"
+        );
+        match std::fs::read_to_string(ycsb) {
+            Ok(text) => cases.push((
+                crate::rowsets::parse_tsv(&text).expect("YCSB parses"),
+                &[128, 1024][..],
+            )),
+            Err(_) => eprintln!("YCSB rowsets not found at {ycsb}: random inputs only"),
+        }
+        let mut picked = 0;
+        for (c, (inputs, budgets)) in cases.iter().enumerate() {
+            for rules in [Rules::Kudu2017, Rules::head()] {
+                let p = cdf::prepare(inputs, &rules);
+                for &budget in *budgets {
+                    let par = pass1_parallel(&p.by_min, &p.by_max, &rules, budget);
+                    let seq = pass1_sequential(&p.by_min, &p.by_max, &rules, budget);
+                    assert_eq!(par, seq, "case {c}, budget {budget}");
+                    picked += usize::from(!seq.best_set.is_empty());
+                }
+            }
+        }
+        assert!(picked > 60, "too few cases find a set: {picked}");
+    }
 }
