@@ -204,6 +204,28 @@ fn first_ending_at_or_after<O: Order + ?Sized>(by_max: &O, union_min: f64) -> us
     lo
 }
 
+/// Extends the window that starts at `union_min` (and reaches
+/// `union_max` so far) by item `j` of `by_max`: its penalised (lower,
+/// upper) bounds, or `None` for an item that starts before the window.
+#[inline(always)]
+fn extend_window<O: Order + ?Sized>(
+    by_max: &O,
+    rules: &Rules,
+    calc: &mut BoundCalculator,
+    j: usize,
+    union_min: f64,
+    union_max: &mut f64,
+) -> Option<(f64, f64)> {
+    if by_max.cdf_min(j) < union_min {
+        return None;
+    }
+    *union_max = union_max.max(by_max.cdf_max(j));
+    let width = *union_max - union_min;
+    calc.add(by_max, j);
+    let (lo, up) = calc.bounds(by_max);
+    Some((rules.penalize(lo, width), rules.penalize(up, width)))
+}
+
 /// Pass 1 for window start `i` of `by_min`, scanning `by_max` from
 /// `start` up to (not including) `end`: the best penalised upper bound,
 /// and the first window end whose penalised lower bound is the start's
@@ -223,15 +245,10 @@ fn scan_start<O: Order + ?Sized>(
     let mut upper_a = 0.0f64;
     let (mut best_value, mut best_end) = (0.0f64, usize::MAX);
     for j in start..end {
-        if by_max.cdf_min(j) < union_min {
+        let Some((lower, upper)) = extend_window(by_max, rules, calc, j, union_min, &mut union_max)
+        else {
             continue;
-        }
-        union_max = union_max.max(by_max.cdf_max(j));
-        let width = union_max - union_min;
-        calc.add(by_max, j);
-        let (lo, up) = calc.bounds(by_max);
-        let lower = rules.penalize(lo, width);
-        let upper = rules.penalize(up, width);
+        };
         if upper >= upper_a {
             upper_a = upper;
         }
@@ -327,15 +344,11 @@ fn pass1_sequential<O: Order + ?Sized>(
         calc.clear();
         let mut upper_a = 0.0f64;
         for j in start..n {
-            if by_max.cdf_min(j) < union_min {
+            let Some((lower, upper)) =
+                extend_window(by_max, rules, &mut calc, j, union_min, &mut union_max)
+            else {
                 continue;
-            }
-            union_max = union_max.max(by_max.cdf_max(j));
-            let width = union_max - union_min;
-            calc.add(by_max, j);
-            let (lo, up) = calc.bounds(by_max);
-            let lower = rules.penalize(lo, width);
-            let upper = rules.penalize(up, width);
+            };
             if upper >= upper_a {
                 upper_a = upper;
             }
