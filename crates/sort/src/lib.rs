@@ -1190,24 +1190,25 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
         );
     }
     pool.install(|| spill.reduce(fan_in, level_rows))?;
-    // As many threads as the budget gives every reader of the final
-    // merge at least `MIN_MERGE_ROWS` rows (each thread reads every run).
-    let mut final_threads = threads.clamp(1, 64);
-    while final_threads > 1 && rows_for(spill.runs.len().max(1), final_threads) < MIN_MERGE_ROWS {
-        final_threads -= 1;
-    }
     // Each thread of the final merge writes a file of its own, through
     // three buffers and a zstd context per leaf column, whatever its row
     // groups hold (at 8 threads and a 256 MiB limit that passed the limit
     // twice over). They come out of the quarter of the limit left beside
     // the readers and the row groups: buffers of 1/128 of the limit (1 to
-    // 8 MiB), and no more threads than those writers fit.
+    // 8 MiB).
     let write_buffer = usize::try_from(cfg.memory_limit / 128)
         .map_or(strata_store::direct::CHUNK_BYTES, |b| {
             b.clamp(1 << 20, strata_store::direct::CHUNK_BYTES)
         });
     let writer_bytes = spill.output_writer_bytes(write_buffer);
-    while final_threads > 1 && final_threads as f64 * writer_bytes > (cfg.memory_limit / 4) as f64 {
+    // As many threads as the budget gives every reader of the final
+    // merge at least `MIN_MERGE_ROWS` rows (each thread reads every run)
+    // and their writers fit.
+    let mut final_threads = threads.clamp(1, 64);
+    while final_threads > 1
+        && (rows_for(spill.runs.len().max(1), final_threads) < MIN_MERGE_ROWS
+            || final_threads as f64 * writer_bytes > (cfg.memory_limit / 4) as f64)
+    {
         final_threads -= 1;
     }
     let final_rows = rows_for(spill.runs.len().max(1), final_threads).max(16);

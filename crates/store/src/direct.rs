@@ -316,16 +316,16 @@ mod tests {
         (0..n).map(|_| r.next_below(256) as u8).collect()
     }
 
-    /// Writes `data` in pieces of the given sizes (cycled) and reads the
-    /// file back.
-    fn round_trip(data: &[u8], pieces: &[usize], plain: bool) -> Vec<u8> {
+    /// Writes `data` in pieces of the given sizes (cycled) through a
+    /// writer with buffers of `chunk` bytes (`None`: a plain writer) and
+    /// reads the file back.
+    fn round_trip(data: &[u8], pieces: &[usize], chunk: Option<usize>) -> Vec<u8> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.bin");
         let file = File::create(&path).unwrap();
-        let mut w = if plain {
-            DirectWriter::plain(file).unwrap()
-        } else {
-            DirectWriter::new(file, &path).unwrap()
+        let mut w = match chunk {
+            None => DirectWriter::plain(file).unwrap(),
+            Some(chunk) => DirectWriter::with_chunk_bytes(file, &path, chunk).unwrap(),
         };
         let mut at = 0;
         for &p in pieces.iter().cycle() {
@@ -359,9 +359,9 @@ mod tests {
         for (i, &n) in sizes.iter().enumerate() {
             let data = pattern(n, i as u64);
             for pieces in [&[1_000_003][..], &[7, 4096, 65_536, 1], &[CHUNK_BYTES * 2]] {
-                for plain in [false, true] {
-                    let back = round_trip(&data, pieces, plain);
-                    assert!(back == data, "{n} bytes in {pieces:?}, plain {plain}");
+                for chunk in [Some(CHUNK_BYTES), None] {
+                    let back = round_trip(&data, pieces, chunk);
+                    assert!(back == data, "{n} bytes in {pieces:?}, buffers {chunk:?}");
                 }
             }
         }
@@ -371,29 +371,14 @@ mod tests {
     fn small_buffers_write_the_same_bytes() {
         // 5,000 rounds up to two pages: many buffers per file, and pieces
         // that span several of them.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        let w = DirectWriter::with_chunk_bytes(File::create(&path).unwrap(), &path, 5_000).unwrap();
+        assert_eq!(w.chunk, 2 * ALIGN);
         let data = pattern(300_001, 4);
         for pieces in [&[1_000_003][..], &[7, 4096, 65_536, 1], &[8191, 8193]] {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("out.bin");
-            let file = File::create(&path).unwrap();
-            let mut w = DirectWriter::with_chunk_bytes(file, &path, 5_000).unwrap();
-            assert_eq!(w.chunk, 2 * ALIGN);
-            for piece in data.chunks(pieces[0]).flat_map(|c| {
-                let mut parts = Vec::new();
-                let mut at = 0;
-                for &p in pieces.iter().cycle() {
-                    if at >= c.len() {
-                        break;
-                    }
-                    parts.push(&c[at..(at + p).min(c.len())]);
-                    at += p;
-                }
-                parts
-            }) {
-                w.write_all(piece).unwrap();
-            }
-            drop(w.finish().unwrap());
-            assert!(std::fs::read(&path).unwrap() == data, "{pieces:?}");
+            let back = round_trip(&data, pieces, Some(5_000));
+            assert!(back == data, "{pieces:?}");
         }
         assert_eq!(memory_bytes(2 * ALIGN), 3 * 3 * ALIGN);
     }
