@@ -1,11 +1,17 @@
-//! Wall time of the compaction planner, struct-of-arrays
-//! (`strata_compact::planner::plan`) against the 112-byte array-of-structs
-//! layout (`strata_compact::planner::fat::plan`), rounds interleaved, median
-//! and minimum per case. Cases: the Kudu YCSB rowsets at budgets 128, 256,
-//! 512 and 1024 MB, and TinyOverlap with 10,000 rowsets at 128 MB. Each
-//! call includes building the sorted orders from the inputs (for the fat
-//! layout, also filling the 112-byte records). Both layouts must give the
-//! same quality and picked MB (asserted). Prints a Markdown table.
+//! Wall time of the compaction planner (`strata_compact::planner::plan`:
+//! struct-of-arrays, windows pruned by their bounds, window starts on all
+//! cores) against Kudu's full sequential scan
+//! (`strata_compact::planner::plan_reference`, the same plan) and against
+//! the same planner over the 112-byte array-of-structs layout
+//! (`strata_compact::planner::fat::plan`); rounds interleaved, median, min
+//! and max per case. Cases: the Kudu YCSB rowsets at budgets 128, 256, 512
+//! and 1024 MB, TinyOverlap with 10,000 rowsets, and 100,000 rowsets of
+//! TinyOverlap and of a YCSB-like shape (`rowsets::ycsb_like`), all at
+//! 128 MB unless named. Kudu's scan is left out at 100,000 rowsets (it is
+//! quadratic: minutes per plan). Each call includes building the sorted
+//! orders from the inputs (for the fat layout, also filling the 112-byte
+//! records). All plans must be identical (asserted every round). Prints a
+//! Markdown table.
 //!
 //! ```text
 //! cargo bench -p strata-compact --bench planner -- [--rounds N]
@@ -15,13 +21,13 @@
 //! crate: `../../../shared/data/kudu-ycsb-rowsets.tsv`) and are skipped,
 //! with a note, when it is absent. Without `--bench` (as
 //! `cargo test --all-targets` runs it) it plans small inputs once per
-//! layout and checks that they agree, as a smoke test.
+//! planner and checks that they agree, as a smoke test.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use strata_compact::planner::{self, Plan, PlannerOptions};
-use strata_compact::rowsets::{RowsetInput, parse_tsv, tiny_overlap};
+use strata_compact::rowsets::{RowsetInput, parse_tsv, tiny_overlap, ycsb_like};
 
 const YCSB: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -32,6 +38,8 @@ struct Case {
     name: String,
     inputs: Vec<RowsetInput>,
     opts: PlannerOptions,
+    /// Whether Kudu's full scan runs too.
+    kudu: bool,
 }
 
 fn ycsb() -> Option<Vec<RowsetInput>> {
@@ -60,6 +68,7 @@ fn cases(bench: bool) -> Vec<Case> {
                 name: format!("{label}, {budget} MB"),
                 inputs: rows.clone(),
                 opts: PlannerOptions::with_budget(budget),
+                kudu: true,
             });
         }
     }
@@ -68,6 +77,20 @@ fn cases(bench: bool) -> Vec<Case> {
         name: format!("TinyOverlap {n}, 128 MB"),
         inputs: tiny_overlap(n),
         opts: PlannerOptions::with_budget(128),
+        kudu: true,
+    });
+    let big = if bench { 100_000 } else { 1_000 };
+    out.push(Case {
+        name: format!("TinyOverlap {big}, 128 MB"),
+        inputs: tiny_overlap(big),
+        opts: PlannerOptions::with_budget(128),
+        kudu: !bench,
+    });
+    out.push(Case {
+        name: format!("YCSB-like {big}, 128 MB"),
+        inputs: ycsb_like(big, 1),
+        opts: PlannerOptions::with_budget(128),
+        kudu: !bench,
     });
     out
 }
@@ -92,23 +115,34 @@ fn min(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
-fn check_same(case: &Case, soa: &Plan, fat: &Plan) {
+fn max(v: &[f64]) -> f64 {
+    v.iter().copied().fold(0.0, f64::max)
+}
+
+fn check_same(case: &Case, what: &str, got: &Plan, want: &Plan) {
     assert_eq!(
-        soa.quality.to_bits(),
-        fat.quality.to_bits(),
-        "{}: quality differs between layouts",
+        got.quality.to_bits(),
+        want.quality.to_bits(),
+        "{}: {what}: quality differs",
         case.name
     );
-    assert_eq!(
-        soa.picked_mb, fat.picked_mb,
-        "{}: picked MB differs between layouts",
-        case.name
-    );
-    assert_eq!(
-        soa.picked, fat.picked,
-        "{}: picked rowsets differ",
-        case.name
-    );
+    assert_eq!(got, want, "{}: {what}: plan differs", case.name);
+}
+
+/// "median (min-max)" in ms, or a dash for no runs.
+fn cell(t: &mut [f64]) -> String {
+    if t.is_empty() {
+        return "-".into();
+    }
+    let (lo, hi) = (min(t), max(t));
+    format!("{:.2} ({:.2}-{:.2})", median(t) * 1e3, lo * 1e3, hi * 1e3)
+}
+
+fn ratio(a: &mut [f64], b: &mut [f64]) -> String {
+    if a.is_empty() || b.is_empty() {
+        return "-".into();
+    }
+    format!("{:.2}x", median(a) / median(b))
 }
 
 fn main() {
@@ -122,52 +156,44 @@ fn main() {
         .unwrap_or(if bench { 15 } else { 1 });
 
     let cases = cases(bench);
-    println!("rounds: {rounds} per layout, interleaved (soa, fat alternate first)\n");
+    println!("rounds: {rounds} per planner, interleaved (the first planner rotates)\n");
     println!(
-        "| case | rowsets | quality | picked (MB) | SoA median (ms) | SoA min (ms) | fat median (ms) | fat min (ms) | fat / SoA (median) |"
+        "| case | rowsets | quality | picked (MB) | strata SoA, ms: median (min-max) | Kudu's scan, ms | fat layout, ms | Kudu / strata | fat / SoA |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    type PlanFn = fn(&[RowsetInput], &PlannerOptions) -> Plan;
+    let planners: [(&str, PlanFn); 3] = [
+        ("SoA", planner::plan),
+        ("Kudu's scan", planner::plan_reference),
+        ("fat", planner::fat::plan),
+    ];
     for case in &cases {
         let (inputs, opts) = (&case.inputs, &case.opts);
-        let soa_call = || planner::plan(black_box(inputs), black_box(opts));
-        let fat_call = || planner::fat::plan(black_box(inputs), black_box(opts));
-        // Warm-up, and the plans to compare.
-        let (_, soa_plan) = timed(soa_call);
-        let (_, fat_plan) = timed(fat_call);
-        check_same(case, &soa_plan, &fat_plan);
-        let mut soa_t = Vec::with_capacity(rounds);
-        let mut fat_t = Vec::with_capacity(rounds);
+        let run = |k: usize| timed(|| planners[k].1(black_box(inputs), black_box(opts)));
+        let active: Vec<usize> = (0..3).filter(|&k| k != 1 || case.kudu).collect();
+        // Warm-up, and the plan to compare.
+        let (_, want) = run(0);
+        let mut times: [Vec<f64>; 3] = Default::default();
         for r in 0..rounds {
-            let order: [bool; 2] = if r % 2 == 0 {
-                [true, false]
-            } else {
-                [false, true]
-            };
-            for is_soa in order {
-                if is_soa {
-                    let (t, p) = timed(soa_call);
-                    check_same(case, &p, &fat_plan);
-                    soa_t.push(t);
-                } else {
-                    let (t, p) = timed(fat_call);
-                    check_same(case, &soa_plan, &p);
-                    fat_t.push(t);
-                }
+            for i in 0..active.len() {
+                let k = active[(r + i) % active.len()];
+                let (t, p) = run(k);
+                check_same(case, planners[k].0, &p, &want);
+                times[k].push(t);
             }
         }
-        let (soa_min, fat_min) = (min(&soa_t), min(&fat_t));
-        let (soa_med, fat_med) = (median(&mut soa_t), median(&mut fat_t));
+        let [soa, kudu, fat] = &mut times;
         println!(
-            "| {} | {} | {:.6} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2}x |",
+            "| {} | {} | {:.6} | {} | {} | {} | {} | {} | {} |",
             case.name,
             inputs.len(),
-            soa_plan.quality,
-            soa_plan.picked_mb,
-            soa_med * 1e3,
-            soa_min * 1e3,
-            fat_med * 1e3,
-            fat_min * 1e3,
-            fat_med / soa_med
+            want.quality,
+            want.picked_mb,
+            cell(soa),
+            cell(kudu),
+            cell(fat),
+            ratio(kudu, soa),
+            ratio(fat, soa),
         );
     }
 }

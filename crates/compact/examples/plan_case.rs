@@ -3,7 +3,7 @@
 //! between ITERS and 0 iterations leaves the planner's own work.
 //!
 //! ```text
-//! plan_case soa|fat ycsb|tiny BUDGET_MB ITERS
+//! plan_case soa|fat|kudu ycsb|tiny|tiny100k|ycsb100k BUDGET_MB ITERS
 //! ```
 //!
 //! `ycsb` reads `/work/shared/data/kudu-ycsb-rowsets.tsv` (relative to the
@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 
 use strata_compact::planner::{self, Plan, PlannerOptions};
-use strata_compact::rowsets::{RowsetInput, parse_tsv, tiny_overlap};
+use strata_compact::rowsets::{RowsetInput, parse_tsv, tiny_overlap, ycsb_like};
 
 const YCSB: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -27,6 +27,11 @@ fn plan_soa(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
 }
 
 #[inline(never)]
+fn plan_kudu(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
+    planner::plan_reference(black_box(inputs), black_box(opts))
+}
+
+#[inline(never)]
 fn plan_fat(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
     planner::fat::plan(black_box(inputs), black_box(opts))
 }
@@ -34,14 +39,15 @@ fn plan_fat(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() != 4 {
-        eprintln!("usage: plan_case soa|fat ycsb|tiny BUDGET_MB ITERS");
+        eprintln!("usage: plan_case soa|fat|kudu ycsb|tiny|tiny100k|ycsb100k BUDGET_MB ITERS");
         return ExitCode::from(1);
     }
     let plan_fn: fn(&[RowsetInput], &PlannerOptions) -> Plan = match args[0].as_str() {
         "soa" => plan_soa,
         "fat" => plan_fat,
+        "kudu" => plan_kudu,
         other => {
-            eprintln!("unknown layout {other}: soa or fat");
+            eprintln!("unknown layout {other}: soa, fat or kudu");
             return ExitCode::from(1);
         }
     };
@@ -54,8 +60,10 @@ fn main() -> ExitCode {
             }
         },
         "tiny" => tiny_overlap(10_000),
+        "tiny100k" => tiny_overlap(100_000),
+        "ycsb100k" => ycsb_like(100_000, 1),
         other => {
-            eprintln!("unknown case {other}: ycsb or tiny");
+            eprintln!("unknown case {other}: ycsb, tiny, tiny100k or ycsb100k");
             return ExitCode::from(1);
         }
     };

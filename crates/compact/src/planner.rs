@@ -47,12 +47,14 @@ use crate::rowsets::RowsetInput;
 
 mod bounds;
 mod cdf;
+mod envelope;
 pub mod fat;
 mod knapsack;
 mod options;
 
 use bounds::BoundCalculator;
 use cdf::{Order, Prepared};
+use envelope::Envelope;
 use knapsack::Knapsack;
 pub use options::{
     BRUTE_FORCE_MAX, DEFAULT_BUDGET_MB, DEFAULT_SMALL_ROWSET_TRADEOFF, DEFAULT_TARGET_SIZE_BYTES,
@@ -76,7 +78,20 @@ pub fn plan(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
     let (quality, picked) = if inputs.len() < 2 {
         (0.0, Vec::new())
     } else {
-        run(&prepared.by_min, &prepared.by_max, opts)
+        run(&prepared.by_min, &prepared.by_max, opts, Scan::Pruned)
+    };
+    finish(inputs, &prepared, quality, picked)
+}
+
+/// [`plan`] computed as Kudu computes it: every window, window starts in
+/// order on one thread. The plan is identical; this is the reference that
+/// tests and benchmarks hold [`plan`] against.
+pub fn plan_reference(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
+    let prepared = cdf::prepare(inputs, &opts.rules);
+    let (quality, picked) = if inputs.len() < 2 {
+        (0.0, Vec::new())
+    } else {
+        run(&prepared.by_min, &prepared.by_max, opts, Scan::Kudu)
     };
     finish(inputs, &prepared, quality, picked)
 }
@@ -99,25 +114,44 @@ fn budget(opts: &PlannerOptions) -> i64 {
     i64::try_from(opts.budget_mb).unwrap_or(i64::MAX)
 }
 
+/// How [`run`] scans the windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scan {
+    /// Every window, window starts in order on one thread: Kudu's loops.
+    Kudu,
+    /// Windows that cannot change the plan skipped by their bound
+    /// (`envelope`), window starts on all cores; the same plan.
+    Pruned,
+}
+
 /// Steps 2–7 over prepared orders; returns (quality, picked ids).
 pub(crate) fn run<O: Order + ?Sized + Sync>(
     by_min: &O,
     by_max: &O,
     opts: &PlannerOptions,
+    scan: Scan,
 ) -> (f64, Vec<u32>) {
     let n = by_min.len();
     let rules = &opts.rules;
     let max_weight = budget(opts);
+    let envelope =
+        (scan == Scan::Pruned && max_weight > 0).then(|| Envelope::new(by_max, rules, max_weight));
 
-    // Pass 1: bounds, on all cores (the window starts are independent).
+    // Pass 1: bounds.
     let Pass1 {
         best_upper,
         mut best_value,
         mut best_set,
-    } = if max_weight > 0 {
-        pass1_parallel(by_min, by_max, rules, max_weight)
-    } else {
-        pass1_sequential(by_min, by_max, rules, max_weight)
+    } = match &envelope {
+        Some(env) => pass1_pruned(
+            by_min,
+            by_max,
+            rules,
+            max_weight,
+            env,
+            opts.approximation_ratio,
+        ),
+        None => pass1_sequential(by_min, by_max, rules, max_weight),
     };
 
     // Short-circuit.
@@ -141,11 +175,23 @@ pub(crate) fn run<O: Order + ?Sized + Sync>(
         if upper_a <= best_value * opts.approximation_ratio {
             continue;
         }
+        // Windows ending past `end` score below the best so far, so they
+        // cannot replace it; the capacity stays that of all candidates
+        // (it decides which of equal-valued subsets the solver keeps).
+        let end = match &envelope {
+            Some(env) => match env.scan_end(union_min, by_min.cdf_max(i), best_value) {
+                Some(end) => end,
+                None => continue,
+            },
+            None => n,
+        };
         cands.clear();
         let mut total_mb = 0u64;
         for j in start..n {
             if by_max.cdf_min(j) >= union_min {
-                cands.push(j as u32);
+                if j < end {
+                    cands.push(j as u32);
+                }
                 total_mb += u64::from(by_max.size_mb(j));
             }
         }
@@ -272,32 +318,93 @@ struct StartScan {
 }
 
 /// Pass 1 with every window start scanned on its own thread's bound
-/// calculator. Equal to [`pass1_sequential`] for a budget above 0: a
-/// start's scan depends only on the start (the calculator's remembered
-/// top density is used only once the budget is filled, by then by this
-/// start's own items), and the best lower bound is the first start's
-/// highest that passes every earlier one, as the sequential scan keeps
-/// it. The set behind it is rebuilt by replaying that one start up to its
-/// window end.
-fn pass1_parallel<O: Order + ?Sized + Sync>(
+/// calculator, skipping what cannot matter. For a budget above 0 it leaves
+/// the best lower bound and its set exactly as [`pass1_sequential`] does,
+/// and upper bounds that send the same starts to pass 2 and give the same
+/// short-circuit:
+///
+/// * A start's scan depends only on the start (the calculator's remembered
+///   top density is used only once the budget is filled, by then by this
+///   start's own items). The best lower bound is the first start's
+///   highest that passes every earlier one, as the sequential scan keeps
+///   it; the set behind it is rebuilt by replaying that one start up to
+///   its window end.
+/// * Starts are scanned in descending order of their envelope bound, and
+///   the best lower bound found so far, `p`, grows as they run. A start
+///   whose bound is below `t = p · min(ratio, 1)` is not scanned, and a
+///   scan stops where every later window's bound is below `t`. What is
+///   skipped scores below `t`: it holds no lower bound that could win (the
+///   winner's is at least `p`), and an upper bound below `t` can neither
+///   send a start to pass 2 (the best score there is at least `p`) nor
+///   lift the maximum past one that was kept (the start that found `p`
+///   has an upper bound of at least `p`). A skipped start reports the
+///   upper bound 0, where every scan begins.
+fn pass1_pruned<O: Order + ?Sized + Sync>(
     by_min: &O,
     by_max: &O,
     rules: &Rules,
     max_weight: i64,
+    env: &Envelope,
+    ratio: f64,
 ) -> Pass1 {
     use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     let n = by_min.len();
-    let scans: Vec<StartScan> = (0..n)
+    let bounds: Vec<f64> = (0..n)
         .into_par_iter()
-        .with_min_len(64)
+        .with_min_len(256)
+        .map(|i| env.start_bound(by_min.cdf_min(i), by_min.cdf_max(i)))
+        .collect();
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by(|&a, &b| {
+        bounds[b as usize]
+            .total_cmp(&bounds[a as usize])
+            .then(a.cmp(&b))
+    });
+    // `ratio` below 1 (or NaN) shrinks the threshold with it, so what is
+    // skipped also stays below the pass-2 test.
+    let scale = if ratio >= 1.0 { 1.0 } else { ratio.max(0.0) };
+    // The best lower bound found so far (never negative, so its bits order
+    // as the values do).
+    let found = AtomicU64::new(0.0f64.to_bits());
+    let scanned: Vec<(u32, StartScan)> = order
+        .par_iter()
+        .with_min_len(16)
         .map_init(
             || BoundCalculator::new(max_weight),
-            |calc, i| {
-                let start = first_ending_at_or_after(by_max, by_min.cdf_min(i));
-                let (upper, best) = scan_start(by_min, by_max, rules, calc, i, start, n);
-                StartScan { upper, best, start }
+            |calc, &i| {
+                let iu = i as usize;
+                let (union_min, start_max) = (by_min.cdf_min(iu), by_min.cdf_max(iu));
+                let start = first_ending_at_or_after(by_max, union_min);
+                let threshold = f64::from_bits(found.load(Relaxed)) * scale;
+                let end = if bounds[iu] < threshold - envelope::MARGIN {
+                    None
+                } else {
+                    env.scan_end(union_min, start_max, threshold)
+                };
+                let Some(end) = end else {
+                    let skipped = StartScan {
+                        upper: 0.0,
+                        best: None,
+                        start,
+                    };
+                    return (i, skipped);
+                };
+                let (upper, best) = scan_start(by_min, by_max, rules, calc, iu, start, end);
+                if let Some((value, _)) = best {
+                    found.fetch_max(value.to_bits(), Relaxed);
+                }
+                (i, StartScan { upper, best, start })
             },
         )
+        .collect();
+    let mut scans: Vec<Option<StartScan>> = (0..n).map(|_| None).collect();
+    for (i, scan) in scanned {
+        scans[i as usize] = Some(scan);
+    }
+    let scans: Vec<StartScan> = scans
+        .into_iter()
+        .map(|s| s.expect("every start scanned"))
         .collect();
     let mut best_value = 0.0f64;
     let mut winner: Option<(usize, usize, usize)> = None;
@@ -462,12 +569,15 @@ mod tests {
             .collect()
     }
 
-    /// The parallel pass 1 leaves exactly what Kudu's sequential one does:
-    /// every start's upper bound, the best lower bound and its set, on
-    /// random inputs, both rules, budgets from 1 MB, and the YCSB rowsets
-    /// when the shared data is there.
+    /// The pruned parallel pass 1 leaves what Kudu's sequential one does:
+    /// the best lower bound and its set exactly, and every start's upper
+    /// bound either exactly or, for a start or windows skipped, at most
+    /// the true one and only where the true one is below the threshold
+    /// (so pass 2 and the short-circuit decide alike). Random inputs, both
+    /// rules, budgets from 1 MB, ratios below and above 1, and the YCSB
+    /// rowsets when the shared data is there.
     #[test]
-    fn parallel_pass1_equals_the_sequential_one() {
+    fn pruned_pass1_equals_the_sequential_one() {
         let mut cases: Vec<(Vec<RowsetInput>, &[i64])> = (0..40u64)
             .map(|seed| {
                 let n = 2 + (seed as usize * 37) % 400;
@@ -494,18 +604,39 @@ mod tests {
             )),
             Err(_) => eprintln!("YCSB rowsets not found at {ycsb}: random inputs only"),
         }
-        let mut picked = 0;
+        let (mut picked, mut skipped) = (0, 0);
         for (c, (inputs, budgets)) in cases.iter().enumerate() {
             for rules in [Rules::Kudu2017, Rules::head()] {
                 let p = cdf::prepare(inputs, &rules);
                 for &budget in *budgets {
-                    let par = pass1_parallel(&p.by_min, &p.by_max, &rules, budget);
+                    let env = Envelope::new(&p.by_max, &rules, budget);
                     let seq = pass1_sequential(&p.by_min, &p.by_max, &rules, budget);
-                    assert_eq!(par, seq, "case {c}, budget {budget}");
+                    for ratio in [1.05, 0.9] {
+                        let par = pass1_pruned(&p.by_min, &p.by_max, &rules, budget, &env, ratio);
+                        let at = format!("case {c}, budget {budget}, ratio {ratio}");
+                        assert_eq!(par.best_value.to_bits(), seq.best_value.to_bits(), "{at}");
+                        assert_eq!(par.best_set, seq.best_set, "{at}");
+                        let threshold = seq.best_value * f64::min(ratio, 1.0);
+                        for (i, (&got, &want)) in
+                            par.best_upper.iter().zip(&seq.best_upper).enumerate()
+                        {
+                            if got != want {
+                                assert!(
+                                    got <= want && want < threshold,
+                                    "{at}, start {i}: {got} vs {want}"
+                                );
+                                skipped += 1;
+                            }
+                        }
+                    }
                     picked += usize::from(!seq.best_set.is_empty());
                 }
             }
         }
         assert!(picked > 60, "too few cases find a set: {picked}");
+        assert!(
+            skipped > 1000,
+            "too few starts skipped to test the pruning: {skipped}"
+        );
     }
 }

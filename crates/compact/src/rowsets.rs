@@ -118,6 +118,62 @@ pub fn non_overlapping(n: usize) -> Vec<RowsetInput> {
         .collect()
 }
 
+/// Knots of the inverse CDF of a YCSB rowset's width, as a multiple of
+/// the median width: (quantile, width / median), read off Kudu's YCSB
+/// rowsets (10% of them under 0.15x the median, 1% over 6.5x).
+const YCSB_WIDTH_QUANTILES: [(f64, f64); 9] = [
+    (0.0, 0.001),
+    (0.1, 0.145),
+    (0.25, 0.33),
+    (0.5, 1.0),
+    (0.75, 1.17),
+    (0.9, 1.31),
+    (0.98, 1.5),
+    (0.99, 6.5),
+    (1.0, 7.7),
+];
+
+/// A synthetic tablet shaped like Kudu's YCSB rowsets, at any size: `n`
+/// rowsets of 32 MiB over keys `user%019d`, placed uniformly at random,
+/// with widths drawn from the YCSB file's width distribution and scaled
+/// so that the average height is about 40, as in the file. The same `n`
+/// and `seed` give the same rowsets.
+pub fn ycsb_like(n: usize, seed: u64) -> Vec<RowsetInput> {
+    const SPACE: f64 = 1e19;
+    const HEIGHT: f64 = 40.0;
+    let mut state = seed;
+    let mut unit = move || {
+        // splitmix64, top 53 bits as a fraction in [0, 1).
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let width_factor = |u: f64| {
+        let k = YCSB_WIDTH_QUANTILES
+            .windows(2)
+            .position(|w| u < w[1].0)
+            .unwrap_or(YCSB_WIDTH_QUANTILES.len() - 2);
+        let ((q0, w0), (q1, w1)) = (YCSB_WIDTH_QUANTILES[k], YCSB_WIDTH_QUANTILES[k + 1]);
+        w0 + (w1 - w0) * (u - q0) / (q1 - q0)
+    };
+    // Mean of the factor over the piecewise-linear quantile function.
+    let mean_factor: f64 = YCSB_WIDTH_QUANTILES
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0)
+        .sum();
+    let median = HEIGHT / (n.max(1) as f64 * mean_factor);
+    (0..n)
+        .map(|_| {
+            let width = (median * width_factor(unit())).min(1.0);
+            let lo = unit() * (1.0 - width);
+            let key = |f: f64| format!("user{:019}", (f * SPACE) as u64).into_bytes();
+            RowsetInput::new(32 * MIB, key(lo), key(lo + width))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +232,19 @@ mod tests {
                 "{got}"
             );
         }
+    }
+
+    #[test]
+    fn ycsb_like_is_seeded_and_about_40_high() {
+        let a = ycsb_like(2_000, 7);
+        assert_eq!(a, ycsb_like(2_000, 7));
+        assert_ne!(a, ycsb_like(2_000, 8));
+        assert!(
+            a.iter()
+                .all(|r| r.min_key <= r.max_key && r.min_key.len() == 23)
+        );
+        let h = crate::planner::average_height(&a);
+        assert!((30.0..50.0).contains(&h), "average height {h}");
     }
 
     #[test]

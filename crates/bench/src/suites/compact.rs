@@ -1,6 +1,8 @@
-//! Compaction: the budgeted planner (struct-of-arrays; throughput in
-//! rowsets planned per second) against the
-//! 112-byte array-of-structs layout on Kudu-style inputs (TinyOverlap, and
+//! Compaction: the budgeted planner (struct-of-arrays, pruned and on all
+//! cores; throughput in rowsets planned per second) against Kudu's full
+//! sequential scan (`kudu-scan`, the same plan) and the same planner over
+//! the 112-byte array-of-structs layout, on Kudu-style inputs
+//! (TinyOverlap at 10,000 and 100,000 rowsets, a YCSB-like 100,000, and
 //! the YCSB rowsets of `../shared/data` when present), and the k-way merge
 //! of overlapping sorted Parquet files against DuckDB's
 //! `COPY (... ORDER BY id)` when DuckDB is installed.
@@ -10,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use strata_compact::planner::{self, PlannerOptions};
-use strata_compact::rowsets::{RowsetInput, parse_tsv, tiny_overlap};
+use strata_compact::rowsets::{RowsetInput, parse_tsv, tiny_overlap, ycsb_like};
 use strata_sort::merge::{MergeConfig, merge_files};
 use strata_testkit::synth::{Payload, SyntheticDataset, write_dataset};
 
@@ -33,13 +35,38 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
         Size::Tiny => 500,
         Size::Full => 10_000,
     };
-    let mut inputs: Vec<(String, Vec<RowsetInput>)> =
-        vec![(format!("plan TinyOverlap {n}, 128 MB"), tiny_overlap(n))];
+    let big = match cfg.size {
+        Size::Tiny => 2_000,
+        Size::Full => 100_000,
+    };
+    // (name, rowsets, whether Kudu's full scan runs too: it is quadratic,
+    // minutes at 100,000 rowsets).
+    let mut inputs: Vec<(String, Vec<RowsetInput>, bool)> = vec![
+        (
+            format!("plan TinyOverlap {n}, 128 MB"),
+            tiny_overlap(n),
+            true,
+        ),
+        (
+            format!("plan TinyOverlap {big}, 128 MB"),
+            tiny_overlap(big),
+            false,
+        ),
+        (
+            format!("plan YCSB-like {big}, 128 MB"),
+            ycsb_like(big, 1),
+            false,
+        ),
+    ];
     if let Ok(text) = std::fs::read_to_string(YCSB) {
         let rows = parse_tsv(&text).map_err(case_err)?;
-        inputs.push((format!("plan YCSB {} rowsets, 128 MB", rows.len()), rows));
+        inputs.push((
+            format!("plan YCSB {} rowsets, 128 MB", rows.len()),
+            rows,
+            true,
+        ));
     }
-    for (name, rowsets) in inputs {
+    for (name, rowsets, with_kudu) in inputs {
         let rowsets = Arc::new(rowsets);
         let opts = PlannerOptions::with_budget(128);
         let count = rowsets.len() as f64;
@@ -48,10 +75,23 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
             black_box(planner::plan(&r, &o));
             Ok(())
         }));
+        if with_kudu {
+            let r = rowsets.clone();
+            out.push(Case::new(
+                &name,
+                "kudu-scan",
+                Unit::Items,
+                count,
+                move || {
+                    black_box(planner::plan_reference(&r, &opts));
+                    Ok(())
+                },
+            ));
+        }
         out.push(Case::new(
             &name,
             "aos-layout",
-            Unit::Rows,
+            Unit::Items,
             count,
             move || {
                 black_box(planner::fat::plan(&rowsets, &opts));

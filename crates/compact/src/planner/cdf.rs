@@ -60,6 +60,9 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 
 /// The up-to-8 bytes of `key` after `start`, zero-padded, big-endian.
 fn tail_to_u64(key: &[u8], start: usize) -> u64 {
+    if let Some(head) = key.get(start..start.saturating_add(8)) {
+        return u64::from_be_bytes(head.try_into().expect("8 bytes"));
+    }
     let tail = key.get(start..).unwrap_or(&[]);
     let mut buf = [0u8; 8];
     let n = tail.len().min(8);
@@ -72,16 +75,31 @@ struct Span {
     prefix: usize,
     min_int: u64,
     max_int: u64,
+    /// `max_int - min_int` as f64; 0 for a rowset of no width.
+    range: f64,
 }
 
 impl Span {
     fn new(r: &RowsetInput) -> Self {
         let prefix = common_prefix(&r.min_key, &r.max_key);
+        let min_int = tail_to_u64(&r.min_key, prefix);
+        let max_int = tail_to_u64(&r.max_key, prefix);
         Self {
             prefix,
-            min_int: tail_to_u64(&r.min_key, prefix),
-            max_int: tail_to_u64(&r.max_key, prefix),
+            min_int,
+            max_int,
+            range: max_int.saturating_sub(min_int) as f64,
         }
+    }
+
+    /// [`fraction`](Self::fraction) from the range's ends already read
+    /// at this rowset's prefix.
+    #[inline]
+    fn fraction_of_tails(&self, lo: u64, hi: u64) -> f64 {
+        if self.min_int == self.max_int {
+            return 0.0;
+        }
+        hi.saturating_sub(lo) as f64 / self.range
     }
 
     /// Fraction of the rowset's key range that `[lo, hi]` covers, with the
@@ -91,14 +109,10 @@ impl Span {
         if self.min_int == self.max_int {
             return 0.0;
         }
-        let a = tail_to_u64(lo, self.prefix);
-        let b = tail_to_u64(hi, self.prefix);
-        b.saturating_sub(a) as f64 / self.max_int.saturating_sub(self.min_int) as f64
+        self.fraction_of_tails(tail_to_u64(lo, self.prefix), tail_to_u64(hi, self.prefix))
     }
 }
 
-/// `StringFractionInRange` for a rowset `[min, max]` and a sub-range
-/// `[lo, hi]` of it.
 /// Read access to one sorted order, whatever its memory layout.
 pub(crate) trait Order {
     fn len(&self) -> usize;
@@ -141,10 +155,58 @@ impl Order for Soa {
     }
 }
 
+/// `StringFractionInRange` for a rowset `[min, max]` and a sub-range
+/// `[lo, hi]` of it.
 #[cfg(test)]
 pub(crate) fn string_fraction_in_range(min: &[u8], max: &[u8], lo: &[u8], hi: &[u8]) -> f64 {
     let r = RowsetInput::new(0, min, max);
     Span::new(&r).fraction(lo, hi)
+}
+
+/// The endpoints of `inputs` as (input index, is STOP), sorted by key
+/// bytes, then input index, then START before STOP.
+///
+/// Sorts packed integers, not keys: the 8 key bytes after the prefix all
+/// keys share, big-endian and zero-padded, then the index and the kind.
+/// Those 8 bytes order two keys as their bytes do whenever they differ,
+/// so only runs that tie on them are re-sorted by the whole key.
+fn sorted_endpoints(inputs: &[RowsetInput]) -> Vec<(u32, bool)> {
+    let key_of = |i: usize, stop: bool| -> &[u8] {
+        let r = &inputs[i];
+        if stop { &r.max_key } else { &r.min_key }
+    };
+    let shared = inputs
+        .iter()
+        .flat_map(|r| [&r.min_key, &r.max_key])
+        .fold(None::<&[u8]>, |acc, k| match acc {
+            None => Some(k),
+            Some(a) => Some(&a[..common_prefix(a, k)]),
+        })
+        .map_or(0, <[u8]>::len);
+    let mut packed: Vec<u128> = Vec::with_capacity(2 * inputs.len());
+    for (i, r) in inputs.iter().enumerate() {
+        for (stop, key) in [(false, &r.min_key), (true, &r.max_key)] {
+            let head = u128::from(tail_to_u64(key, shared)) << 64;
+            packed.push(head | ((i as u128) << 1) | u128::from(stop));
+        }
+    }
+    packed.sort_unstable();
+    let unpack = |p: u128| ((p as u64 >> 1) as u32, p & 1 == 1);
+    let mut out: Vec<(u32, bool)> = packed.iter().map(|&p| unpack(p)).collect();
+    let mut a = 0;
+    while a < packed.len() {
+        let head = packed[a] >> 64;
+        let mut b = a + 1;
+        while b < packed.len() && packed[b] >> 64 == head {
+            b += 1;
+        }
+        if b - a > 1 {
+            // Stable: the run is already in (index, kind) order.
+            out[a..b].sort_by(|x, y| key_of(x.0 as usize, x.1).cmp(key_of(y.0 as usize, y.1)));
+        }
+        a = b;
+    }
+    out
 }
 
 /// Sweeps the endpoints of `inputs` (sorted by key bytes, then input index,
@@ -152,43 +214,51 @@ pub(crate) fn string_fraction_in_range(min: &[u8], max: &[u8], lo: &[u8], hi: &[
 /// values, values and densities under `rules`.
 pub(crate) fn prepare(inputs: &[RowsetInput], rules: &Rules) -> Prepared {
     let n = inputs.len();
-    // (input index, is_stop); key looked up in the cold inputs.
-    let mut endpoints: Vec<(u32, bool)> = Vec::with_capacity(2 * n);
-    for i in 0..n as u32 {
-        endpoints.push((i, false));
-        endpoints.push((i, true));
-    }
+    let endpoints = sorted_endpoints(inputs);
     let key_of = |&(i, stop): &(u32, bool)| -> &[u8] {
         let r = &inputs[i as usize];
         if stop { &r.max_key } else { &r.min_key }
     };
-    endpoints.sort_unstable_by(|a, b| {
-        key_of(a)
-            .cmp(key_of(b))
-            .then(a.0.cmp(&b.0))
-            .then(a.1.cmp(&b.1))
-    });
 
-    let spans: Vec<Span> = inputs.iter().map(Span::new).collect();
     let mut cdf_min = vec![0.0f64; n];
     let mut cdf_max = vec![0.0f64; n];
-    let mut active: Vec<u32> = Vec::new();
+    // The active rowsets: what the interval sum reads, copied into one
+    // contiguous vector (the inputs are scattered), and their ids.
+    let mut active: Vec<(Span, f64)> = Vec::new();
+    let mut active_id: Vec<u32> = Vec::new();
     let mut pos_in_active = vec![u32::MAX; n];
     let mut start_order: Vec<u32> = Vec::with_capacity(n);
     let mut stop_order: Vec<u32> = Vec::with_capacity(n);
     let mut total = 0.0f64;
     let mut weighted = 0.0f64;
     let mut prev: &[u8] = &[];
+    // Every active rowset reads the same two keys, each at its own prefix
+    // length: read each key once per prefix length, when those are short.
+    let longest_prefix = inputs
+        .iter()
+        .map(|r| common_prefix(&r.min_key, &r.max_key))
+        .max()
+        .unwrap_or(0);
+    let by_prefix = longest_prefix < 64;
+    let mut prev_tails = vec![0u64; if by_prefix { longest_prefix + 1 } else { 0 }];
+    let mut next_tails = prev_tails.clone();
 
     for ep in &endpoints {
         let next = key_of(ep);
         let mut interval = 0.0f64;
-        for &a in &active {
-            let a = a as usize;
-            interval += inputs[a].size_bytes as f64 * spans[a].fraction(prev, next);
-        }
-        for &a in &active {
-            cdf_max[a as usize] += interval;
+        if by_prefix {
+            for (p, t) in next_tails.iter_mut().enumerate() {
+                *t = tail_to_u64(next, p);
+            }
+            for (span, size) in &active {
+                let (lo, hi) = (prev_tails[span.prefix], next_tails[span.prefix]);
+                interval += size * span.fraction_of_tails(lo, hi);
+            }
+            std::mem::swap(&mut prev_tails, &mut next_tails);
+        } else {
+            for (span, size) in &active {
+                interval += size * span.fraction(prev, next);
+            }
         }
         weighted += active.len() as f64 * interval;
         total += interval;
@@ -197,17 +267,22 @@ pub(crate) fn prepare(inputs: &[RowsetInput], rules: &Rules) -> Prepared {
         let (i, stop) = *ep;
         let iu = i as usize;
         if stop {
+            // Kudu adds every interval to each active rowset's `cdf_max`,
+            // starting from `total` at its START: the same additions as
+            // `total`'s, so the same value.
+            cdf_max[iu] = total;
             let p = pos_in_active[iu] as usize;
             active.swap_remove(p);
-            if let Some(&moved) = active.get(p) {
+            active_id.swap_remove(p);
+            if let Some(&moved) = active_id.get(p) {
                 pos_in_active[moved as usize] = p as u32;
             }
             stop_order.push(i);
         } else {
             cdf_min[iu] = total;
-            cdf_max[iu] = total;
             pos_in_active[iu] = active.len() as u32;
-            active.push(i);
+            active.push((Span::new(&inputs[iu]), inputs[iu].size_bytes as f64));
+            active_id.push(i);
             start_order.push(i);
         }
     }
@@ -272,6 +347,41 @@ mod tests {
         // Keys equal in the 8 bytes after the prefix: zero width.
         assert_eq!(whole("aaaaaaaaaa", "aaaaaaaaaab", "aaaaaaaaaa"), 0.0);
         assert_eq!(tail_to_u64(b"ab", 5), 0);
+    }
+
+    /// The packed sort gives the order of sorting by whole keys, with keys
+    /// that share long prefixes, differ only past 8 bytes, end in zero
+    /// bytes, or are equal.
+    #[test]
+    fn endpoints_sort_as_whole_keys_do() {
+        let mut r = strata_gen::rng::RowRng::seeded(3);
+        for case in 0..200 {
+            let n = 1 + r.next_below(60) as usize;
+            let shared: Vec<u8> = (0..r.next_below(12)).map(|_| b'k').collect();
+            let mut key = || {
+                let mut k = shared.clone();
+                let len = r.next_below(14) as usize;
+                // Few distinct bytes, zero among them, so ties and
+                // prefixes are common.
+                k.extend((0..len).map(|_| [0u8, 1, b'a'][r.next_below(3) as usize]));
+                k
+            };
+            let inputs: Vec<RowsetInput> = (0..n)
+                .map(|_| {
+                    let (a, b) = (key(), key());
+                    RowsetInput::new(1, a.clone().min(b.clone()), a.max(b))
+                })
+                .collect();
+            let key_of = |&(i, stop): &(u32, bool)| -> &[u8] {
+                let r = &inputs[i as usize];
+                if stop { &r.max_key } else { &r.min_key }
+            };
+            let mut want: Vec<(u32, bool)> = (0..n as u32)
+                .flat_map(|i| [(i, false), (i, true)])
+                .collect();
+            want.sort_by(|a, b| key_of(a).cmp(key_of(b)).then(a.cmp(b)));
+            assert_eq!(sorted_endpoints(&inputs), want, "case {case}");
+        }
     }
 
     #[test]

@@ -107,7 +107,7 @@ pub fn plan(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
     } else {
         let by_min = fatten(inputs, &prepared.by_min);
         let by_max = fatten(inputs, &prepared.by_max);
-        super::run(&by_min, &by_max, opts)
+        super::run(&by_min, &by_max, opts, super::Scan::Pruned)
     };
     super::finish(inputs, &prepared, quality, picked)
 }

@@ -58,6 +58,17 @@ impl Rules {
         }
     }
 
+    /// `c` such that [`penalize`](Self::penalize)`(v, w) <= v - c·w` for
+    /// every value `v` and width `w >= 0`: the bound the planner prunes
+    /// with (see `envelope`).
+    pub(super) fn penalty_slope(&self) -> f64 {
+        match self {
+            Rules::Kudu2017 => SUPPORT_ADJUST_2017,
+            // v - w when v <= w, else v - 1.003·w < v - w.
+            Rules::Head { .. } => 1.0,
+        }
+    }
+
     /// A window's score: the picked value less the penalty for its width.
     pub(super) fn penalize(&self, sum_value: f64, union_width: f64) -> f64 {
         match self {

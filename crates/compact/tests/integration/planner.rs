@@ -5,7 +5,8 @@
 use std::time::Instant;
 
 use strata_compact::planner::{
-    self, Plan, PlannerOptions, Rules, average_height, fat, plan, plan_brute_force, size_mb,
+    self, Plan, PlannerOptions, Rules, average_height, fat, plan, plan_brute_force, plan_reference,
+    size_mb,
 };
 use strata_compact::rowsets::{
     RowsetInput, non_overlapping, parse_tsv, significant_overlap, tiny_overlap,
@@ -399,6 +400,9 @@ fn ycsb() {
         last = p.quality;
         let f = fat::plan(&inputs, &PlannerOptions::with_budget(budget));
         assert_eq!(f, p, "fat layout differs at budget {budget}");
+        let k = plan_reference(&inputs, &PlannerOptions::with_budget(budget));
+        assert_eq!(k.quality.to_bits(), p.quality.to_bits(), "budget {budget}");
+        assert_eq!(k, p, "Kudu's full scan differs at budget {budget}");
     }
     assert!(last > 0.0);
 }
@@ -490,6 +494,59 @@ fn fat_layout_matches_soa() {
             }
         }
     }
+}
+
+/// The pruned, parallel planner gives exactly the plan of Kudu's full
+/// sequential scan: random inputs from 2 to 1,000 rowsets (narrow and wide
+/// key spans, equal and mixed sizes, duplicated rowsets for ties), both
+/// rules, budgets from 1 to 128 MB, approximation ratios 1, Kudu's 1.05,
+/// 2 and 0.9, with and without the lower-bound short-circuit, and Kudu's
+/// test shapes.
+#[test]
+fn pruned_plan_equals_kudus_full_scan() {
+    let mut cases: Vec<Vec<RowsetInput>> = vec![
+        tiny_overlap(600),
+        significant_overlap(100),
+        non_overlapping(300),
+    ];
+    for seed in 0..36u64 {
+        let mut rng = RowRng::seeded(90_000 + seed);
+        let n = 2 + rng.next_below(500) as usize;
+        let span = [30, 10_000, 10_000_000][seed as usize % 3];
+        let max_mb = [1, 40, 200][(seed / 3) as usize % 3];
+        let mut inputs = random_inputs(&mut rng, n, span, max_mb);
+        if seed % 4 == 0 {
+            inputs.extend(inputs.clone());
+        }
+        cases.push(inputs);
+    }
+    let mut picked = 0;
+    for (c, inputs) in cases.iter().enumerate() {
+        for rules in [Rules::Kudu2017, Rules::head()] {
+            for (budget, ratio, short_circuit) in [
+                (1, 1.05, true),
+                (16, 1.0, false),
+                (128, f64::from(1.05f32), true),
+                (128, 2.0, true),
+                (64, 0.9, false),
+            ] {
+                let opts = PlannerOptions {
+                    budget_mb: budget,
+                    approximation_ratio: ratio,
+                    lower_bound_short_circuit: short_circuit,
+                    rules,
+                    ..PlannerOptions::default()
+                };
+                let p = plan(inputs, &opts);
+                let k = plan_reference(inputs, &opts);
+                let at = format!("case {c} ({} rowsets), {opts:?}", inputs.len());
+                assert_eq!(p.quality.to_bits(), k.quality.to_bits(), "{at}");
+                assert_eq!(p, k, "{at}");
+                picked += usize::from(p.quality > 0.0);
+            }
+        }
+    }
+    assert!(picked > 150, "too few plans pick anything: {picked}");
 }
 
 #[test]
