@@ -1011,8 +1011,9 @@ impl Writer for FsbWriter<'_> {
 struct BytesWriter<'a, O> {
     offsets: &'a [O],
     data: &'a [u8],
-    /// No value is longer than 32 bytes: use the branch-free encoder.
-    short: bool,
+    /// The longest value: up to 32 or 64 bytes, the branch-free encoders
+    /// take every value far enough from the end of `data`.
+    longest: usize,
     nulls: Option<&'a NullBuffer>,
     invert: u8,
     sentinel: u8,
@@ -1029,7 +1030,7 @@ fn bytes_writer<'a, T: ByteArrayType>(
     Box::new(BytesWriter {
         offsets,
         data: a.value_data(),
-        short: longest <= variable::SHORT_MAX,
+        longest,
         nulls: a.nulls().filter(|n| n.null_count() > 0),
         invert: invert_mask(opts),
         sentinel: null_sentinel(opts),
@@ -1065,8 +1066,13 @@ impl<O: OffsetSizeTrait> Writer for BytesWriter<'_, O> {
             let n = if (mask >> k) & 1 != 0 {
                 let (start, end) = (w[0].as_usize(), w[1].as_usize());
                 let len = end - start;
-                if self.short && len > 0 && start + variable::SHORT_MAX <= self.data.len() {
+                let room = self.data.len() - start;
+                if len == 0 || self.longest > variable::MEDIUM_MAX {
+                    variable::put_value(&mut out[p..], &self.data[start..end], self.invert)
+                } else if self.longest <= variable::SHORT_MAX && room >= variable::MEDIUM_MAX {
                     variable::put_short(&mut out[p..], &self.data[start..], len, self.invert)
+                } else if room >= variable::MEDIUM_MAX {
+                    variable::put_medium(&mut out[p..], &self.data[start..], len, self.invert)
                 } else {
                     variable::put_value(&mut out[p..], &self.data[start..end], self.invert)
                 }

@@ -31,11 +31,12 @@ pub(crate) const NULL_VALUE_SENTINEL: u8 = 0x03;
 /// Encoded length of a non-null value of `len` bytes.
 #[inline]
 pub(crate) fn encoded_len(len: usize) -> usize {
-    if len <= BLOCK_SIZE {
-        1 + len.div_ceil(MINI_BLOCK_SIZE) * (MINI_BLOCK_SIZE + 1)
-    } else {
-        MINI_BLOCK_COUNT + len.div_ceil(BLOCK_SIZE) * (BLOCK_SIZE + 1)
-    }
+    // Both arms are cheap; a branch would mispredict on mixed lengths.
+    std::hint::select_unpredictable(
+        len <= BLOCK_SIZE,
+        1 + len.div_ceil(MINI_BLOCK_SIZE) * (MINI_BLOCK_SIZE + 1),
+        MINI_BLOCK_COUNT + len.div_ceil(BLOCK_SIZE) * (BLOCK_SIZE + 1),
+    )
 }
 
 /// The last `r` (1..=8) bytes of `val`, zero-padded to 8.
@@ -119,43 +120,123 @@ pub(crate) fn put_value(out: &mut [u8], val: &[u8], invert: u8) -> usize {
 
 /// The longest value [`put_short`] encodes.
 pub(crate) const SHORT_MAX: usize = BLOCK_SIZE;
+/// The longest value [`put_medium`] encodes.
+pub(crate) const MEDIUM_MAX: usize = 2 * BLOCK_SIZE;
+
+/// 64 bytes of 0xFF then 64 zero bytes: the 8 bytes at `64 - len + at`
+/// mask the word at byte `at` of a value of `len` bytes (at most 64), with
+/// one load and no arithmetic on the length.
+static KEEP_BYTES: [u8; 2 * MEDIUM_MAX] = {
+    let mut k = [0u8; 2 * MEDIUM_MAX];
+    let mut i = 0;
+    while i < MEDIUM_MAX {
+        k[i] = 0xFF;
+        i += 1;
+    }
+    k
+};
+
+/// `MARKERS[len]`: the markers after the four mini-blocks of a value of
+/// `len` bytes (little-endian, mini-block 0 lowest): a continuation when
+/// more bytes follow, else how many bytes the mini-block holds.
+static MARKERS: [u32; MEDIUM_MAX + 1] = {
+    let mut m = [0u32; MEDIUM_MAX + 1];
+    let mut len = 0;
+    while len <= MEDIUM_MAX {
+        let mut i = 0;
+        while i < MINI_BLOCK_COUNT {
+            let marker = if len > 8 * (i + 1) {
+                BLOCK_CONTINUATION as u32
+            } else if len > 8 * i {
+                (len - 8 * i) as u32
+            } else {
+                0
+            };
+            m[len] |= marker << (8 * i);
+            i += 1;
+        }
+        len += 1;
+    }
+    m
+};
+
+/// The 8-byte word of `src` at `at`, with only the bytes of a value of
+/// `len` bytes kept, inverted by `inv64`.
+#[inline(always)]
+fn masked_word(src: &[u8; MEDIUM_MAX], at: usize, len: usize, inv64: u64) -> [u8; 8] {
+    let word = u64::from_le_bytes(src[at..at + 8].try_into().expect("8 bytes"));
+    let k = MEDIUM_MAX - len + at;
+    let keep = u64::from_le_bytes(KEEP_BYTES[k..k + 8].try_into().expect("8 bytes"));
+    ((word & keep) ^ inv64).to_le_bytes()
+}
+
+/// Writes the header byte and the four mini-blocks of a value of `len`
+/// (1 to 64) bytes whose encoding is `total` bytes, without
+/// data-dependent branches. Mini-blocks the value does not have are
+/// written over the slot of its last one, which is written after them
+/// (they go in descending order), so nothing lands outside `out[..total]`.
+#[inline(always)]
+fn put_minis(out: &mut [u8], src: &[u8; MEDIUM_MAX], len: usize, total: usize, invert: u8) {
+    let out = &mut out[..total];
+    let inv64 = u64::from_ne_bytes([invert; 8]);
+    let markers = (MARKERS[len] ^ u32::from_ne_bytes([invert; 4])).to_le_bytes();
+    out[0] = NON_EMPTY_SENTINEL ^ invert;
+    let last = total - (MINI_BLOCK_SIZE + 1);
+    for i in (0..MINI_BLOCK_COUNT).rev() {
+        let at = (1 + 9 * i).min(last);
+        out[at..at + 8].copy_from_slice(&masked_word(src, 8 * i, len, inv64));
+        out[at + 8] = markers[i];
+    }
+}
 
 /// Writes a non-null value of 1 to 32 bytes without data-dependent
-/// branches and returns its length (`encoded_len(len)`): all four
-/// mini-blocks are computed, and those past the value's last go to a dummy
-/// buffer instead of `out`. Random string lengths would otherwise cost a
-/// branch misprediction per value.
+/// branches and returns its length (`encoded_len(len)`). Random string
+/// lengths would otherwise cost a branch misprediction per value.
 ///
-/// `src` must hold the value and at least 32 bytes from its start (bytes
+/// `src` must hold the value and at least 64 bytes from its start (bytes
 /// past the value are read and masked off); `out` must hold
 /// `encoded_len(len)` bytes.
 #[inline(always)]
 pub(crate) fn put_short(out: &mut [u8], src: &[u8], len: usize, invert: u8) -> usize {
     debug_assert!((1..=SHORT_MAX).contains(&len));
-    let src: &[u8; SHORT_MAX] = src[..SHORT_MAX].try_into().expect("32 bytes");
-    let minis = len.div_ceil(MINI_BLOCK_SIZE);
-    let total = 1 + minis * (MINI_BLOCK_SIZE + 1);
-    let out = &mut out[..total];
+    let src: &[u8; MEDIUM_MAX] = src[..MEDIUM_MAX].try_into().expect("64 bytes");
+    let total = 1 + len.div_ceil(MINI_BLOCK_SIZE) * (MINI_BLOCK_SIZE + 1);
+    put_minis(out, src, len, total, invert);
+    total
+}
+
+/// Writes a non-null value of 1 to 64 bytes without data-dependent
+/// branches and returns its length (`encoded_len(len)`): the 32-byte
+/// block that a value of 33 to 64 bytes has is computed for every value
+/// and, for shorter ones, written over the slot of the last mini-block,
+/// which [`put_minis`] writes afterwards. Strings of mixed short and
+/// longer lengths would otherwise mispredict a branch per value.
+///
+/// `src` must hold the value and at least 64 bytes from its start (bytes
+/// past the value are read and masked off); `out` must hold
+/// `encoded_len(len)` bytes.
+#[inline(always)]
+pub(crate) fn put_medium(out: &mut [u8], src: &[u8], len: usize, invert: u8) -> usize {
+    debug_assert!((1..=MEDIUM_MAX).contains(&len));
+    let src: &[u8; MEDIUM_MAX] = src[..MEDIUM_MAX].try_into().expect("64 bytes");
+    let long = len > SHORT_MAX;
+    let short_total = 1 + len.min(SHORT_MAX).div_ceil(MINI_BLOCK_SIZE) * (MINI_BLOCK_SIZE + 1);
+    const LONG_TOTAL: usize = 1 + MINI_BLOCK_COUNT * (MINI_BLOCK_SIZE + 1) + BLOCK_SIZE + 1;
+    let total = std::hint::select_unpredictable(long, LONG_TOTAL, short_total);
+    let rest = len.saturating_sub(SHORT_MAX);
     let inv64 = u64::from_ne_bytes([invert; 8]);
-    let mut dummy = [0u8; MINI_BLOCK_SIZE + 1];
-    out[0] = NON_EMPTY_SENTINEL ^ invert;
-    for i in 0..MINI_BLOCK_COUNT {
-        let used = len.saturating_sub(8 * i).min(8);
-        let word = u64::from_le_bytes(src[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-        let keep = ((1u128 << (8 * used)) - 1) as u64;
-        let marker = if len > 8 * (i + 1) {
-            BLOCK_CONTINUATION
-        } else {
-            used as u8
-        };
-        let block: &mut [u8] = if i < minis {
-            &mut out[1 + 9 * i..10 + 9 * i]
-        } else {
-            &mut dummy[..]
-        };
-        block[..8].copy_from_slice(&((word & keep) ^ inv64).to_le_bytes());
-        block[8] = marker ^ invert;
+    let spare = total - (MINI_BLOCK_SIZE + 1);
+    {
+        let out = &mut out[..total];
+        const BLOCK_AT: usize = 1 + MINI_BLOCK_COUNT * (MINI_BLOCK_SIZE + 1);
+        for j in 0..BLOCK_SIZE / 8 {
+            let at = std::hint::select_unpredictable(long, BLOCK_AT + 8 * j, spare);
+            out[at..at + 8].copy_from_slice(&masked_word(src, SHORT_MAX + 8 * j, len, inv64));
+        }
+        let at = std::hint::select_unpredictable(long, BLOCK_AT + BLOCK_SIZE, spare);
+        out[at] = rest as u8 ^ invert;
     }
+    put_minis(out, src, len, total, invert);
     total
 }
 
@@ -254,6 +335,29 @@ mod tests {
                 assert!(valid);
                 assert_eq!(used, n);
                 assert_eq!(back, val);
+            }
+        }
+    }
+
+    /// The branch-free encoders write exactly what `put_value` writes, for
+    /// every length they take, both orders, with other bytes after the
+    /// value in the source.
+    #[test]
+    fn branch_free_encoders_match_put_value() {
+        let src: Vec<u8> = (0..200u32).map(|b| (b * 151 + 7) as u8).collect();
+        for len in 1..=MEDIUM_MAX {
+            for invert in [0, 0xFF] {
+                let mut want = vec![0; 100];
+                let n = put_value(&mut want, &src[..len], invert);
+                let mut got = vec![0xAA; 100];
+                assert_eq!(put_medium(&mut got, &src, len, invert), n, "len {len}");
+                assert_eq!(got[..n], want[..n], "medium, len {len}, invert {invert}");
+                assert!(got[n..].iter().all(|&b| b == 0xAA), "wrote past the value");
+                if len <= SHORT_MAX {
+                    let mut got = vec![0xAA; 100];
+                    assert_eq!(put_short(&mut got, &src, len, invert), n, "len {len}");
+                    assert_eq!(got[..n], want[..n], "short, len {len}, invert {invert}");
+                }
             }
         }
     }

@@ -65,6 +65,21 @@ impl Rng {
             .map(|_| ['a', 'b', 'z', '~'][self.below(4) as usize])
             .collect()
     }
+    /// Strings of 0 to 64 bytes (some multi-byte characters), the
+    /// branch-free medium encoder's range.
+    fn medium_string(&mut self) -> String {
+        let chars = self.below(61) as usize;
+        (0..chars)
+            .map(|_| ['a', 'b', 'é', 'z', '~'][self.below(5) as usize])
+            .take_while({
+                let mut bytes = 0;
+                move |c| {
+                    bytes += c.len_utf8();
+                    bytes <= 64
+                }
+            })
+            .collect()
+    }
     fn string(&mut self) -> String {
         let len = [0, 1, 3, 8, 9, 12, 13, 31, 32, 33, 70][self.below(11) as usize];
         (0..len)
@@ -188,6 +203,11 @@ fn array(kind: &str, n: usize, rng: &mut Rng, null_rate: f64) -> ArrayRef {
         "utf8_short" => Arc::new(StringArray::from(
             (0..n)
                 .map(|_| (!rng.chance(null_rate)).then(|| rng.short_string()))
+                .collect::<Vec<_>>(),
+        )),
+        "utf8_medium" => Arc::new(StringArray::from(
+            (0..n)
+                .map(|_| (!rng.chance(null_rate)).then(|| rng.medium_string()))
                 .collect::<Vec<_>>(),
         )),
         "large_utf8" => Arc::new(LargeStringArray::from(
@@ -344,6 +364,7 @@ const KINDS: &[&str] = &[
     "interval_mdn",
     "utf8",
     "utf8_short",
+    "utf8_medium",
     "large_utf8",
     "utf8_view",
     "binary",
