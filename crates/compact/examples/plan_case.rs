@@ -8,7 +8,11 @@
 //!
 //! `ycsb` reads `/work/shared/data/kudu-ycsb-rowsets.tsv` (relative to the
 //! crate: `../../../shared/data/`) and exits with status 2 when it is
-//! absent; `tiny` is Kudu's TinyOverlap shape with 10,000 rowsets.
+//! absent; `tiny` is Kudu's TinyOverlap shape with 10,000 rowsets,
+//! `tiny100k` the same with 100,000, and `ycsb100k` 100,000 rowsets
+//! shaped like the YCSB file's (`rowsets::ycsb_like`, seed 1). `kudu` runs
+//! Kudu's full sequential scan (`planner::plan_reference`), `soa` and
+//! `fat` the pruned planner over the two layouts.
 
 use std::hint::black_box;
 use std::process::ExitCode;
