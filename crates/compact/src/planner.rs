@@ -95,24 +95,22 @@ pub use options::{
 /// [`crate::rowsets::parse_tsv`] and [`crate::dataset::rowsets`] refuse
 /// such inputs with an error.
 pub fn plan(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
-    let prepared = cdf::prepare(inputs, &opts.rules);
-    let (quality, picked) = if inputs.len() < 2 {
-        (0.0, Vec::new())
-    } else {
-        run(&prepared.by_min, &prepared.by_max, opts, Scan::Pruned)
-    };
-    finish(inputs, &prepared, quality, picked)
+    plan_with(inputs, opts, Scan::Pruned)
 }
 
 /// [`plan`] computed as Kudu computes it: every window, window starts in
 /// order on one thread. The plan is identical; this is the reference that
 /// tests and benchmarks hold [`plan`] against.
 pub fn plan_reference(inputs: &[RowsetInput], opts: &PlannerOptions) -> Plan {
+    plan_with(inputs, opts, Scan::Kudu)
+}
+
+fn plan_with(inputs: &[RowsetInput], opts: &PlannerOptions, scan: Scan) -> Plan {
     let prepared = cdf::prepare(inputs, &opts.rules);
     let (quality, picked) = if inputs.len() < 2 {
         (0.0, Vec::new())
     } else {
-        run(&prepared.by_min, &prepared.by_max, opts, Scan::Kudu)
+        run(&prepared.by_min, &prepared.by_max, opts, scan)
     };
     finish(inputs, &prepared, quality, picked)
 }
