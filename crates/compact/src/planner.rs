@@ -417,14 +417,10 @@ fn pass1_pruned<O: Order + ?Sized + Sync>(
             },
         )
         .collect();
-    let mut scans: Vec<Option<StartScan>> = (0..n).map(|_| None).collect();
-    for (i, scan) in scanned {
-        scans[i as usize] = Some(scan);
-    }
-    let scans: Vec<StartScan> = scans
-        .into_iter()
-        .map(|s| s.expect("every start scanned"))
-        .collect();
+    // Back in start order: every start once, so sorting by it suffices.
+    let mut scanned = scanned;
+    scanned.sort_unstable_by_key(|&(i, _)| i);
+    let scans: Vec<StartScan> = scanned.into_iter().map(|(_, scan)| scan).collect();
     let mut best_value = 0.0f64;
     let mut winner: Option<(usize, usize, usize)> = None;
     for (i, scan) in scans.iter().enumerate() {

@@ -143,12 +143,9 @@ pub fn ycsb_like(n: usize, seed: u64) -> Vec<RowsetInput> {
     const HEIGHT: f64 = 40.0;
     let mut state = seed;
     let mut unit = move || {
-        // splitmix64, top 53 bits as a fraction in [0, 1).
+        // SplitMix64 from `seed`, top 53 bits as a fraction in [0, 1).
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        (strata_gen::rng::mix64(state) >> 11) as f64 / (1u64 << 53) as f64
     };
     let width_factor = |u: f64| {
         let k = YCSB_WIDTH_QUANTILES

@@ -71,6 +71,7 @@ fn tail_to_u64(key: &[u8], start: usize) -> u64 {
 }
 
 /// What the sweep keeps per rowset to evaluate `StringFractionInRange`.
+#[derive(Clone)]
 struct Span {
     prefix: usize,
     min_int: u64,
@@ -163,6 +164,13 @@ pub(crate) fn string_fraction_in_range(min: &[u8], max: &[u8], lo: &[u8], hi: &[
     Span::new(&r).fraction(lo, hi)
 }
 
+/// The key of endpoint `(i, stop)`: input `i`'s max key for a STOP, else
+/// its min key.
+fn endpoint_key(inputs: &[RowsetInput], (i, stop): (u32, bool)) -> &[u8] {
+    let r = &inputs[i as usize];
+    if stop { &r.max_key } else { &r.min_key }
+}
+
 /// The endpoints of `inputs` as (input index, is STOP), sorted by key
 /// bytes, then input index, then START before STOP.
 ///
@@ -171,10 +179,6 @@ pub(crate) fn string_fraction_in_range(min: &[u8], max: &[u8], lo: &[u8], hi: &[
 /// Those 8 bytes order two keys as their bytes do whenever they differ,
 /// so only runs that tie on them are re-sorted by the whole key.
 fn sorted_endpoints(inputs: &[RowsetInput]) -> Vec<(u32, bool)> {
-    let key_of = |i: usize, stop: bool| -> &[u8] {
-        let r = &inputs[i];
-        if stop { &r.max_key } else { &r.min_key }
-    };
     let shared = inputs
         .iter()
         .flat_map(|r| [&r.min_key, &r.max_key])
@@ -202,7 +206,7 @@ fn sorted_endpoints(inputs: &[RowsetInput]) -> Vec<(u32, bool)> {
         }
         if b - a > 1 {
             // Stable: the run is already in (index, kind) order.
-            out[a..b].sort_by(|x, y| key_of(x.0 as usize, x.1).cmp(key_of(y.0 as usize, y.1)));
+            out[a..b].sort_by(|&x, &y| endpoint_key(inputs, x).cmp(endpoint_key(inputs, y)));
         }
         a = b;
     }
@@ -215,10 +219,7 @@ fn sorted_endpoints(inputs: &[RowsetInput]) -> Vec<(u32, bool)> {
 pub(crate) fn prepare(inputs: &[RowsetInput], rules: &Rules) -> Prepared {
     let n = inputs.len();
     let endpoints = sorted_endpoints(inputs);
-    let key_of = |&(i, stop): &(u32, bool)| -> &[u8] {
-        let r = &inputs[i as usize];
-        if stop { &r.max_key } else { &r.min_key }
-    };
+    let spans: Vec<Span> = inputs.iter().map(Span::new).collect();
 
     let mut cdf_min = vec![0.0f64; n];
     let mut cdf_max = vec![0.0f64; n];
@@ -234,17 +235,13 @@ pub(crate) fn prepare(inputs: &[RowsetInput], rules: &Rules) -> Prepared {
     let mut prev: &[u8] = &[];
     // Every active rowset reads the same two keys, each at its own prefix
     // length: read each key once per prefix length, when those are short.
-    let longest_prefix = inputs
-        .iter()
-        .map(|r| common_prefix(&r.min_key, &r.max_key))
-        .max()
-        .unwrap_or(0);
+    let longest_prefix = spans.iter().map(|s| s.prefix).max().unwrap_or(0);
     let by_prefix = longest_prefix < 64;
     let mut prev_tails = vec![0u64; if by_prefix { longest_prefix + 1 } else { 0 }];
     let mut next_tails = prev_tails.clone();
 
-    for ep in &endpoints {
-        let next = key_of(ep);
+    for &ep in &endpoints {
+        let next = endpoint_key(inputs, ep);
         let mut interval = 0.0f64;
         if by_prefix {
             for (p, t) in next_tails.iter_mut().enumerate() {
@@ -264,7 +261,7 @@ pub(crate) fn prepare(inputs: &[RowsetInput], rules: &Rules) -> Prepared {
         total += interval;
         prev = next;
 
-        let (i, stop) = *ep;
+        let (i, stop) = ep;
         let iu = i as usize;
         if stop {
             // Kudu adds every interval to each active rowset's `cdf_max`,
@@ -281,7 +278,7 @@ pub(crate) fn prepare(inputs: &[RowsetInput], rules: &Rules) -> Prepared {
         } else {
             cdf_min[iu] = total;
             pos_in_active[iu] = active.len() as u32;
-            active.push((Span::new(&inputs[iu]), inputs[iu].size_bytes as f64));
+            active.push((spans[iu].clone(), inputs[iu].size_bytes as f64));
             active_id.push(i);
             start_order.push(i);
         }
@@ -372,14 +369,14 @@ mod tests {
                     RowsetInput::new(1, a.clone().min(b.clone()), a.max(b))
                 })
                 .collect();
-            let key_of = |&(i, stop): &(u32, bool)| -> &[u8] {
-                let r = &inputs[i as usize];
-                if stop { &r.max_key } else { &r.min_key }
-            };
             let mut want: Vec<(u32, bool)> = (0..n as u32)
                 .flat_map(|i| [(i, false), (i, true)])
                 .collect();
-            want.sort_by(|a, b| key_of(a).cmp(key_of(b)).then(a.cmp(b)));
+            want.sort_by(|&a, &b| {
+                endpoint_key(&inputs, a)
+                    .cmp(endpoint_key(&inputs, b))
+                    .then(a.cmp(&b))
+            });
             assert_eq!(sorted_endpoints(&inputs), want, "case {case}");
         }
     }
