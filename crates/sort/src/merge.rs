@@ -338,18 +338,23 @@ fn output_properties(
         WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::default()));
     if let Some(rg) = md.row_groups().first() {
         for col in rg.columns() {
-            let Some(stats) = col.page_encoding_stats() else {
+            // The reader keeps the data pages' encodings as a mask unless
+            // asked for the full statistics; either form tells.
+            let dictionary =
+                |e: &Encoding| matches!(e, Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY);
+            let plain_data = if let Some(mask) = col.page_encoding_stats_mask() {
+                mask.encodings().any(|e| !dictionary(&e))
+            } else if let Some(stats) = col.page_encoding_stats() {
+                stats.iter().any(|s| {
+                    matches!(
+                        s.page_type,
+                        parquet::basic::PageType::DATA_PAGE
+                            | parquet::basic::PageType::DATA_PAGE_V2
+                    ) && !dictionary(&s.encoding)
+                })
+            } else {
                 continue;
             };
-            let plain_data = stats.iter().any(|s| {
-                matches!(
-                    s.page_type,
-                    parquet::basic::PageType::DATA_PAGE | parquet::basic::PageType::DATA_PAGE_V2
-                ) && !matches!(
-                    s.encoding,
-                    Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
-                )
-            });
             if plain_data {
                 props = props.set_column_dictionary_enabled(col.column_path().clone(), false);
             }

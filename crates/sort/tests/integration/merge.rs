@@ -359,3 +359,68 @@ fn dictionaries_past_256_values_together_still_merge() {
         assert_eq!(g, w, "{threads} threads");
     }
 }
+
+/// A column whose input pages fell back from dictionary to `PLAIN` (too
+/// many distinct values for the dictionary page) is written `PLAIN` from
+/// the start, not tried as a dictionary again; a column of few values
+/// keeps its dictionary.
+#[test]
+fn columns_the_input_gave_up_on_are_written_plain() {
+    use parquet::basic::Encoding;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("unique", DataType::Utf8, false),
+        Field::new("few", DataType::Utf8, false),
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<_> = (0..2)
+        .map(|f| {
+            let keys: Vec<i64> = (0..4000).map(|i| 2 * i + f).collect();
+            let unique: Vec<String> = keys.iter().map(|k| format!("value-{k:08}")).collect();
+            let few: Vec<String> = keys.iter().map(|k| format!("kind-{}", k % 5)).collect();
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(Int64Array::from(keys)) as ArrayRef,
+                    Arc::new(StringArray::from(unique)),
+                    Arc::new(StringArray::from(few)),
+                ],
+            )
+            .unwrap();
+            let props = WriterProperties::builder()
+                .set_dictionary_page_size_limit(4096)
+                .set_data_page_row_count_limit(500)
+                .set_write_batch_size(500)
+                .build();
+            let p = dir.path().join(format!("in-{f}.parquet"));
+            let mut w =
+                ArrowWriter::try_new(File::create(&p).unwrap(), schema.clone(), Some(props))
+                    .unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            p
+        })
+        .collect();
+    let encodings = |path: &Path, column: usize| -> Vec<Encoding> {
+        let r = parquet::file::reader::SerializedFileReader::new(File::open(path).unwrap());
+        let md = parquet::file::reader::FileReader::metadata(&r.unwrap()).clone();
+        md.row_group(0).column(column).encodings().collect()
+    };
+    // The inputs' `unique` pages start as dictionary pages and fall back.
+    let input = encodings(&paths[0], 1);
+    assert!(input.contains(&Encoding::RLE_DICTIONARY) && input.contains(&Encoding::PLAIN));
+    let out = tempfile::tempdir().unwrap();
+    let cfg = MergeConfig {
+        key: vec!["k".into()],
+        target_file_bytes: u64::MAX,
+        threads: 1,
+        ..MergeConfig::default()
+    };
+    let files = merge_files(&paths, out.path(), &|n| format!("o-{n}.parquet"), &cfg).unwrap();
+    assert_eq!(files.len(), 1);
+    let (unique, few) = (encodings(&files[0].path, 1), encodings(&files[0].path, 2));
+    assert!(!unique.contains(&Encoding::RLE_DICTIONARY), "{unique:?}");
+    assert!(few.contains(&Encoding::RLE_DICTIONARY), "{few:?}");
+    let got = read_batches(&files[0].path).unwrap();
+    assert_eq!(got.iter().map(|b| b.num_rows()).sum::<usize>(), 8000);
+}
