@@ -1024,9 +1024,12 @@ fn bytes_writer<'a, T: ByteArrayType>(
     opts: SortOptions,
 ) -> Box<dyn Writer + 'a> {
     let offsets = a.value_offsets();
-    let longest = offsets
-        .windows(2)
-        .fold(0, |m, w| m.max((w[1] - w[0]).as_usize()));
+    // Two shifted slices rather than windows: the loop vectorises.
+    let n = offsets.len().saturating_sub(1);
+    let longest = offsets[1..]
+        .iter()
+        .zip(&offsets[..n])
+        .fold(0, |m, (e, s)| m.max(e.as_usize() - s.as_usize()));
     Box::new(BytesWriter {
         offsets,
         data: a.value_data(),
@@ -1043,36 +1046,84 @@ impl<O: OffsetSizeTrait> Writer for BytesWriter<'_, O> {
     }
 
     fn add_lengths(&self, lens: &mut [usize]) {
-        let it = lens.iter_mut().zip(self.offsets.windows(2));
+        let n = lens.len();
+        let len = |e: &O, s: &O| variable::encoded_len(e.as_usize() - s.as_usize());
+        let (ends, starts) = (&self.offsets[1..=n], &self.offsets[..n]);
         match self.nulls {
-            None => it.for_each(|(l, w)| *l += variable::encoded_len((w[1] - w[0]).as_usize())),
-            Some(n) => it.zip(n.iter()).for_each(|((l, w), valid)| {
-                *l += if valid {
-                    variable::encoded_len((w[1] - w[0]).as_usize())
-                } else {
-                    1
+            None => {
+                for ((l, e), s) in lens.iter_mut().zip(ends).zip(starts) {
+                    *l += len(e, s);
                 }
-            }),
+            }
+            // Validity a word at a time, and a select, not a branch: nulls
+            // fall at random.
+            Some(nulls) => {
+                for (c, lens) in lens.chunks_mut(64).enumerate() {
+                    let at = 64 * c;
+                    let mask = load_bits(nulls.validity(), nulls.offset() + at, lens.len());
+                    let rows = ends[at..].iter().zip(&starts[at..]);
+                    for (k, (l, (e, s))) in lens.iter_mut().zip(rows).enumerate() {
+                        *l += std::hint::select_unpredictable((mask >> k) & 1 != 0, len(e, s), 1);
+                    }
+                }
+            }
         }
     }
 
     fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        if self.longest <= variable::SHORT_MAX {
+            self.write_values::<false>(out, cur, off, rows);
+        } else {
+            self.write_values::<true>(out, cur, off, rows);
+        }
+    }
+}
+
+impl<O: OffsetSizeTrait> BytesWriter<'_, O> {
+    /// [`Writer::write`], with `BLOCK` telling whether values may pass 32
+    /// bytes. Values of at most 64 bytes that have 64 readable bytes from
+    /// their start, written where their longest possible encoding fits,
+    /// take the branch-free encoder; others (and empty ones) the general
+    /// one.
+    #[inline(always)]
+    fn write_values<const BLOCK: bool>(
+        &self,
+        out: &mut [u8],
+        cur: &mut [usize],
+        off: usize,
+        rows: Range<usize>,
+    ) {
         let offsets = &self.offsets[rows.start..=rows.end];
         let mask = self.nulls.map_or(u64::MAX, |n| {
             load_bits(n.validity(), n.offset() + rows.start, rows.len())
         });
+        let fast = self.longest <= variable::MEDIUM_MAX;
+        // The branch-free encoder's reach: values starting at or before
+        // `last_src`, written at or before `last_dst`.
+        let last_src = self.data.len().checked_sub(variable::MEDIUM_MAX);
+        let last_dst = out.len().checked_sub(variable::LONG_TOTAL);
         for (k, (c, w)) in cur.iter_mut().zip(offsets.windows(2)).enumerate() {
             let p = *c + off;
             let n = if (mask >> k) & 1 != 0 {
                 let (start, end) = (w[0].as_usize(), w[1].as_usize());
                 let len = end - start;
-                let room = self.data.len() - start;
-                if len == 0 || self.longest > variable::MEDIUM_MAX {
-                    variable::put_value(&mut out[p..], &self.data[start..end], self.invert)
-                } else if self.longest <= variable::SHORT_MAX && room >= variable::MEDIUM_MAX {
-                    variable::put_short(&mut out[p..], &self.data[start..], len, self.invert)
-                } else if room >= variable::MEDIUM_MAX {
-                    variable::put_medium(&mut out[p..], &self.data[start..], len, self.invert)
+                if fast
+                    && len != 0
+                    && last_src.is_some_and(|l| start <= l)
+                    && last_dst.is_some_and(|l| p <= l)
+                {
+                    // SAFETY: `1 <= len <= longest <= 64` (32 without
+                    // `BLOCK`); `data[start..]` has 64 bytes (`start <=
+                    // data.len() - 64`) and `out[p..]` at least
+                    // `LONG_TOTAL >= encoded_len(len)`.
+                    unsafe {
+                        variable::put_medium_raw::<BLOCK>(
+                            out.as_mut_ptr().add(p),
+                            self.data.as_ptr().add(start),
+                            len,
+                            self.invert,
+                        )
+                    }
                 } else {
                     variable::put_value(&mut out[p..], &self.data[start..end], self.invert)
                 }

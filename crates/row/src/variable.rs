@@ -160,84 +160,131 @@ static MARKERS: [u32; MEDIUM_MAX + 1] = {
     m
 };
 
-/// The 8-byte word of `src` at `at`, with only the bytes of a value of
-/// `len` bytes kept, inverted by `inv64`.
-#[inline(always)]
-fn masked_word(src: &[u8; MEDIUM_MAX], at: usize, len: usize, inv64: u64) -> [u8; 8] {
-    let word = u64::from_le_bytes(src[at..at + 8].try_into().expect("8 bytes"));
-    let k = MEDIUM_MAX - len + at;
-    let keep = u64::from_le_bytes(KEEP_BYTES[k..k + 8].try_into().expect("8 bytes"));
-    ((word & keep) ^ inv64).to_le_bytes()
-}
+/// Encoded length of a value of 33 to 64 bytes: the header, four full
+/// mini-blocks and one 32-byte block, each with its marker.
+pub(crate) const LONG_TOTAL: usize = 1 + MINI_BLOCK_COUNT * (MINI_BLOCK_SIZE + 1) + BLOCK_SIZE + 1;
 
-/// Writes the header byte and the four mini-blocks of a value of `len`
-/// (1 to 64) bytes whose encoding is `total` bytes, without
-/// data-dependent branches. Mini-blocks the value does not have are
-/// written over the slot of its last one, which is written after them
-/// (they go in descending order), so nothing lands outside `out[..total]`.
-#[inline(always)]
-fn put_minis(out: &mut [u8], src: &[u8; MEDIUM_MAX], len: usize, total: usize, invert: u8) {
-    let out = &mut out[..total];
-    let inv64 = u64::from_ne_bytes([invert; 8]);
-    let markers = (MARKERS[len] ^ u32::from_ne_bytes([invert; 4])).to_le_bytes();
-    out[0] = NON_EMPTY_SENTINEL ^ invert;
-    let last = total - (MINI_BLOCK_SIZE + 1);
-    for i in (0..MINI_BLOCK_COUNT).rev() {
-        let at = (1 + 9 * i).min(last);
-        out[at..at + 8].copy_from_slice(&masked_word(src, 8 * i, len, inv64));
-        out[at + 8] = markers[i];
-    }
-}
-
-/// Writes a non-null value of 1 to 32 bytes without data-dependent
-/// branches and returns its length (`encoded_len(len)`). Random string
-/// lengths would otherwise cost a branch misprediction per value.
+/// Writes a non-null value of `len` (1 to 64; 1 to 32 unless `BLOCK`)
+/// bytes without data-dependent branches and returns its length
+/// (`encoded_len(len)`). Random string lengths would otherwise cost a
+/// branch misprediction per value.
 ///
-/// `src` must hold the value and at least 64 bytes from its start (bytes
-/// past the value are read and masked off); `out` must hold
-/// `encoded_len(len)` bytes.
-#[inline(always)]
-pub(crate) fn put_short(out: &mut [u8], src: &[u8], len: usize, invert: u8) -> usize {
-    debug_assert!((1..=SHORT_MAX).contains(&len));
-    let src: &[u8; MEDIUM_MAX] = src[..MEDIUM_MAX].try_into().expect("64 bytes");
-    let total = 1 + len.div_ceil(MINI_BLOCK_SIZE) * (MINI_BLOCK_SIZE + 1);
-    put_minis(out, src, len, total, invert);
-    total
-}
-
-/// Writes a non-null value of 1 to 64 bytes without data-dependent
-/// branches and returns its length (`encoded_len(len)`): the 32-byte
-/// block that a value of 33 to 64 bytes has is computed for every value
-/// and, for shorter ones, written over the slot of the last mini-block,
-/// which [`put_minis`] writes afterwards. Strings of mixed short and
-/// longer lengths would otherwise mispredict a branch per value.
+/// Each 8-byte word of the value is loaded whole and the bytes past its
+/// end masked off (one load from [`KEEP_BYTES`]). With `BLOCK`, the
+/// 32-byte block that a value of 33 to 64 bytes has is computed for every
+/// value and, for shorter ones, written over the slot of the last
+/// mini-block. The mini-blocks follow in descending order, those the
+/// value does not have also over that slot, which is written last: so
+/// nothing lands outside the value's `encoded_len(len)` bytes.
 ///
-/// `src` must hold the value and at least 64 bytes from its start (bytes
-/// past the value are read and masked off); `out` must hold
-/// `encoded_len(len)` bytes.
+/// # Safety
+///
+/// `1 <= len <= 64` (`<= 32` unless `BLOCK`); `src` must be valid for
+/// reads of 64 bytes and `dst` for writes of `encoded_len(len)` bytes.
 #[inline(always)]
-pub(crate) fn put_medium(out: &mut [u8], src: &[u8], len: usize, invert: u8) -> usize {
-    debug_assert!((1..=MEDIUM_MAX).contains(&len));
-    let src: &[u8; MEDIUM_MAX] = src[..MEDIUM_MAX].try_into().expect("64 bytes");
-    let long = len > SHORT_MAX;
-    let short_total = 1 + len.min(SHORT_MAX).div_ceil(MINI_BLOCK_SIZE) * (MINI_BLOCK_SIZE + 1);
-    const LONG_TOTAL: usize = 1 + MINI_BLOCK_COUNT * (MINI_BLOCK_SIZE + 1) + BLOCK_SIZE + 1;
+pub(crate) unsafe fn put_medium_raw<const BLOCK: bool>(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    invert: u8,
+) -> usize {
+    debug_assert!((1..=if BLOCK { MEDIUM_MAX } else { SHORT_MAX }).contains(&len));
+    // `select_unpredictable` rather than `min`, which may become a branch.
+    let long = BLOCK && len > SHORT_MAX;
+    let short_len = std::hint::select_unpredictable(long, SHORT_MAX, len);
+    let short_total = 1 + short_len.div_ceil(MINI_BLOCK_SIZE) * (MINI_BLOCK_SIZE + 1);
     let total = std::hint::select_unpredictable(long, LONG_TOTAL, short_total);
-    let rest = len.saturating_sub(SHORT_MAX);
-    let inv64 = u64::from_ne_bytes([invert; 8]);
     let spare = total - (MINI_BLOCK_SIZE + 1);
-    {
-        let out = &mut out[..total];
+    let inv64 = u64::from_ne_bytes([invert; 8]);
+    // SAFETY: `MEDIUM_MAX - len < MEDIUM_MAX` is inside the table; the
+    // words read from it below start at most `MEDIUM_MAX - 8` further on,
+    // so they end by `2 * MEDIUM_MAX - len`, inside too.
+    let keep = unsafe { KEEP_BYTES.as_ptr().add(MEDIUM_MAX - len) };
+    let word = |at: usize| -> u64 {
+        debug_assert!(at + 8 <= MEDIUM_MAX);
+        // SAFETY: `at + 8 <= MEDIUM_MAX`: within the 64 readable bytes of
+        // `src`, and within `KEEP_BYTES` (see `keep`).
+        let (w, k) = unsafe {
+            (
+                src.add(at).cast::<u64>().read_unaligned(),
+                keep.add(at).cast::<u64>().read_unaligned(),
+            )
+        };
+        (u64::from_le(w) & u64::from_le(k)) ^ inv64
+    };
+    if BLOCK {
         const BLOCK_AT: usize = 1 + MINI_BLOCK_COUNT * (MINI_BLOCK_SIZE + 1);
+        // A value of at most 32 bytes has no block: its block is written to
+        // a scratch buffer instead, chosen without a branch.
+        let mut scratch = std::mem::MaybeUninit::<[u8; BLOCK_SIZE + 1]>::uninit();
+        // A long value's encoding is `LONG_TOTAL` bytes, of which the block
+        // and its marker are the last `BLOCK_SIZE + 1`: `to` has that many
+        // writable bytes either way. (`wrapping_add`: for a short value the
+        // address may lie past `dst`'s bytes, and is not used. `black_box`
+        // keeps the compiler from seeing that the scratch writes are dead,
+        // which it would turn into a branch.)
+        let to = std::hint::black_box(std::hint::select_unpredictable(
+            long,
+            dst.wrapping_add(BLOCK_AT),
+            scratch.as_mut_ptr().cast::<u8>(),
+        ));
         for j in 0..BLOCK_SIZE / 8 {
-            let at = std::hint::select_unpredictable(long, BLOCK_AT + 8 * j, spare);
-            out[at..at + 8].copy_from_slice(&masked_word(src, SHORT_MAX + 8 * j, len, inv64));
+            // SAFETY: `to` has `BLOCK_SIZE + 1` writable bytes (above).
+            unsafe {
+                to.add(8 * j)
+                    .cast::<u64>()
+                    .write_unaligned(word(SHORT_MAX + 8 * j).to_le())
+            };
         }
-        let at = std::hint::select_unpredictable(long, BLOCK_AT + BLOCK_SIZE, spare);
-        out[at] = rest as u8 ^ invert;
+        // SAFETY: as above.
+        unsafe {
+            to.add(BLOCK_SIZE)
+                .write(len.saturating_sub(SHORT_MAX) as u8 ^ invert)
+        };
     }
-    put_minis(out, src, len, total, invert);
+    let markers = (MARKERS[len] ^ u32::from_ne_bytes([invert; 4])).to_le_bytes();
+    // SAFETY: `total >= 10`, so byte 0 is the value's.
+    unsafe { dst.write(NON_EMPTY_SENTINEL ^ invert) };
+    for i in (0..MINI_BLOCK_COUNT).rev() {
+        let slot = 1 + (MINI_BLOCK_SIZE + 1) * i;
+        let at = std::hint::select_unpredictable(slot <= spare, slot, spare);
+        // SAFETY: `at + 9 <= total`: `at <= spare = total - 9`.
+        unsafe {
+            dst.add(at)
+                .cast::<u64>()
+                .write_unaligned(word(MINI_BLOCK_SIZE * i).to_le());
+            dst.add(at + MINI_BLOCK_SIZE).write(markers[i]);
+        }
+    }
     total
+}
+
+/// [`put_medium_raw`] with its bounds checked: `src` holds the value and at
+/// least 64 bytes from its start (bytes past the value are read and
+/// masked off); `out` holds `encoded_len(len)` bytes.
+///
+/// # Panics
+///
+/// When `len` is not 1 to 64 or a slice is too short.
+#[cfg(test)]
+pub(crate) fn put_medium(out: &mut [u8], src: &[u8], len: usize, invert: u8) -> usize {
+    assert!((1..=MEDIUM_MAX).contains(&len));
+    assert!(src.len() >= MEDIUM_MAX && out.len() >= encoded_len(len));
+    // SAFETY: checked just above.
+    unsafe { put_medium_raw::<true>(out.as_mut_ptr(), src.as_ptr(), len, invert) }
+}
+
+/// [`put_medium`] for values of at most 32 bytes (no 32-byte block).
+///
+/// # Panics
+///
+/// When `len` is not 1 to 32 or a slice is too short.
+#[cfg(test)]
+pub(crate) fn put_short(out: &mut [u8], src: &[u8], len: usize, invert: u8) -> usize {
+    assert!((1..=SHORT_MAX).contains(&len));
+    assert!(src.len() >= MEDIUM_MAX && out.len() >= encoded_len(len));
+    // SAFETY: checked just above.
+    unsafe { put_medium_raw::<false>(out.as_mut_ptr(), src.as_ptr(), len, invert) }
 }
 
 /// Reads one encoded value from the front of `row`, appending its bytes
