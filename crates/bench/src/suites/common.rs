@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use crate::{Body, Config, Sample};
+use std::time::Instant;
+
+use crate::{Body, Case, Config, Error, Sample, Unit};
 
 /// What a peer script measured: samples per case, and the cases it could
 /// not run with the reason (a peer that runs out of memory at a limit).
@@ -104,4 +106,42 @@ pub(crate) fn expect_count(got: usize, want: usize) -> Result<(), crate::Error> 
     } else {
         Err(crate::Error::Case(format!("read {got} of {want}")))
     }
+}
+
+/// How many times to repeat `f` per timed iteration so that one iteration
+/// takes about `min_s` seconds.
+fn repeats(f: &mut dyn FnMut() -> Result<(), Error>, min_s: f64) -> Result<usize, Error> {
+    f()?;
+    let t = Instant::now();
+    f()?;
+    let once = t.elapsed().as_secs_f64().max(1e-7);
+    Ok(((min_s / once).ceil() as usize).clamp(1, 1 << 20))
+}
+
+/// A case that repeats `f` until one timed iteration takes at least
+/// `min_s` seconds (calibrated once, when the case is selected): a single
+/// call of a millisecond or less is mostly timer and scheduler noise.
+/// Samples and counters are per call.
+pub(crate) fn repeated(
+    cfg: &Config,
+    name: &str,
+    subject: &str,
+    unit: Unit,
+    work: f64,
+    min_s: f64,
+    mut f: impl FnMut() -> Result<(), Error> + 'static,
+) -> Result<Case, Error> {
+    let k = if cfg.calibrate && cfg.wants(name, subject) {
+        repeats(&mut f, min_s)?
+    } else {
+        1
+    };
+    let mut c = Case::new(name, subject, unit, work, move || {
+        for _ in 0..k {
+            f()?;
+        }
+        Ok(())
+    });
+    c.repeats = k as u64;
+    Ok(c)
 }

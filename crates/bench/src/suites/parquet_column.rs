@@ -27,7 +27,6 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::Instant;
 
 use arrow_array::{ArrayRef, Int64Array, ListArray, RecordBatch};
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
@@ -42,7 +41,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
-use super::common::{expect_count, peer_body, peer_timing, python_peer};
+use super::common::{expect_count, peer_body, peer_timing, python_peer, repeated};
 use crate::{Case, Config, Error, Size, Unit, case_err};
 
 const PEER: &str = include_str!("../../python/parquet_column_peer.py");
@@ -232,37 +231,23 @@ fn read_arrow(data: &Bytes, meta: &ArrowReaderMetadata, batch: usize) -> Result<
     Ok(rows)
 }
 
-/// How many times to repeat `f` per timed iteration so that one iteration
-/// takes about [`MIN_ITERATION_S`].
-fn repeats(f: &mut dyn FnMut() -> Result<(), Error>) -> Result<usize, Error> {
-    f()?;
-    let t = Instant::now();
-    f()?;
-    let once = t.elapsed().as_secs_f64().max(1e-7);
-    Ok(((MIN_ITERATION_S / once).ceil() as usize).clamp(1, 1 << 20))
-}
-
 /// A case that repeats `f` to at least [`MIN_ITERATION_S`] per iteration.
 fn case(
     cfg: &Config,
     name: &str,
     subject: &str,
     bytes: u64,
-    mut f: impl FnMut() -> Result<(), Error> + 'static,
+    f: impl FnMut() -> Result<(), Error> + 'static,
 ) -> Result<Case, Error> {
-    let k = if cfg.calibrate && cfg.wants(name, subject) {
-        repeats(&mut f)?
-    } else {
-        1
-    };
-    let mut c = Case::new(name, subject, Unit::Bytes, bytes as f64, move || {
-        for _ in 0..k {
-            f()?;
-        }
-        Ok(())
-    });
-    c.repeats = k as u64;
-    Ok(c)
+    repeated(
+        cfg,
+        name,
+        subject,
+        Unit::Bytes,
+        bytes as f64,
+        MIN_ITERATION_S,
+        f,
+    )
 }
 
 /// The pyarrow case of `name`; its samples come from the peer's reply.
