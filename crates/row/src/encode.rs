@@ -27,10 +27,13 @@ use std::{ops::Range, sync::Arc};
 use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BooleanArray, FixedSizeBinaryArray, GenericByteArray,
     GenericByteViewArray, GenericListArray, GenericListViewArray, MapArray, OffsetSizeTrait,
-    RunArray, StructArray,
+    PrimitiveArray, RunArray, StructArray,
     cast::AsArray,
     downcast_dictionary_array, downcast_primitive, downcast_primitive_array, new_null_array,
-    types::{ByteArrayType, ByteViewType, Int16Type, Int32Type, Int64Type, RunEndIndexType},
+    types::{
+        ArrowDictionaryKeyType, ByteArrayType, ByteViewType, Int16Type, Int32Type, Int64Type,
+        RunEndIndexType,
+    },
 };
 use arrow_buffer::{ArrowNativeType, BooleanBuffer, NullBuffer};
 use arrow_schema::{DataType, SortOptions};
@@ -480,8 +483,7 @@ fn push_writer<'a>(
             downcast_dictionary_array! {
                 col => {
                     let rows = values.encode(std::slice::from_ref(col.values()))?;
-                    let keys = col.keys().iter().map(|k| k.map(|k| k.as_usize()));
-                    Box::new(CopyWriter::new(rows, null_row, keys, None)?)
+                    Box::new(CopyWriter::dictionary(rows, null_row, col.keys())?)
                 }
                 other => return Err(Error::Unsupported(format!("dictionary {other}")))
             }
@@ -1230,7 +1232,13 @@ struct CopyWriter {
     picks: Vec<u32>,
     /// For structs: `Some(null sentinel)`; valid rows start with 0x01.
     prefix: Option<u8>,
+    /// The longest entry.
+    longest: usize,
 }
+
+/// Bytes of zeros after the table's entries: a [`BLEND`]-byte load from
+/// any entry's start stays inside the table.
+const BLEND: usize = 32;
 
 impl CopyWriter {
     /// The `r`-th pick is row `r`'s child row, `None` for a null.
@@ -1255,12 +1263,78 @@ impl CopyWriter {
         ends.push(table.len());
         let null = (ends.len() - 2) as u32;
         let picks = picks.map(|p| p.map_or(null, |i| i as u32)).collect();
-        Ok(CopyWriter {
+        Ok(Self::with_picks(table, ends, picks, prefix))
+    }
+
+    /// The writer of a dictionary's rows: `rows` are its values' rows, and
+    /// each row picks the entry its key names (the null row when the key is
+    /// null).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a valid key that names no value.
+    fn dictionary<K: ArrowDictionaryKeyType>(
+        rows: Rows,
+        null_row: &[u8],
+        keys: &PrimitiveArray<K>,
+    ) -> Result<Self, Error> {
+        let values = rows.num_rows();
+        if values >= u32::MAX as usize {
+            return Err(Error::Unsupported(format!(
+                "{values} dictionary values in one batch"
+            )));
+        }
+        let Rows {
+            buffer: mut table,
+            offsets: mut ends,
+            ..
+        } = rows;
+        table.extend_from_slice(null_row);
+        ends.push(table.len());
+        let null = values as u32;
+        // Keys as entry numbers, nulls as the null row's: a select per key
+        // and the validity a word at a time (nulls fall at random). A
+        // negative key becomes a large number, caught below.
+        let raw = keys.values();
+        let mut picks: Vec<u32> = Vec::with_capacity(raw.len());
+        match keys.nulls().filter(|n| n.null_count() > 0) {
+            None => picks.extend(
+                raw.iter()
+                    .map(|k| k.as_usize().min(u32::MAX as usize) as u32),
+            ),
+            Some(n) => {
+                for (c, chunk) in raw.chunks(64).enumerate() {
+                    let mask = load_bits(n.validity(), n.offset() + 64 * c, chunk.len());
+                    picks.extend(chunk.iter().enumerate().map(|(j, k)| {
+                        let key = k.as_usize().min(u32::MAX as usize) as u32;
+                        std::hint::select_unpredictable((mask >> j) & 1 != 0, key, null)
+                    }));
+                }
+            }
+        }
+        if picks.iter().fold(0, |m, &p| m.max(p)) > null {
+            return Err(Error::InvalidArgument(format!(
+                "a dictionary key is outside its {values} values"
+            )));
+        }
+        Ok(Self::with_picks(table, ends, picks, None))
+    }
+
+    fn with_picks(
+        mut table: Vec<u8>,
+        ends: Vec<usize>,
+        picks: Vec<u32>,
+        prefix: Option<u8>,
+    ) -> Self {
+        let longest = ends.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        table.extend_from_slice(&[0; BLEND]);
+        CopyWriter {
             table,
             ends,
             picks,
             prefix,
-        })
+            longest,
+        }
     }
 
     #[inline]
@@ -1289,6 +1363,9 @@ impl Writer for CopyWriter {
     }
 
     fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        if self.prefix.is_none() && self.longest <= BLEND {
+            return self.write_blended(out, cur, off, rows);
+        }
         for (k, r) in rows.enumerate() {
             let mut p = cur[k] + off;
             if let Some(sentinel) = self.prefix {
@@ -1298,6 +1375,35 @@ impl Writer for CopyWriter {
             let b = self.entry(r);
             copy_small(&mut out[p..p + b.len()], b);
             cur[k] = p + b.len();
+        }
+    }
+}
+
+impl CopyWriter {
+    /// [`Writer::write`] for entries of at most [`BLEND`] bytes and no
+    /// prefix: each is blended into the [`BLEND`] output bytes at its place
+    /// (its bytes where the mask says, the output's own elsewhere), so the
+    /// copy has no branch on the entry's length, which varies at random.
+    /// Entries too near the end of `out` are copied as they are.
+    fn write_blended(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        let keep = &crate::variable::KEEP_BYTES;
+        let half = keep.len() / 2;
+        for (k, r) in rows.enumerate() {
+            let p = cur[k] + off;
+            let i = self.picks[r] as usize;
+            let (start, end) = (self.ends[i], self.ends[i + 1]);
+            let n = end - start;
+            if let Some(dst) = out.get_mut(p..p + BLEND) {
+                // `KEEP_BYTES[half - n..]` starts with `n` bytes of 0xFF.
+                let src = &self.table[start..start + BLEND];
+                let mask = &keep[half - n..half - n + BLEND];
+                for ((d, s), m) in dst.iter_mut().zip(src).zip(mask) {
+                    *d = (s & m) | (*d & !m);
+                }
+            } else {
+                copy_small(&mut out[p..p + n], &self.table[start..end]);
+            }
+            cur[k] = p + n;
         }
     }
 }

@@ -126,7 +126,7 @@ pub(crate) const MEDIUM_MAX: usize = 2 * BLOCK_SIZE;
 /// 64 bytes of 0xFF then 64 zero bytes: the 8 bytes at `64 - len + at`
 /// mask the word at byte `at` of a value of `len` bytes (at most 64), with
 /// one load and no arithmetic on the length.
-static KEEP_BYTES: [u8; 2 * MEDIUM_MAX] = {
+pub(crate) static KEEP_BYTES: [u8; 2 * MEDIUM_MAX] = {
     let mut k = [0u8; 2 * MEDIUM_MAX];
     let mut i = 0;
     while i < MEDIUM_MAX {
@@ -287,6 +287,55 @@ pub(crate) fn put_short(out: &mut [u8], src: &[u8], len: usize, invert: u8) -> u
     unsafe { put_medium_raw::<false>(out.as_mut_ptr(), src.as_ptr(), len, invert) }
 }
 
+/// A non-empty value of at most 64 bytes read from the front of `win`
+/// (the value and what follows it) without branches on its length: the
+/// value's bytes lead the returned buffer (un-inverted; what follows them
+/// is garbage), with the value's length and its encoded length. `None`
+/// for anything else (a null, an empty value, a longer one, or bad
+/// markers), which [`take_value`] reads or reports.
+#[inline(always)]
+pub(crate) fn take_medium(
+    win: &[u8; LONG_TOTAL],
+    invert: u8,
+) -> Option<(usize, usize, [u8; MEDIUM_MAX])> {
+    if win[0] ^ invert != NON_EMPTY_SENTINEL {
+        return None;
+    }
+    let inv64 = u64::from_ne_bytes([invert; 8]);
+    let word = |at: usize| -> u64 {
+        u64::from_le_bytes(win[at..at + 8].try_into().expect("8 bytes")) ^ inv64
+    };
+    let mut buf = [0u8; MEDIUM_MAX];
+    for (i, b) in buf.as_chunks_mut::<8>().0.iter_mut().enumerate() {
+        // Mini-blocks at 1, 10, 19 and 28; the block's words at 37..69.
+        let at = if i < MINI_BLOCK_COUNT {
+            1 + (MINI_BLOCK_SIZE + 1) * i
+        } else {
+            1 + MINI_BLOCK_COUNT * (MINI_BLOCK_SIZE + 1) + 8 * (i - MINI_BLOCK_COUNT)
+        };
+        *b = word(at).to_le_bytes();
+    }
+    // The mini-blocks' markers: 0xFF (more follow) up to the last one,
+    // which counts its bytes (1 to 8). Inverted, a continuation is 0 and a
+    // count is not, so the first nonzero byte is the last mini-block's.
+    let markers =
+        u32::from_le_bytes([win[9], win[18], win[27], win[36]]) ^ u32::from_ne_bytes([invert; 4]);
+    let ends = !markers;
+    let long = ends == 0;
+    let k = (ends.trailing_zeros() / 8).min(3) as usize;
+    let count = ((markers >> (8 * k)) & 0xFF) as usize;
+    let block = (win[LONG_TOTAL - 1] ^ invert) as usize;
+    let len = std::hint::select_unpredictable(long, SHORT_MAX + block, MINI_BLOCK_SIZE * k + count);
+    let used =
+        std::hint::select_unpredictable(long, LONG_TOTAL, 1 + (MINI_BLOCK_SIZE + 1) * (k + 1));
+    let ok = std::hint::select_unpredictable(
+        long,
+        (1..=BLOCK_SIZE).contains(&block),
+        (1..=MINI_BLOCK_SIZE).contains(&count),
+    );
+    ok.then_some((len, used, buf))
+}
+
 /// Reads one encoded value from the front of `row`, appending its bytes
 /// (un-inverted) to `dst`. Returns `None` for a null and the bytes consumed.
 pub(crate) fn take_value(
@@ -407,6 +456,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The branch-free reader gives what `take_value` gives for every
+    /// length it takes, both orders, with other bytes after the value; it
+    /// declines nulls, empty and longer values, and bad markers.
+    #[test]
+    fn branch_free_reader_matches_take_value() {
+        for len in 0..=MEDIUM_MAX + 1 {
+            let val: Vec<u8> = (0..len as u32).map(|b| (b * 151 + 7) as u8).collect();
+            for invert in [0, 0xFF] {
+                let mut row = vec![0; 200];
+                let n = put_value(&mut row, &val, invert);
+                row[n..].fill(0x5A);
+                let win: &[u8; LONG_TOTAL] = row[..LONG_TOTAL].try_into().unwrap();
+                let got = take_medium(win, invert);
+                if len == 0 || len > MEDIUM_MAX {
+                    assert!(got.is_none(), "len {len}");
+                    continue;
+                }
+                let (l, used, buf) = got.unwrap_or_else(|| panic!("len {len}"));
+                assert_eq!((l, used), (len, n), "len {len}, invert {invert}");
+                assert_eq!(&buf[..l], &val[..], "len {len}, invert {invert}");
+                // A count of 0 or past the block's size is refused.
+                let last = n - 1;
+                for bad in [0u8, if len <= SHORT_MAX { 9 } else { 33 }] {
+                    let mut broken = row.clone();
+                    broken[last] = bad ^ invert;
+                    let win: &[u8; LONG_TOTAL] = broken[..LONG_TOTAL].try_into().unwrap();
+                    assert!(
+                        take_medium(win, invert).is_none(),
+                        "len {len}, marker {bad}"
+                    );
+                }
+            }
+        }
+        let mut null = [0x5Au8; LONG_TOTAL];
+        null[0] = 0;
+        assert!(take_medium(&null, 0).is_none());
     }
 
     #[test]

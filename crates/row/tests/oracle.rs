@@ -12,7 +12,7 @@ use arrow_array::{
     LargeStringArray, ListArray, ListViewArray, MapArray, NullArray, RunArray, StringArray,
     StringViewArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray, UInt8Array,
     UInt16Array, UInt32Array, UInt64Array,
-    types::{Int16Type, Int32Type},
+    types::{Int8Type, Int16Type, Int32Type},
 };
 use arrow_buffer::{
     IntervalDayTime, IntervalMonthDayNano, NullBuffer, OffsetBuffer, ScalarBuffer, i256,
@@ -250,6 +250,25 @@ fn array(kind: &str, n: usize, rng: &mut Rng, null_rate: f64) -> ArrayRef {
             );
             Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).unwrap())
         }
+        // Entries of at most 28 bytes (strings of up to 24), which the
+        // writer blends in without a branch on their length.
+        "dict_short" => {
+            let values: Vec<Option<String>> = (0..20)
+                .map(|_| {
+                    let mut v = rng.short_string();
+                    v.truncate(24);
+                    (!rng.chance(0.1)).then_some(v)
+                })
+                .collect();
+            let keys = Int8Array::new(
+                (0..n).map(|_| rng.below(20) as i8).collect(),
+                rng.nulls(n, null_rate),
+            );
+            Arc::new(
+                DictionaryArray::<Int8Type>::try_new(keys, Arc::new(StringArray::from(values)))
+                    .unwrap(),
+            )
+        }
         "struct" => {
             let a = array("i32", n, rng, 0.2);
             let b = array("utf8", n, rng, 0.2);
@@ -371,6 +390,7 @@ const KINDS: &[&str] = &[
     "binary_view",
     "fixed_binary",
     "dict",
+    "dict_short",
     "struct",
     "list",
     "large_list",
@@ -665,6 +685,17 @@ fn bad_inputs_are_errors() {
     let mut theirs = other.empty_rows(0, 0);
     assert!(matches!(
         enc.append(&mut theirs, &[i, s]),
+        Err(Error::InvalidArgument(_))
+    ));
+    // A dictionary whose (unchecked) key names no value is refused.
+    let values: ArrayRef = Arc::new(StringArray::from(vec!["x", "y"]));
+    // SAFETY: deliberately breaks the key invariant; the encoder must
+    // report it rather than read outside the values.
+    let bad =
+        unsafe { DictionaryArray::<Int8Type>::new_unchecked(Int8Array::from(vec![0, 5]), values) };
+    let enc_dict = RowEncoder::new(vec![SortField::new(bad.data_type().clone())]).unwrap();
+    assert!(matches!(
+        enc_dict.encode(&[Arc::new(bad) as ArrayRef]),
         Err(Error::InvalidArgument(_))
     ));
     // Unions are not supported.
