@@ -202,36 +202,93 @@ impl CaseResult {
     }
 }
 
-/// Runs an in-process body `runs` times after `warmup` untimed runs,
-/// `setup` (untimed) before each, counting with `counters` when given.
-pub fn time_body(
-    body: &mut dyn FnMut() -> Result<(), Error>,
-    setup: &mut dyn FnMut() -> Result<(), Error>,
+/// One in-process body to time: the body, its untimed setup, and the
+/// counters to read around it.
+pub struct Timed<'a> {
+    /// The timed iteration.
+    pub body: &'a mut dyn FnMut() -> Result<(), Error>,
+    /// Untimed preparation before every iteration, if any.
+    pub setup: Option<&'a mut dyn FnMut() -> Result<(), Error>>,
+    /// Counters read around every timed iteration.
+    pub counters: Option<&'a mut counters::Set>,
+}
+
+/// Runs every body `runs` times after `warmup` untimed runs each,
+/// interleaved: run 1 of every body, then run 2 of every body, and so on.
+/// Subjects of one case (strata and its peer) are so timed under the same
+/// conditions, which on a shared machine drift within seconds. Returns
+/// the samples of each body, in order.
+pub fn time_bodies(
+    timed: &mut [Timed<'_>],
     runs: usize,
     warmup: usize,
-    mut counters: Option<&mut counters::Set>,
-) -> Result<Vec<Sample>, Error> {
+) -> Result<Vec<Vec<Sample>>, Error> {
     for _ in 0..warmup {
-        setup()?;
-        body()?;
+        for t in timed.iter_mut() {
+            if let Some(setup) = t.setup.as_deref_mut() {
+                setup()?;
+            }
+            (t.body)()?;
+        }
     }
-    let mut samples = Vec::with_capacity(runs);
+    let mut samples: Vec<Vec<Sample>> = timed.iter().map(|_| Vec::with_capacity(runs)).collect();
     for _ in 0..runs {
-        setup()?;
-        // The counters' own system calls stay outside the timed window.
-        if let Some(set) = counters.as_deref_mut() {
-            set.start();
+        for (t, out) in timed.iter_mut().zip(samples.iter_mut()) {
+            if let Some(setup) = t.setup.as_deref_mut() {
+                setup()?;
+            }
+            // The counters' own system calls stay outside the timed window.
+            if let Some(set) = t.counters.as_deref_mut() {
+                set.start();
+            }
+            let c0 = strata_pipeline::clock::process_cpu_seconds();
+            let t0 = Instant::now();
+            let result = (t.body)();
+            let wall = t0.elapsed().as_secs_f64();
+            let cpu = strata_pipeline::clock::process_cpu_seconds() - c0;
+            if let Some(set) = t.counters.as_deref_mut() {
+                set.stop();
+            }
+            result?;
+            out.push(Sample { wall, cpu });
         }
-        let c0 = strata_pipeline::clock::process_cpu_seconds();
-        let t0 = Instant::now();
-        let result = body();
-        let wall = t0.elapsed().as_secs_f64();
-        let cpu = strata_pipeline::clock::process_cpu_seconds() - c0;
-        if let Some(set) = counters.as_deref_mut() {
-            set.stop();
-        }
-        result?;
-        samples.push(Sample { wall, cpu });
     }
     Ok(samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::{cell::RefCell, rc::Rc};
+
+    /// Runs of the subjects of one case alternate, warm-up runs first, each
+    /// after its own setup; every body gets its own samples.
+    #[test]
+    fn bodies_run_interleaved() {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let logger = |name: &'static str| {
+            let log = log.clone();
+            move || -> Result<(), Error> {
+                log.borrow_mut().push(name);
+                Ok(())
+            }
+        };
+        let (mut a, mut b, mut setup_b) = (logger("a"), logger("b"), logger("setup b"));
+        let mut timed = vec![
+            Timed {
+                body: &mut a,
+                setup: None,
+                counters: None,
+            },
+            Timed {
+                body: &mut b,
+                setup: Some(&mut setup_b),
+                counters: None,
+            },
+        ];
+        let samples = time_bodies(&mut timed, 2, 1).unwrap();
+        assert_eq!(samples.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2]);
+        let runs = ["a", "setup b", "b"];
+        assert_eq!(*log.borrow(), runs.repeat(3));
+    }
 }

@@ -67,72 +67,139 @@ pub fn run(suite: Suite, cfg: &Config) -> Result<RunResult, Error> {
         }
         _ => None,
     };
+    // The wanted cases, staged bodies unpacked into their setup and an
+    // in-process body.
+    let mut pending: Vec<Pending> = cases
+        .into_iter()
+        .filter(|c| cfg.wants(&c.name, &c.subject))
+        .map(|mut case| {
+            let body = std::mem::replace(&mut case.body, Body::Unavailable(String::new()));
+            let (setup, body) = match body {
+                Body::Staged { setup, run } => (Some(setup), Body::InProcess(run)),
+                other => (None, other),
+            };
+            Pending { case, setup, body }
+        })
+        .collect();
     let mut results = Vec::new();
-    for mut case in cases {
-        if !cfg.wants(&case.name, &case.subject) {
-            continue;
-        }
-        let id = case.id();
-        let body = std::mem::replace(&mut case.body, Body::Unavailable(String::new()));
-        let (mut setup, body) = match body {
-            Body::Staged { setup, run } => (Some(setup), Body::InProcess(run)),
-            other => (None, other),
-        };
-        let mut result = match body {
-            Body::Unavailable(why) => CaseResult::unavailable(&case, &why),
-            Body::Measured(samples) => CaseResult::from_samples(&case, samples),
-            // Unpacked into its setup and an in-process body above.
-            Body::Staged { .. } => CaseResult::unavailable(&case, "a staged body left packed"),
-            Body::InProcess(mut body) => {
-                let mut set = (cfg.counters == CounterMode::Auto)
-                    .then(|| counters::Set::open(&counters::Kernel, &specs));
-                let k = case.repeats.max(1) as f64;
-                let mut prepare = || setup.as_mut().map_or(Ok(()), |f| f());
-                let samples = harness::time_body(
-                    &mut body,
-                    &mut prepare,
-                    cfg.runs,
-                    cfg.warmup,
-                    set.as_mut(),
-                )?
-                .into_iter()
-                .map(|s| Sample {
-                    wall: s.wall / k,
-                    cpu: s.cpu / k,
-                })
-                .collect();
-                let mut r = CaseResult::from_samples(&case, samples);
-                if let Some(set) = set {
-                    r.counters = set
-                        .readings()
-                        .into_iter()
-                        .map(|(n, v)| match v {
-                            counters::Reading::Value(x) if n != "ipc" => {
-                                (n, counters::Reading::Value(x / k))
-                            }
-                            other => (n, other),
-                        })
-                        .collect();
-                }
-                if let Some(dir) = &cg_dir {
-                    r.cachegrind = Some(cachegrind_case(cfg, &id, dir.path()));
-                }
-                r
+    let mut at = 0;
+    while at < pending.len() {
+        // In-process subjects of one case (adjacent, same name) are timed
+        // together, their runs interleaved.
+        let in_process = |p: &Pending| matches!(p.body, Body::InProcess(_));
+        let mut end = at + 1;
+        if in_process(&pending[at]) {
+            while end < pending.len()
+                && in_process(&pending[end])
+                && pending[end].case.name == pending[at].case.name
+            {
+                end += 1;
             }
+        }
+        let group = &mut pending[at..end];
+        let measured = if in_process(&group[0]) {
+            measure_group(group, cfg, &specs, cg_dir.as_ref().map(|d| d.path()))?
+        } else {
+            let p = &mut group[0];
+            let body = std::mem::replace(&mut p.body, Body::Unavailable(String::new()));
+            vec![match body {
+                Body::Unavailable(why) => CaseResult::unavailable(&p.case, &why),
+                Body::Measured(samples) => CaseResult::from_samples(&p.case, samples),
+                Body::Staged { .. } | Body::InProcess(_) => {
+                    CaseResult::unavailable(&p.case, "an in-process body left unmeasured")
+                }
+            }]
         };
-        if result.unavailable.is_none() && result.samples.is_empty() {
-            result.unavailable = Some("no samples".into());
+        for mut result in measured {
+            if result.unavailable.is_none() && result.samples.is_empty() {
+                result.unavailable = Some("no samples".into());
+            }
+            if cfg.progress {
+                eprintln!("{}", report::line(&result));
+            }
+            results.push(result);
         }
-        if cfg.progress {
-            eprintln!("{}", report::line(&result));
-        }
-        results.push(result);
+        at = end;
     }
     Ok(RunResult {
         suite,
         context: context(cfg),
         cases: results,
     })
+}
+
+/// A case to run, its staged body unpacked.
+struct Pending {
+    case: Case,
+    setup: Option<Box<dyn FnMut() -> Result<(), Error>>>,
+    body: Body,
+}
+
+/// Times the in-process bodies of `group` (subjects of one case), their
+/// runs interleaved, and returns their results in order: samples and
+/// counters per repetition of the work, and cachegrind's counts in that
+/// mode.
+fn measure_group(
+    group: &mut [Pending],
+    cfg: &Config,
+    specs: &[counters::Spec],
+    cg_dir: Option<&Path>,
+) -> Result<Vec<CaseResult>, Error> {
+    let mut sets: Vec<Option<counters::Set>> = group
+        .iter()
+        .map(|_| {
+            (cfg.counters == CounterMode::Auto)
+                .then(|| counters::Set::open(&counters::Kernel, specs))
+        })
+        .collect();
+    let samples = {
+        let mut timed: Vec<harness::Timed<'_>> = Vec::with_capacity(group.len());
+        for (p, set) in group.iter_mut().zip(sets.iter_mut()) {
+            let Body::InProcess(body) = &mut p.body else {
+                return Err(Error::Usage(
+                    "a group holds a body that is not in-process".into(),
+                ));
+            };
+            timed.push(harness::Timed {
+                body: body.as_mut(),
+                setup: p
+                    .setup
+                    .as_mut()
+                    .map(|f| f.as_mut() as &mut dyn FnMut() -> Result<(), Error>),
+                counters: set.as_mut(),
+            });
+        }
+        harness::time_bodies(&mut timed, cfg.runs, cfg.warmup)?
+    };
+    let mut out = Vec::with_capacity(group.len());
+    for ((p, set), samples) in group.iter().zip(sets).zip(samples) {
+        let k = p.case.repeats.max(1) as f64;
+        let samples = samples
+            .into_iter()
+            .map(|s| Sample {
+                wall: s.wall / k,
+                cpu: s.cpu / k,
+            })
+            .collect();
+        let mut r = CaseResult::from_samples(&p.case, samples);
+        if let Some(set) = set {
+            r.counters = set
+                .readings()
+                .into_iter()
+                .map(|(n, v)| match v {
+                    counters::Reading::Value(x) if n != "ipc" => {
+                        (n, counters::Reading::Value(x / k))
+                    }
+                    other => (n, other),
+                })
+                .collect();
+        }
+        if let Some(dir) = cg_dir {
+            r.cachegrind = Some(cachegrind_case(cfg, &p.case.id(), dir));
+        }
+        out.push(r);
+    }
+    Ok(out)
 }
 
 /// Runs the case `id` of `suite` `iterations` times with no timing and no
