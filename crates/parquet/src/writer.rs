@@ -55,6 +55,9 @@ struct Direct<W: Write + Send> {
     /// Rows in the row group being encoded.
     rows: usize,
     max_rows: usize,
+    /// Whether writes of [`PARALLEL_ROWS`] or more encode the leaves on
+    /// all threads.
+    parallel: bool,
 }
 
 impl<W: Write + Send> std::fmt::Debug for ParquetWriter<W> {
@@ -92,11 +95,24 @@ impl<W: Write + Send> ParquetWriter<W> {
                     pool: BufferPool::default(),
                     rows: 0,
                     max_rows,
+                    parallel: true,
                 }))
             }
             None => Inner::Arrow(Box::new(writer)),
         };
         Ok(ParquetWriter { inner })
+    }
+
+    /// Makes the direct encoder encode a write's leaf columns on the
+    /// calling thread (`false`) rather than on all threads (`true`, the
+    /// default). A caller that already keeps every core busy with writers
+    /// of its own (the merge, one per key range) saves the hand-off of
+    /// every write to the thread pool and the move of its rows to another
+    /// core's cache.
+    pub fn set_parallel_leaves(&mut self, parallel: bool) {
+        if let Inner::Direct(d) = &mut self.inner {
+            d.parallel = parallel;
+        }
     }
 
     /// Whether pages go through the direct encoder.
@@ -119,7 +135,7 @@ impl<W: Write + Send> ParquetWriter<W> {
                 while at < batch.num_rows() {
                     let n = (d.max_rows - d.rows).min(batch.num_rows() - at);
                     let part = batch.slice(at, n);
-                    if n >= PARALLEL_ROWS {
+                    if n >= PARALLEL_ROWS && d.parallel {
                         d.leaves.par_iter_mut().try_for_each(|l| l.write(&part))?;
                     } else {
                         for leaf in &mut d.leaves {
@@ -163,7 +179,7 @@ impl<W: Write + Send> ParquetWriter<W> {
                 while at < rows.len() {
                     let n = (d.max_rows - d.rows).min(rows.len() - at);
                     let (refs, run) = d.fitting_run(batches, &rows[at..at + n])?;
-                    if run.len() >= PARALLEL_ROWS {
+                    if run.len() >= PARALLEL_ROWS && d.parallel {
                         d.leaves
                             .par_iter_mut()
                             .try_for_each(|l| l.write_gather_refs(&refs, &run))?;
@@ -437,5 +453,28 @@ mod tests {
             assert_eq!(got, want, "direct {direct}");
             assert_eq!(groups, vec![100, 100, 100, 60], "direct {direct}");
         }
+    }
+
+    /// Encoding the leaves on the calling thread writes the same bytes as
+    /// encoding them on all threads.
+    #[test]
+    fn leaves_on_one_thread_write_the_same_bytes() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("i", DataType::Int64, false),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let file = |parallel: bool| {
+            let mut w =
+                ParquetWriter::try_new(Vec::new(), schema.clone(), WriterProperties::default())
+                    .unwrap();
+            w.set_parallel_leaves(parallel);
+            let batches: Vec<RecordBatch> =
+                (0..3).map(|b| batch(&schema, b * 10_000, 9000)).collect();
+            let pairs: Vec<(usize, usize)> = (0..8000).map(|k| (k % 3, (k * 7) % 9000)).collect();
+            w.write(&batches[0]).unwrap();
+            w.write_gather(&batches, &pairs).unwrap();
+            w.finish().unwrap()
+        };
+        assert_eq!(file(false), file(true));
     }
 }

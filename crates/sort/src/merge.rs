@@ -524,7 +524,7 @@ pub fn merge_files(
         .collect::<Result<Vec<u64>, _>>()?;
     let total: u64 = rows.iter().sum();
     if threads <= 1 || total < (4 * batch_rows * threads) as u64 {
-        let out = merge_range(inputs, None, dir, &|n| name(n), cfg)?;
+        let out = merge_range(inputs, None, dir, &|n| name(n), cfg, true)?;
         return check_rows(out, total);
     }
     // Key ranges of about equal rows, one per thread: each merges the rows
@@ -532,6 +532,10 @@ pub fn merge_files(
     // are one cut, so there may be fewer ranges than threads.
     let split = split_rows(inputs, &rows, &cfg.key, &cfg.order, threads)?;
     let parts: Vec<usize> = (0..=split.cuts.len()).collect();
+    // Ranges that already occupy every core encode their chunks' columns
+    // on their own threads.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parallel_leaves = parts.len() < cores;
     let results = on_threads(&parts, |&p| {
         merge_range(
             inputs,
@@ -539,6 +543,7 @@ pub fn merge_files(
             dir,
             &|n| name(p * PART_STRIDE + n),
             cfg,
+            parallel_leaves,
         )
     });
     let mut out = Vec::new();
@@ -807,6 +812,7 @@ fn merge_range(
     dir: &Path,
     name: &dyn Fn(usize) -> String,
     cfg: &MergeConfig,
+    parallel_leaves: bool,
 ) -> Result<Vec<MergedFile>, Error> {
     let batch_rows = cfg.batch_rows.max(1);
     let mut cursors = Vec::with_capacity(inputs.len());
@@ -847,6 +853,7 @@ fn merge_range(
         replace: cfg.replace,
         rows_written: cfg.rows_written.clone(),
         write_buffer: cfg.write_buffer_bytes,
+        parallel_leaves,
         dir,
         name,
         target_file_bytes: cfg.target_file_bytes,
@@ -931,6 +938,9 @@ struct Sink<'a> {
     rows_written: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// See [`MergeConfig::write_buffer_bytes`].
     write_buffer: usize,
+    /// Whether a chunk's leaf columns are encoded on all threads: not when
+    /// the merge's key ranges already run one per core.
+    parallel_leaves: bool,
     done: Vec<MergedFile>,
 }
 
@@ -946,8 +956,10 @@ impl Sink<'_> {
             let (pending, sink) =
                 PendingFile::create_direct_chunked(target.clone(), self.replace, self.write_buffer)
                     .map_err(|e| Error::file(&target, e))?;
-            let writer = ParquetWriter::try_new(sink, Arc::clone(&self.schema), self.props.clone())
-                .map_err(|e| Error::file(&target, e))?;
+            let mut writer =
+                ParquetWriter::try_new(sink, Arc::clone(&self.schema), self.props.clone())
+                    .map_err(|e| Error::file(&target, e))?;
+            writer.set_parallel_leaves(self.parallel_leaves);
             self.out = Some(Output {
                 writer,
                 pending,
