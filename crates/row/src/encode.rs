@@ -1248,12 +1248,21 @@ impl CopyWriter {
         picks: impl Iterator<Item = Option<usize>>,
         prefix: Option<u8>,
     ) -> Result<Self, Error> {
+        let (table, ends, null) = Self::table(rows, null_row)?;
+        let picks = picks.map(|p| p.map_or(null, |i| i as u32)).collect();
+        Ok(Self::with_picks(table, ends, picks, prefix))
+    }
+
+    /// The child rows with the null row after them, their ends, and the
+    /// null row's entry number.
+    fn table(rows: Rows, null_row: &[u8]) -> Result<(Vec<u8>, Vec<usize>, u32), Error> {
         if rows.num_rows() >= u32::MAX as usize {
             return Err(Error::Unsupported(format!(
                 "{} child rows in one batch",
                 rows.num_rows()
             )));
         }
+        let null = rows.num_rows() as u32;
         let Rows {
             buffer: mut table,
             offsets: mut ends,
@@ -1261,9 +1270,7 @@ impl CopyWriter {
         } = rows;
         table.extend_from_slice(null_row);
         ends.push(table.len());
-        let null = (ends.len() - 2) as u32;
-        let picks = picks.map(|p| p.map_or(null, |i| i as u32)).collect();
-        Ok(Self::with_picks(table, ends, picks, prefix))
+        Ok((table, ends, null))
     }
 
     /// The writer of a dictionary's rows: `rows` are its values' rows, and
@@ -1278,20 +1285,7 @@ impl CopyWriter {
         null_row: &[u8],
         keys: &PrimitiveArray<K>,
     ) -> Result<Self, Error> {
-        let values = rows.num_rows();
-        if values >= u32::MAX as usize {
-            return Err(Error::Unsupported(format!(
-                "{values} dictionary values in one batch"
-            )));
-        }
-        let Rows {
-            buffer: mut table,
-            offsets: mut ends,
-            ..
-        } = rows;
-        table.extend_from_slice(null_row);
-        ends.push(table.len());
-        let null = values as u32;
+        let (table, ends, null) = Self::table(rows, null_row)?;
         // Keys as entry numbers, nulls as the null row's: a select per key
         // and the validity a word at a time (nulls fall at random). A
         // negative key becomes a large number, caught below.
@@ -1314,7 +1308,7 @@ impl CopyWriter {
         }
         if picks.iter().fold(0, |m, &p| m.max(p)) > null {
             return Err(Error::InvalidArgument(format!(
-                "a dictionary key is outside its {values} values"
+                "a dictionary key is outside its {null} values"
             )));
         }
         Ok(Self::with_picks(table, ends, picks, None))
