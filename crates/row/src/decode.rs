@@ -597,24 +597,18 @@ impl<O: OffsetSizeTrait> Decoder for BytesDecoder<O> {
             let p = *c + off;
             // Values of 1 to 64 bytes with the longest such encoding's bytes
             // left in `data`: read without branches on their length.
-            if let Some(win) = data.get(p..p + variable::LONG_TOTAL)
+            let (valid, used) = if let Some(win) = data.get(p..p + variable::LONG_TOTAL)
                 && let Some((len, used, buf)) =
                     variable::take_medium(win.try_into().expect("a window"), self.invert)
             {
                 let at = self.values.len();
                 self.values.extend_from_slice(&buf);
                 self.values.truncate(at + len);
-                self.valid.push(true);
-                let end = O::from_usize(at + len).ok_or_else(|| {
-                    Error::InvalidRow("string data exceeds the 32-bit offset range".into())
-                })?;
-                self.offsets.push(end);
-                *c = p + used;
-                continue;
-            }
-            let row = data.get(p..).ok_or_else(truncated)?;
-            let (valid, used) =
-                variable::take_value(row, self.invert, self.sentinel, &mut self.values)?;
+                (true, used)
+            } else {
+                let row = data.get(p..).ok_or_else(truncated)?;
+                variable::take_value(row, self.invert, self.sentinel, &mut self.values)?
+            };
             self.valid.push(valid);
             let end = O::from_usize(self.values.len()).ok_or_else(|| {
                 Error::InvalidRow("string data exceeds the 32-bit offset range".into())

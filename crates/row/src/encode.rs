@@ -1232,12 +1232,14 @@ struct CopyWriter {
     picks: Vec<u32>,
     /// For structs: `Some(null sentinel)`; valid rows start with 0x01.
     prefix: Option<u8>,
-    /// The longest entry.
-    longest: usize,
+    /// No prefix and no entry longer than [`BLEND`] bytes: rows are
+    /// written by [`CopyWriter::write_blended`].
+    blend: bool,
 }
 
-/// Bytes of zeros after the table's entries: a [`BLEND`]-byte load from
-/// any entry's start stays inside the table.
+/// The longest entry [`CopyWriter::write_blended`] takes, and the zeros
+/// after its table's entries: a [`BLEND`]-byte load from any entry's start
+/// stays inside the table.
 const BLEND: usize = 32;
 
 impl CopyWriter {
@@ -1320,14 +1322,43 @@ impl CopyWriter {
         picks: Vec<u32>,
         prefix: Option<u8>,
     ) -> Self {
-        let longest = ends.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-        table.extend_from_slice(&[0; BLEND]);
+        let blend = prefix.is_none() && ends.windows(2).all(|w| w[1] - w[0] <= BLEND);
+        if blend {
+            table.extend_from_slice(&[0; BLEND]);
+        }
         CopyWriter {
             table,
             ends,
             picks,
             prefix,
-            longest,
+            blend,
+        }
+    }
+
+    /// [`Writer::write`] for entries of at most [`BLEND`] bytes and no
+    /// prefix: each is blended into the [`BLEND`] output bytes at its place
+    /// (its bytes where the mask says, the output's own elsewhere), so the
+    /// copy has no branch on the entry's length, which varies at random.
+    /// Entries too near the end of `out` are copied as they are.
+    fn write_blended(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
+        let keep = &crate::variable::KEEP_BYTES;
+        let half = keep.len() / 2;
+        for (k, r) in rows.enumerate() {
+            let p = cur[k] + off;
+            let i = self.picks[r] as usize;
+            let (start, end) = (self.ends[i], self.ends[i + 1]);
+            let n = end - start;
+            if let Some(dst) = out.get_mut(p..p + BLEND) {
+                // `KEEP_BYTES[half - n..]` starts with `n` bytes of 0xFF.
+                let src = &self.table[start..start + BLEND];
+                let mask = &keep[half - n..half - n + BLEND];
+                for ((d, s), m) in dst.iter_mut().zip(src).zip(mask) {
+                    *d = (s & m) | (*d & !m);
+                }
+            } else {
+                copy_small(&mut out[p..p + n], &self.table[start..end]);
+            }
+            cur[k] = p + n;
         }
     }
 
@@ -1357,7 +1388,7 @@ impl Writer for CopyWriter {
     }
 
     fn write(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
-        if self.prefix.is_none() && self.longest <= BLEND {
+        if self.blend {
             return self.write_blended(out, cur, off, rows);
         }
         for (k, r) in rows.enumerate() {
@@ -1369,35 +1400,6 @@ impl Writer for CopyWriter {
             let b = self.entry(r);
             copy_small(&mut out[p..p + b.len()], b);
             cur[k] = p + b.len();
-        }
-    }
-}
-
-impl CopyWriter {
-    /// [`Writer::write`] for entries of at most [`BLEND`] bytes and no
-    /// prefix: each is blended into the [`BLEND`] output bytes at its place
-    /// (its bytes where the mask says, the output's own elsewhere), so the
-    /// copy has no branch on the entry's length, which varies at random.
-    /// Entries too near the end of `out` are copied as they are.
-    fn write_blended(&self, out: &mut [u8], cur: &mut [usize], off: usize, rows: Range<usize>) {
-        let keep = &crate::variable::KEEP_BYTES;
-        let half = keep.len() / 2;
-        for (k, r) in rows.enumerate() {
-            let p = cur[k] + off;
-            let i = self.picks[r] as usize;
-            let (start, end) = (self.ends[i], self.ends[i + 1]);
-            let n = end - start;
-            if let Some(dst) = out.get_mut(p..p + BLEND) {
-                // `KEEP_BYTES[half - n..]` starts with `n` bytes of 0xFF.
-                let src = &self.table[start..start + BLEND];
-                let mask = &keep[half - n..half - n + BLEND];
-                for ((d, s), m) in dst.iter_mut().zip(src).zip(mask) {
-                    *d = (s & m) | (*d & !m);
-                }
-            } else {
-                copy_small(&mut out[p..p + n], &self.table[start..end]);
-            }
-            cur[k] = p + n;
         }
     }
 }
