@@ -335,3 +335,162 @@ def test_a_dataset_to_s3_is_uploaded_table_by_table(strata_bin, tmp_path):
         body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
         got = pq.read_table(pa.BufferReader(body))
         assert got.equals(pq.read_table(local / key.removeprefix(f"{prefix}/"))), key
+
+
+DIMS = """
+name = "dims"
+
+[[tables]]
+name = "region"
+rows = 5
+
+[[tables.fields]]
+name = "r_regionkey"
+type = "int32"
+sequence = { start = 0 }
+
+[[tables.fields]]
+name = "r_name"
+type = "utf8"
+values_by_row = ["AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"]
+
+[[tables]]
+name = "nation"
+rows = 25
+
+[[tables.fields]]
+name = "n_nationkey"
+type = "int32"
+sequence = { start = 0 }
+
+[[tables.fields]]
+name = "n_regionkey"
+type = "int32"
+values_by_row = { values = [0, 1, 1, 1, 4, 0, 3, 3, 2, 2, 4, 4, 2, 4, 0, 0, 0, 1, 2, 3, 4, 2, 3, 3, 1] }
+
+[[tables.fields]]
+name = "n_band"
+type = "dictionary"
+values_by_row = { values = ["low", "mid", "high"], cycle = true }
+
+[[tables]]
+name = "date_dim"
+calendar = { start = 1998-01-01, end = 2003-12-31 }
+
+[[tables]]
+name = "customers"
+rows_per_scale = 3000
+
+[[tables.fields]]
+name = "c_id"
+type = "int64"
+sequence = { start = 1 }
+
+[[tables.fields]]
+name = "c_first"
+type = "int32"
+ref = { table = "date_dim", field = "date_key" }
+
+[[tables]]
+name = "orders"
+children_of = "customers"
+count = { weighted = { values = [0, 1, 2, 6], weights = [33, 30, 20, 17] } }
+
+[[tables.fields]]
+name = "o_cust"
+type = "int64"
+parent = "c_id"
+
+[[tables.fields]]
+name = "o_number"
+type = "int32"
+sequence = { per_parent = true, start = 1 }
+
+[[tables.fields]]
+name = "o_day"
+type = "utf8"
+ref = { table = "date_dim", field = "day_name" }
+"""
+
+REGIONS = ["AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"]
+NATION_REGIONS = [0, 1, 1, 1, 4, 0, 3, 3, 2, 2, 4, 4, 2, 4, 0, 0, 0, 1, 2, 3, 4, 2, 3, 3, 1]
+
+
+@pytest.mark.parametrize(("scale", "parts"), [("1", 1), ("2", 4)])
+def test_dimension_rows_calendars_and_per_parent_numbers(strata_bin, tmp_path, scale, parts):
+    spec = tmp_path / "dims.toml"
+    spec.write_text(DIMS)
+    out = tmp_path / "out"
+    for i in range(1, parts + 1):
+        run(strata_bin, spec, out, "--scale", scale, "--seed", "4", "--parts", str(parts), "--part", str(i))
+    con = duckdb.connect()
+    for t in ["region", "nation", "date_dim", "customers", "orders"]:
+        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    # values_by_row: row i holds value i, whatever the parts.
+    assert con.execute("SELECT r_regionkey, r_name FROM region ORDER BY 1").fetchall() == list(enumerate(REGIONS))
+    rows = con.execute("SELECT n_nationkey, n_regionkey, n_band FROM nation ORDER BY 1").fetchall()
+    assert rows == [(i, r, ["low", "mid", "high"][i % 3]) for i, r in enumerate(NATION_REGIONS)]
+    # The calendar: one row per day, every part as DuckDB computes it.
+    assert count(con, "SELECT count(*) FROM date_dim") == 2191
+    assert count(con, "SELECT count(DISTINCT date) FROM date_dim") == 2191
+    assert con.execute("SELECT min(date)::VARCHAR, max(date)::VARCHAR FROM date_dim").fetchall() == [
+        ("1998-01-01", "2003-12-31")
+    ]
+    bad = count(
+        con,
+        """SELECT count(*) FROM date_dim WHERE
+             date_key <> strftime(date, '%Y%m%d')::INT OR year <> year(date) OR quarter <> quarter(date)
+             OR month <> month(date) OR day_of_month <> day(date) OR day_of_year <> dayofyear(date)
+             OR day_of_week <> isodow(date) OR week_of_year <> weekofyear(date)
+             OR day_name <> dayname(date) OR month_name <> monthname(date)
+             OR weekend <> (isodow(date) >= 6)""",
+    )
+    assert bad == 0
+    # References into the calendar resolve.
+    assert count(con, "SELECT count(*) FROM customers c ANTI JOIN date_dim d ON c.c_first = d.date_key") == 0
+    assert count(con, "SELECT count(*) FROM orders o ANTI JOIN date_dim d ON o.o_day = d.day_name") == 0
+    # Per-parent numbers run 1..n with no gap; a third of customers, about, have none.
+    n_cust = count(con, "SELECT count(*) FROM customers")
+    assert n_cust == 3000 * int(scale)
+    assert (
+        count(
+            con,
+            """SELECT count(*) FROM (SELECT o_cust, count(*) n, min(o_number) lo, max(o_number) hi,
+                      count(DISTINCT o_number) d FROM orders GROUP BY 1)
+               WHERE lo <> 1 OR hi <> n OR d <> n""",
+        )
+        == 0
+    )
+    sizes = dict(con.execute("SELECT n, count(*) FROM (SELECT count(*) n FROM orders GROUP BY o_cust) GROUP BY 1").fetchall())
+    assert set(sizes) == {1, 2, 6}
+    without = count(con, "SELECT count(*) FROM customers c ANTI JOIN orders o ON o.o_cust = c.c_id")
+    se = math.sqrt(0.33 * 0.67 / n_cust)
+    assert abs(without / n_cust - 0.33) < 5 * se, without
+    if parts > 1:
+        whole = tmp_path / "whole"
+        run(strata_bin, spec, whole, "--scale", scale, "--seed", "4")
+        for t in ["region", "nation", "date_dim", "customers", "orders"]:
+            a = f"SELECT * FROM '{whole}/{t}/*.parquet'"
+            b = f"SELECT * FROM '{out}/{t}/*.parquet'"
+            assert count(con, f"SELECT count(*) FROM ({a})") == count(con, f"SELECT count(*) FROM ({b})"), t
+            assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0, t
+
+
+def test_dimension_specs_validate_against_the_json_schema(strata_bin):
+    import json
+    import tomllib
+
+    import jsonschema
+
+    schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
+    validator = jsonschema.Draft202012Validator(schema)
+    doc = json.loads(json.dumps(tomllib.loads(DIMS), default=str))
+    errors = list(validator.iter_errors(doc))
+    assert not errors, errors[0].message
+    # A calendar table with a row count, or a field with two generators, is refused.
+    rows = json.loads(json.dumps(doc))
+    rows["tables"][2]["rows"] = 10
+    assert list(validator.iter_errors(rows))
+    two = json.loads(json.dumps(doc))
+    two["tables"][0]["fields"][1]["constant"] = "x"
+    assert list(validator.iter_errors(two))

@@ -386,3 +386,74 @@ def test_dask_example_script_with_a_dataset(tmp_path):
     expected = strata.generate("orders", table="lineitem", scale=0.002, seed=SEED)
     assert row_digest(got) == row_digest(expected)
     assert "table lineitem: " in r.stdout
+
+
+DIMENSIONS = """
+name = "dims"
+
+[[tables]]
+name = "region"
+rows = 5
+
+[[tables.fields]]
+name = "r_name"
+type = "utf8"
+values_by_row = ["AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"]
+
+[[tables]]
+name = "days"
+calendar = { start = 2024-02-27, end = 2024-03-02 }
+
+[[tables.fields]]
+name = "d_key"
+type = "int32"
+calendar = "date_key"
+
+[[tables.fields]]
+name = "d_day"
+type = "utf8"
+calendar = "day_name"
+
+[[tables]]
+name = "customers"
+rows = 50
+
+[[tables.fields]]
+name = "c_id"
+type = "int64"
+sequence = { start = 1 }
+
+[[tables]]
+name = "orders"
+children_of = "customers"
+count = { weighted = { values = [0, 3] } }
+
+[[tables.fields]]
+name = "o_cust"
+type = "int64"
+parent = "c_id"
+
+[[tables.fields]]
+name = "o_line"
+type = "int32"
+sequence = { per_parent = true, start = 1 }
+"""
+
+
+def test_dimension_rows_calendars_and_per_parent_numbers_from_python():
+    assert strata.tables(DIMENSIONS) == ["region", "days", "customers", "orders"]
+    region = strata.generate(DIMENSIONS, table="region", seed=SEED)
+    assert region.column("r_name").to_pylist() == ["AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"]
+    days = strata.generate(DIMENSIONS, table="days", seed=SEED)
+    assert days.column("d_key").to_pylist() == [20240227, 20240228, 20240229, 20240301, 20240302]
+    assert days.column("d_day").to_pylist() == ["Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+    orders = strata.generate(DIMENSIONS, table="orders", seed=SEED)
+    lines = {}
+    for c, n in zip(orders.column("o_cust").to_pylist(), orders.column("o_line").to_pylist()):
+        lines.setdefault(c, []).append(n)
+    assert 0 < len(lines) < 50
+    assert all(v == [1, 2, 3] for v in lines.values())
+    parts = [strata.generate(DIMENSIONS, table="days", part=i, parts=2, seed=SEED) for i in (1, 2)]
+    assert pa.concat_tables(parts).equals(days)
+    with pytest.raises(ValueError, match="field `a` has `values_by_row` for 2 rows, but 3 rows were asked for"):
+        strata.generate('name = "p"\n[[fields]]\nname = "a"\ntype = "int32"\nvalues_by_row = [1, 2]\n', rows=3)

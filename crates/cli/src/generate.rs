@@ -164,6 +164,9 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     let spec = dataset.tables[0].spec.clone();
     let cfg = config(&args, &spec);
     let generator = spec.generator(args.seed)?;
+    generator
+        .check_rows(cfg.target_records)
+        .map_err(|e| anyhow::anyhow!("--target-records {}: {e}", cfg.target_records))?;
     if args.dry_run {
         cfg.validate()?;
         return print_json(&cfg.plan(generator.name()));

@@ -77,6 +77,9 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                 if dataset.multi_table {
                     let rows = match (&table.rows, &table.children_of) {
                         (_, Some(c)) => format!("{} rows per `{}` row", c.count, c.parent),
+                        (Some(Rows::Fixed(n)), _) if table.calendar.is_some() => {
+                            format!("a calendar of {n} days, one row each")
+                        }
                         (Some(Rows::Fixed(n)), _) => format!("{n} rows"),
                         (Some(Rows::PerScale(r)), _) => format!("{r} rows per unit of --scale"),
                         (None, None) => String::new(),

@@ -388,6 +388,9 @@ fn generate<'py>(
         let generator = spec
             .generator(seed)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        generator
+            .check_rows(cfg.target_records)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         (generator, cfg)
     };
     cfg.validate().map_err(io_error)?;

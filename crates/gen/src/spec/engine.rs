@@ -19,13 +19,17 @@ use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field as ArrowField, FieldRef, Fields, Schema, SchemaRef};
 
-use super::parse::{Class, MAX_LENGTH, categories, dictionary_values, max_length};
+use super::parse::{
+    Class, DAY_NAMES, MAX_LENGTH, MONTH_NAMES, categories, category_values, distinct_values,
+    max_length,
+};
 
 /// Draws of a map key before the engine gives up on drawing one the map
 /// does not hold yet and takes the first unused key that can occur.
 pub const MAP_KEY_DRAWS: u32 = 64;
 use super::model::{
-    Condition, Dataset, Field, Generator, Kind, Pick, Reference, Spec, Value, WordList,
+    Calendar, CalendarPart, Condition, Dataset, Field, Generator, Kind, Pick, Reference, Spec,
+    Value, WordList,
 };
 use super::template::{Part, Placeholder};
 use crate::dist::{Alias, Zipf, normal, unit};
@@ -59,6 +63,9 @@ pub struct SpecGenerator {
     /// its own, outermost first: a batch's rows are the children of the
     /// root's rows it is asked for.
     expand: Vec<Expand>,
+    /// The most rows it can give, and the field that sets that limit (a
+    /// `values_by_row` field without `cycle`).
+    row_limit: Option<(u64, String)>,
 }
 
 /// One generation of children: `count` rows per parent element, child `k`
@@ -699,7 +706,12 @@ fn table_eval(
 ) -> Result<TableEval, Error> {
     let table = &dataset.tables[ti];
     let fields = &table.spec.fields;
-    let g = SpecGenerator::build(&table.spec, table_seed(seed, &table.spec.name), parents)?;
+    let g = SpecGenerator::build(
+        &table.spec,
+        table_seed(seed, &table.spec.name),
+        parents,
+        table.calendar,
+    )?;
     let closure = (0..fields.len())
         .map(|i| {
             let mut need = vec![false; fields.len()];
@@ -842,6 +854,76 @@ enum Sampler {
         min: u32,
         count: u32,
     },
+    /// Row `id` gets `values[id]` (`id % len` when cycled); rows past the
+    /// list are refused before generation, and clamped here.
+    IntByRow {
+        values: Vec<u64>,
+        cycle: bool,
+    },
+    FByRow {
+        values: Vec<f64>,
+        cycle: bool,
+    },
+    SByRow {
+        values: Vec<Val>,
+        cycle: bool,
+    },
+    /// A part of day `start + id` (as an integer, a boolean, a dictionary
+    /// key or a name).
+    Cal {
+        start: i32,
+        part: CalendarPart,
+    },
+}
+
+/// The index into a list of `len` values of row `id`.
+#[inline(always)]
+fn by_row(id: u64, len: usize, cycle: bool) -> usize {
+    if cycle {
+        (id % len as u64) as usize
+    } else {
+        id.min(len as u64 - 1) as usize
+    }
+}
+
+/// Part `part` of day `day` (days since 1970-01-01) as an integer (the
+/// day itself, a number, 0/1, or the index of its name), and its category
+/// code.
+fn calendar_int(day: i64, part: CalendarPart) -> (u64, u8) {
+    use chrono::{Datelike, NaiveDate};
+    // 1970-01-01 is day 719,163 of the common era.
+    let Some(d) = i32::try_from(day + 719_163)
+        .ok()
+        .and_then(NaiveDate::from_num_days_from_ce_opt)
+    else {
+        return (0, 0);
+    };
+    let v: i64 = match part {
+        CalendarPart::Date => day,
+        CalendarPart::DateKey => {
+            i64::from(d.year()) * 10_000 + i64::from(d.month()) * 100 + i64::from(d.day())
+        }
+        CalendarPart::Year => d.year().into(),
+        CalendarPart::Quarter => ((d.month() - 1) / 3 + 1).into(),
+        CalendarPart::Month => d.month().into(),
+        CalendarPart::DayOfMonth => d.day().into(),
+        CalendarPart::DayOfYear => d.ordinal().into(),
+        CalendarPart::DayOfWeek => d.weekday().number_from_monday().into(),
+        CalendarPart::WeekOfYear => d.iso_week().week().into(),
+        CalendarPart::DayName => {
+            let k = d.weekday().num_days_from_monday();
+            return (k.into(), k as u8);
+        }
+        CalendarPart::MonthName => {
+            let k = d.month0();
+            return (k.into(), k as u8);
+        }
+        CalendarPart::Weekend => {
+            let b = d.weekday().num_days_from_monday() >= 5;
+            return (u64::from(b), u8::from(b));
+        }
+    };
+    (v as u64, 0)
 }
 
 /// A string value: short ones as a 16-byte block (copied whole, the
@@ -1209,6 +1291,42 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
                     .into(),
             ));
         }
+        Generator::ByRow { values, cycle } => {
+            let cycle = *cycle;
+            if float {
+                Sampler::FByRow {
+                    values: values.iter().map(float_of).collect(),
+                    cycle,
+                }
+            } else if string {
+                Sampler::SByRow {
+                    values: values.iter().map(|v| Val::new(&bytes_of(v))).collect(),
+                    cycle,
+                }
+            } else if dict {
+                Sampler::IntByRow {
+                    values: distinct_values(values)
+                        .1
+                        .into_iter()
+                        .map(u64::from)
+                        .collect(),
+                    cycle,
+                }
+            } else {
+                Sampler::IntByRow {
+                    values: values.iter().map(int_bits).collect(),
+                    cycle,
+                }
+            }
+        }
+        Generator::Calendar(part) => {
+            // The day of row `id` is `start + id`: a calendar table's
+            // leaves are compiled with its start (see `compile`).
+            Sampler::Cal {
+                start: 0,
+                part: *part,
+            }
+        }
     })
 }
 
@@ -1324,6 +1442,8 @@ impl Sampler {
                     16
                 }
             }
+            Sampler::SByRow { values, .. } => values.iter().map(Val::len).max().unwrap_or(0),
+            Sampler::Cal { .. } => 9,
             _ => 0,
         }
     }
@@ -1362,6 +1482,13 @@ impl Sampler {
                 let b = u128::from(key.first(id)) < *t;
                 (u64::from(b), u8::from(b))
             }
+            Sampler::IntByRow { values, cycle } => {
+                let v = values[by_row(id, values.len(), *cycle)];
+                (v, v.min(254) as u8)
+            }
+            Sampler::Cal { start, part } => {
+                calendar_int(i64::from(*start) + id.min(i32::MAX as u64) as i64, *part)
+            }
             _ => (0, 0),
         }
     }
@@ -1387,6 +1514,7 @@ impl Sampler {
                 let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
                 (values[c], c.min(254) as u8)
             }
+            Sampler::FByRow { values, cycle } => (values[by_row(id, values.len(), *cycle)], 0),
             _ => (0.0, 0),
         }
     }
@@ -1455,6 +1583,20 @@ impl Sampler {
                     out.bytes(&b);
                 }
                 0
+            }
+            Sampler::SByRow { values, cycle } => {
+                values[by_row(id, values.len(), *cycle)].write(out);
+                0
+            }
+            Sampler::Cal { start, part } => {
+                let day = i64::from(*start) + id.min(i32::MAX as u64) as i64;
+                let (k, c) = calendar_int(day, *part);
+                let name = match part {
+                    CalendarPart::MonthName => MONTH_NAMES.get(k as usize),
+                    _ => DAY_NAMES.get(k as usize),
+                };
+                out.bytes(name.copied().unwrap_or("").as_bytes());
+                c
             }
             _ => 0,
         }
@@ -1798,6 +1940,11 @@ fn cardinality(g: &Generator, class: Class) -> Option<u64> {
         Generator::Template(t) => t.cardinality(),
         Generator::Words { list, max, .. } => (word_table(*list).len() as u64).checked_pow(*max),
         Generator::Reference(_) | Generator::Position(_) | Generator::Uuid => None,
+        Generator::ByRow { values, .. } => Some(distinct_values(values).0.len() as u64),
+        Generator::Calendar(p) => match p {
+            CalendarPart::Date | CalendarPart::DateKey => None,
+            _ => Some(366),
+        },
     }
 }
 
@@ -1808,7 +1955,7 @@ impl SpecGenerator {
     /// [`Error::InvalidDistribution`] for parameters a checked spec never
     /// holds.
     pub fn new(spec: &Spec, seed: u64) -> Result<Self, Error> {
-        Self::build(spec, seed, &Parents::none())
+        Self::build(spec, seed, &Parents::none(), None)
     }
 
     /// Compiles table `table` of `dataset` for `seed` at `scale` (which
@@ -1837,7 +1984,18 @@ impl SpecGenerator {
             built: Default::default(),
             weights: Default::default(),
         };
-        let mut g = Self::build(&t.spec, table_seed(seed, &t.spec.name), &parents)?;
+        let mut g = Self::build(
+            &t.spec,
+            table_seed(seed, &t.spec.name),
+            &parents,
+            t.calendar,
+        )?;
+        if let (Some((n, field)), Some(rows)) = (&g.row_limit, t.rows) {
+            let want = rows.at(scale);
+            if want > *n {
+                return Err(too_few_values(&t.spec.name, field, *n, want));
+            }
+        }
         // The chain of child tables from the root ancestor down to this
         // one (the parser rejects cycles; the bound guards tables built in
         // code).
@@ -1895,6 +2053,18 @@ impl SpecGenerator {
         Ok(total)
     }
 
+    /// Checks that rows `0..rows` can be generated: a `values_by_row`
+    /// field without `cycle` has values for so many rows only.
+    ///
+    /// # Errors
+    /// [`Error::InvalidDistribution`] naming the field and its count.
+    pub fn check_rows(&self, rows: u64) -> Result<(), Error> {
+        match &self.row_limit {
+            Some((n, field)) if rows > *n => Err(too_few_values(&self.name, field, *n, rows)),
+            _ => Ok(()),
+        }
+    }
+
     /// The ids of the rows whose root rows are `ids`: `ids` itself, or
     /// for a child table its descendants, generation by generation.
     fn expanded(&self, mut ids: Vec<u64>, s: &mut SpecScratch) -> Result<Vec<u64>, Error> {
@@ -1917,13 +2087,51 @@ impl SpecGenerator {
         Ok(ids)
     }
 
-    fn build(spec: &Spec, seed: u64, parents: &Parents<'_>) -> Result<Self, Error> {
+    fn build(
+        spec: &Spec,
+        seed: u64,
+        parents: &Parents<'_>,
+        calendar: Option<Calendar>,
+    ) -> Result<Self, Error> {
         let mut hints = Hints::default();
-        let roots: Vec<Node> = spec
+        let mut roots: Vec<Node> = spec
             .fields
             .iter()
             .map(|f| compile(f, &spec.fields, seed, &[], &mut hints, parents))
             .collect::<Result<_, _>>()?;
+        if let Some(c) = calendar {
+            for n in &mut roots {
+                n.set_calendar_start(c.start);
+            }
+        }
+        // The fewest `values_by_row` of a field without `cycle`: no row
+        // past them can be generated.
+        fn limit(fields: &[Field], out: &mut Option<(u64, String)>) {
+            for f in fields {
+                match &f.kind {
+                    Kind::Struct(children) => limit(children, out),
+                    Kind::Scalar { generator, .. } => {
+                        let gens = std::iter::once(generator)
+                            .chain(f.when.iter().filter_map(|w| w.generator.as_ref()));
+                        for g in gens {
+                            if let Generator::ByRow {
+                                values,
+                                cycle: false,
+                            } = g
+                            {
+                                let n = values.len() as u64;
+                                if out.as_ref().is_none_or(|(m, _)| n < *m) {
+                                    *out = Some((n, f.path.clone()));
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut row_limit = None;
+        limit(&spec.fields, &mut row_limit);
         let schema = Arc::new(Schema::new(
             roots.iter().map(|n| n.field.clone()).collect::<Vec<_>>(),
         ));
@@ -1936,8 +2144,17 @@ impl SpecGenerator {
             needs_codes,
             hints,
             expand: Vec::new(),
+            row_limit,
         })
     }
+}
+
+/// The error for a table of `want` rows whose field `field` gives
+/// values for only `n`.
+fn too_few_values(table: &str, field: &str, n: u64, want: u64) -> Error {
+    Error::InvalidDistribution(format!(
+        "table `{table}`: field `{field}` has `values_by_row` for {n} rows, but {want} rows were asked for; generate at most {n} rows, or give the field `cycle = true`"
+    ))
 }
 
 /// Generation order of siblings (a field after those its cases read) and
@@ -2127,7 +2344,7 @@ fn compile(
             };
             let dictionary = match (data_type, generator) {
                 (DataType::Dictionary(..), g) => {
-                    let vals: Vec<String> = dictionary_values(g)
+                    let vals: Vec<String> = category_values(g)
                         .unwrap_or_default()
                         .iter()
                         .map(|v| match v {
@@ -2155,6 +2372,15 @@ fn compile(
                                 values.iter().all(|&v| v < len)
                             }
                             Sampler::IntConst(v) => *v < len,
+                            Sampler::IntByRow { values, .. } => values.iter().all(|&v| v < len),
+                            Sampler::Cal {
+                                part: CalendarPart::DayName,
+                                ..
+                            } => len >= 7,
+                            Sampler::Cal {
+                                part: CalendarPart::MonthName,
+                                ..
+                            } => len >= 12,
                             _ => false,
                         })
                 }
@@ -2297,6 +2523,25 @@ struct Generated {
 }
 
 impl Node {
+    /// Makes the calendar parts under this node read days from `start`.
+    fn set_calendar_start(&mut self, start: i32) {
+        match &mut self.kind {
+            NodeKind::Leaf(leaf) => {
+                for s in &mut leaf.samplers {
+                    if let Sampler::Cal { start: at, .. } = s {
+                        *at = start;
+                    }
+                }
+            }
+            NodeKind::Struct { children, .. } => {
+                for c in children {
+                    c.set_calendar_start(start);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Validity (0/1 per element) and branch per element.
     fn validity(
         &self,
@@ -3222,6 +3467,7 @@ impl BatchGenerator for SpecGenerator {
         if len > MAX_BATCH_ROWS {
             return Err(Error::BatchTooLarge);
         }
+        self.check_rows(first_row.saturating_add(len as u64))?;
         let mut ids = s.v64(len);
         ids.extend(first_row..first_row + len as u64);
         let ids = self.expanded(ids, s)?;

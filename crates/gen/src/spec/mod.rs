@@ -47,8 +47,9 @@ mod template;
 
 pub use engine::{SpecGenerator, SpecScratch};
 pub use model::{
-    ChildrenOf, Condition, DATASET_PRESETS, Dataset, Field, Generator, JSON_SCHEMA, Kind, PRESETS,
-    Pick, Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
+    Calendar, CalendarPart, ChildrenOf, Condition, DATASET_PRESETS, Dataset, Field, Generator,
+    JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec, SpecError, Table, Value, When,
+    WordList,
 };
 pub use template::{Placeholder, Template};
 

@@ -45,6 +45,81 @@ pub struct Table {
     pub rows: Option<Rows>,
     /// The parent whose rows this table's rows are children of.
     pub children_of: Option<ChildrenOf>,
+    /// For a calendar table, its days: row `i` is day `start + i`.
+    pub calendar: Option<Calendar>,
+}
+
+/// The days of a calendar table (a date dimension): one row per day from
+/// `start` to `end`, both included, as days since 1970-01-01.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Calendar {
+    /// The first day.
+    pub start: i32,
+    /// The last day.
+    pub end: i32,
+}
+
+impl Calendar {
+    /// Its rows: one per day.
+    pub fn days(&self) -> u64 {
+        (i64::from(self.end) - i64::from(self.start) + 1).max(0) as u64
+    }
+}
+
+/// What a field of a calendar table reads from its row's day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CalendarPart {
+    /// The day itself (a `date32` field).
+    Date,
+    /// The day as the number `yyyymmdd` (`19980102`), the usual date key.
+    DateKey,
+    /// The year.
+    Year,
+    /// The quarter, 1 to 4.
+    Quarter,
+    /// The month, 1 to 12.
+    Month,
+    /// The day of the month, 1 to 31.
+    DayOfMonth,
+    /// The day of the year, 1 to 366.
+    DayOfYear,
+    /// The ISO day of the week: 1 (Monday) to 7 (Sunday).
+    DayOfWeek,
+    /// The ISO week of the year, 1 to 53 (weeks start on Monday; week 1
+    /// holds the year's first Thursday).
+    WeekOfYear,
+    /// The English name of the day of the week (`Monday`).
+    DayName,
+    /// The English name of the month (`January`).
+    MonthName,
+    /// Whether the day is a Saturday or a Sunday (a boolean field).
+    Weekend,
+}
+
+impl CalendarPart {
+    /// Every part, as specs spell them.
+    pub const ALL: [(&'static str, CalendarPart); 12] = [
+        ("date", CalendarPart::Date),
+        ("date_key", CalendarPart::DateKey),
+        ("year", CalendarPart::Year),
+        ("quarter", CalendarPart::Quarter),
+        ("month", CalendarPart::Month),
+        ("day_of_month", CalendarPart::DayOfMonth),
+        ("day_of_year", CalendarPart::DayOfYear),
+        ("day_of_week", CalendarPart::DayOfWeek),
+        ("week_of_year", CalendarPart::WeekOfYear),
+        ("day_name", CalendarPart::DayName),
+        ("month_name", CalendarPart::MonthName),
+        ("weekend", CalendarPart::Weekend),
+    ];
+
+    /// The spec spelling.
+    pub fn as_str(self) -> &'static str {
+        CalendarPart::ALL
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("date", |(n, _)| n)
+    }
 }
 
 /// A one-to-many table: `count` rows for each row of `parent` (line items
@@ -248,6 +323,17 @@ pub enum Generator {
     /// A random (version 4) UUID: 16 bytes for binary fields, the 36
     /// characters of its canonical text for strings.
     Uuid,
+    /// Row `i` gets `values[i]` (a dimension's members, each once); past
+    /// the list, `values[i % len]` when `cycle`, else the table is too
+    /// long (an error). Top-level fields of tables with rows of their own.
+    ByRow {
+        /// One value per row.
+        values: Vec<Value>,
+        /// Start the list again after its last value.
+        cycle: bool,
+    },
+    /// In a calendar table: this part of the row's day.
+    Calendar(CalendarPart),
 }
 
 /// A [`Generator::Reference`]: which table and field, and how rows are
@@ -389,9 +475,17 @@ impl fmt::Display for Generator {
                 }
             }
             Generator::Position(start) => {
-                write!(f, "position among the parent's rows from {start}")
+                write!(f, "numbered within each parent row from {start}")
             }
             Generator::Uuid => write!(f, "random UUIDs (version 4)"),
+            Generator::ByRow { values, cycle } => {
+                write!(f, "values by row {}", list(values))?;
+                if *cycle {
+                    write!(f, ", cycled")?;
+                }
+                Ok(())
+            }
+            Generator::Calendar(p) => write!(f, "the {} of the row's day", p.as_str()),
         }
     }
 }

@@ -7,8 +7,8 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::model::{
-    ChildrenOf, Condition, Dataset, Field, Generator, Kind, Pick, Reference, Rows, Spec, SpecError,
-    Table, Value, When, WordList,
+    Calendar, CalendarPart, ChildrenOf, Condition, Dataset, Field, Generator, Kind, Pick,
+    Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
 };
 use super::template::Template;
 use crate::dist::{Alias, Zipf};
@@ -46,6 +46,8 @@ const GENERATORS: &[&str] = &[
     "parent",
     "position",
     "uuid",
+    "values_by_row",
+    "calendar",
 ];
 const COMMON: &[&str] = &[
     "name",
@@ -819,7 +821,37 @@ impl<'s> P<'s> {
                 if !class.numeric() {
                     return Err(unsupported());
                 }
-                let p = params(&["start", "step"])?;
+                let p = params(&["start", "step", "per_parent"])?;
+                let per_parent = get(p, "per_parent")
+                    .map(|b| self.boolean(b, field, "per_parent"))
+                    .transpose()?
+                    .unwrap_or(false);
+                if per_parent {
+                    // Numbered within each parent row: the row's position
+                    // among its parent's children, from `start`.
+                    let Class::Int { min, max } = class else {
+                        return Err(bad(
+                            "a `per_parent` sequence numbers rows with integers".into()
+                        ));
+                    };
+                    if let Some(st) = get(p, "step") {
+                        return Err(self.err(
+                            st.span(),
+                            field,
+                            "a `per_parent` sequence steps by 1 (`step` is for plain sequences)",
+                        ));
+                    }
+                    let start = match get(p, "start") {
+                        Some(st) => self.integer(st, field, "start")?,
+                        None => 1,
+                    };
+                    if start < min || start > max {
+                        return Err(bad(format!(
+                            "the sequence starts at {start}, outside the type's range {min}..={max}"
+                        )));
+                    }
+                    return Ok(Some(Generator::Position(start)));
+                }
                 let step_class = match class {
                     Class::Date | Class::Timestamp(_) | Class::Time(_) => Class::Int {
                         min: i64::MIN.into(),
@@ -1184,6 +1216,61 @@ impl<'s> P<'s> {
                 }
                 Generator::Position(start)
             }
+            "values_by_row" => {
+                // A list, or `{ values = [...], cycle = true }`.
+                let (list, cycle) = match v.get_ref() {
+                    DeValue::Table(_) => {
+                        let p = params(&["values", "cycle"])?;
+                        let cycle = get(p, "cycle")
+                            .map(|c| self.boolean(c, field, "cycle"))
+                            .transpose()?
+                            .unwrap_or(false);
+                        (required(p, "values")?, cycle)
+                    }
+                    _ => (v.clone(), false),
+                };
+                let values = self.values(&list, class, field, name)?;
+                Generator::ByRow { values, cycle }
+            }
+            "calendar" => {
+                let s = self.string(v, field, name)?;
+                let Some((_, part)) = CalendarPart::ALL.iter().find(|(n, _)| *n == s) else {
+                    return Err(bad(format!(
+                        "unknown calendar part `{s}`; the parts are {}",
+                        CalendarPart::ALL.map(|(n, _)| n).join(", ")
+                    )));
+                };
+                let fits = match part {
+                    CalendarPart::Date => class == Class::Date,
+                    CalendarPart::DayName | CalendarPart::MonthName => {
+                        matches!(class, Class::Str | Class::Dict)
+                    }
+                    CalendarPart::Weekend => class == Class::Bool,
+                    CalendarPart::DateKey => {
+                        matches!(class, Class::Int { min, max } if min <= 10_000_101 && max >= 99_991_231)
+                    }
+                    // Every other part fits an int8 but the year.
+                    CalendarPart::Year => {
+                        matches!(class, Class::Int { min, max } if min <= -9999 && max >= 9999)
+                    }
+                    _ => matches!(class, Class::Int { max, .. } if max >= 366),
+                };
+                if !fits {
+                    return Err(bad(format!(
+                        "calendar part `{s}` needs {}",
+                        match part {
+                            CalendarPart::Date => "a date32 field",
+                            CalendarPart::DayName | CalendarPart::MonthName =>
+                                "a string or dictionary field",
+                            CalendarPart::Weekend => "a boolean field",
+                            CalendarPart::DateKey => "an integer field of 32 bits or more",
+                            CalendarPart::Year => "a signed integer field of 16 bits or more",
+                            _ => "an integer field of 16 bits or more",
+                        }
+                    )));
+                }
+                Generator::Calendar(*part)
+            }
             _ => unreachable!("listed in GENERATORS"),
         };
         Ok(Some(g))
@@ -1358,11 +1445,14 @@ impl<'s> P<'s> {
                                 ..
                             } => values.len(),
                             Generator::Constant(_) => 1,
+                            g @ (Generator::ByRow { .. } | Generator::Calendar(_)) => {
+                                category_values(g).map_or(0, |v| v.len())
+                            }
                             _ => {
                                 return Err(self.err(
                                 v.span(),
                                 f,
-                                "a dictionary field needs `weighted`, `zipf` with values, or `constant`",
+                                "a dictionary field needs `weighted`, `zipf` with values, `constant`, `values_by_row`, or a `calendar` name",
                             ));
                             }
                         };
@@ -1826,7 +1916,7 @@ impl<'s> P<'s> {
                     let Kind::Scalar { generator, .. } = &field.kind else {
                         unreachable!()
                     };
-                    if dictionary_values(g) != dictionary_values(generator) {
+                    if category_values(g) != category_values(generator) {
                         return Err(self.err(
                             w.span(),
                             f,
@@ -1905,12 +1995,63 @@ pub(crate) fn dictionary_values(g: &Generator) -> Option<&[Value]> {
     }
 }
 
-/// The values of a categorical generator, in category order.
+/// The values of a categorical generator, in category order (a
+/// dictionary field's values, by key).
 pub(crate) fn category_values(g: &Generator) -> Option<Vec<Value>> {
+    let names = |n: &[&str]| n.iter().map(|s| Value::Str(s.to_string())).collect();
     Some(match g {
-        Generator::Probability(_) => vec![Value::Bool(false), Value::Bool(true)],
+        Generator::Probability(_) | Generator::Calendar(CalendarPart::Weekend) => {
+            vec![Value::Bool(false), Value::Bool(true)]
+        }
+        Generator::Calendar(CalendarPart::DayName) => names(&DAY_NAMES),
+        Generator::Calendar(CalendarPart::MonthName) => names(&MONTH_NAMES),
+        Generator::ByRow { values, .. } => distinct_values(values).0,
         g => dictionary_values(g)?.to_vec(),
     })
+}
+
+/// The English names of the days of the week, Monday first.
+pub(crate) const DAY_NAMES: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+/// The English names of the months.
+pub(crate) const MONTH_NAMES: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// The distinct values of `values` in first-seen order, and for each
+/// value the index of its distinct value.
+pub(crate) fn distinct_values(values: &[Value]) -> (Vec<Value>, Vec<u32>) {
+    let mut seen: std::collections::HashMap<String, u32> = Default::default();
+    let mut distinct = Vec::new();
+    let keys = values
+        .iter()
+        .map(|v| {
+            *seen.entry(format!("{v:?}")).or_insert_with(|| {
+                distinct.push(v.clone());
+                distinct.len() as u32 - 1
+            })
+        })
+        .collect();
+    (distinct, keys)
 }
 
 /// The values of a categorical generator the engine encodes as categories
@@ -2112,6 +2253,7 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
         ));
     }
     let spec = single(&p, &t)?;
+    check_row_fields(&p, &spec.fields, None)?;
     if let Some((f, r)) = references(&spec).into_iter().next() {
         return Err(p.err_at(
             f.line,
@@ -2195,6 +2337,7 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                 line: 0,
                 rows: None,
                 children_of: None,
+                calendar: None,
             }],
             multi_table: false,
         });
@@ -2233,6 +2376,7 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                 "rows_per_scale",
                 "children_of",
                 "count",
+                "calendar",
                 "fields",
             ],
             None,
@@ -2285,8 +2429,50 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
             }
             (None, None) => None,
         };
+        let calendar = match get(tt, "calendar") {
+            None => None,
+            Some(c) => {
+                if let Some(k) = ["rows", "rows_per_scale", "children_of"]
+                    .into_iter()
+                    .find(|k| get(tt, k).is_some())
+                {
+                    return Err(p.err(
+                        c.span(),
+                        None,
+                        format!(
+                            "table `{tname}`: a calendar table has one row per day of its `calendar`; drop `{k}`"
+                        ),
+                    ));
+                }
+                let ct = p.table(c, None, "`calendar`")?;
+                p.check_keys(ct, &["start", "end"], None, "`calendar`")?;
+                let day = |k: &str| -> Result<i32, SpecError> {
+                    let v = get(ct, k).ok_or_else(|| {
+                        p.err(
+                            c.span(),
+                            None,
+                            format!("table `{tname}`: `calendar` needs `{k}` (a date)"),
+                        )
+                    })?;
+                    match p.value(v, Class::Date, None, k)? {
+                        Value::Int(d) => Ok(d as i32),
+                        _ => unreachable!("dates are integers"),
+                    }
+                };
+                let (start, end) = (day("start")?, day("end")?);
+                if start > end {
+                    return Err(p.err(
+                        c.span(),
+                        None,
+                        format!("table `{tname}`: the calendar ends before it starts"),
+                    ));
+                }
+                Some(Calendar { start, end })
+            }
+        };
         let rows = match (get(tt, "rows"), get(tt, "rows_per_scale")) {
             _ if children_of.is_some() => Rows::Fixed(0),
+            _ if let Some(c) = calendar => Rows::Fixed(c.days()),
             (Some(r), None) => {
                 let n = p.integer(r, None, "rows")?;
                 if !(0..=i128::from(u64::MAX)).contains(&n) {
@@ -2331,32 +2517,38 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
         let tdesc = get(tt, "description")
             .map(|d| p.string(d, None, "description"))
             .transpose()?;
-        let Some(fields) = get(tt, "fields") else {
-            return Err(p.err(
-                item.span(),
-                None,
-                format!("table `{tname}` needs `fields` ([[tables.fields]] tables)"),
-            ));
+        let table_line = p.line(item.span().start);
+        let fields = match get(tt, "fields") {
+            None if calendar.is_some() => calendar_fields(table_line),
+            None => {
+                return Err(p.err(
+                    item.span(),
+                    None,
+                    format!("table `{tname}` needs `fields` ([[tables.fields]] tables)"),
+                ));
+            }
+            Some(fields) => p.fields(fields, "").map_err(|mut e| {
+                e.field = Some(match e.field.take() {
+                    Some(f) => format!("{tname}.{f}"),
+                    None => tname.clone(),
+                });
+                e
+            })?,
         };
-        let fields = p.fields(fields, "").map_err(|mut e| {
-            e.field = Some(match e.field.take() {
-                Some(f) => format!("{tname}.{f}"),
-                None => tname.clone(),
-            });
-            e
-        })?;
         tables.push(Table {
             spec: Spec {
                 name: tname,
                 description: tdesc,
                 fields,
             },
-            line: p.line(item.span().start),
+            line: table_line,
             rows: children_of.is_none().then_some(rows),
             children_of,
+            calendar,
         });
     }
     fill_parents(&p, &mut tables)?;
+    check_row_generators(&p, &tables)?;
     copy_from_references(&mut tables);
     resolve_references(&p, &tables)?;
     Ok(Dataset {
@@ -2551,6 +2743,112 @@ fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// The fields of a calendar table that lists none: every part of the
+/// day, named after it.
+fn calendar_fields(line: usize) -> Vec<Field> {
+    CalendarPart::ALL
+        .iter()
+        .map(|(name, part)| {
+            let data_type = match part {
+                CalendarPart::Date => DataType::Date32,
+                CalendarPart::DayName | CalendarPart::MonthName => DataType::Utf8,
+                CalendarPart::Weekend => DataType::Boolean,
+                _ => DataType::Int32,
+            };
+            Field {
+                name: name.to_string(),
+                path: name.to_string(),
+                line,
+                kind: Kind::Scalar {
+                    data_type,
+                    generator: Generator::Calendar(*part),
+                },
+                null_rate: 0.0,
+                nullable: false,
+                parquet_dictionary: None,
+                when: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+/// Checks where the generators that read the row number stand: a
+/// `calendar` part only in a calendar table, and both it and
+/// `values_by_row` only in top-level fields of a table with rows of its
+/// own (not a child table's, whose row numbers have gaps, nor inside
+/// lists); a list of values shorter than a table of a fixed row count
+/// needs `cycle`.
+fn check_row_generators(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
+    for t in tables {
+        let tname = &t.spec.name;
+        check_row_fields(p, &t.spec.fields, Some(t)).map_err(|mut e| {
+            e.field = e.field.take().map(|f| format!("{tname}.{f}"));
+            e
+        })?;
+    }
+    Ok(())
+}
+
+/// [`check_row_generators`] for the fields of one table (`None`: a plain
+/// spec).
+fn check_row_fields(p: &P<'_>, fields: &[Field], table: Option<&Table>) -> Result<(), SpecError> {
+    fn go(p: &P<'_>, f: &Field, top: bool, table: Option<&Table>) -> Result<(), SpecError> {
+        let err = |m: String| Err(p.err_at(f.line, Some(&f.path), m));
+        match &f.kind {
+            Kind::Scalar { generator, .. } => {
+                let gens = std::iter::once(generator)
+                    .chain(f.when.iter().filter_map(|w| w.generator.as_ref()));
+                for g in gens {
+                    let what = match g {
+                        Generator::ByRow { .. } => "`values_by_row`",
+                        Generator::Calendar(_) => "`calendar`",
+                        _ => continue,
+                    };
+                    if !top {
+                        return err(format!(
+                            "{what} gives each row a value: it is for top-level fields, not those inside lists or maps"
+                        ));
+                    }
+                    if table.is_some_and(|t| t.children_of.is_some()) {
+                        return err(format!(
+                            "{what} is for tables with rows of their own; a child table's rows follow its parent's (use `sequence = {{ per_parent = true }}` to number them)"
+                        ));
+                    }
+                    if let Generator::Calendar(_) = g
+                        && table.is_none_or(|t| t.calendar.is_none())
+                    {
+                        return err(
+                            "`calendar` reads the day of a calendar table's row; give the table `calendar = { start = ..., end = ... }`"
+                                .into(),
+                        );
+                    }
+                    if let Generator::ByRow {
+                        values,
+                        cycle: false,
+                    } = g
+                        && let Some(Rows::Fixed(n)) = table.and_then(|t| t.rows)
+                        && (values.len() as u64) < n
+                    {
+                        return err(format!(
+                            "`values_by_row` has {} values but the table has {n} rows; give one value per row, or `cycle = true` to start the list again",
+                            values.len()
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            // A struct's fields share its row.
+            Kind::Struct(children) => children.iter().try_for_each(|c| go(p, c, top, table)),
+            Kind::List { item, .. } => go(p, item, false, table),
+            Kind::Map { key, value, .. } => {
+                go(p, key, false, table)?;
+                go(p, value, false, table)
+            }
+        }
+    }
+    fields.iter().try_for_each(|f| go(p, f, true, table))
+}
+
 /// Checks each child table's `children_of` and makes the `parent`
 /// references of its fields name that table; `parent` and `position` are
 /// for the top-level fields of child tables only.
@@ -2579,7 +2877,7 @@ fn fill_parents(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
             };
             let what = match generator {
                 Generator::Reference(r) if r.pick == Pick::Parent => "`parent`",
-                Generator::Position(_) => "`position`",
+                Generator::Position(_) => "a `per_parent` sequence (`position`)",
                 _ => return Ok(()),
             };
             let Some(parent) = &parent else {

@@ -744,7 +744,7 @@ constant = 1
                 "children_of = \"p\"\ncount = 2",
                 "name = \"t\"\ntype = \"struct\"\n[[tables.fields.fields]]\nname = \"n\"\ntype = \"int32\"\nposition = 1",
             ),
-            "field `c.t.n`: `position` is for the top-level fields of a child table, not those inside structs, lists or maps",
+            "field `c.t.n`: a `per_parent` sequence (`position`) is for the top-level fields of a child table, not those inside structs, lists or maps",
         ),
         (
             child(

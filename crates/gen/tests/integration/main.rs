@@ -6,4 +6,5 @@
 
 mod dataset;
 mod decimal;
+mod dimensions;
 mod spec;
