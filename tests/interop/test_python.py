@@ -457,3 +457,31 @@ def test_dimension_rows_calendars_and_per_parent_numbers_from_python():
     assert pa.concat_tables(parts).equals(days)
     with pytest.raises(ValueError, match="field `a` has `values_by_row` for 2 rows, but 3 rows were asked for"):
         strata.generate('name = "p"\n[[fields]]\nname = "a"\ntype = "int32"\nvalues_by_row = [1, 2]\n', rows=3)
+
+
+def test_expression_fields_from_python():
+    spec = """
+name = "e"
+[[fields]]
+name = "qty"
+type = "int32"
+uniform = { min = 0, max = 9 }
+[[fields]]
+name = "price"
+type = "decimal(8, 2)"
+uniform = { min = 1.00, max = 99.99 }
+[[fields]]
+name = "total"
+type = "decimal(12, 2)"
+expr = "qty * price"
+[[fields]]
+name = "each"
+type = "float64"
+expr = "price / qty"
+"""
+    t = strata.generate(spec, rows=2000, seed=SEED)
+    for q, p, total, each in zip(*(t.column(c).to_pylist() for c in ["qty", "price", "total", "each"])):
+        assert total == q * p
+        assert each is None if q == 0 else abs(each - float(p) / q) < 1e-9
+    with pytest.raises(ValueError, match=re.escape("field `total`: `expr` at column 7: unknown name `prise`")):
+        strata.generate(spec.replace("qty * price", "qty * prise"), rows=10)

@@ -20,8 +20,8 @@ use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field as ArrowField, FieldRef, Fields, Schema, SchemaRef};
 
 use super::parse::{
-    Class, DAY_NAMES, MAX_LENGTH, MONTH_NAMES, categories, category_values, distinct_values,
-    max_length,
+    Class, DAY_NAMES, MAX_LENGTH, MONTH_NAMES, categories, category_values, depends_on,
+    distinct_values, max_length,
 };
 
 /// Draws of a map key before the engine gives up on drawing one the map
@@ -249,6 +249,12 @@ enum NodeKind {
         modulus: u64,
         start: i64,
     },
+    /// An expression over the siblings (generated before it), its
+    /// `uniform` terms drawn from `key`.
+    Expr {
+        tree: super::expr::TNode,
+        key: StreamKey,
+    },
 }
 
 /// How a reference draws its parent rows.
@@ -308,17 +314,16 @@ impl TableEval {
     fn evaluate(&self, field: usize, rows: &[u64], s: &mut SpecScratch) -> Result<ArrayRef, Error> {
         let need = &self.closure[field];
         let mut codes: Vec<Option<Vec<u8>>> = vec![None; self.roots.len()];
-        let mut out = None;
+        let mut arrays: Vec<Option<ArrayRef>> = vec![None; self.roots.len()];
         for &i in &self.order {
             if !need[i] {
                 continue;
             }
-            let g = self.roots[i].generate(rows, &codes, self.needs_codes[i], s)?;
-            if i == field {
-                out = Some(g.array);
-            }
+            let g = self.roots[i].generate(rows, &codes, &arrays, self.needs_codes[i], s)?;
+            arrays[i] = Some(g.array);
             codes[i] = g.codes;
         }
+        let out = arrays[field].take();
         for c in codes.into_iter().flatten() {
             s.put8(c);
         }
@@ -720,8 +725,8 @@ fn table_eval(
                 if std::mem::replace(&mut need[j], true) {
                     continue;
                 }
-                for w in &fields[j].when {
-                    if let Some(k) = fields.iter().position(|x| x.name == w.field) {
+                for dep in depends_on(&fields[j]) {
+                    if let Some(k) = fields.iter().position(|x| x.name == dep) {
                         todo.push(k);
                     }
                 }
@@ -1290,6 +1295,12 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
                 "a position draws no values of its own (only a field's generator can be one)"
                     .into(),
             ));
+        }
+        Generator::Expr(e) => {
+            return Err(Error::InvalidDistribution(format!(
+                "the expression {:?} draws no values of its own (only a field's generator can be one)",
+                e.source
+            )));
         }
         Generator::ByRow { values, cycle } => {
             let cycle = *cycle;
@@ -1941,6 +1952,7 @@ fn cardinality(g: &Generator, class: Class) -> Option<u64> {
         Generator::Words { list, max, .. } => (word_table(*list).len() as u64).checked_pow(*max),
         Generator::Reference(_) | Generator::Position(_) | Generator::Uuid => None,
         Generator::ByRow { values, .. } => Some(distinct_values(values).0.len() as u64),
+        Generator::Expr(_) => None,
         Generator::Calendar(p) => match p {
             CalendarPart::Date | CalendarPart::DateKey => None,
             _ => Some(366),
@@ -2172,16 +2184,12 @@ fn order_of(fields: &[Field]) -> (Vec<usize>, Vec<bool>) {
             }
         }
     }
+    let deps: Vec<Vec<&str>> = fields.iter().map(depends_on).collect();
     // The parser rejects cycles, so each round places at least one field.
     while order.len() < n {
         let before = order.len();
         for i in 0..n {
-            if !done[i]
-                && fields[i]
-                    .when
-                    .iter()
-                    .all(|w| index(&w.field).is_none_or(|j| done[j]))
-            {
+            if !done[i] && deps[i].iter().all(|d| index(d).is_none_or(|j| done[j])) {
                 done[i] = true;
                 order.push(i);
             }
@@ -2281,6 +2289,24 @@ fn compile(
                     table,
                     field,
                     draws,
+                },
+            )
+        }
+        Kind::Scalar {
+            data_type,
+            generator: Generator::Expr(e),
+        } => {
+            let tree = e.tree.clone().ok_or_else(|| {
+                Error::InvalidDistribution(format!(
+                    "field {}: the expression {:?} was not checked against its siblings (parse the spec)",
+                    f.path, e.source
+                ))
+            })?;
+            (
+                data_type.clone(),
+                NodeKind::Expr {
+                    tree,
+                    key: StreamKey::new(seed, stream_id(&f.path, "expr")),
                 },
             )
         }
@@ -2588,6 +2614,7 @@ impl Node {
         &self,
         ids: &[u64],
         sibling_codes: &[Option<Vec<u8>>],
+        siblings: &[Option<ArrayRef>],
         want_codes: bool,
         s: &mut SpecScratch,
     ) -> Result<Generated, Error> {
@@ -2627,7 +2654,7 @@ impl Node {
                     *empty_as_null,
                     s,
                 )?;
-                let child = item.generate(&child_ids, &[], false, s)?;
+                let child = item.generate(&child_ids, &[], &[], false, s)?;
                 s.put64(child_ids);
                 let nulls = pack(&valid2, s);
                 // A list drawn empty under `empty_as_null` is null to
@@ -2662,7 +2689,7 @@ impl Node {
                 let (offsets, child_ids, valid2) =
                     lengths(ids, &valid, length, *length_key, *max_len, false, s)?;
                 let keys = key.distinct_keys(&child_ids, &offsets, s)?;
-                let values = value.generate(&child_ids, &[], false, s)?.array;
+                let values = value.generate(&child_ids, &[], &[], false, s)?.array;
                 s.put64(child_ids);
                 let nulls = pack(&valid2, s);
                 s.put8(valid2);
@@ -2713,6 +2740,27 @@ impl Node {
                 // Null where the parent's value is too.
                 Generated {
                     array: with_nulls(copied, &valid, s)?,
+                    codes: None,
+                }
+            }
+            NodeKind::Expr { tree, key } => {
+                let inputs = super::expr::Inputs {
+                    columns: siblings,
+                    ids,
+                    key: *key,
+                };
+                let array =
+                    super::expr::evaluate(tree, &inputs, self.field.data_type()).map_err(|e| {
+                        match e {
+                            Error::InvalidDistribution(m) => Error::InvalidDistribution(format!(
+                                "field {}: {m}",
+                                self.field.name()
+                            )),
+                            e => e,
+                        }
+                    })?;
+                Generated {
+                    array: with_nulls(array, &valid, s)?,
                     codes: None,
                 }
             }
@@ -3426,7 +3474,7 @@ fn generate_siblings(
     let mut arrays: Vec<Option<ArrayRef>> = vec![None; nodes.len()];
     let mut codes: Vec<Option<Vec<u8>>> = vec![None; nodes.len()];
     for &i in order {
-        let g = nodes[i].generate(ids, &codes, needs_codes[i], s)?;
+        let g = nodes[i].generate(ids, &codes, &arrays, needs_codes[i], s)?;
         arrays[i] = Some(g.array);
         codes[i] = g.codes;
     }

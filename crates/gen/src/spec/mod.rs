@@ -41,11 +41,13 @@
 
 mod engine;
 pub mod expected;
+mod expr;
 mod model;
 mod parse;
 mod template;
 
 pub use engine::{SpecGenerator, SpecScratch};
+pub use expr::Expression;
 pub use model::{
     Calendar, CalendarPart, ChildrenOf, Condition, DATASET_PRESETS, Dataset, Field, Generator,
     JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec, SpecError, Table, Value, When,

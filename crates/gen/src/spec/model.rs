@@ -334,6 +334,8 @@ pub enum Generator {
     },
     /// In a calendar table: this part of the row's day.
     Calendar(CalendarPart),
+    /// A value computed from the row's siblings by an SQL expression.
+    Expr(Box<super::expr::Expression>),
 }
 
 /// A [`Generator::Reference`]: which table and field, and how rows are
@@ -486,6 +488,7 @@ impl fmt::Display for Generator {
                 Ok(())
             }
             Generator::Calendar(p) => write!(f, "the {} of the row's day", p.as_str()),
+            Generator::Expr(e) => write!(f, "expression {:?}", e.source),
         }
     }
 }

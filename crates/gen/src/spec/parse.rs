@@ -6,6 +6,7 @@ use arrow_schema::{DataType, Fields, TimeUnit};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use super::expr::{self, Expression};
 use super::model::{
     Calendar, CalendarPart, ChildrenOf, Condition, Dataset, Field, Generator, Kind, Pick,
     Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
@@ -48,6 +49,7 @@ const GENERATORS: &[&str] = &[
     "uuid",
     "values_by_row",
     "calendar",
+    "expr",
 ];
 const COMMON: &[&str] = &[
     "name",
@@ -1216,6 +1218,12 @@ impl<'s> P<'s> {
                 }
                 Generator::Position(start)
             }
+            "expr" => {
+                // Checked against the siblings once they are all parsed
+                // (`resolve_expressions`).
+                let source = self.string(v, field, name)?;
+                Generator::Expr(Box::new(Expression::pending(source)))
+            }
             "values_by_row" => {
                 // A list, or `{ values = [...], cycle = true }`.
                 let (list, cycle) = match v.get_ref() {
@@ -1811,8 +1819,94 @@ impl<'s> P<'s> {
             }
             f.when = cases;
         }
+        self.resolve_expressions(&mut fields)?;
         check_cycles(self, &fields)?;
         Ok(fields)
+    }
+
+    /// Checks the `expr` fields of one level against their siblings:
+    /// names, types and the field's own type. An `expr` where no
+    /// siblings are (a list item, a map key or value) or in a `when` case
+    /// is refused.
+    fn resolve_expressions(&self, fields: &mut [Field]) -> Result<(), SpecError> {
+        fn refuse_nested(p: &P<'_>, f: &Field) -> Result<(), SpecError> {
+            match &f.kind {
+                Kind::Scalar {
+                    generator: Generator::Expr(_),
+                    ..
+                } => Err(p.err_at(
+                    f.line,
+                    Some(&f.path),
+                    "`expr` computes a value from sibling fields; a list item or map entry has none (give the expression to a field of a struct inside the list)",
+                )),
+                Kind::List { item, .. } => refuse_nested(p, item),
+                Kind::Map { key, value, .. } => {
+                    refuse_nested(p, key)?;
+                    refuse_nested(p, value)
+                }
+                _ => Ok(()),
+            }
+        }
+        let siblings: Vec<(String, Option<DataType>)> = fields
+            .iter()
+            .map(|f| {
+                let dt = match &f.kind {
+                    Kind::Scalar { data_type, .. } => Some(data_type.clone()),
+                    _ => None,
+                };
+                (f.name.clone(), dt)
+            })
+            .collect();
+        let readable: Vec<(&str, &DataType)> = siblings
+            .iter()
+            .filter_map(|(n, d)| d.as_ref().map(|d| (n.as_str(), d)))
+            .collect();
+        // Column numbers index `fields`, not just the readable ones.
+        let index_of = |name: &str| siblings.iter().position(|(n, _)| n == name);
+        for f in fields.iter_mut() {
+            if let Kind::List { item, .. } = &f.kind {
+                refuse_nested(self, item)?;
+            }
+            if let Kind::Map { key, value, .. } = &f.kind {
+                refuse_nested(self, key)?;
+                refuse_nested(self, value)?;
+            }
+            if f.when
+                .iter()
+                .any(|w| matches!(w.generator, Some(Generator::Expr(_))))
+            {
+                return Err(self.err_at(
+                    f.line,
+                    Some(&f.path),
+                    "a `when` case cannot give an `expr`; write the cases inside the expression (CASE WHEN ... END)",
+                ));
+            }
+            let Kind::Scalar {
+                data_type,
+                generator: Generator::Expr(e),
+            } = &mut f.kind
+            else {
+                continue;
+            };
+            let at = |c: u64, m: String| {
+                self.err_at(f.line, Some(&f.path), format!("`expr` at column {c}: {m}"))
+            };
+            let (tree, inputs) =
+                expr::check(&e.source, &readable).map_err(|x| at(x.column, x.message))?;
+            if inputs.contains(&f.name) {
+                return Err(at(
+                    1,
+                    format!("the expression reads its own field `{}`", f.name),
+                ));
+            }
+            let tree = tree.with_columns(&|i| index_of(readable[i].0).unwrap_or(i));
+            expr::check_target(&tree, data_type).map_err(|m| at(1, m))?;
+            e.inputs = inputs;
+            e.tree = Some(tree);
+            // Nulls in, or a division by zero, give a null.
+            f.nullable = true;
+        }
+        Ok(())
     }
 
     fn when(
@@ -2060,6 +2154,20 @@ pub(crate) fn categories(g: &Generator) -> Option<Vec<Value>> {
     category_values(g).filter(|v| v.len() <= 255)
 }
 
+/// The siblings `f` is computed from: those its `when` cases read and
+/// those its expression reads.
+pub(crate) fn depends_on(f: &Field) -> Vec<&str> {
+    let mut out: Vec<&str> = f.when.iter().map(|w| w.field.as_str()).collect();
+    if let Kind::Scalar {
+        generator: Generator::Expr(e),
+        ..
+    } = &f.kind
+    {
+        out.extend(e.inputs.iter().map(String::as_str));
+    }
+    out
+}
+
 fn check_cycles(p: &P<'_>, fields: &[Field]) -> Result<(), SpecError> {
     // Depth-first search over "depends on" edges.
     fn visit(i: usize, fields: &[Field], state: &mut [u8], p: &P<'_>) -> Result<(), SpecError> {
@@ -2070,15 +2178,15 @@ fn check_cycles(p: &P<'_>, fields: &[Field]) -> Result<(), SpecError> {
                     .err(
                         0..0,
                         Some(&fields[i].path),
-                        "`when` cases form a cycle through this field",
+                        "`when` cases or expressions form a cycle through this field",
                     )
                     .at_line(fields[i].line));
             }
             _ => {}
         }
         state[i] = 1;
-        for w in &fields[i].when {
-            if let Some(j) = fields.iter().position(|f| f.name == w.field) {
+        for dep in depends_on(&fields[i]) {
+            if let Some(j) = fields.iter().position(|f| f.name == dep) {
                 visit(j, fields, state, p)?;
             }
         }

@@ -7,4 +7,5 @@
 mod dataset;
 mod decimal;
 mod dimensions;
+mod expressions;
 mod spec;

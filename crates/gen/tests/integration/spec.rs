@@ -374,7 +374,7 @@ fn bad_specs_name_the_field_and_line() {
         ),
         (
             "[[fields]]\nname = \"a\"\ntype = \"int64\"\nweighted = { values = [1, 2] }\n[[fields.when]]\nfield = \"b\"\nis = 1\nnull_rate = 1\n[[fields]]\nname = \"b\"\ntype = \"int64\"\nweighted = { values = [1, 2] }\n[[fields.when]]\nfield = \"a\"\nis = 2\nnull_rate = 1",
-            "field `a`: `when` cases form a cycle",
+            "field `a`: `when` cases or expressions form a cycle",
         ),
         (
             "[[fields]]\nname = \"l\"\ntype = \"list\"\n[fields.item]\ntype = \"int64\"\nconstant = 1",

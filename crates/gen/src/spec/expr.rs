@@ -1,0 +1,1985 @@
+//! Expression fields: `expr = "SQL"`, a value computed from the row's
+//! sibling fields, checked when the spec is parsed and evaluated a batch
+//! at a time with Arrow's compute kernels (no per-row interpreter).
+//!
+//! The SQL is DuckDB's dialect (parsed by `sqlparser`), and its types
+//! follow DuckDB's rules where they matter to the values: integers are
+//! 64-bit and overflow is an error; `/` divides as floating point, `//`
+//! as integers; decimal `+`, `-` and `*` are exact, with DuckDB's result
+//! scale (the larger scale for `+`/`-`, their sum for `*`) and a spec
+//! error when the result could need more than 38 digits; a date plus or
+//! minus an integer (or an `INTERVAL n DAY`) is a date, a date minus a
+//! date is days. Division or remainder by zero is **null**, as
+//! documented in the README. The value is then converted to the field's
+//! type: integers only from integers, decimals rounded half away from
+//! zero to the field's scale (an error if they do not fit its precision),
+//! strings to any string or dictionary type.
+//!
+//! What an expression may use: sibling names, literals (numbers, strings,
+//! `DATE '...'`, `TRUE`, `NULL`), `+ - * / // %`, comparisons, `AND`,
+//! `OR`, `NOT`, `IS [NOT] NULL`, `BETWEEN`, `IN (...)`, `CASE`,
+//! `COALESCE`, `LEAST`, `GREATEST`, `||` and `concat`, `lpad`, `round`,
+//! `CAST`, and `uniform(min, max)`: a random integer drawn from the
+//! field's own stream for each row, so the data stays a pure function of
+//! (spec, seed, row).
+
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Date32Array, Datum, Decimal128Array, Float64Array, Int64Array,
+    Scalar, StringArray, new_null_array,
+};
+use arrow_schema::DataType;
+use sqlparser::{
+    ast::{self, BinaryOperator as B, Spanned, UnaryOperator as U},
+    dialect::DuckDbDialect,
+    parser::Parser,
+};
+
+use crate::Error;
+use crate::rng::StreamKey;
+
+/// The most digits of a decimal expression (Arrow's `Decimal128`).
+const MAX_PRECISION: u8 = 38;
+
+/// A parsed and checked expression: its text and its typed tree, whose
+/// column numbers index the siblings it was checked against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expression {
+    /// The SQL as written.
+    pub source: String,
+    /// The sibling names it reads, each once, in first-use order.
+    pub inputs: Vec<String>,
+    pub(crate) tree: Option<TNode>,
+}
+
+impl Expression {
+    /// An expression not yet checked against its siblings.
+    pub(crate) fn pending(source: String) -> Expression {
+        Expression {
+            source,
+            inputs: Vec::new(),
+            tree: None,
+        }
+    }
+}
+
+/// The type of a value inside an expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ETy {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Decimal(u8, i8),
+    Date,
+    Str,
+}
+
+impl ETy {
+    fn name(self) -> String {
+        match self {
+            ETy::Null => "null".into(),
+            ETy::Bool => "boolean".into(),
+            ETy::Int => "integer".into(),
+            ETy::Float => "double".into(),
+            ETy::Decimal(p, s) => format!("decimal({p}, {s})"),
+            ETy::Date => "date".into(),
+            ETy::Str => "string".into(),
+        }
+    }
+
+    fn with_article(self) -> String {
+        let n = self.name();
+        if matches!(self, ETy::Int) {
+            format!("an {n}")
+        } else {
+            format!("a {n}")
+        }
+    }
+
+    fn arrow(self) -> DataType {
+        match self {
+            ETy::Null => DataType::Null,
+            ETy::Bool => DataType::Boolean,
+            ETy::Int => DataType::Int64,
+            ETy::Float => DataType::Float64,
+            ETy::Decimal(p, s) => DataType::Decimal128(p, s),
+            ETy::Date => DataType::Date32,
+            ETy::Str => DataType::Utf8,
+        }
+    }
+
+    fn numeric(self) -> bool {
+        matches!(self, ETy::Int | ETy::Float | ETy::Decimal(..))
+    }
+
+    /// The expression type a column of Arrow type `dt` is read as.
+    pub(crate) fn of(dt: &DataType) -> Option<ETy> {
+        Some(match dt {
+            DataType::Boolean => ETy::Bool,
+            DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32 => ETy::Int,
+            DataType::Float32 | DataType::Float64 => ETy::Float,
+            DataType::Decimal128(p, s) => ETy::Decimal(*p, *s),
+            DataType::Date32 => ETy::Date,
+            DataType::Utf8 | DataType::LargeUtf8 => ETy::Str,
+            DataType::Dictionary(_, v) if matches!(**v, DataType::Utf8) => ETy::Str,
+            _ => return None,
+        })
+    }
+}
+
+impl TNode {
+    /// The tree with every column number `i` replaced by `map(i)`.
+    pub(crate) fn with_columns(mut self, map: &dyn Fn(usize) -> usize) -> TNode {
+        fn go(t: &mut TNode, map: &dyn Fn(usize) -> usize) {
+            match &mut t.kind {
+                NodeK::Col(i) => *i = map(*i),
+                NodeK::Lit(_) | NodeK::Uniform { .. } => {}
+                NodeK::Neg(x) | NodeK::Not(x) | NodeK::IsNull(x, _) | NodeK::Cast(x) => go(x, map),
+                NodeK::Lpad(x, ..) => go(x, map),
+                NodeK::Arith(_, a, b)
+                | NodeK::DateAdd(a, b, _)
+                | NodeK::DateDiff(a, b)
+                | NodeK::Cmp(_, a, b)
+                | NodeK::And(a, b)
+                | NodeK::Or(a, b) => {
+                    go(a, map);
+                    go(b, map);
+                }
+                NodeK::Case(whens, other) => {
+                    for (c, r) in whens {
+                        go(c, map);
+                        go(r, map);
+                    }
+                    if let Some(o) = other {
+                        go(o, map);
+                    }
+                }
+                NodeK::Coalesce(xs)
+                | NodeK::Extreme(xs, _)
+                | NodeK::Concat(xs)
+                | NodeK::ConcatNullsEmpty(xs) => {
+                    for x in xs {
+                        go(x, map);
+                    }
+                }
+            }
+        }
+        go(&mut self, map);
+        self
+    }
+}
+
+/// A literal.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Lit {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Dec(i128),
+    Date(i32),
+    Str(String),
+}
+
+/// A typed node.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TNode {
+    ty: ETy,
+    kind: NodeK,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arith {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    IntDiv,
+    Rem,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum NodeK {
+    Col(usize),
+    Lit(Lit),
+    Neg(Box<TNode>),
+    Arith(Arith, Box<TNode>, Box<TNode>),
+    /// A date plus (or minus, `true`) days.
+    DateAdd(Box<TNode>, Box<TNode>, bool),
+    /// Days from the second date to the first.
+    DateDiff(Box<TNode>, Box<TNode>),
+    Cmp(Cmp, Box<TNode>, Box<TNode>),
+    And(Box<TNode>, Box<TNode>),
+    Or(Box<TNode>, Box<TNode>),
+    Not(Box<TNode>),
+    IsNull(Box<TNode>, bool),
+    Case(Vec<(TNode, TNode)>, Option<Box<TNode>>),
+    Coalesce(Vec<TNode>),
+    /// `LEAST` (false) or `GREATEST` (true), nulls ignored.
+    Extreme(Vec<TNode>, bool),
+    /// `||`: null when any part is null.
+    Concat(Vec<TNode>),
+    /// `concat(...)`: nulls as empty strings.
+    ConcatNullsEmpty(Vec<TNode>),
+    Lpad(Box<TNode>, usize, String),
+    /// Converted to the node's type.
+    Cast(Box<TNode>),
+    /// A random integer in `min..=max` per row; `salt` tells the terms of
+    /// one expression apart.
+    Uniform {
+        min: i64,
+        max: i64,
+        salt: u64,
+    },
+}
+
+/// An error in an expression: the column (1-based, in the expression's
+/// text) and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ExprError {
+    pub column: u64,
+    pub message: String,
+}
+
+type R<T> = Result<T, ExprError>;
+
+fn fail<T>(at: &impl Spanned, message: impl Into<String>) -> R<T> {
+    fail_at(at.span().start.column, message)
+}
+
+fn fail_at<T>(column: u64, message: impl Into<String>) -> R<T> {
+    Err(ExprError {
+        column: column.max(1),
+        message: message.into(),
+    })
+}
+
+/// Parses `source` and checks it against `siblings` (name and Arrow type
+/// of each): names, types, decimal precision.
+pub(crate) fn check(
+    source: &str,
+    siblings: &[(&str, &DataType)],
+) -> Result<(TNode, Vec<String>), ExprError> {
+    let ast = Parser::new(&DuckDbDialect {})
+        .try_with_sql(source)
+        .and_then(|mut p| {
+            let e = p.parse_expr()?;
+            p.expect_token(&sqlparser::tokenizer::Token::EOF)?;
+            Ok(e)
+        })
+        .map_err(|e| {
+            let text = e.to_string();
+            let column = text
+                .rsplit("Column: ")
+                .next()
+                .and_then(|c| c.trim().parse().ok())
+                .unwrap_or(1);
+            ExprError {
+                column,
+                message: text
+                    .trim_start_matches("sql parser error: ")
+                    .split(" at Line:")
+                    .next()
+                    .unwrap_or(&text)
+                    .to_string(),
+            }
+        })?;
+    let mut c = Checker {
+        siblings,
+        inputs: Vec::new(),
+        salts: 0,
+    };
+    let tree = c.node(&ast)?;
+    Ok((tree, c.inputs))
+}
+
+struct Checker<'a> {
+    siblings: &'a [(&'a str, &'a DataType)],
+    inputs: Vec<String>,
+    salts: u64,
+}
+
+fn node(ty: ETy, kind: NodeK) -> TNode {
+    TNode { ty, kind }
+}
+
+fn cast(n: TNode, to: ETy) -> TNode {
+    if n.ty == to {
+        n
+    } else {
+        node(to, NodeK::Cast(Box::new(n)))
+    }
+}
+
+/// The type both numbers are converted to before an operation between
+/// them (decimals keep their own precision and scale).
+fn numeric_common(a: ETy, b: ETy) -> Option<ETy> {
+    Some(match (a, b) {
+        (ETy::Int, ETy::Int) => ETy::Int,
+        (ETy::Float, x) | (x, ETy::Float) if x.numeric() || x == ETy::Null => ETy::Float,
+        (ETy::Decimal(..), ETy::Decimal(..)) => a,
+        (ETy::Decimal(..), ETy::Int) => a,
+        (ETy::Int, ETy::Decimal(..)) => b,
+        (ETy::Null, x) | (x, ETy::Null) if x.numeric() => x,
+        _ => return None,
+    })
+}
+
+/// The type all of `tys` can be converted to (for comparisons, `CASE`
+/// results, `COALESCE`, ...).
+fn unify(tys: &[ETy]) -> Option<ETy> {
+    let mut out = ETy::Null;
+    for &t in tys {
+        out = match (out, t) {
+            (ETy::Null, t) | (t, ETy::Null) => t,
+            (a, b) if a == b => a,
+            (ETy::Decimal(p1, s1), ETy::Decimal(p2, s2)) => {
+                let s = s1.max(s2);
+                let int = (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16);
+                ETy::Decimal(((int + s as i16) as u8).min(MAX_PRECISION), s)
+            }
+            (a, b) if a.numeric() && b.numeric() => numeric_common(a, b)?,
+            _ => return None,
+        };
+    }
+    Some(out)
+}
+
+/// A decimal type for an integer operand.
+const INT_AS_DECIMAL: ETy = ETy::Decimal(19, 0);
+
+impl Checker<'_> {
+    fn node(&mut self, e: &ast::Expr) -> R<TNode> {
+        use ast::Expr as E;
+        match e {
+            E::Nested(inner) => self.node(inner),
+            E::Identifier(id) => self.column(id),
+            E::CompoundIdentifier(ids) => fail(
+                e,
+                format!(
+                    "`{}`: an expression reads its sibling fields by name (qualified names are not supported here)",
+                    ids.iter()
+                        .map(|i| i.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(".")
+                ),
+            ),
+            E::Value(v) => self.literal(e, &v.value),
+            E::TypedString(t) => {
+                let text = match &t.value.value {
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                match t.data_type {
+                    ast::DataType::Date => match parse_date(&text) {
+                        Some(d) => Ok(node(ETy::Date, NodeK::Lit(Lit::Date(d)))),
+                        None => fail(e, format!("`{text}` is not a date (YYYY-MM-DD)")),
+                    },
+                    _ => fail(
+                        e,
+                        format!("literals of type {} are not supported", t.data_type),
+                    ),
+                }
+            }
+            E::Interval(iv) => {
+                let days_per = match &iv.leading_field {
+                    Some(ast::DateTimeField::Day | ast::DateTimeField::Days) => 1,
+                    Some(ast::DateTimeField::Week(_) | ast::DateTimeField::Weeks) => 7,
+                    _ => {
+                        return fail(
+                            e,
+                            "intervals are whole days or weeks (INTERVAL 5 DAY); add months and years in your own terms",
+                        );
+                    }
+                };
+                let n = match &*iv.value {
+                    E::Value(v) => match &v.value {
+                        ast::Value::Number(n, _) => n.parse::<i64>().ok(),
+                        ast::Value::SingleQuotedString(s) => s.trim().parse::<i64>().ok(),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match n.and_then(|n| n.checked_mul(days_per)) {
+                    Some(days) => Ok(node(ETy::Int, NodeK::Lit(Lit::Int(days)))),
+                    None => fail(e, "an interval needs a whole number of days or weeks"),
+                }
+            }
+            E::UnaryOp { op, expr } => {
+                let x = self.node(expr)?;
+                match op {
+                    U::Plus if x.ty.numeric() => Ok(x),
+                    U::Minus if x.ty.numeric() => {
+                        // Literal negatives stay literals.
+                        if let NodeK::Lit(l) = &x.kind {
+                            let neg = match l {
+                                Lit::Int(v) => v.checked_neg().map(Lit::Int),
+                                Lit::Float(v) => Some(Lit::Float(-v)),
+                                Lit::Dec(v) => Some(Lit::Dec(-v)),
+                                _ => None,
+                            };
+                            if let Some(l) = neg {
+                                return Ok(node(x.ty, NodeK::Lit(l)));
+                            }
+                        }
+                        Ok(node(x.ty, NodeK::Neg(Box::new(x))))
+                    }
+                    U::Not if matches!(x.ty, ETy::Bool | ETy::Null) => {
+                        Ok(node(ETy::Bool, NodeK::Not(Box::new(cast(x, ETy::Bool)))))
+                    }
+                    _ => fail(
+                        e,
+                        format!("type mismatch: `{op}` of {}", x.ty.with_article()),
+                    ),
+                }
+            }
+            E::BinaryOp { left, op, right } => self.binary(e, left, op, right),
+            E::IsNull(x) | E::IsNotNull(x) => {
+                let x = self.node(x)?;
+                Ok(node(
+                    ETy::Bool,
+                    NodeK::IsNull(Box::new(x), matches!(e, E::IsNotNull(_))),
+                ))
+            }
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let x = self.node(expr)?;
+                let lo = self.node(low)?;
+                let hi = self.node(high)?;
+                let a = self.compare(e, Cmp::Ge, x.clone(), lo)?;
+                let b = self.compare(e, Cmp::Le, x, hi)?;
+                let both = node(ETy::Bool, NodeK::And(Box::new(a), Box::new(b)));
+                Ok(if *negated {
+                    node(ETy::Bool, NodeK::Not(Box::new(both)))
+                } else {
+                    both
+                })
+            }
+            E::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let x = self.node(expr)?;
+                let mut any: Option<TNode> = None;
+                for item in list {
+                    let v = self.node(item)?;
+                    let eq = self.compare(item, Cmp::Eq, x.clone(), v)?;
+                    any = Some(match any {
+                        None => eq,
+                        Some(a) => node(ETy::Bool, NodeK::Or(Box::new(a), Box::new(eq))),
+                    });
+                }
+                let any = any.expect("IN lists are not empty");
+                Ok(if *negated {
+                    node(ETy::Bool, NodeK::Not(Box::new(any)))
+                } else {
+                    any
+                })
+            }
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = operand.as_ref().map(|o| self.node(o)).transpose()?;
+                let mut whens = Vec::new();
+                for w in conditions {
+                    let c = self.node(&w.condition)?;
+                    let c = match &operand {
+                        Some(o) => self.compare(&w.condition, Cmp::Eq, o.clone(), c)?,
+                        None if matches!(c.ty, ETy::Bool | ETy::Null) => cast(c, ETy::Bool),
+                        None => {
+                            return fail(
+                                &w.condition,
+                                format!(
+                                    "type mismatch: a WHEN condition must be a boolean, not {}",
+                                    c.ty.with_article()
+                                ),
+                            );
+                        }
+                    };
+                    whens.push((c, self.node(&w.result)?));
+                }
+                let other = else_result.as_ref().map(|x| self.node(x)).transpose()?;
+                let mut tys: Vec<ETy> = whens.iter().map(|(_, r)| r.ty).collect();
+                tys.extend(other.iter().map(|o| o.ty));
+                let Some(ty) = unify(&tys) else {
+                    return fail(
+                        e,
+                        format!(
+                            "type mismatch: the CASE results are {}",
+                            tys.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+                        ),
+                    );
+                };
+                let whens = whens.into_iter().map(|(c, r)| (c, cast(r, ty))).collect();
+                Ok(node(
+                    ty,
+                    NodeK::Case(whens, other.map(|o| Box::new(cast(o, ty)))),
+                ))
+            }
+            E::Cast {
+                expr, data_type, ..
+            } => {
+                let x = self.node(expr)?;
+                let to = match data_type {
+                    ast::DataType::Int(_)
+                    | ast::DataType::Integer(_)
+                    | ast::DataType::BigInt(_)
+                    | ast::DataType::Int64 => ETy::Int,
+                    ast::DataType::Double(_)
+                    | ast::DataType::DoublePrecision
+                    | ast::DataType::Float(_)
+                    | ast::DataType::Float64
+                    | ast::DataType::Real => ETy::Float,
+                    ast::DataType::Varchar(_) | ast::DataType::Text | ast::DataType::String(_) => {
+                        ETy::Str
+                    }
+                    ast::DataType::Date => ETy::Date,
+                    ast::DataType::Boolean | ast::DataType::Bool => ETy::Bool,
+                    ast::DataType::Decimal(info) | ast::DataType::Numeric(info) => {
+                        let (p, s) = match info {
+                            ast::ExactNumberInfo::None => (18, 3),
+                            ast::ExactNumberInfo::Precision(p) => (*p, 0),
+                            ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s),
+                        };
+                        if !(1..=u64::from(MAX_PRECISION)).contains(&p) || s < 0 || s as u64 > p {
+                            return fail(
+                                e,
+                                format!(
+                                    "decimal({p}, {s}) is not a decimal type (precision 1 to 38, scale 0 to precision)"
+                                ),
+                            );
+                        }
+                        ETy::Decimal(p as u8, s as i8)
+                    }
+                    other => return fail(e, format!("CAST to {other} is not supported")),
+                };
+                let ok = x.ty == to
+                    || x.ty == ETy::Null
+                    || to == ETy::Str
+                    || (x.ty.numeric() && to.numeric())
+                    || (x.ty == ETy::Str && to == ETy::Date);
+                if !ok {
+                    return fail(
+                        e,
+                        format!(
+                            "type mismatch: cannot cast {} to {}",
+                            x.ty.with_article(),
+                            to.name()
+                        ),
+                    );
+                }
+                Ok(cast(x, to))
+            }
+            E::Function(f) => self.function(e, f),
+            _ => fail(e, format!("`{e}` is not supported in a spec expression")),
+        }
+    }
+
+    fn column(&mut self, id: &ast::Ident) -> R<TNode> {
+        let Some(i) = self.siblings.iter().position(|(n, _)| *n == id.value) else {
+            return fail_at(
+                id.span.start.column,
+                format!(
+                    "unknown name `{}`; the fields it can read are {}",
+                    id.value,
+                    self.siblings
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        };
+        let Some(ty) = ETy::of(self.siblings[i].1) else {
+            return fail_at(
+                id.span.start.column,
+                format!(
+                    "field `{}` is of type {}, which expressions cannot read",
+                    id.value, self.siblings[i].1
+                ),
+            );
+        };
+        if !self.inputs.contains(&id.value) {
+            self.inputs.push(id.value.clone());
+        }
+        Ok(node(ty, NodeK::Col(i)))
+    }
+
+    fn literal(&mut self, at: &ast::Expr, v: &ast::Value) -> R<TNode> {
+        Ok(match v {
+            ast::Value::Null => node(ETy::Null, NodeK::Lit(Lit::Null)),
+            ast::Value::Boolean(b) => node(ETy::Bool, NodeK::Lit(Lit::Bool(*b))),
+            ast::Value::SingleQuotedString(s) => node(ETy::Str, NodeK::Lit(Lit::Str(s.clone()))),
+            ast::Value::Number(n, _) => {
+                if let Ok(i) = n.parse::<i64>() {
+                    return Ok(node(ETy::Int, NodeK::Lit(Lit::Int(i))));
+                }
+                if n.contains(['e', 'E']) {
+                    return match n.parse::<f64>() {
+                        Ok(x) => Ok(node(ETy::Float, NodeK::Lit(Lit::Float(x)))),
+                        Err(_) => fail(at, format!("`{n}` is not a number")),
+                    };
+                }
+                // A decimal literal: its digits set its precision and scale.
+                let (int, frac) = n.split_once('.').unwrap_or((n, ""));
+                let digits = format!("{int}{frac}");
+                let Ok(units) = digits.parse::<i128>() else {
+                    return fail(at, format!("`{n}` is not a number"));
+                };
+                let s = frac.len();
+                let p = digits.trim_start_matches('0').len().max(s).max(1);
+                if p > MAX_PRECISION as usize {
+                    return fail(at, format!("`{n}` has more than {MAX_PRECISION} digits"));
+                }
+                node(ETy::Decimal(p as u8, s as i8), NodeK::Lit(Lit::Dec(units)))
+            }
+            other => return fail(at, format!("literal `{other}` is not supported")),
+        })
+    }
+
+    fn compare(&mut self, at: &impl Spanned, op: Cmp, a: TNode, b: TNode) -> R<TNode> {
+        let Some(ty) = unify(&[a.ty, b.ty]) else {
+            return fail(
+                at,
+                format!(
+                    "type mismatch: cannot compare {} with {}",
+                    a.ty.with_article(),
+                    b.ty.with_article()
+                ),
+            );
+        };
+        Ok(node(
+            ETy::Bool,
+            NodeK::Cmp(op, Box::new(cast(a, ty)), Box::new(cast(b, ty))),
+        ))
+    }
+
+    fn binary(&mut self, e: &ast::Expr, l: &ast::Expr, op: &B, r: &ast::Expr) -> R<TNode> {
+        let a = self.node(l)?;
+        let b = self.node(r)?;
+        let mismatch = |a: &TNode, b: &TNode| {
+            fail(
+                e,
+                format!("type mismatch: {} {op} {}", a.ty.name(), b.ty.name()),
+            )
+        };
+        let cmp = match op {
+            B::Eq => Some(Cmp::Eq),
+            B::NotEq => Some(Cmp::Ne),
+            B::Lt => Some(Cmp::Lt),
+            B::LtEq => Some(Cmp::Le),
+            B::Gt => Some(Cmp::Gt),
+            B::GtEq => Some(Cmp::Ge),
+            _ => None,
+        };
+        if let Some(c) = cmp {
+            return self.compare(e, c, a, b);
+        }
+        let arith = match op {
+            B::Plus => Arith::Add,
+            B::Minus => Arith::Sub,
+            B::Multiply => Arith::Mul,
+            B::Divide => Arith::Div,
+            B::DuckIntegerDivide => Arith::IntDiv,
+            B::Modulo => Arith::Rem,
+            B::And | B::Or => {
+                if !matches!(a.ty, ETy::Bool | ETy::Null) || !matches!(b.ty, ETy::Bool | ETy::Null)
+                {
+                    return mismatch(&a, &b);
+                }
+                let (a, b) = (Box::new(cast(a, ETy::Bool)), Box::new(cast(b, ETy::Bool)));
+                return Ok(node(
+                    ETy::Bool,
+                    if *op == B::And {
+                        NodeK::And(a, b)
+                    } else {
+                        NodeK::Or(a, b)
+                    },
+                ));
+            }
+            B::StringConcat => {
+                let parts = vec![cast(a, ETy::Str), cast(b, ETy::Str)];
+                return Ok(node(ETy::Str, NodeK::Concat(parts)));
+            }
+            _ => {
+                return fail(
+                    e,
+                    format!("operator `{op}` is not supported in a spec expression"),
+                );
+            }
+        };
+        // Dates: plus or minus days, or the days between two dates.
+        match (a.ty, b.ty, arith) {
+            (ETy::Date, ETy::Int, Arith::Add | Arith::Sub) => {
+                return Ok(node(
+                    ETy::Date,
+                    NodeK::DateAdd(Box::new(a), Box::new(b), arith == Arith::Sub),
+                ));
+            }
+            (ETy::Int, ETy::Date, Arith::Add) => {
+                return Ok(node(
+                    ETy::Date,
+                    NodeK::DateAdd(Box::new(b), Box::new(a), false),
+                ));
+            }
+            (ETy::Date, ETy::Date, Arith::Sub) => {
+                return Ok(node(ETy::Int, NodeK::DateDiff(Box::new(a), Box::new(b))));
+            }
+            _ => {}
+        }
+        let Some(common) = numeric_common(a.ty, b.ty) else {
+            return mismatch(&a, &b);
+        };
+        match arith {
+            Arith::Div => {
+                // Floating-point division, as DuckDB's `/`.
+                let (a, b) = (cast(a, ETy::Float), cast(b, ETy::Float));
+                Ok(node(
+                    ETy::Float,
+                    NodeK::Arith(arith, Box::new(a), Box::new(b)),
+                ))
+            }
+            Arith::IntDiv | Arith::Rem => {
+                if common != ETy::Int {
+                    return fail(
+                        e,
+                        format!(
+                            "`{op}` is for integers, not {} and {}",
+                            a.ty.name(),
+                            b.ty.name()
+                        ),
+                    );
+                }
+                Ok(node(
+                    ETy::Int,
+                    NodeK::Arith(arith, Box::new(a), Box::new(b)),
+                ))
+            }
+            _ => match common {
+                ETy::Decimal(..) => {
+                    let da = if a.ty == ETy::Int {
+                        cast(a, INT_AS_DECIMAL)
+                    } else {
+                        a
+                    };
+                    let db = if b.ty == ETy::Int {
+                        cast(b, INT_AS_DECIMAL)
+                    } else {
+                        b
+                    };
+                    let (ETy::Decimal(p1, s1), ETy::Decimal(p2, s2)) = (da.ty, db.ty) else {
+                        return mismatch(&da, &db);
+                    };
+                    let (p, s) = if arith == Arith::Mul {
+                        (p1 as i16 + p2 as i16, s1 as i16 + s2 as i16)
+                    } else {
+                        let s = s1.max(s2) as i16;
+                        (
+                            (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16) + s + 1,
+                            s,
+                        )
+                    };
+                    // As DuckDB: the precision is capped at 38 (a value
+                    // past it is an error when generated); a scale past 38
+                    // cannot be stored at all.
+                    if s > MAX_PRECISION as i16 {
+                        return fail(
+                            e,
+                            format!(
+                                "decimal overflow: {} {op} {} needs a scale of {s}, more than {MAX_PRECISION}; cast an operand to fewer decimal places",
+                                da.ty.name(),
+                                db.ty.name()
+                            ),
+                        );
+                    }
+                    let p = p.min(MAX_PRECISION as i16);
+                    Ok(node(
+                        ETy::Decimal(p as u8, s as i8),
+                        NodeK::Arith(arith, Box::new(da), Box::new(db)),
+                    ))
+                }
+                t => Ok(node(
+                    t,
+                    NodeK::Arith(arith, Box::new(cast(a, t)), Box::new(cast(b, t))),
+                )),
+            },
+        }
+    }
+
+    fn function(&mut self, e: &ast::Expr, f: &ast::Function) -> R<TNode> {
+        let name = f.name.to_string().to_ascii_lowercase();
+        let ast::FunctionArguments::List(list) = &f.args else {
+            return fail(e, format!("`{name}` needs arguments in parentheses"));
+        };
+        let mut args = Vec::new();
+        for a in &list.args {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => args.push(x),
+                _ => return fail(e, format!("`{name}` takes plain arguments")),
+            }
+        }
+        let int_literal = |x: &ast::Expr, this: &mut Self| -> R<i64> {
+            let n = this.node(x)?;
+            match n.kind {
+                NodeK::Lit(Lit::Int(v)) => Ok(v),
+                _ => fail(x, format!("`{name}` takes an integer literal here")),
+            }
+        };
+        match name.as_str() {
+            "uniform" => {
+                if args.len() != 2 {
+                    return fail(e, "uniform(min, max) takes two integers");
+                }
+                let (min, max) = (int_literal(args[0], self)?, int_literal(args[1], self)?);
+                if min > max {
+                    return fail(e, format!("uniform needs min <= max, not {min} and {max}"));
+                }
+                self.salts += 1;
+                Ok(node(
+                    ETy::Int,
+                    NodeK::Uniform {
+                        min,
+                        max,
+                        salt: self.salts,
+                    },
+                ))
+            }
+            "coalesce" | "least" | "greatest" | "concat" => {
+                if args.is_empty() {
+                    return fail(e, format!("`{name}` needs at least one argument"));
+                }
+                let nodes = args.iter().map(|x| self.node(x)).collect::<R<Vec<_>>>()?;
+                if name == "concat" {
+                    let parts = nodes.into_iter().map(|n| cast(n, ETy::Str)).collect();
+                    return Ok(node(ETy::Str, NodeK::ConcatNullsEmpty(parts)));
+                }
+                let tys: Vec<ETy> = nodes.iter().map(|n| n.ty).collect();
+                let Some(ty) = unify(&tys) else {
+                    return fail(
+                        e,
+                        format!(
+                            "type mismatch: the arguments of `{name}` are {}",
+                            tys.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+                        ),
+                    );
+                };
+                let nodes = nodes.into_iter().map(|n| cast(n, ty)).collect();
+                Ok(node(
+                    ty,
+                    match name.as_str() {
+                        "coalesce" => NodeK::Coalesce(nodes),
+                        g => NodeK::Extreme(nodes, g == "greatest"),
+                    },
+                ))
+            }
+            "lpad" => {
+                if args.len() != 3 {
+                    return fail(e, "lpad(string, length, fill) takes three arguments");
+                }
+                let s = self.node(args[0])?;
+                let len = int_literal(args[1], self)?;
+                let fill = match self.node(args[2])?.kind {
+                    NodeK::Lit(Lit::Str(f)) if !f.is_empty() => f,
+                    _ => return fail(args[2], "lpad's fill is a non-empty string literal"),
+                };
+                if !(0..=1 << 16).contains(&len) {
+                    return fail(args[1], "lpad's length must be between 0 and 65536");
+                }
+                Ok(node(
+                    ETy::Str,
+                    NodeK::Lpad(Box::new(cast(s, ETy::Str)), len as usize, fill),
+                ))
+            }
+            "round" => {
+                if !(1..=2).contains(&args.len()) {
+                    return fail(e, "round(x[, digits]) takes one or two arguments");
+                }
+                let x = self.node(args[0])?;
+                let digits = match args.get(1) {
+                    Some(d) => int_literal(d, self)?,
+                    None => 0,
+                };
+                match x.ty {
+                    ETy::Decimal(p, s) => {
+                        let digits = digits.clamp(0, i64::from(s)) as i8;
+                        // One more integer digit for the carry.
+                        let p = (p as i16 - s as i16 + digits as i16 + 1).min(MAX_PRECISION as i16);
+                        Ok(cast(x, ETy::Decimal(p.max(1) as u8, digits)))
+                    }
+                    ETy::Int => Ok(x),
+                    ETy::Float if digits == 0 => Ok(node(
+                        ETy::Float,
+                        NodeK::Cast(Box::new(node(
+                            ETy::Decimal(MAX_PRECISION, 0),
+                            NodeK::Cast(Box::new(x)),
+                        ))),
+                    )),
+                    _ => fail(
+                        e,
+                        format!(
+                            "round takes a decimal or an integer (or a double to 0 digits), not a {}",
+                            x.ty.name()
+                        ),
+                    ),
+                }
+            }
+            _ => fail(
+                e,
+                format!(
+                    "unknown function `{name}`; spec expressions have coalesce, least, greatest, concat, lpad, round, uniform"
+                ),
+            ),
+        }
+    }
+}
+
+/// Days since 1970-01-01 of `YYYY-MM-DD`.
+fn parse_date(s: &str) -> Option<i32> {
+    use chrono::NaiveDate;
+    let d = NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").ok()?;
+    let epoch = NaiveDate::from_ymd_opt(1970, 1, 1)?;
+    i32::try_from((d - epoch).num_days()).ok()
+}
+
+/// Whether a value of type `ty` can fill a field of Arrow type `to`, and
+/// if not, why.
+pub(crate) fn check_target(tree: &TNode, to: &DataType) -> Result<(), String> {
+    let ty = tree.ty;
+    let ok = match to {
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64 => ty == ETy::Int,
+        DataType::Float32 | DataType::Float64 => ty.numeric(),
+        DataType::Decimal128(..) | DataType::Decimal256(..) => {
+            matches!(ty, ETy::Int | ETy::Decimal(..) | ETy::Float)
+        }
+        DataType::Date32 => ty == ETy::Date,
+        DataType::Boolean => ty == ETy::Bool,
+        DataType::Utf8 | DataType::LargeUtf8 => ty == ETy::Str,
+        DataType::Dictionary(_, v) if **v == DataType::Utf8 => ty == ETy::Str,
+        _ => return Err(format!("an `expr` cannot fill a field of type {to}")),
+    };
+    if ok || ty == ETy::Null {
+        Ok(())
+    } else {
+        let hint = if matches!(ty, ETy::Decimal(..) | ETy::Float) && ETy::of(to) == Some(ETy::Int) {
+            " (CAST it to an integer: CAST(... AS BIGINT) rounds)"
+        } else {
+            ""
+        };
+        Err(format!(
+            "type mismatch: the expression gives {}, but the field is {to}{hint}",
+            ty.with_article()
+        ))
+    }
+}
+
+/// What an expression reads while it is evaluated for a batch.
+pub(crate) struct Inputs<'a> {
+    /// The arrays of the siblings (those it reads are present).
+    pub columns: &'a [Option<ArrayRef>],
+    /// The rows' ids.
+    pub ids: &'a [u64],
+    /// The field's own stream, for `uniform`.
+    pub key: StreamKey,
+}
+
+/// An evaluated node: a column, or one value for every row.
+enum Val {
+    Array(ArrayRef),
+    Scalar(ArrayRef),
+}
+
+impl Val {
+    fn datum(&self) -> Box<dyn Datum + '_> {
+        match self {
+            Val::Array(a) => Box::new(a.clone()),
+            Val::Scalar(s) => Box::new(Scalar::new(s.clone())),
+        }
+    }
+
+    /// The value as a column of `n` rows.
+    fn array(self, n: usize) -> Result<ArrayRef, Error> {
+        match self {
+            Val::Array(a) => Ok(a),
+            Val::Scalar(s) => {
+                let idx = arrow_array::UInt32Array::from(vec![0u32; n]);
+                Ok(arrow_select::take::take(&s, &idx, None)?)
+            }
+        }
+    }
+
+    fn map(self, f: impl FnOnce(&ArrayRef) -> Result<ArrayRef, Error>) -> Result<Val, Error> {
+        Ok(match self {
+            Val::Array(a) => Val::Array(f(&a)?),
+            Val::Scalar(s) => Val::Scalar(f(&s)?),
+        })
+    }
+
+    fn is_scalar(&self) -> bool {
+        matches!(self, Val::Scalar(_))
+    }
+}
+
+fn expr_error(m: impl std::fmt::Display) -> Error {
+    Error::InvalidDistribution(format!("expression: {m}"))
+}
+
+/// Evaluates `tree` for the rows of `inp`, as a column of Arrow type
+/// `to` (the field's).
+pub(crate) fn evaluate(tree: &TNode, inp: &Inputs<'_>, to: &DataType) -> Result<ArrayRef, Error> {
+    let n = inp.ids.len();
+    let v = eval(tree, inp)?.array(n)?;
+    convert(&v, tree.ty, to)
+}
+
+/// `a` (of expression type `ty`) as Arrow type `to`: decimals rounded
+/// half away from zero, overflow an error.
+fn convert(a: &ArrayRef, ty: ETy, to: &DataType) -> Result<ArrayRef, Error> {
+    if a.data_type() == to {
+        return Ok(a.clone());
+    }
+    let options = arrow_cast::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    if let (ETy::Decimal(_, s), DataType::Decimal128(p, to_s)) = (ty, to)
+        && let Some(d) = a.as_any().downcast_ref::<Decimal128Array>()
+    {
+        return rescale_decimal(d, s, *p, *to_s);
+    }
+    let out = arrow_cast::cast_with_options(a, to, &options);
+    out.map_err(|e| expr_error(format!("cannot store a value as {to}: {e}")))
+}
+
+fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
+    let n = inp.ids.len();
+    Ok(match &t.kind {
+        NodeK::Col(i) => {
+            let a = inp
+                .columns
+                .get(*i)
+                .and_then(|c| c.clone())
+                .ok_or_else(|| expr_error("a sibling was not generated first"))?;
+            let want = t.ty.arrow();
+            if *a.data_type() == want {
+                Val::Array(a)
+            } else {
+                Val::Array(convert(&a, t.ty, &want)?)
+            }
+        }
+        NodeK::Lit(l) => Val::Scalar(literal_array(l, t.ty)?),
+        NodeK::Neg(x) => eval(x, inp)?.map(|a| Ok(arrow_arith::numeric::neg(a)?))?,
+        NodeK::Arith(op @ (Arith::Add | Arith::Sub | Arith::Mul), a, b)
+            if matches!(t.ty, ETy::Decimal(..)) =>
+        {
+            let (x, y) = (eval(a, inp)?, eval(b, inp)?);
+            let digits = |node: &TNode| match (&node.kind, node.ty) {
+                (NodeK::Lit(Lit::Int(v)), _) => {
+                    v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as i16
+                }
+                (NodeK::Col(i), ETy::Int) => match inp
+                    .columns
+                    .get(*i)
+                    .and_then(|c| c.as_ref())
+                    .map(|c| c.data_type())
+                {
+                    Some(DataType::Int8 | DataType::UInt8) => 3,
+                    Some(DataType::Int16 | DataType::UInt16) => 5,
+                    Some(DataType::Int32 | DataType::UInt32) => 10,
+                    _ => 19,
+                },
+                (_, ETy::Decimal(p, _)) => i16::from(p),
+                _ => 19,
+            };
+            decimal_arith(*op, &x, a.ty, digits(a), &y, b.ty, digits(b), t.ty, n)?
+        }
+        NodeK::Arith(op, a, b) => {
+            let (x, y) = (eval(a, inp)?, eval(b, inp)?);
+            let both_scalar = x.is_scalar() && y.is_scalar();
+            let y = if matches!(op, Arith::Div | Arith::IntDiv | Arith::Rem) {
+                // Division by zero is null.
+                let ya = y.array(if both_scalar { 1 } else { n })?;
+                let zero =
+                    arrow_cast::cast(&literal_array(&Lit::Int(0), ETy::Int)?, ya.data_type())?;
+                let is_zero = arrow_ord::cmp::eq(&ya, &Scalar::new(zero))?;
+                let ya = arrow_select::nullif::nullif(&ya, &is_zero)?;
+                if both_scalar {
+                    Val::Scalar(ya)
+                } else {
+                    Val::Array(ya)
+                }
+            } else {
+                y
+            };
+            let (xd, yd) = (x.datum(), y.datum());
+            let r = match op {
+                Arith::Add => arrow_arith::numeric::add(&*xd, &*yd),
+                Arith::Sub => arrow_arith::numeric::sub(&*xd, &*yd),
+                Arith::Mul => arrow_arith::numeric::mul(&*xd, &*yd),
+                Arith::Div | Arith::IntDiv => arrow_arith::numeric::div(&*xd, &*yd),
+                Arith::Rem => arrow_arith::numeric::rem(&*xd, &*yd),
+            }
+            .map_err(expr_error)?;
+            let r = match t.ty {
+                // Decimal results carry the scale computed when checked.
+                ETy::Decimal(..) if *r.data_type() != t.ty.arrow() => {
+                    convert(&r, t.ty, &t.ty.arrow())?
+                }
+                _ => r,
+            };
+            if both_scalar {
+                Val::Scalar(r)
+            } else {
+                Val::Array(r)
+            }
+        }
+        NodeK::DateAdd(d, days, sub) => {
+            let (x, y) = (eval(d, inp)?, eval(days, inp)?);
+            let both_scalar = x.is_scalar() && y.is_scalar();
+            let len = if both_scalar { 1 } else { n };
+            let dates = I64s::of(&x, len)?;
+            let add = I64s::of(&y, len)?;
+            let sign = if *sub { -1 } else { 1 };
+            // Days of valid rows stay within a date's range; others are 0.
+            let day = |d: i64, k: i64| -> i64 { d + sign * k };
+            let wide: Vec<i64> = match (&dates.values, &add.values) {
+                (I64Values::I32(d), I64Values::I64(k)) if d.len() == len && k.len() == len => d
+                    .iter()
+                    .zip(*k)
+                    .map(|(&d, &k)| day(i64::from(d), k))
+                    .collect(),
+                (I64Values::I32(d), I64Values::I32(k)) if d.len() == len && k.len() == len => d
+                    .iter()
+                    .zip(*k)
+                    .map(|(&d, &k)| day(i64::from(d), i64::from(k)))
+                    .collect(),
+                (I64Values::I32(d), _) if d.len() == len => {
+                    let k = add.get(0);
+                    d.iter().map(|&d| day(i64::from(d), k)).collect()
+                }
+                _ => (0..len).map(|i| day(dates.get(i), add.get(i))).collect(),
+            };
+            let mut out = Vec::with_capacity(len);
+            for (i, &v) in wide.iter().enumerate() {
+                match i32::try_from(v) {
+                    Ok(v) => out.push(v),
+                    Err(_) if !dates.valid(i) || !add.valid(i) => out.push(0),
+                    Err(_) => return Err(expr_error("a date out of range")),
+                }
+            }
+            let nulls = arrow_buffer::NullBuffer::union(dates.nulls, add.nulls);
+            let r: ArrayRef = Arc::new(Date32Array::new(out.into(), nulls));
+            if both_scalar {
+                Val::Scalar(r)
+            } else {
+                Val::Array(r)
+            }
+        }
+        NodeK::DateDiff(a, b) => {
+            let (x, y) = (eval(a, inp)?, eval(b, inp)?);
+            let both_scalar = x.is_scalar() && y.is_scalar();
+            let to_days = |a: &ArrayRef| -> Result<ArrayRef, Error> {
+                Ok(arrow_cast::cast(
+                    &arrow_cast::cast(a, &DataType::Int32)?,
+                    &DataType::Int64,
+                )?)
+            };
+            let (x, y) = (x.map(to_days)?, y.map(to_days)?);
+            let r = arrow_arith::numeric::sub(&*x.datum(), &*y.datum()).map_err(expr_error)?;
+            if both_scalar {
+                Val::Scalar(r)
+            } else {
+                Val::Array(r)
+            }
+        }
+        NodeK::Cmp(op, a, b) => {
+            let (x, y) = (eval(a, inp)?, eval(b, inp)?);
+            let both_scalar = x.is_scalar() && y.is_scalar();
+            let (xd, yd) = (x.datum(), y.datum());
+            use arrow_ord::cmp;
+            let r = match op {
+                Cmp::Eq => cmp::eq(&*xd, &*yd),
+                Cmp::Ne => cmp::neq(&*xd, &*yd),
+                Cmp::Lt => cmp::lt(&*xd, &*yd),
+                Cmp::Le => cmp::lt_eq(&*xd, &*yd),
+                Cmp::Gt => cmp::gt(&*xd, &*yd),
+                Cmp::Ge => cmp::gt_eq(&*xd, &*yd),
+            }?;
+            let r: ArrayRef = Arc::new(r);
+            if both_scalar {
+                Val::Scalar(r)
+            } else {
+                Val::Array(r)
+            }
+        }
+        NodeK::And(a, b) | NodeK::Or(a, b) => {
+            let x = eval(a, inp)?.array(n)?;
+            let y = eval(b, inp)?.array(n)?;
+            let (x, y) = (
+                x.as_any().downcast_ref::<BooleanArray>(),
+                y.as_any().downcast_ref::<BooleanArray>(),
+            );
+            let (Some(x), Some(y)) = (x, y) else {
+                return Err(expr_error("AND/OR of non-booleans"));
+            };
+            let r = if matches!(t.kind, NodeK::And(..)) {
+                arrow_arith::boolean::and_kleene(x, y)?
+            } else {
+                arrow_arith::boolean::or_kleene(x, y)?
+            };
+            Val::Array(Arc::new(r))
+        }
+        NodeK::Not(a) => eval(a, inp)?.map(|x| {
+            let b = x
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .ok_or_else(|| expr_error("NOT of a non-boolean"))?;
+            Ok(Arc::new(arrow_arith::boolean::not(b)?) as ArrayRef)
+        })?,
+        NodeK::IsNull(a, negated) => {
+            let negated = *negated;
+            eval(a, inp)?.map(|x| {
+                let r = if negated {
+                    arrow_arith::boolean::is_not_null(x)?
+                } else {
+                    arrow_arith::boolean::is_null(x)?
+                };
+                Ok(Arc::new(r) as ArrayRef)
+            })?
+        }
+        NodeK::Case(whens, other) => {
+            if let Some(r) = case_of_literals(whens, other.as_deref(), t.ty, inp)? {
+                return Ok(Val::Array(r));
+            }
+            let mut acc = match other {
+                Some(o) => eval(o, inp)?,
+                None => Val::Scalar(new_null_array(&t.ty.arrow(), 1)),
+            };
+            for (c, r) in whens.iter().rev() {
+                let c = eval(c, inp)?.array(n)?;
+                let c = c
+                    .as_any()
+                    .downcast_ref::<BooleanArray>()
+                    .ok_or_else(|| expr_error("a WHEN condition is not a boolean"))?;
+                let c = null_as_false(c);
+                let r = eval(r, inp)?;
+                let zipped = arrow_select::zip::zip(&c, &*r.datum(), &*acc.datum())?;
+                acc = Val::Array(zipped);
+            }
+            Val::Array(acc.array(n)?)
+        }
+        NodeK::Coalesce(items) => {
+            let mut acc: Option<ArrayRef> = None;
+            for x in items.iter().rev() {
+                let v = eval(x, inp)?.array(n)?;
+                acc = Some(match acc {
+                    None => v,
+                    Some(rest) => {
+                        let present = arrow_arith::boolean::is_not_null(&v)?;
+                        arrow_select::zip::zip(&present, &v, &rest)?
+                    }
+                });
+            }
+            Val::Array(acc.expect("coalesce has arguments"))
+        }
+        NodeK::Extreme(items, greatest) => {
+            let mut acc: Option<ArrayRef> = None;
+            for x in items {
+                let v = eval(x, inp)?.array(n)?;
+                acc = Some(match acc {
+                    None => v,
+                    Some(best) => {
+                        // Take v where best is null, or where v is valid and beats best.
+                        let beats = if *greatest {
+                            arrow_ord::cmp::gt(&v, &best)?
+                        } else {
+                            arrow_ord::cmp::lt(&v, &best)?
+                        };
+                        let beats = null_as_false(&beats);
+                        let best_null = arrow_arith::boolean::is_null(&best)?;
+                        let take = arrow_arith::boolean::or(&beats, &best_null)?;
+                        arrow_select::zip::zip(&take, &v, &best)?
+                    }
+                });
+            }
+            Val::Array(acc.expect("least/greatest have arguments"))
+        }
+        NodeK::Concat(parts) | NodeK::ConcatNullsEmpty(parts) => {
+            let nulls_empty = matches!(t.kind, NodeK::ConcatNullsEmpty(_));
+            let vals = parts
+                .iter()
+                .map(|p| eval(p, inp))
+                .collect::<Result<Vec<_>, _>>()?;
+            let all_scalar = vals.iter().all(Val::is_scalar);
+            let len = if all_scalar { 1 } else { n };
+            let strs = vals.iter().map(Strs::of).collect::<Result<Vec<_>, _>>()?;
+            let mut b = StrBuild::new(len, strs.iter().map(|s| s.bytes_hint(len)).sum());
+            for i in 0..len {
+                let null = !nulls_empty && strs.iter().any(|s| s.get(i).is_none());
+                if null {
+                    b.null();
+                    continue;
+                }
+                for s in &strs {
+                    if let Some(v) = s.get(i) {
+                        b.push_part(v);
+                    }
+                }
+                b.end_value();
+            }
+            let r = b.finish();
+            if all_scalar {
+                Val::Scalar(r)
+            } else {
+                Val::Array(r)
+            }
+        }
+        NodeK::Lpad(s, len, fill) => {
+            let v = eval(s, inp)?;
+            let scalar = v.is_scalar();
+            let strs = Strs::of(&v)?;
+            let rows = if scalar { 1 } else { n };
+            let fill: Vec<char> = fill.chars().collect();
+            let ascii_fill = fill.len() == 1 && fill[0].is_ascii();
+            let mut b = StrBuild::new(rows, rows * *len);
+            for i in 0..rows {
+                let Some(x) = strs.get(i) else {
+                    b.null();
+                    continue;
+                };
+                // ASCII values (numbers, codes) are padded by bytes.
+                let chars = if x.is_ascii() {
+                    x.len()
+                } else {
+                    x.chars().count()
+                };
+                if chars >= *len {
+                    let cut = x.char_indices().nth(*len).map_or(x.len(), |(at, _)| at);
+                    b.push_part(&x[..cut]);
+                } else if ascii_fill {
+                    b.push_repeated(fill[0] as u8, *len - chars);
+                    b.push_part(x);
+                } else {
+                    let pad: String = fill.iter().cycle().take(*len - chars).collect();
+                    b.push_part(&pad);
+                    b.push_part(x);
+                }
+                b.end_value();
+            }
+            let r = b.finish();
+            if scalar {
+                Val::Scalar(r)
+            } else {
+                Val::Array(r)
+            }
+        }
+        NodeK::Cast(x) => {
+            let v = eval(x, inp)?;
+            let from = x.ty;
+            v.map(|a| cast_value(a, from, t.ty))?
+        }
+        NodeK::Uniform { min, max, salt } => {
+            let span = (*max as i128 - *min as i128 + 1) as u128;
+            let key = StreamKey::new(inp.key.first(*salt), 0x7e47_a11d);
+            let v: Int64Array = inp
+                .ids
+                .iter()
+                .map(|&id| {
+                    let r = ((u128::from(key.first(id)) * span) >> 64) as i128;
+                    Some((*min as i128 + r) as i64)
+                })
+                .collect();
+            Val::Array(Arc::new(v))
+        }
+    })
+}
+
+/// `c` with its nulls as false.
+fn null_as_false(c: &BooleanArray) -> BooleanArray {
+    match c.nulls() {
+        Some(n) if n.null_count() > 0 => BooleanArray::new(c.values() & n.inner(), None),
+        _ => BooleanArray::new(c.values().clone(), None),
+    }
+}
+
+fn strings(a: &ArrayRef) -> Result<&StringArray, Error> {
+    a.as_any()
+        .downcast_ref::<StringArray>()
+        .ok_or_else(|| expr_error("a string operand is not a string"))
+}
+
+/// `CAST` semantics: numbers to integers round half away from zero (as
+/// DuckDB does); strings to dates parse `YYYY-MM-DD`.
+fn cast_value(a: &ArrayRef, from: ETy, to: ETy) -> Result<ArrayRef, Error> {
+    let strict = arrow_cast::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    let dt = to.arrow();
+    let r = match (from, to) {
+        (ETy::Float, ETy::Int) => {
+            let f = arrow_cast::cast(a, &DataType::Float64)?;
+            let f = f
+                .as_any()
+                .downcast_ref::<Float64Array>()
+                .ok_or_else(|| expr_error("a double is not a double"))?;
+            let rounded: Float64Array = f.unary(f64::round);
+            arrow_cast::cast_with_options(&rounded, &dt, &strict)
+        }
+        (ETy::Decimal(..), ETy::Int) => {
+            // Rounded by the cast to scale 0 first.
+            let whole =
+                arrow_cast::cast_with_options(a, &DataType::Decimal128(MAX_PRECISION, 0), &strict)?;
+            arrow_cast::cast_with_options(&whole, &dt, &strict)
+        }
+        (ETy::Null, _) => Ok(new_null_array(&dt, a.len())),
+        (ETy::Int, ETy::Str) => return int_strings(a),
+        _ => arrow_cast::cast_with_options(a, &dt, &strict),
+    };
+    r.map_err(|e| {
+        expr_error(format!(
+            "cannot cast a {} to {}: {e}",
+            from.name(),
+            to.name()
+        ))
+    })
+}
+
+/// A one-row array of `l` as type `ty`.
+fn literal_array(l: &Lit, ty: ETy) -> Result<ArrayRef, Error> {
+    Ok(match l {
+        Lit::Null => new_null_array(&ty.arrow(), 1),
+        Lit::Bool(b) => Arc::new(BooleanArray::from(vec![*b])),
+        Lit::Int(v) => Arc::new(Int64Array::from(vec![*v])),
+        Lit::Float(v) => Arc::new(Float64Array::from(vec![*v])),
+        Lit::Dec(v) => {
+            let ETy::Decimal(p, s) = ty else {
+                return Err(expr_error("a decimal literal without a decimal type"));
+            };
+            Arc::new(Decimal128Array::from(vec![*v]).with_precision_and_scale(p, s)?)
+        }
+        Lit::Date(d) => Arc::new(Date32Array::from(vec![*d])),
+        Lit::Str(s) => Arc::new(StringArray::from(vec![s.as_str()])),
+    })
+}
+
+/// Integers of a column or a constant (dates as days), by row.
+struct I64s<'a> {
+    values: I64Values<'a>,
+    nulls: Option<&'a arrow_buffer::NullBuffer>,
+}
+
+enum I64Values<'a> {
+    I64(&'a [i64]),
+    I32(&'a [i32]),
+}
+
+impl<'a> I64s<'a> {
+    /// `v` (an Int64, Int32 or Date32 column, or a one-row constant),
+    /// read for `len` rows.
+    fn of(v: &'a Val, len: usize) -> Result<I64s<'a>, Error> {
+        let (a, scalar) = match v {
+            Val::Array(a) => (a, false),
+            Val::Scalar(a) => (a, true),
+        };
+        let values = if let Some(x) = a.as_any().downcast_ref::<Int64Array>() {
+            I64Values::I64(x.values())
+        } else if let Some(x) = a.as_any().downcast_ref::<Date32Array>() {
+            I64Values::I32(x.values())
+        } else if let Some(x) = a.as_any().downcast_ref::<arrow_array::Int32Array>() {
+            I64Values::I32(x.values())
+        } else {
+            return Err(expr_error("an integer operand is not an integer"));
+        };
+        if !scalar && a.len() != len {
+            return Err(expr_error("operands of different lengths"));
+        }
+        let _ = scalar;
+        Ok(I64s {
+            values,
+            nulls: a.nulls(),
+        })
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> i64 {
+        match self.values {
+            I64Values::I64(v) => v[if v.len() == 1 { 0 } else { i }],
+            I64Values::I32(v) => i64::from(v[if v.len() == 1 { 0 } else { i }]),
+        }
+    }
+
+    fn valid(&self, i: usize) -> bool {
+        self.nulls.is_none_or(|n| {
+            let i = if n.len() == 1 { 0 } else { i };
+            n.is_valid(i)
+        })
+    }
+}
+
+/// Decimal `+`, `-`, `*` on units: integers as units of scale 0, the
+/// result at the checked type's scale; overflow of a valid row's value
+/// past `i128` is an error (its precision is checked when stored).
+#[allow(clippy::too_many_arguments)]
+fn decimal_arith(
+    op: Arith,
+    x: &Val,
+    xty: ETy,
+    xdigits: i16,
+    y: &Val,
+    yty: ETy,
+    ydigits: i16,
+    out: ETy,
+    n: usize,
+) -> Result<Val, Error> {
+    let ETy::Decimal(p, s) = out else {
+        return Err(expr_error("a decimal operation without a decimal type"));
+    };
+    let scale_of = |t: ETy| match t {
+        ETy::Decimal(_, s) => s,
+        _ => 0,
+    };
+    let both_scalar = x.is_scalar() && y.is_scalar();
+    let len = if both_scalar { 1 } else { n };
+    let (a, b) = (Units::of(x, len)?, Units::of(y, len)?);
+    // Operands of `+` and `-` go to the result's scale first.
+    let (ma, mb) = if op == Arith::Mul {
+        (1, 1)
+    } else {
+        (
+            10i128.pow((s - scale_of(xty)).max(0) as u32),
+            10i128.pow((s - scale_of(yty)).max(0) as u32),
+        )
+    };
+    let nulls = arrow_buffer::NullBuffer::union(a.nulls, b.nulls);
+    // Operands within their digits cannot overflow a result of at most
+    // 38 digits (below 2^127): no check per row then.
+    let (sx, sy) = (i16::from(scale_of(xty)), i16::from(scale_of(yty)));
+    let need = if op == Arith::Mul {
+        xdigits + ydigits
+    } else {
+        (xdigits - sx).max(ydigits - sy) + i16::from(s) + 1
+    };
+    if need <= i16::from(MAX_PRECISION) {
+        let values = match op {
+            Arith::Mul => units_kernel(&a, &b, len, |u, v| u.wrapping_mul(v)),
+            Arith::Add => units_kernel(&a, &b, len, |u, v| {
+                u.wrapping_mul(ma).wrapping_add(v.wrapping_mul(mb))
+            }),
+            _ => units_kernel(&a, &b, len, |u, v| {
+                u.wrapping_mul(ma).wrapping_sub(v.wrapping_mul(mb))
+            }),
+        };
+        let r: ArrayRef =
+            Arc::new(Decimal128Array::new(values.into(), nulls).with_precision_and_scale(p, s)?);
+        return Ok(if both_scalar {
+            Val::Scalar(r)
+        } else {
+            Val::Array(r)
+        });
+    }
+    let mut values = Vec::with_capacity(len);
+    for i in 0..len {
+        let (u, v) = (a.get(i), b.get(i));
+        let r = match op {
+            Arith::Mul => u.checked_mul(v),
+            Arith::Add => u
+                .checked_mul(ma)
+                .zip(v.checked_mul(mb))
+                .and_then(|(u, v)| u.checked_add(v)),
+            _ => u
+                .checked_mul(ma)
+                .zip(v.checked_mul(mb))
+                .and_then(|(u, v)| u.checked_sub(v)),
+        };
+        match r {
+            Some(r) => values.push(r),
+            None if nulls
+                .as_ref()
+                .is_some_and(|nb| nb.is_null(if nb.len() == 1 { 0 } else { i })) =>
+            {
+                values.push(0)
+            }
+            None => return Err(expr_error("decimal overflow")),
+        }
+    }
+    let r: ArrayRef =
+        Arc::new(Decimal128Array::new(values.into(), nulls).with_precision_and_scale(p, s)?);
+    Ok(if both_scalar {
+        Val::Scalar(r)
+    } else {
+        Val::Array(r)
+    })
+}
+
+/// `f` of the units of `a` and `b`, row by row: one tight loop for each
+/// pair of operand kinds.
+#[inline(always)]
+fn units_kernel(
+    a: &Units<'_>,
+    b: &Units<'_>,
+    len: usize,
+    f: impl Fn(i128, i128) -> i128,
+) -> Vec<i128> {
+    use UnitValues::{Dec, Int};
+    let one = |u: &UnitValues<'_>| match u {
+        Dec(v) => v.len() == 1 && len != 1,
+        Int(v) => v.len() == 1 && len != 1,
+    };
+    let at0 = |u: &UnitValues<'_>| match u {
+        Dec(v) => v[0],
+        Int(v) => i128::from(v[0]),
+    };
+    match (&a.values, &b.values, one(&a.values), one(&b.values)) {
+        (Dec(x), Dec(y), false, false) => x.iter().zip(*y).map(|(&u, &v)| f(u, v)).collect(),
+        (Dec(x), Int(y), false, false) => x
+            .iter()
+            .zip(*y)
+            .map(|(&u, &v)| f(u, i128::from(v)))
+            .collect(),
+        (Int(x), Dec(y), false, false) => x
+            .iter()
+            .zip(*y)
+            .map(|(&u, &v)| f(i128::from(u), v))
+            .collect(),
+        (Int(x), Int(y), false, false) => x
+            .iter()
+            .zip(*y)
+            .map(|(&u, &v)| f(i128::from(u), i128::from(v)))
+            .collect(),
+        (Dec(x), _, false, true) => {
+            let c = at0(&b.values);
+            x.iter().map(|&u| f(u, c)).collect()
+        }
+        (Int(x), _, false, true) => {
+            let c = at0(&b.values);
+            x.iter().map(|&u| f(i128::from(u), c)).collect()
+        }
+        (_, Dec(y), true, false) => {
+            let c = at0(&a.values);
+            y.iter().map(|&v| f(c, v)).collect()
+        }
+        (_, Int(y), true, false) => {
+            let c = at0(&a.values);
+            y.iter().map(|&v| f(c, i128::from(v))).collect()
+        }
+        _ => (0..len).map(|i| f(a.get(i), b.get(i))).collect(),
+    }
+}
+
+/// Decimal units of a decimal or integer column (or constant).
+struct Units<'a> {
+    values: UnitValues<'a>,
+    nulls: Option<&'a arrow_buffer::NullBuffer>,
+}
+
+enum UnitValues<'a> {
+    Dec(&'a [i128]),
+    Int(&'a [i64]),
+}
+
+impl<'a> Units<'a> {
+    fn of(v: &'a Val, len: usize) -> Result<Units<'a>, Error> {
+        let a = match v {
+            Val::Array(a) | Val::Scalar(a) => a,
+        };
+        if !v.is_scalar() && a.len() != len {
+            return Err(expr_error("operands of different lengths"));
+        }
+        let values = if let Some(d) = a.as_any().downcast_ref::<Decimal128Array>() {
+            UnitValues::Dec(d.values())
+        } else if let Some(x) = a.as_any().downcast_ref::<Int64Array>() {
+            UnitValues::Int(x.values())
+        } else {
+            return Err(expr_error("a decimal operand is not a number"));
+        };
+        Ok(Units {
+            values,
+            nulls: a.nulls(),
+        })
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> i128 {
+        match self.values {
+            UnitValues::Dec(v) => v[if v.len() == 1 { 0 } else { i }],
+            UnitValues::Int(v) => i128::from(v[if v.len() == 1 { 0 } else { i }]),
+        }
+    }
+}
+
+/// `units` divided by `10^k`, rounded half away from zero.
+#[inline(always)]
+fn round_down(units: i128, k: u32) -> i128 {
+    #[inline(always)]
+    fn small<const D: i64>(x: i64) -> i64 {
+        let (q, r) = (x / D, x % D);
+        q + (2 * r.abs() >= D) as i64 * x.signum()
+    }
+    if let Ok(x) = i64::try_from(units)
+        && x.unsigned_abs() < (1 << 62)
+    {
+        // Constant divisors: the compiler multiplies instead of dividing.
+        return i128::from(match k {
+            1 => small::<10>(x),
+            2 => small::<100>(x),
+            3 => small::<1_000>(x),
+            4 => small::<10_000>(x),
+            5 => small::<100_000>(x),
+            6 => small::<1_000_000>(x),
+            _ => return round_wide(units, k),
+        });
+    }
+    round_wide(units, k)
+}
+
+fn round_wide(units: i128, k: u32) -> i128 {
+    let d = 10i128.pow(k);
+    let (q, r) = (units / d, units % d);
+    q + (2 * r.abs() >= d) as i128 * units.signum()
+}
+
+/// A decimal column at scale `s` as `Decimal128(p, to)`: rounded half
+/// away from zero, a valid value beyond `p` digits an error.
+fn rescale_decimal(d: &Decimal128Array, s: i8, p: u8, to: i8) -> Result<ArrayRef, Error> {
+    let max = 10i128.pow(u32::from(p)) - 1;
+    let nulls = d.nulls();
+    let mut values = Vec::with_capacity(d.len());
+    for (i, &u) in d.values().iter().enumerate() {
+        let v = if to >= s {
+            u.checked_mul(10i128.pow((to - s) as u32))
+        } else {
+            Some(round_down(u, (s - to) as u32))
+        };
+        match v {
+            Some(v) if v.abs() <= max => values.push(v),
+            _ if nulls.is_some_and(|nb| nb.is_null(i)) => values.push(0),
+            _ => {
+                return Err(expr_error(format!(
+                    "a value does not fit decimal({p}, {to}): {}",
+                    <arrow_array::types::Decimal128Type as arrow_array::types::DecimalType>::format_decimal(u, 38, s)
+                )));
+            }
+        }
+    }
+    Ok(Arc::new(
+        Decimal128Array::new(values.into(), nulls.cloned()).with_precision_and_scale(p, to)?,
+    ))
+}
+
+/// Strings of a column or a constant, by row.
+struct Strs<'a> {
+    a: &'a StringArray,
+    scalar: bool,
+}
+
+impl<'a> Strs<'a> {
+    fn of(v: &'a Val) -> Result<Strs<'a>, Error> {
+        let (a, scalar) = match v {
+            Val::Array(a) => (a, false),
+            Val::Scalar(a) => (a, true),
+        };
+        Ok(Strs {
+            a: strings(a)?,
+            scalar,
+        })
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&'a str> {
+        let i = if self.scalar { 0 } else { i };
+        self.a.is_valid(i).then(|| self.a.value(i))
+    }
+
+    fn bytes_hint(&self, rows: usize) -> usize {
+        if self.scalar {
+            self.a.value_data().len() * rows
+        } else {
+            self.a.value_data().len()
+        }
+    }
+}
+
+/// A string column built in one buffer.
+struct StrBuild {
+    bytes: Vec<u8>,
+    offsets: Vec<i32>,
+    valid: Vec<bool>,
+    any_null: bool,
+}
+
+impl StrBuild {
+    fn new(rows: usize, bytes: usize) -> StrBuild {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        StrBuild {
+            bytes: Vec::with_capacity(bytes),
+            offsets,
+            valid: Vec::with_capacity(rows),
+            any_null: false,
+        }
+    }
+
+    #[inline(always)]
+    fn push_part(&mut self, s: &str) {
+        self.bytes.extend_from_slice(s.as_bytes());
+    }
+
+    fn push_repeated(&mut self, b: u8, n: usize) {
+        self.bytes.resize(self.bytes.len() + n, b);
+    }
+
+    #[inline(always)]
+    fn end_value(&mut self) {
+        self.offsets.push(self.bytes.len() as i32);
+        self.valid.push(true);
+    }
+
+    fn null(&mut self) {
+        self.offsets.push(self.bytes.len() as i32);
+        self.valid.push(false);
+        self.any_null = true;
+    }
+
+    fn finish(self) -> ArrayRef {
+        let nulls = self
+            .any_null
+            .then(|| arrow_buffer::NullBuffer::from(self.valid));
+        let offsets = arrow_buffer::OffsetBuffer::new(self.offsets.into());
+        // SAFETY: the offsets start at 0 and never decrease (each is the
+        // buffer's length after a value), and every value is the bytes of
+        // whole `&str`s, so each slice is valid UTF-8.
+        Arc::new(unsafe { StringArray::new_unchecked(offsets, self.bytes.into(), nulls) })
+    }
+}
+
+/// Integers as their decimal text (as `CAST(x AS VARCHAR)`).
+fn int_strings(a: &ArrayRef) -> Result<ArrayRef, Error> {
+    let v = arrow_cast::cast(a, &DataType::Int64)?;
+    let v = v
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .ok_or_else(|| expr_error("an integer is not an integer"))?;
+    let mut b = StrBuild::new(v.len(), v.len() * 4);
+    for i in 0..v.len() {
+        if v.is_null(i) {
+            b.null();
+            continue;
+        }
+        let x = v.value(i);
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut m = x.unsigned_abs();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (m % 10) as u8;
+            m /= 10;
+            if m == 0 {
+                break;
+            }
+        }
+        if x < 0 {
+            b.bytes.push(b'-');
+        }
+        b.bytes.extend_from_slice(&digits[at..]);
+        b.end_value();
+    }
+    Ok(b.finish())
+}
+
+/// A `CASE` whose results are all string literals (or null): the branch
+/// of each row, then its bytes, in one pass. `None` for other cases.
+fn case_of_literals(
+    whens: &[(TNode, TNode)],
+    other: Option<&TNode>,
+    ty: ETy,
+    inp: &Inputs<'_>,
+) -> Result<Option<ArrayRef>, Error> {
+    let lit = |t: &TNode| match &t.kind {
+        NodeK::Lit(Lit::Str(s)) => Some(Some(s.clone())),
+        NodeK::Lit(Lit::Null) => Some(None),
+        NodeK::Cast(x) if matches!(x.kind, NodeK::Lit(Lit::Null)) => Some(None),
+        _ => None,
+    };
+    if ty != ETy::Str {
+        return Ok(None);
+    }
+    let mut results = Vec::new();
+    for (_, r) in whens {
+        match lit(r) {
+            Some(v) => results.push(v),
+            None => return Ok(None),
+        }
+    }
+    let fallback = match other {
+        Some(o) => match lit(o) {
+            Some(v) => v,
+            None => return Ok(None),
+        },
+        None => None,
+    };
+    results.push(fallback);
+    let n = inp.ids.len();
+    // The first matching branch of each row (the last: none matched).
+    let mut branch = vec![whens.len() as u8; n];
+    if whens.len() >= 255 {
+        return Ok(None);
+    }
+    for (k, (c, _)) in whens.iter().enumerate().rev() {
+        let c = eval(c, inp)?.array(n)?;
+        let c = c
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .ok_or_else(|| expr_error("a WHEN condition is not a boolean"))?;
+        let c = null_as_false(c);
+        for (i, hit) in c.values().iter().enumerate() {
+            if hit {
+                branch[i] = k as u8;
+            }
+        }
+    }
+    let longest = results.iter().flatten().map(String::len).max().unwrap_or(0);
+    let mut b = StrBuild::new(n, n * longest);
+    for &k in &branch {
+        match &results[k as usize] {
+            Some(s) => {
+                b.push_part(s);
+                b.end_value();
+            }
+            None => b.null(),
+        }
+    }
+    Ok(Some(b.finish()))
+}

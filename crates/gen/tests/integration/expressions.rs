@@ -1,0 +1,368 @@
+//! Expression fields (`expr = "SQL"`): values equal the same arithmetic
+//! done here on the generated siblings (decimals exactly), division by
+//! zero is null, `uniform` terms stay within their bounds and follow the
+//! seed, batches do not change a value, and bad expressions get one clear
+//! error naming the line, field and column.
+
+use arrow_array::{
+    Array, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,
+    RecordBatch, StringArray,
+};
+use strata_gen::BatchGenerator;
+use strata_gen::spec::{Dataset, Spec};
+
+const SPEC: &str = r#"
+name = "ex"
+
+[[fields]]
+name = "qty"
+type = "int32"
+uniform = { min = -3, max = 50 }
+null_rate = 0.1
+
+[[fields]]
+name = "price"
+type = "decimal(12, 2)"
+uniform = { min = 0.01, max = 999.99 }
+
+[[fields]]
+name = "discount"
+type = "decimal(4, 2)"
+weighted = { values = [0.00, 0.05, 0.10] }
+
+[[fields]]
+name = "ship"
+type = "date32"
+uniform = { min = 1995-01-01, max = 1998-12-31 }
+
+[[fields]]
+name = "net"
+type = "decimal(15, 2)"
+expr = "qty * price * (1 - discount)"
+
+[[fields]]
+name = "receipt"
+type = "date32"
+expr = "ship + uniform(1, 30)"
+
+[[fields]]
+name = "late"
+type = "int64"
+expr = "receipt - ship + uniform(100, 100)"
+
+[[fields]]
+name = "status"
+type = "utf8"
+expr = "CASE WHEN receipt < DATE '1996-06-17' THEN 'F' WHEN qty IS NULL THEN 'N' ELSE 'O' END"
+
+[[fields]]
+name = "per"
+type = "float64"
+expr = "price / qty"
+
+[[fields]]
+name = "half"
+type = "int64"
+expr = "qty // 2 + qty % 3"
+
+[[fields]]
+name = "label"
+type = "utf8"
+expr = "'C#' || lpad(CAST(qty AS VARCHAR), 5, '0')"
+
+[[fields]]
+name = "tag"
+type = "utf8"
+expr = "concat('q', qty, '-', discount)"
+
+[[fields]]
+name = "lo"
+type = "int64"
+expr = "least(qty, 10, coalesce(qty, -7) + 20)"
+
+[[fields]]
+name = "rounded"
+type = "int32"
+expr = "CAST(price / 100 AS INTEGER)"
+
+[[fields]]
+name = "tenths"
+type = "decimal(9, 1)"
+expr = "round(price, 1)"
+
+[[fields]]
+name = "flag"
+type = "boolean"
+expr = "qty BETWEEN 10 AND 20 OR discount IN (0.10) AND NOT qty > 40"
+"#;
+
+fn batches(spec: &Spec, seed: u64, rows: u64, batch: u64) -> Vec<RecordBatch> {
+    let g = spec.generator(seed).unwrap();
+    let mut s = Default::default();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < rows {
+        let n = (rows - at).min(batch);
+        let b = g.generate(at, n as usize, &mut s).unwrap();
+        for c in b.columns() {
+            c.to_data().validate_full().unwrap();
+        }
+        out.push(b);
+        at += n;
+    }
+    out
+}
+
+fn col<A: 'static, T>(
+    bs: &[RecordBatch],
+    name: &str,
+    f: impl Fn(&A, usize) -> T,
+) -> Vec<Option<T>> {
+    bs.iter()
+        .flat_map(|b| {
+            let a = b.column_by_name(name).unwrap();
+            let typed = a.as_any().downcast_ref::<A>().unwrap();
+            (0..b.num_rows())
+                .map(|i| a.is_valid(i).then(|| f(typed, i)))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `units` at `scale` rounded half away from zero to `to` digits.
+fn rescale(units: i128, scale: u32, to: u32) -> i128 {
+    if to >= scale {
+        return units * 10i128.pow(to - scale);
+    }
+    let d = 10i128.pow(scale - to);
+    let (q, r) = (units / d, units % d);
+    if 2 * r.abs() >= d {
+        q + units.signum()
+    } else {
+        q
+    }
+}
+
+#[test]
+fn expressions_equal_the_same_arithmetic_on_their_inputs() {
+    let spec = Spec::parse(SPEC, "ex.toml").unwrap();
+    let b = batches(&spec, 3, 20_000, 4096);
+    let qty = col(&b, "qty", |a: &Int32Array, i| a.value(i));
+    let price = col(&b, "price", |a: &Decimal128Array, i| a.value(i));
+    let discount = col(&b, "discount", |a: &Decimal128Array, i| a.value(i));
+    let ship = col(&b, "ship", |a: &Date32Array, i| a.value(i));
+    let net = col(&b, "net", |a: &Decimal128Array, i| a.value(i));
+    let receipt = col(&b, "receipt", |a: &Date32Array, i| a.value(i));
+    let late = col(&b, "late", |a: &Int64Array, i| a.value(i));
+    let status = col(&b, "status", |a: &StringArray, i| a.value(i).to_string());
+    let per = col(&b, "per", |a: &Float64Array, i| a.value(i));
+    let half = col(&b, "half", |a: &Int64Array, i| a.value(i));
+    let label = col(&b, "label", |a: &StringArray, i| a.value(i).to_string());
+    let tag = col(&b, "tag", |a: &StringArray, i| a.value(i).to_string());
+    let lo = col(&b, "lo", |a: &Int64Array, i| a.value(i));
+    let rounded = col(&b, "rounded", |a: &Int32Array, i| a.value(i));
+    let tenths = col(&b, "tenths", |a: &Decimal128Array, i| a.value(i));
+    let flag = col(&b, "flag", |a: &BooleanArray, i| a.value(i));
+    let cutoff = 9664; // 1996-06-17
+    let (mut nulls, mut zero_div, mut days_seen) = (0, 0, [false; 31]);
+    for i in 0..qty.len() {
+        let (p, d, s) = (price[i].unwrap(), discount[i].unwrap(), ship[i].unwrap());
+        // qty * price * (1 - discount): scale 2 + 2, rounded to 2.
+        let want_net = qty[i].map(|q| rescale(i128::from(q) * p * (100 - d), 4, 2));
+        assert_eq!(net[i], want_net, "row {i}");
+        let r = receipt[i].unwrap();
+        assert!((1..=30).contains(&(r - s)), "row {i}");
+        days_seen[(r - s) as usize] = true;
+        assert_eq!(late[i], Some(i64::from(r - s) + 100));
+        let want_status = if r < cutoff {
+            "F"
+        } else if qty[i].is_none() {
+            "N"
+        } else {
+            "O"
+        };
+        assert_eq!(status[i].as_deref(), Some(want_status));
+        match qty[i] {
+            None => {
+                nulls += 1;
+                assert_eq!(per[i], None);
+                assert_eq!(half[i], None);
+                assert_eq!(label[i], None);
+                assert_eq!(tag[i].as_deref(), Some(format!("q-0.{d:02}").as_str()));
+                // least ignores the null: least(10, -7 + 20).
+                assert_eq!(lo[i], Some(10));
+            }
+            Some(0) => {
+                zero_div += 1;
+                assert_eq!(per[i], None, "division by zero is null");
+                assert_eq!(half[i], Some(0));
+            }
+            Some(q) => {
+                let want = (p as f64 / 100.0) / f64::from(q);
+                let got = per[i].unwrap();
+                assert!(
+                    (got - want).abs() <= want.abs() * 1e-12,
+                    "row {i}: {got} {want}"
+                );
+                // Integer division and remainder truncate toward zero.
+                assert_eq!(half[i], Some(i64::from(q / 2 + q % 3)));
+                assert_eq!(label[i], Some(format!("C#{:0>5}", q.to_string())));
+                assert_eq!(tag[i], Some(format!("q{q}-0.{d:02}")));
+                assert_eq!(lo[i], Some(i64::from(q.min(10).min(q + 20))));
+            }
+        }
+        // CAST rounds half away from zero; round() to one digit.
+        assert_eq!(rounded[i], Some(rescale(p, 4, 0) as i32), "row {i}");
+        assert_eq!(tenths[i], Some(rescale(p, 2, 1)));
+        let q = qty[i];
+        let want_flag =
+            q.is_some_and(|q| (10..=20).contains(&q)) || (d == 10 && q.is_some_and(|q| q <= 40));
+        // Kleene logic: a null qty makes `qty BETWEEN` null; OR with a
+        // false right side stays null.
+        match q {
+            Some(_) => assert_eq!(flag[i], Some(want_flag), "row {i}"),
+            None => assert!(flag[i].is_none() || flag[i] == Some(true)),
+        }
+    }
+    assert!(nulls > 1000 && zero_div > 100, "{nulls} {zero_div}");
+    assert!(days_seen[1..].iter().all(|s| *s));
+}
+
+#[test]
+fn expressions_do_not_depend_on_batches_and_follow_the_seed() {
+    let spec = Spec::parse(SPEC, "ex.toml").unwrap();
+    let one = batches(&spec, 3, 3000, 3000);
+    let small = batches(&spec, 3, 3000, 7);
+    let get = |bs: &[RecordBatch]| col(bs, "receipt", |a: &Date32Array, i| a.value(i));
+    assert_eq!(get(&one), get(&small));
+    let other = batches(&spec, 4, 3000, 3000);
+    assert_ne!(get(&one), get(&other));
+}
+
+fn error_of(fields: &str) -> String {
+    let text = format!(
+        "name = \"e\"\n[[fields]]\nname = \"a\"\ntype = \"int32\"\nuniform = {{ min = 1, max = 5 }}\n[[fields]]\nname = \"d\"\ntype = \"date32\"\nuniform = {{ min = 2000-01-01, max = 2000-12-31 }}\n{fields}"
+    );
+    Spec::parse(&text, "e.toml").unwrap_err().to_string()
+}
+
+#[test]
+fn bad_expressions_name_the_field_and_the_column() {
+    let x =
+        |ty: &str, e: &str| format!("[[fields]]\nname = \"x\"\ntype = \"{ty}\"\nexpr = \"{e}\"\n");
+    let cases = [
+        (
+            x("int64", "a + b"),
+            "e.toml:10: field `x`: `expr` at column 5: unknown name `b`; the fields it can read are a, d, x",
+        ),
+        (
+            x("date32", "d + 'x'"),
+            "e.toml:10: field `x`: `expr` at column 1: type mismatch: date + string",
+        ),
+        (
+            x("int64", "a * 1.5"),
+            "e.toml:10: field `x`: `expr` at column 1: type mismatch: the expression gives a decimal(21, 1), but the field is Int64 (CAST it to an integer: CAST(... AS BIGINT) rounds)",
+        ),
+        (
+            x("decimal(38, 2)", "CAST(a AS DECIMAL(38,20)) * CAST(a AS DECIMAL(30,20))"),
+            "e.toml:10: field `x`: `expr` at column 6: decimal overflow: decimal(38, 20) * decimal(30, 20) needs a scale of 40, more than 38; cast an operand to fewer decimal places",
+        ),
+        (
+            x("int64", "frobnicate(a)"),
+            "e.toml:10: field `x`: `expr` at column 1: unknown function `frobnicate`; spec expressions have coalesce, least, greatest, concat, lpad, round, uniform",
+        ),
+        (
+            x("int64", "x + 1"),
+            "e.toml:10: field `x`: `expr` at column 1: the expression reads its own field `x`",
+        ),
+        (
+            x("int32", "CASE WHEN a > 2 THEN 1 ELSE 'x' END"),
+            "e.toml:10: field `x`: `expr` at column 1: type mismatch: the CASE results are integer, string",
+        ),
+        (
+            x("boolean", "a < d"),
+            "e.toml:10: field `x`: `expr` at column 1: type mismatch: cannot compare an integer with a date",
+        ),
+        (
+            x("int64", "uniform(5, 1)"),
+            "e.toml:10: field `x`: `expr` at column 1: uniform needs min <= max, not 5 and 1",
+        ),
+        (
+            "[[fields]]\nname = \"x\"\ntype = \"int64\"\nexpr = \"y + 1\"\n[[fields]]\nname = \"y\"\ntype = \"int64\"\nexpr = \"x * 2\"\n".into(),
+            "e.toml:10: field `x`: `when` cases or expressions form a cycle through this field",
+        ),
+        (
+            "[[fields]]\nname = \"l\"\ntype = \"list\"\nlength = 2\nitem = { type = \"int32\", expr = \"1\" }\n".into(),
+            "e.toml:14: field `l.item`: `expr` computes a value from sibling fields; a list item or map entry has none (give the expression to a field of a struct inside the list)",
+        ),
+    ];
+    for (fields, want) in cases {
+        assert_eq!(error_of(&fields), want, "{fields}");
+    }
+    // A parse error says where the SQL went wrong.
+    let e = error_of(&x("int64", "a + * 2"));
+    assert!(
+        e.starts_with("e.toml:10: field `x`: `expr` at column 5: "),
+        "{e}"
+    );
+}
+
+#[test]
+fn expressions_read_siblings_inside_structs_and_in_datasets() {
+    let d = Dataset::parse(
+        r#"
+name = "d"
+[[tables]]
+name = "t"
+rows = 100
+[[tables.fields]]
+name = "id"
+type = "int64"
+sequence = { start = 1 }
+[[tables.fields]]
+name = "s"
+type = "struct"
+[[tables.fields.fields]]
+name = "a"
+type = "int64"
+uniform = { min = 1, max = 9 }
+[[tables.fields.fields]]
+name = "b"
+type = "int64"
+expr = "a * 10"
+[[tables]]
+name = "u"
+rows = 50
+[[tables.fields]]
+name = "k"
+type = "int64"
+ref = { table = "t", field = "id" }
+[[tables.fields]]
+name = "code"
+type = "utf8"
+expr = "'K' || lpad(CAST(k AS VARCHAR), 4, '0')"
+"#,
+        "d.toml",
+    )
+    .unwrap();
+    let g = d.generator(0, 1, 1.0).unwrap();
+    let b = g.generate(0, 100, &mut Default::default()).unwrap();
+    let s = b
+        .column_by_name("s")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow_array::StructArray>()
+        .unwrap();
+    let a = s.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    let bb = s.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+    for i in 0..100 {
+        assert_eq!(bb.value(i), a.value(i) * 10);
+    }
+    let g = d.generator(1, 1, 1.0).unwrap();
+    let b = g.generate(0, 50, &mut Default::default()).unwrap();
+    let k = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    let code = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+    for i in 0..50 {
+        assert_eq!(code.value(i), format!("K{:04}", k.value(i)));
+    }
+}
