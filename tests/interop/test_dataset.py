@@ -6,6 +6,7 @@ skew, and the parts of a run together hold exactly the single run's rows."""
 import math
 import os
 import subprocess
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -610,3 +611,58 @@ def test_expression_specs_validate_against_the_json_schema(strata_bin):
     two = json.loads(json.dumps(doc))
     two["tables"][0]["fields"][-1]["uniform"] = {"min": 1, "max": 2}
     assert list(validator.iter_errors(two))
+    star = json.loads(json.dumps(tomllib.loads(SALES_STAR.read_text()), default=str))
+    errors = list(validator.iter_errors(star))
+    assert not errors, errors[0].message
+
+
+SALES_STAR = Path(__file__).resolve().parents[2] / "examples" / "specs" / "sales_star.toml"
+
+
+@pytest.mark.parametrize(("scale", "parts"), [("0.01", 1), ("0.03", 3)])
+def test_sales_star_joins_and_prices_by_its_expressions(strata_bin, tmp_path, scale, parts):
+    out = tmp_path / "out"
+    for i in range(1, parts + 1):
+        run(strata_bin, SALES_STAR, out, "--scale", scale, "--seed", "2", "--parts", str(parts), "--part", str(i))
+    con = duckdb.connect()
+    tables = ["date_dim", "item", "customer", "store", "promotion", "store_sales"]
+    for t in tables:
+        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    s = float(scale)
+    n = count(con, "SELECT count(*) FROM store_sales")
+    assert n == round(1_000_000 * s)
+    assert count(con, "SELECT count(*) FROM date_dim") == 2191
+    for fk, dim, key in [
+        ("ss_sold_date_sk", "date_dim", "d_date_sk"),
+        ("ss_item_sk", "item", "i_item_sk"),
+        ("ss_customer_sk", "customer", "c_customer_sk"),
+        ("ss_store_sk", "store", "s_store_sk"),
+        ("ss_promo_sk", "promotion", "p_promo_sk"),
+    ]:
+        assert count(con, f"SELECT count(*) FROM store_sales f ANTI JOIN {dim} d ON f.{fk} = d.{key}") == 0, fk
+    # Copied attributes are the drawn row's; prices follow by expression.
+    assert count(con, """SELECT count(*) FROM store_sales f JOIN item i ON f.ss_item_sk = i.i_item_sk
+                          WHERE f.ss_list_price <> i.i_current_price OR f.ss_wholesale_cost <> i.i_wholesale_cost""") == 0
+    assert count(con, """SELECT count(*) FROM store_sales f JOIN promotion p ON f.ss_promo_sk = p.p_promo_sk
+                          WHERE f.ss_discount_pct <> p.p_discount""") == 0
+    assert count(con, """SELECT count(*) FROM item
+                          WHERE i_current_price <> CAST(i_wholesale_cost * (100 + i_markup_pct) * 0.01 AS DECIMAL(7,2))""") == 0
+    assert count(con, """SELECT count(*) FROM store_sales WHERE
+          ss_sales_price <> CAST(ss_list_price * (1 - ss_discount_pct) AS DECIMAL(7,2))
+       OR ss_ext_sales_price <> CAST(ss_quantity * ss_sales_price AS DECIMAL(10,2))
+       OR ss_ext_discount_amt <> CAST(ss_quantity * (ss_list_price - ss_sales_price) AS DECIMAL(10,2))
+       OR ss_ext_tax <> CAST(ss_ext_sales_price * ss_tax_pct AS DECIMAL(10,2))
+       OR ss_net_paid_inc_tax <> CAST(ss_ext_sales_price + ss_ext_tax AS DECIMAL(10,2))
+       OR ss_net_profit <> CAST(ss_ext_sales_price - ss_quantity * ss_wholesale_cost AS DECIMAL(10,2))""") == 0
+    # Customers of no activity never buy; about a third of them.
+    idle = count(con, "SELECT count(*) FROM customer c ANTI JOIN store_sales f ON f.ss_customer_sk = c.c_customer_sk")
+    assert idle >= count(con, "SELECT count(*) FROM customer WHERE c_activity = 0") > 0
+    assert count(con, "SELECT count(*) FROM store_sales f JOIN customer c ON f.ss_customer_sk = c.c_customer_sk WHERE c.c_activity = 0") == 0
+    # The README's query runs.
+    rows = con.execute(
+        """SELECT d.d_year, i.i_category, s.s_state, sum(ss.ss_ext_sales_price) AS sales
+           FROM store_sales ss JOIN date_dim d ON ss.ss_sold_date_sk = d.d_date_sk
+           JOIN item i ON ss.ss_item_sk = i.i_item_sk JOIN store s ON ss.ss_store_sk = s.s_store_sk
+           WHERE d.d_weekend GROUP BY ALL ORDER BY sales DESC LIMIT 5"""
+    ).fetchall()
+    assert len(rows) == 5

@@ -1776,23 +1776,32 @@ fn round_wide(units: i128, k: u32) -> i128 {
 fn rescale_decimal(d: &Decimal128Array, s: i8, p: u8, to: i8) -> Result<ArrayRef, Error> {
     let max = 10i128.pow(u32::from(p)) - 1;
     let nulls = d.nulls();
-    let mut values = Vec::with_capacity(d.len());
-    for (i, &u) in d.values().iter().enumerate() {
-        let v = if to >= s {
-            u.checked_mul(10i128.pow((to - s) as u32))
-        } else {
-            Some(round_down(u, (s - to) as u32))
-        };
-        match v {
-            Some(v) if v.abs() <= max => values.push(v),
-            _ if nulls.is_some_and(|nb| nb.is_null(i)) => values.push(0),
-            _ => {
-                return Err(expr_error(format!(
-                    "a value does not fit decimal({p}, {to}): {}",
-                    <arrow_array::types::Decimal128Type as arrow_array::types::DecimalType>::format_decimal(u, 38, s)
-                )));
-            }
+    let src = d.values();
+    // One loop per direction, the factor or divisor fixed outside it.
+    let values: Vec<i128> = if to == s {
+        src.to_vec()
+    } else if to > s {
+        let m = 10i128.pow((to - s) as u32);
+        src.iter().map(|&u| u.saturating_mul(m)).collect()
+    } else {
+        let k = (s - to) as u32;
+        match k {
+            1 => src.iter().map(|&u| round_down(u, 1)).collect(),
+            2 => src.iter().map(|&u| round_down(u, 2)).collect(),
+            _ => src.iter().map(|&u| round_down(u, k)).collect(),
         }
+    };
+    if let Some(i) = values
+        .iter()
+        .enumerate()
+        .position(|(i, v)| v.unsigned_abs() > max as u128 && !nulls.is_some_and(|nb| nb.is_null(i)))
+    {
+        return Err(expr_error(format!(
+            "a value does not fit decimal({p}, {to}): {}",
+            <arrow_array::types::Decimal128Type as arrow_array::types::DecimalType>::format_decimal(
+                src[i], 38, s
+            )
+        )));
     }
     Ok(Arc::new(
         Decimal128Array::new(values.into(), nulls.cloned()).with_precision_and_scale(p, to)?,
@@ -1836,8 +1845,8 @@ impl<'a> Strs<'a> {
 struct StrBuild {
     bytes: Vec<u8>,
     offsets: Vec<i32>,
-    valid: Vec<bool>,
-    any_null: bool,
+    /// Validity by row, kept from the first null on.
+    valid: Option<Vec<bool>>,
 }
 
 impl StrBuild {
@@ -1847,8 +1856,7 @@ impl StrBuild {
         StrBuild {
             bytes: Vec::with_capacity(bytes),
             offsets,
-            valid: Vec::with_capacity(rows),
-            any_null: false,
+            valid: None,
         }
     }
 
@@ -1864,19 +1872,21 @@ impl StrBuild {
     #[inline(always)]
     fn end_value(&mut self) {
         self.offsets.push(self.bytes.len() as i32);
-        self.valid.push(true);
+        if let Some(v) = &mut self.valid {
+            v.push(true);
+        }
     }
 
     fn null(&mut self) {
+        let before = self.offsets.len() - 1;
         self.offsets.push(self.bytes.len() as i32);
-        self.valid.push(false);
-        self.any_null = true;
+        self.valid
+            .get_or_insert_with(|| vec![true; before])
+            .push(false);
     }
 
     fn finish(self) -> ArrayRef {
-        let nulls = self
-            .any_null
-            .then(|| arrow_buffer::NullBuffer::from(self.valid));
+        let nulls = self.valid.map(arrow_buffer::NullBuffer::from);
         let offsets = arrow_buffer::OffsetBuffer::new(self.offsets.into());
         // SAFETY: the offsets start at 0 and never decrease (each is the
         // buffer's length after a value), and every value is the bytes of
@@ -1964,10 +1974,8 @@ fn case_of_literals(
             .downcast_ref::<BooleanArray>()
             .ok_or_else(|| expr_error("a WHEN condition is not a boolean"))?;
         let c = null_as_false(c);
-        for (i, hit) in c.values().iter().enumerate() {
-            if hit {
-                branch[i] = k as u8;
-            }
+        for i in c.values().set_indices() {
+            branch[i] = k as u8;
         }
     }
     let longest = results.iter().flatten().map(String::len).max().unwrap_or(0);
