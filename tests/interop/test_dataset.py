@@ -611,9 +611,10 @@ def test_expression_specs_validate_against_the_json_schema(strata_bin):
     two = json.loads(json.dumps(doc))
     two["tables"][0]["fields"][-1]["uniform"] = {"min": 1, "max": 2}
     assert list(validator.iter_errors(two))
-    star = json.loads(json.dumps(tomllib.loads(SALES_STAR.read_text()), default=str))
-    errors = list(validator.iter_errors(star))
-    assert not errors, errors[0].message
+    for text in [SALES_STAR.read_text(), AGGREGATES]:
+        doc = json.loads(json.dumps(tomllib.loads(text), default=str))
+        errors = list(validator.iter_errors(doc))
+        assert not errors, errors[0].message
 
 
 SALES_STAR = Path(__file__).resolve().parents[2] / "examples" / "specs" / "sales_star.toml"
@@ -666,3 +667,102 @@ def test_sales_star_joins_and_prices_by_its_expressions(strata_bin, tmp_path, sc
            WHERE d.d_weekend GROUP BY ALL ORDER BY sales DESC LIMIT 5"""
     ).fetchall()
     assert len(rows) == 5
+
+
+AGGREGATES = """name = "agg"
+[[tables]]
+name = "orders"
+rows_per_scale = 3000
+[[tables.fields]]
+name = "o_key"
+type = "int64"
+sequence = { start = 1 }
+[[tables.fields]]
+name = "o_date"
+type = "date32"
+uniform = { min = 1995-01-01, max = 1998-12-31 }
+[[tables.fields]]
+name = "o_total"
+type = "decimal(15, 2)"
+aggregate = { table = "lines", sum = "l_price" }
+[[tables.fields]]
+name = "o_lines"
+type = "int32"
+aggregate = { table = "lines", count = "*" }
+[[tables.fields]]
+name = "o_first_ship"
+type = "date32"
+aggregate = { table = "lines", min = "l_ship" }
+[[tables.fields]]
+name = "o_all_f"
+type = "boolean"
+aggregate = { table = "lines", all = "l_is_f" }
+[[tables.fields]]
+name = "o_status"
+type = "utf8"
+expr = "CASE WHEN o_all_f THEN 'F' WHEN o_lines = 0 THEN 'N' ELSE 'O' END"
+[[tables]]
+name = "lines"
+children_of = "orders"
+count = { weighted = { values = [0, 1, 3, 7] } }
+[[tables.fields]]
+name = "l_key"
+type = "int64"
+parent = "o_key"
+[[tables.fields]]
+name = "l_qty"
+type = "int32"
+uniform = { min = 1, max = 50 }
+null_rate = 0.05
+[[tables.fields]]
+name = "l_unit"
+type = "decimal(8, 2)"
+uniform = { min = 1.00, max = 999.99 }
+[[tables.fields]]
+name = "l_price"
+type = "decimal(12, 2)"
+expr = "l_qty * l_unit"
+[[tables.fields]]
+name = "l_ship"
+type = "date32"
+parent = { field = "o_date", offset = { uniform = { min = 1, max = 121 } } }
+[[tables.fields]]
+name = "l_is_f"
+type = "boolean"
+expr = "l_ship < DATE '1996-06-17'"
+"""
+
+
+@pytest.mark.parametrize(("scale", "parts"), [("1", 1), ("2", 4)])
+def test_aggregates_equal_duckdb_group_by_over_the_children(strata_bin, tmp_path, scale, parts):
+    spec = tmp_path / "agg.toml"
+    spec.write_text(AGGREGATES)
+    out = tmp_path / "out"
+    for i in range(1, parts + 1):
+        run(strata_bin, spec, out, "--scale", scale, "--seed", "6", "--parts", str(parts), "--part", str(i))
+    con = duckdb.connect()
+    for t in ["orders", "lines"]:
+        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    assert count(con, "SELECT count(*) FROM orders") == 3000 * int(scale)
+    bad = count(
+        con,
+        """SELECT count(*) FROM orders o LEFT JOIN (
+             SELECT l_key, sum(l_price) s, count(*) c, min(l_ship) m, bool_and(l_is_f) a
+             FROM lines GROUP BY 1) g ON g.l_key = o.o_key
+           WHERE o.o_total IS DISTINCT FROM g.s OR o.o_lines <> coalesce(g.c, 0)
+              OR o.o_first_ship IS DISTINCT FROM g.m OR o.o_all_f IS DISTINCT FROM g.a
+              OR o.o_status <> CASE WHEN g.a THEN 'F' WHEN g.c IS NULL THEN 'N' ELSE 'O' END""",
+    )
+    assert bad == 0
+    # A quarter of the orders, about, have no lines (count 0, sums null).
+    n = count(con, "SELECT count(*) FROM orders")
+    empty = count(con, "SELECT count(*) FROM orders WHERE o_lines = 0 AND o_total IS NULL")
+    assert abs(empty / n - 0.25) < 5 * math.sqrt(0.25 * 0.75 / n)
+    if parts > 1:
+        whole = tmp_path / "whole"
+        run(strata_bin, spec, whole, "--scale", scale, "--seed", "6")
+        for t in ["orders", "lines"]:
+            a = f"SELECT * FROM '{whole}/{t}/*.parquet'"
+            b = f"SELECT * FROM '{out}/{t}/*.parquet'"
+            assert count(con, f"SELECT count(*) FROM ({a})") == count(con, f"SELECT count(*) FROM ({b})"), t
+            assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0, t

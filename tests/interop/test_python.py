@@ -485,3 +485,38 @@ expr = "price / qty"
         assert each is None if q == 0 else abs(each - float(p) / q) < 1e-9
     with pytest.raises(ValueError, match=re.escape("field `total`: `expr` at column 7: unknown name `prise`")):
         strata.generate(spec.replace("qty * price", "qty * prise"), rows=10)
+
+
+def test_aggregates_of_children_from_python():
+    spec = """
+name = "agg"
+[[tables]]
+name = "orders"
+rows = 300
+[[tables.fields]]
+name = "o_key"
+type = "int64"
+sequence = { start = 1 }
+[[tables.fields]]
+name = "o_qty"
+type = "int64"
+aggregate = { table = "lines", sum = "l_qty" }
+[[tables]]
+name = "lines"
+children_of = "orders"
+count = { uniform = { min = 0, max = 3 } }
+[[tables.fields]]
+name = "l_key"
+type = "int64"
+parent = "o_key"
+[[tables.fields]]
+name = "l_qty"
+type = "int64"
+uniform = { min = 1, max = 9 }
+"""
+    orders = strata.generate(spec, table="orders", seed=SEED)
+    lines = strata.generate(spec, table="lines", seed=SEED)
+    sums = {}
+    for k, q in zip(lines.column("l_key").to_pylist(), lines.column("l_qty").to_pylist()):
+        sums[k] = sums.get(k, 0) + q
+    assert orders.column("o_qty").to_pylist() == [sums.get(k) for k in orders.column("o_key").to_pylist()]

@@ -28,8 +28,8 @@ use super::parse::{
 /// does not hold yet and takes the first unused key that can occur.
 pub const MAP_KEY_DRAWS: u32 = 64;
 use super::model::{
-    Calendar, CalendarPart, Condition, Dataset, Field, Generator, Kind, Pick, Reference, Spec,
-    Value, WordList,
+    AggOp, Calendar, CalendarPart, Condition, Dataset, Field, Generator, Kind, Pick, Reference,
+    Spec, Value, WordList,
 };
 use super::template::{Part, Placeholder};
 use crate::dist::{Alias, Zipf, normal, unit};
@@ -249,6 +249,20 @@ enum NodeKind {
         modulus: u64,
         start: i64,
     },
+    /// `op` of field `field` (`None`: the rows) of the row's children in
+    /// table `child`, `count` of them per row (drawn as the child table's
+    /// generator draws them).
+    Aggregate {
+        child: Arc<TableEval>,
+        field: Option<usize>,
+        op: AggOp,
+        count: Sampler,
+        key: StreamKey,
+        max: u64,
+    },
+    /// A field that cannot be evaluated here (an aggregate read through a
+    /// reference), with the reason.
+    Unreadable(String),
     /// An expression over the siblings (generated before it), its
     /// `uniform` terms drawn from `key`.
     Expr {
@@ -342,6 +356,9 @@ struct Parents<'a> {
     built: Shared<String, Arc<TableEval>>,
     /// Alias tables of weighted references, by table and weight field.
     weights: Shared<(String, String), Arc<Alias>>,
+    /// Compiling a table that a reference or an aggregate reads (its own
+    /// aggregates are then not compiled: they would read back).
+    in_reference: bool,
 }
 
 /// A map shared by the [`Parents`] of one compilation.
@@ -354,6 +371,7 @@ impl<'a> Parents<'a> {
             current: None,
             built: Default::default(),
             weights: Default::default(),
+            in_reference: false,
         }
     }
 
@@ -364,7 +382,53 @@ impl<'a> Parents<'a> {
             current: Some(t),
             built: self.built.clone(),
             weights: self.weights.clone(),
+            in_reference: true,
         }
+    }
+
+    /// The node of aggregate `a` of field `path`.
+    fn aggregate(&self, a: &super::model::Aggregate, path: &str) -> Result<NodeKind, Error> {
+        if self.in_reference {
+            return Ok(NodeKind::Unreadable(format!(
+                "field {path} aggregates table {}; a reference cannot read it",
+                a.table
+            )));
+        }
+        let bad = || {
+            Error::InvalidDistribution(format!(
+                "field {path}: `aggregate` over {}, which is not a child table of this one in the dataset",
+                a.table
+            ))
+        };
+        let (dataset, seed, scale) = self.dataset.ok_or_else(bad)?;
+        let ci = dataset.table(&a.table).ok_or_else(bad)?;
+        let c = dataset.tables[ci].children_of.as_ref().ok_or_else(bad)?;
+        let child = Arc::new(table_eval(dataset, ci, seed, scale, &self.for_table(ci))?);
+        let field = match &a.field {
+            None => None,
+            Some(name) => Some(
+                dataset.tables[ci]
+                    .spec
+                    .fields
+                    .iter()
+                    .position(|f| &f.name == name)
+                    .ok_or_else(bad)?,
+            ),
+        };
+        Ok(NodeKind::Aggregate {
+            child,
+            field,
+            op: a.op,
+            count: length_sampler(
+                &c.count,
+                Class::Int {
+                    min: 0,
+                    max: MAX_LENGTH,
+                },
+            )?,
+            key: StreamKey::new(table_seed(seed, &a.table), stream_id(&a.table, "count")),
+            max: max_length(&c.count).max(1),
+        })
     }
 
     /// The alias table of `table`'s rows weighted by its field `weight`
@@ -1302,6 +1366,12 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
                 e.source
             )));
         }
+        Generator::Aggregate(a) => {
+            return Err(Error::InvalidDistribution(format!(
+                "an aggregate of {} draws no values of its own (only a field's generator can be one)",
+                a.table
+            )));
+        }
         Generator::ByRow { values, cycle } => {
             let cycle = *cycle;
             if float {
@@ -1952,7 +2022,7 @@ fn cardinality(g: &Generator, class: Class) -> Option<u64> {
         Generator::Words { list, max, .. } => (word_table(*list).len() as u64).checked_pow(*max),
         Generator::Reference(_) | Generator::Position(_) | Generator::Uuid => None,
         Generator::ByRow { values, .. } => Some(distinct_values(values).0.len() as u64),
-        Generator::Expr(_) => None,
+        Generator::Expr(_) | Generator::Aggregate(_) => None,
         Generator::Calendar(p) => match p {
             CalendarPart::Date | CalendarPart::DateKey => None,
             _ => Some(366),
@@ -1995,6 +2065,7 @@ impl SpecGenerator {
             current: Some(table),
             built: Default::default(),
             weights: Default::default(),
+            in_reference: false,
         };
         let mut g = Self::build(
             &t.spec,
@@ -2161,6 +2232,139 @@ impl SpecGenerator {
     }
 }
 
+/// `op` of each parent's run of `values` (`offsets[i]..offsets[i + 1]`),
+/// as Arrow type `to`; SQL's empty-set results (`count` 0, others null).
+fn aggregate(
+    op: AggOp,
+    values: Option<&ArrayRef>,
+    offsets: &[u32],
+    to: &DataType,
+) -> Result<ArrayRef, Error> {
+    use arrow_array::cast::AsArray;
+    let n = offsets.len() - 1;
+    let runs = offsets.windows(2).map(|w| w[0] as usize..w[1] as usize);
+    let bad = |m: &str| Error::InvalidDistribution(format!("aggregate: {m}"));
+    let Some(v) = values else {
+        // count(*)
+        let counts: arrow_array::Int64Array = runs.map(|r| Some(r.len() as i64)).collect();
+        return Ok(arrow_cast::cast(&counts, to)?);
+    };
+    let valid = |i: usize| v.is_valid(i);
+    if op == AggOp::Count {
+        let counts: arrow_array::Int64Array = runs
+            .map(|r| Some(r.filter(|&i| valid(i)).count() as i64))
+            .collect();
+        return Ok(arrow_cast::cast(&counts, to)?);
+    }
+    let out: ArrayRef = match v.data_type() {
+        DataType::Boolean => {
+            let b = v.as_boolean();
+            let r: arrow_array::BooleanArray = runs
+                .map(|r| {
+                    let mut seen = r
+                        .clone()
+                        .filter(|&i| valid(i))
+                        .map(|i| b.value(i))
+                        .peekable();
+                    seen.peek()?;
+                    Some(match op {
+                        AggOp::All | AggOp::Min => seen.all(|x| x),
+                        _ => seen.any(|x| x),
+                    })
+                })
+                .collect();
+            Arc::new(r)
+        }
+        DataType::Decimal128(p, sc) => {
+            let d = v.as_primitive::<arrow_array::types::Decimal128Type>();
+            let mut overflow = false;
+            let r: arrow_array::Decimal128Array = runs
+                .map(|r| {
+                    let mut it = r.filter(|&i| valid(i)).map(|i| d.value(i));
+                    let first = it.next()?;
+                    Some(it.fold(first, |a, x| match op {
+                        AggOp::Sum => a.checked_add(x).unwrap_or_else(|| {
+                            overflow = true;
+                            0
+                        }),
+                        AggOp::Min => a.min(x),
+                        _ => a.max(x),
+                    }))
+                })
+                .collect();
+            if overflow {
+                return Err(bad("a decimal sum overflows"));
+            }
+            let p = if op == AggOp::Sum { 38 } else { *p };
+            Arc::new(r.with_precision_and_scale(p, *sc)?)
+        }
+        DataType::Float32 | DataType::Float64 => {
+            let f = arrow_cast::cast(v, &DataType::Float64)?;
+            let f = f.as_primitive::<arrow_array::types::Float64Type>();
+            let r: arrow_array::Float64Array = runs
+                .map(|r| {
+                    let mut it = r.filter(|&i| valid(i)).map(|i| f.value(i));
+                    let first = it.next()?;
+                    Some(it.fold(first, |a, x| match op {
+                        AggOp::Sum => a + x,
+                        AggOp::Min => a.min(x),
+                        _ => a.max(x),
+                    }))
+                })
+                .collect();
+            Arc::new(r)
+        }
+        DataType::Utf8 => {
+            let st = v.as_string::<i32>();
+            let r: arrow_array::StringArray = runs
+                .map(|r| {
+                    let it = r.filter(|&i| valid(i)).map(|i| st.value(i));
+                    if op == AggOp::Min { it.min() } else { it.max() }
+                })
+                .collect();
+            Arc::new(r)
+        }
+        dt if dt.is_integer() || *dt == DataType::Date32 => {
+            let wide = arrow_cast::cast(v, &DataType::Int64)?;
+            let x = wide.as_primitive::<arrow_array::types::Int64Type>();
+            let mut overflow = false;
+            let r: arrow_array::Int64Array = runs
+                .map(|r| {
+                    let mut it = r.filter(|&i| valid(i)).map(|i| x.value(i));
+                    let first = it.next()?;
+                    Some(it.fold(first, |a, y| match op {
+                        AggOp::Sum => a.checked_add(y).unwrap_or_else(|| {
+                            overflow = true;
+                            0
+                        }),
+                        AggOp::Min => a.min(y),
+                        _ => a.max(y),
+                    }))
+                })
+                .collect();
+            if overflow {
+                return Err(bad("an integer sum overflows"));
+            }
+            if *dt == DataType::Date32 {
+                arrow_cast::cast(&arrow_cast::cast(&r, &DataType::Int32)?, &DataType::Date32)?
+            } else {
+                Arc::new(r)
+            }
+        }
+        other => return Err(bad(&format!("cannot aggregate {other}"))),
+    };
+    debug_assert_eq!(out.len(), n);
+    if out.data_type() == to {
+        return Ok(out);
+    }
+    let options = arrow_cast::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    arrow_cast::cast_with_options(&out, to, &options)
+        .map_err(|e| bad(&format!("the result does not fit {to}: {e}")))
+}
+
 /// The error for a table of `want` rows whose field `field` gives
 /// values for only `n`.
 fn too_few_values(table: &str, field: &str, n: u64, want: u64) -> Error {
@@ -2292,6 +2496,10 @@ fn compile(
                 },
             )
         }
+        Kind::Scalar {
+            data_type,
+            generator: Generator::Aggregate(a),
+        } => (data_type.clone(), parents.aggregate(a, &f.path)?),
         Kind::Scalar {
             data_type,
             generator: Generator::Expr(e),
@@ -2740,6 +2948,30 @@ impl Node {
                 // Null where the parent's value is too.
                 Generated {
                     array: with_nulls(copied, &valid, s)?,
+                    codes: None,
+                }
+            }
+            NodeKind::Unreadable(why) => return Err(Error::InvalidDistribution(why.clone())),
+            NodeKind::Aggregate {
+                child,
+                field,
+                op,
+                count,
+                key,
+                max,
+            } => {
+                let all = vec![1u8; n];
+                let (offsets, child_ids, valid2) = lengths(ids, &all, count, *key, *max, false, s)?;
+                s.put8(valid2);
+                let values = match field {
+                    Some(fi) => Some(child.evaluate(*fi, &child_ids, s)?),
+                    None => None,
+                };
+                s.put64(child_ids);
+                let array = aggregate(*op, values.as_ref(), &offsets, self.field.data_type());
+                s.put32(offsets);
+                Generated {
+                    array: with_nulls(array?, &valid, s)?,
                     codes: None,
                 }
             }

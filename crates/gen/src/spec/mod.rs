@@ -2,8 +2,9 @@
 //! field is generated.
 //!
 //! A spec names the dataset and lists its fields. Each field has an Arrow
-//! `type`, a generator (how its values are drawn), an optional `null_rate`
-//! and optional `when` cases that make it depend on a sibling field's
+//! `type`, a generator (how its values are drawn, or an `expr` that
+//! computes them from sibling fields), an optional `null_rate` and
+//! optional `when` cases that make it depend on a sibling field's
 //! value. Structs, lists and maps nest fields inside fields. The format is
 //! documented field by field in `spec.schema.json` (a JSON Schema of the
 //! TOML document) and in the README; [`Spec::parse`] checks everything
@@ -49,9 +50,9 @@ mod template;
 pub use engine::{SpecGenerator, SpecScratch};
 pub use expr::Expression;
 pub use model::{
-    Calendar, CalendarPart, ChildrenOf, Condition, DATASET_PRESETS, Dataset, Field, Generator,
-    JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec, SpecError, Table, Value, When,
-    WordList,
+    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, DATASET_PRESETS, Dataset,
+    Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec, SpecError, Table,
+    Value, When, WordList,
 };
 pub use template::{Placeholder, Template};
 

@@ -336,6 +336,58 @@ pub enum Generator {
     Calendar(CalendarPart),
     /// A value computed from the row's siblings by an SQL expression.
     Expr(Box<super::expr::Expression>),
+    /// An aggregate of the row's children in a child table.
+    Aggregate(Aggregate),
+}
+
+/// A [`Generator::Aggregate`]: `op` of a top-level field of the rows of
+/// `table` (a child table of this one) that are this row's children.
+/// Empty sets follow SQL: `count` is 0, the others are null.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aggregate {
+    /// The child table.
+    pub table: String,
+    /// What is computed.
+    pub op: AggOp,
+    /// The child field (`None`: `count` of the rows).
+    pub field: Option<String>,
+}
+
+/// The operation of an [`Aggregate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggOp {
+    /// The sum of the values (nulls skipped).
+    Sum,
+    /// The least value.
+    Min,
+    /// The greatest value.
+    Max,
+    /// The rows (`count = "*"`) or the non-null values.
+    Count,
+    /// Whether every non-null boolean is true.
+    All,
+    /// Whether any is true.
+    Any,
+}
+
+impl AggOp {
+    /// Every operation, as specs spell them.
+    pub const ALL: [(&'static str, AggOp); 6] = [
+        ("sum", AggOp::Sum),
+        ("min", AggOp::Min),
+        ("max", AggOp::Max),
+        ("count", AggOp::Count),
+        ("all", AggOp::All),
+        ("any", AggOp::Any),
+    ];
+
+    /// The spec spelling.
+    pub fn as_str(self) -> &'static str {
+        AggOp::ALL
+            .iter()
+            .find(|(_, o)| *o == self)
+            .map_or("sum", |(n, _)| n)
+    }
 }
 
 /// A [`Generator::Reference`]: which table and field, and how rows are
@@ -489,6 +541,13 @@ impl fmt::Display for Generator {
             }
             Generator::Calendar(p) => write!(f, "the {} of the row's day", p.as_str()),
             Generator::Expr(e) => write!(f, "expression {:?}", e.source),
+            Generator::Aggregate(a) => write!(
+                f,
+                "{} of {}.{} over the row's children",
+                a.op.as_str(),
+                a.table,
+                a.field.as_deref().unwrap_or("*")
+            ),
         }
     }
 }

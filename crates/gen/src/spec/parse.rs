@@ -8,8 +8,8 @@ use toml::de::{DeTable, DeValue};
 
 use super::expr::{self, Expression};
 use super::model::{
-    Calendar, CalendarPart, ChildrenOf, Condition, Dataset, Field, Generator, Kind, Pick,
-    Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
+    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, Dataset, Field, Generator,
+    Kind, Pick, Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
 };
 use super::template::Template;
 use crate::dist::{Alias, Zipf};
@@ -50,6 +50,7 @@ const GENERATORS: &[&str] = &[
     "values_by_row",
     "calendar",
     "expr",
+    "aggregate",
 ];
 const COMMON: &[&str] = &[
     "name",
@@ -1218,6 +1219,39 @@ impl<'s> P<'s> {
                 }
                 Generator::Position(start)
             }
+            "aggregate" => {
+                // `{ table = "lineitem", sum = "l_price" }`; the table and
+                // field are checked with the dataset (`check_aggregates`).
+                let names: Vec<&str> = AggOp::ALL.iter().map(|(n, _)| *n).collect();
+                let mut keys = vec!["table"];
+                keys.extend(&names);
+                let p = params(&keys)?;
+                let table = self.string(&required(p, "table")?, field, "table")?;
+                let ops: Vec<_> = AggOp::ALL
+                    .iter()
+                    .filter_map(|(n, op)| get(p, n).map(|v| (*op, v)))
+                    .collect();
+                let [(op, v)] = ops.as_slice() else {
+                    return Err(bad(format!(
+                        "`aggregate` takes one of {} (the child field it aggregates)",
+                        names.join(", ")
+                    )));
+                };
+                let target = self.string(v, field, op.as_str())?;
+                let field_name = if target == "*" {
+                    if *op != AggOp::Count {
+                        return Err(bad(format!("`{}` needs a field, not `*`", op.as_str())));
+                    }
+                    None
+                } else {
+                    Some(target)
+                };
+                Generator::Aggregate(Aggregate {
+                    table,
+                    op: *op,
+                    field: field_name,
+                })
+            }
             "expr" => {
                 // Checked against the siblings once they are all parsed
                 // (`resolve_expressions`).
@@ -1864,6 +1898,15 @@ impl<'s> P<'s> {
         // Column numbers index `fields`, not just the readable ones.
         let index_of = |name: &str| siblings.iter().position(|(n, _)| n == name);
         for f in fields.iter_mut() {
+            // An aggregate over no children is null (but a count, 0).
+            if let Kind::Scalar {
+                generator: Generator::Aggregate(a),
+                ..
+            } = &f.kind
+                && a.op != AggOp::Count
+            {
+                f.nullable = true;
+            }
             if let Kind::List { item, .. } = &f.kind {
                 refuse_nested(self, item)?;
             }
@@ -2362,6 +2405,21 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
     }
     let spec = single(&p, &t)?;
     check_row_fields(&p, &spec.fields, None)?;
+    if let Some(f) = spec.fields.iter().find(|f| {
+        matches!(
+            f.kind,
+            Kind::Scalar {
+                generator: Generator::Aggregate(_),
+                ..
+            }
+        )
+    }) {
+        return Err(p.err_at(
+            f.line,
+            Some(&f.path),
+            "`aggregate` reads the rows of a child table; put the tables of a dataset in one file, each a `[[tables]]` entry",
+        ));
+    }
     if let Some((f, r)) = references(&spec).into_iter().next() {
         return Err(p.err_at(
             f.line,
@@ -2657,6 +2715,7 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
     }
     fill_parents(&p, &mut tables)?;
     check_row_generators(&p, &tables)?;
+    check_aggregates(&p, &tables)?;
     copy_from_references(&mut tables);
     resolve_references(&p, &tables)?;
     Ok(Dataset {
@@ -2846,6 +2905,114 @@ fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
                 )
             };
             return Err(p.err_at(line, path.as_deref(), message));
+        }
+    }
+    Ok(())
+}
+
+/// Checks every `aggregate`: a top-level field whose table is a child
+/// table of its own, over a top-level field of it whose type the
+/// operation takes, into a field of the type it gives.
+fn check_aggregates(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
+    for t in tables {
+        let tname = &t.spec.name;
+        let mut fields: Vec<(&Field, bool)> = Vec::new();
+        fn walk<'f>(f: &'f Field, top: bool, out: &mut Vec<(&'f Field, bool)>) {
+            out.push((f, top));
+            match &f.kind {
+                Kind::Struct(c) => c.iter().for_each(|x| walk(x, false, out)),
+                Kind::List { item, .. } => walk(item, false, out),
+                Kind::Map { key, value, .. } => {
+                    walk(key, false, out);
+                    walk(value, false, out);
+                }
+                Kind::Scalar { .. } => {}
+            }
+        }
+        for f in &t.spec.fields {
+            walk(f, true, &mut fields);
+        }
+        for (f, top) in fields {
+            let Kind::Scalar {
+                data_type,
+                generator: Generator::Aggregate(a),
+            } = &f.kind
+            else {
+                if f.when
+                    .iter()
+                    .any(|w| matches!(w.generator, Some(Generator::Aggregate(_))))
+                {
+                    return Err(p.err_at(
+                        f.line,
+                        Some(&format!("{tname}.{}", f.path)),
+                        "a `when` case cannot give an `aggregate`",
+                    ));
+                }
+                continue;
+            };
+            let path = format!("{tname}.{}", f.path);
+            let err = |m: String| Err(p.err_at(f.line, Some(&path), m));
+            if !top {
+                return err("an `aggregate` is for top-level fields".into());
+            }
+            let Some(child) = tables.iter().find(|c| c.spec.name == a.table) else {
+                return err(format!(
+                    "`aggregate` names table `{}`, which the dataset does not have",
+                    a.table
+                ));
+            };
+            if child.children_of.as_ref().map(|c| &c.parent) != Some(tname) {
+                return err(format!(
+                    "`aggregate` reads the children of each row: table `{}` is not a child table of `{tname}` (give it `children_of = \"{tname}\"`)",
+                    a.table
+                ));
+            }
+            let source = match &a.field {
+                None => None,
+                Some(name) => {
+                    let Some(cf) = child.spec.fields.iter().find(|c| &c.name == name) else {
+                        return err(format!(
+                            "table `{}` has no top-level field `{name}`",
+                            a.table
+                        ));
+                    };
+                    match &cf.kind {
+                        Kind::Scalar { data_type, .. } => Some(data_type.clone()),
+                        _ => return err(format!("`{}.{name}` is not a leaf field", a.table)),
+                    }
+                }
+            };
+            let numeric = |d: &DataType| {
+                d.is_integer() || d.is_floating() || matches!(d, DataType::Decimal128(..))
+            };
+            let ok = match (a.op, &source) {
+                (AggOp::Count, _) => data_type.is_integer(),
+                (_, None) => false,
+                (AggOp::Sum, Some(s)) => {
+                    numeric(s)
+                        && ((s.is_integer() && data_type.is_integer())
+                            || (s.is_floating() && data_type.is_floating())
+                            || (matches!(s, DataType::Decimal128(..))
+                                && matches!(data_type, DataType::Decimal128(..))))
+                }
+                (AggOp::Min | AggOp::Max, Some(s)) => {
+                    (numeric(s) || matches!(s, DataType::Date32 | DataType::Utf8))
+                        && (s == data_type
+                            || (s.is_integer() && data_type.is_integer())
+                            || (matches!(s, DataType::Decimal128(..))
+                                && matches!(data_type, DataType::Decimal128(..))))
+                }
+                (AggOp::All | AggOp::Any, Some(s)) => {
+                    *s == DataType::Boolean && *data_type == DataType::Boolean
+                }
+            };
+            if !ok {
+                return err(format!(
+                    "type mismatch: {} of {} cannot fill a field of type {data_type}",
+                    a.op.as_str(),
+                    source.map_or("rows".to_string(), |s| s.to_string())
+                ));
+            }
         }
     }
     Ok(())

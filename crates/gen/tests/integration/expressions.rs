@@ -366,3 +366,161 @@ expr = "'K' || lpad(CAST(k AS VARCHAR), 4, '0')"
         assert_eq!(code.value(i), format!("K{:04}", k.value(i)));
     }
 }
+
+const AGG: &str = r#"
+name = "agg"
+[[tables]]
+name = "orders"
+rows = 2000
+[[tables.fields]]
+name = "o_key"
+type = "int64"
+sequence = { start = 1 }
+[[tables.fields]]
+name = "o_total"
+type = "decimal(15, 2)"
+aggregate = { table = "lines", sum = "l_price" }
+[[tables.fields]]
+name = "o_lines"
+type = "int32"
+aggregate = { table = "lines", count = "*" }
+[[tables.fields]]
+name = "o_priced"
+type = "int64"
+aggregate = { table = "lines", count = "l_price" }
+[[tables.fields]]
+name = "o_top_qty"
+type = "int64"
+aggregate = { table = "lines", max = "l_qty" }
+[[tables.fields]]
+name = "o_all_small"
+type = "boolean"
+aggregate = { table = "lines", all = "l_small" }
+[[tables]]
+name = "lines"
+children_of = "orders"
+count = { weighted = { values = [0, 1, 4] } }
+[[tables.fields]]
+name = "l_key"
+type = "int64"
+parent = "o_key"
+[[tables.fields]]
+name = "l_qty"
+type = "int32"
+uniform = { min = 1, max = 50 }
+null_rate = 0.1
+[[tables.fields]]
+name = "l_unit"
+type = "decimal(8, 2)"
+uniform = { min = 1.00, max = 999.99 }
+[[tables.fields]]
+name = "l_price"
+type = "decimal(12, 2)"
+expr = "l_qty * l_unit"
+[[tables.fields]]
+name = "l_small"
+type = "boolean"
+expr = "l_qty < 40"
+"#;
+
+#[test]
+fn aggregates_equal_a_group_by_over_the_children() {
+    use std::collections::HashMap;
+    let d = Dataset::parse(AGG, "agg.toml").unwrap();
+    let gen_all = |t: usize, rows: u64, batch: u64| {
+        let g = d.generator(t, 5, 1.0).unwrap();
+        let mut s = Default::default();
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < rows {
+            let n = (rows - at).min(batch);
+            out.push(g.generate(at, n as usize, &mut s).unwrap());
+            at += n;
+        }
+        out
+    };
+    let orders = gen_all(0, 2000, 333);
+    let lines = gen_all(1, 2000, 2000);
+    // Brute force over the child table.
+    #[derive(Default)]
+    struct G {
+        rows: i64,
+        sum: Option<i128>,
+        priced: i64,
+        top: Option<i64>,
+        all: Option<bool>,
+    }
+    let mut by: HashMap<i64, G> = HashMap::new();
+    let keys = col(&lines, "l_key", |a: &Int64Array, i| a.value(i));
+    let price = col(&lines, "l_price", |a: &Decimal128Array, i| a.value(i));
+    let qty = col(&lines, "l_qty", |a: &Int32Array, i| a.value(i));
+    let small = col(&lines, "l_small", |a: &BooleanArray, i| a.value(i));
+    for i in 0..keys.len() {
+        let g = by.entry(keys[i].unwrap()).or_default();
+        g.rows += 1;
+        if let Some(p) = price[i] {
+            g.sum = Some(g.sum.unwrap_or(0) + p);
+            g.priced += 1;
+        }
+        if let Some(q) = qty[i] {
+            g.top = Some(g.top.map_or(i64::from(q), |t| t.max(i64::from(q))));
+        }
+        if let Some(b) = small[i] {
+            g.all = Some(g.all.unwrap_or(true) && b);
+        }
+    }
+    let okey = col(&orders, "o_key", |a: &Int64Array, i| a.value(i));
+    let total = col(&orders, "o_total", |a: &Decimal128Array, i| a.value(i));
+    let n = col(&orders, "o_lines", |a: &Int32Array, i| a.value(i));
+    let priced = col(&orders, "o_priced", |a: &Int64Array, i| a.value(i));
+    let top = col(&orders, "o_top_qty", |a: &Int64Array, i| a.value(i));
+    let all = col(&orders, "o_all_small", |a: &BooleanArray, i| a.value(i));
+    let mut empty = 0;
+    for i in 0..okey.len() {
+        let g = by.remove(&okey[i].unwrap()).unwrap_or_default();
+        if g.rows == 0 {
+            empty += 1;
+        }
+        assert_eq!(n[i], Some(g.rows as i32), "order {i}");
+        assert_eq!(total[i], g.sum, "order {i}");
+        assert_eq!(priced[i], Some(g.priced));
+        assert_eq!(top[i], g.top);
+        assert_eq!(all[i], g.all);
+    }
+    assert!(by.is_empty(), "children without a parent");
+    assert!((500..=850).contains(&empty), "{empty}");
+}
+
+#[test]
+fn bad_aggregates_are_refused() {
+    let with = |agg: &str, ty: &str| {
+        AGG.replace(
+        "name = \"o_total\"\ntype = \"decimal(15, 2)\"\naggregate = { table = \"lines\", sum = \"l_price\" }",
+        &format!("name = \"o_total\"\ntype = \"{ty}\"\naggregate = {agg}"),
+    )
+    };
+    let err = |t: String| Dataset::parse(&t, "agg.toml").unwrap_err().to_string();
+    assert_eq!(
+        err(with("{ table = \"orders\", sum = \"o_key\" }", "int64")),
+        "agg.toml:10: field `orders.o_total`: `aggregate` reads the children of each row: table `orders` is not a child table of `orders` (give it `children_of = \"orders\"`)"
+    );
+    assert_eq!(
+        err(with("{ table = \"lines\", sum = \"l_price\" }", "int64")),
+        "agg.toml:10: field `orders.o_total`: type mismatch: sum of Decimal128(12, 2) cannot fill a field of type Int64"
+    );
+    assert_eq!(
+        err(with("{ table = \"lines\", sum = \"l_nope\" }", "int64")),
+        "agg.toml:10: field `orders.o_total`: table `lines` has no top-level field `l_nope`"
+    );
+    assert!(
+        err(with("{ table = \"lines\", sum = \"*\" }", "int64"))
+            .contains("`sum` needs a field, not `*`")
+    );
+    let plain = "name = \"p\"\n[[fields]]\nname = \"a\"\ntype = \"int64\"\naggregate = { table = \"x\", count = \"*\" }\n";
+    assert!(
+        Spec::parse(plain, "p.toml")
+            .unwrap_err()
+            .to_string()
+            .contains("`aggregate` reads the rows of a child table")
+    );
+}
