@@ -1104,7 +1104,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
         NodeK::Arith(op @ (Arith::Add | Arith::Sub | Arith::Mul), a, b)
             if matches!(t.ty, ETy::Decimal(..)) =>
         {
-            let (x, y) = (eval(a, inp)?, eval(b, inp)?);
+            let (x, y) = (eval_int32(a, inp)?, eval_int32(b, inp)?);
             let digits = |node: &TNode| match (&node.kind, node.ty) {
                 (NodeK::Lit(Lit::Int(v)), _) => {
                     v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as i16
@@ -1166,7 +1166,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             }
         }
         NodeK::DateAdd(d, days, sub) => {
-            let (x, y) = (eval(d, inp)?, eval(days, inp)?);
+            let (x, y) = (eval(d, inp)?, eval_int32(days, inp)?);
             let both_scalar = x.is_scalar() && y.is_scalar();
             let len = if both_scalar { 1 } else { n };
             let dates = I64s::of(&x, len)?;
@@ -1413,14 +1413,15 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
         NodeK::Uniform { min, max, salt } => {
             let span = (*max as i128 - *min as i128 + 1) as u128;
             let key = StreamKey::new(inp.key.first(*salt), 0x7e47_a11d);
-            let v: Int64Array = inp
+            let v: Vec<i64> = inp
                 .ids
                 .iter()
                 .map(|&id| {
                     let r = ((u128::from(key.first(id)) * span) >> 64) as i128;
-                    Some((*min as i128 + r) as i64)
+                    (*min as i128 + r) as i64
                 })
                 .collect();
+            let v = Int64Array::from(v);
             Val::Array(Arc::new(v))
         }
     })
@@ -1432,6 +1433,18 @@ fn null_as_false(c: &BooleanArray) -> BooleanArray {
         Some(n) if n.null_count() > 0 => BooleanArray::new(c.values() & n.inner(), None),
         _ => BooleanArray::new(c.values().clone(), None),
     }
+}
+
+/// [`eval`], but an `int32` sibling as it is (the loops that take it
+/// read 32-bit integers without a cast to 64 bits first).
+fn eval_int32(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
+    if let (NodeK::Col(i), ETy::Int) = (&t.kind, t.ty)
+        && let Some(Some(c)) = inp.columns.get(*i)
+        && *c.data_type() == DataType::Int32
+    {
+        return Ok(Val::Array(c.clone()));
+    }
+    eval(t, inp)
 }
 
 fn strings(a: &ArrayRef) -> Result<&StringArray, Error> {
@@ -1653,14 +1666,16 @@ fn units_kernel(
     len: usize,
     f: impl Fn(i128, i128) -> i128,
 ) -> Vec<i128> {
-    use UnitValues::{Dec, Int};
+    use UnitValues::{Dec, Int, Int32};
     let one = |u: &UnitValues<'_>| match u {
         Dec(v) => v.len() == 1 && len != 1,
         Int(v) => v.len() == 1 && len != 1,
+        Int32(v) => v.len() == 1 && len != 1,
     };
     let at0 = |u: &UnitValues<'_>| match u {
         Dec(v) => v[0],
         Int(v) => i128::from(v[0]),
+        Int32(v) => i128::from(v[0]),
     };
     match (&a.values, &b.values, one(&a.values), one(&b.values)) {
         (Dec(x), Dec(y), false, false) => x.iter().zip(*y).map(|(&u, &v)| f(u, v)).collect(),
@@ -1674,6 +1689,20 @@ fn units_kernel(
             .zip(*y)
             .map(|(&u, &v)| f(i128::from(u), v))
             .collect(),
+        (Int32(x), Dec(y), false, false) => x
+            .iter()
+            .zip(*y)
+            .map(|(&u, &v)| f(i128::from(u), v))
+            .collect(),
+        (Dec(x), Int32(y), false, false) => x
+            .iter()
+            .zip(*y)
+            .map(|(&u, &v)| f(u, i128::from(v)))
+            .collect(),
+        (Int32(x), _, false, true) => {
+            let c = at0(&b.values);
+            x.iter().map(|&u| f(i128::from(u), c)).collect()
+        }
         (Int(x), Int(y), false, false) => x
             .iter()
             .zip(*y)
@@ -1708,6 +1737,7 @@ struct Units<'a> {
 enum UnitValues<'a> {
     Dec(&'a [i128]),
     Int(&'a [i64]),
+    Int32(&'a [i32]),
 }
 
 impl<'a> Units<'a> {
@@ -1722,6 +1752,8 @@ impl<'a> Units<'a> {
             UnitValues::Dec(d.values())
         } else if let Some(x) = a.as_any().downcast_ref::<Int64Array>() {
             UnitValues::Int(x.values())
+        } else if let Some(x) = a.as_any().downcast_ref::<arrow_array::Int32Array>() {
+            UnitValues::Int32(x.values())
         } else {
             return Err(expr_error("a decimal operand is not a number"));
         };
@@ -1736,6 +1768,7 @@ impl<'a> Units<'a> {
         match self.values {
             UnitValues::Dec(v) => v[if v.len() == 1 { 0 } else { i }],
             UnitValues::Int(v) => i128::from(v[if v.len() == 1 { 0 } else { i }]),
+            UnitValues::Int32(v) => i128::from(v[if v.len() == 1 { 0 } else { i }]),
         }
     }
 }
@@ -1777,10 +1810,20 @@ fn rescale_decimal(d: &Decimal128Array, s: i8, p: u8, to: i8) -> Result<ArrayRef
     let max = 10i128.pow(u32::from(p)) - 1;
     let nulls = d.nulls();
     let src = d.values();
+    if to == s {
+        // Same scale: the values stay where they are, once checked.
+        if let Some(i) = src.iter().enumerate().position(|(i, v)| {
+            v.unsigned_abs() > max as u128 && !nulls.is_some_and(|nb| nb.is_null(i))
+        }) {
+            return Err(expr_error(format!(
+                "a value does not fit decimal({p}, {to}): {}",
+                <arrow_array::types::Decimal128Type as arrow_array::types::DecimalType>::format_decimal(src[i], 38, s)
+            )));
+        }
+        return Ok(Arc::new(d.clone().with_precision_and_scale(p, to)?));
+    }
     // One loop per direction, the factor or divisor fixed outside it.
-    let values: Vec<i128> = if to == s {
-        src.to_vec()
-    } else if to > s {
+    let values: Vec<i128> = if to > s {
         let m = 10i128.pow((to - s) as u32);
         src.iter().map(|&u| u.saturating_mul(m)).collect()
     } else {
@@ -1812,6 +1855,8 @@ fn rescale_decimal(d: &Decimal128Array, s: i8, p: u8, to: i8) -> Result<ArrayRef
 struct Strs<'a> {
     a: &'a StringArray,
     scalar: bool,
+    /// Whether any value is null (else no bitmap is read per value).
+    nulls: bool,
 }
 
 impl<'a> Strs<'a> {
@@ -1820,16 +1865,21 @@ impl<'a> Strs<'a> {
             Val::Array(a) => (a, false),
             Val::Scalar(a) => (a, true),
         };
+        let a = strings(a)?;
         Ok(Strs {
-            a: strings(a)?,
+            a,
             scalar,
+            nulls: a.null_count() > 0,
         })
     }
 
     #[inline(always)]
     fn get(&self, i: usize) -> Option<&'a str> {
         let i = if self.scalar { 0 } else { i };
-        self.a.is_valid(i).then(|| self.a.value(i))
+        if self.nulls && self.a.is_null(i) {
+            return None;
+        }
+        Some(self.a.value(i))
     }
 
     fn bytes_hint(&self, rows: usize) -> usize {
