@@ -1022,6 +1022,15 @@ enum Val {
 }
 
 impl Val {
+    /// `a` as a constant (`scalar`: one row for all) or a column.
+    fn of(a: ArrayRef, scalar: bool) -> Val {
+        if scalar {
+            Val::Scalar(a)
+        } else {
+            Val::Array(a)
+        }
+    }
+
     fn datum(&self) -> Box<dyn Datum + '_> {
         match self {
             Val::Array(a) => Box::new(a.clone()),
@@ -1135,11 +1144,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
                     arrow_cast::cast(&literal_array(&Lit::Int(0), ETy::Int)?, ya.data_type())?;
                 let is_zero = arrow_ord::cmp::eq(&ya, &Scalar::new(zero))?;
                 let ya = arrow_select::nullif::nullif(&ya, &is_zero)?;
-                if both_scalar {
-                    Val::Scalar(ya)
-                } else {
-                    Val::Array(ya)
-                }
+                Val::of(ya, both_scalar)
             } else {
                 y
             };
@@ -1159,11 +1164,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
                 }
                 _ => r,
             };
-            if both_scalar {
-                Val::Scalar(r)
-            } else {
-                Val::Array(r)
-            }
+            Val::of(r, both_scalar)
         }
         NodeK::DateAdd(d, days, sub) => {
             let (x, y) = (eval(d, inp)?, eval_int32(days, inp)?);
@@ -1201,11 +1202,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             }
             let nulls = arrow_buffer::NullBuffer::union(dates.nulls, add.nulls);
             let r: ArrayRef = Arc::new(Date32Array::new(out.into(), nulls));
-            if both_scalar {
-                Val::Scalar(r)
-            } else {
-                Val::Array(r)
-            }
+            Val::of(r, both_scalar)
         }
         NodeK::DateDiff(a, b) => {
             let (x, y) = (eval(a, inp)?, eval(b, inp)?);
@@ -1218,11 +1215,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             };
             let (x, y) = (x.map(to_days)?, y.map(to_days)?);
             let r = arrow_arith::numeric::sub(&*x.datum(), &*y.datum()).map_err(expr_error)?;
-            if both_scalar {
-                Val::Scalar(r)
-            } else {
-                Val::Array(r)
-            }
+            Val::of(r, both_scalar)
         }
         NodeK::Cmp(op, a, b) => {
             let (x, y) = (eval(a, inp)?, eval(b, inp)?);
@@ -1238,11 +1231,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
                 Cmp::Ge => cmp::gt_eq(&*xd, &*yd),
             }?;
             let r: ArrayRef = Arc::new(r);
-            if both_scalar {
-                Val::Scalar(r)
-            } else {
-                Val::Array(r)
-            }
+            Val::of(r, both_scalar)
         }
         NodeK::And(a, b) | NodeK::Or(a, b) => {
             let x = eval(a, inp)?.array(n)?;
@@ -1360,11 +1349,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
                 b.end_value();
             }
             let r = b.finish();
-            if all_scalar {
-                Val::Scalar(r)
-            } else {
-                Val::Array(r)
-            }
+            Val::of(r, all_scalar)
         }
         NodeK::Lpad(s, len, fill) => {
             let v = eval(s, inp)?;
@@ -1399,11 +1384,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
                 b.end_value();
             }
             let r = b.finish();
-            if scalar {
-                Val::Scalar(r)
-            } else {
-                Val::Array(r)
-            }
+            Val::of(r, scalar)
         }
         NodeK::Cast(x) => {
             let v = eval(x, inp)?;
@@ -1617,11 +1598,7 @@ fn decimal_arith(
         };
         let r: ArrayRef =
             Arc::new(Decimal128Array::new(values.into(), nulls).with_precision_and_scale(p, s)?);
-        return Ok(if both_scalar {
-            Val::Scalar(r)
-        } else {
-            Val::Array(r)
-        });
+        return Ok(Val::of(r, both_scalar));
     }
     let mut values = Vec::with_capacity(len);
     for i in 0..len {
@@ -1650,11 +1627,7 @@ fn decimal_arith(
     }
     let r: ArrayRef =
         Arc::new(Decimal128Array::new(values.into(), nulls).with_precision_and_scale(p, s)?);
-    Ok(if both_scalar {
-        Val::Scalar(r)
-    } else {
-        Val::Array(r)
-    })
+    Ok(Val::of(r, both_scalar))
 }
 
 /// `f` of the units of `a` and `b`, row by row: one tight loop for each

@@ -518,7 +518,15 @@ fn the_readme_dataset_parses_and_its_keys_resolve() {
 
 /// Every row of a table at `scale`, generated from its driving rows in
 /// batches of `batch` of them (for a child table, the root's rows).
-fn all_rows(d: &Dataset, name: &str, seed: u64, scale: f64, batch: u64) -> Vec<RecordBatch> {
+/// Every row of table `name`, `batch` root rows per batch, each column
+/// validated.
+pub(crate) fn all_rows(
+    d: &Dataset,
+    name: &str,
+    seed: u64,
+    scale: f64,
+    batch: u64,
+) -> Vec<RecordBatch> {
     let i = d.table(name).unwrap();
     let g = d.generator(i, seed, scale).unwrap();
     let root = d.root_of(i);

@@ -13,23 +13,7 @@ use strata_gen::spec::{Dataset, Spec};
 
 /// Every row of table `name` at `scale`, `batch` rows per batch.
 fn rows_of(d: &Dataset, name: &str, scale: f64, batch: u64) -> Vec<RecordBatch> {
-    let i = d.table(name).unwrap();
-    let g = d.generator(i, 7, scale).unwrap();
-    let root = d.root_of(i);
-    let rows = d.tables[root].rows.unwrap().at(scale);
-    let mut s = Default::default();
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < rows {
-        let n = (rows - at).min(batch);
-        let b = g.generate(at, n as usize, &mut s).unwrap();
-        for c in b.columns() {
-            c.to_data().validate_full().unwrap();
-        }
-        out.push(b);
-        at += n;
-    }
-    out
+    crate::dataset::all_rows(d, name, 7, scale, batch)
 }
 
 /// Column `name` of every batch as values, read by `f`.

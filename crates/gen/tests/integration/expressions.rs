@@ -427,20 +427,8 @@ expr = "l_qty < 40"
 fn aggregates_equal_a_group_by_over_the_children() {
     use std::collections::HashMap;
     let d = Dataset::parse(AGG, "agg.toml").unwrap();
-    let gen_all = |t: usize, rows: u64, batch: u64| {
-        let g = d.generator(t, 5, 1.0).unwrap();
-        let mut s = Default::default();
-        let mut out = Vec::new();
-        let mut at = 0;
-        while at < rows {
-            let n = (rows - at).min(batch);
-            out.push(g.generate(at, n as usize, &mut s).unwrap());
-            at += n;
-        }
-        out
-    };
-    let orders = gen_all(0, 2000, 333);
-    let lines = gen_all(1, 2000, 2000);
+    let orders = crate::dataset::all_rows(&d, "orders", 5, 1.0, 333);
+    let lines = crate::dataset::all_rows(&d, "lines", 5, 1.0, 2000);
     // Brute force over the child table.
     #[derive(Default)]
     struct G {
