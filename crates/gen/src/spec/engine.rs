@@ -1372,6 +1372,11 @@ fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
                 a.table
             )));
         }
+        Generator::ByRow { values, .. } if values.is_empty() => {
+            return Err(Error::InvalidDistribution(
+                "values_by_row needs at least one value".into(),
+            ));
+        }
         Generator::ByRow { values, cycle } => {
             let cycle = *cycle;
             if float {

@@ -524,3 +524,23 @@ fn more_rows_than_values_is_an_error_at_generation() {
         "{err}"
     );
 }
+
+#[test]
+fn a_spec_built_in_code_with_no_values_by_row_is_an_error() {
+    let mut spec = Spec::parse(
+        "name = \"p\"\n[[fields]]\nname = \"a\"\ntype = \"int32\"\nvalues_by_row = [1]\n",
+        "p.toml",
+    )
+    .unwrap();
+    if let strata_gen::spec::Kind::Scalar { generator, .. } = &mut spec.fields[0].kind {
+        *generator = strata_gen::spec::Generator::ByRow {
+            values: vec![],
+            cycle: true,
+        };
+    }
+    let err = spec.generator(1).unwrap_err().to_string();
+    assert!(
+        err.contains("values_by_row needs at least one value"),
+        "{err}"
+    );
+}
