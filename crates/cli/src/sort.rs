@@ -64,7 +64,17 @@ pub(crate) fn run(args: SortArgs) -> Result<()> {
     let _ = ctrlc::set_handler(move || {
         let dir = on_signal.spill_dir.lock().ok().and_then(|d| d.clone());
         if let Some(d) = dir {
-            let _ = std::fs::remove_dir_all(d);
+            // The sort's threads run on while this removes their files: a
+            // run created between the listing and the last `rmdir` leaves
+            // the directory in place, so remove again until it is gone
+            // (once it is, no file can be created in it).
+            for _ in 0..100 {
+                let _ = std::fs::remove_dir_all(&d);
+                if !d.exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
         }
         remove_own_temporaries(&output);
         eprintln!("strata: interrupted; spill files and unfinished outputs removed");
