@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Date32Array, Datum, Decimal128Array, Float64Array, Int64Array,
-    Scalar, StringArray, new_null_array,
+    Scalar, StringArray, cast::AsArray, new_null_array,
 };
 use arrow_schema::DataType;
 use sqlparser::{
@@ -142,7 +142,11 @@ impl TNode {
             match &mut t.kind {
                 NodeK::Col(i) => *i = map(*i),
                 NodeK::Lit(_) | NodeK::Uniform { .. } => {}
-                NodeK::Neg(x) | NodeK::Not(x) | NodeK::IsNull(x, _) | NodeK::Cast(x) => go(x, map),
+                NodeK::Neg(x)
+                | NodeK::Not(x)
+                | NodeK::IsNull(x, _)
+                | NodeK::Cast(x)
+                | NodeK::RoundTens(x, _) => go(x, map),
                 NodeK::Lpad(x, ..) => go(x, map),
                 NodeK::Arith(_, a, b)
                 | NodeK::DateAdd(a, b, _)
@@ -160,6 +164,12 @@ impl TNode {
                     }
                     if let Some(o) = other {
                         go(o, map);
+                    }
+                }
+                NodeK::In(x, xs) => {
+                    go(x, map);
+                    for x in xs {
+                        go(x, map);
                     }
                 }
                 NodeK::Coalesce(xs)
@@ -227,6 +237,9 @@ enum NodeK {
     /// Days from the second date to the first.
     DateDiff(Box<TNode>, Box<TNode>),
     Cmp(Cmp, Box<TNode>, Box<TNode>),
+    /// `x IN (items)`: null when no item equals `x` and some comparison
+    /// is null, as SQL's chain of `OR`s.
+    In(Box<TNode>, Vec<TNode>),
     And(Box<TNode>, Box<TNode>),
     Or(Box<TNode>, Box<TNode>),
     Not(Box<TNode>),
@@ -242,6 +255,9 @@ enum NodeK {
     Lpad(Box<TNode>, usize, String),
     /// Converted to the node's type.
     Cast(Box<TNode>),
+    /// An integer or decimal rounded half away from zero to a multiple of
+    /// `10^k` (`round(x, -k)`), as an integer or a decimal of scale 0.
+    RoundTens(Box<TNode>, u32),
     /// A random integer in `min..=max` per row; `salt` tells the terms of
     /// one expression apart.
     Uniform {
@@ -306,6 +322,7 @@ pub(crate) fn check(
         siblings,
         inputs: Vec::new(),
         salts: 0,
+        depth: 0,
     };
     let tree = c.node(&ast)?;
     Ok((tree, c.inputs))
@@ -315,7 +332,13 @@ struct Checker<'a> {
     siblings: &'a [(&'a str, &'a DataType)],
     inputs: Vec<String>,
     salts: u64,
+    /// How many nodes deep the node being checked is.
+    depth: usize,
 }
+
+/// The deepest an expression may nest (checking and evaluation recurse
+/// once per level, so this bounds the stack they use).
+const MAX_DEPTH: usize = 64;
 
 fn node(ty: ETy, kind: NodeK) -> TNode {
     TNode { ty, kind }
@@ -368,6 +391,23 @@ const INT_AS_DECIMAL: ETy = ETy::Decimal(19, 0);
 
 impl Checker<'_> {
     fn node(&mut self, e: &ast::Expr) -> R<TNode> {
+        if self.depth == MAX_DEPTH {
+            // Column 1: finding this node's own column would walk the
+            // whole subtree below it.
+            return fail_at(
+                1,
+                format!(
+                    "the expression nests more than {MAX_DEPTH} levels deep; split it into fields that read each other"
+                ),
+            );
+        }
+        self.depth += 1;
+        let r = self.node_at(e);
+        self.depth -= 1;
+        r
+    }
+
+    fn node_at(&mut self, e: &ast::Expr) -> R<TNode> {
         use ast::Expr as E;
         match e {
             E::Nested(inner) => self.node(inner),
@@ -483,16 +523,34 @@ impl Checker<'_> {
                 negated,
             } => {
                 let x = self.node(expr)?;
-                let mut any: Option<TNode> = None;
+                let mut items = Vec::with_capacity(list.len());
                 for item in list {
                     let v = self.node(item)?;
-                    let eq = self.compare(item, Cmp::Eq, x.clone(), v)?;
-                    any = Some(match any {
-                        None => eq,
-                        Some(a) => node(ETy::Bool, NodeK::Or(Box::new(a), Box::new(eq))),
-                    });
+                    if unify(&[x.ty, v.ty]).is_none() {
+                        return fail(
+                            item,
+                            format!(
+                                "type mismatch: cannot compare {} with {}",
+                                x.ty.with_article(),
+                                v.ty.with_article()
+                            ),
+                        );
+                    }
+                    items.push(v);
                 }
-                let any = any.expect("IN lists are not empty");
+                let mut tys = vec![x.ty];
+                tys.extend(items.iter().map(|v| v.ty));
+                let Some(ty) = unify(&tys) else {
+                    return fail(
+                        e,
+                        format!(
+                            "type mismatch: the IN list mixes {}",
+                            tys.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+                        ),
+                    );
+                };
+                let items = items.into_iter().map(|v| cast(v, ty)).collect();
+                let any = node(ETy::Bool, NodeK::In(Box::new(cast(x, ty)), items));
                 Ok(if *negated {
                     node(ETy::Bool, NodeK::Not(Box::new(any)))
                 } else {
@@ -724,7 +782,12 @@ impl Checker<'_> {
                 ));
             }
             B::StringConcat => {
-                let parts = vec![cast(a, ETy::Str), cast(b, ETy::Str)];
+                // A chain of `||` is one node.
+                let mut parts = match a.kind {
+                    NodeK::Concat(parts) => parts,
+                    _ => vec![cast(a, ETy::Str)],
+                };
+                parts.push(cast(b, ETy::Str));
                 return Ok(node(ETy::Str, NodeK::Concat(parts)));
             }
             _ => {
@@ -734,7 +797,18 @@ impl Checker<'_> {
                 );
             }
         };
-        // Dates: plus or minus days, or the days between two dates.
+        // Dates: plus or minus days, or the days between two dates (a
+        // null beside a date is a null number of days).
+        let a = if (a.ty, b.ty) == (ETy::Null, ETy::Date) {
+            cast(a, ETy::Int)
+        } else {
+            a
+        };
+        let b = if (a.ty, b.ty) == (ETy::Date, ETy::Null) {
+            cast(b, ETy::Int)
+        } else {
+            b
+        };
         match (a.ty, b.ty, arith) {
             (ETy::Date, ETy::Int, Arith::Add | Arith::Sub) => {
                 return Ok(node(
@@ -925,6 +999,29 @@ impl Checker<'_> {
                     Some(d) => int_literal(d, self)?,
                     None => 0,
                 };
+                if digits < 0 {
+                    // To a multiple of 10^-digits.
+                    if digits < -i64::from(MAX_PRECISION) {
+                        return fail(e, format!("round takes at least -{MAX_PRECISION} digits"));
+                    }
+                    let k = digits.unsigned_abs() as u32;
+                    let ty = match x.ty {
+                        ETy::Decimal(p, s) => {
+                            ETy::Decimal((p as i16 - s as i16 + 1).clamp(1, 38) as u8, 0)
+                        }
+                        ETy::Int => ETy::Int,
+                        _ => {
+                            return fail(
+                                e,
+                                format!(
+                                    "round to negative digits takes a decimal or an integer, not a {}",
+                                    x.ty.name()
+                                ),
+                            );
+                        }
+                    };
+                    return Ok(node(ty, NodeK::RoundTens(Box::new(x), k)));
+                }
                 match x.ty {
                     ETy::Decimal(p, s) => {
                         let digits = digits.clamp(0, i64::from(s)) as i8;
@@ -1138,13 +1235,22 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             let (x, y) = (eval(a, inp)?, eval(b, inp)?);
             let both_scalar = x.is_scalar() && y.is_scalar();
             let y = if matches!(op, Arith::Div | Arith::IntDiv | Arith::Rem) {
-                // Division by zero is null.
-                let ya = y.array(if both_scalar { 1 } else { n })?;
-                let zero =
-                    arrow_cast::cast(&literal_array(&Lit::Int(0), ETy::Int)?, ya.data_type())?;
-                let is_zero = arrow_ord::cmp::eq(&ya, &Scalar::new(zero))?;
-                let ya = arrow_select::nullif::nullif(&ya, &is_zero)?;
-                Val::of(ya, both_scalar)
+                // Division by zero (or -0.0) is null.
+                let scalar = y.is_scalar();
+                let ya = match y {
+                    Val::Array(a) | Val::Scalar(a) => a,
+                };
+                let is_zero = match ya.as_any().downcast_ref::<Float64Array>() {
+                    Some(f) => BooleanArray::from_unary(f, |v| v == 0.0),
+                    None => {
+                        let zero = arrow_cast::cast(
+                            &literal_array(&Lit::Int(0), ETy::Int)?,
+                            ya.data_type(),
+                        )?;
+                        arrow_ord::cmp::eq(&ya, &Scalar::new(zero))?
+                    }
+                };
+                Val::of(arrow_select::nullif::nullif(&ya, &is_zero)?, scalar)
             } else {
                 y
             };
@@ -1168,40 +1274,33 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
         }
         NodeK::DateAdd(d, days, sub) => {
             let (x, y) = (eval(d, inp)?, eval_int32(days, inp)?);
+            if is_null_constant(&x) || is_null_constant(&y) {
+                return Ok(null_constant(t.ty));
+            }
             let both_scalar = x.is_scalar() && y.is_scalar();
             let len = if both_scalar { 1 } else { n };
-            let dates = I64s::of(&x, len)?;
-            let add = I64s::of(&y, len)?;
-            let sign = if *sub { -1 } else { 1 };
-            // Days of valid rows stay within a date's range; others are 0.
-            let day = |d: i64, k: i64| -> i64 { d + sign * k };
-            let wide: Vec<i64> = match (&dates.values, &add.values) {
-                (I64Values::I32(d), I64Values::I64(k)) if d.len() == len && k.len() == len => d
-                    .iter()
-                    .zip(*k)
-                    .map(|(&d, &k)| day(i64::from(d), k))
-                    .collect(),
-                (I64Values::I32(d), I64Values::I32(k)) if d.len() == len && k.len() == len => d
-                    .iter()
-                    .zip(*k)
-                    .map(|(&d, &k)| day(i64::from(d), i64::from(k)))
-                    .collect(),
-                (I64Values::I32(d), _) if d.len() == len => {
-                    let k = add.get(0);
-                    d.iter().map(|&d| day(i64::from(d), k)).collect()
-                }
-                _ => (0..len).map(|i| day(dates.get(i), add.get(i))).collect(),
-            };
-            let mut out = Vec::with_capacity(len);
-            for (i, &v) in wide.iter().enumerate() {
-                match i32::try_from(v) {
-                    Ok(v) => out.push(v),
-                    Err(_) if !dates.valid(i) || !add.valid(i) => out.push(0),
-                    Err(_) => return Err(expr_error("a date out of range")),
-                }
+            let (dates, add) = (Units::of(&x, len)?, Units::of(&y, len)?);
+            let sign: i128 = if *sub { -1 } else { 1 };
+            // A day past a date's range is 0 here, then an error unless its
+            // row is null (a null row's value can be anything).
+            let past = std::cell::Cell::new(false);
+            let days: Vec<i32> = units_kernel(&dates, &add, len, |d, k| {
+                i32::try_from(d + sign * k).unwrap_or_else(|_| {
+                    past.set(true);
+                    0
+                })
+            });
+            if past.get()
+                && (0..len).any(|i| {
+                    dates.valid(i)
+                        && add.valid(i)
+                        && i32::try_from(dates.get(i) + sign * add.get(i)).is_err()
+                })
+            {
+                return Err(expr_error("a date out of range"));
             }
             let nulls = arrow_buffer::NullBuffer::union(dates.nulls, add.nulls);
-            let r: ArrayRef = Arc::new(Date32Array::new(out.into(), nulls));
+            let r: ArrayRef = Arc::new(Date32Array::new(days.into(), nulls));
             Val::of(r, both_scalar)
         }
         NodeK::DateDiff(a, b) => {
@@ -1220,18 +1319,33 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
         NodeK::Cmp(op, a, b) => {
             let (x, y) = (eval(a, inp)?, eval(b, inp)?);
             let both_scalar = x.is_scalar() && y.is_scalar();
-            let (xd, yd) = (x.datum(), y.datum());
-            use arrow_ord::cmp;
-            let r = match op {
-                Cmp::Eq => cmp::eq(&*xd, &*yd),
-                Cmp::Ne => cmp::neq(&*xd, &*yd),
-                Cmp::Lt => cmp::lt(&*xd, &*yd),
-                Cmp::Le => cmp::lt_eq(&*xd, &*yd),
-                Cmp::Gt => cmp::gt(&*xd, &*yd),
-                Cmp::Ge => cmp::gt_eq(&*xd, &*yd),
-            }?;
-            let r: ArrayRef = Arc::new(r);
+            let r: ArrayRef = Arc::new(compare(*op, &x, &y)?);
             Val::of(r, both_scalar)
+        }
+        NodeK::In(x, items) => {
+            let x = eval(x, inp)?;
+            let mut any: Option<(BooleanArray, bool)> = None;
+            for item in items {
+                let v = eval(item, inp)?;
+                let scalar = x.is_scalar() && v.is_scalar();
+                let eq = compare(Cmp::Eq, &x, &v)?;
+                any = Some(match any {
+                    None => (eq, scalar),
+                    Some((acc, acc_scalar)) if acc_scalar == scalar => {
+                        (arrow_arith::boolean::or_kleene(&acc, &eq)?, scalar)
+                    }
+                    Some((acc, acc_scalar)) => {
+                        let widen = |b: BooleanArray, s: bool| -> Result<ArrayRef, Error> {
+                            Val::of(Arc::new(b), s).array(n)
+                        };
+                        let (acc, eq) = (widen(acc, acc_scalar)?, widen(eq, scalar)?);
+                        let (acc, eq) = (acc.as_boolean(), eq.as_boolean());
+                        (arrow_arith::boolean::or_kleene(acc, eq)?, false)
+                    }
+                });
+            }
+            let (r, scalar) = any.ok_or_else(|| expr_error("an empty IN list"))?;
+            Val::of(Arc::new(r), scalar)
         }
         NodeK::And(a, b) | NodeK::Or(a, b) => {
             let x = eval(a, inp)?.array(n)?;
@@ -1269,39 +1383,39 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             })?
         }
         NodeK::Case(whens, other) => {
-            if let Some(r) = case_of_literals(whens, other.as_deref(), t.ty, inp)? {
+            let (takes, rest) = case_branches(whens, inp)?;
+            if let Some(r) = case_of_literals(whens, other.as_deref(), &takes, t.ty)? {
                 return Ok(Val::Array(r));
             }
             let mut acc = match other {
-                Some(o) => eval(o, inp)?,
-                None => Val::Scalar(new_null_array(&t.ty.arrow(), 1)),
+                Some(o) => eval_where(o, inp, &rest)?,
+                None => null_constant(t.ty),
             };
-            for (c, r) in whens.iter().rev() {
-                let c = eval(c, inp)?.array(n)?;
-                let c = c
-                    .as_any()
-                    .downcast_ref::<BooleanArray>()
-                    .ok_or_else(|| expr_error("a WHEN condition is not a boolean"))?;
-                let c = null_as_false(c);
-                let r = eval(r, inp)?;
-                let zipped = arrow_select::zip::zip(&c, &*r.datum(), &*acc.datum())?;
+            for ((_, r), take) in whens.iter().zip(&takes).rev() {
+                let r = eval_where(r, inp, take)?;
+                let zipped = arrow_select::zip::zip(take, &*r.datum(), &*acc.datum())?;
                 acc = Val::Array(zipped);
             }
             Val::Array(acc.array(n)?)
         }
         NodeK::Coalesce(items) => {
+            // Each argument only for the rows still null (as DuckDB, so an
+            // error in an argument a row does not reach is not its error).
             let mut acc: Option<ArrayRef> = None;
-            for x in items.iter().rev() {
-                let v = eval(x, inp)?.array(n)?;
-                acc = Some(match acc {
+            let mut missing = BooleanArray::from(vec![true; n]);
+            for x in items {
+                let v = eval_where(x, inp, &missing)?.array(n)?;
+                let now = match acc {
                     None => v,
-                    Some(rest) => {
-                        let present = arrow_arith::boolean::is_not_null(&v)?;
-                        arrow_select::zip::zip(&present, &v, &rest)?
-                    }
-                });
+                    Some(a) => arrow_select::zip::zip(&missing, &v, &a)?,
+                };
+                missing = arrow_arith::boolean::is_null(&now)?;
+                acc = Some(now);
+                if missing.true_count() == 0 {
+                    break;
+                }
             }
-            Val::Array(acc.expect("coalesce has arguments"))
+            Val::Array(acc.ok_or_else(|| expr_error("coalesce without arguments"))?)
         }
         NodeK::Extreme(items, greatest) => {
             let mut acc: Option<ArrayRef> = None;
@@ -1348,7 +1462,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
                 }
                 b.end_value();
             }
-            let r = b.finish();
+            let r = b.finish()?;
             Val::of(r, all_scalar)
         }
         NodeK::Lpad(s, len, fill) => {
@@ -1383,13 +1497,58 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
                 }
                 b.end_value();
             }
-            let r = b.finish();
+            let r = b.finish()?;
             Val::of(r, scalar)
         }
         NodeK::Cast(x) => {
             let v = eval(x, inp)?;
             let from = x.ty;
             v.map(|a| cast_value(a, from, t.ty))?
+        }
+        NodeK::RoundTens(x, k) => {
+            let v = eval(x, inp)?;
+            if is_null_constant(&v) {
+                return Ok(null_constant(t.ty));
+            }
+            let scale = match x.ty {
+                ETy::Decimal(_, s) => s as u32,
+                _ => 0,
+            };
+            let len = if v.is_scalar() { 1 } else { n };
+            let u = Units::of(&v, len)?;
+            let (shift, m) = (scale + k, 10i128.pow(*k));
+            let fits = match t.ty {
+                ETy::Decimal(p, _) => {
+                    let max = 10i128.pow(u32::from(p)) - 1;
+                    -max..=max
+                }
+                _ => i128::from(i64::MIN)..=i128::from(i64::MAX),
+            };
+            let mut out = Vec::with_capacity(len);
+            for i in 0..len {
+                // Past 38 digits every value of at most 38 digits rounds to 0.
+                let q = if shift > u32::from(MAX_PRECISION) {
+                    0
+                } else {
+                    round_down(u.get(i), shift)
+                };
+                match q.checked_mul(m) {
+                    Some(r) if fits.contains(&r) => out.push(r),
+                    _ if !u.valid(i) => out.push(0),
+                    _ => return Err(expr_error(format!("round overflows {}", t.ty.name()))),
+                }
+            }
+            let nulls = u.nulls.cloned();
+            let r: ArrayRef = match t.ty {
+                ETy::Decimal(p, s) => Arc::new(
+                    Decimal128Array::new(out.into(), nulls).with_precision_and_scale(p, s)?,
+                ),
+                _ => Arc::new(Int64Array::new(
+                    out.into_iter().map(|r| r as i64).collect(),
+                    nulls,
+                )),
+            };
+            Val::of(r, v.is_scalar())
         }
         NodeK::Uniform { min, max, salt } => {
             let span = (*max as i128 - *min as i128 + 1) as u128;
@@ -1406,6 +1565,43 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             Val::Array(Arc::new(v))
         }
     })
+}
+
+/// Whether `v` is the null constant (a strict operation of it is null).
+fn is_null_constant(v: &Val) -> bool {
+    matches!(v, Val::Scalar(a) if a.is_null(0))
+}
+
+/// The null constant of type `ty`.
+fn null_constant(ty: ETy) -> Val {
+    Val::Scalar(new_null_array(&ty.arrow(), 1))
+}
+
+/// `x op y`, as SQL compares: for doubles, `-0.0` equals `0.0` (Arrow's
+/// kernels order floats totally, where they differ).
+fn compare(op: Cmp, x: &Val, y: &Val) -> Result<BooleanArray, Error> {
+    use arrow_ord::cmp;
+    let signless = |v: &Val| -> Result<Option<Val>, Error> {
+        let a = match v {
+            Val::Array(a) | Val::Scalar(a) => a,
+        };
+        let Some(f) = a.as_any().downcast_ref::<Float64Array>() else {
+            return Ok(None);
+        };
+        let f: Float64Array = f.unary(|x| x + 0.0);
+        Ok(Some(Val::of(Arc::new(f), v.is_scalar())))
+    };
+    let (sx, sy) = (signless(x)?, signless(y)?);
+    let (x, y) = (sx.as_ref().unwrap_or(x), sy.as_ref().unwrap_or(y));
+    let (xd, yd) = (x.datum(), y.datum());
+    Ok(match op {
+        Cmp::Eq => cmp::eq(&*xd, &*yd),
+        Cmp::Ne => cmp::neq(&*xd, &*yd),
+        Cmp::Lt => cmp::lt(&*xd, &*yd),
+        Cmp::Le => cmp::lt_eq(&*xd, &*yd),
+        Cmp::Gt => cmp::gt(&*xd, &*yd),
+        Cmp::Ge => cmp::gt_eq(&*xd, &*yd),
+    }?)
 }
 
 /// `c` with its nulls as false.
@@ -1489,60 +1685,6 @@ fn literal_array(l: &Lit, ty: ETy) -> Result<ArrayRef, Error> {
     })
 }
 
-/// Integers of a column or a constant (dates as days), by row.
-struct I64s<'a> {
-    values: I64Values<'a>,
-    nulls: Option<&'a arrow_buffer::NullBuffer>,
-}
-
-enum I64Values<'a> {
-    I64(&'a [i64]),
-    I32(&'a [i32]),
-}
-
-impl<'a> I64s<'a> {
-    /// `v` (an Int64, Int32 or Date32 column, or a one-row constant),
-    /// read for `len` rows.
-    fn of(v: &'a Val, len: usize) -> Result<I64s<'a>, Error> {
-        let (a, scalar) = match v {
-            Val::Array(a) => (a, false),
-            Val::Scalar(a) => (a, true),
-        };
-        let values = if let Some(x) = a.as_any().downcast_ref::<Int64Array>() {
-            I64Values::I64(x.values())
-        } else if let Some(x) = a.as_any().downcast_ref::<Date32Array>() {
-            I64Values::I32(x.values())
-        } else if let Some(x) = a.as_any().downcast_ref::<arrow_array::Int32Array>() {
-            I64Values::I32(x.values())
-        } else {
-            return Err(expr_error("an integer operand is not an integer"));
-        };
-        if !scalar && a.len() != len {
-            return Err(expr_error("operands of different lengths"));
-        }
-        let _ = scalar;
-        Ok(I64s {
-            values,
-            nulls: a.nulls(),
-        })
-    }
-
-    #[inline(always)]
-    fn get(&self, i: usize) -> i64 {
-        match self.values {
-            I64Values::I64(v) => v[if v.len() == 1 { 0 } else { i }],
-            I64Values::I32(v) => i64::from(v[if v.len() == 1 { 0 } else { i }]),
-        }
-    }
-
-    fn valid(&self, i: usize) -> bool {
-        self.nulls.is_none_or(|n| {
-            let i = if n.len() == 1 { 0 } else { i };
-            n.is_valid(i)
-        })
-    }
-}
-
 /// Decimal `+`, `-`, `*` on units: integers as units of scale 0, the
 /// result at the checked type's scale; overflow of a valid row's value
 /// past `i128` is an error (its precision is checked when stored).
@@ -1565,6 +1707,9 @@ fn decimal_arith(
         ETy::Decimal(_, s) => s,
         _ => 0,
     };
+    if is_null_constant(x) || is_null_constant(y) {
+        return Ok(null_constant(out));
+    }
     let both_scalar = x.is_scalar() && y.is_scalar();
     let len = if both_scalar { 1 } else { n };
     let (a, b) = (Units::of(x, len)?, Units::of(y, len)?);
@@ -1616,12 +1761,7 @@ fn decimal_arith(
         };
         match r {
             Some(r) => values.push(r),
-            None if nulls
-                .as_ref()
-                .is_some_and(|nb| nb.is_null(if nb.len() == 1 { 0 } else { i })) =>
-            {
-                values.push(0)
-            }
+            None if !(a.valid(i) && b.valid(i)) => values.push(0),
             None => return Err(expr_error("decimal overflow")),
         }
     }
@@ -1633,24 +1773,14 @@ fn decimal_arith(
 /// `f` of the units of `a` and `b`, row by row: one tight loop for each
 /// pair of operand kinds.
 #[inline(always)]
-fn units_kernel(
+fn units_kernel<O>(
     a: &Units<'_>,
     b: &Units<'_>,
     len: usize,
-    f: impl Fn(i128, i128) -> i128,
-) -> Vec<i128> {
+    f: impl Fn(i128, i128) -> O,
+) -> Vec<O> {
     use UnitValues::{Dec, Int, Int32};
-    let one = |u: &UnitValues<'_>| match u {
-        Dec(v) => v.len() == 1 && len != 1,
-        Int(v) => v.len() == 1 && len != 1,
-        Int32(v) => v.len() == 1 && len != 1,
-    };
-    let at0 = |u: &UnitValues<'_>| match u {
-        Dec(v) => v[0],
-        Int(v) => i128::from(v[0]),
-        Int32(v) => i128::from(v[0]),
-    };
-    match (&a.values, &b.values, one(&a.values), one(&b.values)) {
+    match (&a.values, &b.values, a.scalar, b.scalar) {
         (Dec(x), Dec(y), false, false) => x.iter().zip(*y).map(|(&u, &v)| f(u, v)).collect(),
         (Dec(x), Int(y), false, false) => x
             .iter()
@@ -1672,77 +1802,104 @@ fn units_kernel(
             .zip(*y)
             .map(|(&u, &v)| f(u, i128::from(v)))
             .collect(),
-        (Int32(x), _, false, true) => {
-            let c = at0(&b.values);
-            x.iter().map(|&u| f(i128::from(u), c)).collect()
-        }
+        (Int32(x), Int(y), false, false) => x
+            .iter()
+            .zip(*y)
+            .map(|(&u, &v)| f(i128::from(u), i128::from(v)))
+            .collect(),
+        (Int32(x), Int32(y), false, false) => x
+            .iter()
+            .zip(*y)
+            .map(|(&u, &v)| f(i128::from(u), i128::from(v)))
+            .collect(),
         (Int(x), Int(y), false, false) => x
             .iter()
             .zip(*y)
             .map(|(&u, &v)| f(i128::from(u), i128::from(v)))
             .collect(),
+        (Int32(x), _, false, true) => {
+            let c = b.get(0);
+            x.iter().map(|&u| f(i128::from(u), c)).collect()
+        }
         (Dec(x), _, false, true) => {
-            let c = at0(&b.values);
+            let c = b.get(0);
             x.iter().map(|&u| f(u, c)).collect()
         }
         (Int(x), _, false, true) => {
-            let c = at0(&b.values);
+            let c = b.get(0);
             x.iter().map(|&u| f(i128::from(u), c)).collect()
         }
         (_, Dec(y), true, false) => {
-            let c = at0(&a.values);
+            let c = a.get(0);
             y.iter().map(|&v| f(c, v)).collect()
         }
         (_, Int(y), true, false) => {
-            let c = at0(&a.values);
+            let c = a.get(0);
             y.iter().map(|&v| f(c, i128::from(v))).collect()
         }
         _ => (0..len).map(|i| f(a.get(i), b.get(i))).collect(),
     }
 }
 
-/// Decimal units of a decimal or integer column (or constant).
+/// Whole units of a decimal, integer or date column (dates as days), or
+/// of a constant (`scalar`: one value for every row, never null), by row.
 struct Units<'a> {
     values: UnitValues<'a>,
     nulls: Option<&'a arrow_buffer::NullBuffer>,
+    scalar: bool,
 }
 
 enum UnitValues<'a> {
     Dec(&'a [i128]),
     Int(&'a [i64]),
+    /// `int32` and `date32` values.
     Int32(&'a [i32]),
 }
 
 impl<'a> Units<'a> {
+    /// `v` read for `len` rows (a null constant is the caller's case).
     fn of(v: &'a Val, len: usize) -> Result<Units<'a>, Error> {
-        let a = match v {
-            Val::Array(a) | Val::Scalar(a) => a,
+        let (a, scalar) = match v {
+            Val::Array(a) => (a, false),
+            Val::Scalar(a) => (a, true),
         };
-        if !v.is_scalar() && a.len() != len {
+        if scalar && a.is_null(0) {
+            return Err(expr_error("a null constant read as a number"));
+        }
+        if !scalar && a.len() != len {
             return Err(expr_error("operands of different lengths"));
         }
-        let values = if let Some(d) = a.as_any().downcast_ref::<Decimal128Array>() {
+        let any = a.as_any();
+        let values = if let Some(d) = any.downcast_ref::<Decimal128Array>() {
             UnitValues::Dec(d.values())
-        } else if let Some(x) = a.as_any().downcast_ref::<Int64Array>() {
+        } else if let Some(x) = any.downcast_ref::<Int64Array>() {
             UnitValues::Int(x.values())
-        } else if let Some(x) = a.as_any().downcast_ref::<arrow_array::Int32Array>() {
+        } else if let Some(x) = any.downcast_ref::<arrow_array::Int32Array>() {
+            UnitValues::Int32(x.values())
+        } else if let Some(x) = any.downcast_ref::<Date32Array>() {
             UnitValues::Int32(x.values())
         } else {
-            return Err(expr_error("a decimal operand is not a number"));
+            return Err(expr_error("a numeric operand is not a number"));
         };
         Ok(Units {
             values,
-            nulls: a.nulls(),
+            nulls: if scalar { None } else { a.nulls() },
+            scalar,
         })
     }
 
     #[inline(always)]
     fn get(&self, i: usize) -> i128 {
+        let i = if self.scalar { 0 } else { i };
         match self.values {
-            UnitValues::Dec(v) => v[if v.len() == 1 { 0 } else { i }],
-            UnitValues::Int(v) => i128::from(v[if v.len() == 1 { 0 } else { i }]),
-            UnitValues::Int32(v) => i128::from(v[if v.len() == 1 { 0 } else { i }]),
+            UnitValues::Dec(v) => v[i],
+            UnitValues::Int(v) => i128::from(v[i]),
+            UnitValues::Int32(v) => i128::from(v[i]),
         }
+    }
+
+    fn valid(&self, i: usize) -> bool {
+        self.nulls.is_none_or(|n| n.is_valid(i))
     }
 }
 
@@ -1772,9 +1929,10 @@ fn round_down(units: i128, k: u32) -> i128 {
 }
 
 fn round_wide(units: i128, k: u32) -> i128 {
-    let d = 10i128.pow(k);
-    let (q, r) = (units / d, units % d);
-    q + (2 * r.abs() >= d) as i128 * units.signum()
+    let d = 10u128.pow(k);
+    let (q, r) = (units / d as i128, units.unsigned_abs() % d);
+    // `2r >= d` without doubling r, which would overflow at k = 38.
+    q + (r >= d - r) as i128 * units.signum()
 }
 
 /// A decimal column at scale `s` as `Decimal128(p, to)`: rounded half
@@ -1873,11 +2031,13 @@ struct StrBuild {
 }
 
 impl StrBuild {
+    /// A builder for `rows` values of about `bytes` bytes in all (a hint,
+    /// capped at what one column can hold).
     fn new(rows: usize, bytes: usize) -> StrBuild {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
         StrBuild {
-            bytes: Vec::with_capacity(bytes),
+            bytes: Vec::with_capacity(bytes.min(i32::MAX as usize)),
             offsets,
             valid: None,
         }
@@ -1908,13 +2068,22 @@ impl StrBuild {
             .push(false);
     }
 
-    fn finish(self) -> ArrayRef {
+    /// The column; [`Error::BatchTooLarge`] past 2 GiB of bytes.
+    fn finish(self) -> Result<ArrayRef, Error> {
+        // Offsets were written as `as i32`; they are right when the last
+        // (the largest) fits.
+        if i32::try_from(self.bytes.len()).is_err() {
+            return Err(Error::BatchTooLarge);
+        }
         let nulls = self.valid.map(arrow_buffer::NullBuffer::from);
         let offsets = arrow_buffer::OffsetBuffer::new(self.offsets.into());
         // SAFETY: the offsets start at 0 and never decrease (each is the
-        // buffer's length after a value), and every value is the bytes of
-        // whole `&str`s, so each slice is valid UTF-8.
-        Arc::new(unsafe { StringArray::new_unchecked(offsets, self.bytes.into(), nulls) })
+        // buffer's length after a value, and the last fits `i32`, checked
+        // above), and every value is the bytes of whole `&str`s, so each
+        // slice is valid UTF-8.
+        Ok(Arc::new(unsafe {
+            StringArray::new_unchecked(offsets, self.bytes.into(), nulls)
+        }))
     }
 }
 
@@ -1949,16 +2118,85 @@ fn int_strings(a: &ArrayRef) -> Result<ArrayRef, Error> {
         b.bytes.extend_from_slice(&digits[at..]);
         b.end_value();
     }
-    Ok(b.finish())
+    b.finish()
 }
 
-/// A `CASE` whose results are all string literals (or null): the branch
-/// of each row, then its bytes, in one pass. `None` for other cases.
+/// The rows each `WHEN` of a `CASE` takes (those whose condition is the
+/// first true one), and the rows none takes. A condition is evaluated for
+/// the rows no earlier one took.
+fn case_branches(
+    whens: &[(TNode, TNode)],
+    inp: &Inputs<'_>,
+) -> Result<(Vec<BooleanArray>, BooleanArray), Error> {
+    let n = inp.ids.len();
+    let mut rest = BooleanArray::from(vec![true; n]);
+    let mut takes = Vec::with_capacity(whens.len());
+    for (c, _) in whens {
+        let c = eval_where(c, inp, &rest)?.array(n)?;
+        let c = c
+            .as_boolean_opt()
+            .ok_or_else(|| expr_error("a WHEN condition is not a boolean"))?;
+        let c = null_as_false(c);
+        takes.push(arrow_arith::boolean::and(&c, &rest)?);
+        rest = arrow_arith::boolean::and_not(&rest, &c)?;
+    }
+    Ok((takes, rest))
+}
+
+/// `t` for the rows of `mask` (a mask without nulls); other rows get any
+/// value. `t` is evaluated for all rows, and only when that fails, again
+/// for the masked rows alone: an error in a row the mask leaves out (a
+/// `CASE` branch the row does not take) is not the expression's.
+fn eval_where(t: &TNode, inp: &Inputs<'_>, mask: &BooleanArray) -> Result<Val, Error> {
+    let err = match eval(t, inp) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let rows = mask.true_count();
+    if rows == mask.len() {
+        return Err(err);
+    }
+    if rows == 0 {
+        return Ok(null_constant(t.ty));
+    }
+    let filter = |c: &ArrayRef| arrow_select::filter::filter(c, mask);
+    let columns = inp
+        .columns
+        .iter()
+        .map(|c| c.as_ref().map(filter).transpose())
+        .collect::<Result<Vec<_>, _>>()?;
+    let ids: Vec<u64> = mask.values().set_indices().map(|i| inp.ids[i]).collect();
+    let some = Inputs {
+        columns: &columns,
+        ids: &ids,
+        key: inp.key,
+    };
+    Ok(match eval(t, &some)? {
+        Val::Scalar(s) => Val::Scalar(s),
+        Val::Array(a) => {
+            // Back to the batch's rows: a masked row takes the next value.
+            let mut next = 0u32;
+            let at: arrow_array::UInt32Array = (0..mask.len())
+                .map(|i| {
+                    mask.value(i).then(|| {
+                        next += 1;
+                        next - 1
+                    })
+                })
+                .collect();
+            Val::Array(arrow_select::take::take(&a, &at, None)?)
+        }
+    })
+}
+
+/// A `CASE` whose results are all string literals (or null): each row's
+/// bytes in one pass, from the rows each branch `takes` (as
+/// [`case_branches`]). `None` for other cases.
 fn case_of_literals(
     whens: &[(TNode, TNode)],
     other: Option<&TNode>,
+    takes: &[BooleanArray],
     ty: ETy,
-    inp: &Inputs<'_>,
 ) -> Result<Option<ArrayRef>, Error> {
     let lit = |t: &TNode| match &t.kind {
         NodeK::Lit(Lit::Str(s)) => Some(Some(s.clone())),
@@ -1966,7 +2204,7 @@ fn case_of_literals(
         NodeK::Cast(x) if matches!(x.kind, NodeK::Lit(Lit::Null)) => Some(None),
         _ => None,
     };
-    if ty != ETy::Str {
+    if ty != ETy::Str || whens.len() >= 255 {
         return Ok(None);
     }
     let mut results = Vec::new();
@@ -1984,20 +2222,11 @@ fn case_of_literals(
         None => None,
     };
     results.push(fallback);
-    let n = inp.ids.len();
-    // The first matching branch of each row (the last: none matched).
+    let n = takes.first().map_or(0, BooleanArray::len);
+    // Each row's branch (the last: none took it).
     let mut branch = vec![whens.len() as u8; n];
-    if whens.len() >= 255 {
-        return Ok(None);
-    }
-    for (k, (c, _)) in whens.iter().enumerate().rev() {
-        let c = eval(c, inp)?.array(n)?;
-        let c = c
-            .as_any()
-            .downcast_ref::<BooleanArray>()
-            .ok_or_else(|| expr_error("a WHEN condition is not a boolean"))?;
-        let c = null_as_false(c);
-        for i in c.values().set_indices() {
+    for (k, take) in takes.iter().enumerate() {
+        for i in take.values().set_indices() {
             branch[i] = k as u8;
         }
     }
@@ -2012,5 +2241,5 @@ fn case_of_literals(
             None => b.null(),
         }
     }
-    Ok(Some(b.finish()))
+    Ok(Some(b.finish()?))
 }

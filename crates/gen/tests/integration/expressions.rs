@@ -512,3 +512,192 @@ fn bad_aggregates_are_refused() {
             .contains("`aggregate` reads the rows of a child table")
     );
 }
+
+/// The spec of [`error_of`]'s fields plus `fields`, generated for `rows`
+/// rows in batches of 1000.
+fn generated(fields: &str, rows: u64) -> Result<Vec<RecordBatch>, String> {
+    let text = format!(
+        "name = \"e\"\n[[fields]]\nname = \"a\"\ntype = \"int32\"\nuniform = {{ min = 1, max = 5 }}\n[[fields]]\nname = \"d\"\ntype = \"date32\"\nuniform = {{ min = 2000-01-01, max = 2000-12-31 }}\n{fields}"
+    );
+    let spec = Spec::parse(&text, "e.toml").map_err(|e| e.to_string())?;
+    let g = spec.generator(5).unwrap();
+    let mut s = Default::default();
+    (0..rows)
+        .step_by(1000)
+        .map(|at| {
+            g.generate(at, (rows - at).min(1000) as usize, &mut s)
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+fn field(name: &str, ty: &str, expr: &str) -> String {
+    format!("[[fields]]\nname = \"{name}\"\ntype = \"{ty}\"\nexpr = \"{expr}\"\n")
+}
+
+#[test]
+fn long_expressions_are_refused_and_long_in_lists_work() {
+    let chain = vec!["a"; 600].join(" + ");
+    assert_eq!(
+        error_of(&field("x", "int64", &chain)),
+        "e.toml:10: field `x`: `expr` at column 1: the expression nests more than 64 levels deep; split it into fields that read each other"
+    );
+    // 64 levels are fine: 60 terms.
+    let b = generated(&field("x", "int64", &vec!["a"; 60].join(" + ")), 500).unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| x.value(i));
+    let x = col(&b, "x", |x: &Int64Array, i| x.value(i));
+    for (a, x) in a.iter().zip(&x) {
+        assert_eq!(x.unwrap(), 60 * i64::from(a.unwrap()));
+    }
+    // An IN list of 3000 items is one node, not 3000 levels.
+    let items: Vec<String> = (1000..4000).chain([3]).map(|i| i.to_string()).collect();
+    let e = format!("a IN ({})", items.join(", "));
+    let b = generated(&field("x", "boolean", &e), 2000).unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| x.value(i));
+    let x = col(&b, "x", |x: &BooleanArray, i| x.value(i));
+    for (a, x) in a.iter().zip(&x) {
+        assert_eq!(*x, Some(a.unwrap() == 3));
+    }
+    // `x IN (..., NULL)` is null where nothing matches, as SQL's ORs.
+    let b = generated(&field("x", "boolean", "a IN (3, NULL)"), 500).unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| x.value(i));
+    let x = col(&b, "x", |x: &BooleanArray, i| x.value(i));
+    for (a, x) in a.iter().zip(&x) {
+        assert_eq!(*x, (a.unwrap() == 3).then_some(true));
+    }
+}
+
+#[test]
+fn null_constants_and_zero_divisors_give_nulls() {
+    let fields = [
+        field("n1", "date32", "d + CAST(NULL AS BIGINT)"),
+        field("n2", "int64", "a + 1 // 0"),
+        field(
+            "n3",
+            "decimal(12, 2)",
+            "CAST(a AS DECIMAL(10,2)) + CAST(NULL AS DECIMAL(10,2))",
+        ),
+        field("n4", "date32", "NULL + d"),
+        field("n5", "float64", "1 / (CAST(a AS DOUBLE) * -1 * 0)"),
+        field("z", "boolean", "CAST(a AS DOUBLE) * -1 * 0 = 0"),
+        field("n6", "int64", "round(CAST(NULL AS BIGINT), -1)"),
+    ]
+    .concat();
+    let b = generated(&fields, 2500).unwrap();
+    for name in ["n1", "n2", "n3", "n4", "n5", "n6"] {
+        let nulls: usize = b
+            .iter()
+            .map(|b| b.column_by_name(name).unwrap().null_count())
+            .sum();
+        assert_eq!(nulls, 2500, "{name}");
+    }
+    // -0.0 equals 0.0, as SQL compares doubles.
+    let z = col(&b, "z", |x: &BooleanArray, i| x.value(i));
+    assert!(z.iter().all(|z| *z == Some(true)));
+}
+
+#[test]
+fn case_and_coalesce_evaluate_only_the_branch_a_row_takes() {
+    let far = "d + 9223372036854775807";
+    let fields = [
+        field(
+            "c1",
+            "date32",
+            &format!("CASE WHEN a > 100 THEN {far} ELSE d END"),
+        ),
+        field("c2", "date32", &format!("coalesce(d, {far})")),
+        field(
+            "c3",
+            "date32",
+            "CASE WHEN a < 0 THEN CAST('nope' AS DATE) WHEN a = 2 THEN NULL ELSE d END",
+        ),
+        field(
+            "c4",
+            "int64",
+            &format!("CASE WHEN a <= 5 THEN 7 WHEN {far} > d THEN 1 ELSE 2 END"),
+        ),
+    ]
+    .concat();
+    let b = generated(&fields, 3000).unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| x.value(i));
+    let d = col(&b, "d", |x: &Date32Array, i| x.value(i));
+    let c1 = col(&b, "c1", |x: &Date32Array, i| x.value(i));
+    let c2 = col(&b, "c2", |x: &Date32Array, i| x.value(i));
+    let c3 = col(&b, "c3", |x: &Date32Array, i| x.value(i));
+    assert_eq!(c1, d);
+    assert_eq!(c2, d);
+    assert!(
+        col(&b, "c4", |x: &Int64Array, i| x.value(i))
+            .iter()
+            .all(|c| *c == Some(7))
+    );
+    for i in 0..a.len() {
+        assert_eq!(c3[i], if a[i] == Some(2) { None } else { d[i] }, "row {i}");
+    }
+    // A branch (or a later condition) that fails on the rows that reach it
+    // is the expression's error.
+    for e in [
+        format!("CASE WHEN a = 1 THEN {far} ELSE d END"),
+        format!("CASE WHEN a = 3 THEN d WHEN {far} > d THEN d END"),
+        format!("coalesce(CASE WHEN a = 1 THEN NULL ELSE d END, {far})"),
+    ] {
+        let err = generated(&field("x", "date32", &e), 3000).unwrap_err();
+        assert_eq!(
+            err, "invalid distribution: field x: expression: a date out of range",
+            "{e}"
+        );
+    }
+    // A date past the range on a valid row is an error, never a panic or a
+    // wrapped value.
+    let err = generated(&field("x", "date32", far), 10).unwrap_err();
+    assert_eq!(
+        err,
+        "invalid distribution: field x: expression: a date out of range"
+    );
+}
+
+#[test]
+fn round_to_negative_digits_and_at_scale_38() {
+    let fields = [
+        field("r1", "int64", "round(a * 1234, -2)"),
+        field("r2", "decimal(12, 0)", "round(a * 12.34, -1)"),
+        field("r3", "int64", "round(a * -1250, -3)"),
+        field("r4", "int64", "round(a, -30)"),
+        field("h1", "decimal(1, 0)", "CAST(0.9 AS DECIMAL(38,38))"),
+        field("h2", "decimal(1, 0)", "CAST(-0.5 AS DECIMAL(38,38))"),
+        field(
+            "h3",
+            "decimal(1, 0)",
+            "CAST(0.49999999999999999999999999999999999999 AS DECIMAL(38,38))",
+        ),
+    ]
+    .concat();
+    let b = generated(&fields, 1000).unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| i128::from(x.value(i)));
+    let r1 = col(&b, "r1", |x: &Int64Array, i| i128::from(x.value(i)));
+    let r2 = col(&b, "r2", |x: &Decimal128Array, i| x.value(i));
+    let r3 = col(&b, "r3", |x: &Int64Array, i| i128::from(x.value(i)));
+    let r4 = col(&b, "r4", |x: &Int64Array, i| x.value(i));
+    for i in 0..a.len() {
+        let a = a[i].unwrap();
+        assert_eq!(r1[i], Some(rescale(a * 1234, 2, 0) * 100));
+        assert_eq!(r2[i], Some(rescale(a * 1234, 3, 0) * 10));
+        // Half away from zero: -2500 -> -3000, -1250 -> -1000.
+        assert_eq!(r3[i], Some(rescale(a * -1250, 3, 0) * 1000));
+        assert_eq!(r4[i], Some(0));
+    }
+    let one = |name: &str| col(&b, name, |x: &Decimal128Array, i| x.value(i))[0];
+    assert_eq!(
+        (one("h1"), one("h2"), one("h3")),
+        (Some(1), Some(-1), Some(0))
+    );
+    // round(x, -k) past the type's range is an error; below -38 is refused.
+    assert_eq!(
+        generated(&field("x", "int64", "round(9223372036854775807, -1)"), 1).unwrap_err(),
+        "invalid distribution: field x: expression: round overflows integer"
+    );
+    assert_eq!(
+        error_of(&field("x", "int64", "round(a, -39)")),
+        "e.toml:10: field `x`: `expr` at column 1: round takes at least -38 digits"
+    );
+}
