@@ -268,6 +268,9 @@ enum NodeKind {
     Expr {
         tree: super::expr::TNode,
         key: StreamKey,
+        /// The fields of other rows it reads (`parent.x`, `ps.x`), as
+        /// references; their columns follow the siblings'.
+        reads: Vec<Node>,
     },
 }
 
@@ -2515,11 +2518,34 @@ fn compile(
                     f.path, e.source
                 ))
             })?;
+            let reads = e
+                .reads
+                .iter()
+                .map(|q| {
+                    let read = Field {
+                        name: q.name.clone(),
+                        path: format!("{}.{}", f.path, q.name),
+                        line: f.line,
+                        kind: Kind::Scalar {
+                            data_type: q.data_type.clone(),
+                            generator: Generator::Reference(q.reference.clone()),
+                        },
+                        null_rate: 0.0,
+                        nullable: true,
+                        parquet_dictionary: None,
+                        when: Vec::new(),
+                    };
+                    // Not a column: its encoding hints are dropped.
+                    let mut none = Hints::default();
+                    compile(&read, siblings, seed, parquet_parent, &mut none, parents)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             (
                 data_type.clone(),
                 NodeKind::Expr {
                     tree,
                     key: StreamKey::new(seed, stream_id(&f.path, "expr")),
+                    reads,
                 },
             )
         }
@@ -2980,9 +3006,17 @@ impl Node {
                     codes: None,
                 }
             }
-            NodeKind::Expr { tree, key } => {
+            NodeKind::Expr { tree, key, reads } => {
+                let mut columns = std::borrow::Cow::Borrowed(siblings);
+                if !reads.is_empty() {
+                    let columns = columns.to_mut();
+                    for r in reads {
+                        let g = r.generate(ids, sibling_codes, siblings, false, s)?;
+                        columns.push(Some(g.array));
+                    }
+                }
                 let inputs = super::expr::Inputs {
-                    columns: siblings,
+                    columns: &columns,
                     ids,
                     key: *key,
                 };

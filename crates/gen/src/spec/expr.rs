@@ -15,7 +15,10 @@
 //! zero to the field's scale (an error if they do not fit its precision),
 //! strings to any string or dictionary type.
 //!
-//! What an expression may use: sibling names, literals (numbers, strings,
+//! What an expression may use: sibling names, qualified names of other
+//! rows in a dataset (`parent.x`, the parent row's; `ps.x`, the row a
+//! sibling reference with `draw = "ps"` drew; each read as a reference,
+//! its column after the siblings'), literals (numbers, strings,
 //! `DATE '...'`, `TRUE`, `NULL`), `+ - * / // %`, comparisons, `AND`,
 //! `OR`, `NOT`, `IS [NOT] NULL`, `BETWEEN`, `IN (...)`, `CASE`,
 //! `COALESCE`, `LEAST`, `GREATEST`, `||` and `concat`, `lpad`, `round`,
@@ -50,7 +53,23 @@ pub struct Expression {
     pub source: String,
     /// The sibling names it reads, each once, in first-use order.
     pub inputs: Vec<String>,
+    /// The fields of other rows it reads (`parent.x`, `ps.x`), each
+    /// once, in first-use order: read as references, not output.
+    pub reads: Vec<QualifiedField>,
     pub(crate) tree: Option<TNode>,
+}
+
+/// A field of another row that an expression reads by a qualified name:
+/// `parent.o_orderdate` (the row's parent row) or `ps.ps_supplycost` (the
+/// row a sibling reference with `draw = "ps"` drew).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QualifiedField {
+    /// The name as written, `qualifier.field`.
+    pub name: String,
+    /// Its type (the other table's field's).
+    pub data_type: DataType,
+    /// How its value is read: a reference to the same row.
+    pub reference: super::model::Reference,
 }
 
 impl Expression {
@@ -59,6 +78,7 @@ impl Expression {
         Expression {
             source,
             inputs: Vec::new(),
+            reads: Vec::new(),
             tree: None,
         }
     }
@@ -288,12 +308,19 @@ fn fail_at<T>(column: u64, message: impl Into<String>) -> R<T> {
     })
 }
 
+/// What a checked expression reads: its tree, the sibling names it reads
+/// and the qualified names (`parent.x`), whose columns follow the
+/// siblings' in the tree (the `k`-th is column `siblings.len() + k`).
+pub(crate) type Checked = (TNode, Vec<String>, Vec<(String, String)>);
+
 /// Parses `source` and checks it against `siblings` (name and Arrow type
-/// of each): names, types, decimal precision.
+/// of each): names, types, decimal precision. `qualified(q, x)` gives the
+/// type of `q.x`, or why it cannot be read.
 pub(crate) fn check(
     source: &str,
     siblings: &[(&str, &DataType)],
-) -> Result<(TNode, Vec<String>), ExprError> {
+    qualified: &dyn Fn(&str, &str) -> Result<DataType, String>,
+) -> Result<Checked, ExprError> {
     let ast = Parser::new(&DuckDbDialect {})
         .try_with_sql(source)
         .and_then(|mut p| {
@@ -320,17 +347,22 @@ pub(crate) fn check(
         })?;
     let mut c = Checker {
         siblings,
+        qualified,
         inputs: Vec::new(),
+        reads: Vec::new(),
         salts: 0,
         depth: 0,
     };
     let tree = c.node(&ast)?;
-    Ok((tree, c.inputs))
+    Ok((tree, c.inputs, c.reads))
 }
 
 struct Checker<'a> {
     siblings: &'a [(&'a str, &'a DataType)],
+    qualified: &'a dyn Fn(&str, &str) -> Result<DataType, String>,
     inputs: Vec<String>,
+    /// The qualified names read: (qualifier, field), in first-use order.
+    reads: Vec<(String, String)>,
     salts: u64,
     /// How many nodes deep the node being checked is.
     depth: usize,
@@ -412,16 +444,7 @@ impl Checker<'_> {
         match e {
             E::Nested(inner) => self.node(inner),
             E::Identifier(id) => self.column(id),
-            E::CompoundIdentifier(ids) => fail(
-                e,
-                format!(
-                    "`{}`: an expression reads its sibling fields by name (qualified names are not supported here)",
-                    ids.iter()
-                        .map(|i| i.value.as_str())
-                        .collect::<Vec<_>>()
-                        .join(".")
-                ),
-            ),
+            E::CompoundIdentifier(ids) => self.qualified_name(ids),
             E::Value(v) => self.literal(e, &v.value),
             E::TypedString(t) => {
                 let text = match &t.value.value {
@@ -687,6 +710,45 @@ impl Checker<'_> {
             self.inputs.push(id.value.clone());
         }
         Ok(node(ty, NodeK::Col(i)))
+    }
+
+    /// `q.x`: a field of the parent row or of a drawn row.
+    fn qualified_name(&mut self, ids: &[ast::Ident]) -> R<TNode> {
+        let column = ids.first().map_or(1, |i| i.span.start.column);
+        let [q, x] = ids else {
+            return fail_at(
+                column,
+                format!(
+                    "`{}`: a qualified name is `parent.FIELD` or `DRAW.FIELD`",
+                    ids.iter()
+                        .map(|i| i.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(".")
+                ),
+            );
+        };
+        let dt = (self.qualified)(&q.value, &x.value).map_err(|m| ExprError {
+            column: column.max(1),
+            message: m,
+        })?;
+        let Some(ty) = ETy::of(&dt) else {
+            return fail_at(
+                column,
+                format!(
+                    "`{}.{}` is of type {dt}, which expressions cannot read",
+                    q.value, x.value
+                ),
+            );
+        };
+        let key = (q.value.clone(), x.value.clone());
+        let k = match self.reads.iter().position(|r| *r == key) {
+            Some(k) => k,
+            None => {
+                self.reads.push(key);
+                self.reads.len() - 1
+            }
+        };
+        Ok(node(ty, NodeK::Col(self.siblings.len() + k)))
     }
 
     fn literal(&mut self, at: &ast::Expr, v: &ast::Value) -> R<TNode> {

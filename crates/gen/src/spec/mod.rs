@@ -48,7 +48,7 @@ mod parse;
 mod template;
 
 pub use engine::{SpecGenerator, SpecScratch};
-pub use expr::Expression;
+pub use expr::{Expression, QualifiedField};
 pub use model::{
     AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, DATASET_PRESETS, Dataset,
     Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec, SpecError, Table,

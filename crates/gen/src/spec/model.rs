@@ -404,6 +404,10 @@ pub struct Reference {
     /// this one reads too (to copy several fields of one parent row);
     /// `pick` is then that sibling's.
     pub via: Option<String>,
+    /// A name for the row this reference draws: sibling references with
+    /// the same `draw` (to the same table) read that one row, as `via` the
+    /// first of them, and expressions read its fields as `draw.field`.
+    pub draw: Option<String>,
     /// Added to the copied value (integers, dates, timestamps, decimal
     /// units), drawn per row: an order's date plus 1 to 121 days.
     pub offset: Option<Box<Generator>>,

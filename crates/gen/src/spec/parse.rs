@@ -1131,7 +1131,7 @@ impl<'s> P<'s> {
                         "a `ref` copies a field of another table: declare this field with that field's type (a `dictionary` field cannot hold a copy)".into(),
                     ));
                 }
-                let p = params(&["table", "field", "zipf", "weight", "via", "offset"])?;
+                let p = params(&["table", "field", "zipf", "weight", "via", "draw", "offset"])?;
                 let table = self.string(&required(p, "table")?, field, "table")?;
                 let target = self.string(&required(p, "field")?, field, "field")?;
                 let pick = match (get(p, "zipf"), get(p, "weight")) {
@@ -1166,12 +1166,29 @@ impl<'s> P<'s> {
                             .into(),
                     ));
                 }
+                let draw = get(p, "draw")
+                    .map(|v| self.string(v, field, "draw"))
+                    .transpose()?;
+                if via.is_some() && draw.is_some() {
+                    return Err(bad(
+                        "`ref` takes `via` (the row of a sibling's reference) or `draw` (a name for the row it draws), not both"
+                            .into(),
+                    ));
+                }
+                if let Some(d) = &draw
+                    && (d == "parent" || !is_plain_name(d))
+                {
+                    return Err(bad(format!(
+                        "`draw` = \"{d}\": a draw name is a plain name (letters, digits, `_`), and not `parent`"
+                    )));
+                }
                 let offset = self.offset(p, class, field)?;
                 Generator::Reference(Reference {
                     table,
                     field: target,
                     pick,
                     via,
+                    draw,
                     offset,
                 })
             }
@@ -1195,6 +1212,7 @@ impl<'s> P<'s> {
                     field: target,
                     pick: Pick::Parent,
                     via: None,
+                    draw: None,
                     offset,
                 })
             }
@@ -1853,16 +1871,69 @@ impl<'s> P<'s> {
             }
             f.when = cases;
         }
-        self.resolve_expressions(&mut fields)?;
+        self.resolve_draws(&mut fields)?;
+        self.resolve_expressions(&mut fields, None)?;
         check_cycles(self, &fields)?;
         Ok(fields)
+    }
+
+    /// Sibling references that name the same `draw` read one row: each
+    /// after the first reads the first's, as its `via`.
+    fn resolve_draws(&self, fields: &mut [Field]) -> Result<(), SpecError> {
+        let draw_of = |f: &Field| match &f.kind {
+            Kind::Scalar {
+                generator: Generator::Reference(r),
+                ..
+            } => r.draw.clone().map(|d| (d, r.table.clone())),
+            _ => None,
+        };
+        for i in 0..fields.len() {
+            let Some((d, table)) = draw_of(&fields[i]) else {
+                continue;
+            };
+            let Some(first) = (0..i).find(|&j| draw_of(&fields[j]).is_some_and(|(e, _)| e == d))
+            else {
+                continue;
+            };
+            let (_, first_table) = draw_of(&fields[first]).expect("a draw");
+            let first_name = fields[first].name.clone();
+            let f = &mut fields[i];
+            let err = |m: String| Err(self.err_at(f.line, Some(&f.path), m));
+            if first_table != table {
+                return err(format!(
+                    "draw name `{d}` is used with two tables: `{first_table}` (field `{first_name}`) and `{table}`; a draw names one row of one table"
+                ));
+            }
+            let Kind::Scalar {
+                generator: Generator::Reference(r),
+                ..
+            } = &mut f.kind
+            else {
+                unreachable!("a draw is a reference's");
+            };
+            if r.pick != Pick::Uniform {
+                return err(format!(
+                    "draw `{d}`: field `{first_name}` draws its row; give `zipf` or `weight` to that field, not to the fields that read the same row"
+                ));
+            }
+            r.via = Some(first_name);
+        }
+        Ok(())
     }
 
     /// Checks the `expr` fields of one level against their siblings:
     /// names, types and the field's own type. An `expr` where no
     /// siblings are (a list item, a map key or value) or in a `when` case
     /// is refused.
-    fn resolve_expressions(&self, fields: &mut [Field]) -> Result<(), SpecError> {
+    ///
+    /// An expression that reads qualified names (`parent.x`, `ps.x`) is
+    /// checked once the dataset's tables are known: with `others` `None`
+    /// it is left for then ([`resolve_qualified`]).
+    fn resolve_expressions(
+        &self,
+        fields: &mut [Field],
+        others: Option<&Others<'_>>,
+    ) -> Result<(), SpecError> {
         fn refuse_nested(p: &P<'_>, f: &Field) -> Result<(), SpecError> {
             match &f.kind {
                 Kind::Scalar {
@@ -1897,6 +1968,20 @@ impl<'s> P<'s> {
             .collect();
         // Column numbers index `fields`, not just the readable ones.
         let index_of = |name: &str| siblings.iter().position(|(n, _)| n == name);
+        let siblings_of: Vec<Draw> = fields
+            .iter()
+            .filter_map(|f| match &f.kind {
+                Kind::Scalar {
+                    generator: Generator::Reference(r),
+                    ..
+                } if r.via.is_none() => r.draw.as_ref().map(|d| Draw {
+                    name: d.clone(),
+                    table: r.table.clone(),
+                    field: f.name.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
         for f in fields.iter_mut() {
             // An aggregate over no children is null (but a count, 0).
             if let Kind::Scalar {
@@ -1931,19 +2016,42 @@ impl<'s> P<'s> {
             else {
                 continue;
             };
+            if e.tree.is_some() {
+                continue;
+            }
             let at = |c: u64, m: String| {
                 self.err_at(f.line, Some(&f.path), format!("`expr` at column {c}: {m}"))
             };
-            let (tree, inputs) =
-                expr::check(&e.source, &readable).map_err(|x| at(x.column, x.message))?;
+            let qualified = |q: &str, x: &str| match others {
+                None => Err(LATER.to_string()),
+                Some(o) => o.read(q, x, &siblings_of),
+            };
+            let (tree, inputs, reads) = match expr::check(&e.source, &readable, &qualified) {
+                Err(x) if x.message == LATER => continue,
+                r => r.map_err(|x| at(x.column, x.message))?,
+            };
             if inputs.contains(&f.name) {
                 return Err(at(
                     1,
                     format!("the expression reads its own field `{}`", f.name),
                 ));
             }
-            let tree = tree.with_columns(&|i| index_of(readable[i].0).unwrap_or(i));
+            let n = readable.len();
+            let tree = tree.with_columns(&|i| {
+                if i < n {
+                    index_of(readable[i].0).unwrap_or(i)
+                } else {
+                    siblings.len() + (i - n)
+                }
+            });
             expr::check_target(&tree, data_type).map_err(|m| at(1, m))?;
+            if let Some(o) = others {
+                e.reads = reads
+                    .into_iter()
+                    .map(|(q, x)| o.qualified_field(&q, &x, &siblings_of))
+                    .collect::<Result<_, _>>()
+                    .map_err(|m| at(1, m))?;
+            }
             e.inputs = inputs;
             e.tree = Some(tree);
             // Nulls in, or a division by zero, give a null.
@@ -2211,6 +2319,160 @@ pub(crate) fn depends_on(f: &Field) -> Vec<&str> {
     out
 }
 
+/// An error message that means "check this expression later".
+const LATER: &str = "\u{0}checked with the dataset's tables";
+
+/// A sibling reference's `draw` name: the table it draws a row of, and
+/// the field that draws it.
+struct Draw {
+    name: String,
+    table: String,
+    field: String,
+}
+
+/// What the qualified names of one level's expressions can read: the
+/// dataset's tables (their top-level fields and types) and the level's
+/// parent table (a child table's top level only).
+struct Others<'a> {
+    tables: &'a [(String, Vec<(String, DataType)>)],
+    parent: Option<&'a str>,
+}
+
+impl Others<'_> {
+    fn field_type(&self, table: &str, x: &str, q: &str) -> Result<DataType, String> {
+        let Some((_, fields)) = self.tables.iter().find(|(n, _)| n == table) else {
+            return Err(format!("`{q}.{x}`: table `{table}` is not in the dataset"));
+        };
+        match fields.iter().find(|(n, _)| n == x) {
+            Some((_, dt)) => Ok(dt.clone()),
+            None => Err(format!(
+                "unknown name `{q}.{x}`; the fields of `{q}` (table `{table}`) are {}",
+                fields
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
+    /// The type of `q.x`.
+    fn read(&self, q: &str, x: &str, draws: &[Draw]) -> Result<DataType, String> {
+        if q == "parent" {
+            return match self.parent {
+                Some(p) => self.field_type(p, x, q),
+                None => Err(format!(
+                    "`parent.{x}` reads the row's parent row: only in the top-level fields of a child table (`children_of`)"
+                )),
+            };
+        }
+        match draws.iter().find(|d| d.name == q) {
+            Some(d) => self.field_type(&d.table, x, q),
+            None => {
+                let names: Vec<&str> = draws.iter().map(|d| d.name.as_str()).collect();
+                Err(format!(
+                    "`{q}.{x}`: `{q}` is neither `parent` nor the `draw` name of a sibling reference ({})",
+                    if names.is_empty() {
+                        "no sibling reference names its row with `draw = \"...\"`".to_string()
+                    } else {
+                        format!("the draw names here are {}", names.join(", "))
+                    }
+                ))
+            }
+        }
+    }
+
+    /// `q.x` as a reference to the same row.
+    fn qualified_field(
+        &self,
+        q: &str,
+        x: &str,
+        draws: &[Draw],
+    ) -> Result<expr::QualifiedField, String> {
+        let data_type = self.read(q, x, draws)?;
+        let reference = match draws.iter().find(|d| d.name == q) {
+            Some(d) if q != "parent" => Reference {
+                table: d.table.clone(),
+                field: x.to_string(),
+                pick: Pick::Uniform,
+                via: Some(d.field.clone()),
+                draw: None,
+                offset: None,
+            },
+            _ => Reference {
+                table: self.parent.unwrap_or_default().to_string(),
+                field: x.to_string(),
+                pick: Pick::Parent,
+                via: None,
+                draw: None,
+                offset: None,
+            },
+        };
+        Ok(expr::QualifiedField {
+            name: format!("{q}.{x}"),
+            data_type,
+            reference,
+        })
+    }
+}
+
+/// Checks the expressions left for when the tables are known (those
+/// that read qualified names), at every level of `fields`.
+fn resolve_qualified(
+    p: &P<'_>,
+    fields: &mut [Field],
+    top: &Others<'_>,
+    nested: &Others<'_>,
+) -> Result<(), SpecError> {
+    fn descend(p: &P<'_>, f: &mut Field, nested: &Others<'_>) -> Result<(), SpecError> {
+        match &mut f.kind {
+            Kind::Struct(children) => resolve_qualified(p, children, nested, nested),
+            Kind::List { item, .. } => descend(p, item, nested),
+            Kind::Map { key, value, .. } => {
+                descend(p, key, nested)?;
+                descend(p, value, nested)
+            }
+            Kind::Scalar { .. } => Ok(()),
+        }
+    }
+    p.resolve_expressions(fields, Some(top))?;
+    check_cycles(p, fields)?;
+    for f in fields.iter_mut() {
+        descend(p, f, nested)?;
+    }
+    Ok(())
+}
+
+/// [`resolve_qualified`] for every table of a dataset (or a plain spec's
+/// one, where no qualified name can be read).
+fn resolve_qualified_tables(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
+    let shapes: Vec<(String, Vec<(String, DataType)>)> = tables
+        .iter()
+        .map(|t| {
+            let fields = t.spec.fields.iter();
+            let fields = fields.map(|f| (f.name.clone(), kind_type(&f.kind)));
+            (t.spec.name.clone(), fields.collect())
+        })
+        .collect();
+    for t in tables.iter_mut() {
+        let parent = t.children_of.as_ref().map(|c| c.parent.clone());
+        let top = Others {
+            tables: &shapes,
+            parent: parent.as_deref(),
+        };
+        let nested = Others {
+            tables: &shapes,
+            parent: None,
+        };
+        let name = t.spec.name.clone();
+        resolve_qualified(p, &mut t.spec.fields, &top, &nested).map_err(|mut e| {
+            e.field = e.field.map(|f| format!("{name}.{f}"));
+            e
+        })?;
+    }
+    Ok(())
+}
+
 fn check_cycles(p: &P<'_>, fields: &[Field]) -> Result<(), SpecError> {
     // Depth-first search over "depends on" edges.
     fn visit(i: usize, fields: &[Field], state: &mut [u8], p: &P<'_>) -> Result<(), SpecError> {
@@ -2403,7 +2665,12 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
             "this file lists `[[tables]]`: a dataset of several tables (read it as a dataset: `strata generate --spec`, `strata spec check`)",
         ));
     }
-    let spec = single(&p, &t)?;
+    let mut spec = single(&p, &t)?;
+    let none = Others {
+        tables: &[],
+        parent: None,
+    };
+    resolve_qualified(&p, &mut spec.fields, &none, &none)?;
     check_row_fields(&p, &spec.fields, None)?;
     if let Some(f) = spec.fields.iter().find(|f| {
         matches!(
@@ -2453,6 +2720,14 @@ fn single(p: &P<'_>, t: &DeTable<'_>) -> Result<Spec, SpecError> {
 
 /// Every field of `spec` (at any depth) whose generator, or a case's, is
 /// a reference, with that reference.
+/// Whether `name` can stand in an expression as it is (`ps` in `ps.x`).
+fn is_plain_name(name: &str) -> bool {
+    let mut c = name.chars();
+    c.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 fn references(spec: &Spec) -> Vec<(&Field, &Reference)> {
     let mut out = Vec::new();
     for (f, _) in spec.walk() {
@@ -2717,6 +2992,7 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
     check_row_generators(&p, &tables)?;
     check_aggregates(&p, &tables)?;
     copy_from_references(&mut tables);
+    resolve_qualified_tables(&p, &mut tables)?;
     resolve_references(&p, &tables)?;
     Ok(Dataset {
         name,

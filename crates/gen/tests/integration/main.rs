@@ -7,5 +7,6 @@
 mod dataset;
 mod decimal;
 mod dimensions;
+mod draws;
 mod expressions;
 mod spec;
