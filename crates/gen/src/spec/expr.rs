@@ -9,7 +9,9 @@
 //! scale (the larger scale for `+`/`-`, their sum for `*`) and a spec
 //! error when the result could need more than 38 digits; a date plus or
 //! minus an integer (or an `INTERVAL n DAY`) is a date, a date minus a
-//! date is days. Division or remainder by zero is **null**, as
+//! date is days; timestamps (microseconds, the field's unit and zone
+//! restored when stored) take intervals of weeks down to seconds.
+//! Division or remainder by zero is **null**, as
 //! documented in the README. The value is then converted to the field's
 //! type: integers only from integers, decimals rounded half away from
 //! zero to the field's scale (an error if they do not fit its precision),
@@ -30,9 +32,9 @@ use std::sync::Arc;
 
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Date32Array, Datum, Decimal128Array, Float64Array, Int64Array,
-    Scalar, StringArray, cast::AsArray, new_null_array,
+    Scalar, StringArray, TimestampMicrosecondArray, cast::AsArray, new_null_array,
 };
-use arrow_schema::DataType;
+use arrow_schema::{DataType, TimeUnit};
 use sqlparser::{
     ast::{self, BinaryOperator as B, Spanned, UnaryOperator as U},
     dialect::DuckDbDialect,
@@ -93,6 +95,11 @@ pub(crate) enum ETy {
     Float,
     Decimal(u8, i8),
     Date,
+    /// Microseconds since 1970-01-01 00:00:00 (a field's time zone, if
+    /// any, stays the field's).
+    Timestamp,
+    /// A span of microseconds (`INTERVAL 3 HOUR`), added to timestamps.
+    Interval,
     Str,
 }
 
@@ -105,13 +112,15 @@ impl ETy {
             ETy::Float => "double".into(),
             ETy::Decimal(p, s) => format!("decimal({p}, {s})"),
             ETy::Date => "date".into(),
+            ETy::Timestamp => "timestamp".into(),
+            ETy::Interval => "interval".into(),
             ETy::Str => "string".into(),
         }
     }
 
     fn with_article(self) -> String {
         let n = self.name();
-        if matches!(self, ETy::Int) {
+        if matches!(self, ETy::Int | ETy::Interval) {
             format!("an {n}")
         } else {
             format!("a {n}")
@@ -126,12 +135,19 @@ impl ETy {
             ETy::Float => DataType::Float64,
             ETy::Decimal(p, s) => DataType::Decimal128(p, s),
             ETy::Date => DataType::Date32,
+            ETy::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+            ETy::Interval => DataType::Int64,
             ETy::Str => DataType::Utf8,
         }
     }
 
     fn numeric(self) -> bool {
         matches!(self, ETy::Int | ETy::Float | ETy::Decimal(..))
+    }
+
+    /// Whether `-x` is defined.
+    fn negatable(self) -> bool {
+        self.numeric() || self == ETy::Interval
     }
 
     /// The expression type a column of Arrow type `dt` is read as.
@@ -148,6 +164,7 @@ impl ETy {
             DataType::Float32 | DataType::Float64 => ETy::Float,
             DataType::Decimal128(p, s) => ETy::Decimal(*p, *s),
             DataType::Date32 => ETy::Date,
+            DataType::Timestamp(..) => ETy::Timestamp,
             DataType::Utf8 | DataType::LargeUtf8 => ETy::Str,
             DataType::Dictionary(_, v) if matches!(**v, DataType::Utf8) => ETy::Str,
             _ => return None,
@@ -216,6 +233,8 @@ pub(crate) enum Lit {
     Float(f64),
     Dec(i128),
     Date(i32),
+    /// Microseconds since the epoch.
+    Ts(i64),
     Str(String),
 }
 
@@ -406,6 +425,7 @@ fn unify(tys: &[ETy]) -> Option<ETy> {
         out = match (out, t) {
             (ETy::Null, t) | (t, ETy::Null) => t,
             (a, b) if a == b => a,
+            (ETy::Date, ETy::Timestamp) | (ETy::Timestamp, ETy::Date) => ETy::Timestamp,
             (ETy::Decimal(p1, s1), ETy::Decimal(p2, s2)) => {
                 let s = s1.max(s2);
                 let int = (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16);
@@ -456,6 +476,17 @@ impl Checker<'_> {
                         Some(d) => Ok(node(ETy::Date, NodeK::Lit(Lit::Date(d)))),
                         None => fail(e, format!("`{text}` is not a date (YYYY-MM-DD)")),
                     },
+                    ast::DataType::Timestamp(..) | ast::DataType::Datetime(_) => {
+                        match parse_timestamp(&text) {
+                            Some(t) => Ok(node(ETy::Timestamp, NodeK::Lit(Lit::Ts(t)))),
+                            None => fail(
+                                e,
+                                format!(
+                                    "`{text}` is not a timestamp (YYYY-MM-DD HH:MM:SS[.ffffff])"
+                                ),
+                            ),
+                        }
+                    }
                     _ => fail(
                         e,
                         format!("literals of type {} are not supported", t.data_type),
@@ -463,13 +494,19 @@ impl Checker<'_> {
                 }
             }
             E::Interval(iv) => {
-                let days_per = match &iv.leading_field {
-                    Some(ast::DateTimeField::Day | ast::DateTimeField::Days) => 1,
-                    Some(ast::DateTimeField::Week(_) | ast::DateTimeField::Weeks) => 7,
+                const SECOND: i64 = 1_000_000;
+                let per = match &iv.leading_field {
+                    Some(ast::DateTimeField::Day | ast::DateTimeField::Days) => 86_400 * SECOND,
+                    Some(ast::DateTimeField::Week(_) | ast::DateTimeField::Weeks) => {
+                        7 * 86_400 * SECOND
+                    }
+                    Some(ast::DateTimeField::Hour | ast::DateTimeField::Hours) => 3_600 * SECOND,
+                    Some(ast::DateTimeField::Minute | ast::DateTimeField::Minutes) => 60 * SECOND,
+                    Some(ast::DateTimeField::Second | ast::DateTimeField::Seconds) => SECOND,
                     _ => {
                         return fail(
                             e,
-                            "intervals are whole days or weeks (INTERVAL 5 DAY); add months and years in your own terms",
+                            "intervals are whole weeks, days, hours, minutes or seconds (INTERVAL 5 DAY); add months and years in your own terms",
                         );
                     }
                 };
@@ -481,16 +518,16 @@ impl Checker<'_> {
                     },
                     _ => None,
                 };
-                match n.and_then(|n| n.checked_mul(days_per)) {
-                    Some(days) => Ok(node(ETy::Int, NodeK::Lit(Lit::Int(days)))),
-                    None => fail(e, "an interval needs a whole number of days or weeks"),
+                match n.and_then(|n| n.checked_mul(per)) {
+                    Some(us) => Ok(node(ETy::Interval, NodeK::Lit(Lit::Int(us)))),
+                    None => fail(e, "an interval needs a whole number of its unit"),
                 }
             }
             E::UnaryOp { op, expr } => {
                 let x = self.node(expr)?;
                 match op {
                     U::Plus if x.ty.numeric() => Ok(x),
-                    U::Minus if x.ty.numeric() => {
+                    U::Minus if x.ty.negatable() => {
                         // Literal negatives stay literals.
                         if let NodeK::Lit(l) = &x.kind {
                             let neg = match l {
@@ -641,6 +678,7 @@ impl Checker<'_> {
                         ETy::Str
                     }
                     ast::DataType::Date => ETy::Date,
+                    ast::DataType::Timestamp(..) | ast::DataType::Datetime(_) => ETy::Timestamp,
                     ast::DataType::Boolean | ast::DataType::Bool => ETy::Bool,
                     ast::DataType::Decimal(info) | ast::DataType::Numeric(info) => {
                         let (p, s) = match info {
@@ -664,7 +702,8 @@ impl Checker<'_> {
                     || x.ty == ETy::Null
                     || to == ETy::Str
                     || (x.ty.numeric() && to.numeric())
-                    || (x.ty == ETy::Str && to == ETy::Date);
+                    || (matches!(x.ty, ETy::Str | ETy::Date | ETy::Timestamp)
+                        && matches!(to, ETy::Date | ETy::Timestamp));
                 if !ok {
                     return fail(
                         e,
@@ -871,7 +910,45 @@ impl Checker<'_> {
         } else {
             b
         };
+        // An interval of whole days beside a date is days; other intervals
+        // make the date a timestamp, as DuckDB's `date + INTERVAL 1 HOUR`.
+        let whole_days = |n: &TNode| match n.kind {
+            NodeK::Lit(Lit::Int(us)) if n.ty == ETy::Interval && us % 86_400_000_000 == 0 => {
+                Some(node(ETy::Int, NodeK::Lit(Lit::Int(us / 86_400_000_000))))
+            }
+            _ => None,
+        };
+        let (a, b) = match (a.ty, b.ty) {
+            (ETy::Date, ETy::Interval) => match whole_days(&b) {
+                Some(days) => (a, days),
+                None => (cast(a, ETy::Timestamp), b),
+            },
+            (ETy::Interval, ETy::Date) => match whole_days(&a) {
+                Some(days) => (days, b),
+                None => (a, cast(b, ETy::Timestamp)),
+            },
+            _ => (a, b),
+        };
         match (a.ty, b.ty, arith) {
+            (ETy::Timestamp, ETy::Interval, Arith::Add | Arith::Sub) => {
+                return Ok(node(
+                    ETy::Timestamp,
+                    NodeK::DateAdd(Box::new(a), Box::new(b), arith == Arith::Sub),
+                ));
+            }
+            (ETy::Interval, ETy::Timestamp, Arith::Add) => {
+                return Ok(node(
+                    ETy::Timestamp,
+                    NodeK::DateAdd(Box::new(b), Box::new(a), false),
+                ));
+            }
+            (ETy::Interval, ETy::Interval, Arith::Add | Arith::Sub)
+            | (ETy::Interval, ETy::Int, Arith::Mul)
+            | (ETy::Int, ETy::Interval, Arith::Mul) => {
+                let (a, b) = (cast(a, ETy::Int), cast(b, ETy::Int));
+                let sum = node(ETy::Int, NodeK::Arith(arith, Box::new(a), Box::new(b)));
+                return Ok(node(ETy::Interval, NodeK::Cast(Box::new(sum))));
+            }
             (ETy::Date, ETy::Int, Arith::Add | Arith::Sub) => {
                 return Ok(node(
                     ETy::Date,
@@ -1126,6 +1203,21 @@ fn parse_date(s: &str) -> Option<i32> {
     i32::try_from((d - epoch).num_days()).ok()
 }
 
+/// Microseconds since 1970-01-01 00:00:00 of `YYYY-MM-DD[ HH:MM:SS[.f]]`.
+fn parse_timestamp(s: &str) -> Option<i64> {
+    use chrono::NaiveDateTime;
+    let s = s.trim();
+    let t = NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f")
+        .or_else(|_| NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f"))
+        .ok()
+        .or_else(|| {
+            chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+                .ok()?
+                .and_hms_opt(0, 0, 0)
+        })?;
+    Some(t.and_utc().timestamp_micros())
+}
+
 /// Whether a value of type `ty` can fill a field of Arrow type `to`, and
 /// if not, why.
 pub(crate) fn check_target(tree: &TNode, to: &DataType) -> Result<(), String> {
@@ -1144,6 +1236,7 @@ pub(crate) fn check_target(tree: &TNode, to: &DataType) -> Result<(), String> {
             matches!(ty, ETy::Int | ETy::Decimal(..) | ETy::Float)
         }
         DataType::Date32 => ty == ETy::Date,
+        DataType::Timestamp(..) => matches!(ty, ETy::Timestamp | ETy::Date),
         DataType::Boolean => ty == ETy::Bool,
         DataType::Utf8 | DataType::LargeUtf8 => ty == ETy::Str,
         DataType::Dictionary(_, v) if **v == DataType::Utf8 => ty == ETy::Str,
@@ -1237,6 +1330,23 @@ pub(crate) fn evaluate(tree: &TNode, inp: &Inputs<'_>, to: &DataType) -> Result<
 fn convert(a: &ArrayRef, ty: ETy, to: &DataType) -> Result<ArrayRef, Error> {
     if a.data_type() == to {
         return Ok(a.clone());
+    }
+    // Timestamps change unit by a cast and time zone by a new label (a
+    // cast between zones would move the instants to local times).
+    if let DataType::Timestamp(from_unit, Some(_)) = a.data_type() {
+        let plain = DataType::Timestamp(*from_unit, None);
+        let a = arrow_array::make_array(a.to_data().into_builder().data_type(plain).build()?);
+        return convert(&a, ty, to);
+    }
+    if let (DataType::Timestamp(..), DataType::Timestamp(unit, Some(_))) = (a.data_type(), to) {
+        let plain = convert(a, ty, &DataType::Timestamp(*unit, None))?;
+        return Ok(arrow_array::make_array(
+            plain
+                .to_data()
+                .into_builder()
+                .data_type(to.clone())
+                .build()?,
+        ));
     }
     let options = arrow_cast::CastOptions {
         safe: false,
@@ -1343,26 +1453,14 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             let len = if both_scalar { 1 } else { n };
             let (dates, add) = (Units::of(&x, len)?, Units::of(&y, len)?);
             let sign: i128 = if *sub { -1 } else { 1 };
-            // A day past a date's range is 0 here, then an error unless its
-            // row is null (a null row's value can be anything).
-            let past = std::cell::Cell::new(false);
-            let days: Vec<i32> = units_kernel(&dates, &add, len, |d, k| {
-                i32::try_from(d + sign * k).unwrap_or_else(|_| {
-                    past.set(true);
-                    0
-                })
-            });
-            if past.get()
-                && (0..len).any(|i| {
-                    dates.valid(i)
-                        && add.valid(i)
-                        && i32::try_from(dates.get(i) + sign * add.get(i)).is_err()
-                })
-            {
-                return Err(expr_error("a date out of range"));
-            }
             let nulls = arrow_buffer::NullBuffer::union(dates.nulls, add.nulls);
-            let r: ArrayRef = Arc::new(Date32Array::new(days.into(), nulls));
+            let r: ArrayRef = if t.ty == ETy::Timestamp {
+                let v = offsets::<i64>(&dates, &add, len, sign, "a timestamp out of range")?;
+                Arc::new(TimestampMicrosecondArray::new(v.into(), nulls))
+            } else {
+                let v = offsets::<i32>(&dates, &add, len, sign, "a date out of range")?;
+                Arc::new(Date32Array::new(v.into(), nulls))
+            };
             Val::of(r, both_scalar)
         }
         NodeK::DateDiff(a, b) => {
@@ -1629,6 +1727,32 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
     })
 }
 
+/// `x + sign * k` of each row, as `O` (days or microseconds): a value past
+/// `O`'s range is an error (`what`) unless its row is null (a null row's
+/// value can be anything).
+fn offsets<O: TryFrom<i128> + Default + Copy>(
+    x: &Units<'_>,
+    k: &Units<'_>,
+    len: usize,
+    sign: i128,
+    what: &str,
+) -> Result<Vec<O>, Error> {
+    let past = std::cell::Cell::new(false);
+    let out: Vec<O> = units_kernel(x, k, len, |d, k| {
+        O::try_from(d + sign * k).unwrap_or_else(|_| {
+            past.set(true);
+            O::default()
+        })
+    });
+    if past.get()
+        && (0..len)
+            .any(|i| x.valid(i) && k.valid(i) && O::try_from(x.get(i) + sign * k.get(i)).is_err())
+    {
+        return Err(expr_error(what));
+    }
+    Ok(out)
+}
+
 /// Whether `v` is the null constant (a strict operation of it is null).
 fn is_null_constant(v: &Val) -> bool {
     matches!(v, Val::Scalar(a) if a.is_null(0))
@@ -1718,6 +1842,27 @@ fn cast_value(a: &ArrayRef, from: ETy, to: ETy) -> Result<ArrayRef, Error> {
         }
         (ETy::Null, _) => Ok(new_null_array(&dt, a.len())),
         (ETy::Int, ETy::Str) => return int_strings(a),
+        (ETy::Timestamp, ETy::Str) => return timestamp_strings(a),
+        (ETy::Str, ETy::Timestamp) => {
+            let s = strings(a)?;
+            let mut bad = None;
+            let v: TimestampMicrosecondArray = s
+                .iter()
+                .map(|x| {
+                    x.and_then(|x| {
+                        let t = parse_timestamp(x);
+                        if t.is_none() {
+                            bad.get_or_insert_with(|| x.to_string());
+                        }
+                        t
+                    })
+                })
+                .collect();
+            if let Some(x) = bad {
+                return Err(expr_error(format!("cannot cast `{x}` to a timestamp")));
+            }
+            return Ok(Arc::new(v));
+        }
         _ => arrow_cast::cast_with_options(a, &dt, &strict),
     };
     r.map_err(|e| {
@@ -1743,6 +1888,7 @@ fn literal_array(l: &Lit, ty: ETy) -> Result<ArrayRef, Error> {
             Arc::new(Decimal128Array::from(vec![*v]).with_precision_and_scale(p, s)?)
         }
         Lit::Date(d) => Arc::new(Date32Array::from(vec![*d])),
+        Lit::Ts(t) => Arc::new(TimestampMicrosecondArray::from(vec![*t])),
         Lit::Str(s) => Arc::new(StringArray::from(vec![s.as_str()])),
     })
 }
@@ -1940,6 +2086,8 @@ impl<'a> Units<'a> {
             UnitValues::Int32(x.values())
         } else if let Some(x) = any.downcast_ref::<Date32Array>() {
             UnitValues::Int32(x.values())
+        } else if let Some(x) = any.downcast_ref::<TimestampMicrosecondArray>() {
+            UnitValues::Int(x.values())
         } else {
             return Err(expr_error("a numeric operand is not a number"));
         };
@@ -2147,6 +2295,35 @@ impl StrBuild {
             StringArray::new_unchecked(offsets, self.bytes.into(), nulls)
         }))
     }
+}
+
+/// Timestamps as DuckDB writes them: `1995-06-17 08:30:00`, with the
+/// fraction of a second when there is one (`.5`, `.000123`).
+fn timestamp_strings(a: &ArrayRef) -> Result<ArrayRef, Error> {
+    let v = a
+        .as_any()
+        .downcast_ref::<TimestampMicrosecondArray>()
+        .ok_or_else(|| expr_error("a timestamp is not a timestamp"))?;
+    let mut b = StrBuild::new(v.len(), v.len() * 26);
+    for i in 0..v.len() {
+        let t = match v.is_valid(i) {
+            true => chrono::DateTime::from_timestamp_micros(v.value(i)),
+            false => None,
+        };
+        let Some(t) = t else {
+            b.null();
+            continue;
+        };
+        let text = t.naive_utc().format("%Y-%m-%d %H:%M:%S").to_string();
+        b.push_part(&text);
+        let us = v.value(i).rem_euclid(1_000_000);
+        if us != 0 {
+            let frac = format!(".{us:06}");
+            b.push_part(frac.trim_end_matches('0'));
+        }
+        b.end_value();
+    }
+    b.finish()
 }
 
 /// Integers as their decimal text (as `CAST(x AS VARCHAR)`).

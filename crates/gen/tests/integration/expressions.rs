@@ -701,3 +701,84 @@ fn round_to_negative_digits_and_at_scale_38() {
         "e.toml:10: field `x`: `expr` at column 1: round takes at least -38 digits"
     );
 }
+
+#[test]
+fn timestamps_take_intervals_compare_and_print_as_sql() {
+    use arrow_array::{TimestampMicrosecondArray, TimestampMillisecondArray};
+    let t_field = "[[fields]]\nname = \"t\"\ntype = \"timestamp(ms, UTC)\"\nuniform = { min = 1995-01-01T00:00:00Z, max = 1995-12-31T00:00:00Z }\n";
+    let fields = [
+        t_field.to_string(),
+        field(
+            "t2",
+            "timestamp(us)",
+            "t + INTERVAL 90 MINUTE + a * INTERVAL 1 SECOND",
+        ),
+        field("t3", "timestamp(ms, UTC)", "d + INTERVAL 3 HOUR"),
+        field("d2", "date32", "CAST(t AS DATE) + INTERVAL 2 DAY"),
+        field(
+            "late",
+            "boolean",
+            "t > TIMESTAMP '1995-06-17 12:00:00' AND t2 BETWEEN t AND t + INTERVAL 2 HOUR",
+        ),
+        field(
+            "s",
+            "utf8",
+            "CAST(TIMESTAMP '1995-06-17 08:30:00.5' AS VARCHAR) || '|' || CAST(t AS VARCHAR)",
+        ),
+        field("g", "timestamp(us)", "greatest(t, d)"),
+    ]
+    .concat();
+    let b = generated(&fields, 3000).unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| i64::from(x.value(i)));
+    let d = col(&b, "d", |x: &Date32Array, i| i64::from(x.value(i)));
+    let t = col(&b, "t", |x: &TimestampMillisecondArray, i| {
+        x.value(i) * 1000
+    });
+    let t2 = col(&b, "t2", |x: &TimestampMicrosecondArray, i| x.value(i));
+    let t3 = col(&b, "t3", |x: &TimestampMillisecondArray, i| {
+        x.value(i) * 1000
+    });
+    let d2 = col(&b, "d2", |x: &Date32Array, i| i64::from(x.value(i)));
+    let late = col(&b, "late", |x: &BooleanArray, i| x.value(i));
+    let s = col(&b, "s", |x: &StringArray, i| x.value(i).to_string());
+    let g = col(&b, "g", |x: &TimestampMicrosecondArray, i| x.value(i));
+    const DAY: i64 = 86_400_000_000;
+    let cutoff = 9298 * DAY + 12 * 3_600_000_000; // 1995-06-17 12:00
+    for i in 0..a.len() {
+        let (a, d, t) = (a[i].unwrap(), d[i].unwrap(), t[i].unwrap());
+        assert_eq!(t2[i], Some(t + 90 * 60_000_000 + a * 1_000_000));
+        assert_eq!(t3[i], Some(d * DAY + 3 * 3_600_000_000));
+        assert_eq!(d2[i], Some(t.div_euclid(DAY) + 2));
+        assert_eq!(late[i], Some(t > cutoff));
+        let text = chrono::DateTime::from_timestamp_micros(t)
+            .unwrap()
+            .naive_utc()
+            .format("%Y-%m-%d %H:%M:%S");
+        let frac = match t % 1_000_000 {
+            0 => String::new(),
+            us => format!(".{us:06}").trim_end_matches('0').to_string(),
+        };
+        let text = format!("{text}{frac}");
+        assert_eq!(
+            s[i].as_deref(),
+            Some(format!("1995-06-17 08:30:00.5|{text}").as_str())
+        );
+        assert_eq!(g[i], Some(t.max(d * DAY)));
+    }
+    // The field keeps its time zone.
+    assert_eq!(
+        b[0].schema().field_with_name("t3").unwrap().data_type(),
+        &arrow_schema::DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, Some("UTC".into()))
+    );
+    for (e, want) in [
+        ("t - t", "type mismatch: timestamp - timestamp"),
+        ("t + 1", "type mismatch: timestamp + integer"),
+        (
+            "INTERVAL 1 MONTH",
+            "intervals are whole weeks, days, hours, minutes or seconds (INTERVAL 5 DAY); add months and years in your own terms",
+        ),
+    ] {
+        let err = error_of(&format!("{t_field}{}", field("x", "timestamp(us)", e)));
+        assert!(err.ends_with(want), "{e}: {err}");
+    }
+}
