@@ -519,6 +519,8 @@ fn matches(c: &Condition, code: &Code<'_>) -> bool {
         (Condition::IsNull(b), _) => !*b,
         (Condition::Is(vals), Code::Value(v)) => vals.contains(v),
         (Condition::Is(_), _) => false,
+        // Not computed from a code (`distribution` gives up first).
+        (Condition::Expr(_), _) => false,
     }
 }
 
@@ -558,7 +560,11 @@ fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
         vec![(1.0, f.null_rate, own)]
     } else {
         let name = &f.when[0].field;
-        if f.when.iter().any(|w| &w.field != name) {
+        if f.when.iter().any(|w| &w.field != name)
+            || f.when
+                .iter()
+                .any(|w| matches!(w.condition, Condition::Expr(_)))
+        {
             return None;
         }
         let sibling = siblings

@@ -206,9 +206,18 @@ struct Node {
 }
 
 #[derive(Debug)]
-struct Cases {
-    sibling: usize,
-    branch_of_code: Box<[u8; 256]>,
+enum Cases {
+    /// The branch of each code of one categorical sibling.
+    Codes {
+        sibling: usize,
+        branch_of_code: Box<[u8; 256]>,
+    },
+    /// SQL tests of the siblings (`condition`): a row takes the first
+    /// true one's branch; `uniform` terms are drawn from `key`.
+    Tests {
+        tests: Vec<super::expr::TNode>,
+        key: StreamKey,
+    },
 }
 
 #[derive(Debug)]
@@ -2242,6 +2251,9 @@ impl SpecGenerator {
 
 /// `op` of each parent's run of `values` (`offsets[i]..offsets[i + 1]`),
 /// as Arrow type `to`; SQL's empty-set results (`count` 0, others null).
+/// Integer sums are exact (in `i128`, as `decimal(38, 0)`), integer
+/// minima and maxima keep the child's type (`uint64` above `i64::MAX`
+/// included); a result that does not fit `to` is an error.
 fn aggregate(
     op: AggOp,
     values: Option<&ArrayRef>,
@@ -2249,6 +2261,7 @@ fn aggregate(
     to: &DataType,
 ) -> Result<ArrayRef, Error> {
     use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
     let n = offsets.len() - 1;
     let runs = offsets.windows(2).map(|w| w[0] as usize..w[1] as usize);
     let bad = |m: &str| Error::InvalidDistribution(format!("aggregate: {m}"));
@@ -2257,7 +2270,8 @@ fn aggregate(
         let counts: arrow_array::Int64Array = runs.map(|r| Some(r.len() as i64)).collect();
         return Ok(arrow_cast::cast(&counts, to)?);
     };
-    let valid = |i: usize| v.is_valid(i);
+    let nulls = v.nulls();
+    let valid = |i: usize| nulls.is_none_or(|b| b.is_valid(i));
     if op == AggOp::Count {
         let counts: arrow_array::Int64Array = runs
             .map(|r| Some(r.filter(|&i| valid(i)).count() as i64))
@@ -2284,43 +2298,21 @@ fn aggregate(
             Arc::new(r)
         }
         DataType::Decimal128(p, sc) => {
-            let d = v.as_primitive::<arrow_array::types::Decimal128Type>();
-            let mut overflow = false;
-            let r: arrow_array::Decimal128Array = runs
-                .map(|r| {
-                    let mut it = r.filter(|&i| valid(i)).map(|i| d.value(i));
-                    let first = it.next()?;
-                    Some(it.fold(first, |a, x| match op {
-                        AggOp::Sum => a.checked_add(x).unwrap_or_else(|| {
-                            overflow = true;
-                            0
-                        }),
-                        AggOp::Min => a.min(x),
-                        _ => a.max(x),
-                    }))
-                })
-                .collect();
-            if overflow {
-                return Err(bad("a decimal sum overflows"));
-            }
+            let d = v.as_primitive::<Decimal128Type>();
+            let overflow = || bad("a decimal sum overflows decimal(38)");
+            let r = fold_runs::<Decimal128Type>(offsets, op, nulls, |i| d.value(i));
+            let r = r.ok_or_else(overflow)?;
             let p = if op == AggOp::Sum { 38 } else { *p };
-            Arc::new(r.with_precision_and_scale(p, *sc)?)
+            let r = r.with_precision_and_scale(p, *sc)?;
+            // An `i128` sum may still have more than 38 digits.
+            r.validate_decimal_precision(p).map_err(|_| overflow())?;
+            Arc::new(r)
         }
         DataType::Float32 | DataType::Float64 => {
             let f = arrow_cast::cast(v, &DataType::Float64)?;
-            let f = f.as_primitive::<arrow_array::types::Float64Type>();
-            let r: arrow_array::Float64Array = runs
-                .map(|r| {
-                    let mut it = r.filter(|&i| valid(i)).map(|i| f.value(i));
-                    let first = it.next()?;
-                    Some(it.fold(first, |a, x| match op {
-                        AggOp::Sum => a + x,
-                        AggOp::Min => a.min(x),
-                        _ => a.max(x),
-                    }))
-                })
-                .collect();
-            Arc::new(r)
+            let f = f.as_primitive::<Float64Type>();
+            let r = fold_runs::<Float64Type>(offsets, op, nulls, |i| f.value(i));
+            Arc::new(r.ok_or_else(|| bad("a float sum overflows"))?)
         }
         DataType::Utf8 => {
             let st = v.as_string::<i32>();
@@ -2332,34 +2324,22 @@ fn aggregate(
                 .collect();
             Arc::new(r)
         }
-        dt if dt.is_integer() || *dt == DataType::Date32 => {
-            let wide = arrow_cast::cast(v, &DataType::Int64)?;
-            let x = wide.as_primitive::<arrow_array::types::Int64Type>();
-            let mut overflow = false;
-            let r: arrow_array::Int64Array = runs
-                .map(|r| {
-                    let mut it = r.filter(|&i| valid(i)).map(|i| x.value(i));
-                    let first = it.next()?;
-                    Some(it.fold(first, |a, y| match op {
-                        AggOp::Sum => a.checked_add(y).unwrap_or_else(|| {
-                            overflow = true;
-                            0
-                        }),
-                        AggOp::Min => a.min(y),
-                        _ => a.max(y),
-                    }))
-                })
-                .collect();
-            if overflow {
-                return Err(bad("an integer sum overflows"));
-            }
-            if *dt == DataType::Date32 {
-                arrow_cast::cast(&arrow_cast::cast(&r, &DataType::Int32)?, &DataType::Date32)?
-            } else {
-                Arc::new(r)
-            }
+        DataType::Date32 if op != AggOp::Sum => {
+            let d = v.as_primitive::<Date32Type>();
+            let r = fold_runs::<Date32Type>(offsets, op, nulls, |i| d.value(i));
+            Arc::new(r.ok_or_else(|| bad("a least or greatest date overflows"))?)
         }
-        other => return Err(bad(&format!("cannot aggregate {other}"))),
+        DataType::Int8 => integer_runs::<Int8Type>(v, op, offsets)?,
+        DataType::Int16 => integer_runs::<Int16Type>(v, op, offsets)?,
+        DataType::Int32 => integer_runs::<Int32Type>(v, op, offsets)?,
+        DataType::Int64 => integer_runs::<Int64Type>(v, op, offsets)?,
+        DataType::UInt8 => integer_runs::<UInt8Type>(v, op, offsets)?,
+        DataType::UInt16 => integer_runs::<UInt16Type>(v, op, offsets)?,
+        DataType::UInt32 => integer_runs::<UInt32Type>(v, op, offsets)?,
+        DataType::UInt64 => integer_runs::<UInt64Type>(v, op, offsets)?,
+        other => {
+            return Err(bad(&format!("cannot take the {} of {other}", op.as_str())));
+        }
     };
     debug_assert_eq!(out.len(), n);
     if out.data_type() == to {
@@ -2371,6 +2351,121 @@ fn aggregate(
     };
     arrow_cast::cast_with_options(&out, to, &options)
         .map_err(|e| bad(&format!("the result does not fit {to}: {e}")))
+}
+
+/// `op` (sum, min or max) of integer array `v` (of type `A`) per run of
+/// [`aggregate`]: sums exact, in `i128`, as `decimal(38, 0)` (at most
+/// `MAX_LENGTH` values below 2^64 each stay far below 10^38), minima and
+/// maxima as `A`.
+fn integer_runs<A: arrow_array::ArrowPrimitiveType>(
+    v: &ArrayRef,
+    op: AggOp,
+    offsets: &[u32],
+) -> Result<ArrayRef, Error>
+where
+    A::Native: Fold + Into<i128>,
+{
+    use arrow_array::{Array, cast::AsArray};
+    let a = v.as_primitive::<A>();
+    let overflow = || Error::InvalidDistribution("aggregate: an integer sum overflows".into());
+    Ok(if op == AggOp::Sum {
+        let r = fold_runs::<arrow_array::types::Decimal128Type>(offsets, op, a.nulls(), |i| {
+            a.value(i).into()
+        })
+        .ok_or_else(overflow)?;
+        Arc::new(r.with_precision_and_scale(38, 0)?)
+    } else {
+        Arc::new(fold_runs::<A>(offsets, op, a.nulls(), |i| a.value(i)).ok_or_else(overflow)?)
+    })
+}
+
+/// A value [`fold_runs`] folds: integers add checked, floats as IEEE 754
+/// does (and their least and greatest ignore NaN, as `f64::min` does).
+trait Fold: Copy {
+    /// `self + x`, `None` when it overflows.
+    fn sum(self, x: Self) -> Option<Self>;
+    fn least(self, x: Self) -> Self;
+    fn greatest(self, x: Self) -> Self;
+}
+
+macro_rules! fold_integers {
+    ($($t:ty)*) => {$(
+        impl Fold for $t {
+            #[inline(always)]
+            fn sum(self, x: Self) -> Option<Self> {
+                self.checked_add(x)
+            }
+            #[inline(always)]
+            fn least(self, x: Self) -> Self {
+                Ord::min(self, x)
+            }
+            #[inline(always)]
+            fn greatest(self, x: Self) -> Self {
+                Ord::max(self, x)
+            }
+        }
+    )*};
+}
+fold_integers!(i8 i16 i32 i64 i128 u8 u16 u32 u64);
+
+impl Fold for f64 {
+    #[inline(always)]
+    fn sum(self, x: Self) -> Option<Self> {
+        Some(self + x)
+    }
+    #[inline(always)]
+    fn least(self, x: Self) -> Self {
+        self.min(x)
+    }
+    #[inline(always)]
+    fn greatest(self, x: Self) -> Self {
+        self.max(x)
+    }
+}
+
+/// `op` (sum, min or max) of each parent's run of child rows
+/// `offsets[i]..offsets[i + 1]`: of the rows `nulls` leaves valid, read by
+/// `get`; null for a run without one. `None` when a sum overflows
+/// `A::Native`. The operation is chosen once, outside the loop over rows.
+#[inline]
+fn fold_runs<A: arrow_array::ArrowPrimitiveType>(
+    offsets: &[u32],
+    op: AggOp,
+    nulls: Option<&NullBuffer>,
+    get: impl Fn(usize) -> A::Native,
+) -> Option<arrow_array::PrimitiveArray<A>>
+where
+    A::Native: Fold,
+{
+    #[inline(always)]
+    fn each<A: arrow_array::ArrowPrimitiveType>(
+        offsets: &[u32],
+        nulls: Option<&NullBuffer>,
+        get: impl Fn(usize) -> A::Native,
+        step: impl Fn(A::Native, A::Native) -> Option<A::Native>,
+    ) -> Option<arrow_array::PrimitiveArray<A>> {
+        let mut out = arrow_array::builder::PrimitiveBuilder::<A>::with_capacity(offsets.len() - 1);
+        for w in offsets.windows(2) {
+            let mut acc = None;
+            for i in w[0] as usize..w[1] as usize {
+                if nulls.is_some_and(|b| b.is_null(i)) {
+                    continue;
+                }
+                let x = get(i);
+                acc = Some(match acc {
+                    None => x,
+                    Some(a) => step(a, x)?,
+                });
+            }
+            out.append_option(acc);
+        }
+        Some(out.finish())
+    }
+    match op {
+        AggOp::Sum => each::<A>(offsets, nulls, get, Fold::sum),
+        AggOp::Min => each::<A>(offsets, nulls, get, |a, x| Some(a.least(x))),
+        _ => each::<A>(offsets, nulls, get, |a, x| Some(a.greatest(x))),
+    }
 }
 
 /// The error for a table of `want` rows whose field `field` gives
@@ -2434,6 +2529,33 @@ fn compile(
             .map(|w| threshold(w.null_rate.unwrap_or(f.null_rate)))
             .collect();
         thresholds.push(threshold(f.null_rate));
+        let tests: Vec<_> = f
+            .when
+            .iter()
+            .filter_map(|w| match &w.condition {
+                Condition::Expr(e) => Some(e.tree.clone().ok_or_else(|| {
+                    Error::InvalidDistribution(format!(
+                        "field {}: the condition {:?} was not checked against its siblings (parse the spec)",
+                        f.path, e.source
+                    ))
+                })),
+                _ => None,
+            })
+            .collect::<Result<_, _>>()?;
+        if !tests.is_empty() && tests.len() != f.when.len() {
+            return Err(Error::InvalidDistribution(format!(
+                "field {}: `when` cases are all conditions or all read one sibling",
+                f.path
+            )));
+        }
+        if !tests.is_empty() {
+            cases = Some(Cases::Tests {
+                tests,
+                key: StreamKey::new(seed, stream_id(&f.path, "when")),
+            });
+        }
+    }
+    if !f.when.is_empty() && cases.is_none() {
         let default = f.when.len() as u8;
         let mut table = Box::new([default; 256]);
         let sibling = siblings
@@ -2463,13 +2585,14 @@ fn compile(
                         code != NULL_CODE
                             && cats.get(code as usize).is_some_and(|c| vals.contains(c))
                     }
+                    Condition::Expr(_) => false,
                 };
                 if hit {
                     table[code as usize] = b as u8;
                 }
             }
         }
-        cases = Some(Cases {
+        cases = Some(Cases::Codes {
             sibling,
             branch_of_code: table,
         });
@@ -2808,15 +2931,17 @@ impl Node {
     }
 
     /// Validity (0/1 per element) and branch per element.
+    /// Each row's validity, and its branch when the field has cases.
     fn validity(
         &self,
         ids: &[u64],
         sibling_codes: &[Option<Vec<u8>>],
+        siblings: &[Option<ArrayRef>],
         s: &mut SpecScratch,
-    ) -> (Vec<u8>, Option<Vec<u8>>) {
+    ) -> Result<(Vec<u8>, Option<Vec<u8>>), Error> {
         let mut valid = s.v8(ids.len());
         let key = self.null_key;
-        match &self.cases {
+        let branches = match &self.cases {
             None => {
                 let t = self.null_thresholds[0];
                 if t == 0 {
@@ -2827,26 +2952,53 @@ impl Node {
                             .map(|&id| u8::from(u128::from(key.first(id)) >= t)),
                     );
                 }
-                (valid, None)
+                return Ok((valid, None));
             }
-            Some(c) => {
+            Some(Cases::Codes {
+                sibling,
+                branch_of_code,
+            }) => {
                 let codes = sibling_codes
-                    .get(c.sibling)
+                    .get(*sibling)
                     .and_then(|x| x.as_deref())
                     .unwrap_or(&[]);
                 let mut branches = s.v8(ids.len());
                 branches.extend(
-                    (0..ids.len()).map(|i| c.branch_of_code[*codes.get(i).unwrap_or(&0) as usize]),
+                    (0..ids.len()).map(|i| branch_of_code[*codes.get(i).unwrap_or(&0) as usize]),
                 );
-                let t = &self.null_thresholds;
-                valid.extend(
-                    ids.iter()
-                        .zip(&branches)
-                        .map(|(&id, &b)| u8::from(u128::from(key.first(id)) >= t[b as usize])),
-                );
-                (valid, Some(branches))
+                branches
             }
-        }
+            Some(Cases::Tests { tests, key }) => {
+                let inputs = super::expr::Inputs {
+                    columns: siblings,
+                    ids,
+                    key: *key,
+                };
+                let mut branches = s.v8(ids.len());
+                branches.resize(ids.len(), tests.len() as u8);
+                // The last test first, so that the first true one wins.
+                for (b, t) in tests.iter().enumerate().rev() {
+                    let hit = super::expr::test(t, &inputs).map_err(|e| match e {
+                        Error::InvalidDistribution(m) => Error::InvalidDistribution(format!(
+                            "field {}: `when` condition: {m}",
+                            self.field.name()
+                        )),
+                        e => e,
+                    })?;
+                    for i in hit.set_indices() {
+                        branches[i] = b as u8;
+                    }
+                }
+                branches
+            }
+        };
+        let t = &self.null_thresholds;
+        valid.extend(
+            ids.iter()
+                .zip(&branches)
+                .map(|(&id, &b)| u8::from(u128::from(key.first(id)) >= t[b as usize])),
+        );
+        Ok((valid, Some(branches)))
     }
 
     fn generate(
@@ -2857,7 +3009,7 @@ impl Node {
         want_codes: bool,
         s: &mut SpecScratch,
     ) -> Result<Generated, Error> {
-        let (valid, branches) = self.validity(ids, sibling_codes, s);
+        let (valid, branches) = self.validity(ids, sibling_codes, siblings, s)?;
         let n = ids.len();
         let result = match &self.kind {
             NodeKind::Leaf(leaf) => {

@@ -1257,6 +1257,28 @@ pub(crate) fn check_target(tree: &TNode, to: &DataType) -> Result<(), String> {
     }
 }
 
+/// Whether `tree` is a boolean test (a `when` condition).
+pub(crate) fn is_test(tree: &TNode) -> bool {
+    matches!(tree.ty, ETy::Bool | ETy::Null)
+}
+
+/// Why `tree` is not a test.
+pub(crate) fn not_a_test(tree: &TNode) -> String {
+    format!(
+        "a condition is a boolean test (`x < 10`, `d BETWEEN DATE '1995-01-01' AND DATE '1995-12-31'`), not {}",
+        tree.ty.with_article()
+    )
+}
+
+/// The rows where test `tree` is true (null is false), one bit per row.
+pub(crate) fn test(tree: &TNode, inp: &Inputs<'_>) -> Result<arrow_buffer::BooleanBuffer, Error> {
+    let v = evaluate(tree, inp, &DataType::Boolean)?;
+    let b = v
+        .as_boolean_opt()
+        .ok_or_else(|| expr_error("a condition is not a boolean"))?;
+    Ok(null_as_false(b).values().clone())
+}
+
 /// What an expression reads while it is evaluated for a batch.
 pub(crate) struct Inputs<'a> {
     /// The arrays of the siblings (those it reads are present).

@@ -565,6 +565,7 @@ impl fmt::Display for When {
             }
             Condition::IsNull(true) => write!(f, "when {} is null", self.field)?,
             Condition::IsNull(false) => write!(f, "when {} is not null", self.field)?,
+            Condition::Expr(e) => write!(f, "when {}", e.source)?,
         }
         if let Some(r) = self.null_rate {
             write!(f, ": null {r}")?;
@@ -623,6 +624,11 @@ pub enum Condition {
     Is(Vec<Value>),
     /// The sibling is null (`true`) or not (`false`).
     IsNull(bool),
+    /// An SQL test of the siblings (`condition = "ship < DATE
+    /// '1995-03-15'"`): ranges of numbers, dates and timestamps, or any
+    /// boolean expression; a null test is false. The case's `field` is
+    /// empty.
+    Expr(super::expr::Expression),
 }
 
 /// A spec error: the place and what is wrong.

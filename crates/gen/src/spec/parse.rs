@@ -1852,6 +1852,16 @@ impl<'s> P<'s> {
             for w in &whens[i] {
                 let case = self.when(w, &fields, i, &gen_cases)?;
                 if let Some(first) = cases.first()
+                    && (first.field.is_empty() || case.field.is_empty())
+                    && first.field != case.field
+                {
+                    return Err(self.err(
+                        w.span(),
+                        Some(&fields[i].path),
+                        "a field's `when` cases are all `condition`s, or all read one sibling with `is` or `is_null`",
+                    ));
+                }
+                if let Some(first) = cases.first()
                     && first.field != case.field
                 {
                     return Err(self.err(
@@ -2009,6 +2019,39 @@ impl<'s> P<'s> {
                     "a `when` case cannot give an `expr`; write the cases inside the expression (CASE WHEN ... END)",
                 ));
             }
+            for w in f.when.iter_mut() {
+                let Condition::Expr(e) = &mut w.condition else {
+                    continue;
+                };
+                if e.tree.is_some() {
+                    continue;
+                }
+                let at = |c: u64, m: String| {
+                    self.err_at(
+                        w.line,
+                        Some(&f.path),
+                        format!("`condition` at column {c}: {m}"),
+                    )
+                };
+                let sibling_only = |q: &str, x: &str| {
+                    Err(format!(
+                        "`{q}.{x}`: a `when` condition reads sibling fields; give the value to an `expr` sibling and test that"
+                    ))
+                };
+                let (tree, inputs, _) = expr::check(&e.source, &readable, &sibling_only)
+                    .map_err(|x| at(x.column, x.message))?;
+                if inputs.contains(&f.name) {
+                    return Err(at(
+                        1,
+                        format!("the condition reads its own field `{}`", f.name),
+                    ));
+                }
+                if !expr::is_test(&tree) {
+                    return Err(at(1, expr::not_a_test(&tree)));
+                }
+                e.tree = Some(tree.with_columns(&|i| index_of(readable[i].0).unwrap_or(i)));
+                e.inputs = inputs;
+            }
             let Kind::Scalar {
                 data_type,
                 generator: Generator::Expr(e),
@@ -2070,10 +2113,92 @@ impl<'s> P<'s> {
         let field = &siblings[me];
         let f = Some(field.path.as_str());
         let t = self.table(w, f, "a `when` case")?;
-        let mut allowed = vec!["field", "is", "is_null", "null_rate"];
+        let mut allowed = vec!["field", "is", "is_null", "condition", "null_rate"];
         allowed.extend(GENERATORS);
         self.check_keys(t, &allowed, f, "a `when` case")?;
         let line = self.line(w.span().start);
+        let (target_name, condition) = match get(t, "condition") {
+            Some(c) => {
+                if let Some((k, _)) = t
+                    .iter()
+                    .find(|(k, _)| matches!(k.get_ref().as_ref(), "field" | "is" | "is_null"))
+                {
+                    return Err(self.err(
+                        k.span(),
+                        f,
+                        "a `when` case takes `condition` (an SQL test of the siblings) or `field` with `is` or `is_null`, not both",
+                    ));
+                }
+                let source = self.string(c, f, "condition")?;
+                (
+                    String::new(),
+                    Condition::Expr(expr::Expression::pending(source)),
+                )
+            }
+            None => self.when_sibling(t, w, siblings, me, gen_cases)?,
+        };
+        let null_rate = get(t, "null_rate")
+            .map(|r| self.rate(r, f, "null_rate"))
+            .transpose()?;
+        let generator = match &field.kind {
+            Kind::Scalar { data_type, .. } => {
+                let class = Class::of(data_type);
+                let g = self.generator(t, class, f, w.span())?;
+                if let (Some(g), Class::Dict) = (&g, class) {
+                    let Kind::Scalar { generator, .. } = &field.kind else {
+                        unreachable!()
+                    };
+                    if category_values(g) != category_values(generator) {
+                        return Err(self.err(
+                            w.span(),
+                            f,
+                            "a dictionary field's cases must draw from the same values (only weights may change)",
+                        ));
+                    }
+                }
+                g
+            }
+            _ => {
+                if let Some((k, _)) = t
+                    .iter()
+                    .find(|(k, _)| GENERATORS.contains(&k.get_ref().as_ref()))
+                {
+                    return Err(self.err(
+                        k.span(),
+                        f,
+                        "only scalar fields take a generator in `when`",
+                    ));
+                }
+                None
+            }
+        };
+        if null_rate.is_none() && generator.is_none() {
+            return Err(self.err(
+                w.span(),
+                f,
+                "a `when` case needs `null_rate` or a generator",
+            ));
+        }
+        Ok(When {
+            field: target_name,
+            line,
+            condition,
+            null_rate,
+            generator,
+        })
+    }
+
+    /// The sibling a `when` case reads and its test (`is`, `is_null`).
+    fn when_sibling(
+        &self,
+        t: &DeTable<'_>,
+        w: &Sp<'_>,
+        siblings: &[Field],
+        me: usize,
+        gen_cases: &[bool],
+    ) -> Result<(String, Condition), SpecError> {
+        let field = &siblings[me];
+        let f = Some(field.path.as_str());
         let Some(target) = get(t, "field") else {
             return Err(self.err(
                 w.span(),
@@ -2150,55 +2275,7 @@ impl<'s> P<'s> {
                 ));
             }
         };
-        let null_rate = get(t, "null_rate")
-            .map(|r| self.rate(r, f, "null_rate"))
-            .transpose()?;
-        let generator = match &field.kind {
-            Kind::Scalar { data_type, .. } => {
-                let class = Class::of(data_type);
-                let g = self.generator(t, class, f, w.span())?;
-                if let (Some(g), Class::Dict) = (&g, class) {
-                    let Kind::Scalar { generator, .. } = &field.kind else {
-                        unreachable!()
-                    };
-                    if category_values(g) != category_values(generator) {
-                        return Err(self.err(
-                            w.span(),
-                            f,
-                            "a dictionary field's cases must draw from the same values (only weights may change)",
-                        ));
-                    }
-                }
-                g
-            }
-            _ => {
-                if let Some((k, _)) = t
-                    .iter()
-                    .find(|(k, _)| GENERATORS.contains(&k.get_ref().as_ref()))
-                {
-                    return Err(self.err(
-                        k.span(),
-                        f,
-                        "only scalar fields take a generator in `when`",
-                    ));
-                }
-                None
-            }
-        };
-        if null_rate.is_none() && generator.is_none() {
-            return Err(self.err(
-                w.span(),
-                f,
-                "a `when` case needs `null_rate` or a generator",
-            ));
-        }
-        Ok(When {
-            field: target_name,
-            line,
-            condition,
-            null_rate,
-            generator,
-        })
+        Ok((target_name, condition))
     }
 }
 
@@ -2308,7 +2385,13 @@ pub(crate) fn categories(g: &Generator) -> Option<Vec<Value>> {
 /// The siblings `f` is computed from: those its `when` cases read and
 /// those its expression reads.
 pub(crate) fn depends_on(f: &Field) -> Vec<&str> {
-    let mut out: Vec<&str> = f.when.iter().map(|w| w.field.as_str()).collect();
+    let mut out: Vec<&str> = Vec::new();
+    for w in &f.when {
+        match &w.condition {
+            Condition::Expr(e) => out.extend(e.inputs.iter().map(String::as_str)),
+            _ => out.push(w.field.as_str()),
+        }
+    }
     if let Kind::Scalar {
         generator: Generator::Expr(e),
         ..

@@ -782,3 +782,61 @@ fn timestamps_take_intervals_compare_and_print_as_sql() {
         assert!(err.ends_with(want), "{e}: {err}");
     }
 }
+
+#[test]
+fn when_conditions_test_ranges_of_siblings() {
+    let fields = "[[fields]]\nname = \"p\"\ntype = \"int64\"\nuniform = { min = 1, max = 100 }\nwhen = [\n  { condition = \"d < DATE '2000-03-01'\", constant = 1000 },\n  { condition = \"a BETWEEN 2 AND 3 OR q > 40\", null_rate = 1.0 },\n]\n[[fields]]\nname = \"q\"\ntype = \"int64\"\nexpr = \"a * 10\"\n";
+    let b = generated(fields, 4000).unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| x.value(i));
+    let d = col(&b, "d", |x: &Date32Array, i| x.value(i));
+    let p = col(&b, "p", |x: &Int64Array, i| x.value(i));
+    let march = 11_017; // 2000-03-01
+    let mut seen = [0usize; 3];
+    for i in 0..a.len() {
+        let (a, d) = (a[i].unwrap(), d[i].unwrap());
+        if d < march {
+            assert_eq!(p[i], Some(1000), "row {i}");
+            seen[0] += 1;
+        } else if (2..=3).contains(&a) || a * 10 > 40 {
+            assert_eq!(p[i], None, "row {i}");
+            seen[1] += 1;
+        } else {
+            assert!((1..=100).contains(&p[i].unwrap()), "row {i}");
+            seen[2] += 1;
+        }
+    }
+    assert!(seen.iter().all(|&n| n > 300), "{seen:?}");
+    let when = |cases: &str| {
+        error_of(&format!(
+            "[[fields]]\nname = \"p\"\ntype = \"int64\"\nuniform = {{ min = 1, max = 100 }}\nwhen = [{cases}]\n"
+        ))
+    };
+    for (cases, want) in [
+        (
+            "{ condition = \"a + 1\", null_rate = 1.0 }",
+            "e.toml:14: field `p`: `condition` at column 1: a condition is a boolean test (`x < 10`, `d BETWEEN DATE '1995-01-01' AND DATE '1995-12-31'`), not an integer",
+        ),
+        (
+            "{ condition = \"d < 'x'\", null_rate = 1.0 }",
+            "e.toml:14: field `p`: `condition` at column 1: type mismatch: cannot compare a date with a string",
+        ),
+        (
+            "{ condition = \"p > 3\", null_rate = 1.0 }",
+            "e.toml:14: field `p`: `condition` at column 1: the condition reads its own field `p`",
+        ),
+        (
+            "{ condition = \"a > 3\", field = \"a\", is_null = true, null_rate = 1.0 }",
+            "e.toml:14: field `p`: a `when` case takes `condition` (an SQL test of the siblings) or `field` with `is` or `is_null`, not both",
+        ),
+        (
+            "{ condition = \"a > 3\", null_rate = 1.0 }, { field = \"a\", is_null = true, null_rate = 1.0 }",
+            "e.toml:14: field `p`: a field's `when` cases are all `condition`s, or all read one sibling with `is` or `is_null`",
+        ),
+        (
+            "{ condition = \"parent.a > 3\", null_rate = 1.0 }",
+            "e.toml:14: field `p`: `condition` at column 1: `parent.a`: a `when` condition reads sibling fields; give the value to an `expr` sibling and test that",
+        ),
+    ] {
+        assert_eq!(when(cases), want, "{cases}");
+    }
+}
