@@ -3,13 +3,17 @@
 inside list<struct> items resolve too, Zipf references show the declared
 skew, and the parts of a run together hold exactly the single run's rows."""
 
+import json
 import math
 import os
 import subprocess
+import tomllib
 from pathlib import Path
 
 import duckdb
 import pytest
+
+from conftest import check_same_rows
 
 SHOP = """
 name = "shop"
@@ -111,17 +115,47 @@ def run(strata_bin, spec, out, *args):
     )
 
 
+def run_parts(strata_bin, spec, out, parts, *args):
+    """Runs parts 1 to `parts` of `parts` into one directory."""
+    for i in range(1, parts + 1):
+        run(strata_bin, spec, out, *args, "--parts", str(parts), "--part", str(i))
+
+
 def count(con, sql):
     return con.execute(sql).fetchall()[0][0]
+
+
+def scan(out, table):
+    """SQL for the rows of `table` in the run in `out`."""
+    return f"SELECT * FROM '{out}/{table}/*.parquet'"
+
+
+def views(out, tables):
+    """A DuckDB connection with a view over each of the run's `tables`."""
+    con = duckdb.connect()
+    for t in tables:
+        con.execute(f"CREATE VIEW {t} AS {scan(out, t)}")
+    return con
+
+
+@pytest.fixture(scope="module")
+def validator(strata_bin):
+    import jsonschema
+
+    schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def spec_doc(text):
+    """A TOML spec as the JSON document the schema checks (dates as strings)."""
+    return json.loads(json.dumps(tomllib.loads(text), default=str))
 
 
 @pytest.mark.parametrize("scale", ["1", "2.5"])
 def test_references_resolve_and_copy_their_parent_rows(strata_bin, shop, tmp_path, scale):
     out = tmp_path / "out"
     run(strata_bin, shop, out, "--scale", scale, "--seed", "5")
-    con = duckdb.connect()
-    for t in ["customers", "products", "orders"]:
-        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    con = views(out, ["customers", "products", "orders"])
     s = float(scale)
     assert count(con, "SELECT count(*) FROM customers") == round(2000 * s)
     assert count(con, "SELECT count(*) FROM products") == 500
@@ -160,16 +194,11 @@ def test_parts_together_are_the_single_run(strata_bin, shop, tmp_path):
     whole = tmp_path / "whole"
     run(strata_bin, shop, whole, "--seed", "9")
     parts = tmp_path / "parts"
-    for i in range(1, 6):
-        run(strata_bin, shop, parts, "--seed", "9", "--parts", "5", "--part", str(i))
+    run_parts(strata_bin, shop, parts, 5, "--seed", "9")
     con = duckdb.connect()
     for t in ["customers", "products", "orders"]:
         assert len(list((parts / t).glob("*.parquet"))) == 10
-        a = f"SELECT * FROM '{whole}/{t}/*.parquet'"
-        b = f"SELECT * FROM '{parts}/{t}/*.parquet'"
-        assert count(con, f"SELECT count(*) FROM ({a})") == count(con, f"SELECT count(*) FROM ({b})")
-        assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0, t
-        assert count(con, f"SELECT count(*) FROM (({b}) EXCEPT ALL ({a}))") == 0, t
+        check_same_rows(con, scan(whole, t), scan(parts, t), t)
 
 
 def test_some_tables_still_reference_the_others(strata_bin, shop, tmp_path):
@@ -179,21 +208,12 @@ def test_some_tables_still_reference_the_others(strata_bin, shop, tmp_path):
     full = tmp_path / "full"
     run(strata_bin, shop, full, "--seed", "5")
     con = duckdb.connect()
-    a = f"SELECT * FROM '{out}/orders/*.parquet'"
-    b = f"SELECT * FROM '{full}/orders/*.parquet'"
-    assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0
-    assert count(con, f"SELECT count(*) FROM ({a})") == 10000
+    check_same_rows(con, scan(out, "orders"), scan(full, "orders"))
+    assert count(con, f"SELECT count(*) FROM ({scan(out, 'orders')})") == 10000
 
 
-def test_datasets_validate_against_the_json_schema(strata_bin):
-    import json
-    import tomllib
-
-    import jsonschema
-
-    schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
-    validator = jsonschema.Draft202012Validator(schema)
-    doc = json.loads(json.dumps(tomllib.loads(SHOP), default=str))
+def test_datasets_validate_against_the_json_schema(validator):
+    doc = spec_doc(SHOP)
     errors = list(validator.iter_errors(doc))
     assert not errors, errors[0].message
     # The schema rejects what the checker rejects, where it can see it:
@@ -215,9 +235,7 @@ def test_orders_line_items_are_the_children_of_their_orders(strata_bin, tmp_path
     subprocess.run(
         [strata_bin, "generate", "-q", "--preset", "orders", "--scale", scale, "--output-dir", str(out)], check=True
     )
-    con = duckdb.connect()
-    for t in ["customers", "orders", "lineitem"]:
-        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    con = views(out, ["customers", "orders", "lineitem"])
     s = float(scale)
     n_orders = count(con, "SELECT count(*) FROM orders")
     assert n_orders == round(1_500_000 * s)
@@ -264,10 +282,7 @@ def test_parts_of_a_child_table_are_the_children_of_the_parents_parts(strata_bin
         subprocess.run([*args, "--output-dir", str(parts), "--parts", "5", "--part", str(i)], check=True)
     con = duckdb.connect()
     for t in ["customers", "orders", "lineitem"]:
-        a = f"SELECT * FROM '{whole}/{t}/*.parquet'"
-        b = f"SELECT * FROM '{parts}/{t}/*.parquet'"
-        assert count(con, f"SELECT count(*) FROM ({a})") == count(con, f"SELECT count(*) FROM ({b})")
-        assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0, t
+        check_same_rows(con, scan(whole, t), scan(parts, t), t)
     # Part I of the line items holds exactly the children of part I of the orders.
     for i in range(1, 6):
         o = f"'{parts}/orders/orders_part{i}of5_*.parquet'"
@@ -285,9 +300,7 @@ def test_star_references_resolve_with_their_skew(strata_bin, tmp_path, scale, pa
              "--parts", str(parts), "--part", str(i)],
             check=True,
         )
-    con = duckdb.connect()
-    for t in ["dates", "customers", "products", "stores", "sales"]:
-        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    con = views(out, ["dates", "customers", "products", "stores", "sales"])
     n = count(con, "SELECT count(*) FROM sales")
     assert n == round(1_000_000 * float(scale))
     assert count(con, "SELECT count(*) FROM customers") == round(100_000 * float(scale))
@@ -422,11 +435,9 @@ def test_dimension_rows_calendars_and_per_parent_numbers(strata_bin, tmp_path, s
     spec = tmp_path / "dims.toml"
     spec.write_text(DIMS)
     out = tmp_path / "out"
-    for i in range(1, parts + 1):
-        run(strata_bin, spec, out, "--scale", scale, "--seed", "4", "--parts", str(parts), "--part", str(i))
-    con = duckdb.connect()
-    for t in ["region", "nation", "date_dim", "customers", "orders"]:
-        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    run_parts(strata_bin, spec, out, parts, "--scale", scale, "--seed", "4")
+    tables = ["region", "nation", "date_dim", "customers", "orders"]
+    con = views(out, tables)
     # values_by_row: row i holds value i, whatever the parts.
     assert con.execute("SELECT r_regionkey, r_name FROM region ORDER BY 1").fetchall() == list(enumerate(REGIONS))
     rows = con.execute("SELECT n_nationkey, n_regionkey, n_band FROM nation ORDER BY 1").fetchall()
@@ -470,22 +481,12 @@ def test_dimension_rows_calendars_and_per_parent_numbers(strata_bin, tmp_path, s
     if parts > 1:
         whole = tmp_path / "whole"
         run(strata_bin, spec, whole, "--scale", scale, "--seed", "4")
-        for t in ["region", "nation", "date_dim", "customers", "orders"]:
-            a = f"SELECT * FROM '{whole}/{t}/*.parquet'"
-            b = f"SELECT * FROM '{out}/{t}/*.parquet'"
-            assert count(con, f"SELECT count(*) FROM ({a})") == count(con, f"SELECT count(*) FROM ({b})"), t
-            assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0, t
+        for t in tables:
+            check_same_rows(con, scan(whole, t), scan(out, t), t)
 
 
-def test_dimension_specs_validate_against_the_json_schema(strata_bin):
-    import json
-    import tomllib
-
-    import jsonschema
-
-    schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
-    validator = jsonschema.Draft202012Validator(schema)
-    doc = json.loads(json.dumps(tomllib.loads(DIMS), default=str))
+def test_dimension_specs_validate_against_the_json_schema(validator):
+    doc = spec_doc(DIMS)
     errors = list(validator.iter_errors(doc))
     assert not errors, errors[0].message
     # A calendar table with a row count, or a field with two generators, is refused.
@@ -568,10 +569,8 @@ def test_expression_fields_equal_duckdb_evaluating_the_same_sql(strata_bin, tmp_
     spec = tmp_path / "exprs.toml"
     spec.write_text(exprs_spec())
     out = tmp_path / "out"
-    for i in range(1, parts + 1):
-        run(strata_bin, spec, out, "--scale", scale, "--seed", "8", "--parts", str(parts), "--part", str(i))
-    con = duckdb.connect()
-    con.execute(f"CREATE VIEW lines AS SELECT * FROM '{out}/lines/*.parquet'").fetchall()
+    run_parts(strata_bin, spec, out, parts, "--scale", scale, "--seed", "8")
+    con = views(out, ["lines"])
     n = count(con, "SELECT count(*) FROM lines")
     assert n == 5000 * int(scale)
     for name, ty, sql in EXPR_FIELDS:
@@ -591,28 +590,18 @@ def test_expression_fields_equal_duckdb_evaluating_the_same_sql(strata_bin, tmp_
     if parts > 1:
         whole = tmp_path / "whole"
         run(strata_bin, spec, whole, "--scale", scale, "--seed", "8")
-        a = f"SELECT * FROM '{whole}/lines/*.parquet'"
-        b = f"SELECT * FROM '{out}/lines/*.parquet'"
-        assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0
-        assert count(con, f"SELECT count(*) FROM ({a})") == n
+        check_same_rows(con, scan(whole, "lines"), scan(out, "lines"))
 
 
-def test_expression_specs_validate_against_the_json_schema(strata_bin):
-    import json
-    import tomllib
-
-    import jsonschema
-
-    schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
-    validator = jsonschema.Draft202012Validator(schema)
-    doc = json.loads(json.dumps(tomllib.loads(exprs_spec()), default=str))
+def test_expression_specs_validate_against_the_json_schema(validator):
+    doc = spec_doc(exprs_spec())
     errors = list(validator.iter_errors(doc))
     assert not errors, errors[0].message
     two = json.loads(json.dumps(doc))
     two["tables"][0]["fields"][-1]["uniform"] = {"min": 1, "max": 2}
     assert list(validator.iter_errors(two))
     for text in [SALES_STAR.read_text(), AGGREGATES]:
-        doc = json.loads(json.dumps(tomllib.loads(text), default=str))
+        doc = spec_doc(text)
         errors = list(validator.iter_errors(doc))
         assert not errors, errors[0].message
 
@@ -623,12 +612,8 @@ SALES_STAR = Path(__file__).resolve().parents[2] / "examples" / "specs" / "sales
 @pytest.mark.parametrize(("scale", "parts"), [("0.01", 1), ("0.03", 3)])
 def test_sales_star_joins_and_prices_by_its_expressions(strata_bin, tmp_path, scale, parts):
     out = tmp_path / "out"
-    for i in range(1, parts + 1):
-        run(strata_bin, SALES_STAR, out, "--scale", scale, "--seed", "2", "--parts", str(parts), "--part", str(i))
-    con = duckdb.connect()
-    tables = ["date_dim", "item", "customer", "store", "promotion", "store_sales"]
-    for t in tables:
-        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    run_parts(strata_bin, SALES_STAR, out, parts, "--scale", scale, "--seed", "2")
+    con = views(out, ["date_dim", "item", "customer", "store", "promotion", "store_sales"])
     s = float(scale)
     n = count(con, "SELECT count(*) FROM store_sales")
     assert n == round(1_000_000 * s)
@@ -738,11 +723,8 @@ def test_aggregates_equal_duckdb_group_by_over_the_children(strata_bin, tmp_path
     spec = tmp_path / "agg.toml"
     spec.write_text(AGGREGATES)
     out = tmp_path / "out"
-    for i in range(1, parts + 1):
-        run(strata_bin, spec, out, "--scale", scale, "--seed", "6", "--parts", str(parts), "--part", str(i))
-    con = duckdb.connect()
-    for t in ["orders", "lines"]:
-        con.execute(f"CREATE VIEW {t} AS SELECT * FROM '{out}/{t}/*.parquet'").fetchall()
+    run_parts(strata_bin, spec, out, parts, "--scale", scale, "--seed", "6")
+    con = views(out, ["orders", "lines"])
     assert count(con, "SELECT count(*) FROM orders") == 3000 * int(scale)
     bad = count(
         con,
@@ -762,7 +744,4 @@ def test_aggregates_equal_duckdb_group_by_over_the_children(strata_bin, tmp_path
         whole = tmp_path / "whole"
         run(strata_bin, spec, whole, "--scale", scale, "--seed", "6")
         for t in ["orders", "lines"]:
-            a = f"SELECT * FROM '{whole}/{t}/*.parquet'"
-            b = f"SELECT * FROM '{out}/{t}/*.parquet'"
-            assert count(con, f"SELECT count(*) FROM ({a})") == count(con, f"SELECT count(*) FROM ({b})"), t
-            assert count(con, f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))") == 0, t
+            check_same_rows(con, scan(whole, t), scan(out, t), t)

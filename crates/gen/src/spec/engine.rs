@@ -368,8 +368,10 @@ struct Parents<'a> {
     built: Shared<String, Arc<TableEval>>,
     /// Alias tables of weighted references, by table and weight field.
     weights: Shared<(String, String), Arc<Alias>>,
-    /// Compiling a table that a reference or an aggregate reads (its own
-    /// aggregates are then not compiled: they would read back).
+    /// Compiling a table that a reference reads (its own aggregates are
+    /// then not compiled: they could read back). A table an aggregate
+    /// reads compiles its aggregates: they read further down the tree of
+    /// child tables, never back.
     in_reference: bool,
 }
 
@@ -398,6 +400,19 @@ impl<'a> Parents<'a> {
         }
     }
 
+    /// The same dataset and compiled tables, compiling child table `t` of
+    /// the current one for an aggregate: its own aggregates (of its
+    /// children, further down) are compiled too.
+    fn for_child(&self, t: usize) -> Self {
+        Parents {
+            dataset: self.dataset,
+            current: Some(t),
+            built: self.built.clone(),
+            weights: self.weights.clone(),
+            in_reference: self.in_reference,
+        }
+    }
+
     /// The node of aggregate `a` of field `path`.
     fn aggregate(&self, a: &super::model::Aggregate, path: &str) -> Result<NodeKind, Error> {
         if self.in_reference {
@@ -415,7 +430,20 @@ impl<'a> Parents<'a> {
         let (dataset, seed, scale) = self.dataset.ok_or_else(bad)?;
         let ci = dataset.table(&a.table).ok_or_else(bad)?;
         let c = dataset.tables[ci].children_of.as_ref().ok_or_else(bad)?;
-        let child = Arc::new(table_eval(dataset, ci, seed, scale, &self.for_table(ci))?);
+        // Nested aggregates descend the tree of child tables, so they end
+        // (a dataset built in code may skip the parser's cycle check).
+        let current = self.current.map(|t| &dataset.tables[t].spec.name);
+        let mut at = ci;
+        for _ in 0..=dataset.tables.len() {
+            match dataset.tables[at].children_of.as_ref() {
+                Some(up) => at = dataset.table(&up.parent).ok_or_else(bad)?,
+                None => break,
+            }
+        }
+        if current != Some(&c.parent) || dataset.tables[at].children_of.is_some() {
+            return Err(bad());
+        }
+        let child = Arc::new(table_eval(dataset, ci, seed, scale, &self.for_child(ci))?);
         let field = match &a.field {
             None => None,
             Some(name) => Some(
@@ -2304,8 +2332,10 @@ fn aggregate(
             let r = r.ok_or_else(overflow)?;
             let p = if op == AggOp::Sum { 38 } else { *p };
             let r = r.with_precision_and_scale(p, *sc)?;
-            // An `i128` sum may still have more than 38 digits.
-            r.validate_decimal_precision(p).map_err(|_| overflow())?;
+            if op == AggOp::Sum {
+                // An `i128` sum may still have more than 38 digits.
+                r.validate_decimal_precision(p).map_err(|_| overflow())?;
+            }
             Arc::new(r)
         }
         DataType::Float32 | DataType::Float64 => {
@@ -2327,7 +2357,8 @@ fn aggregate(
         DataType::Date32 if op != AggOp::Sum => {
             let d = v.as_primitive::<Date32Type>();
             let r = fold_runs::<Date32Type>(offsets, op, nulls, |i| d.value(i));
-            Arc::new(r.ok_or_else(|| bad("a least or greatest date overflows"))?)
+            // A least or greatest value cannot overflow.
+            Arc::new(r.ok_or_else(|| bad("a date aggregate overflows"))?)
         }
         DataType::Int8 => integer_runs::<Int8Type>(v, op, offsets)?,
         DataType::Int16 => integer_runs::<Int16Type>(v, op, offsets)?,
@@ -3151,7 +3182,13 @@ impl Node {
                     None => None,
                 };
                 s.put64(child_ids);
-                let array = aggregate(*op, values.as_ref(), &offsets, self.field.data_type());
+                let array = aggregate(*op, values.as_ref(), &offsets, self.field.data_type())
+                    .map_err(|e| match e {
+                        Error::InvalidDistribution(m) => {
+                            Error::InvalidDistribution(format!("field {}: {m}", self.field.name()))
+                        }
+                        e => e,
+                    });
                 s.put32(offsets);
                 Generated {
                     array: with_nulls(array?, &valid, s)?,

@@ -1343,8 +1343,74 @@ fn expr_error(m: impl std::fmt::Display) -> Error {
 /// `to` (the field's).
 pub(crate) fn evaluate(tree: &TNode, inp: &Inputs<'_>, to: &DataType) -> Result<ArrayRef, Error> {
     let n = inp.ids.len();
+    // Decimal arithmetic stored at a smaller scale rounds as it computes.
+    if let (
+        NodeK::Arith(Arith::Add | Arith::Sub | Arith::Mul, ..),
+        ETy::Decimal(_, s),
+        DataType::Decimal128(_, to_s),
+    ) = (&tree.kind, tree.ty, to)
+        && *to_s >= 0
+        && *to_s < s
+    {
+        let v = decimal_node(tree, inp, (s - to_s) as u32)?.array(n)?;
+        let ty = match v.data_type() {
+            DataType::Decimal128(p, s) => ETy::Decimal(*p, *s),
+            _ => return Err(expr_error("a decimal operation gave no decimal")),
+        };
+        return convert(&v, ty, to);
+    }
     let v = eval(tree, inp)?.array(n)?;
     convert(&v, tree.ty, to)
+}
+
+/// Decimal `+`, `-` or `*` node `t`, its result rounded to `round` fewer
+/// digits of scale in the same pass.
+fn decimal_node(t: &TNode, inp: &Inputs<'_>, round: u32) -> Result<Val, Error> {
+    let NodeK::Arith(op, a, b) = &t.kind else {
+        return Err(expr_error("a decimal operation that is not arithmetic"));
+    };
+    // An integer made a decimal of scale 0 is read as the integer (its
+    // units): no decimal column is made for it.
+    fn unit(n: &TNode) -> &TNode {
+        match &n.kind {
+            NodeK::Cast(x) if x.ty == ETy::Int && matches!(n.ty, ETy::Decimal(_, 0)) => x,
+            _ => n,
+        }
+    }
+    let (a, b) = (unit(a), unit(b));
+    let (x, y) = (eval_int32(a, inp)?, eval_int32(b, inp)?);
+    // The most digits each operand's values have.
+    let digits = |node: &TNode| match (&node.kind, node.ty) {
+        (NodeK::Lit(Lit::Int(v)), _) => {
+            v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as i16
+        }
+        (NodeK::Col(i), ETy::Int) => match inp
+            .columns
+            .get(*i)
+            .and_then(|c| c.as_ref())
+            .map(|c| c.data_type())
+        {
+            Some(DataType::Int8 | DataType::UInt8) => 3,
+            Some(DataType::Int16 | DataType::UInt16) => 5,
+            Some(DataType::Int32 | DataType::UInt32) => 10,
+            _ => 19,
+        },
+        (_, ETy::Decimal(p, _)) => i16::from(p),
+        _ => 19,
+    };
+    let n = inp.ids.len();
+    decimal_arith(
+        *op,
+        &x,
+        a.ty,
+        digits(a),
+        &y,
+        b.ty,
+        digits(b),
+        t.ty,
+        n,
+        round,
+    )
 }
 
 /// `a` (of expression type `ty`) as Arrow type `to`: decimals rounded
@@ -1401,29 +1467,10 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
         }
         NodeK::Lit(l) => Val::Scalar(literal_array(l, t.ty)?),
         NodeK::Neg(x) => eval(x, inp)?.map(|a| Ok(arrow_arith::numeric::neg(a)?))?,
-        NodeK::Arith(op @ (Arith::Add | Arith::Sub | Arith::Mul), a, b)
+        NodeK::Arith(Arith::Add | Arith::Sub | Arith::Mul, ..)
             if matches!(t.ty, ETy::Decimal(..)) =>
         {
-            let (x, y) = (eval_int32(a, inp)?, eval_int32(b, inp)?);
-            let digits = |node: &TNode| match (&node.kind, node.ty) {
-                (NodeK::Lit(Lit::Int(v)), _) => {
-                    v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as i16
-                }
-                (NodeK::Col(i), ETy::Int) => match inp
-                    .columns
-                    .get(*i)
-                    .and_then(|c| c.as_ref())
-                    .map(|c| c.data_type())
-                {
-                    Some(DataType::Int8 | DataType::UInt8) => 3,
-                    Some(DataType::Int16 | DataType::UInt16) => 5,
-                    Some(DataType::Int32 | DataType::UInt32) => 10,
-                    _ => 19,
-                },
-                (_, ETy::Decimal(p, _)) => i16::from(p),
-                _ => 19,
-            };
-            decimal_arith(*op, &x, a.ty, digits(a), &y, b.ty, digits(b), t.ty, n)?
+            decimal_node(t, inp, 0)?
         }
         NodeK::Arith(op, a, b) => {
             let (x, y) = (eval(a, inp)?, eval(b, inp)?);
@@ -1584,7 +1631,7 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             // Each argument only for the rows still null (as DuckDB, so an
             // error in an argument a row does not reach is not its error).
             let mut acc: Option<ArrayRef> = None;
-            let mut missing = BooleanArray::from(vec![true; n]);
+            let mut missing = BooleanArray::new(arrow_buffer::BooleanBuffer::new_set(n), None);
             for x in items {
                 let v = eval_where(x, inp, &missing)?.array(n)?;
                 let now = match acc {
@@ -1623,29 +1670,11 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
         }
         NodeK::Concat(parts) | NodeK::ConcatNullsEmpty(parts) => {
             let nulls_empty = matches!(t.kind, NodeK::ConcatNullsEmpty(_));
-            let vals = parts
-                .iter()
-                .map(|p| eval(p, inp))
-                .collect::<Result<Vec<_>, _>>()?;
-            let all_scalar = vals.iter().all(Val::is_scalar);
-            let len = if all_scalar { 1 } else { n };
-            let strs = vals.iter().map(Strs::of).collect::<Result<Vec<_>, _>>()?;
-            let mut b = StrBuild::new(len, strs.iter().map(|s| s.bytes_hint(len)).sum());
-            for i in 0..len {
-                let null = !nulls_empty && strs.iter().any(|s| s.get(i).is_none());
-                if null {
-                    b.null();
-                    continue;
-                }
-                for s in &strs {
-                    if let Some(v) = s.get(i) {
-                        b.push_part(v);
-                    }
-                }
-                b.end_value();
-            }
-            let r = b.finish()?;
-            Val::of(r, all_scalar)
+            concat(parts, nulls_empty, inp)?
+        }
+        // An integer's text padded by one ASCII byte: written in one pass.
+        NodeK::Lpad(x, _, fill) if int_text(x).is_some() && fill.len() == 1 && fill.is_ascii() => {
+            concat(std::slice::from_ref(t), false, inp)?
         }
         NodeK::Lpad(s, len, fill) => {
             let v = eval(s, inp)?;
@@ -1929,9 +1958,18 @@ fn decimal_arith(
     ydigits: i16,
     out: ETy,
     n: usize,
+    round: u32,
 ) -> Result<Val, Error> {
     let ETy::Decimal(p, s) = out else {
         return Err(expr_error("a decimal operation without a decimal type"));
+    };
+    // The stored type when rounding: `round` fewer digits of scale, one
+    // more integer digit for the carry.
+    let (p_out, s_out) = if round == 0 {
+        (p, s)
+    } else {
+        let s_out = s - round as i8;
+        ((p as i16 - round as i16 + 1).clamp(1, 38) as u8, s_out)
     };
     let scale_of = |t: ETy| match t {
         ETy::Decimal(_, s) => s,
@@ -1962,17 +2000,19 @@ fn decimal_arith(
         (xdigits - sx).max(ydigits - sy) + i16::from(s) + 1
     };
     if need <= i16::from(MAX_PRECISION) {
-        let values = match op {
-            Arith::Mul => units_kernel(&a, &b, len, |u, v| u.wrapping_mul(v)),
-            Arith::Add => units_kernel(&a, &b, len, |u, v| {
-                u.wrapping_mul(ma).wrapping_add(v.wrapping_mul(mb))
-            }),
-            _ => units_kernel(&a, &b, len, |u, v| {
-                u.wrapping_mul(ma).wrapping_sub(v.wrapping_mul(mb))
-            }),
+        let add = |u: i128, v: i128| u.wrapping_mul(ma).wrapping_add(v.wrapping_mul(mb));
+        let sub = |u: i128, v: i128| u.wrapping_mul(ma).wrapping_sub(v.wrapping_mul(mb));
+        let values = match (op, round) {
+            (Arith::Mul, 0) => units_kernel(&a, &b, len, |u, v| u.wrapping_mul(v)),
+            (Arith::Mul, k) => units_kernel(&a, &b, len, |u, v| round_down(u.wrapping_mul(v), k)),
+            (Arith::Add, 0) => units_kernel(&a, &b, len, add),
+            (Arith::Add, k) => units_kernel(&a, &b, len, |u, v| round_down(add(u, v), k)),
+            (_, 0) => units_kernel(&a, &b, len, sub),
+            (_, k) => units_kernel(&a, &b, len, |u, v| round_down(sub(u, v), k)),
         };
-        let r: ArrayRef =
-            Arc::new(Decimal128Array::new(values.into(), nulls).with_precision_and_scale(p, s)?);
+        let r: ArrayRef = Arc::new(
+            Decimal128Array::new(values.into(), nulls).with_precision_and_scale(p_out, s_out)?,
+        );
         return Ok(Val::of(r, both_scalar));
     }
     let mut values = Vec::with_capacity(len);
@@ -1990,13 +2030,15 @@ fn decimal_arith(
                 .and_then(|(u, v)| u.checked_sub(v)),
         };
         match r {
-            Some(r) => values.push(r),
+            Some(r) if round == 0 => values.push(r),
+            Some(r) => values.push(round_down(r, round)),
             None if !(a.valid(i) && b.valid(i)) => values.push(0),
             None => return Err(expr_error("decimal overflow")),
         }
     }
-    let r: ArrayRef =
-        Arc::new(Decimal128Array::new(values.into(), nulls).with_precision_and_scale(p, s)?);
+    let r: ArrayRef = Arc::new(
+        Decimal128Array::new(values.into(), nulls).with_precision_and_scale(p_out, s_out)?,
+    );
     Ok(Val::of(r, both_scalar))
 }
 
@@ -2348,6 +2390,133 @@ fn timestamp_strings(a: &ArrayRef) -> Result<ArrayRef, Error> {
     b.finish()
 }
 
+/// The integer node whose text `t` is (`CAST(x AS VARCHAR)` of an
+/// integer), if it is one.
+fn int_text(t: &TNode) -> Option<&TNode> {
+    match &t.kind {
+        NodeK::Cast(x) if x.ty == ETy::Int && t.ty == ETy::Str => Some(x),
+        _ => None,
+    }
+}
+
+/// One part of a string built in one pass.
+enum Part<'a> {
+    Str(Strs<'a>),
+    /// An integer's digits, left-padded with a byte to a length (and cut
+    /// to it, as `lpad`) when `pad` says so.
+    Int {
+        v: Units<'a>,
+        pad: Option<(usize, u8)>,
+    },
+}
+
+/// `parts` joined, a row at a time into one buffer (`||`: null when a part
+/// is; `concat`, `nulls_empty`: nulls as empty strings). An integer's text,
+/// padded or not, is written straight from the integers: no column of
+/// text is made for it.
+fn concat(parts: &[TNode], nulls_empty: bool, inp: &Inputs<'_>) -> Result<Val, Error> {
+    let n = inp.ids.len();
+    // Each part's value, and its padding when it is the text of an integer.
+    let mut vals = Vec::with_capacity(parts.len());
+    for p in parts {
+        let padded = match &p.kind {
+            NodeK::Lpad(x, len, fill) if fill.len() == 1 && fill.is_ascii() => {
+                int_text(x).map(|i| (i, Some((*len, fill.as_bytes()[0]))))
+            }
+            _ => None,
+        };
+        match padded.or_else(|| int_text(p).map(|i| (i, None))) {
+            Some((i, pad)) => vals.push((eval_int32(i, inp)?, Some(pad))),
+            None => vals.push((eval(p, inp)?, None)),
+        }
+    }
+    let all_scalar = vals.iter().all(|(v, _)| v.is_scalar());
+    let len = if all_scalar { 1 } else { n };
+    let mut hint = 0;
+    let mut readers = Vec::with_capacity(vals.len());
+    for (v, pad) in &vals {
+        if let Some(pad) = pad {
+            if is_null_constant(v) {
+                readers.push(None);
+                continue;
+            }
+            hint += len * pad.map_or(4, |(l, _)| l);
+            readers.push(Some(Part::Int {
+                v: Units::of(v, len)?,
+                pad: *pad,
+            }));
+        } else {
+            let s = Strs::of(v)?;
+            hint += s.bytes_hint(len);
+            readers.push(Some(Part::Str(s)));
+        }
+    }
+    let mut b = StrBuild::new(len, hint);
+    'rows: for i in 0..len {
+        let start = b.bytes.len();
+        for r in &readers {
+            match r {
+                Some(Part::Str(s)) => match s.get(i) {
+                    Some(v) => b.push_part(v),
+                    None if nulls_empty => {}
+                    None => {
+                        b.bytes.truncate(start);
+                        b.null();
+                        continue 'rows;
+                    }
+                },
+                Some(Part::Int { v, pad }) => {
+                    if !v.valid(i) {
+                        if nulls_empty {
+                            continue;
+                        }
+                        b.bytes.truncate(start);
+                        b.null();
+                        continue 'rows;
+                    }
+                    // Integers: 64-bit division by 10 is a multiply.
+                    let x = v.get(i) as i64;
+                    let mut digits = [0u8; 20];
+                    let mut at = digits.len();
+                    let mut m = x.unsigned_abs();
+                    loop {
+                        at -= 1;
+                        digits[at] = b'0' + (m % 10) as u8;
+                        m /= 10;
+                        if m == 0 {
+                            break;
+                        }
+                    }
+                    if x < 0 {
+                        at -= 1;
+                        digits[at] = b'-';
+                    }
+                    let text = &digits[at..];
+                    match pad {
+                        None => b.bytes.extend_from_slice(text),
+                        Some((len, _)) if text.len() >= *len => {
+                            b.bytes.extend_from_slice(&text[..*len])
+                        }
+                        Some((len, fill)) => {
+                            b.push_repeated(*fill, len - text.len());
+                            b.bytes.extend_from_slice(text);
+                        }
+                    }
+                }
+                // A null constant.
+                None if nulls_empty => {}
+                None => {
+                    b.bytes.truncate(start);
+                    b.null();
+                    continue 'rows;
+                }
+            }
+        }
+        b.end_value();
+    }
+    Ok(Val::of(b.finish()?, all_scalar))
+}
+
 /// Integers as their decimal text (as `CAST(x AS VARCHAR)`).
 fn int_strings(a: &ArrayRef) -> Result<ArrayRef, Error> {
     let v = arrow_cast::cast(a, &DataType::Int64)?;
@@ -2390,7 +2559,7 @@ fn case_branches(
     inp: &Inputs<'_>,
 ) -> Result<(Vec<BooleanArray>, BooleanArray), Error> {
     let n = inp.ids.len();
-    let mut rest = BooleanArray::from(vec![true; n]);
+    let mut rest = BooleanArray::new(arrow_buffer::BooleanBuffer::new_set(n), None);
     let mut takes = Vec::with_capacity(whens.len());
     for (c, _) in whens {
         let c = eval_where(c, inp, &rest)?.array(n)?;

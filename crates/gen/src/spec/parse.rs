@@ -3341,25 +3341,23 @@ fn check_aggregates(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
                     }
                 }
             };
-            let numeric = |d: &DataType| {
-                d.is_integer() || d.is_floating() || matches!(d, DataType::Decimal128(..))
-            };
+            let decimal = |d: &DataType| matches!(d, DataType::Decimal128(..));
+            let numeric = |d: &DataType| d.is_integer() || d.is_floating() || decimal(d);
             let ok = match (a.op, &source) {
                 (AggOp::Count, _) => data_type.is_integer(),
                 (_, None) => false,
+                // Integer sums are exact, into an integer or a decimal
+                // (`uint64` sums may pass `i64::MAX`).
                 (AggOp::Sum, Some(s)) => {
-                    numeric(s)
-                        && ((s.is_integer() && data_type.is_integer())
-                            || (s.is_floating() && data_type.is_floating())
-                            || (matches!(s, DataType::Decimal128(..))
-                                && matches!(data_type, DataType::Decimal128(..))))
+                    (s.is_integer() && (data_type.is_integer() || decimal(data_type)))
+                        || (s.is_floating() && data_type.is_floating())
+                        || (decimal(s) && decimal(data_type))
                 }
                 (AggOp::Min | AggOp::Max, Some(s)) => {
                     (numeric(s) || matches!(s, DataType::Date32 | DataType::Utf8))
                         && (s == data_type
                             || (s.is_integer() && data_type.is_integer())
-                            || (matches!(s, DataType::Decimal128(..))
-                                && matches!(data_type, DataType::Decimal128(..))))
+                            || (decimal(s) && decimal(data_type)))
                 }
                 (AggOp::All | AggOp::Any, Some(s)) => {
                     *s == DataType::Boolean && *data_type == DataType::Boolean

@@ -4,6 +4,7 @@
 //! One test binary for the whole crate (each module was once a binary of
 //! its own): linking one binary instead of several saves build time and disk.
 
+mod aggregates;
 mod dataset;
 mod decimal;
 mod dimensions;
