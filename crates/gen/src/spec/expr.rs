@@ -2474,24 +2474,8 @@ fn concat(parts: &[TNode], nulls_empty: bool, inp: &Inputs<'_>) -> Result<Val, E
                         b.null();
                         continue 'rows;
                     }
-                    // Integers: 64-bit division by 10 is a multiply.
-                    let x = v.get(i) as i64;
                     let mut digits = [0u8; 20];
-                    let mut at = digits.len();
-                    let mut m = x.unsigned_abs();
-                    loop {
-                        at -= 1;
-                        digits[at] = b'0' + (m % 10) as u8;
-                        m /= 10;
-                        if m == 0 {
-                            break;
-                        }
-                    }
-                    if x < 0 {
-                        at -= 1;
-                        digits[at] = b'-';
-                    }
-                    let text = &digits[at..];
+                    let text = decimal_text(v.get(i) as i64, &mut digits);
                     match pad {
                         None => b.bytes.extend_from_slice(text),
                         Some((len, _)) if text.len() >= *len => {
@@ -2517,6 +2501,27 @@ fn concat(parts: &[TNode], nulls_empty: bool, inp: &Inputs<'_>) -> Result<Val, E
     Ok(Val::of(b.finish()?, all_scalar))
 }
 
+/// `x`'s decimal text, written at the end of `buf` (64-bit division by 10
+/// is a multiply).
+#[inline(always)]
+fn decimal_text(x: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    let mut m = x.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if x < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
+}
+
 /// Integers as their decimal text (as `CAST(x AS VARCHAR)`).
 fn int_strings(a: &ArrayRef) -> Result<ArrayRef, Error> {
     let v = arrow_cast::cast(a, &DataType::Int64)?;
@@ -2530,22 +2535,9 @@ fn int_strings(a: &ArrayRef) -> Result<ArrayRef, Error> {
             b.null();
             continue;
         }
-        let x = v.value(i);
         let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut m = x.unsigned_abs();
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (m % 10) as u8;
-            m /= 10;
-            if m == 0 {
-                break;
-            }
-        }
-        if x < 0 {
-            b.bytes.push(b'-');
-        }
-        b.bytes.extend_from_slice(&digits[at..]);
+        b.bytes
+            .extend_from_slice(decimal_text(v.value(i), &mut digits));
         b.end_value();
     }
     b.finish()
