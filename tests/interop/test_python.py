@@ -520,3 +520,53 @@ uniform = { min = 1, max = 9 }
     for k, q in zip(lines.column("l_key").to_pylist(), lines.column("l_qty").to_pylist()):
         sums[k] = sums.get(k, 0) + q
     assert orders.column("o_qty").to_pylist() == [sums.get(k) for k in orders.column("o_key").to_pylist()]
+
+
+def test_draws_qualified_names_conditions_and_timestamps_from_python():
+    spec = (ROOT / "examples" / "specs" / "tpch_lines.toml").read_text()
+    ps = strata.generate(spec, table="partsupp", scale=0.1, seed=SEED)
+    cost = {
+        (k, s): c
+        for k, s, c in zip(*(ps.column(x).to_pylist() for x in ["ps_partkey", "ps_suppkey", "ps_supplycost"]))
+    }
+    orders = strata.generate(spec, table="orders", scale=0.1, seed=SEED)
+    date = dict(zip(orders.column("o_orderkey").to_pylist(), orders.column("o_orderdate").to_pylist()))
+    lines = strata.generate(spec, table="lineitem", scale=0.1, seed=SEED)
+    cols = ["l_orderkey", "l_partkey", "l_suppkey", "l_quantity", "l_extendedprice", "l_margin", "l_shipdate"]
+    n = 0
+    for o, p, s, q, price, margin, ship in zip(*(lines.column(c).to_pylist() for c in cols)):
+        # One draw: the pair is a partsupp row, and the margin reads its cost.
+        assert margin == price - q * cost[(p, s)]
+        assert 1 <= (ship - date[o]).days <= 121
+        n += 1
+    assert n > 500
+    cases = """
+name = "c"
+[[fields]]
+name = "t"
+type = "timestamp(us)"
+uniform = { min = 2024-01-01T00:00:00Z, max = 2024-12-31T00:00:00Z }
+[[fields]]
+name = "later"
+type = "timestamp(us)"
+expr = "t + INTERVAL 36 HOUR"
+[[fields]]
+name = "p"
+type = "int32"
+uniform = { min = 1, max = 9 }
+when = [{ condition = "t < TIMESTAMP '2024-07-01 00:00:00'", constant = 0 }]
+"""
+    t = strata.generate(cases, rows=1000, seed=SEED)
+    for ts, later, p in zip(*(t.column(c).to_pylist() for c in ["t", "later", "p"])):
+        assert (later - ts).total_seconds() == 36 * 3600
+        first_half = ts < ts.replace(year=2024, month=7, day=1, hour=0, minute=0, second=0, microsecond=0)
+        assert (p == 0) == first_half
+    with pytest.raises(ValueError, match=re.escape("draw name `ps` is used with two tables")):
+        strata.generate(
+            spec.replace(
+                'ref = { table = "partsupp", field = "ps_suppkey", draw = "ps" }',
+                'ref = { table = "supplier", field = "s_suppkey", draw = "ps" }',
+            ),
+            table="lineitem",
+            scale=0.1,
+        )
