@@ -211,7 +211,7 @@ def test_draws_conditions_and_timestamps_validate_against_the_json_schema(strata
 
     schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
     validator = jsonschema.Draft202012Validator(schema)
-    for text in [TPCH_LINES.read_text(), WHEN_TS]:
+    for text in [TPCH_LINES.read_text(), WHEN_TS, COUNT_CASES]:
         doc = json.loads(json.dumps(tomllib.loads(text), default=str))
         errors = list(validator.iter_errors(doc))
         assert not errors, errors[0].message
@@ -226,3 +226,77 @@ def test_draws_conditions_and_timestamps_validate_against_the_json_schema(strata
     lines[2]["ref"].pop("via")
     lines[2]["ref"]["draw"] = "parent"
     assert list(validator.iter_errors(doc))
+
+
+COUNT_CASES = """
+name = "c"
+
+[[tables]]
+name = "orders"
+rows_per_scale = 2000
+
+[[tables.fields]]
+name = "o_key"
+type = "int64"
+sequence = { start = 1 }
+
+[[tables.fields]]
+name = "o_pri"
+type = "utf8"
+weighted = { values = ["URGENT", "LOW"], weights = [1, 3] }
+
+[[tables.fields]]
+name = "o_date"
+type = "date32"
+uniform = { min = 1994-01-01, max = 1997-12-31 }
+
+[[tables.fields]]
+name = "o_lines"
+type = "int64"
+aggregate = { table = "lines", count = "*" }
+
+[[tables]]
+name = "lines"
+children_of = "orders"
+count = { uniform = { min = 1, max = 3 }, when = [
+  { condition = "o_pri = 'URGENT'", uniform = { min = 5, max = 7 } },
+  { condition = "o_date < DATE '1995-01-01'", constant = 0 },
+] }
+
+[[tables.fields]]
+name = "l_key"
+type = "int64"
+parent = "o_key"
+
+[[tables.fields]]
+name = "l_no"
+type = "int32"
+sequence = { per_parent = true, start = 1 }
+"""
+
+
+@pytest.mark.parametrize(("scale", "parts"), [("1", 1), ("2", 4)])
+def test_child_counts_follow_cases_on_the_parent_row(strata_bin, tmp_path, scale, parts):
+    spec = tmp_path / "counts.toml"
+    spec.write_text(COUNT_CASES)
+    out = tmp_path / "out"
+    for i in range(1, parts + 1):
+        run(strata_bin, out, "--spec", str(spec), "--scale", scale, "--seed", "5", "--parts", str(parts), "--part", str(i))
+    con = duckdb.connect()
+    views(con, out, ["orders", "lines"])
+    per = """SELECT o.o_key, o.o_pri, o.o_date, o.o_lines, count(l.l_key) n
+             FROM orders o LEFT JOIN lines l ON l.l_key = o.o_key GROUP BY ALL"""
+    wrong = f"""SELECT count(*) FROM ({per}) WHERE NOT CASE
+                  WHEN o_pri = 'URGENT' THEN n BETWEEN 5 AND 7
+                  WHEN o_date < DATE '1995-01-01' THEN n = 0
+                  ELSE n BETWEEN 1 AND 3 END"""
+    assert count(con, wrong) == 0
+    # The orders' own aggregate counts the same children.
+    assert count(con, f"SELECT count(*) FROM ({per}) WHERE o_lines <> n") == 0
+    assert count(con, f"SELECT count(*) FROM ({per}) WHERE n = 0") > 0.1 * 2000 * int(scale)
+    assert count(con, "SELECT count(*) FROM (SELECT l_key, max(l_no) m, count(*) c FROM lines GROUP BY 1) WHERE m <> c") == 0
+    if parts > 1:
+        whole = tmp_path / "whole"
+        run(strata_bin, whole, "--spec", str(spec), "--scale", scale, "--seed", "5")
+        for t in ["orders", "lines"]:
+            check_same_rows(con, f"SELECT * FROM '{whole}/{t}/*.parquet'", f"SELECT * FROM {t}", t)

@@ -76,7 +76,16 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                 let generator = dataset.generator(i, 0, 1.0)?;
                 if dataset.multi_table {
                     let rows = match (&table.rows, &table.children_of) {
-                        (_, Some(c)) => format!("{} rows per `{}` row", c.count, c.parent),
+                        (_, Some(c)) => {
+                            let mut text = format!("{} rows per `{}` row", c.count, c.parent);
+                            for w in &c.count_when {
+                                text.push_str(&format!(
+                                    ", {} where {}",
+                                    w.count, w.condition.source
+                                ));
+                            }
+                            text
+                        }
                         (Some(Rows::Fixed(n)), _) if table.calendar.is_some() => {
                             format!("a calendar of {n} days, one row each")
                         }

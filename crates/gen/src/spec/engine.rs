@@ -72,9 +72,151 @@ pub struct SpecGenerator {
 /// of element `id` having id `id * max + k`.
 #[derive(Debug)]
 struct Expand {
-    count: Sampler,
+    counts: Counts,
+}
+
+/// How many children each row of a parent table has: one count sampler
+/// per branch (case `i` is branch `i`, the table's own `count` the
+/// last), drawn from `key`; child `k` of parent row `p` is `p * max + k`.
+#[derive(Debug)]
+struct Counts {
+    samplers: Vec<Sampler>,
     key: StreamKey,
     max: u64,
+    cases: Option<CountTests>,
+}
+
+/// The tests of a child table's `count` cases: SQL over the parent row's
+/// top-level fields, evaluated at the parent rows.
+#[derive(Debug)]
+struct CountTests {
+    parent: Arc<TableEval>,
+    /// The parent's fields the tests read, by index.
+    fields: Vec<usize>,
+    tests: Vec<super::expr::TNode>,
+    key: StreamKey,
+}
+
+impl Counts {
+    /// The counts of child table `child` of `dataset` (its parent
+    /// compiled by `parents` when its cases test the parent's fields).
+    fn new(
+        dataset: &Dataset,
+        child: usize,
+        seed: u64,
+        parents: &Parents<'_>,
+    ) -> Result<Counts, Error> {
+        let t = &dataset.tables[child];
+        let name = &t.spec.name;
+        let c = t.children_of.as_ref().ok_or_else(|| {
+            Error::InvalidDistribution(format!("table {name} is not a child table"))
+        })?;
+        let class = Class::Int {
+            min: 0,
+            max: MAX_LENGTH,
+        };
+        let mut samplers = c
+            .count_when
+            .iter()
+            .map(|w| length_sampler(&w.count, class))
+            .collect::<Result<Vec<_>, _>>()?;
+        samplers.push(length_sampler(&c.count, class)?);
+        let key = StreamKey::new(table_seed(seed, name), stream_id(name, "count"));
+        let mut cases = None;
+        if !c.count_when.is_empty() {
+            let pi = dataset
+                .table(&c.parent)
+                .ok_or_else(|| Error::InvalidDistribution(format!("no table {}", c.parent)))?;
+            let parent_fields = &dataset.tables[pi].spec.fields;
+            let mut fields = Vec::new();
+            let mut tests = Vec::new();
+            for w in &c.count_when {
+                tests.push(w.condition.tree.clone().ok_or_else(|| {
+                    Error::InvalidDistribution(format!(
+                        "table {name}: the `count` condition {:?} was not checked against its parent's fields (parse the dataset)",
+                        w.condition.source
+                    ))
+                })?);
+                for input in &w.condition.inputs {
+                    let fi = parent_fields
+                        .iter()
+                        .position(|f| &f.name == input)
+                        .ok_or_else(|| {
+                            Error::InvalidDistribution(format!("no field {}.{input}", c.parent))
+                        })?;
+                    if !fields.contains(&fi) {
+                        fields.push(fi);
+                    }
+                }
+            }
+            cases = Some(CountTests {
+                parent: parents.table(pi, name)?,
+                fields,
+                tests,
+                key: StreamKey::new(table_seed(seed, name), stream_id(name, "count when")),
+            });
+        }
+        Ok(Counts {
+            samplers,
+            key,
+            max: c.max_count(),
+            cases,
+        })
+    }
+
+    /// The children of parent rows `ids` (those whose `valid` byte is 1):
+    /// offsets, child ids and validity, as [`lengths`] gives them.
+    fn children(&self, ids: &[u64], valid: &[u8], s: &mut SpecScratch) -> Result<Lengths, Error> {
+        let Some(t) = &self.cases else {
+            return lengths(ids, valid, &self.samplers[0], self.key, self.max, false, s);
+        };
+        let n = ids.len();
+        let mut columns: Vec<Option<ArrayRef>> = vec![None; t.parent.roots.len()];
+        for &fi in &t.fields {
+            columns[fi] = Some(t.parent.evaluate(fi, ids, s)?);
+        }
+        let inputs = super::expr::Inputs {
+            columns: &columns,
+            ids,
+            key: t.key,
+        };
+        // Each row's branch: the first true test's (the last test set
+        // first), else the table's own count.
+        let mut branch = s.v8(n);
+        branch.resize(n, t.tests.len() as u8);
+        for (b, test) in t.tests.iter().enumerate().rev() {
+            let hit = super::expr::test(test, &inputs).map_err(|e| match e {
+                Error::InvalidDistribution(m) => {
+                    Error::InvalidDistribution(format!("`count` condition: {m}"))
+                }
+                e => e,
+            })?;
+            for i in hit.set_indices() {
+                branch[i] = b as u8;
+            }
+        }
+        let mut offsets = s.v32(n + 1);
+        offsets.push(0);
+        let mut valid2 = s.v8(n);
+        let mut child_ids = s.v64(n * 2);
+        for i in 0..n {
+            let len = if valid[i] == 1 {
+                let sampler = &self.samplers[branch[i] as usize];
+                clamp_length(sampler.int(self.key, ids[i]).0, self.max)
+            } else {
+                0
+            };
+            let base = ids[i].wrapping_mul(self.max);
+            child_ids.extend((0..len as u64).map(|j| base.wrapping_add(j)));
+            offsets.push(child_ids.len() as u32);
+            valid2.push(u8::from(valid[i] == 1));
+        }
+        s.put8(branch);
+        if child_ids.len() as u64 > MAX_BATCH_ELEMENTS {
+            return Err(Error::BatchTooLarge);
+        }
+        Ok((offsets, child_ids, valid2))
+    }
 }
 
 /// What the spec tells the Parquet writer about its leaves (paths as
@@ -265,9 +407,7 @@ enum NodeKind {
         child: Arc<TableEval>,
         field: Option<usize>,
         op: AggOp,
-        count: Sampler,
-        key: StreamKey,
-        max: u64,
+        counts: Counts,
     },
     /// A field that cannot be evaluated here (an aggregate read through a
     /// reference), with the reason.
@@ -459,15 +599,7 @@ impl<'a> Parents<'a> {
             child,
             field,
             op: a.op,
-            count: length_sampler(
-                &c.count,
-                Class::Int {
-                    min: 0,
-                    max: MAX_LENGTH,
-                },
-            )?,
-            key: StreamKey::new(table_seed(seed, &a.table), stream_id(&a.table, "count")),
-            max: max_length(&c.count).max(1),
+            counts: Counts::new(dataset, ci, seed, self)?,
         })
     }
 
@@ -518,7 +650,7 @@ impl<'a> Parents<'a> {
         self.dataset
             .zip(self.current)
             .and_then(|((d, _, _), t)| d.tables[t].children_of.as_ref())
-            .map(|c| max_length(&c.count).max(1))
+            .map(|c| c.max_count())
             .ok_or_else(|| {
                 Error::InvalidDistribution(format!(
                     "field {path}: `parent` and `position` need a child table"
@@ -535,7 +667,7 @@ impl<'a> Parents<'a> {
                 r.table, r.field
             ))
         };
-        let Some((dataset, seed, scale)) = self.dataset else {
+        let Some((dataset, _, scale)) = self.dataset else {
             return Err(missing());
         };
         let Some(ti) = dataset.tables.iter().position(|t| t.spec.name == r.table) else {
@@ -549,18 +681,31 @@ impl<'a> Parents<'a> {
         let Some(field) = table else {
             return Err(missing());
         };
-        if let Some(t) = self.built.borrow().get(&r.table) {
-            return Ok((t.clone(), field));
-        }
-        let t = Arc::new(table_eval(dataset, ti, seed, scale, &self.for_table(ti))?);
+        let t = self.table(ti, path)?;
         if t.rows == 0 && dataset.tables[ti].children_of.is_none() {
             return Err(Error::InvalidDistribution(format!(
                 "field {path} references table {}, which has no rows at scale {scale}",
                 r.table
             )));
         }
-        self.built.borrow_mut().insert(r.table.clone(), t.clone());
         Ok((t, field))
+    }
+
+    /// Table `ti` compiled to be read at any row (once per run), for
+    /// `path` (a field or table, in messages).
+    fn table(&self, ti: usize, path: &str) -> Result<Arc<TableEval>, Error> {
+        let Some((dataset, seed, scale)) = self.dataset else {
+            return Err(Error::InvalidDistribution(format!(
+                "{path} reads another table outside a dataset"
+            )));
+        };
+        let name = &dataset.tables[ti].spec.name;
+        if let Some(t) = self.built.borrow().get(name) {
+            return Ok(t.clone());
+        }
+        let t = Arc::new(table_eval(dataset, ti, seed, scale, &self.for_table(ti))?);
+        self.built.borrow_mut().insert(name.clone(), t.clone());
+        Ok(t)
     }
 }
 
@@ -2129,17 +2274,8 @@ impl SpecGenerator {
         // code).
         let mut at = table;
         while let Some(c) = &dataset.tables[at].children_of {
-            let name = &dataset.tables[at].spec.name;
             g.expand.push(Expand {
-                count: length_sampler(
-                    &c.count,
-                    Class::Int {
-                        min: 0,
-                        max: MAX_LENGTH,
-                    },
-                )?,
-                key: StreamKey::new(table_seed(seed, name), stream_id(name, "count")),
-                max: max_length(&c.count).max(1),
+                counts: Counts::new(dataset, at, seed, &parents)?,
             });
             at = dataset
                 .table(&c.parent)
@@ -2199,7 +2335,7 @@ impl SpecGenerator {
         for e in &self.expand {
             let mut all = s.v8(ids.len());
             all.resize(ids.len(), 1);
-            let expanded = lengths(&ids, &all, &e.count, e.key, e.max, false, s);
+            let expanded = e.counts.children(&ids, &all, s);
             s.put8(all);
             let (offsets, children, valid) = match expanded {
                 Ok(x) => x,
@@ -3170,12 +3306,10 @@ impl Node {
                 child,
                 field,
                 op,
-                count,
-                key,
-                max,
+                counts,
             } => {
                 let all = vec![1u8; n];
-                let (offsets, child_ids, valid2) = lengths(ids, &all, count, *key, *max, false, s)?;
+                let (offsets, child_ids, valid2) = counts.children(ids, &all, s)?;
                 s.put8(valid2);
                 let values = match field {
                     Some(fi) => Some(child.evaluate(*fi, &child_ids, s)?),

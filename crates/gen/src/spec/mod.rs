@@ -50,9 +50,9 @@ mod template;
 pub use engine::{SpecGenerator, SpecScratch};
 pub use expr::{Expression, QualifiedField};
 pub use model::{
-    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, DATASET_PRESETS, Dataset,
-    Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec, SpecError, Table,
-    Value, When, WordList,
+    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, DATASET_PRESETS,
+    Dataset, Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec, SpecError,
+    Table, Value, When, WordList,
 };
 pub use template::{Placeholder, Template};
 
@@ -191,7 +191,8 @@ impl Dataset {
     }
 
     /// The mean rows of `table` per row of its root (1 for a table with
-    /// rows of its own): the product of the mean counts down the chain.
+    /// rows of its own): the product of the mean counts down the chain
+    /// (with `count` cases, of the table's own count: an estimate).
     pub fn rows_per_root_row(&self, table: usize) -> f64 {
         let mut mean = 1.0;
         let mut at = table;

@@ -133,6 +133,34 @@ pub struct ChildrenOf {
     pub parent: String,
     /// Rows per parent row: an integer generator.
     pub count: Generator,
+    /// Cases that draw the count another way where an SQL test of the
+    /// parent row's top-level fields holds (urgent orders have more
+    /// lines); the first true one wins, else `count`.
+    pub count_when: Vec<CountCase>,
+}
+
+/// A case of a child table's `count`: where `condition` (over the parent
+/// row's top-level fields) is true, the count is drawn by `count`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountCase {
+    /// The spec line of the case.
+    pub line: usize,
+    /// A boolean SQL test of the parent row.
+    pub condition: super::expr::Expression,
+    /// The count where it holds.
+    pub count: Generator,
+}
+
+impl ChildrenOf {
+    /// The most rows a parent row can have (at least 1): child `k` of
+    /// parent row `p` has index `p * max_count() + k`.
+    pub fn max_count(&self) -> u64 {
+        self.count_when
+            .iter()
+            .map(|c| super::parse::max_length(&c.count))
+            .fold(super::parse::max_length(&self.count), u64::max)
+            .max(1)
+    }
 }
 
 /// A table's row count.

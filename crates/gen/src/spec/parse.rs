@@ -8,8 +8,8 @@ use toml::de::{DeTable, DeValue};
 
 use super::expr::{self, Expression};
 use super::model::{
-    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, Dataset, Field, Generator,
-    Kind, Pick, Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
+    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, Dataset, Field,
+    Generator, Kind, Pick, Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
 };
 use super::template::Template;
 use crate::dist::{Alias, Zipf};
@@ -1745,7 +1745,15 @@ impl<'s> P<'s> {
 
     /// A child table's `count` (rows per parent row), read as a list's
     /// `length` is.
-    fn count(&self, t: &DeTable<'_>, f: Option<&str>) -> Result<Generator, SpecError> {
+    /// A child table's `count`, and its cases (`when`, each a
+    /// `condition` on the parent row and a count generator; the
+    /// conditions are checked once the parent's fields are known).
+    fn count(
+        &self,
+        t: &DeTable<'_>,
+        f: Option<&str>,
+    ) -> Result<(Generator, Vec<CountCase>), SpecError> {
+        const COUNTS: [&str; 5] = ["constant", "uniform", "normal", "zipf", "weighted"];
         let class = Class::Int {
             min: 0,
             max: MAX_LENGTH,
@@ -1754,17 +1762,51 @@ impl<'s> P<'s> {
             return Err(self.err(0..0, f, "needs a `count`"));
         };
         if let DeValue::Integer(_) = c.get_ref() {
-            return Ok(Generator::Constant(self.value(c, class, f, "count")?));
+            return Ok((
+                Generator::Constant(self.value(c, class, f, "count")?),
+                Vec::new(),
+            ));
         }
         let ct = self.table(c, f, "`count`")?;
-        self.check_keys(
-            ct,
-            &["constant", "uniform", "normal", "zipf", "weighted"],
-            f,
-            "`count`",
-        )?;
-        self.generator(ct, class, f, c.span())?
-            .ok_or_else(|| self.err(c.span(), f, "`count` needs a generator"))
+        let mut keys = COUNTS.to_vec();
+        keys.push("when");
+        self.check_keys(ct, &keys, f, "`count`")?;
+        let count = self
+            .generator(ct, class, f, c.span())?
+            .ok_or_else(|| self.err(c.span(), f, "`count` needs a generator"))?;
+        let mut cases = Vec::new();
+        if let Some(w) = get(ct, "when") {
+            let DeValue::Array(items) = w.get_ref() else {
+                return Err(self.err(
+                    w.span(),
+                    f,
+                    "`count`'s `when` is an array of cases ({ condition = \"...\", uniform = { ... } })",
+                ));
+            };
+            for item in items {
+                let it = self.table(item, f, "a `count` case")?;
+                let mut keys = COUNTS.to_vec();
+                keys.push("condition");
+                self.check_keys(it, &keys, f, "a `count` case")?;
+                let Some(cond) = get(it, "condition") else {
+                    return Err(self.err(
+                        item.span(),
+                        f,
+                        "a `count` case needs a `condition` (an SQL test of the parent row's fields)",
+                    ));
+                };
+                let condition = expr::Expression::pending(self.string(cond, f, "condition")?);
+                let count = self
+                    .generator(it, class, f, item.span())?
+                    .ok_or_else(|| self.err(item.span(), f, "a `count` case needs a generator"))?;
+                cases.push(CountCase {
+                    line: self.line(item.span().start),
+                    condition,
+                    count,
+                });
+            }
+        }
+        Ok((count, cases))
     }
 
     fn length(
@@ -2526,6 +2568,61 @@ fn resolve_qualified(
     Ok(())
 }
 
+/// Checks the conditions of child tables' `count` cases against their
+/// parent table's top-level fields.
+fn resolve_count_cases(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
+    for ti in 0..tables.len() {
+        let Some(c) = &tables[ti].children_of else {
+            continue;
+        };
+        if c.count_when.is_empty() {
+            continue;
+        }
+        let Some(pi) = tables.iter().position(|t| t.spec.name == c.parent) else {
+            continue;
+        };
+        let fields: Vec<(String, DataType)> = tables[pi]
+            .spec
+            .fields
+            .iter()
+            .map(|f| (f.name.clone(), kind_type(&f.kind)))
+            .collect();
+        let readable: Vec<(&str, &DataType)> = fields
+            .iter()
+            .filter(|(_, d)| expr::ETy::of(d).is_some())
+            .map(|(n, d)| (n.as_str(), d))
+            .collect();
+        let index_of = |name: &str| fields.iter().position(|(n, _)| n == name);
+        let tname = tables[ti].spec.name.clone();
+        let Some(c) = &mut tables[ti].children_of else {
+            continue;
+        };
+        for case in &mut c.count_when {
+            let at = |col: u64, m: String| {
+                p.err_at(
+                    case.line,
+                    None,
+                    format!("table `{tname}`: `count` condition at column {col}: {m}"),
+                )
+            };
+            let plain = |q: &str, x: &str| {
+                Err(format!(
+                    "`{q}.{x}`: a `count` condition reads the parent row's fields by their names"
+                ))
+            };
+            let e = &mut case.condition;
+            let (tree, inputs, _) =
+                expr::check(&e.source, &readable, &plain).map_err(|x| at(x.column, x.message))?;
+            if !expr::is_test(&tree) {
+                return Err(at(1, expr::not_a_test(&tree)));
+            }
+            e.tree = Some(tree.with_columns(&|i| index_of(readable[i].0).unwrap_or(i)));
+            e.inputs = inputs;
+        }
+    }
+    Ok(())
+}
+
 /// [`resolve_qualified`] for every table of a dataset (or a plain spec's
 /// one, where no qualified name can be read).
 fn resolve_qualified_tables(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
@@ -2935,12 +3032,16 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                         ),
                     ));
                 }
-                let count = p.count(tt, Some(&tname)).map_err(|mut e| {
+                let (count, count_when) = p.count(tt, Some(&tname)).map_err(|mut e| {
                     e.field = None;
                     e.message = format!("table `{tname}`: {}", e.message);
                     e
                 })?;
-                Some(ChildrenOf { parent, count })
+                Some(ChildrenOf {
+                    parent,
+                    count,
+                    count_when,
+                })
             }
             (None, Some(c)) => {
                 return Err(p.err(
@@ -3076,6 +3177,7 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
     check_aggregates(&p, &tables)?;
     copy_from_references(&mut tables);
     resolve_qualified_tables(&p, &mut tables)?;
+    resolve_count_cases(&p, &mut tables)?;
     resolve_references(&p, &tables)?;
     Ok(Dataset {
         name,

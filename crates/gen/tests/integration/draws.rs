@@ -224,3 +224,127 @@ name = "l_suppkey""#,
         "p.toml:2: field `a`: `expr` at column 1: `parent.a` reads the row's parent row: only in the top-level fields of a child table (`children_of`)"
     );
 }
+
+const COUNTS: &str = r#"
+name = "c"
+[[tables]]
+name = "orders"
+rows = 3000
+[[tables.fields]]
+name = "o_key"
+type = "int64"
+sequence = { start = 1 }
+[[tables.fields]]
+name = "o_pri"
+type = "utf8"
+weighted = { values = ["URGENT", "LOW"], weights = [1, 3] }
+[[tables.fields]]
+name = "o_date"
+type = "date32"
+uniform = { min = 1994-01-01, max = 1997-12-31 }
+[[tables.fields]]
+name = "o_lines"
+type = "int64"
+aggregate = { table = "lines", count = "*" }
+[[tables]]
+name = "lines"
+children_of = "orders"
+count = { uniform = { min = 1, max = 3 }, when = [
+  { condition = "o_pri = 'URGENT'", uniform = { min = 5, max = 7 } },
+  { condition = "o_date < DATE '1995-01-01'", constant = 0 },
+] }
+[[tables.fields]]
+name = "l_key"
+type = "int64"
+parent = "o_key"
+[[tables.fields]]
+name = "l_no"
+type = "int32"
+sequence = { per_parent = true, start = 1 }
+"#;
+
+#[test]
+fn child_counts_follow_cases_on_the_parent_row() {
+    let d = Dataset::parse(COUNTS, "c.toml").unwrap();
+    let orders = crate::dataset::all_rows(&d, "orders", 3, 1.0, 700);
+    let keys = ints(&orders, "o_key");
+    let pri: Vec<String> = column::<arrow_array::StringArray>(&orders, "o_pri")
+        .iter()
+        .flat_map(|a| a.iter().map(|v| v.unwrap().to_string()).collect::<Vec<_>>())
+        .collect();
+    let dates: Vec<i32> = column::<Date32Array>(&orders, "o_date")
+        .iter()
+        .flat_map(|a| a.values().to_vec())
+        .collect();
+    let agg = ints(&orders, "o_lines");
+    for batch in [100, 3000] {
+        let lines = crate::dataset::all_rows(&d, "lines", 3, 1.0, batch);
+        let mut per: HashMap<i64, Vec<i32>> = HashMap::new();
+        let nos: Vec<i32> = column::<Int32Array>(&lines, "l_no")
+            .iter()
+            .flat_map(|a| a.values().to_vec())
+            .collect();
+        for (k, no) in ints(&lines, "l_key").into_iter().zip(nos) {
+            per.entry(k).or_default().push(no);
+        }
+        let (mut urgent, mut early, mut other) = (0, 0, 0);
+        for i in 0..keys.len() {
+            let got = per.get(&keys[i]).map_or(0, Vec::len) as i64;
+            let want = if pri[i] == "URGENT" {
+                urgent += 1;
+                5..=7
+            } else if dates[i] < 9131 {
+                // 1995-01-01
+                early += 1;
+                0..=0
+            } else {
+                other += 1;
+                1..=3
+            };
+            assert!(want.contains(&got), "order {}: {got} lines", keys[i]);
+            // The parent's own count of its children agrees.
+            assert_eq!(agg[i], got, "order {}", keys[i]);
+            if got > 0 {
+                assert_eq!(per[&keys[i]], (1..=got as i32).collect::<Vec<_>>());
+            }
+        }
+        assert!(
+            urgent > 500 && early > 300 && other > 1000,
+            "{urgent} {early} {other}"
+        );
+    }
+}
+
+#[test]
+fn bad_count_cases_are_refused() {
+    let with = |from: &str, to: &str| {
+        assert!(COUNTS.contains(from), "{from}");
+        Dataset::parse(&COUNTS.replacen(from, to, 1), "c.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    for (from, to, want) in [
+        (
+            "o_pri = 'URGENT'",
+            "o_prio = 'URGENT'",
+            "c.toml:26: table `lines`: `count` condition at column 1: unknown name `o_prio`; the fields it can read are o_key, o_pri, o_date, o_lines",
+        ),
+        (
+            "o_pri = 'URGENT'",
+            "o_key + 1",
+            "c.toml:26: table `lines`: `count` condition at column 1: a condition is a boolean test (`x < 10`, `d BETWEEN DATE '1995-01-01' AND DATE '1995-12-31'`), not an integer",
+        ),
+        (
+            "o_pri = 'URGENT'",
+            "parent.o_pri = 'URGENT'",
+            "c.toml:26: table `lines`: `count` condition at column 1: `parent.o_pri`: a `count` condition reads the parent row's fields by their names",
+        ),
+        (
+            "{ condition = \"o_date < DATE '1995-01-01'\", constant = 0 }",
+            "{ constant = 0 }",
+            "c.toml:27: table `lines`: a `count` case needs a `condition` (an SQL test of the parent row's fields)",
+        ),
+    ] {
+        assert_eq!(with(from, to), want, "{to}");
+    }
+}
