@@ -1309,11 +1309,21 @@ impl<'s> P<'s> {
                     CalendarPart::DateKey => {
                         matches!(class, Class::Int { min, max } if min <= 10_000_101 && max >= 99_991_231)
                     }
-                    // Every other part fits an int8 but the year.
                     CalendarPart::Year => {
                         matches!(class, Class::Int { min, max } if min <= -9999 && max >= 9999)
                     }
-                    _ => matches!(class, Class::Int { max, .. } if max >= 366),
+                    // The rest are small: the largest value each takes.
+                    _ => {
+                        let most = match part {
+                            CalendarPart::Quarter => 4,
+                            CalendarPart::Month => 12,
+                            CalendarPart::DayOfMonth => 31,
+                            CalendarPart::DayOfWeek => 7,
+                            CalendarPart::WeekOfYear => 53,
+                            _ => 366,
+                        };
+                        matches!(class, Class::Int { max, .. } if max >= most)
+                    }
                 };
                 if !fits {
                     return Err(bad(format!(
@@ -1325,7 +1335,8 @@ impl<'s> P<'s> {
                             CalendarPart::Weekend => "a boolean field",
                             CalendarPart::DateKey => "an integer field of 32 bits or more",
                             CalendarPart::Year => "a signed integer field of 16 bits or more",
-                            _ => "an integer field of 16 bits or more",
+                            CalendarPart::DayOfYear => "an integer field of 16 bits or more",
+                            _ => "an integer field",
                         }
                     )));
                 }

@@ -341,6 +341,14 @@ name = "d_month"
 type = "int16"
 calendar = "month"
 [[tables.fields]]
+name = "d_week"
+type = "int8"
+calendar = "week_of_year"
+[[tables.fields]]
+name = "d_quarter"
+type = "uint8"
+calendar = "quarter"
+[[tables.fields]]
 name = "d_note"
 type = "utf8"
 constant = "-"
@@ -359,6 +367,15 @@ when = [{ field = "d_day", is = "Thursday", constant = "thursday" }]
     assert_eq!(
         col(&b, "d_month", |a: &Int16Array, i| a.value(i)),
         [2, 2, 2, 3, 3]
+    );
+    // Small parts fit 8-bit fields.
+    assert_eq!(
+        col(&b, "d_week", |a: &arrow_array::Int8Array, i| a.value(i)),
+        [9, 9, 9, 9, 9]
+    );
+    assert_eq!(
+        col(&b, "d_quarter", |a: &arrow_array::UInt8Array, i| a.value(i)),
+        [1, 1, 1, 1, 1]
     );
     assert_eq!(strs(&b, "d_note"), ["-", "-", "thursday", "-", "-"]);
 }
@@ -437,6 +454,13 @@ fn misplaced_or_short_dimension_rows_are_refused() {
                 "type = \"int8\"\ncalendar = \"year\"",
             ),
             "d.toml:8: field `t.f`: calendar part `year` needs a signed integer field of 16 bits or more",
+        ),
+        (
+            table(
+                "calendar = { start = 2000-01-01, end = 2000-01-31 }",
+                "type = \"int8\"\ncalendar = \"day_of_year\"",
+            ),
+            "d.toml:8: field `t.f`: calendar part `day_of_year` needs an integer field of 16 bits or more",
         ),
         (
             table(
