@@ -228,51 +228,7 @@ def test_draws_conditions_and_timestamps_validate_against_the_json_schema(strata
     assert list(validator.iter_errors(doc))
 
 
-COUNT_CASES = """
-name = "c"
-
-[[tables]]
-name = "orders"
-rows_per_scale = 2000
-
-[[tables.fields]]
-name = "o_key"
-type = "int64"
-sequence = { start = 1 }
-
-[[tables.fields]]
-name = "o_pri"
-type = "utf8"
-weighted = { values = ["URGENT", "LOW"], weights = [1, 3] }
-
-[[tables.fields]]
-name = "o_date"
-type = "date32"
-uniform = { min = 1994-01-01, max = 1997-12-31 }
-
-[[tables.fields]]
-name = "o_lines"
-type = "int64"
-aggregate = { table = "lines", count = "*" }
-
-[[tables]]
-name = "lines"
-children_of = "orders"
-count = { uniform = { min = 1, max = 3 }, when = [
-  { condition = "o_pri = 'URGENT'", uniform = { min = 5, max = 7 } },
-  { condition = "o_date < DATE '1995-01-01'", constant = 0 },
-] }
-
-[[tables.fields]]
-name = "l_key"
-type = "int64"
-parent = "o_key"
-
-[[tables.fields]]
-name = "l_no"
-type = "int32"
-sequence = { per_parent = true, start = 1 }
-"""
+COUNT_CASES = (Path(__file__).resolve().parents[1] / "specs" / "count_cases.toml").read_text()
 
 
 @pytest.mark.parametrize(("scale", "parts"), [("1", 1), ("2", 4)])

@@ -225,43 +225,7 @@ name = "l_suppkey""#,
     );
 }
 
-const COUNTS: &str = r#"
-name = "c"
-[[tables]]
-name = "orders"
-rows = 3000
-[[tables.fields]]
-name = "o_key"
-type = "int64"
-sequence = { start = 1 }
-[[tables.fields]]
-name = "o_pri"
-type = "utf8"
-weighted = { values = ["URGENT", "LOW"], weights = [1, 3] }
-[[tables.fields]]
-name = "o_date"
-type = "date32"
-uniform = { min = 1994-01-01, max = 1997-12-31 }
-[[tables.fields]]
-name = "o_lines"
-type = "int64"
-aggregate = { table = "lines", count = "*" }
-[[tables]]
-name = "lines"
-children_of = "orders"
-count = { uniform = { min = 1, max = 3 }, when = [
-  { condition = "o_pri = 'URGENT'", uniform = { min = 5, max = 7 } },
-  { condition = "o_date < DATE '1995-01-01'", constant = 0 },
-] }
-[[tables.fields]]
-name = "l_key"
-type = "int64"
-parent = "o_key"
-[[tables.fields]]
-name = "l_no"
-type = "int32"
-sequence = { per_parent = true, start = 1 }
-"#;
+const COUNTS: &str = include_str!("../../../../tests/specs/count_cases.toml");
 
 #[test]
 fn child_counts_follow_cases_on_the_parent_row() {
@@ -327,22 +291,22 @@ fn bad_count_cases_are_refused() {
         (
             "o_pri = 'URGENT'",
             "o_prio = 'URGENT'",
-            "c.toml:26: table `lines`: `count` condition at column 1: unknown name `o_prio`; the fields it can read are o_key, o_pri, o_date, o_lines",
+            "c.toml:28: table `lines`: `count` condition at column 1: unknown name `o_prio`; the fields it can read are o_key, o_pri, o_date, o_lines",
         ),
         (
             "o_pri = 'URGENT'",
             "o_key + 1",
-            "c.toml:26: table `lines`: `count` condition at column 1: a condition is a boolean test (`x < 10`, `d BETWEEN DATE '1995-01-01' AND DATE '1995-12-31'`), not an integer",
+            "c.toml:28: table `lines`: `count` condition at column 1: a condition is a boolean test (`x < 10`, `d BETWEEN DATE '1995-01-01' AND DATE '1995-12-31'`), not an integer",
         ),
         (
             "o_pri = 'URGENT'",
             "parent.o_pri = 'URGENT'",
-            "c.toml:26: table `lines`: `count` condition at column 1: `parent.o_pri`: a `count` condition reads the parent row's fields by their names",
+            "c.toml:28: table `lines`: `count` condition at column 1: `parent.o_pri`: a `count` condition reads the parent row's fields by their names",
         ),
         (
             "{ condition = \"o_date < DATE '1995-01-01'\", constant = 0 }",
             "{ constant = 0 }",
-            "c.toml:27: table `lines`: a `count` case needs a `condition` (an SQL test of the parent row's fields)",
+            "c.toml:29: table `lines`: a `count` case needs a `condition` (an SQL test of the parent row's fields)",
         ),
     ] {
         assert_eq!(with(from, to), want, "{to}");
