@@ -410,8 +410,12 @@ fn numeric_common(a: ETy, b: ETy) -> Option<ETy> {
         (ETy::Int, ETy::Int) => ETy::Int,
         (ETy::Float, x) | (x, ETy::Float) if x.numeric() || x == ETy::Null => ETy::Float,
         (ETy::Decimal(..), ETy::Decimal(..)) => a,
-        (ETy::Decimal(..), ETy::Int) => a,
-        (ETy::Int, ETy::Decimal(..)) => b,
+        // An integer beside a decimal widens it to hold any integer (as
+        // DuckDB's `x < 2.5` with `x` a BIGINT): 19 integer digits.
+        (ETy::Decimal(p, s), ETy::Int) | (ETy::Int, ETy::Decimal(p, s)) => {
+            let int = (p as i16 - s as i16).max(19);
+            ETy::Decimal((int + s as i16).min(MAX_PRECISION as i16) as u8, s)
+        }
         (ETy::Null, x) | (x, ETy::Null) if x.numeric() => x,
         _ => return None,
     })
@@ -989,6 +993,7 @@ impl Checker<'_> {
                         ),
                     );
                 }
+                let (a, b) = (cast(a, ETy::Int), cast(b, ETy::Int));
                 Ok(node(
                     ETy::Int,
                     NodeK::Arith(arith, Box::new(a), Box::new(b)),

@@ -1816,6 +1816,13 @@ impl<'s> P<'s> {
                     count,
                 });
             }
+            if cases.len() > MAX_CASES {
+                return Err(self.err(
+                    w.span(),
+                    f,
+                    format!("`count` takes at most {MAX_CASES} `when` cases"),
+                ));
+            }
         }
         Ok((count, cases))
     }
@@ -1927,6 +1934,13 @@ impl<'s> P<'s> {
                     ));
                 }
                 cases.push(case);
+            }
+            if cases.len() > MAX_CASES {
+                return Err(self.err_at(
+                    fields[i].line,
+                    Some(&fields[i].path),
+                    format!("a field takes at most {MAX_CASES} `when` cases"),
+                ));
             }
             let f = &mut fields[i];
             if cases.iter().any(|c| c.null_rate.is_some_and(|r| r > 0.0)) {
@@ -2455,6 +2469,10 @@ pub(crate) fn depends_on(f: &Field) -> Vec<&str> {
     out
 }
 
+/// The most `when` cases of a field or a `count` (a row's branch is a byte,
+/// the last value the field's own settings).
+const MAX_CASES: usize = 255;
+
 /// An error message that means "check this expression later".
 const LATER: &str = "\u{0}checked with the dataset's tables";
 
@@ -2466,11 +2484,18 @@ struct Draw {
     field: String,
 }
 
+/// A top-level field as another row's expression sees it: name, type,
+/// and whether it is an aggregate of its table's children.
+type Shape = (String, DataType, bool);
+
 /// What the qualified names of one level's expressions can read: the
 /// dataset's tables (their top-level fields and types) and the level's
 /// parent table (a child table's top level only).
 struct Others<'a> {
-    tables: &'a [(String, Vec<(String, DataType)>)],
+    /// Each table's top-level fields: name, type, and whether it is an
+    /// aggregate of the table's children (which cannot be read from
+    /// another row: it would be computed through a reference).
+    tables: &'a [(String, Vec<Shape>)],
     parent: Option<&'a str>,
 }
 
@@ -2479,13 +2504,16 @@ impl Others<'_> {
         let Some((_, fields)) = self.tables.iter().find(|(n, _)| n == table) else {
             return Err(format!("`{q}.{x}`: table `{table}` is not in the dataset"));
         };
-        match fields.iter().find(|(n, _)| n == x) {
-            Some((_, dt)) => Ok(dt.clone()),
+        match fields.iter().find(|(n, _, _)| n == x) {
+            Some((_, _, true)) => Err(format!(
+                "`{q}.{x}` is an aggregate of table `{table}`'s children; another row cannot read it (copy what it aggregates instead)"
+            )),
+            Some((_, dt, _)) => Ok(dt.clone()),
             None => Err(format!(
                 "unknown name `{q}.{x}`; the fields of `{q}` (table `{table}`) are {}",
                 fields
                     .iter()
-                    .map(|(n, _)| n.as_str())
+                    .map(|(n, _, _)| n.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
@@ -2604,6 +2632,13 @@ fn resolve_count_cases(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError>
             .map(|(n, d)| (n.as_str(), d))
             .collect();
         let index_of = |name: &str| fields.iter().position(|(n, _)| n == name);
+        let aggregates: Vec<String> = tables[pi]
+            .spec
+            .fields
+            .iter()
+            .filter(|f| is_aggregate(f))
+            .map(|f| f.name.clone())
+            .collect();
         let tname = tables[ti].spec.name.clone();
         let Some(c) = &mut tables[ti].children_of else {
             continue;
@@ -2627,6 +2662,14 @@ fn resolve_count_cases(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError>
             if !expr::is_test(&tree) {
                 return Err(at(1, expr::not_a_test(&tree)));
             }
+            if let Some(a) = inputs.iter().find(|n| aggregates.contains(n)) {
+                return Err(at(
+                    1,
+                    format!(
+                        "`{a}` is an aggregate of the parent's children; a `count` condition cannot read it (the counts would depend on it)"
+                    ),
+                ));
+            }
             e.tree = Some(tree.with_columns(&|i| index_of(readable[i].0).unwrap_or(i)));
             e.inputs = inputs;
         }
@@ -2637,11 +2680,11 @@ fn resolve_count_cases(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError>
 /// [`resolve_qualified`] for every table of a dataset (or a plain spec's
 /// one, where no qualified name can be read).
 fn resolve_qualified_tables(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
-    let shapes: Vec<(String, Vec<(String, DataType)>)> = tables
+    let shapes: Vec<(String, Vec<Shape>)> = tables
         .iter()
         .map(|t| {
             let fields = t.spec.fields.iter();
-            let fields = fields.map(|f| (f.name.clone(), kind_type(&f.kind)));
+            let fields = fields.map(|f| (f.name.clone(), kind_type(&f.kind), is_aggregate(f)));
             (t.spec.name.clone(), fields.collect())
         })
         .collect();
@@ -2911,6 +2954,17 @@ fn single(p: &P<'_>, t: &DeTable<'_>) -> Result<Spec, SpecError> {
 
 /// Every field of `spec` (at any depth) whose generator, or a case's, is
 /// a reference, with that reference.
+/// Whether `f` is an aggregate of its table's children.
+fn is_aggregate(f: &Field) -> bool {
+    matches!(
+        f.kind,
+        Kind::Scalar {
+            generator: Generator::Aggregate(_),
+            ..
+        }
+    )
+}
+
 /// Whether `name` can stand in an expression as it is (`ps` in `ps.x`).
 fn is_plain_name(name: &str) -> bool {
     let mut c = name.chars();

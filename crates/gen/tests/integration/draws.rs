@@ -212,6 +212,12 @@ name = "l_suppkey""#,
         e,
         "t.toml:107: field `lineitem.l_shipdate`: `when` cases or expressions form a cycle through this field"
     );
+    // An aggregate cannot be read from another row.
+    let e = with(
+        "expr = \"l_extendedprice - l_quantity * ps.ps_supplycost\"",
+        "expr = \"l_extendedprice - l_quantity * ps.ps_supplycost + 0 * parent.o_totalprice\"",
+    );
+    assert!(e.contains("`parent.o_totalprice` is an aggregate of table `orders`'s children; another row cannot read it"), "{e}");
     // A plain spec has no other rows.
     let e = Spec::parse(
         "name = \"p\"\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nexpr = \"parent.a + 1\"\n",
@@ -308,7 +314,26 @@ fn bad_count_cases_are_refused() {
             "{ constant = 0 }",
             "c.toml:29: table `lines`: a `count` case needs a `condition` (an SQL test of the parent row's fields)",
         ),
+        (
+            "o_pri = 'URGENT'",
+            "o_lines > 3",
+            "c.toml:28: table `lines`: `count` condition at column 1: `o_lines` is an aggregate of the parent's children; a `count` condition cannot read it (the counts would depend on it)",
+        ),
     ] {
         assert_eq!(with(from, to), want, "{to}");
     }
+    // A branch is a byte: at most 255 cases.
+    let many: Vec<String> = (0..256)
+        .map(|k| format!("{{ condition = \"o_key = -{k}\", constant = 5 }}"))
+        .collect();
+    let text = COUNTS.replacen(
+        "count = { uniform = { min = 1, max = 3 }, when = [",
+        &format!(
+            "count = {{ uniform = {{ min = 1, max = 3 }}, when = [{},",
+            many.join(", ")
+        ),
+        1,
+    );
+    let e = Dataset::parse(&text, "c.toml").unwrap_err().to_string();
+    assert!(e.ends_with("`count` takes at most 255 `when` cases"), "{e}");
 }

@@ -581,10 +581,16 @@ fn null_constants_and_zero_divisors_give_nulls() {
         field("n5", "float64", "1 / (CAST(a AS DOUBLE) * -1 * 0)"),
         field("z", "boolean", "CAST(a AS DOUBLE) * -1 * 0 = 0"),
         field("n6", "int64", "round(CAST(NULL AS BIGINT), -1)"),
+        field("n7", "int64", "a // NULL"),
+        field("n8", "int64", "NULL % a"),
+        // An integer beside a decimal literal is widened, not squeezed
+        // into the literal's two digits.
+        field("small", "boolean", "a * 1000 < 2.5"),
+        field("two", "boolean", "a IN (1.5, 2)"),
     ]
     .concat();
     let b = generated(&fields, 2500).unwrap();
-    for name in ["n1", "n2", "n3", "n4", "n5", "n6"] {
+    for name in ["n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"] {
         let nulls: usize = b
             .iter()
             .map(|b| b.column_by_name(name).unwrap().null_count())
@@ -594,6 +600,13 @@ fn null_constants_and_zero_divisors_give_nulls() {
     // -0.0 equals 0.0, as SQL compares doubles.
     let z = col(&b, "z", |x: &BooleanArray, i| x.value(i));
     assert!(z.iter().all(|z| *z == Some(true)));
+    let a = col(&b, "a", |x: &Int32Array, i| x.value(i));
+    let small = col(&b, "small", |x: &BooleanArray, i| x.value(i));
+    let two = col(&b, "two", |x: &BooleanArray, i| x.value(i));
+    for i in 0..a.len() {
+        assert_eq!(small[i], Some(false));
+        assert_eq!(two[i], Some(a[i] == Some(2)));
+    }
 }
 
 #[test]
@@ -839,4 +852,12 @@ fn when_conditions_test_ranges_of_siblings() {
     ] {
         assert_eq!(when(cases), want, "{cases}");
     }
+    // A branch is a byte: at most 255 cases.
+    let many: Vec<String> = (0..256)
+        .map(|k| format!("{{ condition = \"a = -{k}\", constant = 5 }}"))
+        .collect();
+    assert_eq!(
+        when(&many.join(", ")),
+        "e.toml:10: field `p`: a field takes at most 255 `when` cases"
+    );
 }
