@@ -30,7 +30,9 @@
 //! * A fetch returns exactly the requested ranges, whatever the coalescing,
 //!   and a range past the end of a source is an error, never a panic.
 //! * Transient object-store failures are retried; the rest surface as
-//!   [`Error`] naming the location.
+//!   [`Error`] naming the location. A request gives up after its retry
+//!   budget ([`location::default_retry`]), and one without an answer for
+//!   a while is reported as it goes on ([`wait`]).
 //!
 //! # Example
 //!
@@ -51,5 +53,6 @@ pub mod output;
 pub mod ranges;
 pub mod source;
 pub mod upload;
+pub mod wait;
 
 pub use error::Error;

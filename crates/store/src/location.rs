@@ -11,6 +11,14 @@
 //! * an S3 URL `s3://bucket/key`. The key is taken literally (no
 //!   percent-decoding), like the AWS command line does.
 //!
+//! [`parse_dir`] takes the same forms for a directory or a prefix
+//! (`s3://bucket/prefix`, or a whole bucket). Every output and input
+//! location goes through these two functions, so a malformed URL is an
+//! error wherever it is typed: `s3://` without a bucket, an unsupported
+//! scheme (`gs://`), and a path that looks like a URL missing its `//`
+//! (`s3:/bucket/key`, `s3:`), which would otherwise become a local
+//! directory named `s3:` (`./s3:/key` names one on purpose).
+//!
 //! S3 settings come from the standard AWS environment variables
 //! (`AWS_ENDPOINT` or `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
 //! `AWS_SECRET_ACCESS_KEY`, `AWS_REGION` or `AWS_DEFAULT_REGION`,
@@ -19,7 +27,7 @@
 use std::{sync::Arc, time::Duration};
 
 use object_store::{
-    BackoffConfig, ObjectStore, RetryConfig,
+    BackoffConfig, ClientConfigKey, ObjectStore, RetryConfig,
     aws::{AmazonS3Builder, AmazonS3ConfigKey},
     local::LocalFileSystem,
     path::Path,
@@ -60,6 +68,13 @@ pub struct StoreConfig {
 /// Server errors (5xx), dropped connections and timeouts are retried;
 /// client errors such as a missing object or refused credentials are
 /// not.
+///
+/// The retry budget (`retry_timeout`) also bounds each try: a request
+/// gets at most [`REQUEST_TIMEOUT`] or the budget, whichever is shorter,
+/// and its connection at most [`CONNECT_TIMEOUT`] or the budget. So a
+/// server that accepts connections and never answers fails a request
+/// after about the budget (the `AWS_TIMEOUT` and `AWS_CONNECT_TIMEOUT`
+/// variables, when set, replace the per-try limits).
 pub fn default_retry() -> RetryConfig {
     RetryConfig {
         backoff: BackoffConfig {
@@ -69,6 +84,20 @@ pub fn default_retry() -> RetryConfig {
         },
         max_retries: 5,
         retry_timeout: Duration::from_secs(60),
+    }
+}
+
+/// The longest one try of an S3 request may take (see [`default_retry`]).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest the connection of one try may take (see [`default_retry`]).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// [`default_retry`] with a retry budget of `budget`: a request that has
+/// not succeeded within about `budget`, retries included, fails.
+pub fn retry_within(budget: Duration) -> RetryConfig {
+    RetryConfig {
+        retry_timeout: budget,
+        ..default_retry()
     }
 }
 
@@ -130,19 +159,89 @@ pub fn remote_fetch_options() -> FetchOptions {
 /// bucket or key, a `file://` URL with a host) or a path the store cannot
 /// represent; also when the S3 store cannot be built from the settings.
 pub fn parse_location(s: &str, cfg: &StoreConfig) -> Result<Location, Error> {
+    parse(s, cfg, false)
+}
+
+/// Parses a directory: a local path, a `file://` URL, or an S3 prefix
+/// `s3://bucket/prefix` (a trailing slash is dropped; `s3://bucket` is the
+/// whole bucket, an empty [`Location::path`]). Nothing is read or
+/// created.
+///
+/// # Errors
+///
+/// As [`parse_location`]: an empty input, an unsupported scheme, a
+/// malformed URL (`s3://` without bucket, `s3:/bucket` without `//`).
+pub fn parse_dir(s: &str, cfg: &StoreConfig) -> Result<Location, Error> {
+    parse(s, cfg, true)
+}
+
+/// A local path for an output that only a local file can take: a path or
+/// a `file://` URL. `what` names the output in messages (`--summary-json`).
+///
+/// # Errors
+///
+/// [`Error::InvalidConfig`] for an object-store URL (`s3://...`), an
+/// unsupported scheme or a malformed URL.
+pub fn parse_local(s: &str, what: &str) -> Result<std::path::PathBuf, Error> {
+    let loc = parse(s, &StoreConfig::default(), false).map_err(|e| match e {
+        Error::InvalidConfig(m) => Error::InvalidConfig(format!("{what}: {m}")),
+        e => e,
+    })?;
+    match (loc.kind, scheme(s)) {
+        (Kind::Local, None) => Ok(std::path::PathBuf::from(s)),
+        (Kind::Local, Some(_)) => loc
+            .file
+            .ok_or_else(|| Error::InvalidConfig(format!("{what}: '{s}' is not a local path"))),
+        (Kind::S3, _) => Err(Error::InvalidConfig(format!(
+            "{what}: '{s}' is an object-store URL; this output can only be a local file"
+        ))),
+    }
+}
+
+fn parse(s: &str, cfg: &StoreConfig, dir: bool) -> Result<Location, Error> {
     if s.is_empty() {
         return Err(Error::InvalidConfig(format!(
             "empty location; expected {SUPPORTED}"
         )));
     }
     match scheme(s) {
-        None => local(s, s),
+        None => {
+            if let Some(head) = url_without_slashes(s) {
+                return Err(Error::InvalidConfig(format!(
+                    "invalid location '{s}': '{head}:' must be followed by '//' in a URL; expected {SUPPORTED} (write ./{s} for a local path of that name)"
+                )));
+            }
+            local(s, s)
+        }
         Some(scheme) if scheme.eq_ignore_ascii_case("file") => file_url(s),
-        Some(scheme) if scheme.eq_ignore_ascii_case("s3") => s3(s, &s[scheme.len() + 3..], cfg),
+        Some(scheme) if scheme.eq_ignore_ascii_case("s3") => {
+            s3(s, &s[scheme.len() + 3..], cfg, dir)
+        }
         Some(scheme) => Err(Error::InvalidConfig(format!(
             "unsupported location '{s}': scheme '{scheme}://' is not supported; expected {SUPPORTED}"
         ))),
     }
+}
+
+/// URL schemes a user may mean, compared without case.
+const URL_SCHEMES: &[&str] = &[
+    "s3", "s3a", "file", "gs", "gcs", "az", "azure", "abfs", "abfss", "adl", "http", "https",
+    "hdfs", "memory",
+];
+
+/// For a path that looks like a URL without its `//` (`s3:/bucket/key`,
+/// `s3:`, `gs:bucket`), the would-be scheme. A first component `NAME:`
+/// counts when NAME is a known scheme or nothing but a slash follows the
+/// colon (`data:2024` stays a path; one letter, a drive, too).
+fn url_without_slashes(s: &str) -> Option<&str> {
+    let (head, rest) = s.split_once(':')?;
+    let mut chars = head.chars();
+    let first = chars.next()?;
+    let token = head.len() >= 2
+        && first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let known = URL_SCHEMES.iter().any(|k| k.eq_ignore_ascii_case(head));
+    (token && (known || rest.is_empty() || rest.starts_with('/'))).then_some(head)
 }
 
 /// Parses `s` with [`parse_location`] and opens it with
@@ -251,13 +350,18 @@ fn file_url(s: &str) -> Result<Location, Error> {
     local(s, path)
 }
 
-/// An `s3://bucket/key` URL; `rest` is what follows `s3://`.
-fn s3(s: &str, rest: &str, cfg: &StoreConfig) -> Result<Location, Error> {
-    let bad = |why: &str| {
-        Error::InvalidConfig(format!(
-            "invalid S3 URL '{s}': {why}; expected s3://bucket/key"
-        ))
+/// An `s3://bucket/key` URL (with `dir`, `s3://bucket[/prefix]`); `rest`
+/// is what follows `s3://`.
+fn s3(s: &str, rest: &str, cfg: &StoreConfig, dir: bool) -> Result<Location, Error> {
+    let expected = if dir {
+        "s3://bucket/prefix"
+    } else {
+        "s3://bucket/key"
     };
+    let bad = |why: &str| {
+        Error::InvalidConfig(format!("invalid S3 URL '{s}': {why}; expected {expected}"))
+    };
+    let rest = if dir { rest.trim_end_matches('/') } else { rest };
     let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
         return Err(bad("no bucket"));
@@ -269,7 +373,7 @@ fn s3(s: &str, rest: &str, cfg: &StoreConfig) -> Result<Location, Error> {
         return Err(bad(&format!("the bucket name has a '{c}'")));
     }
     let path = Path::parse(key).map_err(|e| bad(&e.to_string()))?;
-    if path.as_ref().is_empty() {
+    if path.as_ref().is_empty() && !dir {
         return Err(bad("no key after the bucket"));
     }
     let store = s3_store(bucket, cfg)
@@ -310,8 +414,24 @@ fn s3_store(bucket: &str, cfg: &StoreConfig) -> object_store::Result<object_stor
         None if http_endpoint => b = b.with_allow_http(true),
         None => {}
     }
-    b.with_retry(cfg.retry.clone().unwrap_or_else(default_retry))
-        .build()
+    let retry = cfg.retry.clone().unwrap_or_else(default_retry);
+    // Each try within the retry budget (see `default_retry`), unless the
+    // environment sets the per-try limits.
+    let budget = retry.retry_timeout.max(Duration::from_millis(1));
+    for (key, variable, limit) in [
+        (ClientConfigKey::Timeout, "AWS_TIMEOUT", REQUEST_TIMEOUT),
+        (
+            ClientConfigKey::ConnectTimeout,
+            "AWS_CONNECT_TIMEOUT",
+            CONNECT_TIMEOUT,
+        ),
+    ] {
+        if std::env::var_os(variable).is_none() {
+            let ms = limit.min(budget).as_millis();
+            b = b.with_config(AmazonS3ConfigKey::Client(key), format!("{ms}ms"));
+        }
+    }
+    b.with_retry(retry).build()
 }
 
 #[cfg(test)]
@@ -425,6 +545,69 @@ mod tests {
             assert!(m.contains(SUPPORTED), "{m}");
         }
         assert!(invalid("").contains("empty location"));
+    }
+
+    #[test]
+    fn urls_without_their_slashes_are_invalid() {
+        for (s, head) in [
+            ("s3:/bucket/x", "s3"),
+            ("s3:", "s3"),
+            ("S3:bucket/x", "S3"),
+            ("gs:/b/k", "gs"),
+            ("file:/tmp/x", "file"),
+            ("mystore:/a", "mystore"),
+        ] {
+            for m in [
+                invalid(s),
+                match parse_dir(s, &cfg()) {
+                    Err(Error::InvalidConfig(m)) => m,
+                    other => panic!("{s}: {other:?}"),
+                },
+            ] {
+                assert!(m.contains(&format!("'{head}:' must be followed by '//'")), "{m}");
+                assert!(m.contains(&format!("./{s}")), "{m}");
+            }
+        }
+        // Paths that merely hold a colon stay paths.
+        for s in ["data:2024/x", "./s3:/x", "a/s3:/x", "c:/x", "x:y"] {
+            let l = parse_location(s, &cfg()).unwrap();
+            assert_eq!(l.kind, Kind::Local, "{s}");
+        }
+    }
+
+    #[test]
+    fn directories_and_prefixes() {
+        for (s, why) in [("s3://", "no bucket"), ("s3:///p", "no bucket")] {
+            match parse_dir(s, &cfg()) {
+                Err(Error::InvalidConfig(m)) => {
+                    assert!(m.contains(why) && m.contains("s3://bucket/prefix"), "{m}")
+                }
+                other => panic!("{s}: {other:?}"),
+            }
+        }
+        let l = parse_dir("s3://bucket/out/", &cfg()).unwrap();
+        assert_eq!((l.kind, l.path.as_ref()), (Kind::S3, "out"));
+        let l = parse_dir("s3://bucket", &cfg()).unwrap();
+        assert_eq!((l.kind, l.path.as_ref()), (Kind::S3, ""));
+        let l = parse_dir("file:///tmp/out", &cfg()).unwrap();
+        assert_eq!(l.file, Some(std::path::PathBuf::from("/tmp/out")));
+        assert_eq!(parse_dir("out", &cfg()).unwrap().kind, Kind::Local);
+    }
+
+    #[test]
+    fn local_only_outputs_refuse_urls() {
+        assert_eq!(
+            parse_local("out/s.json", "--summary-json").unwrap(),
+            std::path::PathBuf::from("out/s.json")
+        );
+        assert_eq!(
+            parse_local("file:///tmp/s.json", "--summary-json").unwrap(),
+            std::path::PathBuf::from("/tmp/s.json")
+        );
+        for s in ["s3://b/s.json", "s3:/b/s.json", "gs://b/k"] {
+            let m = parse_local(s, "--summary-json").unwrap_err().to_string();
+            assert!(m.starts_with("--summary-json: ") && m.contains(s), "{m}");
+        }
     }
 
     #[test]

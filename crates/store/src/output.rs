@@ -7,6 +7,10 @@
 //! outright leaves only a hidden `.strata-tmp` file, which the next run for
 //! the same target removes ([`remove_stale_temporaries`]).
 //!
+//! A [`PendingDir`] does the same for a whole new directory: its files
+//! are written inside a hidden `.NAME.PID.strata-tmp` directory beside
+//! the target, and one rename makes them all visible at once.
+//!
 //! A durable file ([`PendingFile::durable`], [`write_atomically`] with
 //! `durable`) is also synced before the rename and its directory after it,
 //! so once the commit returns the file survives a crash of the machine:
@@ -30,6 +34,7 @@ pub struct PendingFile {
     target: PathBuf,
     overwrite: bool,
     durable: bool,
+    synced: bool,
     committed: bool,
 }
 
@@ -59,6 +64,7 @@ impl PendingFile {
                 target,
                 overwrite,
                 durable: false,
+                synced: false,
                 committed: false,
             },
             file,
@@ -126,6 +132,21 @@ impl PendingFile {
         &self.target
     }
 
+    /// Syncs the temporary's data to disk (before the commit, so that a
+    /// full or failing disk is found while nothing is visible).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the temporary cannot be opened or synced.
+    pub fn sync(&mut self) -> Result<(), Error> {
+        OpenOptions::new()
+            .write(true)
+            .open(&self.temp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io("sync", &self.temp, e))?;
+        self.synced = true;
+        Ok(())
+    }
+
     /// Moves the finished temporary onto the target.
     ///
     /// # Errors
@@ -138,12 +159,8 @@ impl PendingFile {
                 count: 1,
             });
         }
-        if self.durable {
-            OpenOptions::new()
-                .write(true)
-                .open(&self.temp)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| Error::io("sync", &self.temp, e))?;
+        if self.durable && !self.synced {
+            self.sync()?;
         }
         fs::rename(&self.temp, &self.target)
             .map_err(|e| Error::io("rename into", &self.target, e))?;
@@ -191,11 +208,117 @@ pub fn write_atomically(
     overwrite: bool,
     durable: bool,
 ) -> Result<PathBuf, Error> {
+    write_pending(target, bytes, overwrite, durable)?.commit()
+}
+
+/// [`write_atomically`] up to the commit: `bytes` are written to the
+/// temporary (and synced when `durable`), so that all that is left to
+/// fail is the rename. For an output that must be known to be writable
+/// before other outputs appear (a run's summary beside its data files).
+///
+/// # Errors
+/// As [`write_atomically`], for everything before the rename.
+pub fn write_pending(
+    target: &Path,
+    bytes: &[u8],
+    overwrite: bool,
+    durable: bool,
+) -> Result<PendingFile, Error> {
     let (pending, mut file) = PendingFile::start(target, overwrite)?;
     file.write_all(bytes)
         .map_err(|e| Error::io("write", target, e))?;
     drop(file);
-    pending.durable(durable).commit()
+    let mut pending = pending.durable(durable);
+    if durable {
+        pending.sync()?;
+    }
+    Ok(pending)
+}
+
+/// A directory under construction: a hidden temporary directory beside
+/// its target (`.NAME.PID.strata-tmp`), renamed onto the target by
+/// [`PendingDir::commit`], so that a glob of the target sees none of its
+/// files or all of them. Dropping it uncommitted removes it and all it
+/// holds.
+#[derive(Debug)]
+pub struct PendingDir {
+    temp: PathBuf,
+    target: PathBuf,
+    committed: bool,
+}
+
+impl PendingDir {
+    /// Starts `target` as a pending directory when it is missing or an
+    /// empty directory, and its parent exists; `None` otherwise (files
+    /// are then written in the target itself, each as a
+    /// [`PendingFile`]). Temporaries that killed runs left for `target`
+    /// are removed first.
+    pub fn start(target: &Path) -> Option<PendingDir> {
+        let empty = match fs::read_dir(target) {
+            Ok(mut entries) => entries.next().is_none(),
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound && !target.exists(),
+        };
+        if !empty || target.file_name().is_none() {
+            return None;
+        }
+        remove_stale_temporaries(target);
+        let temp = temp_path(target);
+        fs::create_dir(&temp).ok()?;
+        Some(PendingDir {
+            temp,
+            target: target.to_path_buf(),
+            committed: false,
+        })
+    }
+
+    /// The temporary directory, where the files go.
+    pub fn path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// The final path.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Renames the temporary onto the target (a missing or empty
+    /// directory, which takes the target's permissions). Where one rename
+    /// cannot do it (the target is a mount point, or files appeared in it
+    /// meanwhile), each entry is renamed into the target instead, an
+    /// existing name being an error.
+    ///
+    /// # Errors
+    /// [`Error::OutputExists`] for an entry that appeared in the target
+    /// meanwhile; [`Error::Io`] when a rename fails.
+    pub fn commit(mut self) -> Result<PathBuf, Error> {
+        if let Ok(meta) = fs::metadata(&self.target) {
+            let _ = fs::set_permissions(&self.temp, meta.permissions());
+        }
+        if fs::rename(&self.temp, &self.target).is_err() {
+            let entries =
+                fs::read_dir(&self.temp).map_err(|e| Error::io("read", &self.temp, e))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| Error::io("read", &self.temp, e))?;
+                let to = self.target.join(entry.file_name());
+                if to.exists() {
+                    return Err(Error::OutputExists { path: to, count: 1 });
+                }
+                fs::rename(entry.path(), &to).map_err(|e| Error::io("rename into", &to, e))?;
+            }
+            let _ = fs::remove_dir(&self.temp);
+        }
+        self.committed = true;
+        sync_dir(&self.target);
+        Ok(self.target.clone())
+    }
+}
+
+impl Drop for PendingDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_dir_all(&self.temp);
+        }
+    }
 }
 
 /// Removes temporaries that an earlier, killed run left for `target`.
@@ -216,7 +339,12 @@ pub fn remove_stale_temporaries(target: &Path) {
         let n = entry.file_name();
         let n = n.to_string_lossy();
         if n.starts_with(&prefix) && n.ends_with(TEMP_SUFFIX) {
-            let _ = fs::remove_file(entry.path());
+            let p = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = fs::remove_dir_all(p);
+            } else {
+                let _ = fs::remove_file(p);
+            }
         }
     }
 }
@@ -287,6 +415,54 @@ mod tests {
         assert!(matches!(p.commit(), Err(Error::OutputExists { .. })));
         assert_eq!(fs::read(&target).unwrap(), b"old");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_pending_directory_appears_whole() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        // Missing target: files appear only with the commit.
+        let d = PendingDir::start(&target).unwrap();
+        fs::write(d.path().join("a.parquet"), b"a").unwrap();
+        fs::write(d.path().join("b.parquet"), b"b").unwrap();
+        assert!(!target.exists());
+        let n = d.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert!(n.starts_with(".out.") && n.ends_with(TEMP_SUFFIX), "{n}");
+        d.commit().unwrap();
+        assert_eq!(files(&target), ["a.parquet", "b.parquet"]);
+        assert_eq!(files(root.path()), ["out"]);
+        // A non-empty target is not replaced.
+        assert!(PendingDir::start(&target).is_none());
+        // An empty target is, and keeps its permissions.
+        use std::os::unix::fs::PermissionsExt;
+        let empty = root.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        fs::set_permissions(&empty, fs::Permissions::from_mode(0o700)).unwrap();
+        let d = PendingDir::start(&empty).unwrap();
+        fs::write(d.path().join("c.arrow"), b"c").unwrap();
+        d.commit().unwrap();
+        assert_eq!(files(&empty), ["c.arrow"]);
+        let mode = fs::metadata(&empty).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        // Dropped uncommitted: gone with its files; a killed run's
+        // directory is removed by the next start.
+        let d = PendingDir::start(&root.path().join("x")).unwrap();
+        fs::write(d.path().join("c.arrow"), b"c").unwrap();
+        drop(d);
+        fs::create_dir(root.path().join(".y.1.strata-tmp")).unwrap();
+        fs::write(root.path().join(".y.1.strata-tmp/f"), b"").unwrap();
+        let d = PendingDir::start(&root.path().join("y")).unwrap();
+        drop(d);
+        assert_eq!(files(root.path()), ["empty", "out"]);
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
     }
 
     #[test]

@@ -19,7 +19,8 @@ use object_store::{
 
 use crate::{
     Error,
-    location::{StoreConfig, parse_location},
+    location::{StoreConfig, parse_dir},
+    wait::block_on,
 };
 
 /// Bytes per uploaded part (S3 takes parts of 5 MiB and up but the last).
@@ -37,17 +38,17 @@ pub struct ObjectDir {
 }
 
 impl ObjectDir {
-    /// `url` (such as `s3://bucket/prefix`), with S3 settings from the
-    /// standard `AWS_*` variables and `cfg`.
+    /// `url` (such as `s3://bucket/prefix`, parsed by
+    /// [`parse_dir`](crate::location::parse_dir)), with S3 settings from
+    /// the standard `AWS_*` variables and `cfg`.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidConfig`] for a location that cannot be parsed or a
     /// runtime that cannot start.
     pub fn open(url: &str, cfg: &StoreConfig) -> Result<ObjectDir, Error> {
-        let trimmed = url.trim_end_matches('/');
-        let loc = parse_location(trimmed, cfg)?;
-        Self::new(loc.store, loc.path, trimmed)
+        let loc = parse_dir(url, cfg)?;
+        Self::new(loc.store, loc.path, url)
     }
 
     /// The prefix `prefix` of `store`, named `display` in messages.
@@ -111,10 +112,12 @@ impl ObjectDir {
     ///
     /// [`Error::ObjectStore`] when listing fails.
     pub fn list(&self) -> Result<Vec<(String, u64)>, Error> {
-        let listed = self
-            .rt
-            .block_on(self.store.list_with_delimiter(Some(&self.prefix)))
-            .map_err(|e| self.error("", e))?;
+        let listed = block_on(
+            &self.rt,
+            || format!("the listing of {}/", self.display),
+            self.store.list_with_delimiter(Some(&self.prefix)),
+        )
+        .map_err(|e| self.error("", e))?;
         Ok(listed
             .objects
             .into_iter()
@@ -128,7 +131,12 @@ impl ObjectDir {
     ///
     /// [`Error::ObjectStore`] when the request fails.
     pub fn remove(&self, name: &str) -> Result<(), Error> {
-        match self.rt.block_on(self.store.delete(&self.path(name))) {
+        let path = self.path(name);
+        match block_on(
+            &self.rt,
+            || format!("the removal of {}", self.display(name)),
+            self.store.delete(&path),
+        ) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.error(name, e)),
         }
@@ -140,10 +148,13 @@ impl ObjectDir {
     ///
     /// [`Error::ObjectStore`] when the upload cannot be started.
     pub fn create(&self, name: &str) -> Result<Upload, Error> {
-        let upload = self
-            .rt
-            .block_on(self.store.put_multipart(&self.path(name)))
-            .map_err(|e| self.error(name, e))?;
+        let path = self.path(name);
+        let upload = block_on(
+            &self.rt,
+            || format!("the start of the upload of {}", self.display(name)),
+            self.store.put_multipart(&path),
+        )
+        .map_err(|e| self.error(name, e))?;
         Ok(Upload {
             upload: Some(upload),
             buf: Vec::with_capacity(PART_BYTES),
@@ -194,10 +205,13 @@ impl Upload {
     /// Waits for the oldest part in flight.
     fn wait_one(&mut self) -> Result<(), Error> {
         if let Some(h) = self.inflight.pop_front() {
-            let done = self
-                .rt
-                .block_on(h)
-                .map_err(|e| self.error(object_store::Error::JoinError { source: e }))?;
+            let part = self.parts - self.inflight.len();
+            let done = block_on(
+                &self.rt,
+                || format!("part {part} of the upload of {}", self.location),
+                h,
+            )
+            .map_err(|e| self.error(object_store::Error::JoinError { source: e }))?;
             done.map_err(|e| self.error(e))?;
         }
         Ok(())
@@ -253,10 +267,19 @@ impl Upload {
                 self.location
             )));
         };
-        match self.rt.block_on(upload.complete()) {
+        let location = self.location.clone();
+        match block_on(
+            &self.rt,
+            || format!("the completion of the upload of {location}"),
+            upload.complete(),
+        ) {
             Ok(_) => Ok(self.location.clone()),
             Err(e) => {
-                let _ = self.rt.block_on(upload.abort());
+                let _ = block_on(
+                    &self.rt,
+                    || format!("the abort of the upload of {location}"),
+                    upload.abort(),
+                );
                 Err(self.error(e))
             }
         }
@@ -286,7 +309,12 @@ impl Drop for Upload {
             for h in self.inflight.drain(..) {
                 h.abort();
             }
-            let _ = self.rt.block_on(upload.abort());
+            let location = &self.location;
+            let _ = block_on(
+                &self.rt,
+                || format!("the abort of the upload of {location}"),
+                upload.abort(),
+            );
         }
     }
 }
