@@ -15,6 +15,11 @@ pub enum Error {
     /// The run was stopped because another worker failed.
     #[error("cancelled after an earlier error")]
     Cancelled,
+    /// The run was stopped by its interrupt flag
+    /// ([`crate::generate::RunOptions::interrupt`]); nothing was made
+    /// visible.
+    #[error("interrupted")]
+    Interrupted,
     /// A file being verified could not be read or does not fit its spec.
     #[error("cannot read {}: {source}", path.display())]
     Read {

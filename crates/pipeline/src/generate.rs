@@ -34,12 +34,19 @@
 //!
 //! # Output safety
 //!
-//! Every file is written under a hidden temporary name and all files are
-//! renamed into place only after the last one is complete; on any error
-//! the temporaries are deleted and nothing is renamed. In an object store
-//! each file is a multipart upload ([`strata_store::upload`]), completed only
-//! after the last one has all its bytes; on any error every upload is
-//! aborted and no object appears.
+//! Every file is written under a hidden temporary name (`.NAME.PID.strata-tmp`,
+//! which no `*.parquet` or `*.arrow` glob matches) and all files are made
+//! visible only after the last one is complete and the caller's last step
+//! ([`RunOptions::before_publish`], such as writing the summary) has
+//! succeeded; on any error or interrupt the temporaries are deleted and
+//! nothing is renamed. When the output directory is new (or empty), the
+//! files are written in a hidden directory beside it, renamed onto it in
+//! one step ([`strata_store::output::PendingDir`]): a glob of it sees no
+//! file or every file, even if the process is killed. Into a directory
+//! that already holds files they are renamed one by one, right after each
+//! other. In an object store each file is a multipart upload
+//! ([`strata_store::upload`]), completed only after the last one has all
+//! its bytes; on any error every upload is aborted and no object appears.
 
 use std::{
     collections::BTreeMap,
@@ -83,7 +90,8 @@ use strata_parquet::{
 };
 use strata_store::{
     direct::DirectWriter,
-    output::{PendingFile, remove_stale_temporaries},
+    location::{Kind, StoreConfig, parse_dir},
+    output::{PendingDir, PendingFile, remove_stale_temporaries},
     upload::{ObjectDir, Upload},
 };
 
@@ -451,7 +459,8 @@ pub struct Summary {
     pub records: u64,
     /// Bytes written, all files.
     pub bytes: u64,
-    /// Wall time from the first task to the last rename.
+    /// Wall time from the first task until every file is complete (its
+    /// bytes written, before the files are made visible).
     pub elapsed_s: f64,
     /// CPU time of the process over the same span (all threads, also any
     /// other work the process did meanwhile), seconds.
@@ -630,17 +639,46 @@ enum Destination {
 }
 
 impl Destination {
-    fn of(cfg: &GenerateConfig) -> Result<Destination, Error> {
-        let dir = cfg.output_dir.to_string_lossy();
-        if dir.contains("://") && !dir.starts_with("file://") {
-            Ok(Destination::Object(ObjectDir::open(
-                &dir,
-                &Default::default(),
-            )?))
-        } else {
-            Ok(Destination::Local)
-        }
+    /// The destination of `cfg.output_dir`, parsed by
+    /// [`strata_store::location::parse_dir`] (a malformed URL is an
+    /// error), and the local directory it names (a `file://` URL's path).
+    fn of(cfg: &GenerateConfig, store: &StoreConfig) -> Result<(Destination, PathBuf), Error> {
+        let Some(dir) = cfg.output_dir.to_str() else {
+            // Not UTF-8, so not a URL.
+            return Ok((Destination::Local, cfg.output_dir.clone()));
+        };
+        let loc = parse_dir(dir, store)?;
+        Ok(match (loc.kind, loc.file) {
+            (Kind::Local, Some(file)) if dir.contains("://") => (Destination::Local, file),
+            (Kind::Local, _) => (Destination::Local, cfg.output_dir.clone()),
+            (Kind::S3, _) => (
+                Destination::Object(ObjectDir::new(loc.store, loc.path, dir)?),
+                cfg.output_dir.clone(),
+            ),
+        })
     }
+}
+
+/// The step [`RunOptions::before_publish`] runs.
+pub type BeforePublish<'a> = Box<dyn FnMut(&[Summary]) -> Result<(), Error> + 'a>;
+
+/// How a run goes beyond its [`GenerateConfig`].
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// S3 settings of an object-store output (over the `AWS_*`
+    /// variables).
+    pub store: StoreConfig,
+    /// When set (by a signal handler, say), the run stops at the next
+    /// batch and fails with [`Error::Interrupted`], its temporaries
+    /// removed. Once its files are being made visible it is no longer
+    /// interrupted: they all appear.
+    pub interrupt: Option<&'a AtomicBool>,
+    /// Called with the summaries (one per run, or per table) when every
+    /// file is complete and before any is made visible; an error here
+    /// fails the run with nothing visible. For outputs that must exist
+    /// whenever the data files do: written here but not yet committed
+    /// ([`strata_store::output::write_pending`]), committed after.
+    pub before_publish: Option<BeforePublish<'a>>,
 }
 
 /// A file being written: a local temporary (past the page cache), or an
@@ -742,6 +780,7 @@ struct Run<'a, G: BatchGenerator> {
     error: Mutex<Option<Error>>,
     counts: Mutex<Vec<ColumnCounts>>,
     progress: &'a (dyn Fn(u64) + Sync),
+    interrupt: Option<&'a AtomicBool>,
 }
 
 /// Runs the pipeline. `progress` is called with the row count of each
@@ -755,20 +794,23 @@ pub fn generate<G: BatchGenerator>(
     cfg: &GenerateConfig,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Summary, Error> {
-    cfg.validate()?;
-    let dest = Destination::of(cfg)?;
-    if let Destination::Object(_) = dest {
-        return run_in(generator, cfg, &dest, progress);
-    }
-    let created_dir = !cfg.output_dir.exists();
-    fs::create_dir_all(&cfg.output_dir)
-        .map_err(|e| Error::io("create directory", &cfg.output_dir, e))?;
-    let result = run_in(generator, cfg, &dest, progress);
-    if result.is_err() && created_dir {
-        // Only removes the directory if the failed run left it empty.
-        let _ = fs::remove_dir(&cfg.output_dir);
-    }
-    result
+    generate_with(generator, cfg, RunOptions::default(), progress)
+}
+
+/// [`generate`] with [`RunOptions`]: S3 settings, an interrupt flag and a
+/// last step before the files appear.
+///
+/// # Errors
+/// As [`generate`]; [`Error::Interrupted`] when interrupted; the
+/// `before_publish` step's error.
+pub fn generate_with<G: BatchGenerator>(
+    generator: &G,
+    cfg: &GenerateConfig,
+    opts: RunOptions<'_>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Summary, Error> {
+    let mut summaries = run_jobs(&[(generator, cfg)], opts, progress)?;
+    summaries.pop().ok_or(Error::Cancelled)
 }
 
 /// The generators and settings of tables `tables` of `dataset` at
@@ -844,12 +886,77 @@ pub fn generate_tables<G: BatchGenerator>(
     jobs: &[(G, GenerateConfig)],
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<Summary>, Error> {
-    let mut dests = Vec::with_capacity(jobs.len());
+    generate_tables_with(jobs, RunOptions::default(), progress)
+}
+
+/// [`generate_tables`] with [`RunOptions`].
+///
+/// # Errors
+/// As [`generate_tables`] and [`generate_with`].
+pub fn generate_tables_with<G: BatchGenerator>(
+    jobs: &[(G, GenerateConfig)],
+    opts: RunOptions<'_>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Summary>, Error> {
+    let jobs: Vec<(&G, &GenerateConfig)> = jobs.iter().map(|(g, c)| (g, c)).collect();
+    run_jobs(&jobs, opts, progress)
+}
+
+/// One run's directory: where its files are written and where they
+/// appear.
+struct JobDir {
+    /// The run's settings, `output_dir` where the files are written (a
+    /// pending directory when staged).
+    cfg: GenerateConfig,
+    dest: Destination,
+    /// The directory the files appear in.
+    target: PathBuf,
+}
+
+/// The missing ancestors of `dir`, outermost first.
+fn missing_ancestors(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut missing: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(std::path::Path::to_path_buf)
+        .collect();
+    missing.reverse();
+    missing
+}
+
+/// Creates `dir` and its ancestors, adding those it created to `created`.
+fn create_dirs(dir: &std::path::Path, created: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let missing = missing_ancestors(dir);
+    fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+    created.extend(missing);
+    Ok(())
+}
+
+/// Starts `dir` as a pending directory when it is new or empty, creating
+/// its parent first.
+fn pending_dir(dir: &std::path::Path, created: &mut Vec<PathBuf>) -> Result<Option<PendingDir>, Error> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_dirs(parent, created)?;
+    }
+    Ok(PendingDir::start(dir))
+}
+
+/// The engine of [`generate_with`] and [`generate_tables_with`].
+fn run_jobs<G: BatchGenerator>(
+    jobs: &[(&G, &GenerateConfig)],
+    mut opts: RunOptions<'_>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Summary>, Error> {
+    let mut dirs = Vec::with_capacity(jobs.len());
     for (_, cfg) in jobs {
         cfg.validate()?;
-        let dest = Destination::of(cfg)?;
+        let (dest, local) = Destination::of(cfg, &opts.store)?;
+        let cfg = GenerateConfig {
+            output_dir: local.clone(),
+            ..(*cfg).clone()
+        };
         if let Destination::Local = dest {
-            let conflicts = conflicting_outputs(cfg);
+            let conflicts = conflicting_outputs(&cfg);
             if !cfg.overwrite && !conflicts.is_empty() {
                 return Err(Error::Store(strata_store::Error::OutputExists {
                     path: conflicts[0].clone(),
@@ -857,35 +964,84 @@ pub fn generate_tables<G: BatchGenerator>(
                 }));
             }
         }
-        dests.push(dest);
+        dirs.push(JobDir {
+            cfg,
+            dest,
+            target: local,
+        });
     }
-    // Directories this run creates, outermost first.
+    // Local directories are staged whole when new or empty: one pending
+    // directory for all the tables when they share a parent that is, else
+    // one per such table directory; the others are created (the missing
+    // ancestors remembered, to be removed again on failure).
     let mut created: Vec<PathBuf> = Vec::new();
-    for ((_, cfg), dest) in jobs.iter().zip(&dests) {
-        if let Destination::Local = dest {
-            let mut missing: Vec<PathBuf> = cfg
-                .output_dir
-                .ancestors()
-                .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
-                .map(std::path::Path::to_path_buf)
-                .collect();
-            missing.reverse();
-            fs::create_dir_all(&cfg.output_dir)
-                .map_err(|e| Error::io("create directory", &cfg.output_dir, e))?;
-            created.extend(missing);
+    let mut pending: Vec<PendingDir> = Vec::new();
+    let all_local = dirs.iter().all(|d| matches!(d.dest, Destination::Local));
+    let shared = match dirs.as_slice() {
+        [_, _, ..] if all_local => {
+            let parent = dirs[0].target.parent().map(std::path::Path::to_path_buf);
+            parent.filter(|p| {
+                !p.as_os_str().is_empty() && dirs.iter().all(|d| d.target.parent() == Some(p))
+            })
+        }
+        _ => None,
+    };
+    let whole = match &shared {
+        Some(root) => pending_dir(root, &mut created)?,
+        None => None,
+    };
+    if let Some(p) = whole {
+        for d in &mut dirs {
+            let rel = d.target.strip_prefix(p.target()).unwrap_or(&d.target);
+            d.cfg.output_dir = p.path().join(rel);
+            fs::create_dir_all(&d.cfg.output_dir)
+                .map_err(|e| Error::io("create directory", &d.cfg.output_dir, e))?;
+        }
+        pending.push(p);
+    } else {
+        for d in &mut dirs {
+            if let Destination::Local = d.dest {
+                match pending_dir(&d.target, &mut created)? {
+                    Some(p) => {
+                        d.cfg.output_dir = p.path().to_path_buf();
+                        pending.push(p);
+                    }
+                    None => create_dirs(&d.target, &mut created)?,
+                }
+            }
         }
     }
+    let interrupt = opts.interrupt;
     let result: Result<Vec<Summary>, Error> = (|| {
         let mut staged = Vec::with_capacity(jobs.len());
-        for ((generator, cfg), dest) in jobs.iter().zip(&dests) {
-            staged.push(stage(generator, cfg, dest, progress)?);
+        for ((generator, _), d) in jobs.iter().zip(&dirs) {
+            staged.push(stage(*generator, &d.cfg, &d.dest, interrupt, progress)?);
         }
         for s in &mut staged {
             s.seal()?;
         }
-        staged.into_iter().map(Staged::commit).collect()
+        let summaries: Vec<Summary> = staged
+            .iter()
+            .zip(&dirs)
+            .map(|(s, d)| s.summary(&d.target))
+            .collect();
+        if interrupt.is_some_and(|i| i.load(Ordering::SeqCst)) {
+            return Err(Error::Interrupted);
+        }
+        if let Some(step) = opts.before_publish.as_mut() {
+            step(&summaries)?;
+        }
+        // From here on every file appears.
+        for s in staged {
+            s.publish()?;
+        }
+        for p in pending.drain(..) {
+            p.commit()?;
+        }
+        Ok(summaries)
     })();
     if result.is_err() {
+        drop(pending);
         // Only removes directories the failed run left empty.
         for d in created.iter().rev() {
             let _ = fs::remove_dir(d);
@@ -894,23 +1050,13 @@ pub fn generate_tables<G: BatchGenerator>(
     result
 }
 
-fn run_in<G: BatchGenerator>(
-    generator: &G,
-    cfg: &GenerateConfig,
-    dest: &Destination,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<Summary, Error> {
-    let mut staged = stage(generator, cfg, dest, progress)?;
-    staged.seal()?;
-    staged.commit()
-}
-
 /// Writes every file of a run, leaving them [`Staged`]: complete, not
 /// yet visible.
 fn stage<'a, G: BatchGenerator>(
     generator: &G,
     cfg: &'a GenerateConfig,
     dest: &'a Destination,
+    interrupt: Option<&AtomicBool>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Staged<'a>, Error> {
     let conflicts = match dest {
@@ -1002,6 +1148,7 @@ fn stage<'a, G: BatchGenerator>(
         error: Mutex::new(None),
         counts: Mutex::new(counts),
         progress,
+        interrupt,
     };
     let threads = cfg.threads.min(total_groups).max(1);
     std::thread::scope(|s| {
@@ -1057,28 +1204,59 @@ impl Staged<'_> {
         Ok(())
     }
 
-    /// Moves every file into place, removes the stale outputs an
-    /// overwrite replaces, and sums the run up.
-    fn commit(self) -> Result<Summary, Error> {
+    /// The run summed up, its files named as they appear in `target` (the
+    /// directory a pending directory becomes). The times run to this
+    /// moment: every file complete, none yet visible.
+    fn summary(&self, target: &std::path::Path) -> Summary {
+        let elapsed_s = self.start.elapsed().as_secs_f64();
+        let cpu_s = crate::clock::process_cpu_seconds() - self.cpu0;
+        let files: Vec<FileSummary> = self
+            .finished
+            .iter()
+            .map(|(_, f)| {
+                let mut f = f.clone();
+                if let (Destination::Local, Some(name)) = (self.dest, f.path.file_name()) {
+                    f.path = target.join(name);
+                }
+                f
+            })
+            .collect();
+        let bytes = files.iter().map(|f| f.bytes).sum();
+        let records: u64 = files.iter().map(|f| f.rows).sum();
+        let records_per_s = records as f64 / elapsed_s;
+        Summary {
+            records,
+            bytes,
+            elapsed_s,
+            cpu_s,
+            threads: self.threads,
+            records_per_s,
+            records_per_s_per_core: records_per_s / self.threads as f64,
+            mb_per_s: bytes as f64 / 1e6 / elapsed_s,
+            columns: self.columns.clone(),
+            files,
+        }
+    }
+
+    /// Moves every file into place and removes the stale outputs an
+    /// overwrite replaces.
+    fn publish(self) -> Result<(), Error> {
         let Staged {
             cfg,
             dest,
             finished,
             conflicts,
-            start,
-            cpu0,
-            threads,
-            columns,
+            ..
         } = self;
-        let mut summaries = Vec::with_capacity(finished.len());
+        let mut paths = Vec::with_capacity(finished.len());
         for (pending, summary) in finished {
             pending.commit()?;
-            summaries.push(summary);
+            paths.push(summary.path);
         }
         // Every file is in place: stale outputs an overwrite replaces go.
         if cfg.overwrite {
             for stale in conflicts {
-                if !summaries.iter().any(|s| s.path == stale) {
+                if !paths.contains(&stale) {
                     match dest {
                         Destination::Local => fs::remove_file(&stale)
                             .map_err(|e| Error::io("remove stale output", &stale, e))?,
@@ -1092,23 +1270,7 @@ impl Staged<'_> {
                 }
             }
         }
-        let elapsed_s = start.elapsed().as_secs_f64();
-        let cpu_s = crate::clock::process_cpu_seconds() - cpu0;
-        let bytes = summaries.iter().map(|f| f.bytes).sum();
-        let records: u64 = summaries.iter().map(|f| f.rows).sum();
-        let records_per_s = records as f64 / elapsed_s;
-        Ok(Summary {
-            records,
-            bytes,
-            elapsed_s,
-            cpu_s,
-            threads,
-            records_per_s,
-            records_per_s_per_core: records_per_s / threads as f64,
-            mb_per_s: bytes as f64 / 1e6 / elapsed_s,
-            columns,
-            files: summaries,
-        })
+        Ok(())
     }
 }
 
@@ -1121,12 +1283,20 @@ impl<G: BatchGenerator> Run<'_, G> {
         self.failed.store(true, Ordering::Relaxed);
     }
 
+    fn interrupted(&self) -> bool {
+        self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed))
+    }
+
     fn worker(&self) {
         let mut scratch = G::Scratch::default();
         let mut encoders = None;
         let mut counts = empty_counts(&self.schema);
         loop {
             if self.failed.load(Ordering::Relaxed) {
+                return;
+            }
+            if self.interrupted() {
+                self.fail(Error::Interrupted);
                 return;
             }
             let task = self.next_task.fetch_add(1, Ordering::Relaxed);
@@ -1233,6 +1403,9 @@ impl<G: BatchGenerator> Run<'_, G> {
         while at < rows.end {
             if self.failed.load(Ordering::Relaxed) {
                 return Err(Error::Cancelled);
+            }
+            if self.interrupted() {
+                return Err(Error::Interrupted);
             }
             let n = step.min(rows.end - at) as usize;
             let b = self.generator.generate(at, n, scratch)?;
