@@ -1,5 +1,5 @@
-//! Pieces the subcommands share: flag parsing, object-store flags, the
-//! progress bar.
+//! Pieces the subcommands share: flag parsing, object-store flags and
+//! timeouts, the progress bar.
 
 use std::io::IsTerminal;
 
@@ -29,15 +29,37 @@ pub(crate) struct StoreArgs {
     /// S3 secret access key (overrides AWS_SECRET_ACCESS_KEY).
     #[arg(long)]
     secret_access_key: Option<String>,
+    /// Seconds an S3 request may take, retries included, before it fails
+    /// [default: 60]. A request without an answer is reported on stderr
+    /// every 5 s while it waits.
+    #[arg(long, value_name = "SECONDS", env = "STRATA_S3_TIMEOUT", value_parser = parse_seconds)]
+    s3_timeout: Option<std::time::Duration>,
+}
+
+/// A positive number of seconds (`30`, `2.5`).
+fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of seconds, not '{s}'"))?;
+    if !(secs > 0.0 && secs <= 86_400.0) {
+        return Err(format!("expected seconds between 0 and 86400, not {s}"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 impl StoreArgs {
+    /// The settings; S3 requests that wait long are reported on stderr.
     pub(crate) fn config(&self) -> StoreConfig {
+        strata_store::wait::on_slow_request(Some(std::sync::Arc::new(|m: &str| {
+            eprintln!("strata: {m}")
+        })));
         StoreConfig {
             endpoint: self.endpoint.clone(),
             region: self.region.clone(),
             access_key_id: self.access_key_id.clone(),
             secret_access_key: self.secret_access_key.clone(),
+            retry: self.s3_timeout.map(strata_store::location::retry_within),
             ..Default::default()
         }
     }

@@ -1,8 +1,17 @@
 //! `strata generate`: flags to a [`GenerateConfig`], the run, its summary.
+//!
+//! The summary JSON is written (not yet visible) before the data files
+//! appear, and made visible right after them. Ctrl-C or SIGTERM stops the
+//! run; its unfinished outputs are removed before the one-line message
+//! and exit status 130.
 
 use std::{
     io::Write,
     path::{Path, PathBuf},
+    sync::{
+        Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 use anyhow::Result;
@@ -14,11 +23,12 @@ use strata_gen::{
 use strata_parquet::{Compression, Format};
 use strata_pipeline::generate::{
     DEFAULT_BATCH_SIZE, DEFAULT_NUM_WRITERS, DEFAULT_ROW_GROUP_ROWS, DEFAULT_SEED,
-    DEFAULT_TARGET_RECORDS, GenerateConfig, ParquetEncoder, Summary, dataset_jobs,
-    default_output_dir, default_threads, generate, generate_tables,
+    DEFAULT_TARGET_RECORDS, GenerateConfig, ParquetEncoder, RunOptions, Summary, dataset_jobs,
+    default_output_dir, default_threads, generate_tables_with, generate_with,
 };
+use strata_store::output::PendingFile;
 
-use crate::common::{parse, progress_bar};
+use crate::common::{StoreArgs, parse, progress_bar};
 
 #[derive(Args, Debug)]
 pub(crate) struct GenerateArgs {
@@ -51,10 +61,11 @@ pub(crate) struct GenerateArgs {
     /// so this sets the layout, not the speed.
     #[arg(long, default_value_t = DEFAULT_NUM_WRITERS)]
     num_writers: usize,
-    /// Output directory (created if missing), or s3://BUCKET/PREFIX (S3
-    /// settings from the AWS_* variables; each file is a multipart upload,
-    /// completed only when every file is whole) [default: output_parquet,
-    /// or output_ipc with --format ipc].
+    /// Output directory (created if missing), file:///PATH, or
+    /// s3://BUCKET/PREFIX (S3 settings from the AWS_* variables and the
+    /// flags below; each file is a multipart upload, completed only when
+    /// every file is whole) [default: output_parquet, or output_ipc with
+    /// --format ipc].
     #[arg(long)]
     output_dir: Option<PathBuf>,
     /// File name stem: files are STEM_0.parquet, STEM_1.parquet, ...
@@ -71,11 +82,12 @@ pub(crate) struct GenerateArgs {
     /// Split the rows into this many equal contiguous parts and write only
     /// the one --part names (files STEM_partIofN_j): parts can run on
     /// different machines, and together hold exactly the whole run's rows.
-    #[arg(long, default_value_t = 1, requires = "part")]
-    parts: u64,
-    /// Which part to write, from 1 to --parts.
-    #[arg(long, default_value_t = 1, requires = "parts")]
-    part: u64,
+    /// Without it, the whole run.
+    #[arg(long, requires = "part")]
+    parts: Option<u64>,
+    /// Which part to write, from 1 to --parts (given together).
+    #[arg(long, requires = "parts")]
+    part: Option<u64>,
     /// File format: parquet or ipc (Arrow IPC file).
     #[arg(long, default_value = "parquet", value_parser = parse::<Format, _>)]
     format: Format,
@@ -101,14 +113,22 @@ pub(crate) struct GenerateArgs {
     /// No progress bar and no summary on the terminal.
     #[arg(long, short)]
     quiet: bool,
-    /// Also write the summary as JSON to this file.
-    #[arg(long)]
+    /// Also write the summary as JSON to this local file (written before
+    /// the data files appear: if it cannot be written, neither are they).
+    #[arg(long, value_parser = local_path)]
     summary_json: Option<PathBuf>,
     /// After writing, read the files back and report each field's realised
     /// null, category and length shares against the spec's; exits with
     /// status 2 when one is off by more than 5 standard errors.
     #[arg(long)]
     verify_distribution: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// A local output path (a path or file:// URL; no object-store URL).
+fn local_path(s: &str) -> Result<PathBuf, String> {
+    strata_store::location::parse_local(s, "a local file").map_err(|e| e.to_string())
 }
 
 /// The dataset `--spec` names, or the `--preset`'s one table.
@@ -146,14 +166,22 @@ fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
         seed: args.seed,
         encoder: args.encoder,
         part: strata_pipeline::generate::Part {
-            index: args.part,
-            count: args.parts,
+            index: args.part.unwrap_or(1),
+            count: args.parts.unwrap_or(1),
         },
     }
 }
 
 pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     keep_batch_buffers();
+    let _ = ctrlc::set_handler(on_interrupt);
+    if let Some(dir) = &args.output_dir
+        && let Some(d) = dir.to_str()
+    {
+        // A malformed URL is refused before anything is read or made.
+        strata_store::location::parse_dir(d, &args.store.config())
+            .map_err(|e| anyhow::anyhow!("--output-dir: {e}"))?;
+    }
     let dataset = load_dataset(&args)?;
     if dataset.multi_table {
         return run_tables(&args, &dataset);
@@ -177,14 +205,26 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     }
     let rows = cfg.rows();
     let bar = progress_bar(rows.end - rows.start, args.quiet);
-    let summary = generate(&generator, &cfg, &|n| bar.inc(n));
+    let mut json = None;
+    let summary = {
+        let json = &mut json;
+        let (path, cfg, generator) = (&args.summary_json, &cfg, &generator);
+        let opts = run_options(&args, move |s: &[Summary]| match (path, s) {
+            (Some(p), [s]) => {
+                *json = Some(pending_json(p, &cfg.report(generator.name(), s.clone()))?);
+                Ok(())
+            }
+            _ => Ok(()),
+        });
+        RUNNING.store(true, Ordering::SeqCst);
+        generate_with(generator, cfg, opts, &|n| bar.inc(n))
+    };
     bar.finish_and_clear();
-    let summary = summary?;
+    let summary = finish_run(summary, json, |s| {
+        s.files.iter().map(|f| f.path.clone()).collect()
+    })?;
     if !args.quiet {
         print_summary(&summary)?;
-    }
-    if let Some(p) = &args.summary_json {
-        write_json(p, &cfg.report(generator.name(), summary.clone()))?;
     }
     if args.verify_distribution {
         let (off, checks) = verify(&spec, &summary, None)?;
@@ -203,11 +243,94 @@ fn print_json(value: &impl serde::Serialize) -> Result<()> {
     Ok(())
 }
 
-/// `value` as pretty JSON into the file `p`, written atomically.
-fn write_json(p: &Path, value: &impl serde::Serialize) -> Result<()> {
-    let text = serde_json::to_string_pretty(value)? + "\n";
-    strata_store::output::write_atomically(p, text.as_bytes(), true, true)?;
-    Ok(())
+/// `value` as pretty JSON into a pending file for `p`, written and synced
+/// but not yet visible.
+fn pending_json(
+    p: &Path,
+    value: &impl serde::Serialize,
+) -> Result<PendingFile, strata_pipeline::Error> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| strata_pipeline::Error::InvalidConfig(e.to_string()))?
+        + "\n";
+    Ok(strata_store::output::write_pending(
+        p,
+        text.as_bytes(),
+        true,
+        true,
+    )?)
+}
+
+/// Set on Ctrl-C or SIGTERM.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Set while the pipeline runs (it then removes its own unfinished
+/// outputs and returns) until its outputs are all in place.
+static RUNNING: AtomicBool = AtomicBool::new(false);
+/// Set once the outputs are in place.
+static PUBLISHED: AtomicBool = AtomicBool::new(false);
+/// Held by whoever reports the interrupt and exits.
+static EXITING: Mutex<()> = Mutex::new(());
+
+/// The signal handler: while the pipeline runs it only raises the flag
+/// (the run stops, removes its unfinished outputs and reports); otherwise
+/// it reports and exits at once.
+fn on_interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    if !RUNNING.load(Ordering::SeqCst) {
+        exit_interrupted();
+    }
+}
+
+/// Reports the interrupt on one line and exits with status 130.
+fn exit_interrupted() -> ! {
+    let _once = EXITING.lock();
+    if PUBLISHED.load(Ordering::SeqCst) {
+        eprintln!("strata: interrupted; the outputs were already complete and are kept");
+    } else {
+        eprintln!("strata: interrupted; unfinished outputs removed");
+    }
+    std::process::exit(130);
+}
+
+/// The pipeline's options: the S3 flags, the interrupt flag, and `step`
+/// before the files appear.
+fn run_options<'a>(
+    args: &GenerateArgs,
+    step: impl FnMut(&[Summary]) -> Result<(), strata_pipeline::Error> + 'a,
+) -> RunOptions<'a> {
+    RunOptions {
+        store: args.store.config(),
+        interrupt: Some(&INTERRUPTED),
+        before_publish: Some(Box::new(step)),
+    }
+}
+
+/// After the pipeline: the summary JSON made visible (if it cannot be,
+/// the data files `files` lists are removed again), then an interrupt
+/// reported.
+fn finish_run<T>(
+    result: Result<T, strata_pipeline::Error>,
+    json: Option<PendingFile>,
+    files: impl Fn(&T) -> Vec<PathBuf>,
+) -> Result<T> {
+    let result = result.map_err(anyhow::Error::from).and_then(|r| {
+        if let Some(j) = json
+            && let Err(e) = j.commit()
+        {
+            for f in files(&r) {
+                let _ = std::fs::remove_file(f);
+            }
+            return Err(anyhow::Error::from(e).context("the generated files were removed again"));
+        }
+        Ok(r)
+    });
+    if result.is_ok() {
+        PUBLISHED.store(true, Ordering::SeqCst);
+    }
+    RUNNING.store(false, Ordering::SeqCst);
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        exit_interrupted();
+    }
+    result
 }
 
 /// Checks the files of `summary` against `spec` and prints the report
@@ -310,29 +433,41 @@ fn run_tables(args: &GenerateArgs, dataset: &Dataset) -> Result<()> {
         })
         .sum();
     let bar = progress_bar(total, args.quiet);
-    let summaries = generate_tables(&jobs, &|n| bar.inc(n));
+    let mut json = None;
+    let summaries = {
+        let json = &mut json;
+        let jobs = &jobs;
+        let opts = run_options(args, move |summaries: &[Summary]| {
+            let Some(p) = &args.summary_json else {
+                return Ok(());
+            };
+            let reports: Vec<_> = jobs
+                .iter()
+                .zip(summaries)
+                .map(|((g, cfg), s)| cfg.report(g.name(), s.clone()))
+                .collect();
+            let value = serde_json::json!({
+                "dataset": dataset.name,
+                "scale": scale,
+                "tables": reports,
+            });
+            *json = Some(pending_json(p, &value)?);
+            Ok(())
+        });
+        RUNNING.store(true, Ordering::SeqCst);
+        generate_tables_with(jobs, opts, &|n| bar.inc(n))
+    };
     bar.finish_and_clear();
-    let summaries = summaries?;
+    let summaries = finish_run(summaries, json, |all: &Vec<Summary>| {
+        all.iter()
+            .flat_map(|s| s.files.iter().map(|f| f.path.clone()))
+            .collect()
+    })?;
     if !args.quiet {
         for ((g, _), s) in jobs.iter().zip(&summaries) {
             writeln!(std::io::stdout().lock(), "table {}:", g.name())?;
             print_summary(s)?;
         }
-    }
-    if let Some(p) = &args.summary_json {
-        let reports: Vec<_> = jobs
-            .iter()
-            .zip(&summaries)
-            .map(|((g, cfg), s)| cfg.report(g.name(), s.clone()))
-            .collect();
-        write_json(
-            p,
-            &serde_json::json!({
-                "dataset": dataset.name,
-                "scale": scale,
-                "tables": reports,
-            }),
-        )?;
     }
     if args.verify_distribution {
         let (mut off, mut checks) = (0, 0);

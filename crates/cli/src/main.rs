@@ -73,7 +73,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_error(&e),
+    };
     let result = match cli.command {
         Command::Generate(args) => generate::run(args),
         Command::Sort(args) => sort::run(args),
@@ -117,4 +120,56 @@ fn chain(e: &anyhow::Error) -> String {
         out.push_str(&text);
     }
     out
+}
+
+/// A command-line error as one line, `strata: error: MESSAGE (tip: ...);
+/// try 'strata SUBCOMMAND --help'`, with exit status 2; help and version
+/// requests print as clap prints them.
+fn parse_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+    }
+    let text = e.render().to_string();
+    let mut message = String::new();
+    // The subcommand, for errors whose text has no usage line.
+    let mut command = std::env::args()
+        .nth(1)
+        .filter(|a| {
+            <Cli as clap::CommandFactory>::command()
+                .get_subcommands()
+                .any(|c| c.get_name() == a)
+        })
+        .map_or_else(|| "strata".to_string(), |c| format!("strata {c}"));
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(usage) = line.strip_prefix("Usage: ") {
+            command = usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect::<Vec<_>>()
+                .join(" ");
+            break;
+        }
+        if line.is_empty() || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        if let Some(tip) = line.strip_prefix("tip: ") {
+            message.push_str(&format!(" (tip: {tip})"));
+        } else {
+            if !message.is_empty() {
+                message.push(' ');
+            }
+            message.push_str(line);
+        }
+    }
+    eprintln!("strata: error: {message}; try '{command} --help'");
+    ExitCode::from(2)
 }

@@ -6,11 +6,14 @@
 
 mod bench;
 mod cli;
+mod codecs;
 mod common;
 mod compact;
 mod compact_plan;
 mod corrupt;
 mod dataset;
+mod generate_outputs;
+mod help;
 mod hostile;
 mod scan;
 mod sort;
