@@ -934,7 +934,10 @@ fn create_dirs(dir: &std::path::Path, created: &mut Vec<PathBuf>) -> Result<(), 
 
 /// Starts `dir` as a pending directory when it is new or empty, creating
 /// its parent first.
-fn pending_dir(dir: &std::path::Path, created: &mut Vec<PathBuf>) -> Result<Option<PendingDir>, Error> {
+fn pending_dir(
+    dir: &std::path::Path,
+    created: &mut Vec<PathBuf>,
+) -> Result<Option<PendingDir>, Error> {
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         create_dirs(parent, created)?;
     }

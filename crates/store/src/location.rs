@@ -361,7 +361,11 @@ fn s3(s: &str, rest: &str, cfg: &StoreConfig, dir: bool) -> Result<Location, Err
     let bad = |why: &str| {
         Error::InvalidConfig(format!("invalid S3 URL '{s}': {why}; expected {expected}"))
     };
-    let rest = if dir { rest.trim_end_matches('/') } else { rest };
+    let rest = if dir {
+        rest.trim_end_matches('/')
+    } else {
+        rest
+    };
     let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
         return Err(bad("no bucket"));
@@ -564,7 +568,10 @@ mod tests {
                     other => panic!("{s}: {other:?}"),
                 },
             ] {
-                assert!(m.contains(&format!("'{head}:' must be followed by '//'")), "{m}");
+                assert!(
+                    m.contains(&format!("'{head}:' must be followed by '//'")),
+                    "{m}"
+                );
                 assert!(m.contains(&format!("./{s}")), "{m}");
             }
         }

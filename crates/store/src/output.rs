@@ -295,8 +295,7 @@ impl PendingDir {
             let _ = fs::set_permissions(&self.temp, meta.permissions());
         }
         if fs::rename(&self.temp, &self.target).is_err() {
-            let entries =
-                fs::read_dir(&self.temp).map_err(|e| Error::io("read", &self.temp, e))?;
+            let entries = fs::read_dir(&self.temp).map_err(|e| Error::io("read", &self.temp, e))?;
             for entry in entries {
                 let entry = entry.map_err(|e| Error::io("read", &self.temp, e))?;
                 let to = self.target.join(entry.file_name());
