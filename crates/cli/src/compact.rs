@@ -29,8 +29,8 @@ struct PlannerArgs {
     #[arg(long)]
     budget_mb: u64,
     /// Pass 2 (exact knapsack) runs for a window only when its bound beats
-    /// the best by this ratio; 1.0 gives the exact optimum.
-    #[arg(long, default_value_t = f64::from(1.05f32))]
+    /// the best by this ratio; 1.0 gives the exact optimum [default: 1.05].
+    #[arg(long, default_value_t = f64::from(1.05f32), hide_default_value = true)]
     approximation_ratio: f64,
     /// Value rules: kudu2017 (width only) or head (Kudu's later rules: a
     /// bonus for small files, penalty 1.003).
