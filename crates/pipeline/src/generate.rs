@@ -924,10 +924,15 @@ fn missing_ancestors(dir: &std::path::Path) -> Vec<PathBuf> {
     missing
 }
 
-/// Creates `dir` and its ancestors, adding those it created to `created`.
-fn create_dirs(dir: &std::path::Path, created: &mut Vec<PathBuf>) -> Result<(), Error> {
+/// Creates `dir` and its ancestors, adding those it created to `created`;
+/// an error names `target`, the directory they are made for.
+fn create_dirs(
+    dir: &std::path::Path,
+    target: &std::path::Path,
+    created: &mut Vec<PathBuf>,
+) -> Result<(), Error> {
     let missing = missing_ancestors(dir);
-    fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+    fs::create_dir_all(dir).map_err(|e| Error::io("create directory", target, e))?;
     created.extend(missing);
     Ok(())
 }
@@ -939,7 +944,7 @@ fn pending_dir(
     created: &mut Vec<PathBuf>,
 ) -> Result<Option<PendingDir>, Error> {
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        create_dirs(parent, created)?;
+        create_dirs(parent, dir, created)?;
     }
     Ok(PendingDir::start(dir))
 }
@@ -1009,7 +1014,7 @@ fn run_jobs<G: BatchGenerator>(
                         d.cfg.output_dir = p.path().to_path_buf();
                         pending.push(p);
                     }
-                    None => create_dirs(&d.target, &mut created)?,
+                    None => create_dirs(&d.target, &d.target, &mut created)?,
                 }
             }
         }
