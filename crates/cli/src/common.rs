@@ -14,6 +14,13 @@ pub(crate) fn parse<T: std::str::FromStr<Err = E>, E: std::fmt::Display>(
     s.parse().map_err(|e: E| e.to_string())
 }
 
+/// A flag's local output path: a path or a `file://` URL; an object-store
+/// URL or a malformed one (`s3:/x`) is refused
+/// ([`strata_store::location::parse_local`]).
+pub(crate) fn local_output(s: &str) -> Result<std::path::PathBuf, String> {
+    strata_store::location::parse_local(s, "a local file").map_err(|e| e.to_string())
+}
+
 /// S3 settings; each overrides its standard AWS environment variable.
 #[derive(Args, Debug)]
 pub(crate) struct StoreArgs {

@@ -115,7 +115,7 @@ pub(crate) struct GenerateArgs {
     quiet: bool,
     /// Also write the summary as JSON to this local file (written before
     /// the data files appear: if it cannot be written, neither are they).
-    #[arg(long, value_parser = local_path)]
+    #[arg(long, value_parser = crate::common::local_output)]
     summary_json: Option<PathBuf>,
     /// After writing, read the files back and report each field's realised
     /// null, category and length shares against the spec's; exits with
@@ -124,11 +124,6 @@ pub(crate) struct GenerateArgs {
     verify_distribution: bool,
     #[command(flatten)]
     store: StoreArgs,
-}
-
-/// A local output path (a path or file:// URL; no object-store URL).
-fn local_path(s: &str) -> Result<PathBuf, String> {
-    strata_store::location::parse_local(s, "a local file").map_err(|e| e.to_string())
 }
 
 /// The dataset `--spec` names, or the `--preset`'s one table.
