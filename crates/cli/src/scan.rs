@@ -37,7 +37,7 @@ pub(crate) struct ScanArgs {
     stats: bool,
     /// Write the rows to this file instead: .parquet, .arrow/.ipc/.feather,
     /// .csv or .jsonl. It appears only when complete.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = crate::common::local_output)]
     output: Option<PathBuf>,
     /// Replace the output file if it exists.
     #[arg(long)]

@@ -28,7 +28,7 @@ pub(crate) struct SortArgs {
     by: SortKeys,
     /// Output file: .parquet (zstd) or .arrow, .ipc, .feather (Arrow IPC).
     /// With --target-file-mb, a directory of Parquet files.
-    #[arg(long, short)]
+    #[arg(long, short, value_parser = crate::common::local_output)]
     output: PathBuf,
     /// Memory the sort may use: bytes, or with a unit KiB, MiB, GiB, KB,
     /// MB, GB. A larger input is sorted in runs spilled to disk and merged

@@ -344,3 +344,40 @@ fn a_silent_s3_server_is_reported_and_times_out() {
     );
     assert_eq!(entries(cwd.path()), Vec::<String>::new());
 }
+
+/// `sort -o` and `scan -o` write local files only: an S3 URL, or one
+/// missing its `//`, is refused even where a local directory `s3:`
+/// exists (which the URL would otherwise have named).
+#[test]
+fn sort_and_scan_outputs_refuse_urls() {
+    let cwd = tempfile::tempdir().unwrap();
+    let o = strata(
+        &[
+            "generate",
+            "--target-records",
+            "500",
+            "--num-writers",
+            "1",
+            "-q",
+            "--output-dir",
+            "in",
+        ],
+        cwd.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::create_dir_all(cwd.path().join("s3:/b")).unwrap();
+    let input = "in/contacts_0.parquet";
+    for out in ["s3://b/x.parquet", "s3:/b/x.parquet"] {
+        for args in [
+            &["sort", input, "--by", "name", "-q", "-o", out][..],
+            &["scan", input, "--columns", "name", "-o", out],
+        ] {
+            let o = strata(args, cwd.path());
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(e.contains(out), "{e}");
+        }
+    }
+    assert_eq!(files(cwd.path()), ["in/contacts_0.parquet"]);
+}
