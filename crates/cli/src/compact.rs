@@ -361,8 +361,12 @@ fn run_compaction(args: CompactRunArgs) -> Result<()> {
         let (bar, progress) = (&bar, &progress);
         s.spawn(move || {
             loop {
-                bar.set_length(progress.total_rows.load(Ordering::Relaxed));
-                bar.set_position(progress.rows_written.load(Ordering::Relaxed));
+                // Drawn once the picked rows are known.
+                let total = progress.total_rows.load(Ordering::Relaxed);
+                if total > 0 {
+                    bar.set_length(total);
+                    bar.set_position(progress.rows_written.load(Ordering::Relaxed));
+                }
                 if !matches!(
                     stopped.recv_timeout(Duration::from_millis(100)),
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout)
@@ -388,11 +392,11 @@ fn run_compaction(args: CompactRunArgs) -> Result<()> {
             let rows: u64 = d.written.iter().map(|w| w.rows).sum();
             writeln!(
                 out,
-                "merged {} files ({} MB) into {} ({} rows, quality {:.6}) in {:.3} s; generation {}",
+                "merged {} files into {} ({} rows, {} MB read, quality {:.6}) in {:.3} s; generation {}",
                 d.replaced.len(),
-                mb(plan.picked_bytes),
                 d.written.len(),
                 rows,
+                mb(plan.picked_bytes),
                 plan.quality,
                 started.elapsed().as_secs_f64(),
                 d.manifest.generation

@@ -8,6 +8,7 @@ mod bench;
 mod cli;
 mod common;
 mod compact;
+mod compact_datasets;
 mod compact_plan;
 mod corrupt;
 mod crash_compact;

@@ -179,8 +179,8 @@ impl Manifest {
     pub fn validate(&self) -> Result<(), String> {
         if self.key.is_empty() {
             return Err(
-                "it names no key columns (rebuild it with `strata compact init \
-                        --force DIR --key COL,...`)"
+                "it names no key columns (rebuild it with `strata compact init DIR --key COL,... \
+                        --force`)"
                     .into(),
             );
         }
