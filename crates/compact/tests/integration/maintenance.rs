@@ -117,7 +117,8 @@ fn manifests_that_break_the_rules_are_refused() {
         f(&mut m);
         std::fs::write(p.join(MANIFEST), serde_json::to_string(&m).unwrap()).unwrap();
     };
-    let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>)> = vec![
+    type Edit<'a> = Box<dyn Fn(&mut serde_json::Value) + 'a>;
+    let cases: Vec<(&str, Edit<'_>)> = vec![
         (
             "names no key columns",
             Box::new(|m| m["key"] = serde_json::json!([])),
