@@ -140,6 +140,8 @@ pub fn init(ds: &Dataset, key: &[String], verify: bool) -> Result<Manifest, Erro
 /// As [`init`] (an existing manifest only without `force`).
 pub fn init_with(ds: &Dataset, key: &[String], opts: InitOptions) -> Result<Manifest, Error> {
     let (key, order) = parse_key(key)?;
+    // A missing directory is named as such, before the lock is tried.
+    ds.list()?;
     let _lock = ds.lock()?;
     let mut generation = 1;
     if let Some(text) = ds.read_manifest()? {

@@ -144,6 +144,7 @@ pub struct Plan {
     pub picked_mb: u64,
     /// Σ bytes of the picked inputs; never more than the budget in bytes
     /// (`budget_mb` MiB), as the weights round up.
+    #[serde(default)]
     pub picked_bytes: u64,
     /// Data-weighted average height of all inputs before compaction
     /// (KUDU-2056: weighted height sum / total width); 0 when no input has
