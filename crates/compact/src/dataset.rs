@@ -18,8 +18,8 @@
 //! uploaded under their final names) -> the switch: the new manifest is
 //! written to a synced temporary, the outputs are renamed to their final
 //! names, the temporary is renamed over the manifest and the replaced
-//! files are removed, one system call after another with nothing between
-//! them, then the directory is synced. A failure or kill at any step
+//! files are removed, one system call after another with no other IO
+//! between them, then the directory is synced. A failure or kill at any step
 //! leaves a manifest whose files all exist and whose rows are exactly the
 //! rows before (or after). A `*.parquet` glob sees the old files or the
 //! new ones except inside the switch, a few renames and removals long,
