@@ -577,25 +577,34 @@ impl ObjectDir {
     }
 }
 
-/// Takes `dir`'s lock file; returns its path.
+/// Takes `dir`'s lock file; returns its path. The lock appears with its
+/// process id in it (a temporary linked to the lock's name), so a
+/// run killed while taking it leaves no lock without an owner.
 fn local_lock(dir: &Path) -> Result<PathBuf, Error> {
     let path = dir.join(LOCK);
+    let pid = std::process::id();
+    let temp = dir.join(format!(
+        ".{LOCK}.{pid}{}",
+        strata_store::output::TEMP_SUFFIX
+    ));
+    std::fs::write(&temp, pid.to_string()).map_err(|e| Error::io("create", &temp, e))?;
+    let result = take_lock(dir, &path, &temp);
+    let _ = std::fs::remove_file(&temp);
+    result
+}
+
+/// Links `temp` (which names this process) to the lock `path`, taking
+/// over a lock whose process is gone.
+fn take_lock(dir: &Path, path: &Path, temp: &Path) -> Result<PathBuf, Error> {
     for attempt in 0..2 {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                let _ = write!(f, "{}", std::process::id());
-                return Ok(path);
-            }
+        match std::fs::hard_link(temp, path) {
+            Ok(()) => return Ok(path.to_path_buf()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt == 0 => {
-                let pid = std::fs::read_to_string(&path)
+                let pid = std::fs::read_to_string(path)
                     .ok()
                     .and_then(|s| s.trim().parse::<u32>().ok());
                 if pid.is_some_and(|p| !process_alive(p)) {
-                    let _ = std::fs::remove_file(&path);
+                    let _ = std::fs::remove_file(path);
                     continue;
                 }
                 return Err(Error::Invalid(format!(
@@ -605,7 +614,18 @@ fn local_lock(dir: &Path) -> Result<PathBuf, Error> {
                     path.display()
                 )));
             }
-            Err(e) => return Err(Error::io("create", &path, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => break,
+            // A file system without hard links: the lock is created
+            // exclusively, then written.
+            Err(_) => {
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+                    .map_err(|e| Error::io("create", path, e))?;
+                let _ = write!(f, "{}", std::process::id());
+                return Ok(path.to_path_buf());
+            }
         }
     }
     Err(Error::Invalid(format!(
