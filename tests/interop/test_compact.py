@@ -64,3 +64,51 @@ def test_compacted_files_hold_the_rows_in_key_order(strata_bin, tmp_path):
     count, total = con.execute(f"SELECT count(*), sum(k) FROM read_parquet([{files}])").fetchone()
     assert count == len(rows)
     assert total == sum(r["k"] for r in rows)
+
+
+def test_a_stopped_compaction_leaves_a_glob_duckdb_counts_whole(strata_bin, tmp_path):
+    """A run killed or interrupted at any moment leaves `DIR/*.parquet` with
+    the old files or the new ones: DuckDB's glob counts every row once."""
+    import random
+    import shutil
+    import signal
+    import time
+
+    src = tmp_path / "src"
+    src.mkdir()
+    total = 0
+    for f in range(4):
+        n = 100_000
+        keys = sorted((i * 7919 + f * 104_729) % 1_000_000 for i in range(n))
+        # Values that do not compress, so each merge thread rolls several
+        # outputs.
+        rng = random.Random(f)
+        values = [f"{rng.getrandbits(64):016x}" for _ in range(n)]
+        table = pa.table({"k": pa.array(keys, pa.int64()), "v": pa.array(values)})
+        pq.write_table(table, src / f"in-{f}.parquet", row_group_size=10_000)
+        total += n
+    subprocess.run([strata_bin, "compact", "init", str(src), "--key", "k"], check=True, capture_output=True)
+    run = [strata_bin, "compact", "run", "DIR", "--budget-mb", "64", "--target-file-mb", "1"]
+
+    def glob_count(ds):
+        return duckdb.connect().execute(f"SELECT count(*) FROM '{ds}/*.parquet'").fetchone()[0]
+
+    # Stops spread over an uninterrupted run's length.
+    ref = tmp_path / "ref"
+    shutil.copytree(src, ref)
+    started = time.monotonic()
+    subprocess.run([str(ref) if a == "DIR" else a for a in run], check=True, capture_output=True)
+    took = time.monotonic() - started
+    assert glob_count(ref) == total
+    for i, fraction in enumerate([0.2, 0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]):
+        delay = took * fraction
+        ds = tmp_path / f"ds{i}"
+        shutil.copytree(src, ds)
+        p = subprocess.Popen([str(ds) if a == "DIR" else a for a in run], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        p.send_signal(signal.SIGINT if i % 2 else signal.SIGKILL)
+        p.wait()
+        assert glob_count(ds) == total, (delay, sorted(x.name for x in ds.iterdir()))
+        subprocess.run([str(ds) if a == "DIR" else a for a in run], check=True, capture_output=True)
+        assert glob_count(ds) == total
+        assert not [x.name for x in ds.iterdir() if x.name.startswith(".")]

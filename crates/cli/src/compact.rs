@@ -1,12 +1,25 @@
-//! `strata compact init|plan|run`: datasets of sorted Parquet files.
+//! `strata compact init|add|plan|run`: datasets of sorted Parquet files.
 
-use std::{io::Write, path::PathBuf};
+use std::{
+    cell::RefCell,
+    io::Write,
+    path::{Path, PathBuf},
+    sync::{
+        Mutex, MutexGuard,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use strata_compact::storage::Dataset;
+use strata_compact::{
+    Step,
+    dataset::{ExecuteOptions, InitOptions, Progress},
+    storage::Dataset,
+};
 
-use crate::common::StoreArgs;
+use crate::common::{StoreArgs, progress_bar};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum CompactCommand {
@@ -15,17 +28,23 @@ pub(crate) enum CompactCommand {
     /// where they bound the key; else, and with --verify, its first and
     /// last keys).
     Init(CompactInitArgs),
+    /// Register new sorted Parquet files of DIR in its manifest: each must
+    /// have the dataset's schema, be sorted by its key (every key is
+    /// read) and not be listed yet. The manifest is replaced in one step.
+    Add(CompactAddArgs),
     /// Plan a compaction with Kudu's budgeted policy: the files whose merge
     /// most lowers the average key-range overlap within the IO budget.
     Plan(CompactPlanArgs),
-    /// Plan, then merge the picked files into new sorted files, swap the
-    /// manifest and remove the replaced files. Safe to stop at any point.
+    /// Plan, then merge the picked files into new sorted files (hidden
+    /// until the switch), swap the manifest and remove the replaced files.
+    /// Safe to stop at any point; the next run removes what a stopped one
+    /// left.
     Run(CompactRunArgs),
 }
 
 #[derive(Args, Debug)]
 struct PlannerArgs {
-    /// The most input MB one compaction may read.
+    /// The most input MB (2^20 bytes) one compaction may read.
     #[arg(long)]
     budget_mb: u64,
     /// Pass 2 (exact knapsack) runs for a window only when its bound beats
@@ -92,7 +111,7 @@ pub(crate) struct CompactRunArgs {
     dir: String,
     #[command(flatten)]
     planner: PlannerArgs,
-    /// Roll merged output files at about this size.
+    /// Roll merged output files at about this size, in MB (2^20 bytes).
     #[arg(long, default_value_t = 128)]
     target_file_mb: u64,
     #[command(flatten)]
@@ -103,12 +122,28 @@ pub(crate) struct CompactRunArgs {
 pub(crate) struct CompactInitArgs {
     /// The dataset: a directory, file:///PATH or s3://BUCKET/PREFIX.
     dir: String,
-    /// The key columns every file is sorted by, most significant first.
+    /// The key every file is sorted by, most significant first:
+    /// `COL[:desc][:nulls_first|:nulls_last],...` (as `sort --by` takes it).
     #[arg(long, value_delimiter = ',', required = true)]
     key: Vec<String>,
     /// Read every file's key columns and check that it is sorted by the key.
     #[arg(long)]
     verify: bool,
+    /// Replace an existing manifest: what a stopped compaction left is
+    /// removed first, then every .parquet file is listed again.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompactAddArgs {
+    /// The dataset: a directory, file:///PATH or s3://BUCKET/PREFIX.
+    dir: String,
+    /// The files to register: names in the dataset (or paths to them).
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<String>,
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -117,6 +152,7 @@ pub(crate) struct CompactInitArgs {
 pub(crate) fn run(cmd: CompactCommand) -> Result<()> {
     match cmd {
         CompactCommand::Init(args) => init(args),
+        CompactCommand::Add(args) => add(args),
         CompactCommand::Plan(args) => plan(args),
         CompactCommand::Run(args) => run_compaction(args),
     }
@@ -124,7 +160,14 @@ pub(crate) fn run(cmd: CompactCommand) -> Result<()> {
 
 fn init(args: CompactInitArgs) -> Result<()> {
     let ds = Dataset::open(&args.dir, &args.store.config())?;
-    let m = strata_compact::dataset::init(&ds, &args.key, args.verify)?;
+    let m = strata_compact::dataset::init_with(
+        &ds,
+        &args.key,
+        InitOptions {
+            verify: args.verify,
+            force: args.force,
+        },
+    )?;
     let bytes: u64 = m.files.iter().map(|f| f.bytes).sum();
     println!(
         "{}: {} files, {} rows, {} bytes, sorted by {}{}",
@@ -132,10 +175,78 @@ fn init(args: CompactInitArgs) -> Result<()> {
         m.files.len(),
         m.rows(),
         bytes,
-        m.key.join(","),
+        m.key_text(),
         if args.verify { " (verified)" } else { "" }
     );
     Ok(())
+}
+
+fn add(args: CompactAddArgs) -> Result<()> {
+    let ds = Dataset::open(&args.dir, &args.store.config())?;
+    let names = args
+        .files
+        .iter()
+        .map(|f| name_in_dataset(&args.dir, ds.dir(), f))
+        .collect::<Result<Vec<_>>>()?;
+    let m = strata_compact::dataset::add(&ds, &names)?;
+    let added: u64 = m
+        .files
+        .iter()
+        .filter(|f| names.contains(&f.name))
+        .map(|f| f.rows)
+        .sum();
+    println!(
+        "{}: added {} files ({} rows); {} files, {} rows, generation {}",
+        ds.display(),
+        names.len(),
+        added,
+        m.files.len(),
+        m.rows(),
+        m.generation
+    );
+    Ok(())
+}
+
+/// The name inside the dataset `location` (the directory `dir` when
+/// local) of the file given as `file`: a name, or a path into the dataset.
+fn name_in_dataset(location: &str, dir: Option<&Path>, file: &str) -> Result<String> {
+    let prefix = format!("{}/", location.trim_end_matches('/'));
+    if let Some(name) = file.strip_prefix(&prefix)
+        && !name.contains('/')
+    {
+        return Ok(name.to_string());
+    }
+    let (Some(dir), true) = (dir, file.contains('/')) else {
+        return Ok(file.to_string());
+    };
+    let path = Path::new(file);
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let same = match (
+        parent.map(std::fs::canonicalize),
+        std::fs::canonicalize(dir),
+    ) {
+        (Some(Ok(a)), Ok(b)) => a == b,
+        _ => false,
+    };
+    match path.file_name() {
+        Some(name) if same => Ok(name.to_string_lossy().into_owned()),
+        _ => anyhow::bail!(
+            "{file} is not in {location}: move it into the dataset, then add it by name"
+        ),
+    }
+}
+
+/// A size in MB (2^20 bytes), as precisely as it reads well: "8.4",
+/// "0.031".
+fn mb(bytes: u64) -> String {
+    let mb = bytes as f64 / f64::from(1u32 << 20);
+    if bytes == 0 || mb >= 100.0 {
+        format!("{mb:.0}")
+    } else if mb >= 1.0 {
+        format!("{mb:.1}")
+    } else {
+        format!("{mb:.3}")
+    }
 }
 
 fn plan(args: CompactPlanArgs) -> Result<()> {
@@ -181,7 +292,7 @@ fn plan(args: CompactPlanArgs) -> Result<()> {
             "picked {} of {} inputs ({} MB of a {} MB budget), quality {:.6}, average height {:.4}, in {:.3} s",
             plan.picked.len(),
             inputs.len(),
-            plan.picked_mb,
+            mb(plan.picked_bytes),
             opts.budget_mb,
             plan.quality,
             plan.average_height,
@@ -196,6 +307,13 @@ fn plan(args: CompactPlanArgs) -> Result<()> {
     Ok(())
 }
 
+/// Held while a compaction switches the dataset to its outputs: a signal
+/// waits for the switch to end.
+static SWITCH: Mutex<()> = Mutex::new(());
+
+/// Set once the new manifest is in place.
+static COMMITTED: AtomicBool = AtomicBool::new(false);
+
 fn run_compaction(args: CompactRunArgs) -> Result<()> {
     let opts = args.planner.options()?;
     if args.target_file_mb == 0 {
@@ -203,8 +321,66 @@ fn run_compaction(args: CompactRunArgs) -> Result<()> {
     }
     let started = std::time::Instant::now();
     let ds = Dataset::open(&args.dir, &args.store.config())?;
-    let (plan, done) =
-        strata_compact::dataset::run(&ds, &opts, args.target_file_mb << 20, &|_| Ok(()))?;
+    // Ctrl-C or SIGTERM: exit at once, unless the switch to the outputs
+    // is under way; then once it is over. Either way the dataset (and a
+    // glob over it) holds the old files or the new ones; hidden outputs
+    // and the lock are left to the next run.
+    let _ = ctrlc::set_handler(|| {
+        let _switch = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
+        if COMMITTED.load(Ordering::SeqCst) {
+            eprintln!("strata: interrupted after the compaction was committed");
+        } else {
+            eprintln!(
+                "strata: interrupted; the dataset is unchanged (the next run removes \
+                 the unfinished outputs)"
+            );
+        }
+        std::process::exit(130);
+    });
+    let held: RefCell<Option<MutexGuard<'static, ()>>> = RefCell::new(None);
+    let hook = |step: Step| -> Result<(), strata_compact::Error> {
+        match step {
+            Step::Merged => {
+                *held.borrow_mut() = Some(SWITCH.lock().unwrap_or_else(|e| e.into_inner()));
+            }
+            Step::Committed => COMMITTED.store(true, Ordering::SeqCst),
+            Step::Done => drop(held.borrow_mut().take()),
+            Step::Start => {}
+        }
+        Ok(())
+    };
+    let progress = Progress::default();
+    let exec = ExecuteOptions {
+        target_file_bytes: args.target_file_mb << 20,
+        hook: &hook,
+        progress: Some(&progress),
+    };
+    let bar = progress_bar(0, false);
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let result = std::thread::scope(|s| {
+        let (bar, progress) = (&bar, &progress);
+        s.spawn(move || {
+            loop {
+                // Drawn once the picked rows are known.
+                let total = progress.total_rows.load(Ordering::Relaxed);
+                if total > 0 {
+                    bar.set_length(total);
+                    bar.set_position(progress.rows_written.load(Ordering::Relaxed));
+                }
+                if !matches!(
+                    stopped.recv_timeout(Duration::from_millis(100)),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                ) {
+                    break;
+                }
+            }
+        });
+        let r = strata_compact::dataset::run_with(&ds, &opts, &exec);
+        let _ = stop.send(());
+        r
+    });
+    bar.finish_and_clear();
+    let (plan, done) = result?;
     let mut out = std::io::stdout().lock();
     match done {
         None => writeln!(
@@ -216,10 +392,11 @@ fn run_compaction(args: CompactRunArgs) -> Result<()> {
             let rows: u64 = d.written.iter().map(|w| w.rows).sum();
             writeln!(
                 out,
-                "merged {} files into {} ({} rows, quality {:.6}) in {:.3} s; generation {}",
+                "merged {} files into {} ({} rows, {} MB read, quality {:.6}) in {:.3} s; generation {}",
                 d.replaced.len(),
                 d.written.len(),
                 rows,
+                mb(plan.picked_bytes),
                 plan.quality,
                 started.elapsed().as_secs_f64(),
                 d.manifest.generation

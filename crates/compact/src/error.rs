@@ -123,7 +123,8 @@ impl Error {
 pub enum Step {
     /// Before anything is written.
     Start,
-    /// After the merged files are written, before the manifest.
+    /// After the merged files are written (under hidden names), before
+    /// the switch to them.
     Merged,
     /// After the new manifest is in place, before old files are removed.
     Committed,

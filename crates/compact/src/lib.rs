@@ -7,12 +7,15 @@
 //! [`dataset::rowsets`] -> [`planner`]: data-weighted key-space CDF ->
 //! candidate windows -> fractional-knapsack bounds -> exact knapsack where
 //! the bound allows -> a [`planner::Plan`] (picked files, quality) ->
-//! [`dataset::execute`]: [`strata_sort::merge`] of the picked files by key, on every
-//! core (one key range per thread) -> new files -> manifest swap ->
-//! removal of the replaced files. A dataset is a directory or an
-//! object-store prefix ([`storage::Dataset`]); on an object store the
-//! picked files are merged in a local scratch directory and the outputs
-//! uploaded before the manifest names them.
+//! [`dataset::execute`]: [`strata_sort::merge`] of the picked files by key
+//! (in the manifest's key order), on every core (one key range per thread)
+//! -> new files under hidden names -> the switch: outputs renamed to their
+//! final names, manifest swap, removal of the replaced files. A dataset is
+//! a directory or an object-store prefix ([`storage::Dataset`]); on an
+//! object store the picked files are merged in a local scratch directory
+//! and the outputs uploaded before the manifest names them.
+//! [`dataset::init`] and [`dataset::add`] list files in a manifest;
+//! [`storage::manifest::Manifest::read`] checks a manifest's rules.
 //!
 //! # Guarantees
 //!
@@ -20,6 +23,8 @@
 //!   objective exactly as Kudu reports it.
 //! * A compaction keeps the rows (as a multiset) and their key order, and
 //!   a failure at any step leaves a manifest whose files all exist.
+//! * A `*.parquet` glob over a directory sees the old files or the new
+//!   ones, except inside the switch (a few renames and removals).
 //!
 //! # Example
 //!

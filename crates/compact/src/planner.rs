@@ -121,10 +121,15 @@ fn finish(inputs: &[RowsetInput], prepared: &Prepared, quality: f64, mut picked:
         .iter()
         .map(|&i| u64::from(size_mb(inputs[i as usize].size_bytes)))
         .sum();
+    let picked_bytes = picked
+        .iter()
+        .map(|&i| inputs[i as usize].size_bytes)
+        .fold(0u64, u64::saturating_add);
     Plan {
         quality,
         picked,
         picked_mb,
+        picked_bytes,
         average_height: prepared.average_height(),
     }
 }

@@ -29,10 +29,16 @@ impl KeyColumns {
     /// against the top-level columns of `schema` and builds the encoder.
     ///
     /// # Errors
+    /// [`Error::InvalidArgument`] for no key columns,
     /// [`Error::UnknownColumn`] for a name the schema lacks,
     /// [`Error::UnsupportedKey`] naming the first column whose type the
     /// encoder cannot order on its own, the encoder's error otherwise.
     pub fn new<S: AsRef<str>>(schema: &Schema, keys: &[(S, SortOptions)]) -> Result<Self, Error> {
+        if keys.is_empty() {
+            return Err(Error::InvalidArgument(
+                "a key needs at least one column".into(),
+            ));
+        }
         let mut columns = Vec::with_capacity(keys.len());
         let mut fields = Vec::with_capacity(keys.len());
         for (name, options) in keys {
@@ -154,6 +160,16 @@ mod tests {
         let rows = keys.encode(&b).unwrap();
         for i in 0..3 {
             assert_eq!(rows.row(i).as_bytes(), direct.row(i).as_bytes());
+        }
+    }
+
+    #[test]
+    fn an_empty_key_is_an_error() {
+        let b = batch();
+        let none: [&str; 0] = [];
+        match KeyColumns::ascending(b.schema_ref(), &none) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("at least one column"), "{m}"),
+            other => panic!("{other:?}"),
         }
     }
 

@@ -139,16 +139,25 @@ pub struct Plan {
     /// Input indices (0-based, ascending) to compact together; empty when
     /// `quality` is 0.
     pub picked: Vec<u32>,
-    /// Σ size_mb of the picked inputs (`max(bytes >> 20, 1)` each); never
-    /// more than the budget.
+    /// Σ size_mb of the picked inputs (each its bytes in MiB rounded up,
+    /// at least 1: the knapsack's weights); never more than the budget.
     pub picked_mb: u64,
+    /// Σ bytes of the picked inputs; never more than the budget in bytes
+    /// (`budget_mb` MiB), as the weights round up.
+    #[serde(default)]
+    pub picked_bytes: u64,
     /// Data-weighted average height of all inputs before compaction
     /// (KUDU-2056: weighted height sum / total width); 0 when no input has
     /// width.
     pub average_height: f64,
 }
 
-/// A rowset's knapsack weight: whole MiB, at least 1.
+/// A rowset's knapsack weight: its bytes in whole MiB, rounded up, at
+/// least 1. Rounding up keeps the picked bytes within the budget; on
+/// Kudu's inputs (whole MiB, or under 1 MiB) it equals Kudu's weight,
+/// which rounds down to at least 1.
 pub fn size_mb(size_bytes: u64) -> u32 {
-    u32::try_from(size_bytes >> 20).unwrap_or(u32::MAX).max(1)
+    u32::try_from(size_bytes.div_ceil(1 << 20))
+        .unwrap_or(u32::MAX)
+        .max(1)
 }

@@ -289,7 +289,7 @@ impl Dataset {
     }
 
     /// Where the merge writes its outputs: the dataset's directory, or
-    /// `scratch` for an object store (then [`Dataset::publish`] uploads).
+    /// `scratch` for an object store (then [`Dataset::reveal`] uploads).
     pub(crate) fn out_dir(&self, scratch: &Path) -> PathBuf {
         match &self.inner {
             Inner::Local(d) => d.clone(),
@@ -297,26 +297,35 @@ impl Dataset {
         }
     }
 
-    /// Makes the local files `paths` the dataset's files of the same names
-    /// (uploads them to an object store; nothing for a directory). On
-    /// failure, those uploaded are removed.
-    pub(crate) fn publish(&self, paths: &[PathBuf]) -> Result<(), Error> {
-        let Inner::Object(o) = &self.inner else {
-            return Ok(());
+    /// Makes the local files `outputs` (path, final name) the dataset's
+    /// files of their final names: renames for a directory (the outputs
+    /// are written there under hidden names), uploads for an object store.
+    /// On failure, those made so far are removed.
+    pub(crate) fn reveal(&self, outputs: &[(PathBuf, String)]) -> Result<(), Error> {
+        let names: Vec<&str> = outputs.iter().map(|(_, n)| n.as_str()).collect();
+        let undo = |done: &[&str]| {
+            for n in done {
+                let _ = self.remove(n);
+            }
         };
-        let names: Vec<String> = paths
-            .iter()
-            .map(|p| {
-                p.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            })
-            .collect();
+        let o = match &self.inner {
+            Inner::Object(o) => o,
+            Inner::Local(dir) => {
+                for (i, (path, name)) in outputs.iter().enumerate() {
+                    let target = dir.join(name);
+                    if let Err(e) = std::fs::rename(path, &target) {
+                        undo(&names[..i]);
+                        return Err(Error::io("rename into", &target, e));
+                    }
+                }
+                return Ok(());
+            }
+        };
         // Every file's parts are sent before any upload completes (an
         // upload dropped unfinished is aborted).
         let result = (|| -> Result<(), Error> {
-            let mut uploads = Vec::with_capacity(paths.len());
-            for (path, name) in paths.iter().zip(&names) {
+            let mut uploads = Vec::with_capacity(outputs.len());
+            for (path, name) in outputs {
                 let io = file_error(self.file_display(name));
                 let mut up = o.0.create(name).map_err(&io)?;
                 let mut file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
@@ -330,13 +339,57 @@ impl Dataset {
             Ok(())
         })();
         if let Err(e) = result {
-            for n in &names {
-                let _ = self.remove(n);
-            }
+            undo(&names);
             return Err(e);
         }
         Ok(())
     }
+
+    /// Readies `text` to replace the manifest in one step later
+    /// ([`Dataset::commit_manifest`]): for a directory, a temporary beside
+    /// it, written and synced.
+    pub(crate) fn prepare_manifest(&self, text: &str) -> Result<PreparedManifest, Error> {
+        match &self.inner {
+            Inner::Local(dir) => {
+                let target = dir.join(MANIFEST);
+                let (pending, mut file) = strata_store::output::PendingFile::start(&target, true)?;
+                file.write_all(text.as_bytes())
+                    .and_then(|()| file.sync_all())
+                    .map_err(|e| Error::io("write", &target, e))?;
+                Ok(PreparedManifest::Local(pending))
+            }
+            Inner::Object(_) => Ok(PreparedManifest::Object(text.to_string())),
+        }
+    }
+
+    /// Replaces the manifest with a prepared one: a rename, or one `PUT`.
+    pub(crate) fn commit_manifest(&self, prepared: PreparedManifest) -> Result<(), Error> {
+        match prepared {
+            PreparedManifest::Local(pending) => {
+                pending.commit()?;
+                Ok(())
+            }
+            PreparedManifest::Object(text) => self.write_manifest(&text),
+        }
+    }
+
+    /// Makes the renames and removals in a directory durable (syncs it);
+    /// nothing for an object store.
+    pub(crate) fn sync(&self) {
+        if let Inner::Local(dir) = &self.inner
+            && let Ok(d) = std::fs::File::open(dir)
+        {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+/// A manifest ready to replace the current one ([`Dataset::prepare_manifest`]).
+pub(crate) enum PreparedManifest {
+    /// A synced temporary, renamed over the manifest by its commit.
+    Local(strata_store::output::PendingFile),
+    /// The text, for one `PUT`.
+    Object(String),
 }
 
 impl Dataset {
@@ -378,17 +431,19 @@ impl Dataset {
     }
 
     /// Reads the `key` columns of file `name` (only their byte ranges, on
-    /// an object store) and calls `each` with every batch of them.
+    /// an object store) and calls `each` with every batch of them (the
+    /// key columns in the file's order).
     pub(crate) fn scan_columns(
         &self,
         name: &str,
         key: &[String],
         each: &mut dyn FnMut(&arrow_array::RecordBatch) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let Inner::Object(o) = &self.inner else {
-            return Err(Error::Invalid("scan_columns is for object stores".into()));
-        };
         let io = file_error(self.file_display(name));
+        let o = match &self.inner {
+            Inner::Local(dir) => return scan_local_columns(&dir.join(name), key, each),
+            Inner::Object(o) => o,
+        };
         o.rt().block_on(async {
             let source = o.source(name).await.map_err(&io)?;
             let file = strata_scan::ScanFile::open(source).await.map_err(&io)?;
@@ -403,6 +458,38 @@ impl Dataset {
             Ok(())
         })
     }
+}
+
+/// [`Dataset::scan_columns`] for a local file.
+fn scan_local_columns(
+    path: &Path,
+    key: &[String],
+    each: &mut dyn FnMut(&arrow_array::RecordBatch) -> Result<(), Error>,
+) -> Result<(), Error> {
+    use strata_parquet::read;
+    let read_error = |e: read::ReadError| match e {
+        read::ReadError::Parquet(e) => Error::parquet(path, e),
+        e => Error::Invalid(format!("{}: {e}", path.display())),
+    };
+    let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let builder = read::open(file, Default::default()).map_err(read_error)?;
+    let mut roots = Vec::with_capacity(key.len());
+    for k in key {
+        let i = builder.schema().index_of(k).map_err(|_| {
+            Error::Invalid(format!(
+                "{}: the file has no key column '{k}'",
+                path.display()
+            ))
+        })?;
+        roots.push(i);
+    }
+    let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), roots);
+    let builder = builder.with_projection(mask).with_batch_size(8192);
+    let mut reader = read::build(builder).map_err(read_error)?;
+    while let Some(b) = read::next_batch(&mut reader).map_err(read_error)? {
+        each(&b)?;
+    }
+    Ok(())
 }
 
 /// Holds a dataset's compaction lock.
@@ -490,25 +577,34 @@ impl ObjectDir {
     }
 }
 
-/// Takes `dir`'s lock file; returns its path.
+/// Takes `dir`'s lock file; returns its path. The lock appears with its
+/// process id in it (a temporary linked to the lock's name), so a
+/// run killed while taking it leaves no lock without an owner.
 fn local_lock(dir: &Path) -> Result<PathBuf, Error> {
     let path = dir.join(LOCK);
+    let pid = std::process::id();
+    let temp = dir.join(format!(
+        ".{LOCK}.{pid}{}",
+        strata_store::output::TEMP_SUFFIX
+    ));
+    std::fs::write(&temp, pid.to_string()).map_err(|e| Error::io("create", &temp, e))?;
+    let result = take_lock(dir, &path, &temp);
+    let _ = std::fs::remove_file(&temp);
+    result
+}
+
+/// Links `temp` (which names this process) to the lock `path`, taking
+/// over a lock whose process is gone.
+fn take_lock(dir: &Path, path: &Path, temp: &Path) -> Result<PathBuf, Error> {
     for attempt in 0..2 {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                let _ = write!(f, "{}", std::process::id());
-                return Ok(path);
-            }
+        match std::fs::hard_link(temp, path) {
+            Ok(()) => return Ok(path.to_path_buf()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt == 0 => {
-                let pid = std::fs::read_to_string(&path)
+                let pid = std::fs::read_to_string(path)
                     .ok()
                     .and_then(|s| s.trim().parse::<u32>().ok());
                 if pid.is_some_and(|p| !process_alive(p)) {
-                    let _ = std::fs::remove_file(&path);
+                    let _ = std::fs::remove_file(path);
                     continue;
                 }
                 return Err(Error::Invalid(format!(
@@ -518,7 +614,18 @@ fn local_lock(dir: &Path) -> Result<PathBuf, Error> {
                     path.display()
                 )));
             }
-            Err(e) => return Err(Error::io("create", &path, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => break,
+            // A file system without hard links: the lock is created
+            // exclusively, then written.
+            Err(_) => {
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+                    .map_err(|e| Error::io("create", path, e))?;
+                let _ = write!(f, "{}", std::process::id());
+                return Ok(path.to_path_buf());
+            }
         }
     }
     Err(Error::Invalid(format!(

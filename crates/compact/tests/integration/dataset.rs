@@ -18,7 +18,7 @@ use strata_gen::rng::RowRng;
 use strata_sort::merge::key_columns;
 use strata_testkit::readback::{multiset_hash, read_batches, rows_as_text};
 
-fn schema() -> Arc<Schema> {
+pub(crate) fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![
         Field::new("k", DataType::Int64, false),
         Field::new("name", DataType::Utf8, true),
@@ -27,7 +27,7 @@ fn schema() -> Arc<Schema> {
 
 /// Writes `files` sorted files of `rows` rows each whose key ranges
 /// overlap their neighbours'; returns the directory.
-fn dataset(dir: &Path, files: usize, rows: usize, seed: u64) {
+pub(crate) fn dataset(dir: &Path, files: usize, rows: usize, seed: u64) {
     let mut rng = RowRng::seeded(seed);
     for f in 0..files {
         let base = f as i64 * 1000;
@@ -64,7 +64,7 @@ fn dataset(dir: &Path, files: usize, rows: usize, seed: u64) {
 
 /// Every row of the dataset (as text), and checks each listed file exists,
 /// is sorted and matches its manifest entry.
-fn check(dir: &Path) -> (Manifest, u64) {
+pub(crate) fn check(dir: &Path) -> (Manifest, u64) {
     let m = Manifest::load(dir).unwrap();
     let mut all = Vec::new();
     for f in &m.files {

@@ -5,5 +5,6 @@
 //! its own): linking one binary instead of several saves build time and disk.
 
 mod dataset;
+mod maintenance;
 mod object_store;
 mod planner;

@@ -22,6 +22,12 @@ fn check_budget(inputs: &[RowsetInput], p: &Plan, budget_mb: u64) {
         .map(|&i| u64::from(size_mb(inputs[i as usize].size_bytes)))
         .sum();
     assert_eq!(mb, p.picked_mb);
+    let bytes: u64 = p
+        .picked
+        .iter()
+        .map(|&i| inputs[i as usize].size_bytes)
+        .sum();
+    assert_eq!(bytes, p.picked_bytes);
     assert!(
         p.picked_mb <= budget_mb,
         "{} MB picked, budget {budget_mb}",
@@ -41,6 +47,26 @@ fn run(inputs: &[RowsetInput], budget_mb: u64) -> Plan {
     let p = plan(inputs, &opts);
     check_budget(inputs, &p, budget_mb);
     p
+}
+
+/// Files of 1.4 MiB under a 5 MiB budget: each weighs 2 MiB (rounded
+/// up), so the picked bytes stay within the budget, and the plan reports
+/// them exactly.
+#[test]
+fn picked_bytes_stay_within_the_budget() {
+    let size: u64 = (14 << 20) / 10;
+    let inputs: Vec<RowsetInput> = (0..6u8)
+        .map(|i| RowsetInput::new(size, vec![b'a' + i], vec![b'a' + i + 5]))
+        .collect();
+    let p = run(&inputs, 5);
+    assert!(!p.picked.is_empty(), "{p:?}");
+    assert_eq!(p.picked_bytes, p.picked.len() as u64 * size);
+    assert!(p.picked_bytes <= 5 << 20, "{} bytes picked", p.picked_bytes);
+    assert_eq!(size_mb(size), 2);
+    // Kudu's weights where Kudu's inputs lie: whole MiB, or under 1 MiB.
+    assert_eq!(size_mb(32 << 20), 32);
+    assert_eq!(size_mb(MOCK_SIZE), 1);
+    assert_eq!(size_mb(0), 1);
 }
 
 #[test]
