@@ -53,8 +53,8 @@ enum Command {
     /// (AWS_ENDPOINT, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
     /// AWS_ALLOW_HTTP), which the flags below override.
     Scan(scan::ScanArgs),
-    /// Datasets of sorted Parquet files: build the manifest, plan and run
-    /// compactions.
+    /// Datasets of sorted Parquet files: build or rebuild the manifest,
+    /// add files, plan and run compactions.
     #[command(subcommand)]
     Compact(compact::CompactCommand),
     /// Dataset specs: print a preset, check a spec file, print the spec

@@ -27,7 +27,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::{
     ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, path::Path as ObjectPath,
 };
-use strata_store::location::{Kind, StoreConfig, parse_location};
+use strata_store::location::{Kind, StoreConfig, parse_dir};
 
 use crate::Error;
 
@@ -95,13 +95,12 @@ impl Dataset {
     ///
     /// [`Error::Invalid`] for a location that cannot be parsed.
     pub fn open(location: &str, cfg: &StoreConfig) -> Result<Dataset, Error> {
-        if !location.contains("://") {
-            return Ok(Dataset::local(location));
-        }
         let trimmed = location.trim_end_matches('/');
-        let loc =
-            parse_location(trimmed, cfg).map_err(|e| Error::Invalid(format!("{location}: {e}")))?;
+        let loc = parse_dir(if trimmed.is_empty() { location } else { trimmed }, cfg)
+            .map_err(|e| Error::Invalid(format!("{location}: {e}")))?;
         match (loc.kind, loc.file) {
+            // A plain path keeps the spelling the user gave, for messages.
+            (Kind::Local, _) if !location.contains("://") => Ok(Dataset::local(location)),
             (Kind::Local, Some(dir)) => Ok(Dataset::local(dir)),
             _ => Dataset::object(loc.store, loc.path, trimmed),
         }

@@ -403,3 +403,17 @@ fn add_registers_sorted_files_of_the_schema() {
     execute(&Dataset::local(p), &all, 1 << 20, &|_| Ok(())).unwrap();
     assert_eq!(check(p).1, before);
 }
+
+#[test]
+fn malformed_dataset_urls_are_refused_not_taken_as_local_paths() {
+    use strata_store::location::StoreConfig;
+    let cfg = StoreConfig::default();
+    for bad in ["s3:/bucket/x", "s3://", "s3:", "gs://bucket/x"] {
+        let err = Dataset::open(bad, &cfg).err().unwrap_or_else(|| panic!("{bad} was accepted"));
+        assert!(err.to_string().contains(bad), "{bad}: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ds");
+    let ds = Dataset::open(path.to_str().unwrap(), &cfg).unwrap();
+    assert_eq!(ds.dir(), Some(path.as_path()));
+}
