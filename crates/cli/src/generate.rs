@@ -164,7 +164,7 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     );
     let spec = dataset.tables[0].spec.clone();
     let cfg = config(&args, &spec);
-    let generator = spec.generator(args.seed)?;
+    let generator = dataset.generator(0, args.seed, 1.0)?;
     generator
         .check_rows(cfg.target_records)
         .map_err(|e| anyhow::anyhow!("--target-records {}: {e}", cfg.target_records))?;
