@@ -288,9 +288,10 @@ fn run_tables(args: &GenerateArgs, dataset: &Dataset) -> Result<()> {
     if args.dry_run {
         let plans: Vec<_> = jobs
             .iter()
-            .map(|(g, cfg)| {
+            .zip(&chosen)
+            .map(|((_, cfg), &i)| {
                 cfg.validate()?;
-                Ok(cfg.plan(g.name()))
+                Ok(cfg.plan_table(dataset, i))
             })
             .collect::<Result<_>>()?;
         return print_json(&serde_json::json!({
