@@ -165,11 +165,11 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     let spec = dataset.tables[0].spec.clone();
     let cfg = config(&args, &spec);
     let generator = dataset.generator(0, args.seed, 1.0)?;
+    cfg.validate()?;
     generator
         .check_rows(cfg.target_records)
         .map_err(|e| anyhow::anyhow!("--target-records {}: {e}", cfg.target_records))?;
     if args.dry_run {
-        cfg.validate()?;
         return print_json(&cfg.plan(generator.name()));
     }
     if let Some(p) = &args.summary_json {

@@ -85,9 +85,11 @@ struct SeqLimit {
     per_row: u128,
     path: String,
     line: usize,
-    /// What would happen: `the sequence from 100 by 1 passes Int8's
-    /// greatest value, 127`.
+    /// What would happen: `the sequence from 100 by 1 would pass 127,
+    /// the greatest Int8,`.
     what: String,
+    /// What to do about it.
+    advice: &'static str,
 }
 
 /// The element index space: ids are `u64`.
@@ -121,6 +123,11 @@ fn sequence_limits(fields: &[Field], per_row: u128, out: &mut Vec<SeqLimit>) {
                             per_row,
                             path: f.path.clone(),
                             line: f.line,
+                            advice: if ids < ID_SPACE {
+                                "use a wider type, or another start or step"
+                            } else {
+                                "ask for fewer rows, or give the lists around it fewer elements"
+                            },
                             what,
                         });
                     }
@@ -2477,10 +2484,7 @@ impl SpecGenerator {
                 return Err(Error::field(
                     &l.path,
                     l.line,
-                    format!(
-                        "{} {at} of the {rows} asked for; use a wider type, or another start or step",
-                        l.what
-                    ),
+                    format!("{} {at} of the {rows} asked for; {}", l.what, l.advice),
                 )
                 .in_table(&self.name, &self.origin));
             }

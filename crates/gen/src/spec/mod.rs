@@ -84,7 +84,7 @@ pub fn read_text(reader: impl std::io::Read) -> std::io::Result<String> {
     String::from_utf8(bytes).map_err(|e| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
-            format!("not UTF-8 text: {e}"),
+            format!("not valid UTF-8 text: {e}"),
         )
     })
 }

@@ -183,7 +183,7 @@ fn sequences_in_lists_count_each_rows_most_elements() {
     assert!(g.check_rows(1 << 24).is_ok());
     let e = g.check_rows((1 << 24) + 1).unwrap_err().to_string();
     assert!(
-        e.contains("field `l.item.item`: its element index (the row times the most lengths of the lists around it) would pass 2^64 at row 16777216"),
+        e.contains("field `l.item.item`: its element index (the row times the most lengths of the lists around it) would pass 2^64 at row 16777216 of the 16777217 asked for; ask for fewer rows, or give the lists around it fewer elements"),
         "{e}"
     );
 }
