@@ -92,6 +92,34 @@ struct SeqLimit {
     advice: &'static str,
 }
 
+impl SeqLimit {
+    /// Checks rows `0..rows` of its table, each `per_root` rows of the
+    /// table the rows count (more than 1 for a child table's rows, which
+    /// are the children of its root's).
+    fn check(&self, rows: u64, per_root: u128) -> Result<(), Error> {
+        let per_row = self.per_row.saturating_mul(per_root);
+        // Row `r`'s elements are `r * per_row ..`: rows past `ids /
+        // per_row` may reach element `ids`.
+        let fits = self.ids / per_row;
+        if u128::from(rows) <= fits {
+            return Ok(());
+        }
+        let at = if per_root > 1 {
+            format!("at the children of root row {fits}")
+        } else {
+            format!("at row {fits}")
+        };
+        Err(Error::field(
+            &self.path,
+            self.line,
+            format!(
+                "{} {at} of the {rows} asked for; {}",
+                self.what, self.advice
+            ),
+        ))
+    }
+}
+
 /// The element index space: ids are `u64`.
 const ID_SPACE: u128 = 1 << 64;
 
@@ -600,12 +628,25 @@ struct TableEval {
     /// Per top-level field, the fields its evaluation needs: itself and
     /// the siblings its cases read, transitively.
     closure: Vec<Vec<bool>>,
+    /// The sequences that would wrap past some row, with the index of
+    /// their top-level field.
+    seq_limits: Vec<(usize, SeqLimit)>,
 }
 
 impl TableEval {
     /// Field `field` at rows `rows`.
     fn evaluate(&self, field: usize, rows: &[u64], s: &mut SpecScratch) -> Result<ArrayRef, Error> {
         let need = &self.closure[field];
+        // The rows drawn are fewer than the table's, but a sequence of
+        // the fields read may still wrap before the last of them.
+        if let Some(&last) = rows.iter().max() {
+            for (i, l) in &self.seq_limits {
+                if need[*i] {
+                    l.check(last + 1, 1)
+                        .map_err(|e| e.in_table(&self.name, ""))?;
+                }
+            }
+        }
         let mut codes: Vec<Option<Vec<u8>>> = vec![None; self.roots.len()];
         let mut arrays: Vec<Option<ArrayRef>> = vec![None; self.roots.len()];
         for &i in &self.order {
@@ -1112,6 +1153,14 @@ fn table_eval(
             need
         })
         .collect();
+    let seq_limits = g
+        .seq_limits
+        .into_iter()
+        .filter_map(|l| {
+            let top = l.path.split('.').next().unwrap_or_default();
+            fields.iter().position(|f| f.name == top).map(|i| (i, l))
+        })
+        .collect();
     Ok(TableEval {
         name: table.spec.name.clone(),
         rows: table.rows.map_or(0, |r| r.at(scale)),
@@ -1119,6 +1168,7 @@ fn table_eval(
         order: g.order,
         needs_codes: g.needs_codes,
         closure,
+        seq_limits,
     })
 }
 
@@ -2471,23 +2521,8 @@ impl SpecGenerator {
             .iter()
             .fold(1u128, |p, e| p.saturating_mul(u128::from(e.counts.max)));
         for l in &self.seq_limits {
-            let per_row = l.per_row.saturating_mul(per_root);
-            // Row `r`'s elements are `r * per_row ..`: rows past `ids /
-            // per_row` may reach element `ids`.
-            let fits = l.ids / per_row;
-            if u128::from(rows) > fits {
-                let at = if self.expand.is_empty() {
-                    format!("at row {fits}")
-                } else {
-                    format!("at the children of root row {fits}")
-                };
-                return Err(Error::field(
-                    &l.path,
-                    l.line,
-                    format!("{} {at} of the {rows} asked for; {}", l.what, l.advice),
-                )
-                .in_table(&self.name, &self.origin));
-            }
+            l.check(rows, per_root)
+                .map_err(|e| e.in_table(&self.name, &self.origin))?;
         }
         Ok(())
     }

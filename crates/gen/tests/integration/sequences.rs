@@ -284,3 +284,44 @@ sequence = { per_parent = true, start = 1 }
     );
     assert!(Dataset::parse(&ok, "o.toml").is_ok());
 }
+
+#[test]
+fn references_do_not_read_a_wrapped_sequence_of_another_table() {
+    let text = r#"
+name = "r"
+
+[[tables]]
+name = "regions"
+rows_per_scale = 300
+
+[[tables.fields]]
+name = "id"
+type = "int8"
+sequence = { start = 1 }
+
+[[tables]]
+name = "facts"
+rows_per_scale = 1000
+
+[[tables.fields]]
+name = "region"
+type = "int8"
+ref = { table = "regions", field = "id" }
+"#;
+    let d = Dataset::parse(text, "r.toml").unwrap();
+    // At scale 0.4 the 120 regions fit: the facts read them as they are.
+    let g = d.generator(1, 1, 0.4).unwrap();
+    let b = g.generate(0, 1000, &mut Default::default()).unwrap();
+    assert!(values(&b).iter().all(|v| (1..=120).contains(v)));
+    // At scale 1 the facts' draws reach regions past row 126: an error
+    // naming the regions' field, not a wrapped key.
+    let g = d.generator(1, 1, 1.0).unwrap();
+    let e = g
+        .generate(0, 1000, &mut Default::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("r.toml:8: table `regions`: field `id`: the sequence from 1 by 1 would pass 127, the greatest Int8, at row 127 of the "),
+        "{e}"
+    );
+}
