@@ -2505,10 +2505,16 @@ impl SpecGenerator {
     }
 
     /// Checks that rows `0..rows` can be generated: a `values_by_row`
-    /// field without `cycle` has values for so many rows only.
+    /// field without `cycle` has values for so many rows only, and a
+    /// sequence keeps within its type's range (and its element index
+    /// within 2^64) for so many. [`BatchGenerator::generate`] checks each
+    /// batch's rows so; a caller that knows the rows checks them before
+    /// writing anything.
     ///
     /// # Errors
-    /// [`Error::InvalidDistribution`] naming the field and its count.
+    /// [`Error::InvalidDistribution`] naming the `values_by_row` field and
+    /// its count; [`Error::Field`] naming the sequence's spec line, table
+    /// and field, and the row where it would wrap.
     pub fn check_rows(&self, rows: u64) -> Result<(), Error> {
         if let Some((n, field)) = &self.row_limit
             && rows > *n

@@ -385,9 +385,10 @@ pub enum Generator {
     Constant(Value),
     /// `start + step * index`, where the index is the row number for
     /// top-level fields and `parent_index * max_length + position` inside
-    /// lists and maps: unique, with gaps, as long as the row times the
-    /// product of the enclosing lists' most lengths stays below 2^64 (the
-    /// index wraps past that).
+    /// lists and maps: unique, with gaps. Never wrapped: rows whose values
+    /// would pass the type's range, or whose index would pass 2^64 (the
+    /// row times the product of the enclosing lists' most lengths), are an
+    /// error ([`super::SpecGenerator::check_rows`]).
     Sequence {
         /// The first value.
         start: Value,
