@@ -202,6 +202,8 @@ fn sequences_that_would_wrap_are_errors_and_write_nothing() {
             spec,
             "--target-records",
             rows,
+            "--num-writers",
+            "1",
             "--output-dir",
             "out",
             "-q",
