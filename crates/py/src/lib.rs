@@ -387,8 +387,8 @@ fn generate<'py>(
             .pop()
             .ok_or_else(|| PyRuntimeError::new_err("no table"))?
     } else {
-        let generator = spec
-            .generator(seed)
+        let generator = dataset
+            .generator(0, seed, 1.0)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         generator
             .check_rows(cfg.target_records)
