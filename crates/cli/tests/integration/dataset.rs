@@ -360,3 +360,29 @@ fn dry_run_estimates_child_tables_rows_from_their_parents() {
     let written = s["tables"][2]["records"].as_u64().unwrap();
     assert!(written.abs_diff(12_000) < 300, "{written}");
 }
+
+#[test]
+fn a_reference_to_a_table_without_rows_names_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = strata(
+        &[
+            "generate",
+            "--preset",
+            "orders",
+            "--tables",
+            "orders",
+            "--scale",
+            "0.000001",
+            "--output-dir",
+            "out",
+        ],
+        dir.path(),
+    );
+    let e = failed_cleanly(
+        &o,
+        dir.path(),
+        "preset orders:52: table `orders`: field `o_custkey`: references table `customers`, which has no rows at scale 0.000001; use a larger --scale",
+        &[],
+    );
+    assert!(!e.contains("invalid distribution"), "{e}");
+}

@@ -853,10 +853,23 @@ impl<'a> Parents<'a> {
         };
         let t = self.table(ti, path)?;
         if t.rows == 0 && dataset.tables[ti].children_of.is_none() {
-            return Err(Error::InvalidDistribution(format!(
-                "field {path} references table {}, which has no rows at scale {scale}",
+            let message = format!(
+                "references table `{}`, which has no rows at scale {scale}; use a larger --scale",
                 r.table
-            )));
+            );
+            // The field's place, when it is one of the table being
+            // compiled.
+            let place = self.current.and_then(|c| {
+                let table = &dataset.tables[c].spec;
+                let f = table.walk().into_iter().find(|(f, _)| f.path == path)?.0;
+                Some((table.name.as_str(), f.line))
+            });
+            return Err(match place {
+                Some((table, line)) => {
+                    Error::field(path, line, message).in_table(table, &dataset.origin)
+                }
+                None => Error::InvalidDistribution(format!("field {path} {message}")),
+            });
         }
         Ok((t, field))
     }
