@@ -161,3 +161,37 @@ def test_uuids_times_and_durations_read_by_pyarrow_and_duckdb(strata_bin, tmp_pa
     assert n == 20_000 and lo >= datetime.time(8) and hi <= datetime.time(18, 30) and neg == 0
     (same,) = con.execute(f"select count(*) from '{glob}' where id::uuid::varchar = id").fetchall()[0]
     assert same == 20_000
+
+
+def test_time_zones_are_ones_pyarrow_converts(strata_bin, tmp_path):
+    import datetime
+    import zoneinfo
+
+    def spec(zone):
+        return (
+            'name = "tz"\n\n[[fields]]\nname = "at"\n'
+            f'type = "timestamp(ms, {zone})"\n'
+            "sequence = { start = 2024-03-31T00:30:00Z, step = 3600000 }\n"
+        )
+
+    path = tmp_path / "tz.toml"
+    for zone, tzinfo in [
+        ("Europe/Paris", zoneinfo.ZoneInfo("Europe/Paris")),
+        ("+05:30", datetime.timezone(datetime.timedelta(hours=5, minutes=30))),
+    ]:
+        path.write_text(spec(zone))
+        out = tmp_path / zone.replace("/", "_")
+        subprocess.run(
+            [strata_bin, "generate", "-q", "--spec", str(path), "--target-records", "4", "--num-writers", "1", "--output-dir", str(out)],
+            check=True,
+        )
+        at = pq.read_table(out)["at"].to_pylist()
+        start = datetime.datetime(2024, 3, 31, 0, 30, tzinfo=datetime.timezone.utc)
+        assert at == [start + datetime.timedelta(hours=h) for h in range(4)]
+        assert all(t.utcoffset() == t.astimezone(tzinfo).utcoffset() for t in at)
+    # A zone neither pyarrow nor Arrow knows is refused, and nothing written.
+    path.write_text(spec("Mars/Olympus"))
+    out = tmp_path / "mars"
+    r = subprocess.run([strata_bin, "generate", "-q", "--spec", str(path), "--output-dir", str(out)], capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown time zone `Mars/Olympus`" in r.stderr
+    assert not out.exists()

@@ -187,12 +187,12 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     );
     let spec = dataset.tables[0].spec.clone();
     let cfg = config(&args, &spec);
-    let generator = spec.generator(args.seed)?;
+    let generator = dataset.generator(0, args.seed, 1.0)?;
+    cfg.validate()?;
     generator
         .check_rows(cfg.target_records)
         .map_err(|e| anyhow::anyhow!("--target-records {}: {e}", cfg.target_records))?;
     if args.dry_run {
-        cfg.validate()?;
         return print_json(&cfg.plan(generator.name()));
     }
     if let Some(p) = &args.summary_json {
@@ -406,9 +406,10 @@ fn run_tables(args: &GenerateArgs, dataset: &Dataset) -> Result<()> {
     if args.dry_run {
         let plans: Vec<_> = jobs
             .iter()
-            .map(|(g, cfg)| {
+            .zip(&chosen)
+            .map(|((_, cfg), &i)| {
                 cfg.validate()?;
-                Ok(cfg.plan(g.name()))
+                Ok(cfg.plan_table(dataset, i))
             })
             .collect::<Result<_>>()?;
         return print_json(&serde_json::json!({

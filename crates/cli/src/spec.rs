@@ -1,4 +1,5 @@
-//! `strata spec`: show a preset, check a spec file, print the JSON Schema.
+//! `strata spec`: show a preset, check a spec file, print a spec's first
+//! rows, print the JSON Schema.
 
 use std::{
     io::Write,
@@ -26,9 +27,27 @@ pub(crate) enum SpecCommand {
         /// The spec file (TOML).
         file: PathBuf,
     },
+    /// Print the first rows of every table of a spec as a table on the
+    /// terminal, without writing files.
+    Sample {
+        /// A spec file (TOML) or a preset name.
+        spec: String,
+        /// Rows to print per table.
+        #[arg(long, short = 'n', default_value_t = 10)]
+        rows: u64,
+        /// Only this table of a dataset.
+        #[arg(long, short)]
+        table: Option<String>,
+        /// The seed.
+        #[arg(long, default_value_t = strata_pipeline::generate::DEFAULT_SEED)]
+        seed: u64,
+    },
     /// Print the JSON Schema of spec files (for editors and validators).
     Schema,
 }
+
+/// Most rows `spec sample` prints per table.
+const MAX_SAMPLE_ROWS: u64 = 10_000;
 
 pub(crate) fn preset_names() -> Vec<&'static str> {
     strata_gen::spec::PRESETS
@@ -38,11 +57,24 @@ pub(crate) fn preset_names() -> Vec<&'static str> {
         .collect()
 }
 
-/// A spec file: one table (a plain spec) or a dataset of `[[tables]]`.
+/// A spec file: one table (a plain spec) or a dataset of `[[tables]]`,
+/// of at most [`strata_gen::spec::MAX_SPEC_BYTES`].
 pub(crate) fn read_dataset(path: &Path) -> Result<Dataset> {
-    let text = std::fs::read_to_string(path)
+    let text = std::fs::File::open(path)
+        .and_then(strata_gen::spec::read_text)
         .with_context(|| format!("cannot read spec file {}", path.display()))?;
     Ok(Dataset::parse(&text, &path.display().to_string())?)
+}
+
+/// A spec file, or a preset when `spec` names no file but a preset.
+fn file_or_preset(spec: &str) -> Result<Dataset> {
+    let path = Path::new(spec);
+    if !path.exists()
+        && let Some(text) = Dataset::preset_text(spec)
+    {
+        return Ok(Dataset::parse(text, &format!("preset {spec}"))?);
+    }
+    read_dataset(path)
 }
 
 pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
@@ -111,9 +143,86 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                 check_lines(&mut out, spec, &generator)?;
             }
         }
+        SpecCommand::Sample {
+            spec,
+            rows,
+            table,
+            seed,
+        } => sample(
+            &mut out,
+            &file_or_preset(&spec)?,
+            rows,
+            table.as_deref(),
+            seed,
+        )?,
         SpecCommand::Schema => {
             out.write_all(strata_gen::spec::JSON_SCHEMA.as_bytes())?;
         }
+    }
+    Ok(())
+}
+
+/// `strata spec sample`: the first `rows` rows of each table (or of
+/// `only`), as text tables, each under its name for a dataset.
+fn sample(
+    out: &mut impl Write,
+    dataset: &Dataset,
+    rows: u64,
+    only: Option<&str>,
+    seed: u64,
+) -> Result<()> {
+    anyhow::ensure!(
+        (1..=MAX_SAMPLE_ROWS).contains(&rows),
+        "--rows must be between 1 and {MAX_SAMPLE_ROWS}, not {rows}"
+    );
+    let tables: Vec<usize> = match only {
+        None => (0..dataset.tables.len()).collect(),
+        Some(name) => vec![dataset.table(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--table: `{}` has no table `{name}`; its tables are {}",
+                dataset.name,
+                dataset
+                    .tables
+                    .iter()
+                    .map(|t| t.spec.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?],
+    };
+    for (n, &i) in tables.iter().enumerate() {
+        let table = &dataset.tables[i];
+        let generator = dataset.generator(i, seed, 1.0)?;
+        // A table of its own rows, or a child table: the children of its
+        // root's first rows, as many of those as give `rows` children.
+        let root_rows = match dataset.tables[dataset.root_of(i)].rows {
+            Some(r) if dataset.multi_table => r.at(1.0),
+            _ => u64::MAX,
+        };
+        let per_root = dataset.rows_per_root_row(i).max(1e-3);
+        let mut batches = Vec::new();
+        let (mut have, mut first) = (0u64, 0u64);
+        let mut scratch = Default::default();
+        while have < rows && first < root_rows {
+            let want = ((rows - have) as f64 / per_root).ceil() as u64;
+            let ask = want.clamp(1, MAX_SAMPLE_ROWS).min(root_rows - first);
+            let batch = generator.generate(first, ask as usize, &mut scratch)?;
+            let keep = batch.num_rows().min((rows - have) as usize);
+            have += keep as u64;
+            batches.push(batch.slice(0, keep));
+            first += ask;
+        }
+        if n > 0 {
+            writeln!(out)?;
+        }
+        if dataset.multi_table {
+            writeln!(out, "table `{}`:", table.spec.name)?;
+        }
+        writeln!(
+            out,
+            "{}",
+            arrow_cast::pretty::pretty_format_batches(&batches)?
+        )?;
     }
     Ok(())
 }
@@ -161,7 +270,11 @@ fn spec_line(f: &strata_gen::spec::Field) -> String {
         Kind::Scalar {
             data_type,
             generator,
-        } => format!("{}: {data_type}, {generator}", f.name),
+        } => format!(
+            "{}: {data_type}, {}",
+            f.name,
+            generator.display_as(data_type)
+        ),
         Kind::Struct(c) => format!("{}: struct of {} fields", f.name, c.len()),
         Kind::List {
             length,
@@ -179,12 +292,20 @@ fn spec_line(f: &strata_gen::spec::Field) -> String {
         Kind::Map { length, .. } => format!("{}: map, length {length}", f.name),
     };
     if f.null_rate > 0.0 {
-        line.push_str(&format!(", null {}", f.null_rate));
+        line.push_str(&format!(
+            ", null {}",
+            strata_gen::spec::share_text(f.null_rate)
+        ));
     } else if !f.nullable {
         line.push_str(", not null");
     }
     for w in &f.when {
-        line.push_str(&format!(", {w}"));
+        match &f.kind {
+            Kind::Scalar { data_type, .. } => {
+                line.push_str(&format!(", {}", w.display_as(data_type)));
+            }
+            _ => line.push_str(&format!(", {w}")),
+        }
     }
     line
 }

@@ -23,7 +23,10 @@ pub trait BatchGenerator: Send + Sync {
     ///
     /// # Errors
     /// [`Error::BatchTooLarge`] when a column would overflow Arrow's 32-bit
-    /// offsets; [`Error::Arrow`] if the arrays fail validation.
+    /// offsets; [`Error::Field`] when a field's values cannot be made (an
+    /// expression that overflows, a sequence that would wrap), naming the
+    /// spec line, table and field; [`Error::Arrow`] if the arrays fail
+    /// validation.
     fn generate(
         &self,
         first_row: u64,

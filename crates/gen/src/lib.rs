@@ -61,7 +61,7 @@ pub mod rng;
 pub mod spec;
 
 pub use batch::BatchGenerator;
-pub use error::Error;
+pub use error::{Error, FieldError};
 
 /// The `contacts` preset for `seed` (a name, an optional list of phone
 /// entries; see `crates/gen/specs/contacts.toml`).

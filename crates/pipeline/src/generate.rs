@@ -187,9 +187,13 @@ impl GenerateConfig {
     /// What a run with this configuration would write, without writing:
     /// each file's path and rows.
     pub fn plan(&self, spec: &str) -> Plan {
+        let r = self.rows();
         Plan {
             spec: spec.to_string(),
             config: self.clone(),
+            rows: r.end - r.start,
+            estimate: false,
+            children_of: None,
             files: (0..self.num_writers)
                 .map(|i| {
                     let rows = self.file_rows(i);
@@ -197,10 +201,39 @@ impl GenerateConfig {
                         path: self.file_path(i),
                         first_row: rows.start,
                         rows: rows.end - rows.start,
+                        parent_rows: None,
                     }
                 })
                 .collect(),
         }
+    }
+
+    /// [`GenerateConfig::plan`] of table `table` of `dataset`, as
+    /// [`dataset_jobs`] set this configuration up for it: for a child
+    /// table, whose rows are drawn per row of its root ancestor (the rows
+    /// this configuration counts), the rows are estimates: the mean
+    /// children per root row times the root rows.
+    pub fn plan_table(&self, dataset: &strata_gen::spec::Dataset, table: usize) -> Plan {
+        let name = &dataset.tables[table].spec.name;
+        let mut plan = self.plan(name);
+        let root = dataset.root_of(table);
+        if root == table {
+            return plan;
+        }
+        let mean = dataset.rows_per_root_row(table);
+        let estimate = |parents: u64| (parents as f64 * mean).round() as u64;
+        plan.children_of = Some(ParentRows {
+            table: dataset.tables[root].spec.name.clone(),
+            rows: plan.rows,
+            mean,
+        });
+        plan.rows = estimate(plan.rows);
+        plan.estimate = true;
+        for f in &mut plan.files {
+            f.parent_rows = Some(f.rows);
+            f.rows = estimate(f.rows);
+        }
+        plan
     }
 
     /// The report of a finished run of spec `spec` with this
@@ -224,10 +257,31 @@ impl GenerateConfig {
 pub struct Plan {
     /// The spec's name.
     pub spec: String,
-    /// The configuration.
+    /// The configuration (for a child table, its `target_records` count
+    /// the rows of the table it walks: see `children_of`).
     pub config: GenerateConfig,
+    /// The rows the run writes: exact, or an estimate (`estimate`).
+    pub rows: u64,
+    /// Whether `rows` and each file's rows are estimates: a child table's
+    /// counts are drawn per parent row, and are known only once drawn.
+    pub estimate: bool,
+    /// For a child table, the rows it is drawn from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub children_of: Option<ParentRows>,
     /// The files, in order.
     pub files: Vec<PlannedFile>,
+}
+
+/// The rows a child table's [`Plan`] is drawn from: `mean` rows for each
+/// of `rows` rows of `table`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ParentRows {
+    /// The table whose rows it walks (its root ancestor).
+    pub table: String,
+    /// The rows of that table this run walks.
+    pub rows: u64,
+    /// The mean rows per row of that table.
+    pub mean: f64,
 }
 
 /// One file of a [`Plan`].
@@ -235,10 +289,15 @@ pub struct Plan {
 pub struct PlannedFile {
     /// Its path.
     pub path: PathBuf,
-    /// The index of its first row in the whole dataset.
+    /// The index of its first row in the whole dataset (for a child
+    /// table, of the first row of the table it walks).
     pub first_row: u64,
-    /// Its rows.
+    /// Its rows (an estimate for a child table).
     pub rows: u64,
+    /// For a child table, the rows of the table it walks whose children
+    /// it holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_rows: Option<u64>,
 }
 
 /// The report of a run, one set of keys wherever it is shown: the CLI's
@@ -823,8 +882,9 @@ pub fn generate_with<G: BatchGenerator>(
 /// file per row.
 ///
 /// # Errors
-/// [`Error::InvalidConfig`] for a table without rows at `scale` or with
-/// fewer rows than parts; the generator's errors.
+/// [`Error::InvalidConfig`] for a table without rows at `scale`, with
+/// fewer rows than parts, or with a sequence that would leave its type's
+/// range at `scale`; the generator's errors.
 pub fn dataset_jobs(
     dataset: &strata_gen::spec::Dataset,
     tables: &[usize],
@@ -868,7 +928,13 @@ pub fn dataset_jobs(
             r.end - r.start
         };
         cfg.num_writers = cfg.num_writers.min(part_rows as usize);
-        jobs.push((dataset.generator(i, base.seed, scale)?, cfg));
+        let generator = dataset.generator(i, base.seed, scale)?;
+        // Sequences that would leave their type's range at this scale are
+        // refused before anything is written (in any part).
+        generator
+            .check_rows(rows)
+            .map_err(|e| Error::InvalidConfig(format!("at scale {scale}: {e}")))?;
+        jobs.push((generator, cfg));
     }
     Ok(jobs)
 }

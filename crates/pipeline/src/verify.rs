@@ -35,7 +35,12 @@
 //! 1.7 million checks.
 //!
 //! Every field's null share is checked, a `null_rate` of 0 included
-//! (realising any null then is suspicious). Fields whose generators are
+//! (realising any null then is suspicious), except where the spec of the
+//! field alone does not give it: fields computed from others (an `expr`,
+//! null where its inputs are; an `aggregate`, null for rows without
+//! children), copied from another table (a reference), or whose cases
+//! read such a field. Those are listed as [`Unchecked`], with their
+//! realised share and the reason. Fields whose generators are
 //! not categorical (sequences, uniform, normal, templates, words) get only
 //! the null check.
 //!
@@ -78,7 +83,7 @@ use arrow_array::{
 use arrow_buffer::{ArrowNativeType, BooleanBuffer, BooleanBufferBuilder};
 use arrow_schema::{DataType, TimeUnit};
 use strata_gen::spec::{
-    Condition, Field, Generator, Kind, Spec, Value,
+    AggOp, Condition, Field, Generator, Kind, Spec, Value,
     expected::{LengthPmf, category_probabilities, length_pmf, map_key_shares},
 };
 
@@ -171,12 +176,31 @@ fn z_score(realised: f64, specified: f64, se: f64, count: u64) -> f64 {
     }
 }
 
+/// A null share that is not checked, and why: that of a field computed
+/// from others (an expression, an aggregate of child rows) or copied from
+/// another table, whose shares its own spec does not give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unchecked {
+    /// The dotted path of the field.
+    pub field: String,
+    /// What is not checked: `null`.
+    pub measure: String,
+    /// The share in the data; NaN when `count` is 0.
+    pub realised: f64,
+    /// The denominator, as for a [`Check`].
+    pub count: u64,
+    /// Why it is not checked.
+    pub reason: String,
+}
+
 /// The checks of a dataset, in spec order (depth first), with a text table
-/// as its [`Display`](fmt::Display).
+/// as its [`Display`](fmt::Display) (each line ending in a newline).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
     /// Every check.
     pub checks: Vec<Check>,
+    /// The shares not checked, in spec order.
+    pub unchecked: Vec<Unchecked>,
     /// Rows read.
     pub rows: u64,
     /// Files read (0 for batches given to a [`Verifier`] directly).
@@ -204,17 +228,17 @@ impl Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let fw = self
-            .checks
-            .iter()
-            .map(|c| c.field.chars().count())
+        let fields = self.checks.iter().map(|c| &c.field);
+        let fw = fields
+            .chain(self.unchecked.iter().map(|u| &u.field))
+            .map(|f| f.chars().count())
             .chain([5])
             .max()
             .unwrap_or(5);
-        let mw = self
-            .checks
-            .iter()
-            .map(|c| c.measure.chars().count())
+        let measures = self.checks.iter().map(|c| &c.measure);
+        let mw = measures
+            .chain(self.unchecked.iter().map(|u| &u.measure))
+            .map(|m| m.chars().count())
             .chain([7])
             .max()
             .unwrap_or(7);
@@ -242,13 +266,28 @@ impl fmt::Display for Report {
                 c.field, c.measure, c.specified, realised, c.count, c.z
             )?;
         }
+        for u in &self.unchecked {
+            let realised = if u.count == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.6}", u.realised)
+            };
+            writeln!(
+                f,
+                "{:<fw$}  {:<mw$}  {:>10}  {:>10}  {:>10}  {:>8}  not checked: {}",
+                u.field, u.measure, "-", realised, u.count, "-", u.reason
+            )?;
+        }
         let bad = self.checks.iter().filter(|c| c.suspicious()).count();
         write!(
             f,
-            "{} checks, {bad} suspicious (|z| > {SUSPICIOUS_Z}), {} rows",
+            "{} checks, {bad} suspicious (|z| > {SUSPICIOUS_Z}), ",
             self.checks.len(),
-            self.rows
         )?;
+        if !self.unchecked.is_empty() {
+            write!(f, "{} not checked, ", self.unchecked.len())?;
+        }
+        write!(f, "{} rows", self.rows)?;
         if self.files > 0 {
             write!(
                 f,
@@ -257,7 +296,7 @@ impl fmt::Display for Report {
                 if self.files == 1 { "" } else { "s" }
             )?;
         }
-        Ok(())
+        writeln!(f)
     }
 }
 
@@ -438,11 +477,13 @@ impl Verifier {
     /// The checks so far.
     pub fn report(&self) -> Report {
         let mut checks = Vec::new();
+        let mut unchecked = Vec::new();
         for n in &self.roots {
-            n.checks(&mut checks);
+            n.checks(&mut checks, &mut unchecked);
         }
         Report {
             checks,
+            unchecked,
             rows: self.rows,
             files: 0,
         }
@@ -540,20 +581,38 @@ fn data_null(f: &Field, rate: f64) -> Option<f64> {
     }
 }
 
-/// The distribution of field `f` among `siblings`; `None` when it depends
-/// on something that cannot be computed.
-fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
+/// Why the shares a generator gives its field cannot be computed from
+/// the field's own spec: a value computed from other fields, or copied
+/// from another table.
+fn computed(g: &Generator) -> Option<&'static str> {
+    match g {
+        // A reference copies another table's values (and nulls): its
+        // shares are that field's, which this table's spec does not say.
+        Generator::Reference(_) => Some("copied from another table"),
+        // Nulls in give a null, and so may a division by zero.
+        Generator::Expr(_) => Some("an expression, null where its inputs are"),
+        // Null for a row without children, as the child table's counts
+        // draw them (a count is 0 there).
+        Generator::Aggregate(a) if a.op != AggOp::Count => {
+            Some("an aggregate, null for rows without children")
+        }
+        _ => None,
+    }
+}
+
+/// The distribution of field `f` among `siblings`, or why it depends on
+/// something that cannot be computed.
+fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Result<Dist, String> {
     if depth > MAX_CASE_DEPTH {
-        return None;
+        return Err("its cases nest too deep".into());
     }
     let own = match &f.kind {
         Kind::Scalar { generator, .. } => Some(generator),
         _ => None,
     };
-    // A reference copies another table's values (and nulls): its shares
-    // are that field's, which this table's spec does not say.
-    if let Some(Generator::Reference(_)) = own {
-        return None;
+    let case_generators = f.when.iter().filter_map(|w| w.generator.as_ref());
+    if let Some(why) = own.into_iter().chain(case_generators).find_map(computed) {
+        return Err(why.into());
     }
     // (probability, null rate, generator) of each branch.
     let branches: Vec<(f64, f64, Option<&Generator>)> = if f.when.is_empty() {
@@ -565,12 +624,14 @@ fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
                 .iter()
                 .any(|w| matches!(w.condition, Condition::Expr(_)))
         {
-            return None;
+            return Err("its `when` conditions test computed values".into());
         }
         let sibling = siblings
             .iter()
-            .find(|s| &s.name == name && s.name != f.name)?;
-        let sd = distribution(sibling, siblings, depth + 1)?;
+            .find(|s| &s.name == name && s.name != f.name)
+            .ok_or_else(|| format!("its cases read `{name}`, which is not a sibling"))?;
+        let sd = distribution(sibling, siblings, depth + 1)
+            .map_err(|why| format!("its cases read `{name}`: {why}"))?;
         let branch = |code: Code<'_>| {
             f.when
                 .iter()
@@ -606,7 +667,8 @@ fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
         if w <= 0.0 {
             continue;
         }
-        let n = data_null(f, rate)?;
+        let n = data_null(f, rate)
+            .ok_or_else(|| "its list lengths' shares cannot be computed".to_string())?;
         null += w * n;
         let share = w * (1.0 - n);
         valid += share;
@@ -625,7 +687,7 @@ fn distribution(f: &Field, siblings: &[Field], depth: usize) -> Option<Dist> {
     let values = values
         .filter(|_| valid > 0.0)
         .map(|m| m.entries.into_iter().map(|(v, p)| (v, p / valid)).collect());
-    Some(Dist { null, values })
+    Ok(Dist { null, values })
 }
 
 /// Values merged by equality, probabilities added.
@@ -647,6 +709,8 @@ struct Node {
     path: String,
     /// The specified null share, when it can be computed.
     null: Option<f64>,
+    /// Why it cannot be, otherwise.
+    unchecked: Option<String>,
     /// Positions where the field is present (all ancestors valid).
     present: u64,
     /// Nulls among them.
@@ -688,7 +752,11 @@ fn is_zipf(g: &Generator) -> bool {
 impl Node {
     fn plan(f: &Field, siblings: &[Field]) -> Node {
         let dist = distribution(f, siblings, 0);
-        let null = dist.as_ref().map(|d| d.null);
+        let (null, unchecked) = match &dist {
+            Ok(d) => (Some(d.null), None),
+            Err(why) => (None, Some(why.clone())),
+        };
+        let dist = dist.ok();
         let (values, shape) = match &f.kind {
             Kind::Scalar {
                 generator,
@@ -696,12 +764,7 @@ impl Node {
             } => (
                 dist.and_then(|d| d.values).map(|v| {
                     let mut c = Categories::new(v, is_zipf(generator));
-                    c.dates = *data_type == DataType::Date32;
-                    if let DataType::Decimal128(_, scale) | DataType::Decimal256(_, scale) =
-                        data_type
-                    {
-                        c.decimal_scale = Some(*scale);
-                    }
+                    c.data_type = Some(data_type.clone());
                     c
                 }),
                 Shape::Leaf,
@@ -746,6 +809,7 @@ impl Node {
             name: f.name.clone(),
             path: f.path.clone(),
             null,
+            unchecked,
             present: 0,
             nulls: 0,
             values,
@@ -924,7 +988,7 @@ impl Node {
         }
     }
 
-    fn checks(&self, out: &mut Vec<Check>) {
+    fn checks(&self, out: &mut Vec<Check>, unchecked: &mut Vec<Unchecked>) {
         if let Some(p) = self.null {
             out.push(Check::share(
                 &self.path,
@@ -933,6 +997,18 @@ impl Node {
                 self.nulls,
                 self.present,
             ));
+        } else if let Some(why) = &self.unchecked {
+            unchecked.push(Unchecked {
+                field: self.path.clone(),
+                measure: "null".into(),
+                realised: if self.present == 0 {
+                    f64::NAN
+                } else {
+                    self.nulls as f64 / self.present as f64
+                },
+                count: self.present,
+                reason: why.clone(),
+            });
         }
         if let Some(c) = &self.values {
             c.checks(&self.path, out);
@@ -941,14 +1017,14 @@ impl Node {
             Shape::Leaf => {}
             Shape::Struct(children) => {
                 for c in children {
-                    c.checks(out);
+                    c.checks(out, unchecked);
                 }
             }
             Shape::List { item, lengths } => {
                 if let Some(l) = lengths {
                     l.checks(&self.path, out);
                 }
-                item.checks(out);
+                item.checks(out, unchecked);
             }
             Shape::Map {
                 key,
@@ -958,8 +1034,8 @@ impl Node {
                 if let Some(l) = lengths {
                     l.checks(&self.path, out);
                 }
-                key.checks(out);
-                value.checks(out);
+                key.checks(out, unchecked);
+                value.checks(out, unchecked);
             }
         }
     }
@@ -1021,10 +1097,9 @@ struct Categories {
     /// Counts per value, then of other values.
     counts: Vec<u64>,
     matcher: Matcher,
-    /// The values are days since 1970-01-01, shown as dates.
-    dates: bool,
-    /// The values are units of a decimal of this scale, shown as decimals.
-    decimal_scale: Option<i8>,
+    /// The field's type: values are shown as a spec of it writes them
+    /// (dates as dates, decimal units as decimals).
+    data_type: Option<DataType>,
 }
 
 impl Categories {
@@ -1045,8 +1120,7 @@ impl Categories {
             values,
             expected,
             report,
-            dates: false,
-            decimal_scale: None,
+            data_type: None,
         }
     }
 
@@ -1068,10 +1142,9 @@ impl Categories {
         let n: u64 = self.counts.iter().sum();
         for (i, v) in self.values.iter().enumerate() {
             if self.report[i] {
-                let shown = match (v, self.decimal_scale) {
-                    (Value::Int(days), _) if self.dates => civil_date(*days),
-                    (Value::Int(units), Some(scale)) => decimal_text(*units, scale),
-                    (v, _) => v.to_string(),
+                let shown = match &self.data_type {
+                    Some(dt) => v.display_as(dt).to_string(),
+                    None => v.to_string(),
                 };
                 out.push(Check::share(
                     path,
@@ -1086,33 +1159,6 @@ impl Categories {
         if other > 0 {
             out.push(Check::share(path, "other values".into(), 0.0, other, n));
         }
-    }
-}
-
-/// `YYYY-MM-DD` of a day count since 1970-01-01 (proleptic Gregorian).
-fn civil_date(days: i128) -> String {
-    // Day 719,163 of the common era is 1970-01-01.
-    i32::try_from(days)
-        .ok()
-        .and_then(|d| d.checked_add(719_163))
-        .and_then(chrono::NaiveDate::from_num_days_from_ce_opt)
-        .map_or_else(
-            || format!("day {days} after 1970-01-01"),
-            |d| d.format("%Y-%m-%d").to_string(),
-        )
-}
-
-/// Decimal `units` of `10^-scale` as text (`1250` at scale 2 is `12.50`).
-fn decimal_text(units: i128, scale: i8) -> String {
-    let scale = u32::try_from(scale).unwrap_or(0);
-    let digits = units.unsigned_abs().to_string();
-    let digits = format!("{digits:0>width$}", width = scale as usize + 1);
-    let (whole, frac) = digits.split_at(digits.len() - scale as usize);
-    let sign = if units < 0 { "-" } else { "" };
-    if frac.is_empty() {
-        format!("{sign}{whole}")
-    } else {
-        format!("{sign}{whole}.{frac}")
     }
 }
 
@@ -1422,22 +1468,6 @@ impl Lengths {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decimals_are_shown_as_decimals() {
-        assert_eq!(decimal_text(1250, 2), "12.50");
-        assert_eq!(decimal_text(-5, 2), "-0.05");
-        assert_eq!(decimal_text(0, 3), "0.000");
-        assert_eq!(decimal_text(42, 0), "42");
-    }
-
-    #[test]
-    fn dates_are_shown_as_dates() {
-        assert_eq!(civil_date(0), "1970-01-01");
-        assert_eq!(civil_date(19_723), "2024-01-01");
-        assert_eq!(civil_date(19_782), "2024-02-29");
-        assert_eq!(civil_date(-1), "1969-12-31");
-    }
 
     #[test]
     fn shares_without_data_are_not_suspicious() {

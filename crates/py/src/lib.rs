@@ -97,14 +97,16 @@ impl SpecSource {
             SpecSource::Text(text) => Dataset::parse(text, "<string>"),
             SpecSource::Preset(name) => Dataset::preset(name),
             SpecSource::File(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    let msg = format!("cannot read spec file {}: {e}", path.display());
-                    if e.kind() == std::io::ErrorKind::NotFound {
-                        PyFileNotFoundError::new_err(msg)
-                    } else {
-                        PyOSError::new_err(msg)
-                    }
-                })?;
+                let text = std::fs::File::open(path)
+                    .and_then(strata_gen::spec::read_text)
+                    .map_err(|e| {
+                        let msg = format!("cannot read spec file {}: {e}", path.display());
+                        if e.kind() == std::io::ErrorKind::NotFound {
+                            PyFileNotFoundError::new_err(msg)
+                        } else {
+                            PyOSError::new_err(msg)
+                        }
+                    })?;
                 Dataset::parse(&text, &path.display().to_string())
             }
         };
@@ -385,8 +387,8 @@ fn generate<'py>(
             .pop()
             .ok_or_else(|| PyRuntimeError::new_err("no table"))?
     } else {
-        let generator = spec
-            .generator(seed)
+        let generator = dataset
+            .generator(0, seed, 1.0)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         generator
             .check_rows(cfg.target_records)

@@ -290,19 +290,99 @@ fn every_table_of_a_dataset_is_verified_against_its_spec() {
     for t in ["customers", "orders", "lineitem"] {
         assert!(out.contains(&format!("table {t}:")), "{out}");
     }
-    // A reference's shares are its parent field's: not checked against
-    // this table's spec; the line items' own fields are.
-    let fields: Vec<&str> = out
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
+    // A reference's shares are its parent field's, an expression's
+    // follow its inputs: listed as not checked against this table's spec,
+    // with why; the line items' own fields are checked.
+    let line = |field: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(field))
+            .unwrap_or_else(|| panic!("no line of {field} in {out}"))
+    };
+    for f in ["o_custkey", "o_mktsegment"] {
+        assert!(
+            line(f).ends_with("not checked: copied from another table"),
+            "{out}"
+        );
+    }
     assert!(
-        !fields.contains(&"o_custkey") && !fields.contains(&"o_mktsegment"),
+        line("l_returnflag").ends_with("not checked: an expression, null where its inputs are"),
         "{out}"
     );
-    assert!(
-        fields.contains(&"o_orderstatus") && fields.contains(&"l_returnflag"),
-        "{out}"
-    );
+    assert!(line("o_orderstatus").ends_with("ok"), "{out}");
     assert!(out.contains("0 suspicious"), "{out}");
+}
+
+#[test]
+fn dry_run_estimates_child_tables_rows_from_their_parents() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "generate",
+            "--preset",
+            "orders",
+            "--scale",
+            "0.002",
+            "--output-dir",
+            "out",
+        ];
+        a.extend(extra);
+        a
+    };
+    let o = strata(&args(&["--dry-run"]), d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tables = plan["tables"].as_array().unwrap();
+    let orders = &tables[1];
+    assert_eq!(orders["spec"], "orders");
+    assert_eq!(
+        (orders["rows"].as_u64(), orders["estimate"].as_bool()),
+        (Some(3000), Some(false))
+    );
+    let lineitem = &tables[2];
+    assert_eq!(lineitem["spec"], "lineitem");
+    assert_eq!(lineitem["estimate"], true);
+    // Uniform 1..7 lines per order: 4 on average, for each of the 3,000.
+    assert_eq!(lineitem["children_of"]["table"], "orders");
+    assert_eq!(lineitem["children_of"]["rows"], 3000);
+    assert_eq!(lineitem["rows"], 12_000);
+    let planned = lineitem["files"].as_array().unwrap();
+    assert_eq!(planned[0]["parent_rows"], 750);
+    assert_eq!(planned[0]["rows"], 3000);
+    let sum: u64 = planned.iter().map(|f| f["rows"].as_u64().unwrap()).sum();
+    assert_eq!(sum, 12_000);
+    assert!(files(d).is_empty());
+    // The run writes about as many.
+    let o = strata(&args(&["-q", "--summary-json", "s.json"]), d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("s.json")).unwrap()).unwrap();
+    let written = s["tables"][2]["records"].as_u64().unwrap();
+    assert!(written.abs_diff(12_000) < 300, "{written}");
+}
+
+#[test]
+fn a_reference_to_a_table_without_rows_names_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = strata(
+        &[
+            "generate",
+            "--preset",
+            "orders",
+            "--tables",
+            "orders",
+            "--scale",
+            "0.000001",
+            "--output-dir",
+            "out",
+        ],
+        dir.path(),
+    );
+    let e = failed_cleanly(
+        &o,
+        dir.path(),
+        "preset orders:52: table `orders`: field `o_custkey`: references table `customers`, which has no rows at scale 0.000001; use a larger --scale",
+        &[],
+    );
+    assert!(!e.contains("invalid distribution"), "{e}");
 }

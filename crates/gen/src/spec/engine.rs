@@ -21,7 +21,7 @@ use arrow_schema::{DataType, Field as ArrowField, FieldRef, Fields, Schema, Sche
 
 use super::parse::{
     Class, DAY_NAMES, MAX_LENGTH, MONTH_NAMES, categories, category_values, depends_on,
-    distinct_values, max_length,
+    distinct_values, max_length, sequence_ids,
 };
 
 /// Draws of a map key before the engine gives up on drawing one the map
@@ -29,7 +29,7 @@ use super::parse::{
 pub const MAP_KEY_DRAWS: u32 = 64;
 use super::model::{
     AggOp, Calendar, CalendarPart, Condition, Dataset, Field, Generator, Kind, Pick, Reference,
-    Spec, Value, WordList,
+    Rows, Spec, Value, WordList,
 };
 use super::template::{Part, Placeholder};
 use crate::dist::{Alias, Zipf, normal, unit};
@@ -66,6 +66,158 @@ pub struct SpecGenerator {
     /// The most rows it can give, and the field that sets that limit (a
     /// `values_by_row` field without `cycle`).
     row_limit: Option<(u64, String)>,
+    /// The sequences that would leave their type's range (or whose index
+    /// would pass 2^64) past some row.
+    seq_limits: Vec<SeqLimit>,
+    /// The spec's file or preset name, for errors.
+    origin: String,
+}
+
+/// A leaf whose values stop being right past some element: a sequence
+/// that would pass its type's greatest (or least) value, or a sequence or
+/// `{seq}` template whose element index would pass 2^64.
+#[derive(Debug)]
+struct SeqLimit {
+    /// Elements `0..ids` are right.
+    ids: u128,
+    /// Elements per row of the table: the product of the most lengths of
+    /// the lists and maps above the leaf.
+    per_row: u128,
+    path: String,
+    line: usize,
+    /// What would happen: `the sequence from 100 by 1 would pass 127,
+    /// the greatest Int8,`.
+    what: String,
+    /// What to do about it.
+    advice: &'static str,
+}
+
+impl SeqLimit {
+    /// Checks rows `0..rows` of its table, each `per_root` rows of the
+    /// table the rows count (more than 1 for a child table's rows, which
+    /// are the children of its root's).
+    fn check(&self, rows: u64, per_root: u128) -> Result<(), Error> {
+        let per_row = self.per_row.saturating_mul(per_root);
+        // Row `r`'s elements are `r * per_row ..`: rows past `ids /
+        // per_row` may reach element `ids`.
+        let fits = self.ids / per_row;
+        if u128::from(rows) <= fits {
+            return Ok(());
+        }
+        let at = if per_root > 1 {
+            format!("at the children of root row {fits}")
+        } else {
+            format!("at row {fits}")
+        };
+        Err(Error::field(
+            &self.path,
+            self.line,
+            format!(
+                "{} {at} of the {rows} asked for; {}",
+                self.what, self.advice
+            ),
+        ))
+    }
+}
+
+/// The element index space: ids are `u64`.
+const ID_SPACE: u128 = 1 << 64;
+
+/// The [`SeqLimit`]s of `fields`, each of whose elements is `per_row` of
+/// a row.
+fn sequence_limits(fields: &[Field], per_row: u128, out: &mut Vec<SeqLimit>) {
+    for f in fields {
+        match &f.kind {
+            Kind::Struct(children) => sequence_limits(children, per_row, out),
+            Kind::List { item, length, .. } => {
+                let per = per_row.saturating_mul(u128::from(max_length(length).max(1)));
+                sequence_limits(std::slice::from_ref(&**item), per, out);
+            }
+            Kind::Map { key, value, length } => {
+                let per = per_row.saturating_mul(u128::from(max_length(length).max(1)));
+                sequence_limits(std::slice::from_ref(&**key), per, out);
+                sequence_limits(std::slice::from_ref(&**value), per, out);
+            }
+            Kind::Scalar {
+                data_type,
+                generator,
+            } => {
+                let gens = std::iter::once(generator)
+                    .chain(f.when.iter().filter_map(|w| w.generator.as_ref()));
+                for g in gens {
+                    if let Some((ids, what)) = leaf_limit(g, data_type) {
+                        out.push(SeqLimit {
+                            ids,
+                            per_row,
+                            path: f.path.clone(),
+                            line: f.line,
+                            advice: if ids < ID_SPACE {
+                                "use a wider type, or another start or step"
+                            } else {
+                                "ask for fewer rows, or give the lists around it fewer elements"
+                            },
+                            what,
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The elements whose values generator `g` of a leaf of type `dt` gets
+/// right, and what goes wrong past them; `None` when nothing does.
+fn leaf_limit(g: &Generator, dt: &DataType) -> Option<(u128, String)> {
+    let index = || {
+        Some((
+            ID_SPACE,
+            "its element index (the row times the most lengths of the lists around it) would pass 2^64"
+                .to_string(),
+        ))
+    };
+    match g {
+        Generator::Sequence {
+            start: start_value @ Value::Int(start),
+            step: Value::Int(step),
+        } => {
+            let Some((lo, hi)) = Class::of(dt).int_range() else {
+                return index();
+            };
+            match sequence_ids(*start, *step, (lo, hi)) {
+                Some(n) if n < ID_SPACE => {
+                    let (which, bound) = if *step > 0 {
+                        ("greatest", hi)
+                    } else {
+                        ("least", lo)
+                    };
+                    Some((
+                        n,
+                        format!(
+                            "the sequence from {} by {step} would pass {}, the {which} {dt},",
+                            start_value.display_as(dt),
+                            Value::Int(bound).display_as(dt)
+                        ),
+                    ))
+                }
+                _ => index(),
+            }
+        }
+        Generator::Sequence { .. } => index(),
+        Generator::Template(t)
+            if t.parts().iter().any(|p| {
+                matches!(
+                    p,
+                    Part::Slot {
+                        placeholder: Placeholder::Seq,
+                        ..
+                    }
+                )
+            }) =>
+        {
+            index()
+        }
+        _ => None,
+    }
 }
 
 /// One generation of children: `count` rows per parent element, child `k`
@@ -339,6 +491,9 @@ impl SpecScratch {
 #[derive(Debug)]
 struct Node {
     field: FieldRef,
+    /// The spec field's dotted path and line, for errors.
+    path: String,
+    line: usize,
     null_key: StreamKey,
     /// Null threshold per branch (`rate * 2^64`); one entry without cases.
     null_thresholds: Vec<u128>,
@@ -473,19 +628,34 @@ struct TableEval {
     /// Per top-level field, the fields its evaluation needs: itself and
     /// the siblings its cases read, transitively.
     closure: Vec<Vec<bool>>,
+    /// The sequences that would wrap past some row, with the index of
+    /// their top-level field.
+    seq_limits: Vec<(usize, SeqLimit)>,
 }
 
 impl TableEval {
     /// Field `field` at rows `rows`.
     fn evaluate(&self, field: usize, rows: &[u64], s: &mut SpecScratch) -> Result<ArrayRef, Error> {
         let need = &self.closure[field];
+        // The rows drawn are fewer than the table's, but a sequence of
+        // the fields read may still wrap before the last of them.
+        if let Some(&last) = rows.iter().max() {
+            for (i, l) in &self.seq_limits {
+                if need[*i] {
+                    l.check(last + 1, 1)
+                        .map_err(|e| e.in_table(&self.name, ""))?;
+                }
+            }
+        }
         let mut codes: Vec<Option<Vec<u8>>> = vec![None; self.roots.len()];
         let mut arrays: Vec<Option<ArrayRef>> = vec![None; self.roots.len()];
         for &i in &self.order {
             if !need[i] {
                 continue;
             }
-            let g = self.roots[i].generate(rows, &codes, &arrays, self.needs_codes[i], s)?;
+            let g = self.roots[i]
+                .generate(rows, &codes, &arrays, self.needs_codes[i], s)
+                .map_err(|e| e.in_table(&self.name, ""))?;
             arrays[i] = Some(g.array);
             codes[i] = g.codes;
         }
@@ -683,10 +853,23 @@ impl<'a> Parents<'a> {
         };
         let t = self.table(ti, path)?;
         if t.rows == 0 && dataset.tables[ti].children_of.is_none() {
-            return Err(Error::InvalidDistribution(format!(
-                "field {path} references table {}, which has no rows at scale {scale}",
+            let message = format!(
+                "references table `{}`, which has no rows at scale {scale}; use a larger --scale",
                 r.table
-            )));
+            );
+            // The field's place, when it is one of the table being
+            // compiled.
+            let place = self.current.and_then(|c| {
+                let table = &dataset.tables[c].spec;
+                let f = table.walk().into_iter().find(|(f, _)| f.path == path)?.0;
+                Some((table.name.as_str(), f.line))
+            });
+            return Err(match place {
+                Some((table, line)) => {
+                    Error::field(path, line, message).in_table(table, &dataset.origin)
+                }
+                None => Error::InvalidDistribution(format!("field {path} {message}")),
+            });
         }
         Ok((t, field))
     }
@@ -983,6 +1166,14 @@ fn table_eval(
             need
         })
         .collect();
+    let seq_limits = g
+        .seq_limits
+        .into_iter()
+        .filter_map(|l| {
+            let top = l.path.split('.').next().unwrap_or_default();
+            fields.iter().position(|f| f.name == top).map(|i| (i, l))
+        })
+        .collect();
     Ok(TableEval {
         name: table.spec.name.clone(),
         rows: table.rows.map_or(0, |r| r.at(scale)),
@@ -990,6 +1181,7 @@ fn table_eval(
         order: g.order,
         needs_codes: g.needs_codes,
         closure,
+        seq_limits,
     })
 }
 
@@ -2248,7 +2440,9 @@ impl SpecGenerator {
             Error::InvalidDistribution(format!("the dataset has no table {table}"))
         })?;
         if !dataset.multi_table {
-            return Self::new(&t.spec, seed);
+            let mut g = Self::new(&t.spec, seed)?;
+            g.origin.clone_from(&dataset.origin);
+            return Ok(g);
         }
         let parents = Parents {
             dataset: Some((dataset, seed, scale)),
@@ -2263,6 +2457,7 @@ impl SpecGenerator {
             &parents,
             t.calendar,
         )?;
+        g.origin.clone_from(&dataset.origin);
         if let (Some((n, field)), Some(rows)) = (&g.row_limit, t.rows) {
             let want = rows.at(scale);
             if want > *n {
@@ -2288,6 +2483,11 @@ impl SpecGenerator {
             }
         }
         g.expand.reverse();
+        // Rows that do not depend on the scale are checked now (a
+        // dimension's, a calendar's, and their child tables').
+        if let Some(Rows::Fixed(n)) = dataset.tables[at].rows {
+            g.check_rows(n)?;
+        }
         Ok(g)
     }
 
@@ -2318,15 +2518,32 @@ impl SpecGenerator {
     }
 
     /// Checks that rows `0..rows` can be generated: a `values_by_row`
-    /// field without `cycle` has values for so many rows only.
+    /// field without `cycle` has values for so many rows only, and a
+    /// sequence keeps within its type's range (and its element index
+    /// within 2^64) for so many. [`BatchGenerator::generate`] checks each
+    /// batch's rows so; a caller that knows the rows checks them before
+    /// writing anything.
     ///
     /// # Errors
-    /// [`Error::InvalidDistribution`] naming the field and its count.
+    /// [`Error::InvalidDistribution`] naming the `values_by_row` field and
+    /// its count; [`Error::Field`] naming the sequence's spec line, table
+    /// and field, and the row where it would wrap.
     pub fn check_rows(&self, rows: u64) -> Result<(), Error> {
-        match &self.row_limit {
-            Some((n, field)) if rows > *n => Err(too_few_values(&self.name, field, *n, rows)),
-            _ => Ok(()),
+        if let Some((n, field)) = &self.row_limit
+            && rows > *n
+        {
+            return Err(too_few_values(&self.name, field, *n, rows));
         }
+        // A child table's rows are `p * max + k` of its root's rows `p`.
+        let per_root = self
+            .expand
+            .iter()
+            .fold(1u128, |p, e| p.saturating_mul(u128::from(e.counts.max)));
+        for l in &self.seq_limits {
+            l.check(rows, per_root)
+                .map_err(|e| e.in_table(&self.name, &self.origin))?;
+        }
+        Ok(())
     }
 
     /// The ids of the rows whose root rows are `ids`: `ids` itself, or
@@ -2396,6 +2613,8 @@ impl SpecGenerator {
         }
         let mut row_limit = None;
         limit(&spec.fields, &mut row_limit);
+        let mut seq_limits = Vec::new();
+        sequence_limits(&spec.fields, 1, &mut seq_limits);
         let schema = Arc::new(Schema::new(
             roots.iter().map(|n| n.field.clone()).collect::<Vec<_>>(),
         ));
@@ -2409,6 +2628,8 @@ impl SpecGenerator {
             hints,
             expand: Vec::new(),
             row_limit,
+            seq_limits,
+            origin: String::new(),
         })
     }
 }
@@ -3045,6 +3266,8 @@ fn compile(
     };
     Ok(Node {
         field: Arc::new(ArrowField::new(&f.name, data_type, f.nullable)),
+        path: f.path.clone(),
+        line: f.line,
         null_key,
         null_thresholds: thresholds,
         cases,
@@ -3146,10 +3369,9 @@ impl Node {
                 // The last test first, so that the first true one wins.
                 for (b, t) in tests.iter().enumerate().rev() {
                     let hit = super::expr::test(t, &inputs).map_err(|e| match e {
-                        Error::InvalidDistribution(m) => Error::InvalidDistribution(format!(
-                            "field {}: `when` condition: {m}",
-                            self.field.name()
-                        )),
+                        Error::InvalidDistribution(m) => {
+                            Error::InvalidDistribution(format!("`when` condition: {m}"))
+                        }
                         e => e,
                     })?;
                     for i in hit.set_indices() {
@@ -3168,7 +3390,21 @@ impl Node {
         Ok((valid, Some(branches)))
     }
 
+    /// The field's values at `ids`; an error names the field (the
+    /// innermost one that failed).
     fn generate(
+        &self,
+        ids: &[u64],
+        sibling_codes: &[Option<Vec<u8>>],
+        siblings: &[Option<ArrayRef>],
+        want_codes: bool,
+        s: &mut SpecScratch,
+    ) -> Result<Generated, Error> {
+        self.values(ids, sibling_codes, siblings, want_codes, s)
+            .map_err(|e| e.in_field(&self.path, self.line))
+    }
+
+    fn values(
         &self,
         ids: &[u64],
         sibling_codes: &[Option<Vec<u8>>],
@@ -3316,13 +3552,7 @@ impl Node {
                     None => None,
                 };
                 s.put64(child_ids);
-                let array = aggregate(*op, values.as_ref(), &offsets, self.field.data_type())
-                    .map_err(|e| match e {
-                        Error::InvalidDistribution(m) => {
-                            Error::InvalidDistribution(format!("field {}: {m}", self.field.name()))
-                        }
-                        e => e,
-                    });
+                let array = aggregate(*op, values.as_ref(), &offsets, self.field.data_type());
                 s.put32(offsets);
                 Generated {
                     array: with_nulls(array?, &valid, s)?,
@@ -3343,16 +3573,7 @@ impl Node {
                     ids,
                     key: *key,
                 };
-                let array =
-                    super::expr::evaluate(tree, &inputs, self.field.data_type()).map_err(|e| {
-                        match e {
-                            Error::InvalidDistribution(m) => Error::InvalidDistribution(format!(
-                                "field {}: {m}",
-                                self.field.name()
-                            )),
-                            e => e,
-                        }
-                    })?;
+                let array = super::expr::evaluate(tree, &inputs, self.field.data_type())?;
                 Generated {
                     array: with_nulls(array, &valid, s)?,
                     codes: None,
@@ -4110,6 +4331,23 @@ impl BatchGenerator for SpecGenerator {
             return Err(Error::BatchTooLarge);
         }
         self.check_rows(first_row.saturating_add(len as u64))?;
+        self.batch(first_row, len, s)
+            .map_err(|e| e.in_table(&self.name, &self.origin))
+    }
+
+    fn recycle(&self, batch: RecordBatch, s: &mut SpecScratch) {
+        let (_, columns, _) = batch.into_parts();
+        for c in columns {
+            let data = c.to_data();
+            drop(c);
+            s.reclaim_data(data);
+        }
+    }
+}
+
+impl SpecGenerator {
+    /// Rows `first_row..first_row + len` (checked by `generate`).
+    fn batch(&self, first_row: u64, len: usize, s: &mut SpecScratch) -> Result<RecordBatch, Error> {
         let mut ids = s.v64(len);
         ids.extend(first_row..first_row + len as u64);
         let ids = self.expanded(ids, s)?;
@@ -4126,15 +4364,6 @@ impl BatchGenerator for SpecGenerator {
             arrays?,
             &options,
         )?)
-    }
-
-    fn recycle(&self, batch: RecordBatch, s: &mut SpecScratch) {
-        let (_, columns, _) = batch.into_parts();
-        for c in columns {
-            let data = c.to_data();
-            drop(c);
-            s.reclaim_data(data);
-        }
     }
 }
 

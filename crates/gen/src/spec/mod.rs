@@ -49,12 +49,45 @@ mod template;
 
 pub use engine::{SpecGenerator, SpecScratch};
 pub use expr::{Expression, QualifiedField};
+pub use model::share_text;
 pub use model::{
     AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, DATASET_PRESETS,
     Dataset, Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec, SpecError,
     Table, Value, When, WordList,
 };
 pub use template::{Placeholder, Template};
+
+/// The largest spec file [`read_text`] reads: 16 MiB, far above any
+/// hand-written spec (the presets are a few KiB), so that a wrong path
+/// (`/dev/zero`, a data file) fails at once instead of filling memory.
+pub const MAX_SPEC_BYTES: u64 = 16 << 20;
+
+/// The text of a spec from `reader` (a file), at most [`MAX_SPEC_BYTES`]
+/// bytes.
+///
+/// # Errors
+/// The reader's errors; [`std::io::ErrorKind::InvalidData`] for text
+/// that is not UTF-8 or is larger than [`MAX_SPEC_BYTES`].
+pub fn read_text(reader: impl std::io::Read) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    reader.take(MAX_SPEC_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SPEC_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB, the most a spec file may hold",
+                MAX_SPEC_BYTES >> 20
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not valid UTF-8 text: {e}"),
+        )
+    })
+}
 
 impl Spec {
     /// Parses and checks a spec; `origin` (a file name) prefixes errors.

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use arrow_schema::DataType;
+use arrow_schema::{DataType, TimeUnit};
 
 use super::template::Template;
 
@@ -31,6 +31,9 @@ pub struct Dataset {
     /// Whether the file listed `[[tables]]` (else it is a plain spec, and
     /// its output keeps the single-table layout).
     pub multi_table: bool,
+    /// Where it was read from (the file or preset name its errors start
+    /// with, generation errors included).
+    pub origin: String,
 }
 
 /// One table of a [`Dataset`].
@@ -273,6 +276,108 @@ impl fmt::Display for Value {
     }
 }
 
+impl Value {
+    /// This value as a spec writes it for a field of type `data_type`:
+    /// decimals with their scale (`12.50`, not `1250`), dates as
+    /// `YYYY-MM-DD`, timestamps as `YYYY-MM-DDTHH:MM:SS[.f]` (UTC), times
+    /// of day as `HH:MM:SS[.f]`; other values as [`Value`]'s `Display`.
+    pub fn display_as<'a>(&'a self, data_type: &'a DataType) -> impl fmt::Display + 'a {
+        Typed(self, data_type)
+    }
+}
+
+/// A [`Value`] shown as its field's type reads.
+struct Typed<'a>(&'a Value, &'a DataType);
+
+impl fmt::Display for Typed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Value::Int(i) = self.0 else {
+            return write!(f, "{}", self.0);
+        };
+        let i = *i;
+        let per_second = |u: &TimeUnit| match u {
+            TimeUnit::Second => 1,
+            TimeUnit::Millisecond => 1_000,
+            TimeUnit::Microsecond => 1_000_000,
+            TimeUnit::Nanosecond => 1_000_000_000,
+        };
+        // Seconds and nanoseconds of `i` units of `u`.
+        let split = |u: &TimeUnit| {
+            let per: i128 = per_second(u);
+            (
+                i.div_euclid(per),
+                (i.rem_euclid(per) * (1_000_000_000 / per)) as u32,
+            )
+        };
+        let shown = match self.1 {
+            DataType::Dictionary(_, v) => return write!(f, "{}", self.0.display_as(v)),
+            DataType::Date32 => i32::try_from(i)
+                .ok()
+                .and_then(|d| d.checked_add(719_163))
+                .and_then(chrono::NaiveDate::from_num_days_from_ce_opt)
+                .map(|d| d.format("%Y-%m-%d").to_string()),
+            DataType::Timestamp(u, _) => {
+                let (secs, nanos) = split(u);
+                i64::try_from(secs)
+                    .ok()
+                    .and_then(|s| chrono::DateTime::from_timestamp(s, nanos))
+                    .map(|t| t.naive_utc().format("%Y-%m-%dT%H:%M:%S%.f").to_string())
+            }
+            DataType::Time32(u) | DataType::Time64(u) => {
+                let (secs, nanos) = split(u);
+                u32::try_from(secs)
+                    .ok()
+                    .and_then(|s| chrono::NaiveTime::from_num_seconds_from_midnight_opt(s, nanos))
+                    .map(|t| t.format("%H:%M:%S%.f").to_string())
+            }
+            DataType::Decimal128(_, scale) | DataType::Decimal256(_, scale) => {
+                Some(decimal_text(i, *scale))
+            }
+            _ => None,
+        };
+        match shown {
+            Some(s) => f.write_str(&s),
+            None => write!(f, "{i}"),
+        }
+    }
+}
+
+/// Decimal `units` of `10^-scale` as text (`1250` at scale 2 is `12.50`).
+fn decimal_text(units: i128, scale: i8) -> String {
+    let Ok(scale) = usize::try_from(scale) else {
+        return units.to_string();
+    };
+    let digits = units.unsigned_abs().to_string();
+    let digits = format!("{digits:0>width$}", width = scale + 1);
+    let (whole, frac) = digits.split_at(digits.len() - scale);
+    let sign = if units < 0 { "-" } else { "" };
+    if frac.is_empty() {
+        format!("{sign}{whole}")
+    } else {
+        format!("{sign}{whole}.{frac}")
+    }
+}
+
+/// A share (a null rate, a probability) in at most four significant
+/// digits (`0.04255`, not `0.0425531914893617`), or in full where four
+/// would round it to 0 or 1.
+pub fn share_text(p: f64) -> String {
+    if p == 0.0 || p == 1.0 || !p.is_finite() || p.abs() < 1e-4 {
+        return Num(p).to_string();
+    }
+    let digits = (3 - p.abs().log10().floor() as i32).max(0) as usize;
+    let text = format!("{p:.digits$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    match text.parse::<f64>() {
+        Ok(r) if r == 0.0 || r == 1.0 => Num(p).to_string(),
+        _ => text,
+    }
+}
+
 /// How a leaf's values (or a list's lengths) are drawn.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Generator {
@@ -280,9 +385,10 @@ pub enum Generator {
     Constant(Value),
     /// `start + step * index`, where the index is the row number for
     /// top-level fields and `parent_index * max_length + position` inside
-    /// lists and maps: unique, with gaps, as long as the row times the
-    /// product of the enclosing lists' most lengths stays below 2^64 (the
-    /// index wraps past that).
+    /// lists and maps: unique, with gaps. Never wrapped: rows whose values
+    /// would pass the type's range, or whose index would pass 2^64 (the
+    /// row times the product of the enclosing lists' most lengths), are an
+    /// error ([`super::SpecGenerator::check_rows`]).
     Sequence {
         /// The first value.
         start: Value,
@@ -482,10 +588,32 @@ impl fmt::Display for Num {
     }
 }
 
+impl Generator {
+    /// This generator as `strata spec check` describes it for a field of
+    /// type `data_type`: its values as the spec writes them (see
+    /// [`Value::display_as`]).
+    pub fn display_as<'a>(&'a self, data_type: &'a DataType) -> impl fmt::Display + 'a {
+        Described(self, Some(data_type))
+    }
+}
+
 impl fmt::Display for Generator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Described(self, None).fmt(f)
+    }
+}
+
+/// A [`Generator`], its values shown for a type when one is given.
+struct Described<'a>(&'a Generator, Option<&'a DataType>);
+
+impl fmt::Display for Described<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = |v: &Value| match self.1 {
+            Some(dt) => v.display_as(dt).to_string(),
+            None => v.to_string(),
+        };
         let list = |vs: &[Value]| {
-            let shown: Vec<String> = vs.iter().take(4).map(Value::to_string).collect();
+            let shown: Vec<String> = vs.iter().take(4).map(shown).collect();
             let more = if vs.len() > 4 {
                 format!(", ... {} in all", vs.len())
             } else {
@@ -493,10 +621,17 @@ impl fmt::Display for Generator {
             };
             format!("[{}{more}]", shown.join(", "))
         };
-        match self {
-            Generator::Constant(v) => write!(f, "constant {v}"),
-            Generator::Sequence { start, step } => write!(f, "sequence from {start} by {step}"),
-            Generator::Uniform { min, max } => write!(f, "uniform {min}..{max}"),
+        // Steps of dates, timestamps and times are counts of their units.
+        let step_shown = |v: &Value| match self.1 {
+            Some(DataType::Decimal128(..) | DataType::Decimal256(..)) => shown(v),
+            _ => v.to_string(),
+        };
+        match self.0 {
+            Generator::Constant(v) => write!(f, "constant {}", shown(v)),
+            Generator::Sequence { start, step } => {
+                write!(f, "sequence from {} by {}", shown(start), step_shown(step))
+            }
+            Generator::Uniform { min, max } => write!(f, "uniform {}..{}", shown(min), shown(max)),
             Generator::Normal {
                 mean,
                 std,
@@ -521,9 +656,10 @@ impl fmt::Display for Generator {
                 Some(v) => write!(f, "zipf s {} over {}", Num(*s), list(v)),
                 None => write!(
                     f,
-                    "zipf s {} over {start}..{}",
+                    "zipf s {} over {}..{}",
                     Num(*s),
-                    *start + i128::from(*n) - 1
+                    shown(&Value::Int(*start)),
+                    shown(&Value::Int(*start + i128::from(*n) - 1))
                 ),
             },
             Generator::Weighted { values, weights } => {
@@ -532,7 +668,7 @@ impl fmt::Display for Generator {
                     .iter()
                     .zip(weights)
                     .take(4)
-                    .map(|(v, w)| format!("{v} {:.1}%", 100.0 * w / sum))
+                    .map(|(v, w)| format!("{} {:.1}%", shown(v), 100.0 * w / sum))
                     .collect();
                 let more = if values.len() > 4 {
                     format!(", ... {} in all", values.len())
@@ -541,7 +677,7 @@ impl fmt::Display for Generator {
                 };
                 write!(f, "weighted [{}{more}]", shares.join(", "))
             }
-            Generator::Probability(p) => write!(f, "true with probability {}", Num(*p)),
+            Generator::Probability(p) => write!(f, "true with probability {}", share_text(*p)),
             Generator::Template(t) => write!(f, "template {:?}", t.source()),
             Generator::Words { list, min, max } => {
                 write!(f, "{min} to {max} {}", list.as_str())
@@ -584,22 +720,40 @@ impl fmt::Display for Generator {
     }
 }
 
+impl When {
+    /// This case as `strata spec check` describes it for a field of type
+    /// `data_type` (its generator's values as the spec writes them).
+    pub fn display_as<'a>(&'a self, data_type: &'a DataType) -> impl fmt::Display + 'a {
+        Case(self, Some(data_type))
+    }
+}
+
 impl fmt::Display for When {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.condition {
+        Case(self, None).fmt(f)
+    }
+}
+
+/// A [`When`], its generator shown for a type when one is given.
+struct Case<'a>(&'a When, Option<&'a DataType>);
+
+impl fmt::Display for Case<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let w = self.0;
+        match &w.condition {
             Condition::Is(vs) => {
                 let vs: Vec<String> = vs.iter().map(Value::to_string).collect();
-                write!(f, "when {} is {}", self.field, vs.join(" or "))?;
+                write!(f, "when {} is {}", w.field, vs.join(" or "))?;
             }
-            Condition::IsNull(true) => write!(f, "when {} is null", self.field)?,
-            Condition::IsNull(false) => write!(f, "when {} is not null", self.field)?,
+            Condition::IsNull(true) => write!(f, "when {} is null", w.field)?,
+            Condition::IsNull(false) => write!(f, "when {} is not null", w.field)?,
             Condition::Expr(e) => write!(f, "when {}", e.source)?,
         }
-        if let Some(r) = self.null_rate {
-            write!(f, ": null {r}")?;
+        if let Some(r) = w.null_rate {
+            write!(f, ": null {}", share_text(r))?;
         }
-        if let Some(g) = &self.generator {
-            write!(f, ": {g}")?;
+        if let Some(g) = &w.generator {
+            write!(f, ": {}", Described(g, self.1))?;
         }
         Ok(())
     }
@@ -711,6 +865,87 @@ pub const PRESETS: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_read_as_the_spec_writes_them() {
+        let uniform = |min: i128, max: i128| Generator::Uniform {
+            min: Value::Int(min),
+            max: Value::Int(max),
+        };
+        let dec = DataType::Decimal128(15, 2);
+        assert_eq!(
+            uniform(100, 99999).display_as(&dec).to_string(),
+            "uniform 1.00..999.99"
+        );
+        assert_eq!(
+            uniform(-5, 7).display_as(&dec).to_string(),
+            "uniform -0.05..0.07"
+        );
+        assert_eq!(
+            uniform(8035, 10440)
+                .display_as(&DataType::Date32)
+                .to_string(),
+            "uniform 1992-01-01..1998-08-02"
+        );
+        let ts = DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into()));
+        let seq = Generator::Sequence {
+            start: Value::Int(1_704_067_200_250),
+            step: Value::Int(1000),
+        };
+        assert_eq!(
+            seq.display_as(&ts).to_string(),
+            "sequence from 2024-01-01T00:00:00.250 by 1000"
+        );
+        assert_eq!(
+            uniform(0, 30_600)
+                .display_as(&DataType::Time32(TimeUnit::Second))
+                .to_string(),
+            "uniform 00:00:00..08:30:00"
+        );
+        let weighted = Generator::Weighted {
+            values: vec![Value::Int(150), Value::Int(5)],
+            weights: vec![3.0, 1.0],
+        };
+        assert_eq!(
+            weighted.display_as(&dec).to_string(),
+            "weighted [1.50 75.0%, 0.05 25.0%]"
+        );
+        // Integers, and days past chrono's calendar, as they are.
+        assert_eq!(
+            uniform(8035, 10440)
+                .display_as(&DataType::Int32)
+                .to_string(),
+            "uniform 8035..10440"
+        );
+        assert_eq!(
+            Value::Int(i128::from(i32::MAX))
+                .display_as(&DataType::Date32)
+                .to_string(),
+            "2147483647"
+        );
+        assert_eq!(uniform(100, 99999).to_string(), "uniform 100..99999");
+    }
+
+    #[test]
+    fn shares_take_four_significant_digits() {
+        for (p, text) in [
+            (0.0425531914893617, "0.04255"),
+            (0.16666666666666666, "0.1667"),
+            (0.2, "0.2"),
+            (0.03, "0.03"),
+            (0.5, "0.5"),
+            (1.0, "1"),
+            (0.0, "0"),
+            (0.99999, "0.99999"),
+            (0.00001234, "1.234e-5"),
+        ] {
+            assert_eq!(share_text(p), text, "{p}");
+        }
+        assert_eq!(
+            Generator::Probability(0.123456).to_string(),
+            "true with probability 0.1235"
+        );
+    }
 
     #[test]
     fn parameters_read_as_decimals_or_in_exponent_notation() {

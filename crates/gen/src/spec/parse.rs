@@ -126,6 +126,22 @@ impl Class {
         }
     }
 
+    /// The least and greatest value a leaf of this class holds, for
+    /// integer-like classes (integers, dates, timestamps, times of day,
+    /// decimal units: the engine draws them in 64 bits).
+    pub(crate) fn int_range(self) -> Option<(i128, i128)> {
+        match self {
+            Class::Int { min, max } => Some((min, max)),
+            Class::Date => Some((i32::MIN.into(), i32::MAX.into())),
+            Class::Timestamp(_) => Some((i64::MIN.into(), i64::MAX.into())),
+            Class::Time(u) => Some((0, units_per_second(u) * 86_400 - 1)),
+            Class::Decimal { max, .. } => {
+                Some(((-max).max(i64::MIN.into()), max.min(i64::MAX.into())))
+            }
+            _ => None,
+        }
+    }
+
     fn describe(self) -> &'static str {
         match self {
             Class::Bool => "a boolean",
@@ -252,8 +268,16 @@ fn parse_type(s: &str) -> Result<TypeSpec, String> {
                         ));
                     }
                 };
-                let tz = it.next().filter(|z| !z.is_empty()).map(|z| z.into());
-                return scalar(DataType::Timestamp(unit, tz));
+                let tz = it.next().filter(|z| !z.is_empty());
+                // As Arrow reads it: an IANA name or a fixed offset.
+                if let Some(z) = tz
+                    && z.parse::<arrow_array::timezone::Tz>().is_err()
+                {
+                    return Err(format!(
+                        "type `{s}`: unknown time zone `{z}`; give an IANA name such as Europe/Paris or UTC, or an offset such as +05:30"
+                    ));
+                }
+                return scalar(DataType::Timestamp(unit, tz.map(Into::into)));
             }
             Err(format!("unknown type `{s}`; the types are {TYPES}"))
         }
@@ -2347,6 +2371,21 @@ impl<'s> P<'s> {
 }
 
 /// The most elements a length generator can yield.
+/// How many ids `0, 1, ...` a sequence from `start` by `step` keeps
+/// within `(least, greatest)`: `n` for ids `0..n`, or `None` when it never
+/// leaves them (a step of 0).
+pub(crate) fn sequence_ids(start: i128, step: i128, (lo, hi): (i128, i128)) -> Option<u128> {
+    let room = match step.cmp(&0) {
+        std::cmp::Ordering::Greater => hi.checked_sub(start)?,
+        std::cmp::Ordering::Less => start.checked_sub(lo)?,
+        std::cmp::Ordering::Equal => return None,
+    };
+    if room < 0 {
+        return Some(0);
+    }
+    Some((room / step.checked_abs()?) as u128 + 1)
+}
+
 pub(crate) fn max_length(g: &Generator) -> u64 {
     let m = match g {
         Generator::Constant(v) => int_of_value(v),
@@ -3026,6 +3065,7 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                 calendar: None,
             }],
             multi_table: false,
+            origin: origin.to_string(),
         });
     };
     if let Some(f) = get(&t, "fields") {
@@ -3249,6 +3289,7 @@ pub(super) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
         description,
         tables,
         multi_table: true,
+        origin: origin.to_string(),
     })
 }
 
@@ -3594,10 +3635,27 @@ fn check_row_fields(p: &P<'_>, fields: &[Field], table: Option<&Table>) -> Resul
     fn go(p: &P<'_>, f: &Field, top: bool, table: Option<&Table>) -> Result<(), SpecError> {
         let err = |m: String| Err(p.err_at(f.line, Some(&f.path), m));
         match &f.kind {
-            Kind::Scalar { generator, .. } => {
+            Kind::Scalar {
+                generator,
+                data_type,
+            } => {
                 let gens = std::iter::once(generator)
                     .chain(f.when.iter().filter_map(|w| w.generator.as_ref()));
                 for g in gens {
+                    // A child's position, `start + k` for its `k`-th
+                    // child, reaches `start + max_count - 1`.
+                    if let Generator::Position(start) = g
+                        && let Some(c) = table.and_then(|t| t.children_of.as_ref())
+                        && let Some((_, hi)) = Class::of(data_type).int_range()
+                        && start + i128::from(c.max_count()) - 1 > hi
+                    {
+                        return err(format!(
+                            "the `per_parent` sequence from {start} would reach {} for up to {} children per `{}` row, past {hi}, the greatest {data_type}; use a wider type or a smaller start",
+                            start + i128::from(c.max_count()) - 1,
+                            c.max_count(),
+                            c.parent
+                        ));
+                    }
                     let what = match g {
                         Generator::ByRow { .. } => "`values_by_row`",
                         Generator::Calendar(_) => "`calendar`",

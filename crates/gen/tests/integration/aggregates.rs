@@ -184,15 +184,15 @@ fn uint64_results_that_do_not_fit_the_field_are_refused() {
     let err = |agg, ty| top_orders(agg, ty).unwrap_err();
     assert_eq!(
         err("sum", "uint64"),
-        "invalid distribution: field o_x: aggregate: the result does not fit UInt64: Cast error: value of 36893488147419103230 is out of range UInt64"
+        "top.toml:10: table `orders`: field `o_x`: aggregate: the result does not fit UInt64: Cast error: value of 36893488147419103230 is out of range UInt64"
     );
     assert_eq!(
         err("max", "int64"),
-        "invalid distribution: field o_x: aggregate: the result does not fit Int64: Cast error: Can't cast value 18446744073709551615 to type Int64"
+        "top.toml:10: table `orders`: field `o_x`: aggregate: the result does not fit Int64: Cast error: Can't cast value 18446744073709551615 to type Int64"
     );
     assert_eq!(
         err("sum", "decimal(19, 0)"),
-        "invalid distribution: field o_x: aggregate: the result does not fit Decimal128(19, 0): Invalid argument error: 36893488147419103230 is too large to store in a Decimal128 of precision 19. Max is 9999999999999999999"
+        "top.toml:10: table `orders`: field `o_x`: aggregate: the result does not fit Decimal128(19, 0): Invalid argument error: 36893488147419103230 is too large to store in a Decimal128 of precision 19. Max is 9999999999999999999"
     );
     // Types the operation does not give are refused when parsing.
     assert_eq!(
@@ -391,7 +391,7 @@ fn decimal_sums_past_38_digits_are_refused() {
     for value in [format!("6{}", "0".repeat(37)), nines] {
         assert_eq!(
             orders(&value, 2).unwrap_err(),
-            "invalid distribution: field o_x: aggregate: a decimal sum overflows decimal(38)"
+            "top.toml:10: table `orders`: field `o_x`: aggregate: a decimal sum overflows decimal(38)"
         );
     }
 }

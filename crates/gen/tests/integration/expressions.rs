@@ -656,7 +656,7 @@ fn case_and_coalesce_evaluate_only_the_branch_a_row_takes() {
     ] {
         let err = generated(&field("x", "date32", &e), 3000).unwrap_err();
         assert_eq!(
-            err, "invalid distribution: field x: expression: a date out of range",
+            err, "line 10: table `e`: field `x`: expression: a date out of range",
             "{e}"
         );
     }
@@ -665,7 +665,7 @@ fn case_and_coalesce_evaluate_only_the_branch_a_row_takes() {
     let err = generated(&field("x", "date32", far), 10).unwrap_err();
     assert_eq!(
         err,
-        "invalid distribution: field x: expression: a date out of range"
+        "line 10: table `e`: field `x`: expression: a date out of range"
     );
 }
 
@@ -707,7 +707,7 @@ fn round_to_negative_digits_and_at_scale_38() {
     // round(x, -k) past the type's range is an error; below -38 is refused.
     assert_eq!(
         generated(&field("x", "int64", "round(9223372036854775807, -1)"), 1).unwrap_err(),
-        "invalid distribution: field x: expression: round overflows integer"
+        "line 10: table `e`: field `x`: expression: round overflows integer"
     );
     assert_eq!(
         error_of(&field("x", "int64", "round(a, -39)")),

@@ -10,4 +10,5 @@ mod decimal;
 mod dimensions;
 mod draws;
 mod expressions;
+mod sequences;
 mod spec;

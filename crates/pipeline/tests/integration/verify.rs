@@ -192,7 +192,7 @@ fn a_wrong_null_rate_is_flagged() {
         let line = table.lines().find(|l| l.starts_with("name ")).unwrap();
         assert!(line.ends_with("SUSPICIOUS"), "{line}");
         assert!(
-            table.ends_with("1 suspicious (|z| > 5), 200000 rows in 2 files"),
+            table.ends_with("1 suspicious (|z| > 5), 200000 rows in 2 files\n"),
             "{table}"
         );
     }
@@ -454,4 +454,88 @@ fn files_in_an_object_store_are_verified() {
         assert_eq!((report.rows, report.files), (30_000, 2));
         close(specified(&report, "amount", "null"), 0.93);
     }
+}
+
+/// Fields computed from others: an expression over a nullable field, and
+/// aggregates over child tables with parents of no children.
+#[test]
+fn computed_fields_are_listed_as_not_checked_not_flagged() {
+    use strata_gen::BatchGenerator;
+    let text = r#"
+name = "c"
+
+[[tables]]
+name = "p"
+rows = 20000
+
+[[tables.fields]]
+name = "a"
+type = "int64"
+uniform = { min = 1, max = 100 }
+null_rate = 0.5
+
+[[tables.fields]]
+name = "b"
+type = "int64"
+expr = "a + 1"
+
+[[tables.fields]]
+name = "total"
+type = "int64"
+aggregate = { table = "k", max = "v" }
+
+[[tables.fields]]
+name = "n"
+type = "int64"
+aggregate = { table = "k", count = "*" }
+
+[[tables]]
+name = "k"
+children_of = "p"
+count = { uniform = { min = 0, max = 1 } }
+
+[[tables.fields]]
+name = "v"
+type = "int64"
+uniform = { min = 1, max = 9 }
+"#;
+    let d = strata_gen::spec::Dataset::parse(text, "c.toml").unwrap();
+    let g = d.generator(0, 7, 1.0).unwrap();
+    let mut v = Verifier::new(&d.tables[0].spec);
+    let mut s = Default::default();
+    for first in (0..20_000).step_by(5000) {
+        v.add_batch(&g.generate(first, 5000, &mut s).unwrap())
+            .unwrap();
+    }
+    let report = v.report();
+    assert_passed(&report);
+    // The plain field and the count are checked; the expression and the
+    // max are listed with their realised shares (about a half each).
+    assert!(report.find("a", "null").is_some());
+    assert_eq!(specified(&report, "n", "null"), 0.0);
+    for (field, why) in [
+        ("b", "an expression, null where its inputs are"),
+        ("total", "an aggregate, null for rows without children"),
+    ] {
+        assert!(report.find(field, "null").is_none(), "{report}");
+        let u = report
+            .unchecked
+            .iter()
+            .find(|u| u.field == field)
+            .unwrap_or_else(|| panic!("{field} not listed:\n{report}"));
+        assert_eq!((u.measure.as_str(), u.reason.as_str()), ("null", why));
+        assert_eq!(u.count, 20_000);
+        assert!((u.realised - 0.5).abs() < 0.03, "{field}: {}", u.realised);
+    }
+    let text = report.to_string();
+    assert!(
+        text.contains("b      null              -    0.4972")
+            && text.contains("not checked: an expression, null where its inputs are\n"),
+        "{text}"
+    );
+    // Every line, the last included, ends with a newline.
+    assert!(
+        text.ends_with("2 checks, 0 suspicious (|z| > 5), 2 not checked, 20000 rows\n"),
+        "{text:?}"
+    );
 }
