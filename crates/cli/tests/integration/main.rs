@@ -10,6 +10,7 @@ mod common;
 mod compact;
 mod compact_plan;
 mod corrupt;
+mod crash;
 mod dataset;
 mod hostile;
 mod scan;
