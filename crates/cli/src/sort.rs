@@ -91,6 +91,7 @@ pub(crate) fn run(args: SortArgs) -> Result<()> {
         progress: Some(progress.clone()),
         compression: args.compression,
     };
+    warn_below_floor(&cfg);
     let summary = match with_progress(&progress, args.quiet, || sort_file(&cfg)) {
         Ok(s) => s,
         // The signal handler removed the files the sort was writing, and
@@ -104,6 +105,27 @@ pub(crate) fn run(args: SortArgs) -> Result<()> {
         print_sort_summary(&cfg, &summary)?;
     }
     Ok(())
+}
+
+/// Warns when `--memory-limit` is below what the sort can keep to
+/// ([`strata_sort::memory_floor`]): it runs, but uses about the floor. An
+/// input whose footer cannot be read is left to the sort to report.
+fn warn_below_floor(cfg: &SortConfig) {
+    let Ok(floor) = strata_sort::memory_floor(cfg) else {
+        return;
+    };
+    if floor.total() > cfg.memory_limit {
+        eprintln!(
+            "strata: warning: --memory-limit {} is below the {} this sort needs whatever \
+             its limit (the process {}, decoding the largest input row group {}, the output \
+             writer {}); it will use about that much or more",
+            ByteSize(cfg.memory_limit),
+            ByteSize(floor.total()),
+            ByteSize(floor.process),
+            ByteSize(floor.read),
+            ByteSize(floor.write),
+        );
+    }
 }
 
 /// Runs `f` while a bar shows the rows read, then the rows merged.

@@ -53,7 +53,7 @@ pub(crate) const MAX_FAN_IN: usize = 256;
 
 /// A zstd compression context at strata's level after compressing a
 /// 1 MiB page (`ZSTD_sizeof_CCtx`: 582,680 bytes at level 1).
-const ZSTD_CONTEXT_BYTES: f64 = 582_680.0;
+pub(crate) const ZSTD_CONTEXT_BYTES: f64 = 582_680.0;
 
 /// The most rows and bytes of a page of a spilled run.
 pub(crate) const SPILL_PAGE_ROWS: usize = 1024;

@@ -754,3 +754,58 @@ fn compression_applies_to_parquet_and_ipc_outputs() {
     let e = failed_cleanly(&o, d, "snappy is not available", &before);
     assert!(e.contains("x.arrow"), "{e}");
 }
+
+/// A `--memory-limit` below what the sort needs whatever its limit (the
+/// process, the largest input row group decoded, the output's writer)
+/// is warned about, naming that floor; the sort still runs, and uses more
+/// than the limit, as the warning said. The default limit is not warned
+/// about.
+#[test]
+fn a_memory_limit_below_the_floor_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema = schema();
+    let input = table(26, 30_000, 3000);
+    write_parquet(&d.join("in.parquet"), &schema, &input);
+    let o = strata(
+        &[
+            "sort",
+            "in.parquet",
+            "--by",
+            "s,i",
+            "--memory-limit",
+            "1MiB",
+            "-o",
+            "small.parquet",
+        ],
+        d,
+    );
+    succeeded(&o);
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning: --memory-limit 1.0 MiB is below the ")
+            && err.contains("this sort needs whatever its limit"),
+        "{err}"
+    );
+    // The floor it names is above the limit, in MiB.
+    let floor: f64 = err
+        .split("is below the ")
+        .nth(1)
+        .and_then(|r| r.split(" MiB").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no floor in MiB in: {err}"));
+    assert!(floor > 1.0, "{err}");
+    // The summary's peak is over the limit too: the warning was due.
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("peak resident memory"), "{text}");
+    assert!(!text.contains("peak resident memory 1.0 MiB"), "{text}");
+    let (_, batches) = read(&d.join("small.parquet"));
+    assert_eq!(fingerprint(&batches), fingerprint(&input));
+    // The default limit: no warning.
+    let o = strata(
+        &["sort", "in.parquet", "--by", "s,i", "-o", "big.parquet"],
+        d,
+    );
+    succeeded(&o);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
