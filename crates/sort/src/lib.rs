@@ -22,7 +22,9 @@
 //!   the output depends only on the inputs and the keys, never on the
 //!   memory limit, the thread count or the number of runs.
 //! * Reading holds at most one run (two fifths of the limit) and the
-//!   merges size their batches to the limit's other part.
+//!   merges size their batches to the limit's other part, on top of what
+//!   a sort needs whatever its limit ([`memory_floor`]: the process, the
+//!   largest input row group decoded, the output's writer).
 //! * The output appears only complete: it is written into a hidden staging
 //!   directory and renamed into place when the whole sort is done (the
 //!   `publish` module), so no glob of the output sees part of it; an
