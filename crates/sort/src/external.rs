@@ -156,8 +156,14 @@ fn remove_until_gone(dir: &Path) {
     }
 }
 
+/// The start of a spill directory's name; the process id and a random
+/// part follow.
+const SPILL_PREFIX: &str = ".strata-sort-spill-";
+
 /// The spill directory of one sort and the runs in it; removed with
-/// everything in it when dropped, whether the sort succeeded or failed.
+/// everything in it when dropped, whether the sort succeeded or failed,
+/// and by the next sort spilling to the same place when the process was
+/// killed.
 pub(crate) struct Spill {
     dir: tempfile::TempDir,
     /// Sorted runs, in input order.
@@ -193,8 +199,11 @@ impl Spill {
         keys: &[SortKey],
         progress: Option<Arc<SortProgress>>,
     ) -> Result<Spill, Error> {
+        // Named for the process, so that the spill directories of killed
+        // sorts can be told from those of running ones, and removed.
+        crate::publish::remove_dead(parent, SPILL_PREFIX, "");
         let dir = tempfile::Builder::new()
-            .prefix(".strata-sort-spill-")
+            .prefix(&format!("{SPILL_PREFIX}{}-", std::process::id()))
             .tempdir_in(parent)
             .map_err(|e| Error::io("create a spill directory in", parent, e))?;
         if let Some(p) = &progress

@@ -9,7 +9,8 @@
 //! whole, or the files of an existing directory renamed into it one by
 //! one (replacing the part files of an earlier sort). Dropping a staging
 //! directory unpublished removes it with everything in it; one left by a
-//! killed sort is removed by the next sort to the same output.
+//! killed sort is removed by the next sort to the same output, once that
+//! sort's process is gone (the name holds its id).
 //!
 //! With a [`SortProgress`], creating, publishing and
 //! [`SortProgress::interrupt`] take turns on one lock: an interrupt either
@@ -92,6 +93,8 @@ impl Staging {
             staging_prefix(&name),
             std::process::id()
         ));
+        // Left by an earlier process of this id, which is gone.
+        let _ = fs::remove_dir_all(&dir);
         let create = || fs::create_dir(&dir).map_err(|e| Error::io("create", &dir, e));
         match &progress {
             Some(p) => {
@@ -200,20 +203,43 @@ impl Drop for Staging {
     }
 }
 
-/// Removes the staging directories (and files) a killed sort left in
-/// `parent` for `name`.
+/// Removes the staging directories a killed sort left in `parent` for
+/// `name`: those whose process is gone (another sort to the same output
+/// may be running).
 fn remove_stale(parent: &Path, name: &str) {
     let prefix = staging_prefix(name);
-    let Ok(entries) = fs::read_dir(parent) else {
+    remove_dead(parent, &prefix, TEMP_SUFFIX);
+}
+
+/// Removes the entries of `dir` named `PREFIX<pid>[...]SUFFIX` whose
+/// process `pid` is gone (on Linux, where that can be told; elsewhere
+/// none).
+pub(crate) fn remove_dead(dir: &Path, prefix: &str, suffix: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     for e in entries.flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
-        if n.starts_with(&prefix) && n.ends_with(TEMP_SUFFIX) {
+        let Some(rest) = n.strip_prefix(prefix).filter(|_| n.ends_with(suffix)) else {
+            continue;
+        };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(pid) = digits.parse::<u32>() else {
+            continue;
+        };
+        if pid != std::process::id() && process_gone(pid) {
             let p = e.path();
             let _ = fs::remove_dir_all(&p).or_else(|_| fs::remove_file(&p));
         }
     }
+}
+
+/// Whether no process `pid` runs (Linux: no `/proc/<pid>`); false where
+/// it cannot be told.
+fn process_gone(pid: u32) -> bool {
+    cfg!(target_os = "linux")
+        && Path::new("/proc/self").exists()
+        && !Path::new("/proc").join(pid.to_string()).exists()
 }
 
 /// Whether `name` is a part file of a directory output.
@@ -272,7 +298,8 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let out = d.path().join("sorted");
         // A killed sort's staging directory.
-        let stale = d.path().join(".sorted.staging-1.strata-tmp");
+        // (Process ids stop below 2^22 on Linux.)
+        let stale = d.path().join(".sorted.staging-999999999.strata-tmp");
         fs::create_dir(&stale).unwrap();
         fs::write(stale.join("part-00000000.parquet"), b"old").unwrap();
         let s = Staging::create(&out, Layout::NewDir, false, None).unwrap();

@@ -110,6 +110,9 @@ pub(crate) struct Sweep<'a> {
     /// run); temporaries a killed run left are kept, for the next run to
     /// deal with.
     pub(crate) reset: &'a dyn Fn(&Path),
+    /// Checks `dir` after each rerun (say, that it removed what the
+    /// killed run left); the second argument describes the try.
+    pub(crate) after_rerun: &'a dyn Fn(&Path, &str),
 }
 
 /// How one try ended, as the glob shows it.
@@ -253,6 +256,7 @@ pub(crate) fn sweep(
             after.rows,
             after.names
         );
+        (s.after_rerun)(s.dir, &what);
         (s.reset)(s.dir);
         seen.push((if sig == "KILL" { "SIGKILL" } else { "SIGINT" }, outcome));
     }
@@ -301,6 +305,7 @@ fn generate_is_all_or_nothing_when_killed() {
             tries: 20,
             seed: 4201,
             reset: &|d| remove(d, "out"),
+            after_rerun: &|_, _| {},
         },
         &|_, _, _| {},
     );
@@ -344,6 +349,17 @@ fn sort_message(err: &str, code: Option<i32>, outcome: Outcome) {
     }
 }
 
+/// A rerun of a sort removed what a killed sort left: its staging and
+/// spill directories (named for the process, which is gone).
+fn no_sort_leftovers(d: &Path, what: &str) {
+    let hidden: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert_eq!(hidden, Vec::<String>::new(), "{what}");
+}
+
 /// `strata sort` into one Parquet file, spilling runs and merging them,
 /// killed or interrupted.
 #[test]
@@ -374,6 +390,7 @@ fn sort_to_a_file_is_all_or_nothing_when_killed() {
             tries: 20,
             seed: 4202,
             reset: &|d| remove(d, "out.parquet"),
+            after_rerun: &no_sort_leftovers,
         },
         &sort_message,
     );
@@ -414,6 +431,7 @@ fn sort_to_a_directory_is_all_or_nothing_when_killed() {
             tries: 20,
             seed: 4203,
             reset: &|d| remove(d, "out"),
+            after_rerun: &no_sort_leftovers,
         },
         &sort_message,
     );
