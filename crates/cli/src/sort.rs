@@ -11,6 +11,7 @@ use std::{
 
 use anyhow::Result;
 use clap::Args;
+use strata_parquet::Compression;
 use strata_sort::{ByteSize, SortConfig, SortKeys, SortProgress, SortSummary, sort_file};
 
 use crate::common::{parse, progress_bar};
@@ -26,10 +27,15 @@ pub(crate) struct SortArgs {
     /// otherwise.
     #[arg(long, value_name = "KEYS", value_parser = parse::<SortKeys, _>)]
     by: SortKeys,
-    /// Output file: .parquet (zstd) or .arrow, .ipc, .feather (Arrow IPC).
-    /// With --target-file-mb, a directory of Parquet files.
+    /// Output file: .parquet, or .arrow, .ipc, .feather (Arrow IPC). With
+    /// --target-file-mb, a directory of Parquet files. It appears only
+    /// once the sort is complete.
     #[arg(long, short, value_parser = crate::common::local_output)]
     output: PathBuf,
+    /// The output's codec, Parquet or IPC: none, snappy (Parquet only),
+    /// lz4 or zstd, with zstd:LEVEL for a level from 1 to 22.
+    #[arg(long, default_value = "zstd:1", value_parser = parse::<Compression, _>)]
+    compression: Compression,
     /// Memory the sort may use: bytes, or with a unit KiB, MiB, GiB, KB,
     /// MB, GB. A larger input is sorted in runs spilled to disk and merged
     /// (Parquet output only).
@@ -57,27 +63,20 @@ pub(crate) struct SortArgs {
 pub(crate) fn run(args: SortArgs) -> Result<()> {
     tune_malloc();
     let progress = Arc::new(SortProgress::default());
-    // Ctrl-C or SIGTERM: remove the spill directory and this process's
-    // unfinished outputs (hidden temporaries until complete), then exit.
+    // Ctrl-C or SIGTERM: the output is either published already (and
+    // complete), or its staged files and the spill directory are removed
+    // and it never will be; the message says which.
     let on_signal = progress.clone();
     let output = args.output.clone();
     let _ = ctrlc::set_handler(move || {
-        let dir = on_signal.spill_dir.lock().ok().and_then(|d| d.clone());
-        if let Some(d) = dir {
-            // The sort's threads run on while this removes their files: a
-            // run created between the listing and the last `rmdir` leaves
-            // the directory in place, so remove again until it is gone
-            // (once it is, no file can be created in it).
-            for _ in 0..100 {
-                let _ = std::fs::remove_dir_all(&d);
-                if !d.exists() {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
+        if on_signal.interrupt() {
+            eprintln!(
+                "strata: interrupted after the sort was complete; {} is kept",
+                output.display()
+            );
+        } else {
+            eprintln!("strata: interrupted; spill files and unfinished outputs removed");
         }
-        remove_own_temporaries(&output);
-        eprintln!("strata: interrupted; spill files and unfinished outputs removed");
         std::process::exit(130);
     });
     let cfg = SortConfig {
@@ -90,43 +89,42 @@ pub(crate) fn run(args: SortArgs) -> Result<()> {
         target_file_bytes: args.target_file_mb.map(|mb| mb.saturating_mul(1_000_000)),
         threads: args.threads.map_or(0, |t| t as usize),
         progress: Some(progress.clone()),
+        compression: args.compression,
     };
-    let summary = with_progress(&progress, args.quiet, || sort_file(&cfg))?;
+    warn_below_floor(&cfg);
+    let summary = match with_progress(&progress, args.quiet, || sort_file(&cfg)) {
+        Ok(s) => s,
+        // The signal handler removed the files the sort was writing, and
+        // ends the process itself.
+        Err(_) if progress.interrupted() => loop {
+            std::thread::park();
+        },
+        Err(e) => return Err(e.into()),
+    };
     if !args.quiet {
         print_sort_summary(&cfg, &summary)?;
     }
     Ok(())
 }
 
-/// Removes the temporaries this process made for `output` (a file) or in
-/// it (a directory of parts).
-fn remove_own_temporaries(output: &std::path::Path) {
-    let suffix = format!(
-        ".{}{}",
-        std::process::id(),
-        strata_store::output::TEMP_SUFFIX
-    );
-    let (dir, prefix) = if output.is_dir() {
-        (output.to_path_buf(), ".".to_string())
-    } else {
-        let name = output.file_name().map(|n| n.to_string_lossy().into_owned());
-        let parent = output
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        (
-            parent.to_path_buf(),
-            format!(".{}.", name.unwrap_or_default()),
-        )
-    };
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+/// Warns when `--memory-limit` is below what the sort can keep to
+/// ([`strata_sort::memory_floor`]): it runs, but uses about the floor. An
+/// input whose footer cannot be read is left to the sort to report.
+fn warn_below_floor(cfg: &SortConfig) {
+    let Ok(floor) = strata_sort::memory_floor(cfg) else {
         return;
     };
-    for e in entries.flatten() {
-        let n = e.file_name().to_string_lossy().into_owned();
-        if n.starts_with(&prefix) && n.ends_with(&suffix) {
-            let _ = std::fs::remove_file(e.path());
-        }
+    if floor.total() > cfg.memory_limit {
+        eprintln!(
+            "strata: warning: --memory-limit {} is below the {} this sort needs whatever \
+             its limit (the process {}, decoding the largest input row group {}, the output \
+             writer {}); it will use about that much or more",
+            ByteSize(cfg.memory_limit),
+            ByteSize(floor.total()),
+            ByteSize(floor.process),
+            ByteSize(floor.read),
+            ByteSize(floor.write),
+        );
     }
 }
 

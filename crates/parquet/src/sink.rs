@@ -24,8 +24,12 @@ use crate::{
 /// Settings of a [`FileSink`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SinkOptions {
-    /// The Parquet codec (IPC files are written uncompressed).
+    /// The Parquet codec; IPC files take it too with
+    /// [`SinkOptions::compress_ipc`].
     pub compression: Compression,
+    /// Compress IPC files by `compression` (none, lz4 or zstd; IPC has no
+    /// snappy); off: IPC files are written uncompressed.
+    pub compress_ipc: bool,
     /// Most rows in one Parquet row group (parquet's default when `None`).
     pub row_group_rows: Option<usize>,
     /// Replace an existing file; without, an existing file is an error
@@ -36,16 +40,39 @@ pub struct SinkOptions {
 }
 
 impl Default for SinkOptions {
-    /// zstd at the default level, parquet's row groups, no overwrite, not
-    /// durable.
+    /// zstd at the default level (uncompressed IPC), parquet's row groups,
+    /// no overwrite, not durable.
     fn default() -> Self {
         SinkOptions {
             compression: Compression::Zstd(DEFAULT_ZSTD_LEVEL),
+            compress_ipc: false,
             row_group_rows: None,
             overwrite: false,
             durable: false,
         }
     }
+}
+
+/// IPC write options for `compression`: none, LZ4 frames or zstd at its
+/// level.
+///
+/// # Errors
+/// [`Error::InvalidConfig`] for snappy, which IPC lacks.
+pub fn ipc_options(compression: Compression) -> Result<IpcWriteOptions, Error> {
+    use arrow_ipc::CompressionType;
+    let o = IpcWriteOptions::default();
+    Ok(match compression {
+        Compression::None => o,
+        Compression::Lz4 => o.try_with_compression(Some(CompressionType::LZ4_FRAME))?,
+        Compression::Zstd(level) => o
+            .try_with_compression(Some(CompressionType::ZSTD))?
+            .try_with_compression_level(Some(level))?,
+        Compression::Snappy => {
+            return Err(Error::InvalidConfig(
+                "compression snappy is not available for Arrow IPC (use lz4 or zstd)".into(),
+            ));
+        }
+    })
 }
 
 enum Writer {
@@ -91,11 +118,14 @@ impl FileSink {
                     Some(props),
                 )?))
             }
-            Format::Ipc => Writer::Ipc(Box::new(IpcFileWriter::try_new(
-                out,
-                schema,
-                IpcWriteOptions::default(),
-            )?)),
+            Format::Ipc => {
+                let options = if opts.compress_ipc {
+                    ipc_options(opts.compression)?
+                } else {
+                    IpcWriteOptions::default()
+                };
+                Writer::Ipc(Box::new(IpcFileWriter::try_new(out, schema, options)?))
+            }
         };
         Ok(FileSink {
             writer,

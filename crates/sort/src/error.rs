@@ -65,6 +65,10 @@ pub enum Error {
         /// The error.
         source: parquet::errors::ParquetError,
     },
+    /// The sort was interrupted ([`crate::SortProgress::interrupt`])
+    /// before its output was published; nothing of it was kept.
+    #[error("interrupted before the output was complete; nothing was kept")]
+    Interrupted,
     /// An output file could not be written.
     #[error("{}: {source}", path.display())]
     File {

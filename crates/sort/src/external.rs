@@ -29,7 +29,7 @@ use std::{
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::{
-    basic::{Compression, ZstdLevel},
+    basic::Compression,
     file::properties::{EnabledStatistics, WriterProperties},
 };
 use rayon::prelude::*;
@@ -53,7 +53,7 @@ pub(crate) const MAX_FAN_IN: usize = 256;
 
 /// A zstd compression context at strata's level after compressing a
 /// 1 MiB page (`ZSTD_sizeof_CCtx`: 582,680 bytes at level 1).
-const ZSTD_CONTEXT_BYTES: f64 = 582_680.0;
+pub(crate) const ZSTD_CONTEXT_BYTES: f64 = 582_680.0;
 
 /// The most rows and bytes of a page of a spilled run.
 pub(crate) const SPILL_PAGE_ROWS: usize = 1024;
@@ -77,10 +77,93 @@ pub struct SortProgress {
     /// The spill directory while the sort has one, for a signal handler
     /// that removes it before the process exits.
     pub spill_dir: std::sync::Mutex<Option<PathBuf>>,
+    /// Where the output stands, for [`SortProgress::interrupt`].
+    pub(crate) output: std::sync::Mutex<Publication>,
 }
 
+/// Where a sort's output stands.
+#[derive(Debug, Default)]
+pub(crate) enum Publication {
+    /// Not started: no staging directory yet.
+    #[default]
+    Writing,
+    /// Being written into this hidden staging directory.
+    Staged(PathBuf),
+    /// Moved to its name: complete.
+    Published,
+    /// Interrupted before it was published: it never will be.
+    Interrupted,
+}
+
+impl SortProgress {
+    /// For a signal handler, before it ends the process: stops the sort
+    /// from publishing its output and removes what it has written so far
+    /// (the staged output and the spill directory), unless the output is
+    /// published already. A publication under way is waited for. Returns
+    /// whether the output is complete under its name (and so was kept).
+    ///
+    /// The sort's threads may still be writing while this runs; once the
+    /// staging directory is gone they cannot make new files in it, and
+    /// their errors end the sort (see [`SortProgress::interrupted`]).
+    pub fn interrupt(&self) -> bool {
+        let complete = {
+            let mut state = self.publication();
+            match std::mem::replace(&mut *state, Publication::Interrupted) {
+                Publication::Published => {
+                    *state = Publication::Published;
+                    true
+                }
+                Publication::Staged(dir) => {
+                    remove_until_gone(&dir);
+                    false
+                }
+                Publication::Writing | Publication::Interrupted => false,
+            }
+        };
+        let spill = self.spill_dir.lock().ok().and_then(|d| d.clone());
+        if let Some(d) = spill {
+            remove_until_gone(&d);
+        }
+        complete
+    }
+
+    /// Whether [`SortProgress::interrupt`] stopped the sort before its
+    /// output was published: an error the sort returns after that comes
+    /// from the removal of its files, not from the inputs or the disk.
+    pub fn interrupted(&self) -> bool {
+        matches!(*self.publication(), Publication::Interrupted)
+    }
+
+    /// The output's state, locked.
+    pub(crate) fn publication(&self) -> std::sync::MutexGuard<'_, Publication> {
+        self.output
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Removes the directory `dir` and everything in it, again until it is
+/// gone: threads still writing may create a file in it between the
+/// listing and the last `rmdir` (once it is gone, no file can be created
+/// in it).
+fn remove_until_gone(dir: &Path) {
+    for _ in 0..100 {
+        let _ = std::fs::remove_dir_all(dir);
+        if !dir.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The start of a spill directory's name; the process id and a random
+/// part follow.
+const SPILL_PREFIX: &str = ".strata-sort-spill-";
+
 /// The spill directory of one sort and the runs in it; removed with
-/// everything in it when dropped, whether the sort succeeded or failed.
+/// everything in it when dropped, whether the sort succeeded or failed,
+/// and by the next sort spilling to the same place when the process was
+/// killed.
 pub(crate) struct Spill {
     dir: tempfile::TempDir,
     /// Sorted runs, in input order.
@@ -116,8 +199,11 @@ impl Spill {
         keys: &[SortKey],
         progress: Option<Arc<SortProgress>>,
     ) -> Result<Spill, Error> {
+        // Named for the process, so that the spill directories of killed
+        // sorts can be told from those of running ones, and removed.
+        crate::publish::remove_dead(parent, SPILL_PREFIX, "");
         let dir = tempfile::Builder::new()
-            .prefix(".strata-sort-spill-")
+            .prefix(&format!("{SPILL_PREFIX}{}-", std::process::id()))
             .tempdir_in(parent)
             .map_err(|e| Error::io("create a spill directory in", parent, e))?;
         if let Some(p) = &progress
@@ -287,15 +373,16 @@ fn spill_properties() -> WriterProperties {
         .build()
 }
 
-/// How the output of an external sort is written: zstd, row groups of at
-/// most `group_rows` rows.
-pub(crate) fn output_properties(group_rows: usize) -> WriterProperties {
-    WriterProperties::builder()
-        .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(strata_parquet::DEFAULT_ZSTD_LEVEL).unwrap_or_default(),
-        ))
+/// How a sort's Parquet output is written: by `compression`, in row
+/// groups of at most `group_rows` rows.
+pub(crate) fn output_properties(
+    group_rows: usize,
+    compression: strata_parquet::Compression,
+) -> Result<WriterProperties, Error> {
+    Ok(WriterProperties::builder()
+        .set_compression(strata_parquet::encoder::parquet_codec(compression)?)
         .set_max_row_group_row_count(Some(group_rows.max(1)))
-        .build()
+        .build())
 }
 
 /// One row of a run being sorted: its key's first sixteen bytes as two

@@ -22,10 +22,17 @@
 //!   the output depends only on the inputs and the keys, never on the
 //!   memory limit, the thread count or the number of runs.
 //! * Reading holds at most one run (two fifths of the limit) and the
-//!   merges size their batches to the limit's other part.
-//! * The output appears only complete ([`strata_store::output::PendingFile`]); an
+//!   merges size their batches to the limit's other part, on top of what
+//!   a sort needs whatever its limit ([`memory_floor`]: the process, the
+//!   largest input row group decoded, the output's writer).
+//! * The output appears only complete: it is written into a hidden staging
+//!   directory and renamed into place when the whole sort is done (the
+//!   `publish` module), so no glob of the output sees part of it; an
 //!   existing output is replaced only when asked, and never when it is an
-//!   input. The spill directory is removed however the sort ends.
+//!   input. The spill directory and the staged output are removed however
+//!   the sort ends, an interrupt ([`SortProgress::interrupt`]) included.
+//! * The output is compressed by [`SortConfig::compression`], Parquet and
+//!   IPC alike.
 //!
 //! # Example
 //!
@@ -59,7 +66,7 @@ use rayon::prelude::*;
 use strata_row::{KeyColumns, Rows};
 
 use strata_parquet::{
-    DEFAULT_ROW_GROUP_ROWS, Format, guard,
+    Compression, DEFAULT_ROW_GROUP_ROWS, DEFAULT_ZSTD_LEVEL, Format, guard,
     sink::{FileSink, SinkOptions},
 };
 use strata_store::output::PendingFile;
@@ -68,7 +75,10 @@ mod dictionaries;
 mod error;
 mod external;
 pub mod merge;
+mod publish;
 mod rows;
+
+use publish::{Layout, Staging};
 
 pub use external::SortProgress;
 
@@ -255,8 +265,12 @@ pub struct SortConfig {
     /// Threads for sorting runs and for a directory output's merge (0: one
     /// per CPU).
     pub threads: usize,
-    /// Counters a progress display can poll.
+    /// Counters a progress display can poll, and the way to interrupt
+    /// the sort ([`SortProgress::interrupt`]).
     pub progress: Option<Arc<SortProgress>>,
+    /// The output's codec, Parquet and IPC alike (IPC takes none, lz4 or
+    /// zstd). [`SortConfig::new`]: zstd at the default level.
+    pub compression: Compression,
 }
 
 impl SortConfig {
@@ -273,6 +287,7 @@ impl SortConfig {
             target_file_bytes: None,
             threads: 0,
             progress: None,
+            compression: Compression::Zstd(DEFAULT_ZSTD_LEVEL),
         }
     }
 }
@@ -661,6 +676,13 @@ fn preflight(cfg: &SortConfig) -> Result<(Vec<PathBuf>, Target), Error> {
                     }));
                 }
             }
+            if format == Format::Ipc && cfg.compression == Compression::Snappy {
+                return Err(Error::InvalidConfig(format!(
+                    "compression snappy is not available for the Arrow IPC output {} \
+                     (use none, lz4 or zstd)",
+                    cfg.output.display()
+                )));
+            }
             Target::File(format)
         }
         Some(_) => {
@@ -681,8 +703,16 @@ fn preflight(cfg: &SortConfig) -> Result<(Vec<PathBuf>, Target), Error> {
                         cfg.output.display()
                     )));
                 }
+                // Hidden temporaries (a killed sort's staging directory)
+                // are not outputs: the sort removes them.
                 let count = fs::read_dir(&cfg.output)
                     .map_err(|e| Error::io("read", &cfg.output, e))?
+                    .flatten()
+                    .filter(|e| {
+                        !e.file_name()
+                            .to_string_lossy()
+                            .ends_with(strata_store::output::TEMP_SUFFIX)
+                    })
                     .count();
                 if count > 0 && !cfg.overwrite {
                     return Err(Error::Store(strata_store::Error::OutputExists {
@@ -1055,12 +1085,95 @@ fn read_parquet_parallel(path: &Path, runs: &mut Runs<'_>) -> Result<(), Error> 
     Ok(())
 }
 
+/// The least memory a sort of given inputs can keep to, and what it is
+/// made of ([`memory_floor`]). A `--memory-limit` below it is not kept:
+/// the sort still runs, and uses about this much.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryFloor {
+    /// The process's resident memory before the sort: its code, stacks and
+    /// allocator.
+    pub process: u64,
+    /// Reading: the largest Parquet row group of the inputs is decoded
+    /// whole, and its batches and the decoder's pages are held together
+    /// (taken as twice its Arrow size, itself about twice the footer's
+    /// uncompressed size).
+    pub read: u64,
+    /// Writing a Parquet output (or a run): three 1 MiB buffers, and a
+    /// zstd context per leaf column when the codec is zstd.
+    pub write: u64,
+}
+
+impl MemoryFloor {
+    /// The floor: all three.
+    pub fn total(&self) -> u64 {
+        self.process
+            .saturating_add(self.read)
+            .saturating_add(self.write)
+    }
+}
+
+/// What a sort of `cfg.inputs` needs whatever its limit ([`MemoryFloor`]),
+/// from the inputs' footers and the process's resident memory now. IPC
+/// inputs are read a batch at a time and add nothing to the reading part.
+/// Measured peak RSS at a 2 MiB limit, 2 threads (a debug build, whose
+/// process part is 25 MiB): 250,000 `events` rows in one row group, floor
+/// 87.5 MiB, peak 83 MiB; 200,000 `lineitem` rows in four, floor 54.5
+/// MiB, peak 62 MiB; 12,000 `wide-u64` rows (50 columns), floor 65.3 MiB,
+/// peak 55 MiB.
+///
+/// # Errors
+/// As reading the inputs' footers ([`Error::Read`], [`Error::Store`],
+/// [`Error::InvalidConfig`]).
+pub fn memory_floor(cfg: &SortConfig) -> Result<MemoryFloor, Error> {
+    let mut largest_group = 0u64;
+    let mut leaves = 0usize;
+    for path in expand_inputs(&cfg.inputs)? {
+        match Format::detect(&path).map_err(format_error)? {
+            Format::Parquet => {
+                let file = fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
+                let builder = strata_parquet::read::open(
+                    file,
+                    parquet::arrow::arrow_reader::ArrowReaderOptions::new(),
+                )
+                .map_err(|e| input_error(&path, Error::Invalid(e.to_string())))?;
+                let md = builder.metadata();
+                leaves = leaves.max(md.file_metadata().schema_descr().num_columns());
+                for g in md.row_groups() {
+                    largest_group = largest_group.max(g.total_byte_size().max(0) as u64);
+                }
+            }
+            Format::Ipc => {}
+        }
+    }
+    let zstd = matches!(cfg.compression, Compression::Zstd(_));
+    let write = strata_store::direct::memory_bytes(1 << 20) as u64
+        + if zstd {
+            (leaves as f64 * external::ZSTD_CONTEXT_BYTES) as u64
+        } else {
+            0
+        };
+    Ok(MemoryFloor {
+        process: current_rss().unwrap_or(0),
+        read: largest_group.saturating_mul(4),
+        write,
+    })
+}
+
+/// The process's resident set size now (Linux: `VmRSS`).
+fn current_rss() -> Option<u64> {
+    proc_status_kb("VmRSS:").map(|kb| kb * 1024)
+}
+
+/// A `kB` line of `/proc/self/status`.
+fn proc_status_kb(key: &str) -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// The process's peak resident set size (Linux: `VmHWM`).
 fn peak_rss() -> Option<u64> {
-    let status = fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    proc_status_kb("VmHWM:").map(|kb| kb * 1024)
 }
 
 /// Sorts the files `cfg.inputs` by `cfg.keys` into `cfg.output`.
@@ -1085,6 +1198,12 @@ fn peak_rss() -> Option<u64> {
 pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     let start = Instant::now();
     let (inputs, target) = preflight(cfg)?;
+    let layout = match target {
+        Target::File(_) => Layout::File,
+        Target::Dir { existed: false } => Layout::NewDir,
+        Target::Dir { existed: true } => Layout::IntoDir,
+    };
+    let staging = Staging::create(&cfg.output, layout, cfg.overwrite, cfg.progress.clone())?;
     let mut input_bytes = 0;
     for i in &inputs {
         input_bytes += file_len(i)?;
@@ -1130,8 +1249,18 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     };
     if let (None, Target::File(output_format)) = (&runs.spill, &target) {
         let batches = std::mem::take(&mut runs.pending);
-        match sort_in_memory(cfg, &schema, batches, runs.batch_rows, runs.row_group_rows)? {
+        let staged = staging.file();
+        let sorted = sort_in_memory(
+            cfg,
+            &staged,
+            &schema,
+            batches,
+            runs.batch_rows,
+            runs.row_group_rows,
+        )?;
+        match sorted {
             InMemory::Done(mut s) => {
+                s.output_files = staging.publish(&[staged])?;
                 s.input_format = input_format;
                 s.output_format = *output_format;
                 s.input_bytes = input_bytes;
@@ -1224,24 +1353,20 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
     let merge_cfg = merge::MergeConfig {
         threads: final_threads,
         target_file_bytes: cfg.target_file_bytes.unwrap_or(u64::MAX),
-        properties: Some(external::output_properties(group_rows)),
-        replace: cfg.overwrite,
+        properties: Some(external::output_properties(group_rows, cfg.compression)?),
         write_buffer_bytes: write_buffer,
         ..merge::MergeConfig::default()
     };
+    // Everything is written into the staging directory and published
+    // when complete.
     let files = match &target {
         Target::File(_) if final_threads == 1 => {
-            let name = cfg
-                .output
+            let name = staging
+                .file()
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            spill.finish(
-                output_parent(&cfg.output),
-                &|_| name.clone(),
-                merge_cfg,
-                final_rows,
-            )?
+            spill.finish(staging.dir(), &|_| name.clone(), merge_cfg, final_rows)?
         }
         Target::File(_) => {
             // Key ranges merged on every thread into parts in the spill
@@ -1252,32 +1377,17 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
                 merge_cfg,
                 final_rows,
             )?;
-            vec![join_parts(&parts, &cfg.output, cfg.overwrite)?]
+            vec![join_parts(&parts, &staging.file())?]
         }
-        Target::Dir { existed } => {
-            if !existed {
-                fs::create_dir(&cfg.output).map_err(|e| Error::io("create", &cfg.output, e))?;
-            }
-            let result = spill.finish(
-                &cfg.output,
-                &|n| format!("part-{n:08}.parquet"),
-                merge_cfg,
-                final_rows,
-            );
-            match result {
-                Ok(files) => {
-                    remove_stale_parts(&cfg.output, &files);
-                    files
-                }
-                Err(e) => {
-                    if !existed {
-                        let _ = fs::remove_dir(&cfg.output);
-                    }
-                    return Err(e);
-                }
-            }
-        }
+        Target::Dir { .. } => spill.finish(
+            staging.dir(),
+            &|n| format!("part-{n:08}.parquet"),
+            merge_cfg,
+            final_rows,
+        )?,
     };
+    let staged: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let output_files = staging.publish(&staged)?;
     let write_s = t.elapsed().as_secs_f64();
     let output_bytes = files.iter().map(|f| f.bytes).sum();
     Ok(SortSummary {
@@ -1298,7 +1408,7 @@ pub fn sort_file(cfg: &SortConfig) -> Result<SortSummary, Error> {
         runs: spill.spilled as u64,
         merge_levels: spill.levels as u64,
         spill_bytes: spill.bytes,
-        output_files: files.into_iter().map(|f| f.path).collect(),
+        output_files,
         peak_rss: peak_rss(),
     })
 }
@@ -1316,14 +1426,10 @@ fn commit_direct(
     Ok((path, bytes))
 }
 
-/// Joins the merged `parts` (in key order) into the file `target`,
+/// Joins the merged `parts` (in key order) into the new file `target`,
 /// through a temporary renamed when complete.
-fn join_parts(
-    parts: &[merge::MergedFile],
-    target: &Path,
-    overwrite: bool,
-) -> Result<merge::MergedFile, Error> {
-    let (pending, sink) = PendingFile::create_direct(target.to_path_buf(), overwrite)
+fn join_parts(parts: &[merge::MergedFile], target: &Path) -> Result<merge::MergedFile, Error> {
+    let (pending, sink) = PendingFile::create_direct(target.to_path_buf(), false)
         .map_err(|e| Error::file(target, e))?;
     let paths: Vec<PathBuf> = parts.iter().map(|p| p.path.clone()).collect();
     let out =
@@ -1341,24 +1447,6 @@ fn join_parts(
     })
 }
 
-/// Removes the `part-*.parquet` files of an earlier sort into `dir` that
-/// this one did not write (an overwrite with fewer files).
-fn remove_stale_parts(dir: &Path, written: &[merge::MergedFile]) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with("part-")
-            && name.ends_with(".parquet")
-            && !written.iter().any(|f| f.path == p)
-        {
-            let _ = fs::remove_file(&p);
-        }
-    }
-}
-
 /// What [`sort_in_memory`] did.
 enum InMemory {
     Done(SortSummary),
@@ -1366,10 +1454,12 @@ enum InMemory {
     TooLarge(Vec<RecordBatch>),
 }
 
-/// The in-memory sort of `batches` into `cfg.output` (a file), or the
-/// batches back when the estimate is over the limit.
+/// The in-memory sort of `batches` into the new file `target` (in the
+/// format `cfg.output` names), or the batches back when the estimate is
+/// over the limit.
 fn sort_in_memory(
     cfg: &SortConfig,
+    target: &Path,
     schema: &SchemaRef,
     batches: Vec<RecordBatch>,
     batch_rows: usize,
@@ -1377,7 +1467,7 @@ fn sort_in_memory(
 ) -> Result<InMemory, Error> {
     let output_format = Format::for_output(&cfg.output).map_err(format_error)?;
     if output_format == Format::Parquet {
-        return sort_to_parquet(cfg, schema, batches, row_group_rows);
+        return sort_to_parquet(cfg, target, schema, batches, row_group_rows);
     }
     if memory(&batches).saturating_mul(2) > cfg.memory_limit {
         return Ok(InMemory::TooLarge(batches));
@@ -1428,8 +1518,8 @@ fn sort_in_memory(
     let t = Instant::now();
     let row_group_rows = row_group_rows.unwrap_or(DEFAULT_ROW_GROUP_ROWS).max(1);
     write_output(
-        &cfg.output,
-        cfg.overwrite,
+        target,
+        cfg.compression,
         output_format,
         &sorted,
         batch_rows.max(1),
@@ -1437,9 +1527,9 @@ fn sort_in_memory(
     )?;
     let write_s = t.elapsed().as_secs_f64();
     Ok(InMemory::Done(in_memory_summary(
-        &cfg.output,
+        target,
         output_format,
-        (sorted.num_rows() as u64, file_len(&cfg.output)?),
+        (sorted.num_rows() as u64, file_len(target)?),
         (input_memory, row_bytes, memory_estimate),
         [encode_s, sort_s, gather_s, write_s],
     )))
@@ -1457,6 +1547,7 @@ fn sort_in_memory(
 /// and chunks, the encoded keys and the entries.
 fn sort_to_parquet(
     cfg: &SortConfig,
+    target: &Path,
     schema: &SchemaRef,
     batches: Vec<RecordBatch>,
     row_group_rows: Option<usize>,
@@ -1494,10 +1585,9 @@ fn sort_to_parquet(
     let sort_s = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let target = &cfg.output;
-    let (pending, sink) = PendingFile::create_direct(target.to_path_buf(), cfg.overwrite)
+    let (pending, sink) = PendingFile::create_direct(target.to_path_buf(), false)
         .map_err(|e| Error::file(target, e))?;
-    let props = external::output_properties(group_rows);
+    let props = external::output_properties(group_rows, cfg.compression)?;
     let mut writer = strata_parquet::writer::ParquetWriter::try_new(sink, schema.clone(), props)
         .map_err(|e| Error::file(target, e))?;
     let batches = dictionaries::share(batches)?;
@@ -1557,20 +1647,21 @@ fn in_memory_summary(
     }
 }
 
-/// Writes `batch` to `target` through a temporary, in slices of
-/// `batch_rows` rows; Parquet with zstd and row groups of at most
-/// `row_group_rows` rows.
+/// Writes `batch` to the new file `target` through a temporary, in slices
+/// of `batch_rows` rows, compressed by `compression`; Parquet in row
+/// groups of at most `row_group_rows` rows.
 fn write_output(
     target: &Path,
-    overwrite: bool,
+    compression: Compression,
     format: Format,
     batch: &RecordBatch,
     batch_rows: usize,
     row_group_rows: usize,
 ) -> Result<(), Error> {
     let opts = SinkOptions {
+        compression,
+        compress_ipc: true,
         row_group_rows: Some(row_group_rows),
-        overwrite,
         ..SinkOptions::default()
     };
     let mut sink = FileSink::create(target, format, batch.schema_ref(), &opts)?;

@@ -12,6 +12,7 @@ mod compact;
 mod compact_datasets;
 mod compact_plan;
 mod corrupt;
+mod crash;
 mod crash_compact;
 mod dataset;
 mod generate_outputs;

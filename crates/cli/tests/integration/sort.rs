@@ -596,3 +596,216 @@ fn an_interrupted_sort_removes_its_spill_files() {
         assert_eq!(files(d), ["in.parquet"], "{signal}");
     }
 }
+
+/// SIGINT while a sort writes a directory of part files: its parts stay
+/// hidden until the whole sort is done, so an interrupt leaves no
+/// `part-*.parquet` that a glob of the output would read, and no
+/// temporary; a rerun then writes the complete directory.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_directory_sort_leaves_no_part_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema = schema();
+    let input = table(24, 200_000, 4000);
+    write_parquet(&d.join("in.parquet"), &schema, &input);
+    let args = [
+        "sort",
+        "in.parquet",
+        "--by",
+        "s,i:desc",
+        "--memory-limit",
+        "4MiB",
+        "--target-file-mb",
+        "1",
+        "--threads",
+        "2",
+        "-o",
+        "out",
+    ];
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .current_dir(d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the final merge has finished its first part (wherever it
+    // keeps it), then interrupt.
+    let parts = |d: &Path| {
+        files(d).iter().any(|f| {
+            let name = f.rsplit('/').next().unwrap_or_default();
+            name.starts_with("part-") && name.ends_with(".parquet")
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !parts(d) && std::time::Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let visible: Vec<String> = files(d)
+        .into_iter()
+        .filter(|f| f.starts_with("out/part-") && f.ends_with(".parquet"))
+        .collect();
+    match out.status.code() {
+        // Interrupted: nothing of the output is left, hidden or not.
+        Some(130) => {
+            assert!(err.contains("unfinished outputs removed"), "{err}");
+            assert_eq!(visible, Vec::<String>::new(), "{err}");
+            assert_eq!(files(d), ["in.parquet"]);
+        }
+        // The signal came after the sort published its output (or the
+        // sort had finished): the output is complete.
+        _ => {
+            let batches: Vec<RecordBatch> =
+                visible.iter().flat_map(|f| read(&d.join(f)).1).collect();
+            assert_eq!(fingerprint(&batches), fingerprint(&input), "{err}");
+        }
+    }
+    // A rerun writes the whole sorted directory.
+    let rows = sorted_text(d, &args[1..args.len() - 2], "out");
+    assert_eq!(rows.len(), 200_000);
+}
+
+/// `--compression` sets the output's codec for Parquet and Arrow IPC
+/// alike (zstd by default, so an IPC output is no longer written
+/// uncompressed); snappy, which IPC lacks, is refused for an IPC output
+/// before anything is written. Every codec reads back the same rows.
+#[test]
+fn compression_applies_to_parquet_and_ipc_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema = schema();
+    let input = table(25, 20_000, 2000);
+    write_parquet(&d.join("in.parquet"), &schema, &input);
+    let want = fingerprint(&input);
+    let size = |name: &str| std::fs::metadata(d.join(name)).unwrap().len();
+    let codecs = |name: &str| {
+        let f = File::open(d.join(name)).unwrap();
+        let r = parquet::file::reader::SerializedFileReader::new(f).unwrap();
+        let md = parquet::file::reader::FileReader::metadata(&r).clone();
+        let mut c: Vec<String> = md
+            .row_groups()
+            .iter()
+            .flat_map(|g| g.columns().iter().map(|c| format!("{:?}", c.compression())))
+            .collect();
+        c.sort();
+        c.dedup();
+        c
+    };
+    for (flags, out) in [
+        (&[][..], "default.arrow"),
+        (&["--compression", "none"], "none.arrow"),
+        (&["--compression", "lz4"], "lz4.arrow"),
+        (&["--compression", "zstd:9"], "zstd9.arrow"),
+        (&[][..], "default.parquet"),
+        (&["--compression", "snappy"], "snappy.parquet"),
+        (&["--compression", "none"], "none.parquet"),
+        // Spilled and merged: the merge writes the codec too.
+        (
+            &["--compression", "snappy", "--memory-limit", "64KiB"],
+            "ext.parquet",
+        ),
+    ] {
+        let mut args = vec!["sort", "in.parquet", "--by", "s,i", "-o", out];
+        args.extend_from_slice(flags);
+        succeeded(&strata(&args, d));
+        let (got_schema, batches) = read(&d.join(out));
+        assert_eq!(got_schema, schema, "{out}");
+        assert_eq!(fingerprint(&batches), want, "{out}");
+    }
+    // IPC: compressed unless asked not to.
+    for compressed in ["default.arrow", "lz4.arrow", "zstd9.arrow"] {
+        assert!(
+            size(compressed) * 4 < size("none.arrow") * 3,
+            "{compressed}: {} bytes against {} uncompressed",
+            size(compressed),
+            size("none.arrow")
+        );
+    }
+    assert_eq!(codecs("default.parquet"), ["ZSTD(ZstdLevel(1))"]);
+    assert_eq!(codecs("snappy.parquet"), ["SNAPPY"]);
+    assert_eq!(codecs("ext.parquet"), ["SNAPPY"]);
+    assert_eq!(codecs("none.parquet"), ["UNCOMPRESSED"]);
+    let before = files(d);
+    let o = strata(
+        &[
+            "sort",
+            "in.parquet",
+            "--by",
+            "s",
+            "-o",
+            "x.arrow",
+            "--compression",
+            "snappy",
+        ],
+        d,
+    );
+    let before: Vec<&str> = before.iter().map(String::as_str).collect();
+    let e = failed_cleanly(&o, d, "snappy is not available", &before);
+    assert!(e.contains("x.arrow"), "{e}");
+}
+
+/// A `--memory-limit` below what the sort needs whatever its limit (the
+/// process, the largest input row group decoded, the output's writer)
+/// is warned about, naming that floor; the sort still runs, and uses more
+/// than the limit, as the warning said. The default limit is not warned
+/// about.
+#[test]
+fn a_memory_limit_below_the_floor_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema = schema();
+    let input = table(26, 30_000, 3000);
+    write_parquet(&d.join("in.parquet"), &schema, &input);
+    let o = strata(
+        &[
+            "sort",
+            "in.parquet",
+            "--by",
+            "s,i",
+            "--memory-limit",
+            "1MiB",
+            "-o",
+            "small.parquet",
+        ],
+        d,
+    );
+    succeeded(&o);
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning: --memory-limit 1.0 MiB is below the ")
+            && err.contains("this sort needs whatever its limit"),
+        "{err}"
+    );
+    // The floor it names is above the limit, in MiB.
+    let floor: f64 = err
+        .split("is below the ")
+        .nth(1)
+        .and_then(|r| r.split(" MiB").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no floor in MiB in: {err}"));
+    assert!(floor > 1.0, "{err}");
+    // The summary's peak is over the limit too: the warning was due.
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("peak resident memory"), "{text}");
+    assert!(!text.contains("peak resident memory 1.0 MiB"), "{text}");
+    let (_, batches) = read(&d.join("small.parquet"));
+    assert_eq!(fingerprint(&batches), fingerprint(&input));
+    // The default limit: no warning.
+    let o = strata(
+        &["sort", "in.parquet", "--by", "s,i", "-o", "big.parquet"],
+        d,
+    );
+    succeeded(&o);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
