@@ -525,7 +525,11 @@ impl Filter {
                 }
             }
             D::Decimal32(_, scale) | D::Decimal64(_, scale) | D::Decimal128(_, scale) => {
-                match self.scaled(i32::from(*scale)).ok_or_else(mismatch)?.bound(self.op) {
+                match self
+                    .scaled(i32::from(*scale))
+                    .ok_or_else(mismatch)?
+                    .bound(self.op)
+                {
                     IntBound::Const(v) => Plan::Const(v),
                     IntBound::Value(v) => {
                         // Narrower decimals widen to Decimal128 exactly.
@@ -672,7 +676,9 @@ impl Filter {
                     ..Default::default()
                 };
                 let d = arrow_cast::cast_with_options(&text, &DataType::Date32, &opts).ok()?;
-                Some(IntBound::Value(i128::from(d.as_primitive::<arrow_array::types::Date32Type>().value(0))))
+                Some(IntBound::Value(i128::from(
+                    d.as_primitive::<arrow_array::types::Date32Type>().value(0),
+                )))
             }
             _ => None,
         }
@@ -729,9 +735,7 @@ impl Filter {
             | (Statistics::Int64(_), PhysicalType::INT64) => {
                 let bound = match logical {
                     Some(LogicalType::Integer(t)) if t.is_signed => self.int_bound(),
-                    Some(LogicalType::Decimal(d)) => {
-                        self.scaled(d.scale).map(|s| s.bound(self.op))
-                    }
+                    Some(LogicalType::Decimal(d)) => self.scaled(d.scale).map(|s| s.bound(self.op)),
                     Some(LogicalType::Timestamp(t)) => {
                         let unit = match t.unit {
                             parquet::basic::TimeUnit::MILLIS => 1_000_000,
@@ -790,14 +794,12 @@ impl Filter {
                     return true;
                 };
                 let (min, max) = match stats {
-                    Statistics::FixedLenByteArray(s) => (
-                        s.min_opt().map(|v| v.data()),
-                        s.max_opt().map(|v| v.data()),
-                    ),
-                    Statistics::ByteArray(s) => (
-                        s.min_opt().map(|v| v.data()),
-                        s.max_opt().map(|v| v.data()),
-                    ),
+                    Statistics::FixedLenByteArray(s) => {
+                        (s.min_opt().map(|v| v.data()), s.max_opt().map(|v| v.data()))
+                    }
+                    Statistics::ByteArray(s) => {
+                        (s.min_opt().map(|v| v.data()), s.max_opt().map(|v| v.data()))
+                    }
                     _ => (None, None),
                 };
                 let (Some(min), Some(max), Some(bound), false) = (
@@ -986,9 +988,19 @@ fn parse_instant(text: &str, tz: Option<Arc<str>>) -> Result<i128, arrow_schema:
 
 /// Whether a zone name is UTC under another name.
 fn is_utc(tz: &str) -> bool {
-    ["utc", "etc/utc", "z", "zulu", "gmt", "etc/gmt", "universal", "etc/universal", "+00:00"]
-        .iter()
-        .any(|n| tz.eq_ignore_ascii_case(n))
+    [
+        "utc",
+        "etc/utc",
+        "z",
+        "zulu",
+        "gmt",
+        "etc/gmt",
+        "universal",
+        "etc/universal",
+        "+00:00",
+    ]
+    .iter()
+    .any(|n| tz.eq_ignore_ascii_case(n))
 }
 
 /// Nanoseconds in one `unit`.
@@ -1077,7 +1089,10 @@ impl Exact {
             });
         }
         let (int, frac) = if shift >= 0 {
-            (format!("{}{}", self.digits, "0".repeat(shift as usize)), false)
+            (
+                format!("{}{}", self.digits, "0".repeat(shift as usize)),
+                false,
+            )
         } else if whole <= 0 {
             (String::new(), true)
         } else {
@@ -1288,7 +1303,10 @@ mod tests {
             .check(&schema)
             .unwrap_err();
         assert!(e.to_string().contains("HH:MM:SS"), "{e}");
-        let e = Filter::parse("t > 1.5").unwrap().check(&schema).unwrap_err();
+        let e = Filter::parse("t > 1.5")
+            .unwrap()
+            .check(&schema)
+            .unwrap_err();
         assert!(e.to_string().contains("quoted timestamp"), "{e}");
         let e = Filter::parse("day > 'soon'")
             .unwrap()
@@ -1317,7 +1335,14 @@ mod tests {
             vec![Arc::new(TimestampMillisecondArray::from(vec![1]))],
         )
         .unwrap();
-        assert_eq!(Filter::parse("t > 0").unwrap().evaluate(&batch).unwrap().true_count(), 1);
+        assert_eq!(
+            Filter::parse("t > 0")
+                .unwrap()
+                .evaluate(&batch)
+                .unwrap()
+                .true_count(),
+            1
+        );
     }
 
     #[test]
@@ -1424,8 +1449,14 @@ mod tests {
     /// A decimal literal: thousandths, a few exponents and extremes.
     fn random_decimal(rng: &mut RowRng) -> String {
         match rng.next_below(8) {
-            0 => ["1e40", "-1e40", "1.5e1", "-25e-2", "0.0", "99999999999999999999"]
-                [rng.next_below(6) as usize]
+            0 => [
+                "1e40",
+                "-1e40",
+                "1.5e1",
+                "-25e-2",
+                "0.0",
+                "99999999999999999999",
+            ][rng.next_below(6) as usize]
                 .to_string(),
             1 => (rng.next_below(41) as i64 - 20).to_string(),
             _ => {
@@ -1600,8 +1631,7 @@ mod tests {
                 let s = arrow_cast::cast(&a, &DataType::Utf8).unwrap();
                 Literal::Str(s.as_string::<i32>().value(0).to_string())
             };
-            let check =
-                move |i: usize| d.ints[i].is_some_and(|x| op.holds(x.cmp(&i128::from(v))));
+            let check = move |i: usize| d.ints[i].is_some_and(|x| op.holds(x.cmp(&i128::from(v))));
             return (filter(value), Box::new(check));
         }
         let value = match column {

@@ -45,7 +45,9 @@ fn schema() -> SchemaRef {
 
 fn batch(rng: &mut RowRng, rows: usize) -> RecordBatch {
     let mut maybe = |p: u64| rng.next_below(100) >= p;
-    let n: Int32Array = (0..rows).map(|i| maybe(20).then_some(i as i32 * 7)).collect();
+    let n: Int32Array = (0..rows)
+        .map(|i| maybe(20).then_some(i as i32 * 7))
+        .collect();
     let s: StringArray = (0..rows)
         .map(|i| (i % 5 != 0).then(|| format!("word-{}", i % 13)))
         .collect();
