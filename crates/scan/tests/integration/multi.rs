@@ -98,7 +98,7 @@ fn a_directory_is_its_data_files_in_numeric_name_order() {
 
     // A glob of the file names; the IPC file is left out.
     let glob = format!("{d}/f_1*.parquet");
-    let got = scan_all(&[glob.clone()], &ScanRequest::default()).unwrap();
+    let got = scan_all(std::slice::from_ref(&glob), &ScanRequest::default()).unwrap();
     assert_eq!(ids(&got), (100..200).chain(1000..1100).collect::<Vec<_>>());
     let files = MultiScanner::open_locations(&[glob], &StoreConfig::default()).unwrap();
     assert_eq!(files.files().len(), 2);
