@@ -106,6 +106,10 @@ pub(crate) struct GenerateArgs {
     /// writer, the reference).
     #[arg(long, default_value = "auto", value_parser = parse::<ParquetEncoder, _>)]
     encoder: ParquetEncoder,
+    /// Write Parquet pages without the CRC-32 checksum in their headers
+    /// (the direct encoder writes one by default; the arrow encoder never).
+    #[arg(long)]
+    no_page_checksums: bool,
     /// Replace existing output files (and remove STEM_N files of an earlier
     /// run with more writers).
     #[arg(long)]
@@ -160,6 +164,7 @@ fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
         overwrite: args.overwrite,
         seed: args.seed,
         encoder: args.encoder,
+        page_checksums: !args.no_page_checksums,
         part: strata_pipeline::generate::Part {
             index: args.part.unwrap_or(1),
             count: args.parts.unwrap_or(1),

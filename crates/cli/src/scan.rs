@@ -6,7 +6,7 @@ use anyhow::Result;
 use arrow_array::RecordBatch;
 use clap::Args;
 use strata_scan::{
-    Filter, ScanRequest, Scanner,
+    Filter, MultiScanner, ScanRequest,
     write::{BatchFile, OutputFormat, write_text},
 };
 
@@ -14,21 +14,27 @@ use crate::common::{StoreArgs, parse};
 
 #[derive(Args, Debug)]
 pub(crate) struct ScanArgs {
-    /// A local path, file:///ABSOLUTE/PATH or s3://BUCKET/KEY.
-    location: String,
+    /// Local paths, file:///ABSOLUTE/PATH or s3://BUCKET/KEY, read as one
+    /// input in this order: a directory (or s3://BUCKET/PREFIX/) gives its
+    /// .parquet, .arrow, .ipc and .feather files, a * or ? in the file name
+    /// the data files it matches (hidden and _-prefixed files skipped,
+    /// numbers in names in numeric order). All files need the same columns.
+    #[arg(required = true, num_args = 1..)]
+    locations: Vec<String>,
     /// Top-level columns to read, in output order: `a,b,c` [default: all].
     #[arg(long, value_delimiter = ',')]
     columns: Option<Vec<String>>,
     /// Keep rows where `COLUMN OP LITERAL` holds (OP: = != < <= > >=), e.g.
-    /// "id > 5" or "name = 'Ann'". Parquet row groups whose statistics rule
-    /// the filter out are not read.
+    /// "id > 5", "name = 'Ann'", "price < 2.50" (decimals compare exactly),
+    /// "day >= '2024-05-01'" or "ts < '2024-05-01 12:00:00+02:00'". Parquet
+    /// row groups whose statistics rule the filter out are not read.
     #[arg(long, value_parser = parse::<Filter, _>)]
     filter: Option<Filter>,
     /// Return at most this many rows.
     #[arg(long)]
     limit: Option<usize>,
-    /// Return these rows (0-based, in this order), reading only the batches
-    /// or row groups that hold them.
+    /// Return these rows (0-based, in this order, numbered across the
+    /// files), reading only the batches or row groups that hold them.
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["filter", "limit"])]
     take: Option<Vec<u64>>,
     /// Print `requests N, bytes fetched N, bytes decoded N, elapsed S` to
@@ -59,9 +65,9 @@ pub(crate) fn run(args: ScanArgs) -> Result<()> {
             .into());
         }
     }
-    let mut scanner = Scanner::open_location(&args.location, &cfg)?;
+    let mut scanner = MultiScanner::open_locations(&args.locations, &cfg)?;
     let columns = args.columns.as_deref();
-    let schema = scanner.file().projected_schema(columns)?;
+    let schema = scanner.projected_schema(columns)?;
     let file = match &args.output {
         Some(p) => Some(BatchFile::create(p, &schema, args.overwrite)?),
         None => None,

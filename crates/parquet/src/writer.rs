@@ -115,6 +115,18 @@ impl<W: Write + Send> ParquetWriter<W> {
         }
     }
 
+    /// Whether the pages the direct encoder writes from now on carry the
+    /// CRC-32 of their body in their header (on by default; see
+    /// [`Shredder::with_page_checksums`]). parquet's `ArrowWriter` writes
+    /// no checksums, so this does nothing on that path.
+    pub fn set_page_checksums(&mut self, on: bool) {
+        if let Inner::Direct(d) = &mut self.inner {
+            for l in &mut d.leaves {
+                l.set_page_checksums(on);
+            }
+        }
+    }
+
     /// Whether pages go through the direct encoder.
     pub fn is_direct(&self) -> bool {
         matches!(self.inner, Inner::Direct(_))

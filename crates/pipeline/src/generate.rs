@@ -155,6 +155,9 @@ pub struct GenerateConfig {
     pub seed: u64,
     /// Which Parquet encoder to use.
     pub encoder: ParquetEncoder,
+    /// Whether the direct encoder's Parquet pages carry a CRC-32 checksum
+    /// (parquet's Arrow writer writes none).
+    pub page_checksums: bool,
     /// The part of the rows this run writes (all by default).
     pub part: Part,
 }
@@ -165,7 +168,8 @@ impl GenerateConfig {
     /// [`DEFAULT_BATCH_SIZE`], [`DEFAULT_NUM_WRITERS`] uncompressed Parquet
     /// files in [`default_output_dir`] with row groups of
     /// [`DEFAULT_ROW_GROUP_ROWS`], [`default_threads`] threads,
-    /// [`DEFAULT_SEED`], the automatic encoder, all parts, no overwrite.
+    /// [`DEFAULT_SEED`], the automatic encoder with page checksums, all
+    /// parts, no overwrite.
     pub fn new(stem: impl Into<String>) -> Self {
         GenerateConfig {
             target_records: DEFAULT_TARGET_RECORDS,
@@ -180,6 +184,7 @@ impl GenerateConfig {
             overwrite: false,
             seed: DEFAULT_SEED,
             encoder: ParquetEncoder::Auto,
+            page_checksums: true,
             part: Part::default(),
         }
     }
@@ -1167,6 +1172,7 @@ fn stage<'a, G: BatchGenerator>(
             let shredder = match cfg.encoder {
                 ParquetEncoder::Auto => {
                     Shredder::for_properties(&schema, probe.schema_descr(), &props)
+                        .map(|s| s.with_page_checksums(cfg.page_checksums))
                 }
                 ParquetEncoder::Arrow => None,
             };

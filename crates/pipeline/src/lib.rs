@@ -51,6 +51,7 @@
 //!     overwrite: false,
 //!     seed: 42,
 //!     encoder: Default::default(),
+//!     page_checksums: true,
 //!     part: Default::default(),
 //! };
 //! let summary = generate(&strata_gen::contacts(42), &cfg, &|_| {}).unwrap();

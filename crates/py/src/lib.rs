@@ -376,6 +376,7 @@ fn generate<'py>(
         overwrite,
         seed,
         encoder: ParquetEncoder::Auto,
+        page_checksums: true,
         part: part_of(part, parts)?,
     };
     // A table of a dataset: its rows, files and batches as

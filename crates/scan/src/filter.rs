@@ -17,15 +17,29 @@
 //!   equal to itself), and `-0.0 < 0.0`.
 //! * Strings compare byte-wise (code point order); booleans with
 //!   `false < true`.
+//! * Decimals (`Decimal32`, `Decimal64`, `Decimal128`) compare with
+//!   numbers exactly, at the column's scale: `price < 2.505` on a column
+//!   of scale 2 keeps `price <= 2.50`, and `price = 2.505` matches no row.
+//!   Numbers with a fraction or exponent keep the digits as written.
 //! * Dates (`Date32`, `Date64`) compare with `'YYYY-MM-DD'` strings, or
 //!   with integers in the column's unit (days, milliseconds).
+//! * Timestamps of any unit and zone compare with strings such as
+//!   `'2024-05-01'`, `'2024-05-01 12:30:00.25'` or
+//!   `'2024-05-01T12:30:00+02:00'` (a string without an offset is a time
+//!   in the column's zone, or UTC for a column without one), exactly,
+//!   whatever the column's unit (`ts < '... 00:00:00.5'` on a column of
+//!   seconds keeps `ts <= '... 00:00:00'`), or with integers in the
+//!   column's unit.
 //! * Dictionary-encoded columns compare by their values.
+//!
+//! Parquet row groups are skipped by their statistics for integer, float,
+//! string, boolean, decimal, `Date32` and timestamp columns.
 
 use std::{cmp::Ordering, fmt, str::FromStr, sync::Arc};
 
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Date32Array, Date64Array, Float64Array, Int64Array,
-    LargeStringArray, RecordBatch, Scalar, StringArray, StringViewArray, UInt64Array,
+    Array, ArrayRef, BooleanArray, Date32Array, Date64Array, Decimal128Array, Float64Array,
+    Int64Array, LargeStringArray, RecordBatch, Scalar, StringArray, StringViewArray, UInt64Array,
     cast::AsArray,
 };
 use arrow_schema::{DataType, Schema};
@@ -91,9 +105,14 @@ impl fmt::Display for CmpOp {
 pub enum Literal {
     /// An integer, such as `42` or `-7`.
     Int(i64),
-    /// A number with a fraction or exponent (or too large for `i64`), such
-    /// as `2.5`, `1e9`, `inf` or `nan`.
+    /// A float, `inf` or `nan` (a filter parsed from text gives the
+    /// other numbers as [`Literal::Decimal`]).
     Float(f64),
+    /// A number with a fraction or exponent, or an integer too large for
+    /// `i64`, as written: `2.50`, `-1e9`, `99999999999999999999`. It
+    /// compares exactly with integer and decimal columns, and as the
+    /// nearest `f64` with float columns.
+    Decimal(String),
     /// A quoted string, `'Ann'` or `"Ann"`.
     Str(String),
     /// `true` or `false`.
@@ -105,6 +124,7 @@ impl fmt::Display for Literal {
         match self {
             Literal::Int(v) => write!(f, "{v}"),
             Literal::Float(v) => write!(f, "{v:?}"),
+            Literal::Decimal(v) => f.write_str(v),
             Literal::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
             Literal::Bool(b) => write!(f, "{b}"),
         }
@@ -262,6 +282,8 @@ impl Parser<'_> {
             Some(Literal::Bool(false))
         } else if let Ok(v) = word.parse::<i64>() {
             Some(Literal::Int(v))
+        } else if Exact::parse(word).is_some() {
+            Some(Literal::Decimal(word.to_string()))
         } else if word.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
             || ["inf", "infinity", "nan"]
                 .iter()
@@ -397,7 +419,7 @@ impl Filter {
         let mismatch = || {
             let wanted = match &self.value {
                 Literal::Int(_) => "an integer",
-                Literal::Float(_) => "a number",
+                Literal::Float(_) | Literal::Decimal(_) => "a number",
                 Literal::Str(_) => "a string",
                 Literal::Bool(_) => "a boolean",
             };
@@ -502,17 +524,57 @@ impl Filter {
                     scalar,
                 }
             }
-            D::Timestamp(..) | D::Time32(_) | D::Time64(_) | D::Duration(_) | D::Interval(_) => {
+            D::Decimal32(_, scale) | D::Decimal64(_, scale) | D::Decimal128(_, scale) => {
+                match self
+                    .scaled(i32::from(*scale))
+                    .ok_or_else(mismatch)?
+                    .bound(self.op)
+                {
+                    IntBound::Const(v) => Plan::Const(v),
+                    IntBound::Value(v) => {
+                        // Narrower decimals widen to Decimal128 exactly.
+                        let t = match data_type {
+                            D::Decimal128(..) => data_type.clone(),
+                            _ => D::Decimal128(arrow_schema::DECIMAL128_MAX_PRECISION, *scale),
+                        };
+                        Plan::Compare {
+                            scalar: Arc::new(
+                                Decimal128Array::from(vec![v]).with_data_type(t.clone()),
+                            ),
+                            cast_to: Some(t),
+                        }
+                    }
+                }
+            }
+            D::Timestamp(unit, tz) => {
+                let ns = self.instant_ns(data_type)?;
+                match Scaled::of_ns(ns, unit_ns(*unit)).bound(self.op) {
+                    IntBound::Const(v) => Plan::Const(v),
+                    IntBound::Value(v) => match i64::try_from(v) {
+                        Ok(v) => Plan::Compare {
+                            cast_to: None,
+                            scalar: timestamp_scalar(*unit, tz.clone(), v),
+                        },
+                        Err(_) => Plan::Const(self.op.holds(if v < 0 {
+                            Ordering::Greater
+                        } else {
+                            Ordering::Less
+                        })),
+                    },
+                }
+            }
+            D::Time32(_) | D::Time64(_) | D::Duration(_) | D::Interval(_) => {
                 return Err(Error::InvalidConfig(format!(
-                    "filter \"{self}\": column '{}' has type {data_type}; filters on time \
-                     types other than dates are not supported",
+                    "filter \"{self}\": column '{}' has type {data_type}; filters on times of \
+                     day, durations and intervals are not supported",
                     self.column
                 )));
             }
             _ => {
                 return Err(Error::InvalidConfig(format!(
                     "filter \"{self}\": column '{}' has type {data_type}, which filters do not \
-                     support (integers, floats, strings, booleans and dates are)",
+                     support (integers, floats, decimals, strings, booleans, dates and \
+                     timestamps are)",
                     self.column
                 )));
             }
@@ -524,34 +586,131 @@ impl Filter {
     /// the operator adjusted: `x < 2.5` becomes `x <= 2`. `None` when the
     /// literal is not a number.
     fn int_bound(&self) -> Option<IntBound> {
-        match self.value {
-            Literal::Int(v) => Some(IntBound::Value(i128::from(v))),
-            Literal::Float(f) => Some(int_bound_of_float(self.op, f)),
+        match &self.value {
+            Literal::Int(v) => Some(IntBound::Value(i128::from(*v))),
+            Literal::Float(f) => Some(int_bound_of_float(self.op, *f)),
+            Literal::Decimal(_) => Some(self.scaled(0)?.bound(self.op)),
+            _ => None,
+        }
+    }
+
+    /// The literal times `10^scale` (a decimal column's unscaled value),
+    /// exactly. `None` when the literal is not a number.
+    fn scaled(&self, scale: i32) -> Option<Scaled> {
+        match &self.value {
+            Literal::Int(v) => Exact::parse(&v.to_string())?.scaled(scale),
+            Literal::Decimal(text) => Exact::parse(text)?.scaled(scale),
+            Literal::Float(f) if f.is_nan() => Some(if f.is_sign_negative() {
+                Scaled::Below
+            } else {
+                Scaled::Above
+            }),
+            Literal::Float(f) if f.is_infinite() => Some(if *f < 0.0 {
+                Scaled::Below
+            } else {
+                Scaled::Above
+            }),
+            // The shortest digits that give the float back.
+            Literal::Float(f) => Exact::parse(&format!("{f:e}"))?.scaled(scale),
+            _ => None,
+        }
+    }
+
+    /// The literal as an instant for a timestamp column of `data_type`:
+    /// nanoseconds since the epoch (integers are in the column's unit,
+    /// strings without an offset in the column's zone).
+    fn instant_ns(&self, data_type: &DataType) -> Result<i128, Error> {
+        let DataType::Timestamp(unit, tz) = data_type else {
+            return Err(Error::InvalidConfig(format!(
+                "filter \"{self}\": column '{}' of type {data_type} is not a timestamp",
+                self.column
+            )));
+        };
+        match &self.value {
+            Literal::Int(v) => Ok(i128::from(*v) * unit_ns(*unit)),
+            Literal::Str(s) => {
+                let bad = |why: String| {
+                    Error::InvalidConfig(format!(
+                        "filter \"{self}\": '{s}' is not a timestamp for column '{}' of type \
+                         {data_type} (use 'YYYY-MM-DD HH:MM:SS[.fff][+HH:MM]'){why}",
+                        self.column
+                    ))
+                };
+                let utc = tz.as_deref().is_none_or(is_utc);
+                match parse_instant(s, if utc { None } else { tz.clone() }) {
+                    Ok(ns) => Ok(ns),
+                    // A named zone other than UTC: a string with an offset
+                    // does not need it (it reads the same in any zone).
+                    Err(_) if !utc => match (
+                        parse_instant(s, None),
+                        parse_instant(s, Some("+01:00".into())),
+                    ) {
+                        (Ok(a), Ok(b)) if a == b => Ok(a),
+                        (Ok(_), Ok(_)) => Err(Error::InvalidConfig(format!(
+                            "filter \"{self}\": '{s}' has no UTC offset, and filters cannot \
+                             read it in the zone of column '{}' ({data_type}): add one, as in \
+                             '{s}+02:00' or '{s}Z'",
+                            self.column
+                        ))),
+                        (Err(e), _) | (_, Err(e)) => Err(bad(format!(": {e}"))),
+                    },
+                    Err(e) => Err(bad(format!(": {e}"))),
+                }
+            }
+            _ => Err(Error::InvalidConfig(format!(
+                "filter \"{self}\": column '{}' of type {data_type} compares with a 'quoted \
+                 timestamp' or an integer in the column's unit",
+                self.column
+            ))),
+        }
+    }
+
+    /// The literal as days since the epoch, for a `Date32` column.
+    fn days(&self) -> Option<IntBound> {
+        match &self.value {
+            Literal::Int(v) => Some(IntBound::Value(i128::from(*v))),
+            Literal::Str(s) => {
+                let text = StringArray::from(vec![s.as_str()]);
+                let opts = arrow_cast::CastOptions {
+                    safe: false,
+                    ..Default::default()
+                };
+                let d = arrow_cast::cast_with_options(&text, &DataType::Date32, &opts).ok()?;
+                Some(IntBound::Value(i128::from(
+                    d.as_primitive::<arrow_array::types::Date32Type>().value(0),
+                )))
+            }
             _ => None,
         }
     }
 
     /// The literal as a float, for float columns.
     fn float_value(&self) -> Option<f64> {
-        match self.value {
-            Literal::Int(v) => Some(v as f64),
-            Literal::Float(f) => Some(f),
+        match &self.value {
+            Literal::Int(v) => Some(*v as f64),
+            Literal::Float(f) => Some(*f),
+            Literal::Decimal(text) => text.parse().ok(),
             _ => None,
         }
     }
 
     /// Whether any row of row group `rg` may match, judged from the
     /// statistics of column chunk `leaf` (the Parquet leaf column of this
-    /// filter's column). False only when the statistics prove that no row
-    /// matches: the row group is empty, every value is null, or the
-    /// min/max range excludes the literal.
+    /// filter's column, whose Arrow type is `data_type`). False only when
+    /// the statistics prove that no row matches: the row group is empty,
+    /// every value is null, or the min/max range excludes the literal.
     ///
     /// Conservative: missing statistics, a leaf index out of range, types
     /// whose statistics order is not certain here (unsigned integers,
-    /// decimals, dates, timestamps, half floats, binary, old-style
-    /// byte-array statistics), and float columns that may hold NaN all give
-    /// true.
-    pub fn may_match_row_group(&self, rg: &RowGroupMetaData, leaf: usize) -> bool {
+    /// `Date64`, half floats, binary, old-style byte-array statistics,
+    /// decimals wider than 16 bytes, `INT96` timestamps), and float
+    /// columns that may hold NaN all give true.
+    pub fn may_match_row_group(
+        &self,
+        rg: &RowGroupMetaData,
+        leaf: usize,
+        data_type: &DataType,
+    ) -> bool {
         if rg.num_rows() <= 0 {
             return false;
         }
@@ -574,17 +733,33 @@ impl Filter {
         match (stats, descr.physical_type()) {
             (Statistics::Int32(_), PhysicalType::INT32)
             | (Statistics::Int64(_), PhysicalType::INT64) => {
-                let signed_int = match logical {
-                    Some(LogicalType::Integer(t)) => t.is_signed,
-                    Some(_) => false,
-                    None => matches!(
+                let bound = match logical {
+                    Some(LogicalType::Integer(t)) if t.is_signed => self.int_bound(),
+                    Some(LogicalType::Decimal(d)) => self.scaled(d.scale).map(|s| s.bound(self.op)),
+                    Some(LogicalType::Timestamp(t)) => {
+                        let unit = match t.unit {
+                            parquet::basic::TimeUnit::MILLIS => 1_000_000,
+                            parquet::basic::TimeUnit::MICROS => 1_000,
+                            parquet::basic::TimeUnit::NANOS => 1,
+                        };
+                        self.instant_ns(data_type)
+                            .ok()
+                            .map(|ns| Scaled::of_ns(ns, unit).bound(self.op))
+                    }
+                    Some(LogicalType::Date) if *data_type == DataType::Date32 => self.days(),
+                    Some(_) => None,
+                    None if matches!(
                         converted,
                         ConvertedType::NONE
                             | ConvertedType::INT_8
                             | ConvertedType::INT_16
                             | ConvertedType::INT_32
                             | ConvertedType::INT_64
-                    ),
+                    ) =>
+                    {
+                        self.int_bound()
+                    }
+                    None => None,
                 };
                 let (min, max) = match stats {
                     Statistics::Int32(s) => (
@@ -597,10 +772,10 @@ impl Filter {
                     ),
                     _ => (None, None),
                 };
-                let (true, Some(min), Some(max)) = (signed_int, min, max) else {
+                let (Some(min), Some(max)) = (min, max) else {
                     return true;
                 };
-                match self.int_bound() {
+                match bound {
                     Some(IntBound::Const(v)) => v,
                     Some(IntBound::Value(v)) => range_may_match(
                         self.op,
@@ -609,6 +784,40 @@ impl Filter {
                         stats.min_is_exact() && stats.max_is_exact(),
                     ),
                     None => true,
+                }
+            }
+            (
+                Statistics::FixedLenByteArray(_) | Statistics::ByteArray(_),
+                PhysicalType::FIXED_LEN_BYTE_ARRAY | PhysicalType::BYTE_ARRAY,
+            ) if matches!(logical, Some(LogicalType::Decimal(_))) => {
+                let Some(LogicalType::Decimal(d)) = logical else {
+                    return true;
+                };
+                let (min, max) = match stats {
+                    Statistics::FixedLenByteArray(s) => {
+                        (s.min_opt().map(|v| v.data()), s.max_opt().map(|v| v.data()))
+                    }
+                    Statistics::ByteArray(s) => {
+                        (s.min_opt().map(|v| v.data()), s.max_opt().map(|v| v.data()))
+                    }
+                    _ => (None, None),
+                };
+                let (Some(min), Some(max), Some(bound), false) = (
+                    min.and_then(signed_be),
+                    max.and_then(signed_be),
+                    self.scaled(d.scale).map(|s| s.bound(self.op)),
+                    stats.is_min_max_deprecated(),
+                ) else {
+                    return true;
+                };
+                match bound {
+                    IntBound::Const(v) => v,
+                    IntBound::Value(v) => range_may_match(
+                        self.op,
+                        min.cmp(&v),
+                        max.cmp(&v),
+                        stats.min_is_exact() && stats.max_is_exact(),
+                    ),
                 }
             }
             (Statistics::Float(_), PhysicalType::FLOAT)
@@ -739,6 +948,211 @@ fn int_bound_of_float(op: CmpOp, f: f64) -> IntBound {
     }
 }
 
+/// A big-endian two's complement integer of 1 to 16 bytes (a decimal's
+/// unscaled value in Parquet's byte-array statistics).
+fn signed_be(b: &[u8]) -> Option<i128> {
+    if b.is_empty() || b.len() > 16 {
+        return None;
+    }
+    let fill = if b[0] & 0x80 != 0 { 0xff } else { 0 };
+    let mut full = [fill; 16];
+    full[16 - b.len()..].copy_from_slice(b);
+    Some(i128::from_be_bytes(full))
+}
+
+/// `text` as nanoseconds since the epoch, read in zone `tz` (an offset
+/// such as `+02:00`, or `None` for UTC) unless it names an offset itself.
+/// Nanoseconds keep every digit; instants outside their range (years 1677
+/// to 2262) are read in coarser units.
+fn parse_instant(text: &str, tz: Option<Arc<str>>) -> Result<i128, arrow_schema::ArrowError> {
+    use arrow_schema::TimeUnit as U;
+    let array = StringArray::from(vec![text]);
+    let opts = arrow_cast::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    let mut last = None;
+    for u in [U::Nanosecond, U::Microsecond, U::Millisecond, U::Second] {
+        let t = DataType::Timestamp(u, tz.clone());
+        match arrow_cast::cast_with_options(&array, &t, &opts) {
+            Ok(a) => {
+                let v = arrow_cast::cast(&a, &DataType::Int64)?;
+                let v = v.as_primitive::<arrow_array::types::Int64Type>().value(0);
+                return Ok(i128::from(v) * unit_ns(u));
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| arrow_schema::ArrowError::CastError(text.to_string())))
+}
+
+/// Whether a zone name is UTC under another name.
+fn is_utc(tz: &str) -> bool {
+    [
+        "utc",
+        "etc/utc",
+        "z",
+        "zulu",
+        "gmt",
+        "etc/gmt",
+        "universal",
+        "etc/universal",
+        "+00:00",
+    ]
+    .iter()
+    .any(|n| tz.eq_ignore_ascii_case(n))
+}
+
+/// Nanoseconds in one `unit`.
+fn unit_ns(unit: arrow_schema::TimeUnit) -> i128 {
+    use arrow_schema::TimeUnit as U;
+    match unit {
+        U::Second => 1_000_000_000,
+        U::Millisecond => 1_000_000,
+        U::Microsecond => 1_000,
+        U::Nanosecond => 1,
+    }
+}
+
+/// A one-value timestamp array of `unit` and zone `tz`.
+fn timestamp_scalar(unit: arrow_schema::TimeUnit, tz: Option<Arc<str>>, v: i64) -> ArrayRef {
+    use arrow_array::{
+        TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray,
+        TimestampSecondArray,
+    };
+    use arrow_schema::TimeUnit as U;
+    match unit {
+        U::Second => Arc::new(TimestampSecondArray::from(vec![v]).with_timezone_opt(tz)),
+        U::Millisecond => Arc::new(TimestampMillisecondArray::from(vec![v]).with_timezone_opt(tz)),
+        U::Microsecond => Arc::new(TimestampMicrosecondArray::from(vec![v]).with_timezone_opt(tz)),
+        U::Nanosecond => Arc::new(TimestampNanosecondArray::from(vec![v]).with_timezone_opt(tz)),
+    }
+}
+
+/// A number as written, exactly: `digits * 10^exp`, negative when `neg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Exact {
+    neg: bool,
+    /// Without leading or trailing zeros; empty for zero.
+    digits: String,
+    exp: i64,
+}
+
+/// Digits of the largest unscaled value handled: every integer and
+/// decimal type up to `Decimal128` lies within 38 digits.
+const MAX_DIGITS: i64 = 38;
+
+impl Exact {
+    /// `[+-]digits[.digits][(e|E)[+-]digits]` (digits on at least one side
+    /// of the point), or `None`.
+    fn parse(text: &str) -> Option<Exact> {
+        let (neg, rest) = match text.as_bytes().first()? {
+            b'-' => (true, &text[1..]),
+            b'+' => (false, &text[1..]),
+            _ => (false, text),
+        };
+        let (mantissa, exp) = match rest.find(['e', 'E']) {
+            Some(at) => (&rest[..at], rest[at + 1..].parse::<i32>().ok()?),
+            None => (rest, 0),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        if int.is_empty() && frac.is_empty()
+            || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        let all = format!("{int}{frac}");
+        let lead = all.trim_start_matches('0');
+        let digits = lead.trim_end_matches('0');
+        let exp = i64::from(exp) - frac.len() as i64 + (lead.len() - digits.len()) as i64;
+        Some(Exact {
+            neg,
+            digits: digits.to_string(),
+            exp,
+        })
+    }
+
+    /// The number times `10^scale`, against the integers.
+    fn scaled(&self, scale: i32) -> Option<Scaled> {
+        if self.digits.is_empty() {
+            return Some(Scaled::Exact(0));
+        }
+        let shift = self.exp + i64::from(scale);
+        let len = self.digits.len() as i64;
+        // Digits before the point once shifted.
+        let whole = len + shift;
+        if whole > MAX_DIGITS {
+            return Some(if self.neg {
+                Scaled::Below
+            } else {
+                Scaled::Above
+            });
+        }
+        let (int, frac) = if shift >= 0 {
+            (
+                format!("{}{}", self.digits, "0".repeat(shift as usize)),
+                false,
+            )
+        } else if whole <= 0 {
+            (String::new(), true)
+        } else {
+            (self.digits[..whole as usize].to_string(), true)
+        };
+        let m: i128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+        Some(match (self.neg, frac) {
+            (false, false) => Scaled::Exact(m),
+            (true, false) => Scaled::Exact(-m),
+            (false, true) => Scaled::Between(m),
+            (true, true) => Scaled::Between(-m - 1),
+        })
+    }
+}
+
+/// Where a literal lies among the integers (a column's stored values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scaled {
+    /// On this integer.
+    Exact(i128),
+    /// Strictly between this integer and the next.
+    Between(i128),
+    /// Above every value of every type handled.
+    Above,
+    /// Below every value of every type handled.
+    Below,
+}
+
+impl Scaled {
+    /// An instant of `ns` nanoseconds in a unit of `unit` nanoseconds.
+    fn of_ns(ns: i128, unit: i128) -> Scaled {
+        let (q, r) = (ns.div_euclid(unit), ns.rem_euclid(unit));
+        if r == 0 {
+            Scaled::Exact(q)
+        } else {
+            Scaled::Between(q)
+        }
+    }
+
+    /// `x OP literal` over integers `x` as a comparison with an integer,
+    /// or a constant (`op` is kept, as for [`int_bound_of_float`]).
+    fn bound(self, op: CmpOp) -> IntBound {
+        match self {
+            Scaled::Exact(v) => IntBound::Value(v),
+            Scaled::Above => IntBound::Const(op.holds(Ordering::Less)),
+            Scaled::Below => IntBound::Const(op.holds(Ordering::Greater)),
+            Scaled::Between(floor) => match op {
+                CmpOp::Eq => IntBound::Const(false),
+                CmpOp::NotEq => IntBound::Const(true),
+                // `x < 2.5` is `x < 3`, `x <= 2.5` is `x <= 2`.
+                CmpOp::Lt => IntBound::Value(floor + 1),
+                CmpOp::LtEq => IntBound::Value(floor),
+                // `x > 2.5` is `x > 2`, `x >= 2.5` is `x >= 3`.
+                CmpOp::Gt => IntBound::Value(floor),
+                CmpOp::GtEq => IntBound::Value(floor + 1),
+            },
+        }
+    }
+}
+
 /// Whether some value in `[min, max]` may satisfy `value OP literal`, given
 /// how the bounds compare to the literal. `exact` says the bounds are
 /// values that occur (not widened by truncation), which `!=` needs.
@@ -787,20 +1201,25 @@ mod tests {
         use Literal::*;
         let cases = [
             ("col > 5", f("col", Gt, Int(5))),
-            ("x<=2.5", f("x", LtEq, Float(2.5))),
+            ("x<=2.5", f("x", LtEq, Decimal("2.5".into()))),
             ("name = 'Ann'", f("name", Eq, Str("Ann".into()))),
             ("name == \"Ann\"", f("name", Eq, Str("Ann".into()))),
             ("flag != true", f("flag", NotEq, Bool(true))),
             ("flag<>FALSE", f("flag", NotEq, Bool(false))),
             ("  a.b_c   >=   -7  ", f("a.b_c", GtEq, Int(-7))),
-            ("v < 1e3", f("v", Lt, Float(1000.0))),
-            ("v < -0.5", f("v", Lt, Float(-0.5))),
+            ("v < 1e3", f("v", Lt, Decimal("1e3".into()))),
+            ("v < -0.5", f("v", Lt, Decimal("-0.5".into()))),
+            ("v < 2.50", f("v", Lt, Decimal("2.50".into()))),
+            ("v < inf", f("v", Lt, Float(f64::INFINITY))),
             ("s = 'it''s'", f("s", Eq, Str("it's".into()))),
             ("s = ''", f("s", Eq, Str(String::new()))),
             ("s = 'a b = c'", f("s", Eq, Str("a b = c".into()))),
             ("\"my col\" = 3", f("my col", Eq, Int(3))),
             ("\"a \"\"q\"\"\" = 3", f("a \"q\"", Eq, Int(3))),
-            ("big > 99999999999999999999", f("big", Gt, Float(1e20))),
+            (
+                "big > 99999999999999999999",
+                f("big", Gt, Decimal("99999999999999999999".into())),
+            ),
             ("x = 9223372036854775807", f("x", Eq, Int(i64::MAX))),
         ];
         for (text, want) in cases {
@@ -850,7 +1269,22 @@ mod tests {
                 true,
             ),
             Field::new("day", DataType::Date32, true),
+            Field::new(
+                "berlin",
+                DataType::Timestamp(TimeUnit::Second, Some("Europe/Berlin".into())),
+                true,
+            ),
         ]);
+        // A named zone: strings with an offset only.
+        let e = Filter::parse("berlin < '2024-03-31 02:30:00'")
+            .unwrap()
+            .check(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("no UTC offset"), "{e}");
+        Filter::parse("berlin < '2024-03-31 02:30:00+01:00'")
+            .unwrap()
+            .check(&schema)
+            .unwrap();
         let e = Filter::parse("zz > 1").unwrap().check(&schema).unwrap_err();
         assert!(
             matches!(&e, Error::UnknownColumn { name, .. } if name == "zz"),
@@ -864,8 +1298,16 @@ mod tests {
         assert!(msg.contains("'a'") && msg.contains("Int64"), "{msg}");
         let e = Filter::parse("s > 1").unwrap().check(&schema).unwrap_err();
         assert!(e.to_string().contains("Utf8"), "{e}");
-        let e = Filter::parse("t > 1").unwrap().check(&schema).unwrap_err();
-        assert!(e.to_string().contains("not supported"), "{e}");
+        let e = Filter::parse("t > 'soon'")
+            .unwrap()
+            .check(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("HH:MM:SS"), "{e}");
+        let e = Filter::parse("t > 1.5")
+            .unwrap()
+            .check(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("quoted timestamp"), "{e}");
         let e = Filter::parse("day > 'soon'")
             .unwrap()
             .check(&schema)
@@ -878,6 +1320,9 @@ mod tests {
             "d != 'y'",
             "day >= '2024-02-29'",
             "day < 19000",
+            "t > 0",
+            "t >= '2024-01-01'",
+            "t < '2024-01-01 10:00:00.123456789+05:00'",
         ] {
             Filter::parse(ok).unwrap().check(&schema).unwrap();
         }
@@ -890,7 +1335,35 @@ mod tests {
             vec![Arc::new(TimestampMillisecondArray::from(vec![1]))],
         )
         .unwrap();
-        assert!(Filter::parse("t > 0").unwrap().evaluate(&batch).is_err());
+        assert_eq!(
+            Filter::parse("t > 0")
+                .unwrap()
+                .evaluate(&batch)
+                .unwrap()
+                .true_count(),
+            1
+        );
+    }
+
+    #[test]
+    fn exact_numbers_at_a_scale() {
+        let at = |text: &str, scale: i32| Exact::parse(text).unwrap().scaled(scale).unwrap();
+        assert_eq!(at("2.505", 2), Scaled::Between(250));
+        assert_eq!(at("-2.505", 2), Scaled::Between(-251));
+        assert_eq!(at("2.50", 2), Scaled::Exact(250));
+        assert_eq!(at("-0.001", 2), Scaled::Between(-1));
+        assert_eq!(at("0.001", 2), Scaled::Between(0));
+        assert_eq!(at("1.5e3", 0), Scaled::Exact(1500));
+        assert_eq!(at("15e-1", 1), Scaled::Exact(15));
+        assert_eq!(at("000.000", 5), Scaled::Exact(0));
+        assert_eq!(at("1e38", 0), Scaled::Above);
+        assert_eq!(at("-1e37", 1), Scaled::Below);
+        assert_eq!(at("9.99e37", 0), Scaled::Exact(999 * 10i128.pow(35)));
+        assert_eq!(at("1e-400", 2), Scaled::Between(0));
+        assert_eq!(at("12", -1), Scaled::Between(1));
+        for bad in ["", "-", ".", "1e", "e5", "1.2.3", "1x", "--1"] {
+            assert_eq!(Exact::parse(bad), None, "{bad}");
+        }
     }
 
     /// How an integer value compares with a literal, by numeric value.
@@ -899,6 +1372,7 @@ mod tests {
             Literal::Int(v) => x.cmp(&i128::from(*v)),
             Literal::Float(v) if v.is_nan() => (x as f64).total_cmp(v),
             Literal::Float(v) => (x as f64).partial_cmp(v).unwrap(),
+            Literal::Decimal(text) => cmp_decimal(x, 0, text),
             _ => unreachable!(),
         }
     }
@@ -935,6 +1409,79 @@ mod tests {
         floats: Vec<Option<f64>>,
         strs: Vec<Option<String>>,
         bools: Vec<Option<bool>>,
+    }
+
+    /// Unscaled values of the decimal columns, and their scales.
+    const DECIMALS: [(&str, i128, u32); 2] = [("dec", 37, 2), ("decw", 1_234_567, 3)];
+    /// Nanoseconds per int of the timestamp columns, and their units.
+    const TIMES: [(&str, i128); 3] = [
+        ("ts", 500_000_000),
+        ("tss", 1_000_000_000),
+        ("tsz", 250_000_000),
+    ];
+    /// The zone of `tsz` (naive literals are read in it).
+    const TSZ_OFFSET_NS: i128 = 19_800_000_000_000;
+
+    /// How `x / 10^scale` compares with the number `text`, exactly.
+    fn cmp_decimal(x: i128, scale: u32, text: &str) -> Ordering {
+        let f: f64 = text.parse().unwrap();
+        if f.abs() > 1e30 {
+            return if f > 0.0 {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+        }
+        let (mantissa, e) = match text.split_once(['e', 'E']) {
+            Some((m, e)) => (m, e.parse::<i32>().unwrap()),
+            None => (text, 0),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let m: i128 = format!("{int}{frac}").parse().unwrap();
+        // lit = m * 10^p, x' = x * 10^-scale; both times 10^-k.
+        let p = e - frac.len() as i32;
+        let k = p.min(-(scale as i32));
+        let lhs = x * 10i128.pow((-(scale as i32) - k) as u32);
+        let rhs = m * 10i128.pow((p - k) as u32);
+        lhs.cmp(&rhs)
+    }
+
+    /// A decimal literal: thousandths, a few exponents and extremes.
+    fn random_decimal(rng: &mut RowRng) -> String {
+        match rng.next_below(8) {
+            0 => [
+                "1e40",
+                "-1e40",
+                "1.5e1",
+                "-25e-2",
+                "0.0",
+                "99999999999999999999",
+            ][rng.next_below(6) as usize]
+                .to_string(),
+            1 => (rng.next_below(41) as i64 - 20).to_string(),
+            _ => {
+                let k = rng.next_below(8001) as i64 - 4000;
+                let sign = if k < 0 { "-" } else { "" };
+                format!("{sign}{}.{:03}", k.abs() / 1000, k.abs() % 1000)
+            }
+        }
+    }
+
+    /// An instant near the timestamp columns' values (ns), some on
+    /// quarter seconds, some a microsecond off.
+    fn random_instant(rng: &mut RowRng) -> i128 {
+        let quarter = (rng.next_below(145) as i128 - 72) * 250_000_000;
+        quarter + i128::from(rng.next_below(4) == 0) * 1_000
+    }
+
+    /// `ns` as text, with an offset (`Some`) or naive in the zone `naive_ns`
+    /// ahead of UTC.
+    fn instant_text(ns: i128, offset: Option<&str>, naive_ns: i128) -> String {
+        let shown = ns + if offset.is_some() { 0 } else { naive_ns };
+        let a = arrow_array::TimestampNanosecondArray::from(vec![shown as i64])
+            .with_timezone_opt(offset.map(Arc::from));
+        let s = arrow_cast::cast(&a, &DataType::Utf8).unwrap();
+        s.as_string::<i32>().value(0).to_string()
     }
 
     fn random_data(seed: u64, n: usize) -> Data {
@@ -981,7 +1528,26 @@ mod tests {
         )
         .unwrap();
         let bool_arr: BooleanArray = bools.iter().copied().collect();
+        let dec = |per: i128, p: u8, s: i8| -> ArrayRef {
+            Arc::new(
+                arrow_array::Decimal128Array::from_iter(ints.iter().map(|v| v.map(|v| v * per)))
+                    .with_precision_and_scale(p, s)
+                    .unwrap(),
+            )
+        };
+        let i64_of = |per: i128| ints.iter().map(move |v| v.map(|v| (v * per) as i64));
+        let ts = TimestampMillisecondArray::from_iter(i64_of(500)).with_timezone("UTC");
+        let tss = arrow_array::TimestampSecondArray::from_iter(i64_of(1));
+        let tsz = arrow_array::TimestampMicrosecondArray::from_iter(i64_of(250_000))
+            .with_timezone("+05:30");
+        let day = arrow_array::Date32Array::from_iter(ints.iter().map(|v| v.map(|v| v as i32)));
         let columns: Vec<(&str, ArrayRef)> = vec![
+            ("dec", dec(37, 15, 2)),
+            ("decw", dec(1_234_567, 20, 3)),
+            ("ts", Arc::new(ts)),
+            ("tss", Arc::new(tss)),
+            ("tsz", Arc::new(tsz)),
+            ("day", Arc::new(day)),
             ("i64", Arc::new(i64s)),
             ("i32", Arc::new(i32s)),
             ("u8", Arc::new(u8s)),
@@ -1009,8 +1575,65 @@ mod tests {
         d: &'a Data,
     ) -> (Filter, Box<dyn Fn(usize) -> bool + 'a>) {
         let op = OPS[rng.next_below(6) as usize];
-        let column =
-            ["i64", "i32", "u8", "u64", "f64", "s", "ds", "di", "b"][rng.next_below(9) as usize];
+        let column = [
+            "i64", "i32", "u8", "u64", "f64", "s", "ds", "di", "b", "dec", "decw", "ts", "tss",
+            "tsz", "day",
+        ][rng.next_below(15) as usize];
+        let filter = |value: Literal| Filter {
+            column: column.into(),
+            op,
+            value,
+        };
+        if let Some(&(_, per, scale)) = DECIMALS.iter().find(|d| d.0 == column) {
+            let text = random_decimal(rng);
+            let value = match text.parse::<i64>() {
+                Ok(v) => Literal::Int(v),
+                Err(_) => Literal::Decimal(text.clone()),
+            };
+            let check = move |i: usize| {
+                d.ints[i].is_some_and(|x| op.holds(cmp_decimal(x * per, scale, &text)))
+            };
+            return (filter(value), Box::new(check));
+        }
+        if let Some(&(_, per)) = TIMES.iter().find(|t| t.0 == column) {
+            let naive = if column == "tsz" { TSZ_OFFSET_NS } else { 0 };
+            let (value, lit_ns) = match rng.next_below(4) {
+                0 => {
+                    // An integer in the column's unit.
+                    let unit = match column {
+                        "ts" => 1_000_000,
+                        "tss" => 1_000_000_000,
+                        _ => 1_000,
+                    };
+                    let v = (rng.next_below(41) as i64 - 20) * 250;
+                    let v = if column == "tss" { v / 250 } else { v };
+                    (Literal::Int(v), i128::from(v) * unit)
+                }
+                1 => {
+                    let ns = random_instant(rng);
+                    (Literal::Str(instant_text(ns, None, naive)), ns)
+                }
+                _ => {
+                    let ns = random_instant(rng);
+                    let offset = ["+00:00", "+02:00", "-07:30"][rng.next_below(3) as usize];
+                    (Literal::Str(instant_text(ns, Some(offset), naive)), ns)
+                }
+            };
+            let check = move |i: usize| d.ints[i].is_some_and(|x| op.holds((x * per).cmp(&lit_ns)));
+            return (filter(value), Box::new(check));
+        }
+        if column == "day" {
+            let v = rng.next_below(41) as i64 - 20;
+            let value = if rng.next_below(2) == 0 {
+                Literal::Int(v)
+            } else {
+                let a = arrow_array::Date32Array::from(vec![v as i32]);
+                let s = arrow_cast::cast(&a, &DataType::Utf8).unwrap();
+                Literal::Str(s.as_string::<i32>().value(0).to_string())
+            };
+            let check = move |i: usize| d.ints[i].is_some_and(|x| op.holds(x.cmp(&i128::from(v))));
+            return (filter(value), Box::new(check));
+        }
         let value = match column {
             "s" | "ds" => {
                 let len = rng.next_below(3) as usize;
@@ -1021,6 +1644,7 @@ mod tests {
                 )
             }
             "b" => Literal::Bool(rng.next_below(2) == 1),
+            _ if rng.next_below(4) == 0 && column != "f64" => Literal::Decimal(random_decimal(rng)),
             _ => {
                 let kind = rng.next_below(4);
                 random_literal(rng, kind)
@@ -1106,6 +1730,7 @@ mod tests {
     #[test]
     fn pruning_is_never_wrong() {
         let mut pruned = 0;
+        let mut pruned_columns = std::collections::BTreeSet::new();
         for seed in 0..12u64 {
             let d = random_data(seed, 400);
             let props = WriterProperties::builder()
@@ -1135,8 +1760,10 @@ mod tests {
                 let mut start = 0usize;
                 for rg in md.row_groups() {
                     let n = rg.num_rows() as usize;
-                    if !filter.may_match_row_group(rg, leaf) {
+                    let t = batch.schema().field(leaf).data_type().clone();
+                    if !filter.may_match_row_group(rg, leaf, &t) {
                         pruned += 1;
+                        pruned_columns.insert(filter.column.clone());
                         let hit = (start..start + n).find(|&i| check(i));
                         assert!(hit.is_none(), "seed {seed}: {filter} pruned row {hit:?}");
                     }
@@ -1145,5 +1772,8 @@ mod tests {
             }
         }
         assert!(pruned > 100, "pruned only {pruned} row groups");
+        for c in ["dec", "decw", "ts", "tss", "tsz", "day", "i64", "s"] {
+            assert!(pruned_columns.contains(c), "no row group of {c} pruned");
+        }
     }
 }

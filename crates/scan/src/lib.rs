@@ -19,6 +19,7 @@
 
 mod error;
 pub mod filter;
+pub mod inputs;
 pub mod ipc;
 mod layout;
 pub mod parquet;
@@ -27,6 +28,7 @@ pub mod write;
 
 pub use error::Error;
 pub use filter::Filter;
+pub use inputs::MultiScanner;
 
 pub use request::{SMALL_FILE, ScanRequest, TAIL_PREFETCH, first_read_len};
 
@@ -314,6 +316,19 @@ impl Scanner {
                 self.count(b);
                 each(b)?;
             }
+        }
+    }
+
+    /// The rows of the file (an IPC file without row counts in its footer
+    /// has its batch headers read).
+    ///
+    /// # Errors
+    ///
+    /// A read error.
+    pub fn num_rows(&self) -> Result<u64, Error> {
+        match &self.file {
+            ScanFile::Parquet(f) => Ok(f.num_rows()),
+            ScanFile::Ipc(f) => Ok(self.rt.block_on(f.row_counts())?.iter().sum()),
         }
     }
 

@@ -348,7 +348,10 @@ impl ParquetFile {
         let reads = |i: usize| {
             let rg = self.metadata.row_group(i);
             match (&req.filter, filter_leaf) {
-                (Some(f), Some(leaf)) => f.may_match_row_group(rg, leaf),
+                (Some(f), Some(leaf)) => match schema.field_with_name(&f.column) {
+                    Ok(c) => f.may_match_row_group(rg, leaf, c.data_type()),
+                    Err(_) => true,
+                },
                 _ => rg.num_rows() > 0,
             }
         };

@@ -103,6 +103,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                 overwrite: true,
                 seed: 42,
                 encoder,
+                page_checksums: true,
                 part: Part::default(),
             };
             out.push(generate_case(name, subject, &generator, gen_cfg, &dir));

@@ -44,6 +44,7 @@ fn write(dir: &Path, format: Format, rows: u64) -> Result<PathBuf, Error> {
         overwrite: true,
         seed: 7,
         encoder: ParquetEncoder::Auto,
+        page_checksums: true,
         part: Part::default(),
     };
     let g = strata_gen::preset("wide-u64", 7);

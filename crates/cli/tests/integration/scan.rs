@@ -266,3 +266,69 @@ fn bad_input_gives_clear_errors_and_leaves_nothing() {
         files(p)
     );
 }
+
+#[test]
+fn scans_a_directory_a_glob_and_several_files_as_one_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let o = strata(args, dir.path());
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    };
+    run(&[
+        "generate",
+        "--preset",
+        "contacts",
+        "--target-records",
+        "3000",
+        "--num-writers",
+        "3",
+        "--output-dir",
+        "ds",
+        "-q",
+    ]);
+    std::fs::write(dir.path().join("ds/_strata_manifest.json"), "{}").unwrap();
+    let one_by_one: String = (0..3)
+        .map(|i| {
+            let out = stdout(&strata(
+                &[
+                    "scan",
+                    &format!("ds/contacts_{i}.parquet"),
+                    "--columns",
+                    "name",
+                ],
+                dir.path(),
+            ));
+            out.strip_prefix("name\n").unwrap().to_string()
+        })
+        .collect();
+    let want = format!("name\n{one_by_one}");
+    for args in [
+        vec!["ds"],
+        vec!["ds/"],
+        vec!["ds/*.parquet"],
+        vec![
+            "ds/contacts_0.parquet",
+            "ds/contacts_1.parquet",
+            "ds/contacts_2.parquet",
+        ],
+    ] {
+        let mut a = vec!["scan"];
+        a.extend(&args);
+        a.extend(["--columns", "name"]);
+        assert_eq!(stdout(&strata(&a, dir.path())), want, "{args:?}");
+    }
+    // Rows numbered across the files.
+    let out = stdout(&strata(
+        &["scan", "ds", "--take", "2999,0", "--columns", "name"],
+        dir.path(),
+    ));
+    let lines: Vec<&str> = want.lines().collect();
+    assert_eq!(out, format!("name\n{}\n{}\n", lines[3000], lines[1]));
+    // Other columns are refused, by name.
+    write_inputs(dir.path());
+    let o = strata(&["scan", "ds", "t.parquet"], dir.path());
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("t.parquet") && e.contains("columns"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}

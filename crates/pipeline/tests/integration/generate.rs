@@ -28,6 +28,7 @@ fn config(dir: &Path, records: u64) -> GenerateConfig {
         overwrite: false,
         seed: 42,
         encoder: Default::default(),
+        page_checksums: true,
         part: Default::default(),
     }
 }

@@ -25,6 +25,7 @@ fn config(dir: &Path, stem: &str, records: u64, format: Format) -> GenerateConfi
         overwrite: false,
         seed: 42,
         encoder: Default::default(),
+        page_checksums: true,
         part: Default::default(),
     }
 }

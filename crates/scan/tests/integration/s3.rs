@@ -307,3 +307,52 @@ async fn projected_scans_of_s3_files_survive_transient_failures() {
     assert!(s.bytes_fetched < column_bytes + 2 * 65_536, "{s:?}");
     assert!(s.bytes_fetched >= column_bytes, "{s:?}");
 }
+
+#[test]
+fn a_prefix_is_scanned_as_one_input() {
+    use arrow_array::{Array, Int64Array, RecordBatch};
+    let Some(bucket) = bucket("a_prefix_is_scanned_as_one_input") else {
+        return;
+    };
+    let base = format!("s3://{bucket}/{}", prefix("multi"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let file = |from: i64| {
+        let b = RecordBatch::try_from_iter([(
+            "id",
+            Arc::new(Int64Array::from_iter_values(from..from + 10)) as _,
+        )])
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::default();
+        let mut w =
+            strata_parquet::writer::ParquetWriter::try_new(Vec::new(), b.schema(), props).unwrap();
+        w.write(&b).unwrap();
+        Bytes::from(w.finish().unwrap())
+    };
+    rt.block_on(async {
+        for i in [0, 1, 2, 10] {
+            put(&format!("{base}/f_{i}.parquet"), file(i * 10)).await;
+        }
+        put(&format!("{base}/sub/f_5.parquet"), file(50)).await;
+        put(&format!("{base}/_strata_manifest.json"), Bytes::from("{}")).await;
+    });
+    let ids = |location: String| {
+        let mut s = strata_scan::MultiScanner::open_locations(&[location], &StoreConfig::default())
+            .unwrap();
+        let mut out = Vec::new();
+        s.scan(&strata_scan::ScanRequest::default(), |b| {
+            let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            out.extend(a.values().iter().copied());
+            assert_eq!(a.null_count(), 0);
+            Ok(())
+        })
+        .unwrap();
+        out
+    };
+    let all: Vec<i64> = (0..30).chain(100..110).collect();
+    assert_eq!(ids(format!("{base}/")), all);
+    let ones: Vec<i64> = (10..20).chain(100..110).collect();
+    assert_eq!(ids(format!("{base}/f_1*.parquet")), ones);
+}
