@@ -40,7 +40,10 @@ fn main() {
         times.push(start.elapsed().as_secs_f64() * 1e3);
     }
     times.sort_by(f64::total_cmp);
-    println!("{mode}: {rows} rows, median {:.3} ms", times[times.len() / 2]);
+    println!(
+        "{mode}: {rows} rows, median {:.3} ms",
+        times[times.len() / 2]
+    );
 }
 
 fn strata(path: &str, columns: Option<Vec<String>>, limit: Option<usize>) -> u64 {
@@ -63,9 +66,15 @@ fn parquet_rs(path: &str, columns: Option<&[String]>) -> u64 {
     let f = File::open(path).unwrap();
     let mut b = ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
     if let Some(cols) = columns {
-        let idx: Vec<usize> = cols.iter().map(|c| b.schema().index_of(c).unwrap()).collect();
+        let idx: Vec<usize> = cols
+            .iter()
+            .map(|c| b.schema().index_of(c).unwrap())
+            .collect();
         let mask = ProjectionMask::roots(b.parquet_schema(), idx);
         b = b.with_projection(mask);
     }
-    b.build().unwrap().map(|b| b.unwrap().num_rows() as u64).sum()
+    b.build()
+        .unwrap()
+        .map(|b| b.unwrap().num_rows() as u64)
+        .sum()
 }
