@@ -62,7 +62,6 @@ use std::{
 };
 
 use arrow_array::{Array, RecordBatch, cast::AsArray};
-use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::SchemaRef;
 use parquet::{
     arrow::{
@@ -1565,7 +1564,7 @@ impl<G: BatchGenerator> Run<'_, G> {
                 Sink::Parquet(Box::new(writer.into_serialized_writer()?.0))
             }
             (None, _) => {
-                let options = ipc_options(self.cfg.compression)?;
+                let options = strata_parquet::sink::ipc_options(self.cfg.compression)?;
                 let buffered = BufWriter::with_capacity(WRITE_BUFFER, f);
                 let writer = IpcFileWriter::try_new(buffered, &self.schema, options)?;
                 Sink::Ipc(Box::new(writer))
@@ -1663,20 +1662,4 @@ fn empty_counts(schema: &SchemaRef) -> Vec<ColumnCounts> {
             list_values: matches!(f.data_type(), arrow_schema::DataType::List(_)).then_some(0),
         })
         .collect()
-}
-
-fn ipc_options(c: Compression) -> Result<IpcWriteOptions, Error> {
-    let o = IpcWriteOptions::default();
-    Ok(match c {
-        Compression::None => o,
-        Compression::Lz4 => o.try_with_compression(Some(arrow_ipc::CompressionType::LZ4_FRAME))?,
-        Compression::Zstd(l) => o
-            .try_with_compression(Some(arrow_ipc::CompressionType::ZSTD))?
-            .try_with_compression_level(Some(l))?,
-        Compression::Snappy => {
-            return Err(Error::InvalidConfig(
-                "--compression snappy is not available for ipc (use lz4 or zstd)".into(),
-            ));
-        }
-    })
 }

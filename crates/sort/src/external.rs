@@ -201,7 +201,7 @@ impl Spill {
     ) -> Result<Spill, Error> {
         // Named for the process, so that the spill directories of killed
         // sorts can be told from those of running ones, and removed.
-        crate::publish::remove_dead(parent, SPILL_PREFIX, "");
+        strata_store::output::remove_orphans(parent, SPILL_PREFIX);
         let dir = tempfile::Builder::new()
             .prefix(&format!("{SPILL_PREFIX}{}-", std::process::id()))
             .tempdir_in(parent)

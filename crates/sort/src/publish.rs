@@ -1,16 +1,18 @@
 //! A sort's output stays out of sight until the whole sort is done.
 //!
 //! Everything a sort writes for its output goes into a hidden staging
-//! directory ([`Staging`]): `.NAME.staging-PID.strata-tmp` beside the
-//! output, or inside it when the output is a directory that exists. No
-//! glob of the output (`out.parquet`, `dir/*.parquet`) sees a file of it
-//! before [`Staging::publish`], which moves the finished output to its
-//! name: the one file renamed onto the output, a new directory renamed
-//! whole, or the files of an existing directory renamed into it one by
-//! one (replacing the part files of an earlier sort). Dropping a staging
-//! directory unpublished removes it with everything in it; one left by a
-//! killed sort is removed by the next sort to the same output, once that
-//! sort's process is gone (the name holds its id).
+//! directory ([`Staging`]), a [`PendingDir`] of strata-store's `output`
+//! module: `.NAME.PID.strata-tmp` beside the output, or
+//! `.strata-sort.PID.strata-tmp` inside it when the output is a directory
+//! that exists. No glob of the output (`out.parquet`, `dir/*.parquet`)
+//! sees a file of it before [`Staging::publish`], which moves the finished
+//! output to its name: the one file renamed onto the output, a new
+//! directory renamed whole, or the files of an existing directory renamed
+//! into it one by one, after which the part files of an earlier sort that
+//! this one did not write are removed. Dropping a staging directory
+//! unpublished removes it with everything in it; one left by a killed
+//! sort is removed by the next sort to the same output, once that sort's
+//! process is gone (the name holds its id).
 //!
 //! With a [`SortProgress`], creating, publishing and
 //! [`SortProgress::interrupt`] take turns on one lock: an interrupt either
@@ -23,12 +25,11 @@ use std::{
     sync::Arc,
 };
 
-use strata_store::output::TEMP_SUFFIX;
+use strata_store::output::PendingDir;
 
 use crate::{
     Error,
     external::{Publication, SortProgress},
-    output_parent,
 };
 
 /// How a staged output reaches its name.
@@ -48,12 +49,10 @@ pub(crate) enum Layout {
 /// The hidden directory a sort writes its output into.
 #[derive(Debug)]
 pub(crate) struct Staging {
-    dir: PathBuf,
+    pending: PendingDir,
     output: PathBuf,
     layout: Layout,
-    overwrite: bool,
     progress: Option<Arc<SortProgress>>,
-    published: bool,
 }
 
 /// The last component of `path`.
@@ -61,11 +60,6 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// The prefix of the staging directories for `name`.
-fn staging_prefix(name: &str) -> String {
-    format!(".{name}.staging-")
 }
 
 impl Staging {
@@ -81,50 +75,39 @@ impl Staging {
         overwrite: bool,
         progress: Option<Arc<SortProgress>>,
     ) -> Result<Staging, Error> {
-        let (parent, name) = match layout {
-            Layout::IntoDir => (output.to_path_buf(), "strata-sort".to_string()),
-            Layout::File | Layout::NewDir => {
-                (output_parent(output).to_path_buf(), file_name(output))
-            }
+        let create = || match layout {
+            Layout::File => PendingDir::for_file(output, overwrite),
+            Layout::NewDir => PendingDir::create(output),
+            Layout::IntoDir => PendingDir::within(output, "strata-sort", overwrite),
         };
-        remove_stale(&parent, &name);
-        let dir = parent.join(format!(
-            "{}{}{TEMP_SUFFIX}",
-            staging_prefix(&name),
-            std::process::id()
-        ));
-        // Left by an earlier process of this id, which is gone.
-        let _ = fs::remove_dir_all(&dir);
-        let create = || fs::create_dir(&dir).map_err(|e| Error::io("create", &dir, e));
-        match &progress {
+        let pending = match &progress {
             Some(p) => {
                 let mut state = p.publication();
                 if matches!(*state, Publication::Interrupted) {
                     return Err(Error::Interrupted);
                 }
-                create()?;
-                *state = Publication::Staged(dir.clone());
+                let pending = create()?;
+                *state = Publication::Staged(pending.path().to_path_buf());
+                pending
             }
             None => create()?,
-        }
+        };
         Ok(Staging {
-            dir,
+            pending,
             output: output.to_path_buf(),
             layout,
-            overwrite,
             progress,
-            published: false,
         })
     }
 
     /// The directory the output's files are written into.
     pub(crate) fn dir(&self) -> &Path {
-        &self.dir
+        self.pending.path()
     }
 
     /// Where a one-file output is written.
     pub(crate) fn file(&self) -> PathBuf {
-        self.dir.join(file_name(&self.output))
+        self.dir().join(file_name(&self.output))
     }
 
     /// Moves the staged `files` (in the staging directory) to their names;
@@ -134,8 +117,13 @@ impl Staging {
     /// [`Error::Interrupted`] when the sort was interrupted;
     /// [`Error::Store`]: the output appeared meanwhile (and overwriting is
     /// off), or a rename failed.
-    pub(crate) fn publish(mut self, files: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
-        let progress = self.progress.clone();
+    pub(crate) fn publish(self, files: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+        let Staging {
+            pending,
+            output,
+            layout,
+            progress,
+        } = self;
         let mut state = progress.as_deref().map(SortProgress::publication);
         if state
             .as_deref()
@@ -143,107 +131,33 @@ impl Staging {
         {
             return Err(Error::Interrupted);
         }
-        let names = self.move_into_place(files)?;
-        self.published = true;
+        // A directory that was new must still be.
+        if layout == Layout::NewDir && output.exists() {
+            return Err(Error::Store(strata_store::Error::OutputExists {
+                path: output,
+                count: 1,
+            }));
+        }
+        pending.commit()?;
+        let names = match layout {
+            Layout::File => vec![output],
+            Layout::NewDir | Layout::IntoDir => {
+                let names: Vec<PathBuf> = files.iter().map(|f| output.join(file_name(f))).collect();
+                if layout == Layout::IntoDir {
+                    remove_stale_parts(&output, &names);
+                }
+                names
+            }
+        };
         if let Some(s) = state.as_deref_mut() {
             *s = Publication::Published;
         }
         Ok(names)
     }
-
-    fn move_into_place(&self, files: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
-        let exists = || {
-            Error::Store(strata_store::Error::OutputExists {
-                path: self.output.clone(),
-                count: 1,
-            })
-        };
-        let rename = |from: &Path, to: &Path| {
-            fs::rename(from, to).map_err(|e| Error::io("rename into", to, e))
-        };
-        match self.layout {
-            Layout::File => {
-                if !self.overwrite && self.output.exists() {
-                    return Err(exists());
-                }
-                rename(&self.file(), &self.output)?;
-                let _ = fs::remove_dir(&self.dir);
-                Ok(vec![self.output.clone()])
-            }
-            Layout::NewDir => {
-                if self.output.exists() {
-                    return Err(exists());
-                }
-                rename(&self.dir, &self.output)?;
-                Ok(files
-                    .iter()
-                    .map(|f| self.output.join(file_name(f)))
-                    .collect())
-            }
-            Layout::IntoDir => {
-                let mut names = Vec::with_capacity(files.len());
-                for f in files {
-                    let name = self.output.join(file_name(f));
-                    rename(f, &name)?;
-                    names.push(name);
-                }
-                remove_stale_parts(&self.output, &names);
-                let _ = fs::remove_dir_all(&self.dir);
-                Ok(names)
-            }
-        }
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        if !self.published {
-            let _ = fs::remove_dir_all(&self.dir);
-        }
-    }
-}
-
-/// Removes the staging directories a killed sort left in `parent` for
-/// `name`: those whose process is gone (another sort to the same output
-/// may be running).
-fn remove_stale(parent: &Path, name: &str) {
-    let prefix = staging_prefix(name);
-    remove_dead(parent, &prefix, TEMP_SUFFIX);
-}
-
-/// Removes the entries of `dir` named `PREFIX<pid>[...]SUFFIX` whose
-/// process `pid` is gone (on Linux, where that can be told; elsewhere
-/// none).
-pub(crate) fn remove_dead(dir: &Path, prefix: &str, suffix: &str) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let n = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = n.strip_prefix(prefix).filter(|_| n.ends_with(suffix)) else {
-            continue;
-        };
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        let Ok(pid) = digits.parse::<u32>() else {
-            continue;
-        };
-        if pid != std::process::id() && process_gone(pid) {
-            let p = e.path();
-            let _ = fs::remove_dir_all(&p).or_else(|_| fs::remove_file(&p));
-        }
-    }
-}
-
-/// Whether no process `pid` runs (Linux: no `/proc/<pid>`); false where
-/// it cannot be told.
-fn process_gone(pid: u32) -> bool {
-    cfg!(target_os = "linux")
-        && Path::new("/proc/self").exists()
-        && !Path::new("/proc").join(pid.to_string()).exists()
 }
 
 /// Whether `name` is a part file of a directory output.
-pub(crate) fn is_part(name: &str) -> bool {
+fn is_part(name: &str) -> bool {
     name.starts_with("part-") && name.ends_with(".parquet")
 }
 
@@ -281,7 +195,7 @@ mod tests {
         let s = Staging::create(&out, Layout::File, false, None).unwrap();
         fs::write(s.file(), b"x").unwrap();
         assert!(!out.exists());
-        assert!(names(d.path())[0].starts_with(".out.parquet.staging-"));
+        assert!(names(d.path())[0].starts_with(".out.parquet."));
         assert_eq!(s.publish(&[]).unwrap(), vec![out.clone()]);
         assert_eq!(names(d.path()), ["out.parquet"]);
         // Without overwrite an output that appeared is kept; dropped
@@ -299,7 +213,7 @@ mod tests {
         let out = d.path().join("sorted");
         // A killed sort's staging directory.
         // (Process ids stop below 2^22 on Linux.)
-        let stale = d.path().join(".sorted.staging-999999999.strata-tmp");
+        let stale = d.path().join(".sorted.999999999.strata-tmp");
         fs::create_dir(&stale).unwrap();
         fs::write(stale.join("part-00000000.parquet"), b"old").unwrap();
         let s = Staging::create(&out, Layout::NewDir, false, None).unwrap();

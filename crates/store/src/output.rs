@@ -5,11 +5,15 @@
 //! [`PendingFile::commit`]. Dropping it uncommitted deletes the temporary,
 //! so an error leaves nothing that looks finished; a process killed
 //! outright leaves only a hidden `.strata-tmp` file, which the next run for
-//! the same target removes ([`remove_stale_temporaries`]).
+//! the same target removes once that process is gone
+//! ([`remove_stale_temporaries`]; the name holds its id).
 //!
-//! A [`PendingDir`] does the same for a whole new directory: its files
-//! are written inside a hidden `.NAME.PID.strata-tmp` directory beside
-//! the target, and one rename makes them all visible at once.
+//! A [`PendingDir`] does the same for several files: they are written
+//! inside a hidden `.NAME.PID.strata-tmp` directory, and the commit makes
+//! them visible. For a new (or empty) directory it sits beside the target
+//! and one rename makes them all visible at once; for files of a
+//! directory that exists (or one file, [`PendingDir::for_file`]) it sits
+//! in that directory and its files are renamed into it one by one.
 //!
 //! A durable file ([`PendingFile::durable`], [`write_atomically`] with
 //! `durable`) is also synced before the rename and its directory after it,
@@ -184,10 +188,25 @@ impl Drop for PendingFile {
 /// directory that cannot be opened or synced (some file systems refuse)
 /// is left as it is: the rename itself has happened.
 fn sync_dir(target: &Path) {
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    sync(parent_dir(target));
+}
+
+/// The directory `target` is in (`.` for a bare name).
+fn parent_dir(target: &Path) -> &Path {
+    or_dot(target.parent().unwrap_or(Path::new("")))
+}
+
+/// `dir`, or `.` for the empty path.
+fn or_dot(dir: &Path) -> &Path {
+    if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    }
+}
+
+/// Syncs the directory `dir`, as [`sync_dir`] does its target's.
+fn sync(dir: &Path) {
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
@@ -235,16 +254,32 @@ pub fn write_pending(
     Ok(pending)
 }
 
-/// A directory under construction: a hidden temporary directory beside
-/// its target (`.NAME.PID.strata-tmp`), renamed onto the target by
-/// [`PendingDir::commit`], so that a glob of the target sees none of its
-/// files or all of them. Dropping it uncommitted removes it and all it
-/// holds.
+/// A directory of files under construction: a hidden temporary directory
+/// (`.NAME.PID.strata-tmp`) whose files [`PendingDir::commit`] makes
+/// visible, so that a glob of the target sees none of them before. Made
+/// for a new directory ([`PendingDir::start`], [`PendingDir::create`]),
+/// it sits beside the target and one rename makes the whole directory
+/// appear; made for files of a directory that exists
+/// ([`PendingDir::within`], [`PendingDir::for_file`]), it sits in that
+/// directory and its files are renamed into it one by one. Dropping it
+/// uncommitted removes it and all it holds.
 #[derive(Debug)]
 pub struct PendingDir {
     temp: PathBuf,
     target: PathBuf,
+    publish: Publish,
     committed: bool,
+}
+
+/// How a [`PendingDir`] reaches its target.
+#[derive(Debug, Clone, Copy)]
+enum Publish {
+    /// Renamed onto the target whole, else entry by entry, an existing
+    /// name being an error.
+    Whole,
+    /// Entry by entry into the target, an existing name replaced when
+    /// `replace`, else an error.
+    Entries { replace: bool },
 }
 
 impl PendingDir {
@@ -261,12 +296,53 @@ impl PendingDir {
         if !empty || target.file_name().is_none() {
             return None;
         }
-        remove_stale_temporaries(target);
-        let temp = temp_path(target);
-        fs::create_dir(&temp).ok()?;
-        Some(PendingDir {
+        PendingDir::create(target).ok()
+    }
+
+    /// Creates the temporary for the new directory `target` beside it
+    /// (renamed onto it whole by the commit), after removing those that
+    /// killed runs left for it.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the temporary cannot be created.
+    pub fn create(target: &Path) -> Result<PendingDir, Error> {
+        PendingDir::make(target, target, Publish::Whole)
+    }
+
+    /// Creates a temporary inside the existing directory `dir`, named for
+    /// `name` (`dir/.NAME.PID.strata-tmp`), after removing those that
+    /// killed runs left there; the commit renames its entries into `dir`
+    /// one by one, replacing files of the same names when `replace`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the temporary cannot be created.
+    pub fn within(dir: &Path, name: &str, replace: bool) -> Result<PendingDir, Error> {
+        PendingDir::make(&dir.join(name), dir, Publish::Entries { replace })
+    }
+
+    /// A temporary for the one file `target`, beside it: the file is
+    /// written in it under the target's name (`path()/NAME`), and the
+    /// commit renames it onto the target, an existing one replaced only
+    /// when `replace`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the temporary cannot be created.
+    pub fn for_file(target: &Path, replace: bool) -> Result<PendingDir, Error> {
+        let name = target.file_name().unwrap_or_default().to_string_lossy();
+        let dir = target.parent().unwrap_or(Path::new(""));
+        PendingDir::within(dir, &name, replace)
+    }
+
+    /// Creates the temporary named for `named` (`.NAME.PID.strata-tmp`
+    /// beside it) that is published into or onto `target`.
+    fn make(named: &Path, target: &Path, publish: Publish) -> Result<PendingDir, Error> {
+        remove_stale_temporaries(named);
+        let temp = temp_path(named);
+        fs::create_dir(&temp).map_err(|e| Error::io("create", &temp, e))?;
+        Ok(PendingDir {
             temp,
             target: target.to_path_buf(),
+            publish,
             committed: false,
         })
     }
@@ -276,39 +352,59 @@ impl PendingDir {
         &self.temp
     }
 
-    /// The final path.
+    /// The final path: the new directory, or the one the files go into.
     pub fn target(&self) -> &Path {
         &self.target
     }
 
-    /// Renames the temporary onto the target (a missing or empty
-    /// directory, which takes the target's permissions). Where one rename
-    /// cannot do it (the target is a mount point, or files appeared in it
-    /// meanwhile), each entry is renamed into the target instead, an
-    /// existing name being an error.
+    /// Makes the files visible. A new directory's temporary is renamed
+    /// onto the target (a missing or empty directory, which takes the
+    /// target's permissions); where one rename cannot do it (the target
+    /// is a mount point, or files appeared in it meanwhile), each entry
+    /// is renamed into the target instead, an existing name being an
+    /// error. Otherwise the entries are renamed into the target one by
+    /// one, in order of name.
     ///
     /// # Errors
-    /// [`Error::OutputExists`] for an entry that appeared in the target
-    /// meanwhile; [`Error::Io`] when a rename fails.
+    /// [`Error::OutputExists`] for an entry whose name is taken in the
+    /// target (unless replacing); [`Error::Io`] when a rename fails.
     pub fn commit(mut self) -> Result<PathBuf, Error> {
-        if let Ok(meta) = fs::metadata(&self.target) {
-            let _ = fs::set_permissions(&self.temp, meta.permissions());
-        }
-        if fs::rename(&self.temp, &self.target).is_err() {
-            let entries = fs::read_dir(&self.temp).map_err(|e| Error::io("read", &self.temp, e))?;
-            for entry in entries {
-                let entry = entry.map_err(|e| Error::io("read", &self.temp, e))?;
-                let to = self.target.join(entry.file_name());
-                if to.exists() {
-                    return Err(Error::OutputExists { path: to, count: 1 });
+        let renamed = match self.publish {
+            Publish::Whole => {
+                if let Ok(meta) = fs::metadata(&self.target) {
+                    let _ = fs::set_permissions(&self.temp, meta.permissions());
                 }
-                fs::rename(entry.path(), &to).map_err(|e| Error::io("rename into", &to, e))?;
+                fs::rename(&self.temp, &self.target).is_ok()
             }
-            let _ = fs::remove_dir(&self.temp);
+            Publish::Entries { .. } => false,
+        };
+        if !renamed {
+            self.move_entries()?;
+            let _ = fs::remove_dir_all(&self.temp);
         }
         self.committed = true;
-        sync_dir(&self.target);
+        match self.publish {
+            Publish::Whole => sync_dir(&self.target),
+            Publish::Entries { .. } => sync(or_dot(&self.target)),
+        }
         Ok(self.target.clone())
+    }
+
+    /// Renames the entries of the temporary into the target.
+    fn move_entries(&self) -> Result<(), Error> {
+        let replace = matches!(self.publish, Publish::Entries { replace: true });
+        let mut names: Vec<_> = fs::read_dir(&self.temp)
+            .and_then(|entries| entries.map(|e| e.map(|e| e.file_name())).collect())
+            .map_err(|e| Error::io("read", &self.temp, e))?;
+        names.sort();
+        for name in names {
+            let to = self.target.join(&name);
+            if !replace && to.exists() {
+                return Err(Error::OutputExists { path: to, count: 1 });
+            }
+            fs::rename(self.temp.join(&name), &to).map_err(|e| Error::io("rename into", &to, e))?;
+        }
+        Ok(())
     }
 }
 
@@ -320,32 +416,56 @@ impl Drop for PendingDir {
     }
 }
 
-/// Removes temporaries that an earlier, killed run left for `target`.
+/// Removes the temporaries (files or directories) that earlier runs left
+/// for `target`: `.NAME.PID.strata-tmp` beside it, where process `PID`
+/// is gone or is this one (a process of the same id before it). Those of
+/// running processes are kept.
 pub fn remove_stale_temporaries(target: &Path) {
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+    let Some(name) = target.file_name() else {
         return;
     };
+    let own = temp_path(target);
+    let _ = fs::remove_dir_all(&own).or_else(|_| fs::remove_file(&own));
     let prefix = format!(".{}.", name.to_string_lossy());
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
+    remove_dead(parent_dir(target), &prefix, |rest| rest == TEMP_SUFFIX);
+}
+
+/// Removes the entries of `dir` named for a process that is gone:
+/// `PREFIX<pid>` alone or followed by `-` and more (the scheme of a
+/// temporary directory made with a random part after the process id).
+/// Those of running processes and of this one are kept.
+pub fn remove_orphans(dir: &Path, prefix: &str) {
+    remove_dead(dir, prefix, |rest| rest.is_empty() || rest.starts_with('-'));
+}
+
+/// Removes the entries of `dir` named `PREFIX<pid>REST`, with `rest`
+/// true of `REST`, whose process `pid` is gone (not this one).
+fn remove_dead(dir: &Path, prefix: &str, rest: impl Fn(&str) -> bool) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
-    for entry in entries.flatten() {
-        let n = entry.file_name();
-        let n = n.to_string_lossy();
-        if n.starts_with(&prefix) && n.ends_with(TEMP_SUFFIX) {
-            let p = entry.path();
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                let _ = fs::remove_dir_all(p);
-            } else {
-                let _ = fs::remove_file(p);
-            }
+    for e in entries.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        let Some(tail) = n.strip_prefix(prefix) else {
+            continue;
+        };
+        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let Ok(pid) = tail[..digits].parse::<u32>() else {
+            continue;
+        };
+        if rest(&tail[digits..]) && pid != std::process::id() && process_gone(pid) {
+            let p = e.path();
+            let _ = fs::remove_dir_all(&p).or_else(|_| fs::remove_file(&p));
         }
     }
+}
+
+/// Whether no process `pid` runs (Linux: no `/proc/<pid>`); false where
+/// that cannot be told, so that nothing of a running process is removed.
+pub fn process_gone(pid: u32) -> bool {
+    cfg!(target_os = "linux")
+        && Path::new("/proc/self").exists()
+        && !Path::new("/proc").join(pid.to_string()).exists()
 }
 
 #[cfg(test)]
@@ -448,8 +568,9 @@ mod tests {
         let d = PendingDir::start(&root.path().join("x")).unwrap();
         fs::write(d.path().join("c.arrow"), b"c").unwrap();
         drop(d);
-        fs::create_dir(root.path().join(".y.1.strata-tmp")).unwrap();
-        fs::write(root.path().join(".y.1.strata-tmp/f"), b"").unwrap();
+        // (Process ids stop below 2^22 on Linux.)
+        fs::create_dir(root.path().join(".y.999999999.strata-tmp")).unwrap();
+        fs::write(root.path().join(".y.999999999.strata-tmp/f"), b"").unwrap();
         let d = PendingDir::start(&root.path().join("y")).unwrap();
         drop(d);
         assert_eq!(files(root.path()), ["empty", "out"]);
@@ -465,16 +586,122 @@ mod tests {
     }
 
     #[test]
+    fn files_are_published_into_a_directory_that_exists() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        fs::create_dir(&out).unwrap();
+        fs::write(out.join("a.parquet"), b"old").unwrap();
+        fs::write(out.join("notes.txt"), b"mine").unwrap();
+        // Without replacing, a name that is taken is an error and keeps
+        // the file; the temporary is removed when dropped.
+        let d = PendingDir::within(&out, "job", false).unwrap();
+        assert_eq!(
+            d.path(),
+            out.join(format!(".job.{}{TEMP_SUFFIX}", std::process::id()))
+        );
+        fs::write(d.path().join("a.parquet"), b"new").unwrap();
+        fs::write(d.path().join("b.parquet"), b"new").unwrap();
+        assert_eq!(
+            files(&out),
+            [
+                d.path().file_name().unwrap().to_str().unwrap(),
+                "a.parquet",
+                "notes.txt"
+            ]
+        );
+        let e = d.commit().unwrap_err();
+        assert!(
+            matches!(e, Error::OutputExists { ref path, .. } if path == &out.join("a.parquet")),
+            "{e}"
+        );
+        assert_eq!(fs::read(out.join("a.parquet")).unwrap(), b"old");
+        assert_eq!(files(&out), ["a.parquet", "notes.txt"]);
+        // Replacing: every file is moved in, the others stay.
+        let d = PendingDir::within(&out, "job", true).unwrap();
+        fs::write(d.path().join("a.parquet"), b"new").unwrap();
+        fs::write(d.path().join("b.parquet"), b"new").unwrap();
+        assert_eq!(d.commit().unwrap(), out);
+        assert_eq!(files(&out), ["a.parquet", "b.parquet", "notes.txt"]);
+        assert_eq!(fs::read(out.join("a.parquet")).unwrap(), b"new");
+    }
+
+    #[test]
+    fn one_file_is_published_from_its_own_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out.arrow");
+        let d = PendingDir::for_file(&target, false).unwrap();
+        assert_eq!(d.target(), root.path());
+        fs::write(d.path().join("out.arrow"), b"x").unwrap();
+        assert!(!target.exists());
+        d.commit().unwrap();
+        assert_eq!(files(root.path()), ["out.arrow"]);
+        // An existing file is kept unless replaced.
+        let d = PendingDir::for_file(&target, false).unwrap();
+        fs::write(d.path().join("out.arrow"), b"y").unwrap();
+        assert!(matches!(d.commit(), Err(Error::OutputExists { .. })));
+        assert_eq!(fs::read(&target).unwrap(), b"x");
+        let d = PendingDir::for_file(&target, true).unwrap();
+        fs::write(d.path().join("out.arrow"), b"y").unwrap();
+        d.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"y");
+        assert_eq!(files(root.path()), ["out.arrow"]);
+    }
+
+    #[test]
     fn stale_temporaries_are_removed() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("a.parquet");
-        fs::write(dir.path().join(".a.parquet.1.strata-tmp"), b"").unwrap();
-        fs::write(dir.path().join(".b.parquet.1.strata-tmp"), b"").unwrap();
+        // A process that runs: the test's parent.
+        let live = std::os::unix::process::parent_id();
+        let own = std::process::id();
+        for name in [
+            // Of processes that are gone, or of this one: removed.
+            ".a.parquet.999999999.strata-tmp".to_string(),
+            format!(".a.parquet.{own}.strata-tmp"),
+            // Of a running process, or of other targets: kept.
+            format!(".a.parquet.{live}.strata-tmp"),
+            ".b.parquet.999999999.strata-tmp".to_string(),
+            ".a.parquet.x.999999999.strata-tmp".to_string(),
+        ] {
+            fs::write(dir.path().join(name), b"").unwrap();
+        }
+        fs::create_dir(dir.path().join(".a.parquet.999999998.strata-tmp")).unwrap();
+        fs::write(dir.path().join(".a.parquet.999999998.strata-tmp/f"), b"").unwrap();
         remove_stale_temporaries(&target);
-        let left: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        assert_eq!(left, vec![".b.parquet.1.strata-tmp".to_string()]);
+        let mut kept = vec![
+            format!(".a.parquet.{live}.strata-tmp"),
+            ".a.parquet.x.999999999.strata-tmp".to_string(),
+            ".b.parquet.999999999.strata-tmp".to_string(),
+        ];
+        kept.sort();
+        assert_eq!(files(dir.path()), kept);
+    }
+
+    #[test]
+    fn orphans_of_gone_processes_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = std::os::unix::process::parent_id();
+        let own = std::process::id();
+        for name in [
+            ".spill-999999999-x1".to_string(),
+            ".spill-999999999".to_string(),
+            format!(".spill-{live}-x2"),
+            format!(".spill-{own}-x3"),
+            ".spill-999999999x".to_string(),
+            ".other-999999999-x".to_string(),
+        ] {
+            fs::create_dir(dir.path().join(name)).unwrap();
+        }
+        remove_orphans(dir.path(), ".spill-");
+        let mut kept = vec![
+            format!(".spill-{live}-x2"),
+            format!(".spill-{own}-x3"),
+            ".spill-999999999x".to_string(),
+            ".other-999999999-x".to_string(),
+        ];
+        kept.sort();
+        assert_eq!(files(dir.path()), kept);
+        assert!(!process_gone(own) && !process_gone(live));
+        assert!(process_gone(999_999_999));
     }
 }
