@@ -96,8 +96,15 @@ impl Dataset {
     /// [`Error::Invalid`] for a location that cannot be parsed.
     pub fn open(location: &str, cfg: &StoreConfig) -> Result<Dataset, Error> {
         let trimmed = location.trim_end_matches('/');
-        let loc = parse_dir(if trimmed.is_empty() { location } else { trimmed }, cfg)
-            .map_err(|e| Error::Invalid(format!("{location}: {e}")))?;
+        let loc = parse_dir(
+            if trimmed.is_empty() {
+                location
+            } else {
+                trimmed
+            },
+            cfg,
+        )
+        .map_err(|e| Error::Invalid(format!("{location}: {e}")))?;
         match (loc.kind, loc.file) {
             // A plain path keeps the spelling the user gave, for messages.
             (Kind::Local, _) if !location.contains("://") => Ok(Dataset::local(location)),

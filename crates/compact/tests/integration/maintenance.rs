@@ -409,7 +409,9 @@ fn malformed_dataset_urls_are_refused_not_taken_as_local_paths() {
     use strata_store::location::StoreConfig;
     let cfg = StoreConfig::default();
     for bad in ["s3:/bucket/x", "s3://", "s3:", "gs://bucket/x"] {
-        let err = Dataset::open(bad, &cfg).err().unwrap_or_else(|| panic!("{bad} was accepted"));
+        let err = Dataset::open(bad, &cfg)
+            .err()
+            .unwrap_or_else(|| panic!("{bad} was accepted"));
         assert!(err.to_string().contains(bad), "{bad}: {err}");
     }
     let dir = tempfile::tempdir().unwrap();
