@@ -39,7 +39,7 @@ pub struct ObjectDir {
 
 impl ObjectDir {
     /// `url` (such as `s3://bucket/prefix`, parsed by
-    /// [`parse_dir`](crate::location::parse_dir)), with S3 settings from
+    /// [`parse_dir`]), with S3 settings from
     /// the standard `AWS_*` variables and `cfg`.
     ///
     /// # Errors
