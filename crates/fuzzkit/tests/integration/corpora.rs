@@ -24,6 +24,7 @@ fn inputs(target: &str) -> Vec<PathBuf> {
 
 #[test]
 fn committed_fuzz_inputs_keep_every_promise() {
+    let _counter = crate::guard_counter();
     let caught = strata_parquet::guard::caught();
     let fixtures = Fixtures::all(100, 42).unwrap();
     let harness = Harness::new().unwrap();

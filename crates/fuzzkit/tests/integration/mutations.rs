@@ -61,6 +61,7 @@ fn save(preset: &str, format: Format, tag: &str, bytes: &[u8]) -> std::path::Pat
 }
 
 fn run(preset: &str, format: Format, seed: u64) {
+    let _counter = crate::guard_counter();
     let n = mutations();
     let fixture = Fixture::new(preset, 400, seed).unwrap();
     let harness = Harness::new().unwrap();
