@@ -567,7 +567,7 @@ fn remove_leftovers_among(
     for (name, _) in names {
         let hidden = name.starts_with('.')
             && (name.ends_with(strata_store::output::TEMP_SUFFIX) || name.ends_with(HIDDEN_SUFFIX));
-        let ours = (name.starts_with("part-") && name.ends_with(".parquet"))
+        let ours = uncommitted_output(name, manifest.generation)
             || hidden
             || manifest.obsolete.contains(name);
         if ours && !listed.contains(name.as_str()) && ds.remove(name).is_ok() {
@@ -575,6 +575,26 @@ fn remove_leftovers_among(
         }
     }
     removed
+}
+
+/// Whether `name` is an output of a compaction that never committed: named
+/// as outputs are (`part-GGGGGG-NNNNNNNN.parquet`) for a generation after
+/// the manifest's. Other `part-*` files (a user's, another writer's, or
+/// the outputs of a committed generation) are never taken for one.
+fn uncommitted_output(name: &str, generation: u64) -> bool {
+    let Some((g, n)) = name
+        .strip_prefix("part-")
+        .and_then(|n| n.strip_suffix(".parquet"))
+        .and_then(|n| n.split_once('-'))
+    else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    digits(g)
+        && g.len() >= 6
+        && n.len() == 8
+        && digits(n)
+        && g.parse::<u64>().is_ok_and(|g| g > generation)
 }
 
 /// Merges the manifest's files at indices `picked` into files of about

@@ -39,12 +39,13 @@
 //! visible only after the last one is complete and the caller's last step
 //! ([`RunOptions::before_publish`], such as writing the summary) has
 //! succeeded; on any error or interrupt the temporaries are deleted and
-//! nothing is renamed. When the output directory is new (or empty), the
-//! files are written in a hidden directory beside it, renamed onto it in
-//! one step ([`strata_store::output::PendingDir`]): a glob of it sees no
-//! file or every file, even if the process is killed. Into a directory
-//! that already holds files they are renamed one by one, right after each
-//! other. In an object store each file is a multipart upload
+//! nothing is renamed. When the output directory is new, the files are
+//! written in a hidden directory beside it, renamed onto it in one step
+//! ([`strata_store::output::PendingDir`]): a glob of it sees no file or
+//! every file, even if the process is killed. Into a directory that
+//! exists (it may be a mount point or a link to another disk) they are
+//! written in a hidden directory inside it and renamed one by one, right
+//! after each other. In an object store each file is a multipart upload
 //! ([`strata_store::upload`]), completed only after the last one has all
 //! its bytes; on any error every upload is aborted and no object appears.
 
@@ -1007,8 +1008,8 @@ fn create_dirs(
     Ok(())
 }
 
-/// Starts `dir` as a pending directory when it is new or empty, creating
-/// its parent first.
+/// Starts `dir` as a pending directory when it is new or empty (see
+/// [`PendingDir::start`]), creating its parent first.
 fn pending_dir(
     dir: &std::path::Path,
     created: &mut Vec<PathBuf>,
@@ -1048,7 +1049,7 @@ fn run_jobs<G: BatchGenerator>(
             target: local,
         });
     }
-    // Local directories are staged whole when new or empty: one pending
+    // Local directories are staged when new or empty: one pending
     // directory for all the tables when they share a parent that is, else
     // one per such table directory; the others are created (the missing
     // ancestors remembered, to be removed again on failure).

@@ -694,10 +694,19 @@ fn preflight(cfg: &SortConfig) -> Result<(Vec<PathBuf>, Target), Error> {
                         cfg.output.display()
                     )));
                 }
-                if inputs
-                    .iter()
-                    .any(|i| i.parent().is_some_and(|d| same_file(d, &cfg.output)))
-                {
+                // A bare file name's parent is the empty path: the
+                // current directory.
+                if inputs.iter().any(|i| {
+                    i.parent()
+                        .map(|d| {
+                            if d.as_os_str().is_empty() {
+                                Path::new(".")
+                            } else {
+                                d
+                            }
+                        })
+                        .is_some_and(|d| same_file(d, &cfg.output))
+                }) {
                     return Err(Error::InvalidConfig(format!(
                         "output directory {} holds an input; write the sorted files elsewhere",
                         cfg.output.display()

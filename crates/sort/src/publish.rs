@@ -156,9 +156,14 @@ impl Staging {
     }
 }
 
-/// Whether `name` is a part file of a directory output.
+/// Whether `name` is a part file of a directory output, named as the sort
+/// names them (`part-` and eight digits): other writers' `part-*` files
+/// (a compacted dataset's `part-GGGGGG-NNNNNNNN.parquet`, Spark's
+/// `part-00000-UUID.snappy.parquet`) are never taken for one.
 fn is_part(name: &str) -> bool {
-    name.starts_with("part-") && name.ends_with(".parquet")
+    name.strip_prefix("part-")
+        .and_then(|n| n.strip_suffix(".parquet"))
+        .is_some_and(|digits| digits.len() == 8 && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Removes the part files in `dir` of an earlier sort that this one did
@@ -178,6 +183,22 @@ fn remove_stale_parts(dir: &Path, written: &[PathBuf]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_sorts_own_part_names_are_parts() {
+        assert!(is_part("part-00000000.parquet"));
+        assert!(is_part("part-12345678.parquet"));
+        for other in [
+            "part-000002-00000000.parquet",
+            "part-00000-6f1c2a.snappy.parquet",
+            "part-0000000.parquet",
+            "part-0000000a.parquet",
+            "part-00000000.parquet.bak",
+            "data.parquet",
+        ] {
+            assert!(!is_part(other), "{other}");
+        }
+    }
 
     fn names(dir: &Path) -> Vec<String> {
         let mut v: Vec<String> = fs::read_dir(dir)

@@ -10,10 +10,11 @@
 //!
 //! A [`PendingDir`] does the same for several files: they are written
 //! inside a hidden `.NAME.PID.strata-tmp` directory, and the commit makes
-//! them visible. For a new (or empty) directory it sits beside the target
-//! and one rename makes them all visible at once; for files of a
-//! directory that exists (or one file, [`PendingDir::for_file`]) it sits
-//! in that directory and its files are renamed into it one by one.
+//! them visible. For a new directory it sits beside the target and one
+//! rename makes them all visible at once; for files of a directory that
+//! exists, even an empty one (which may be a mount point or a link to
+//! another disk), or for one file ([`PendingDir::for_file`]), it sits in
+//! that directory and its files are renamed into it one by one.
 //!
 //! A durable file ([`PendingFile::durable`], [`write_atomically`] with
 //! `durable`) is also synced before the rename and its directory after it,
@@ -286,17 +287,26 @@ impl PendingDir {
     /// Starts `target` as a pending directory when it is missing or an
     /// empty directory, and its parent exists; `None` otherwise (files
     /// are then written in the target itself, each as a
-    /// [`PendingFile`]). Temporaries that killed runs left for `target`
-    /// are removed first.
+    /// [`PendingFile`]). A missing target is staged beside it and appears
+    /// by one rename ([`PendingDir::create`]); an empty one is staged
+    /// inside itself ([`PendingDir::within`]), since it may be a mount
+    /// point or a link to another disk than its parent's, where a
+    /// directory beside it could not be renamed onto it. Temporaries that
+    /// killed runs left for `target` are removed first.
     pub fn start(target: &Path) -> Option<PendingDir> {
-        let empty = match fs::read_dir(target) {
-            Ok(mut entries) => entries.next().is_none(),
-            Err(e) => e.kind() == std::io::ErrorKind::NotFound && !target.exists(),
-        };
-        if !empty || target.file_name().is_none() {
-            return None;
+        let name = target.file_name()?.to_str()?;
+        match fs::symlink_metadata(target) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => PendingDir::create(target).ok(),
+            Ok(_) => {
+                let empty = fs::read_dir(target).ok()?.next().is_none();
+                if empty {
+                    PendingDir::within(target, name, false).ok()
+                } else {
+                    None
+                }
+            }
+            Err(_) => None,
         }
-        PendingDir::create(target).ok()
     }
 
     /// Creates the temporary for the new directory `target` beside it
@@ -358,9 +368,9 @@ impl PendingDir {
     }
 
     /// Makes the files visible. A new directory's temporary is renamed
-    /// onto the target (a missing or empty directory, which takes the
-    /// target's permissions); where one rename cannot do it (the target
-    /// is a mount point, or files appeared in it meanwhile), each entry
+    /// onto the target (still missing, or an empty directory made
+    /// meanwhile, whose permissions it takes); where one rename cannot do
+    /// it (files appeared in the target meanwhile), each entry
     /// is renamed into the target instead, an existing name being an
     /// error. Otherwise the entries are renamed into the target one by
     /// one, in order of name.
@@ -552,12 +562,14 @@ mod tests {
         assert_eq!(files(root.path()), ["out"]);
         // A non-empty target is not replaced.
         assert!(PendingDir::start(&target).is_none());
-        // An empty target is, and keeps its permissions.
+        // An empty target is staged inside itself (it may be a mount
+        // point), and keeps its permissions.
         use std::os::unix::fs::PermissionsExt;
         let empty = root.path().join("empty");
         fs::create_dir(&empty).unwrap();
         fs::set_permissions(&empty, fs::Permissions::from_mode(0o700)).unwrap();
         let d = PendingDir::start(&empty).unwrap();
+        assert_eq!(d.path().parent(), Some(empty.as_path()));
         fs::write(d.path().join("c.arrow"), b"c").unwrap();
         d.commit().unwrap();
         assert_eq!(files(&empty), ["c.arrow"]);
@@ -574,6 +586,27 @@ mod tests {
         let d = PendingDir::start(&root.path().join("y")).unwrap();
         drop(d);
         assert_eq!(files(root.path()), ["empty", "out"]);
+    }
+
+    #[test]
+    fn a_link_to_an_empty_directory_stays_a_link() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = root.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        let link = root.path().join("out");
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        let d = PendingDir::start(&link).unwrap();
+        fs::write(d.path().join("a.parquet"), b"a").unwrap();
+        assert!(files(&elsewhere).iter().all(|n| n.starts_with('.')));
+        d.commit().unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(files(&elsewhere), ["a.parquet"]);
+        assert_eq!(files(root.path()), ["elsewhere", "out"]);
     }
 
     fn files(dir: &Path) -> Vec<String> {

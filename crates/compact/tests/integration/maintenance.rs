@@ -98,6 +98,25 @@ fn outputs_stay_hidden_until_the_switch() {
     let removed = remove_leftovers(&Dataset::local(&p), &m);
     assert_eq!(removed, [".part-000009-00000000.parquet.strata-new"]);
     check(&p);
+    // A revealed output of a generation that never committed is removed
+    // too; a user's `part-*` files and a committed generation's names are
+    // not, listed or not.
+    let next = format!("part-{:06}-00000000.parquet", m.generation + 1);
+    let kept = [
+        "part-00000-6f1c2a.snappy.parquet".to_string(),
+        format!("part-{:06}-00000007.parquet", m.generation),
+        "part-00000000.parquet".to_string(),
+    ];
+    for name in kept.iter().chain([&next]) {
+        std::fs::write(p.join(name), b"x").unwrap();
+    }
+    let removed = remove_leftovers(&Dataset::local(&p), &m);
+    assert_eq!(removed, [next]);
+    for name in &kept {
+        assert!(p.join(name).exists(), "{name} was removed");
+        std::fs::remove_file(p.join(name)).unwrap();
+    }
+    check(&p);
 }
 
 /// A manifest is checked when it is read: one without key columns (or
