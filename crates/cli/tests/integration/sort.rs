@@ -809,3 +809,70 @@ fn a_memory_limit_below_the_floor_is_warned_about() {
     succeeded(&o);
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
+
+/// An output directory that holds an input is refused, also when the input
+/// is named by its bare file name in the current directory; and
+/// `--overwrite` into a directory removes only part files the sort itself
+/// names (`part-NNNNNNNN.parquet`), never other writers' `part-*` files.
+#[test]
+fn an_output_directory_keeps_inputs_and_other_writers_part_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema = schema();
+    let input = table(5, 3000, 1000);
+    std::fs::create_dir(d.join("ds")).unwrap();
+    write_parquet(&d.join("ds/part-00000003.parquet"), &schema, &input);
+    let o = strata(
+        &[
+            "sort",
+            "part-00000003.parquet",
+            "--by",
+            "i",
+            "-o",
+            ".",
+            "--target-file-mb",
+            "1",
+            "--overwrite",
+        ],
+        &d.join("ds"),
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("holds an input"), "{}", stderr(&o));
+    assert_eq!(files(&d.join("ds")), ["part-00000003.parquet"]);
+
+    write_parquet(&d.join("in.parquet"), &schema, &input);
+    std::fs::create_dir(d.join("out")).unwrap();
+    let others = [
+        "part-000002-00000000.parquet",
+        "part-00000-6f1c2a.snappy.parquet",
+    ];
+    for name in others {
+        std::fs::write(d.join("out").join(name), b"not ours").unwrap();
+    }
+    let o = strata(
+        &[
+            "sort",
+            "in.parquet",
+            "--by",
+            "i",
+            "-o",
+            "out",
+            "--target-file-mb",
+            "1",
+            "--overwrite",
+        ],
+        d,
+    );
+    succeeded(&o);
+    let left = files(&d.join("out"));
+    for name in others {
+        assert!(
+            left.iter().any(|n| n == name),
+            "{name} was removed: {left:?}"
+        );
+    }
+    assert!(
+        left.iter().any(|n| n == "part-00000000.parquet"),
+        "{left:?}"
+    );
+}
