@@ -230,13 +230,14 @@ impl Dataset {
     }
 
     /// Takes the compaction lock, released when the guard drops. A local
-    /// lock whose process is gone is taken over; an object-store lock
-    /// cannot be checked that way, so the message says how to remove it.
+    /// lock is an operating-system file lock, released by the kernel when
+    /// its process ends however it ends; an object-store lock cannot be
+    /// checked that way, so the message says how to remove it.
     pub(crate) fn lock(&self) -> Result<LockGuard<'_>, Error> {
         match &self.inner {
-            Inner::Local(d) => local_lock(d).map(|path| LockGuard {
+            Inner::Local(d) => local_lock(d).map(|held| LockGuard {
                 dataset: self,
-                local: Some(path),
+                local: Some(held),
             }),
             Inner::Object(o) => {
                 let text = format!(
@@ -501,14 +502,16 @@ fn scan_local_columns(
 /// Holds a dataset's compaction lock.
 pub(crate) struct LockGuard<'a> {
     dataset: &'a Dataset,
-    /// The lock file, for a local dataset.
-    local: Option<PathBuf>,
+    /// The lock file and its open, locked handle, for a local dataset
+    /// (the lock is released when the handle closes, after the file is
+    /// removed).
+    local: Option<(PathBuf, std::fs::File)>,
 }
 
 impl Drop for LockGuard<'_> {
     fn drop(&mut self) {
         match &self.local {
-            Some(path) => {
+            Some((path, _held)) => {
                 let _ = std::fs::remove_file(path);
             }
             None => {
@@ -583,65 +586,51 @@ impl ObjectDir {
     }
 }
 
-/// Takes `dir`'s lock file; returns its path. The lock appears with its
-/// process id in it (a temporary linked to the lock's name), so a
-/// run killed while taking it leaves no lock without an owner.
-fn local_lock(dir: &Path) -> Result<PathBuf, Error> {
+/// Takes `dir`'s lock: the lock file, created if missing, held with the
+/// operating system's exclusive file lock (`flock`). The kernel releases it
+/// when the process ends, killed or not, so a killed run's lock file is
+/// simply taken again, and two processes can never both hold it, however
+/// they race. Its text is the holder's process id, for messages. The
+/// holder removes the file when done, still holding it; a process that
+/// locked a file removed or replaced meanwhile tries again.
+fn local_lock(dir: &Path) -> Result<(PathBuf, std::fs::File), Error> {
+    use std::os::unix::fs::MetadataExt;
     let path = dir.join(LOCK);
-    let pid = std::process::id();
-    let temp = dir.join(format!(
-        ".{LOCK}.{pid}{}",
-        strata_store::output::TEMP_SUFFIX
-    ));
-    std::fs::write(&temp, pid.to_string()).map_err(|e| Error::io("create", &temp, e))?;
-    let result = take_lock(dir, &path, &temp);
-    let _ = std::fs::remove_file(&temp);
-    result
-}
-
-/// Links `temp` (which names this process) to the lock `path`, taking
-/// over a lock whose process is gone.
-fn take_lock(dir: &Path, path: &Path, temp: &Path) -> Result<PathBuf, Error> {
-    for attempt in 0..2 {
-        match std::fs::hard_link(temp, path) {
-            Ok(()) => return Ok(path.to_path_buf()),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt == 0 => {
-                let pid = std::fs::read_to_string(path)
+    for _ in 0..16 {
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io("create", &path, e))?;
+        match f.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let pid = std::fs::read_to_string(&path)
                     .ok()
                     .and_then(|s| s.trim().parse::<u32>().ok());
-                if pid.is_some_and(|p| !process_alive(p)) {
-                    let _ = std::fs::remove_file(path);
-                    continue;
-                }
                 return Err(Error::Invalid(format!(
-                    "another compaction of {} is running (process {}); if none is, remove {}",
+                    "another compaction of {} is running (process {})",
                     dir.display(),
                     pid.map_or("unknown".into(), |p| p.to_string()),
-                    path.display()
                 )));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => break,
-            // A file system without hard links: the lock is created
-            // exclusively, then written.
-            Err(_) => {
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(path)
-                    .map_err(|e| Error::io("create", path, e))?;
-                let _ = write!(f, "{}", std::process::id());
-                return Ok(path.to_path_buf());
-            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
         }
+        let same = match (f.metadata(), std::fs::metadata(&path)) {
+            (Ok(held), Ok(named)) => held.dev() == named.dev() && held.ino() == named.ino(),
+            _ => false,
+        };
+        if !same {
+            continue;
+        }
+        f.set_len(0).map_err(|e| Error::io("write", &path, e))?;
+        write!(f, "{}", std::process::id()).map_err(|e| Error::io("write", &path, e))?;
+        return Ok((path, f));
     }
     Err(Error::Invalid(format!(
-        "cannot take the compaction lock {}",
+        "cannot take the compaction lock {}: it is replaced as fast as it is taken",
         path.display()
     )))
-}
-
-/// Whether process `pid` runs (on systems without `/proc`: assumed so).
-fn process_alive(pid: u32) -> bool {
-    let proc = Path::new("/proc");
-    !proc.is_dir() || proc.join(pid.to_string()).exists()
 }

@@ -387,12 +387,18 @@ fn a_running_compaction_holds_the_dataset_lock() {
     dataset(dir.path(), 3, 500, 8);
     init(&Dataset::local(dir.path()), &["k".into()], false).unwrap();
     let before = Manifest::load(dir.path()).unwrap();
-    // A live process holds it: refused, nothing changed.
-    std::fs::write(dir.path().join(LOCK), std::process::id().to_string()).unwrap();
+    // A live holder (this test, through its own handle): refused, its
+    // process named, nothing changed.
+    let held = std::fs::File::create(dir.path().join(LOCK)).unwrap();
+    held.try_lock().unwrap();
+    std::fs::write(dir.path().join(LOCK), "4321").unwrap();
     let e = execute(&Dataset::local(dir.path()), &[0, 1], 1 << 20, &|_| Ok(())).unwrap_err();
     assert!(e.to_string().contains("another compaction"), "{e}");
+    assert!(e.to_string().contains("4321"), "{e}");
     assert_eq!(Manifest::load(dir.path()).unwrap(), before);
-    // A killed run's lock (no such process) is taken over and released.
+    drop(held);
+    // A killed run's lock file (its lock gone with its process) is taken
+    // and removed.
     std::fs::write(dir.path().join(LOCK), "4294967294").unwrap();
     execute(&Dataset::local(dir.path()), &[0, 1], 1 << 20, &|_| Ok(())).unwrap();
     assert!(!dir.path().join(LOCK).exists());
