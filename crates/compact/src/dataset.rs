@@ -298,6 +298,11 @@ pub fn add(ds: &Dataset, names: &[String]) -> Result<Manifest, Error> {
                 "{shown} is already in the manifest"
             )));
         }
+        if uncommitted_output(name, manifest.generation) {
+            return Err(Error::Invalid(format!(
+                "{shown} is the output of a compaction that never committed (its rows are still in the listed files); the next `strata compact run` removes it"
+            )));
+        }
         let Some(&bytes) = present.get(name) else {
             return Err(Error::Invalid(format!("{shown}: no such file")));
         };

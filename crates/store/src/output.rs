@@ -407,11 +407,23 @@ impl PendingDir {
             .and_then(|entries| entries.map(|e| e.map(|e| e.file_name())).collect())
             .map_err(|e| Error::io("read", &self.temp, e))?;
         names.sort();
+        // Every name is checked before the first rename, so a taken one
+        // leaves none of the files visible.
+        if !replace {
+            let taken: Vec<PathBuf> = names
+                .iter()
+                .map(|n| self.target.join(n))
+                .filter(|to| fs::symlink_metadata(to).is_ok())
+                .collect();
+            if let Some(first) = taken.first() {
+                return Err(Error::OutputExists {
+                    path: first.clone(),
+                    count: taken.len(),
+                });
+            }
+        }
         for name in names {
             let to = self.target.join(&name);
-            if !replace && to.exists() {
-                return Err(Error::OutputExists { path: to, count: 1 });
-            }
             fs::rename(self.temp.join(&name), &to).map_err(|e| Error::io("rename into", &to, e))?;
         }
         Ok(())
@@ -586,6 +598,22 @@ mod tests {
         let d = PendingDir::start(&root.path().join("y")).unwrap();
         drop(d);
         assert_eq!(files(root.path()), ["empty", "out"]);
+    }
+
+    #[test]
+    fn a_taken_name_leaves_none_of_the_files_visible() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        fs::create_dir(&out).unwrap();
+        let d = PendingDir::within(&out, "out", false).unwrap();
+        for name in ["a.parquet", "b.parquet", "c.parquet"] {
+            fs::write(d.path().join(name), b"new").unwrap();
+        }
+        fs::write(out.join("b.parquet"), b"theirs").unwrap();
+        let e = d.commit().unwrap_err();
+        assert!(matches!(e, Error::OutputExists { count: 1, .. }), "{e}");
+        assert_eq!(files(&out), ["b.parquet"]);
+        assert_eq!(fs::read(out.join("b.parquet")).unwrap(), b"theirs");
     }
 
     #[test]

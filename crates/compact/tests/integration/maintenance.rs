@@ -397,6 +397,11 @@ fn add_registers_sorted_files_of_the_schema() {
     refused("x.parquet", "already in the manifest");
     refused("../x.parquet", "give the name of a visible .parquet file");
     refused(".h.parquet", "give the name of a visible .parquet file");
+    // A revealed output of a compaction that never committed.
+    let uncommitted = format!("part-{:06}-00000000.parquet", m.generation + 1);
+    std::fs::copy(p.join("x.parquet"), p.join(&uncommitted)).unwrap();
+    refused(&uncommitted, "never committed");
+    std::fs::remove_file(p.join(&uncommitted)).unwrap();
     // An unsorted file.
     let batch = RecordBatch::try_new(
         schema(),
