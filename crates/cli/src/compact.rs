@@ -360,17 +360,23 @@ fn run_compaction(args: CompactRunArgs) -> Result<()> {
     let result = std::thread::scope(|s| {
         let (bar, progress) = (&bar, &progress);
         s.spawn(move || {
-            loop {
-                // Drawn once the picked rows are known.
+            // Drawn once the picked rows are known, every 100 ms and once
+            // more at the end, so that a run shorter than that still shows
+            // its count.
+            let draw = || {
                 let total = progress.total_rows.load(Ordering::Relaxed);
                 if total > 0 {
                     bar.set_length(total);
                     bar.set_position(progress.rows_written.load(Ordering::Relaxed));
                 }
+            };
+            loop {
+                draw();
                 if !matches!(
                     stopped.recv_timeout(Duration::from_millis(100)),
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout)
                 ) {
+                    draw();
                     break;
                 }
             }

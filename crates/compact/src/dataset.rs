@@ -570,8 +570,12 @@ fn remove_leftovers_among(
         manifest.files.iter().map(|f| f.name.as_str()).collect();
     let mut removed = Vec::new();
     for (name, _) in names {
+        // Compaction's own hidden outputs (only one run holds the lock),
+        // and the temporaries (`.NAME.PID.strata-tmp`) of processes that
+        // are gone: another strata process may be writing into the
+        // dataset's directory right now.
         let hidden = name.starts_with('.')
-            && (name.ends_with(strata_store::output::TEMP_SUFFIX) || name.ends_with(HIDDEN_SUFFIX));
+            && (name.ends_with(HIDDEN_SUFFIX) || temporary_of_a_gone_process(name));
         let ours = uncommitted_output(name, manifest.generation)
             || hidden
             || manifest.obsolete.contains(name);
@@ -580,6 +584,16 @@ fn remove_leftovers_among(
         }
     }
     removed
+}
+
+/// Whether `name` is a strata temporary (`.NAME.PID.strata-tmp`) whose
+/// process is gone (or has this process's id, which a process before it
+/// had: this one writes none before it looks for leftovers).
+fn temporary_of_a_gone_process(name: &str) -> bool {
+    name.strip_suffix(strata_store::output::TEMP_SUFFIX)
+        .and_then(|n| n.rsplit_once('.'))
+        .and_then(|(_, pid)| pid.parse::<u32>().ok())
+        .is_some_and(|pid| pid == std::process::id() || strata_store::output::process_gone(pid))
 }
 
 /// Whether `name` is an output of a compaction that never committed: named

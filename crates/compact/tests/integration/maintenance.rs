@@ -110,8 +110,27 @@ fn outputs_stay_hidden_until_the_switch() {
     for name in kept.iter().chain([&next]) {
         std::fs::write(p.join(name), b"x").unwrap();
     }
+    // A running process's temporary stays; a gone one's goes.
+    let gone = ".extra_1.parquet.4294967294.strata-tmp".to_string();
+    let live_child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let live = format!(".extra_2.parquet.{}.strata-tmp", live_child.id());
+    for name in [&gone, &live] {
+        std::fs::write(p.join(name), b"x").unwrap();
+    }
     let removed = remove_leftovers(&Dataset::local(&p), &m);
-    assert_eq!(removed, [next]);
+    let mut want = vec![gone.clone(), next.clone()];
+    want.sort();
+    let mut got = removed.clone();
+    got.sort();
+    assert_eq!(got, want);
+    assert!(p.join(&live).exists());
+    std::fs::remove_file(p.join(&live)).unwrap();
+    let mut live_child = live_child;
+    let _ = live_child.kill();
+    let _ = live_child.wait();
     for name in &kept {
         assert!(p.join(name).exists(), "{name} was removed");
         std::fs::remove_file(p.join(name)).unwrap();
