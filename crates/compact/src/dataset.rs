@@ -575,7 +575,7 @@ fn remove_leftovers_among(
         // are gone: another strata process may be writing into the
         // dataset's directory right now.
         let hidden = name.starts_with('.')
-            && (name.ends_with(HIDDEN_SUFFIX) || temporary_of_a_gone_process(name));
+            && (name.ends_with(HIDDEN_SUFFIX) || strata_store::output::is_stale_temporary(name));
         let ours = uncommitted_output(name, manifest.generation)
             || hidden
             || manifest.obsolete.contains(name);
@@ -584,16 +584,6 @@ fn remove_leftovers_among(
         }
     }
     removed
-}
-
-/// Whether `name` is a strata temporary (`.NAME.PID.strata-tmp`) whose
-/// process is gone (or has this process's id, which a process before it
-/// had: this one writes none before it looks for leftovers).
-fn temporary_of_a_gone_process(name: &str) -> bool {
-    name.strip_suffix(strata_store::output::TEMP_SUFFIX)
-        .and_then(|n| n.rsplit_once('.'))
-        .and_then(|(_, pid)| pid.parse::<u32>().ok())
-        .is_some_and(|pid| pid == std::process::id() || strata_store::output::process_gone(pid))
 }
 
 /// Whether `name` is an output of a compaction that never committed: named

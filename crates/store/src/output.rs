@@ -452,6 +452,20 @@ pub fn remove_stale_temporaries(target: &Path) {
     remove_dead(parent_dir(target), &prefix, |rest| rest == TEMP_SUFFIX);
 }
 
+/// Whether the file name `name` is a strata temporary
+/// (`.NAME.PID.strata-tmp`) that [`remove_stale_temporaries`] would remove:
+/// its process is gone, or has this process's id (a process before it).
+/// For callers that clean a directory of other writers' leftovers
+/// without knowing their targets.
+pub fn is_stale_temporary(name: &str) -> bool {
+    name.starts_with('.')
+        && name
+            .strip_suffix(TEMP_SUFFIX)
+            .and_then(|n| n.rsplit_once('.'))
+            .and_then(|(_, pid)| pid.parse::<u32>().ok())
+            .is_some_and(|pid| pid == std::process::id() || process_gone(pid))
+}
+
 /// Removes the entries of `dir` named for a process that is gone:
 /// `PREFIX<pid>` alone or followed by `-` and more (the scheme of a
 /// temporary directory made with a random part after the process id).
