@@ -694,19 +694,10 @@ fn preflight(cfg: &SortConfig) -> Result<(Vec<PathBuf>, Target), Error> {
                         cfg.output.display()
                     )));
                 }
-                // A bare file name's parent is the empty path: the
-                // current directory.
-                if inputs.iter().any(|i| {
-                    i.parent()
-                        .map(|d| {
-                            if d.as_os_str().is_empty() {
-                                Path::new(".")
-                            } else {
-                                d
-                            }
-                        })
-                        .is_some_and(|d| same_file(d, &cfg.output))
-                }) {
+                if inputs
+                    .iter()
+                    .any(|i| same_file(output_parent(i), &cfg.output))
+                {
                     return Err(Error::InvalidConfig(format!(
                         "output directory {} holds an input; write the sorted files elsewhere",
                         cfg.output.display()
