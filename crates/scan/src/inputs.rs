@@ -20,7 +20,7 @@ use std::sync::Arc;
 use arrow_array::{RecordBatch, UInt32Array};
 use arrow_schema::SchemaRef;
 use strata_store::{
-    location::{Kind, StoreConfig, parse_location},
+    location::{Kind, StoreConfig, parse_dir},
     source::IoSnapshot,
 };
 
@@ -101,7 +101,8 @@ fn sort_names(names: &mut [String]) {
 /// directory, glob or prefix with no data file, and a bad location;
 /// [`Error::Store`] when a listing fails.
 pub async fn expand(location: &str, cfg: &StoreConfig) -> Result<Vec<String>, Error> {
-    let loc = parse_location(location, cfg)?;
+    // Parsed as a directory: `s3://bucket/` names the whole bucket.
+    let loc = parse_dir(location, cfg)?;
     match (&loc.kind, &loc.file) {
         (Kind::Local, Some(path)) => expand_local(location, path),
         _ => expand_remote(location, cfg).await,
@@ -159,19 +160,12 @@ async fn expand_remote(location: &str, cfg: &StoreConfig) -> Result<Vec<String>,
     if has_wildcard(base) {
         return Err(wildcard_in_dir(location));
     }
-    // The listing's prefix: the directory with a placeholder name, whose
-    // parent the store's path names.
-    let probe = parse_location(&format!("{base}/x"), cfg)?;
-    let dir: object_store::path::Path = {
-        let parts: Vec<_> = probe.path.parts().collect();
-        parts[..parts.len().saturating_sub(1)]
-            .iter()
-            .cloned()
-            .collect()
-    };
-    let listed: Vec<object_store::ObjectMeta> = probe
+    // The listing's prefix: the directory (`s3://bucket` is the whole
+    // bucket).
+    let dir = parse_dir(base, cfg)?;
+    let listed: Vec<object_store::ObjectMeta> = dir
         .store
-        .list_with_delimiter(Some(&dir))
+        .list_with_delimiter(Some(&dir.path))
         .await
         .map_err(|e| {
             Error::Store(strata_store::Error::ObjectStore {
@@ -328,17 +322,16 @@ impl MultiScanner {
             starts.push(at);
             at += c;
         }
-        let file_of = |r: u64| starts.partition_point(|&s| s <= r) - 1;
+        // Each row's file found once: (position asked, row in its file).
+        let mut per_file: Vec<Vec<(usize, u64)>> = vec![Vec::new(); starts.len()];
+        for (k, &r) in rows.iter().enumerate() {
+            let i = starts.partition_point(|&s| s <= r) - 1;
+            per_file[i].push((k, r - starts[i]));
+        }
         let mut batches = Vec::new();
         let mut position = vec![0u32; rows.len()];
         let mut taken = 0u32;
-        for (i, (_, s)) in self.parts.iter_mut().enumerate() {
-            let mine: Vec<(usize, u64)> = rows
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| file_of(**r) == i)
-                .map(|(k, r)| (k, r - starts[i]))
-                .collect();
+        for ((_, s), mine) in self.parts.iter_mut().zip(&per_file) {
             if mine.is_empty() {
                 continue;
             }
