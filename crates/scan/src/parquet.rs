@@ -345,12 +345,18 @@ impl ParquetFile {
             .map(|c| roots.partition_point(|r| r < c))
             .collect();
         let groups = self.metadata.num_row_groups();
+        // The filter column's type, looked up once for every row group.
+        let filter_type = req
+            .filter
+            .as_ref()
+            .and_then(|f| schema.field_with_name(&f.column).ok())
+            .map(|c| c.data_type());
         let reads = |i: usize| {
             let rg = self.metadata.row_group(i);
             match (&req.filter, filter_leaf) {
-                (Some(f), Some(leaf)) => match schema.field_with_name(&f.column) {
-                    Ok(c) => f.may_match_row_group(rg, leaf, c.data_type()),
-                    Err(_) => true,
+                (Some(f), Some(leaf)) => match filter_type {
+                    Some(t) => f.may_match_row_group(rg, leaf, t),
+                    None => true,
                 },
                 _ => rg.num_rows() > 0,
             }
