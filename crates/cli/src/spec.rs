@@ -69,10 +69,8 @@ pub(crate) fn read_dataset(path: &Path) -> Result<Dataset> {
 /// A spec file, or a preset when `spec` names no file but a preset.
 fn file_or_preset(spec: &str) -> Result<Dataset> {
     let path = Path::new(spec);
-    if !path.exists()
-        && let Some(text) = Dataset::preset_text(spec)
-    {
-        return Ok(Dataset::parse(text, &format!("preset {spec}"))?);
+    if !path.exists() && Dataset::preset_text(spec).is_some() {
+        return Ok(Dataset::preset(spec)?);
     }
     read_dataset(path)
 }
