@@ -289,21 +289,25 @@ impl Value {
 /// A [`Value`] shown as its field's type reads.
 struct Typed<'a>(&'a Value, &'a DataType);
 
+/// Units of `unit` in a second.
+pub(crate) fn units_per_second(unit: TimeUnit) -> i128 {
+    match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
+    }
+}
+
 impl fmt::Display for Typed<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Value::Int(i) = self.0 else {
             return write!(f, "{}", self.0);
         };
         let i = *i;
-        let per_second = |u: &TimeUnit| match u {
-            TimeUnit::Second => 1,
-            TimeUnit::Millisecond => 1_000,
-            TimeUnit::Microsecond => 1_000_000,
-            TimeUnit::Nanosecond => 1_000_000_000,
-        };
         // Seconds and nanoseconds of `i` units of `u`.
         let split = |u: &TimeUnit| {
-            let per: i128 = per_second(u);
+            let per: i128 = units_per_second(*u);
             (
                 i.div_euclid(per),
                 (i.rem_euclid(per) * (1_000_000_000 / per)) as u32,

@@ -10,6 +10,7 @@ use super::expr::{self, Expression};
 use super::model::{
     AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, Dataset, Field,
     Generator, Kind, Pick, Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
+    units_per_second,
 };
 use super::template::Template;
 use crate::dist::{Alias, Zipf};
@@ -337,16 +338,6 @@ fn placeholder_of(declared: &DataType, actual: &DataType) -> bool {
             *i.data_type() == DataType::Null && i.name() == "item"
         }
         _ => false,
-    }
-}
-
-/// Units of `unit` in a second.
-fn units_per_second(unit: TimeUnit) -> i128 {
-    match unit {
-        TimeUnit::Second => 1,
-        TimeUnit::Millisecond => 1_000,
-        TimeUnit::Microsecond => 1_000_000,
-        TimeUnit::Nanosecond => 1_000_000_000,
     }
 }
 
