@@ -103,6 +103,16 @@ fn parser_errors_are_one_line() {
             "strata generate --help",
         ),
         (&["sort", "x.parquet"], "--by <KEYS>", "strata sort --help"),
+        (
+            &["generate", "--s3-timeout", "soon"],
+            "expected a number of seconds, not 'soon'",
+            "strata generate --help",
+        ),
+        (
+            &["generate", "--s3-timeout", "0"],
+            "expected seconds between 0 and 86400, not 0",
+            "strata generate --help",
+        ),
         (&["nosuch"], "nosuch", "strata --help"),
     ] {
         let o = strata(args, cwd.path());
