@@ -22,8 +22,9 @@
 //! between them, then the directory is synced. A failure or kill at any step
 //! leaves a manifest whose files all exist and whose rows are exactly the
 //! rows before (or after). A `*.parquet` glob sees the old files or the
-//! new ones except inside the switch, a few renames and removals long,
-//! where it may see both; on an object store, which has no rename, that
+//! new ones except inside the switch (a few renames, the directory sync
+//! that makes the manifest's rename durable before any removal, a few
+//! removals), where it may see both; on an object store, which has no rename, that
 //! window spans the uploads' completion, the manifest `PUT` and the
 //! removals. Readers that must be exact read the files the manifest
 //! lists.
