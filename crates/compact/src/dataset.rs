@@ -18,13 +18,16 @@
 //! uploaded under their final names) -> the switch: the new manifest is
 //! written to a synced temporary, the outputs are renamed to their final
 //! names, the temporary is renamed over the manifest and the replaced
-//! files are removed, one system call after another with no other IO
-//! between them, then the directory is synced. A failure or kill at any step
-//! leaves a manifest whose files all exist and whose rows are exactly the
-//! rows before (or after). A `*.parquet` glob sees the old files or the
-//! new ones except inside the switch (a few renames, the directory sync
-//! that makes the manifest's rename durable before any removal, a few
-//! removals), where it may see both; on an object store, which has no rename, that
+//! files are renamed to hidden names (`.NAME.strata-old`), one rename
+//! after another with no other IO between them -> the directory is
+//! synced, making all of those renames durable together -> the hidden
+//! replaced files are removed. A failure or kill at any step, or a machine
+//! crash that keeps some of the renames and not others, leaves a manifest
+//! whose rows are exactly the rows before (or after): the next run puts
+//! back under its listed name any listed file found only under its hidden
+//! name, then removes what is left. A `*.parquet` glob sees the old files
+//! or the new ones except inside the switch, a few renames long, where it
+//! may see both; on an object store, which has no rename, that
 //! window spans the uploads' completion, the manifest `PUT` and the
 //! removals. Readers that must be exact read the files the manifest
 //! lists.
@@ -51,9 +54,17 @@ use crate::{
 /// Suffix of a compaction's output until the switch makes it visible.
 pub const HIDDEN_SUFFIX: &str = ".strata-new";
 
+/// Suffix of a replaced file between the switch and its removal.
+pub const RETIRED_SUFFIX: &str = ".strata-old";
+
 /// The hidden name a compaction writes output `name` under.
 fn hidden_name(name: &str) -> String {
     format!(".{name}{HIDDEN_SUFFIX}")
+}
+
+/// The hidden name a replaced file `name` waits under for its removal.
+fn retired_name(name: &str) -> String {
+    format!(".{name}{RETIRED_SUFFIX}")
 }
 
 /// Whether `name` is a data file: visible (not starting with `.`) and
@@ -569,18 +580,41 @@ fn remove_leftovers_among(
 ) -> Vec<String> {
     let listed: std::collections::HashSet<&str> =
         manifest.files.iter().map(|f| f.name.as_str()).collect();
+    let present: std::collections::HashSet<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
+    // A machine crash in the switch may keep the manifest's rename and
+    // not an output's, or a replaced file's rename and not the
+    // manifest's: a listed file found only under its hidden name is put
+    // back.
+    let mut restored = std::collections::HashSet::new();
+    for f in &manifest.files {
+        if present.contains(f.name.as_str()) {
+            continue;
+        }
+        for hidden in [hidden_name(&f.name), retired_name(&f.name)] {
+            if present.contains(hidden.as_str()) && ds.restore(&hidden, &f.name).is_ok() {
+                restored.insert(hidden);
+                break;
+            }
+        }
+    }
     let mut removed = Vec::new();
     for (name, _) in names {
-        // Compaction's own hidden outputs (only one run holds the lock),
-        // and the temporaries (`.NAME.PID.strata-tmp`) of processes that
-        // are gone: another strata process may be writing into the
-        // dataset's directory right now.
+        // Compaction's own hidden outputs and replaced files (only one
+        // run holds the lock), and the temporaries (`.NAME.PID.strata-tmp`)
+        // of processes that are gone: another strata process may be
+        // writing into the dataset's directory right now.
         let hidden = name.starts_with('.')
-            && (name.ends_with(HIDDEN_SUFFIX) || strata_store::output::is_stale_temporary(name));
+            && (name.ends_with(HIDDEN_SUFFIX)
+                || name.ends_with(RETIRED_SUFFIX)
+                || strata_store::output::is_stale_temporary(name));
         let ours = uncommitted_output(name, manifest.generation)
             || hidden
             || manifest.obsolete.contains(name);
-        if ours && !listed.contains(name.as_str()) && ds.remove(name).is_ok() {
+        if ours
+            && !listed.contains(name.as_str())
+            && !restored.contains(name)
+            && ds.remove(name).is_ok()
+        {
             removed.push(name.clone());
         }
     }
@@ -778,10 +812,14 @@ pub fn execute_with(
         return Err(e);
     }
     hook(Step::Committed)?;
-    for name in &replaced {
+    // Out of the glob by a rename each; removed only once the directory
+    // is synced, so that no crash keeps a removal and loses the manifest's
+    // rename.
+    let retired: Vec<String> = replaced.iter().map(|n| ds.retire(n)).collect();
+    ds.sync();
+    for name in &retired {
         let _ = ds.remove(name);
     }
-    ds.sync();
     for (w, (_, name)) in written.iter_mut().zip(&outputs) {
         w.path = match ds.dir() {
             Some(dir) => dir.join(name),

@@ -10,7 +10,8 @@
 //! [`dataset::execute`]: [`strata_sort::merge`] of the picked files by key
 //! (in the manifest's key order), on every core (one key range per thread)
 //! -> new files under hidden names -> the switch: outputs renamed to their
-//! final names, manifest swap, removal of the replaced files. A dataset is
+//! final names, manifest swap, replaced files renamed to hidden names ->
+//! directory synced -> removal of the replaced files. A dataset is
 //! a directory or an object-store prefix ([`storage::Dataset`]); on an
 //! object store the picked files are merged in a local scratch directory
 //! and the outputs uploaded before the manifest names them.
@@ -22,9 +23,11 @@
 //! * The picked inputs never exceed the budget, and the quality is the
 //!   objective exactly as Kudu reports it.
 //! * A compaction keeps the rows (as a multiset) and their key order, and
-//!   a failure at any step leaves a manifest whose files all exist.
+//!   a failure or machine crash at any step leaves a manifest whose files
+//!   all exist (once the next run has put back any it finds under a
+//!   hidden name).
 //! * A `*.parquet` glob over a directory sees the old files or the new
-//!   ones, except inside the switch (a few renames and removals).
+//!   ones, except inside the switch (a few renames).
 //!
 //! # Example
 //!

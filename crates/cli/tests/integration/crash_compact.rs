@@ -1,7 +1,9 @@
 //! `strata compact run` killed (SIGKILL) or interrupted (SIGINT) at
-//! random moments: a `*.parquet` glob of the dataset then holds the old
-//! files or the new ones, never both or a part, and a rerun finishes the
-//! compaction with the data an uninterrupted run makes.
+//! random moments: the manifest's files then hold every row once, a
+//! `*.parquet` glob of the dataset holds the old files or the new ones
+//! (or, after a SIGKILL inside the switch, a few renames long, some of
+//! both), and a rerun finishes the compaction with the data an
+//! uninterrupted run makes.
 
 use std::{
     fs::File,
@@ -93,7 +95,12 @@ fn globbed(dir: &Path) -> Vec<String> {
 
 /// Rows in the footers of the globbed files.
 fn glob_rows(dir: &Path) -> u64 {
-    globbed(dir)
+    rows_of(dir, &globbed(dir))
+}
+
+/// Rows in the footers of files `names` of `dir`.
+fn rows_of(dir: &Path, names: &[String]) -> u64 {
+    names
         .iter()
         .map(|n| {
             let r = SerializedFileReader::new(File::open(dir.join(n)).unwrap())
@@ -158,7 +165,7 @@ fn killed_or_interrupted_compactions_leave_a_whole_glob_and_rerun() {
     assert_eq!(glob_rows(reference.path()), total);
 
     let mut rng = RowRng::seeded(7);
-    let (mut before, mut after) = (0, 0);
+    let (mut before, mut after, mut switching) = (0, 0, 0);
     for round in 0..24 {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path();
@@ -189,12 +196,29 @@ fn killed_or_interrupted_compactions_leave_a_whole_glob_and_rerun() {
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
-        // The glob: the old files or the new ones, whole, and the
-        // manifest's.
+        // The manifest's files: every row once. The glob: the old files or
+        // the new ones, whole, and the manifest's; only a kill inside the
+        // switch shows some of both.
         let seen = globbed(p);
-        assert_eq!(glob_rows(p), total, "{what}: {seen:?}");
-        assert_eq!(seen, sorted(listed(p)), "{what}");
-        if seen == old {
+        let manifest = sorted(listed(p));
+        assert_eq!(rows_of(p, &manifest), total, "{what}: {manifest:?}");
+        if seen != manifest {
+            assert!(
+                !interrupt,
+                "{what}: {seen:?} but the manifest lists {manifest:?}"
+            );
+            assert!(
+                seen.iter()
+                    .all(|n| old.contains(n) || n.starts_with("part-")),
+                "{what}: {seen:?}"
+            );
+            assert!(seen.iter().any(|n| old.contains(n)), "{what}: {seen:?}");
+            assert!(
+                seen.iter().any(|n| n.starts_with("part-")),
+                "{what}: {seen:?}"
+            );
+            switching += 1;
+        } else if seen == old {
             before += 1;
         } else {
             after += 1;
@@ -217,6 +241,7 @@ fn killed_or_interrupted_compactions_leave_a_whole_glob_and_rerun() {
         assert_eq!(sorted(all), globbed(p), "{what}: leftovers");
     }
     eprintln!(
-        "crash sweep: {before} rounds left the old files, {after} the new ones (a run takes {took:?})"
+        "crash sweep: {before} rounds left the old files, {after} the new ones, \
+         {switching} were killed inside the switch (a run takes {took:?})"
     );
 }

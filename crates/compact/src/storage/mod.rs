@@ -229,6 +229,36 @@ impl Dataset {
         }
     }
 
+    /// Takes replaced file `name` out of the dataset: for a directory, a
+    /// rename to its hidden name (`.NAME.strata-old`), removed after the
+    /// directory is synced; an object store has no rename, and the file
+    /// is removed where it is. Returns the name to remove.
+    pub(crate) fn retire(&self, name: &str) -> String {
+        match &self.inner {
+            Inner::Local(d) => {
+                let hidden = format!(".{name}{}", crate::dataset::RETIRED_SUFFIX);
+                match std::fs::rename(d.join(name), d.join(&hidden)) {
+                    Ok(()) => hidden,
+                    Err(_) => name.to_string(),
+                }
+            }
+            Inner::Object(_) => name.to_string(),
+        }
+    }
+
+    /// Renames file `hidden` back to `name` (a directory only: an object
+    /// store never holds hidden names).
+    pub(crate) fn restore(&self, hidden: &str, name: &str) -> Result<(), Error> {
+        match &self.inner {
+            Inner::Local(d) => std::fs::rename(d.join(hidden), d.join(name))
+                .map_err(|e| Error::io("rename into", &d.join(name), e)),
+            Inner::Object(o) => Err(Error::Invalid(format!(
+                "{} holds no hidden files to put back",
+                o.display()
+            ))),
+        }
+    }
+
     /// Takes the compaction lock, released when the guard drops. A local
     /// lock is an operating-system file lock, released by the kernel when
     /// its process ends however it ends; an object-store lock cannot be

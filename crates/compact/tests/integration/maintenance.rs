@@ -138,6 +138,73 @@ fn outputs_stay_hidden_until_the_switch() {
     check(&p);
 }
 
+/// Every file of `from` (the manifest included) copied into `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+/// A machine crash in the switch may keep some of its renames and not
+/// others (they are made durable together by one directory sync). Either
+/// way the next run puts back every listed file found under its hidden
+/// name and removes the rest: the rows are the rows before (or after).
+#[test]
+fn a_crash_that_keeps_some_renames_of_the_switch_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    dataset(p, 5, 3000, 11);
+    init(&Dataset::local(p), &["k".into()], false).unwrap();
+    let before_dir = tempfile::tempdir().unwrap();
+    copy_dir(p, before_dir.path());
+    let (before, rows) = check(p);
+    let done = execute(&Dataset::local(p), &[0, 1, 2, 3], 4_000, &|_| Ok(())).unwrap();
+    assert!(done.written.len() > 1);
+    let after = done.manifest;
+    let hidden = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect()
+    };
+
+    // The manifest's rename lost; an output's rename and a replaced
+    // file's kept.
+    let lost = tempfile::tempdir().unwrap();
+    let q = lost.path();
+    copy_dir(before_dir.path(), q);
+    let out = &after.files[0].name;
+    std::fs::copy(p.join(out), q.join(out)).unwrap();
+    let old = &before.files[1].name;
+    std::fs::rename(q.join(old), q.join(format!(".{old}.strata-old"))).unwrap();
+    remove_leftovers(&Dataset::local(q), &Manifest::load(q).unwrap());
+    assert_eq!(globbed(q), listed(&before));
+    assert_eq!(check(q).1, rows);
+    assert_eq!(hidden(q), Vec::<String>::new());
+
+    // The manifest's rename kept; an output's rename lost, one replaced
+    // file hidden and the others still visible.
+    let kept = tempfile::tempdir().unwrap();
+    let q = kept.path();
+    copy_dir(before_dir.path(), q);
+    std::fs::copy(p.join(MANIFEST), q.join(MANIFEST)).unwrap();
+    for (i, f) in after.files.iter().enumerate() {
+        let to = if i == 1 {
+            format!(".{}.strata-new", f.name)
+        } else {
+            f.name.clone()
+        };
+        std::fs::copy(p.join(&f.name), q.join(to)).unwrap();
+    }
+    std::fs::rename(q.join(old), q.join(format!(".{old}.strata-old"))).unwrap();
+    remove_leftovers(&Dataset::local(q), &Manifest::load(q).unwrap());
+    assert_eq!(globbed(q), listed(&after));
+    assert_eq!(check(q).1, rows);
+    assert_eq!(hidden(q), Vec::<String>::new());
+}
+
 /// A manifest is checked when it is read: one without key columns (or
 /// breaking another rule) is a clear error for planning and running
 /// alike, never a panic.
