@@ -9,9 +9,11 @@
 //! MODE: `strata` (the blocking `Scanner`, as `strata bench scan` runs
 //! it: small projected row groups decoded in parallel), `sequential` (the
 //! same with a limit past the rows, so one stream decodes the row groups
-//! one after another), or `parquet-rs` (parquet's synchronous Arrow reader
-//! over the file, as the benchmark's peer). Prints the rows read and the
-//! median time of one read.
+//! one after another), `pread` and `pread-seq` (those two with the file
+//! read by positioned reads into fresh buffers instead of through its
+//! map), or `parquet-rs` (parquet's synchronous Arrow reader over the
+//! file, as the benchmark's peer). Prints the rows read and the median
+//! time of one read.
 
 use std::{fs::File, time::Instant};
 
@@ -22,7 +24,9 @@ use strata_store::location::StoreConfig;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let [_, mode, path, iterations, columns @ ..] = &args[..] else {
-        eprintln!("usage: scan_probe strata|sequential|parquet-rs FILE ITERATIONS [COLUMN...]");
+        eprintln!(
+            "usage: scan_probe strata|sequential|pread|pread-seq|parquet-rs FILE ITERATIONS [COLUMN...]"
+        );
         std::process::exit(2);
     };
     let iterations: usize = iterations.parse().expect("ITERATIONS is a number");
@@ -34,6 +38,8 @@ fn main() {
         rows = match mode.as_str() {
             "strata" => strata(path, columns.clone(), None),
             "sequential" => strata(path, columns.clone(), Some(usize::MAX)),
+            "pread" => strata_pread(path, columns.clone(), None),
+            "pread-seq" => strata_pread(path, columns.clone(), Some(usize::MAX)),
             "parquet-rs" => parquet_rs(path, columns.as_deref()),
             m => panic!("unknown mode {m}"),
         };
@@ -47,7 +53,26 @@ fn main() {
 }
 
 fn strata(path: &str, columns: Option<Vec<String>>, limit: Option<usize>) -> u64 {
-    let mut s = Scanner::open_location(path, &StoreConfig::default()).unwrap();
+    count(
+        Scanner::open_location(path, &StoreConfig::default()).unwrap(),
+        columns,
+        limit,
+    )
+}
+
+fn strata_pread(path: &str, columns: Option<Vec<String>>, limit: Option<usize>) -> u64 {
+    let src = strata_store::source::Source::open_file(
+        std::path::Path::new(path),
+        path,
+        strata_store::source::FetchOptions::local(),
+    )
+    .unwrap()
+    .without_map();
+    count(Scanner::open(src).unwrap(), columns, limit)
+}
+
+/// Scans `s` for `columns` (up to `limit` rows); returns the rows read.
+fn count(mut s: Scanner, columns: Option<Vec<String>>, limit: Option<usize>) -> u64 {
     let mut n = 0;
     let req = ScanRequest {
         columns,

@@ -271,14 +271,14 @@ impl ParquetFile {
         Ok(self.plan(req, None)?.row_groups)
     }
 
-    /// The largest uncompressed size, in bytes, of the projected column
-    /// chunks of one row group a scan for `req` reads (about what one
-    /// decoded row group holds).
+    /// The uncompressed size, in bytes, of the projected column chunks of
+    /// each row group a scan for `req` reads (about what each decoded row
+    /// group holds), in file order.
     ///
     /// # Errors
     ///
     /// The up-front errors of [`ParquetFile::stream`].
-    pub fn largest_row_group_bytes(&self, req: &ScanRequest) -> Result<u64, Error> {
+    pub fn projected_row_group_bytes(&self, req: &ScanRequest) -> Result<Vec<u64>, Error> {
         let plan = self.plan(req, None)?;
         let leaves = self.leaves_of(&plan.roots);
         Ok(plan
@@ -292,8 +292,7 @@ impl ParquetFile {
                     .map(|c| u64::try_from(c.uncompressed_size()).unwrap_or(0))
                     .sum::<u64>()
             })
-            .max()
-            .unwrap_or(0))
+            .collect())
     }
 
     /// [`ParquetFile::stream`] over `row_groups` only (a subset of
