@@ -815,7 +815,10 @@ pub fn execute_with(
     // Out of the glob by a rename each; removed only once the directory
     // is synced, so that no crash keeps a removal and loses the manifest's
     // rename.
-    let retired: Vec<String> = replaced.iter().map(|n| ds.retire(n)).collect();
+    let retired: Vec<String> = replaced
+        .iter()
+        .map(|n| ds.retire(n, retired_name(n)))
+        .collect();
     ds.sync();
     for name in &retired {
         let _ = ds.remove(name);

@@ -230,18 +230,15 @@ impl Dataset {
     }
 
     /// Takes replaced file `name` out of the dataset: for a directory, a
-    /// rename to its hidden name (`.NAME.strata-old`), removed after the
-    /// directory is synced; an object store has no rename, and the file
-    /// is removed where it is. Returns the name to remove.
-    pub(crate) fn retire(&self, name: &str) -> String {
+    /// rename to `hidden`, removed after the directory is synced; an
+    /// object store has no rename, and the file is removed where it is.
+    /// Returns the name to remove.
+    pub(crate) fn retire(&self, name: &str, hidden: String) -> String {
         match &self.inner {
-            Inner::Local(d) => {
-                let hidden = format!(".{name}{}", crate::dataset::RETIRED_SUFFIX);
-                match std::fs::rename(d.join(name), d.join(&hidden)) {
-                    Ok(()) => hidden,
-                    Err(_) => name.to_string(),
-                }
-            }
+            Inner::Local(d) => match std::fs::rename(d.join(name), d.join(&hidden)) {
+                Ok(()) => hidden,
+                Err(_) => name.to_string(),
+            },
             Inner::Object(_) => name.to_string(),
         }
     }
