@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
+use strata_store::output::write_atomically;
 
 use crate::counters::Reading;
 use crate::{CaseResult, Error, RunResult};
@@ -163,22 +164,9 @@ pub fn trend(
         }
         let name = metric.label().replace([' ', '.'], "-");
         let path = out_dir.join(format!("{suite}-{name}.svg"));
-        // Drawn under a temporary name, renamed when complete.
-        let tmp = out_dir.join(format!(".{suite}-{name}.svg.tmp"));
-        let drawn = draw(&tmp, &suite, metric, &dates, &lines)
-            .map_err(|e| Error::Chart(e.to_string()))
-            .and_then(|()| {
-                std::fs::rename(&tmp, &path).map_err(|source| Error::Io {
-                    what: "write".into(),
-                    path: path.clone(),
-                    source,
-                })
-            });
-        if let Err(e) = drawn {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-        written.push(path);
+        let svg = draw(&suite, metric, &dates, &lines).map_err(|e| Error::Chart(e.to_string()))?;
+        // Appears complete or not at all, replacing an older chart.
+        written.push(write_atomically(&path, svg.as_bytes(), true, false)?);
     }
     if written.is_empty() {
         return Err(Error::Chart(format!(
@@ -189,15 +177,28 @@ pub fn trend(
     Ok(written)
 }
 
+/// The SVG text of one suite's chart.
 fn draw(
-    path: &Path,
+    suite: &str,
+    metric: &Metric,
+    dates: &[String],
+    lines: &[Series],
+) -> Result<String, Box<dyn std::error::Error>> {
+    let mut svg = String::new();
+    draw_on(&mut svg, suite, metric, dates, lines)?;
+    Ok(svg)
+}
+
+/// Draws one suite's chart into `svg`.
+fn draw_on(
+    svg: &mut String,
     suite: &str,
     metric: &Metric,
     dates: &[String],
     lines: &[Series],
 ) -> Result<(), Box<dyn std::error::Error>> {
     let height = 420 + 18 * lines.len() as u32;
-    let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (1000, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let (plot, legend) = root.split_vertically(420);
     let ymax = lines
@@ -308,6 +309,15 @@ mod tests {
         assert_eq!(files.len(), 1);
         let svg = std::fs::read_to_string(&files[0]).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("encode/x (strata)"));
+        // Drawn again, it replaces the chart; no temporary is left beside it.
+        let again = trend(&runs[1..], &Metric::Throughput, None, dir.path()).unwrap();
+        assert_eq!(again, files);
+        assert_ne!(std::fs::read_to_string(&files[0]).unwrap(), svg);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, [files[0].file_name().unwrap()]);
         let e = trend(&runs[..1], &Metric::Throughput, None, dir.path()).unwrap_err();
         assert!(e.to_string().contains("at least two saved runs"));
         assert_eq!(

@@ -1,4 +1,6 @@
-//! `strata generate`: flags to a [`GenerateConfig`], the run, its summary.
+//! `strata generate`: flags to a [`Flow`] (the spec's one table, or the
+//! chosen tables of a dataset, with a [`GenerateConfig`]), then its plan
+//! (`--dry-run`) or its run and summary.
 //!
 //! The summary JSON is written (not yet visible) before the data files
 //! appear, and made visible right after them. Ctrl-C or SIGTERM stops the
@@ -21,10 +23,13 @@ use strata_gen::{
     spec::{Dataset, Spec},
 };
 use strata_parquet::{Compression, Format};
-use strata_pipeline::generate::{
-    DEFAULT_BATCH_SIZE, DEFAULT_NUM_WRITERS, DEFAULT_ROW_GROUP_ROWS, DEFAULT_SEED,
-    DEFAULT_TARGET_RECORDS, GenerateConfig, ParquetEncoder, RunOptions, Summary, dataset_jobs,
-    default_output_dir, default_threads, generate_tables_with, generate_with,
+use strata_pipeline::{
+    flow::Flow,
+    generate::{
+        DEFAULT_BATCH_SIZE, DEFAULT_NUM_WRITERS, DEFAULT_ROW_GROUP_ROWS, DEFAULT_SEED,
+        DEFAULT_TARGET_RECORDS, GenerateConfig, ParquetEncoder, RunOptions, Summary,
+        default_output_dir, default_threads,
+    },
 };
 use strata_store::output::PendingFile;
 
@@ -182,55 +187,111 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
         strata_store::location::parse_dir(d, &args.store.config())
             .map_err(|e| anyhow::anyhow!("--output-dir: {e}"))?;
     }
-    let dataset = load_dataset(&args)?;
-    if dataset.multi_table {
-        return run_tables(&args, &dataset);
-    }
-    anyhow::ensure!(
-        args.scale.is_none() && args.tables.is_none(),
-        "--scale and --tables apply to a spec of several `[[tables]]`; this one has one table (set its rows with --target-records)"
-    );
-    let spec = dataset.tables[0].spec.clone();
-    let cfg = config(&args, &spec);
-    let generator = dataset.generator(0, args.seed, 1.0)?;
-    cfg.validate()?;
-    generator
-        .check_rows(cfg.target_records)
-        .map_err(|e| anyhow::anyhow!("--target-records {}: {e}", cfg.target_records))?;
+    let flow = flow(&args, load_dataset(&args)?)?;
     if args.dry_run {
-        return print_json(&cfg.plan(generator.name()));
+        return print_json(&flow.plan());
     }
     if let Some(p) = &args.summary_json {
         check_writable_parent(p)?;
     }
-    let rows = cfg.rows();
-    let bar = progress_bar(rows.end - rows.start, args.quiet);
+    let bar = progress_bar(flow.rows(), args.quiet);
     let mut json = None;
-    let summary = {
+    let summaries = {
         let json = &mut json;
-        let (path, cfg, generator) = (&args.summary_json, &cfg, &generator);
-        let opts = run_options(&args, move |s: &[Summary]| match (path, s) {
-            (Some(p), [s]) => {
-                *json = Some(pending_json(p, &cfg.report(generator.name(), s.clone()))?);
-                Ok(())
+        let (flow, path) = (&flow, &args.summary_json);
+        let opts = run_options(&args, move |summaries: &[Summary]| {
+            if let Some(p) = path {
+                *json = Some(pending_json(p, &flow.report(summaries))?);
             }
-            _ => Ok(()),
+            Ok(())
         });
         RUNNING.store(true, Ordering::SeqCst);
-        generate_with(generator, cfg, opts, &|n| bar.inc(n))
+        flow.run(opts, &|n| bar.inc(n))
     };
     bar.finish_and_clear();
-    let summary = finish_run(summary, json, |s| {
-        s.files.iter().map(|f| f.path.clone()).collect()
+    let summaries = finish_run(summaries, json, |all: &Vec<Summary>| {
+        all.iter()
+            .flat_map(|s| s.files.iter().map(|f| f.path.clone()))
+            .collect()
     })?;
     if !args.quiet {
-        print_summary(&summary)?;
+        for ((g, _), s) in flow.jobs().iter().zip(&summaries) {
+            if flow.is_dataset() {
+                writeln!(std::io::stdout().lock(), "table {}:", g.name())?;
+            }
+            print_summary(s)?;
+        }
     }
     if args.verify_distribution {
-        let (off, checks) = verify(&spec, &summary, None)?;
+        let (mut off, mut checks) = (0, 0);
+        for (&i, s) in flow.tables().iter().zip(&summaries) {
+            let spec = &flow.dataset().tables[i].spec;
+            let table = flow.is_dataset().then_some(spec.name.as_str());
+            let (o, c) = verify(spec, s, table)?;
+            off += o;
+            checks += c;
+        }
         fail_if_off(off, checks)?;
     }
     Ok(())
+}
+
+/// The run the flags ask for: the spec's one table, or the `--tables`
+/// of a dataset of several at `--scale`, with the flags' settings. The
+/// flags that apply to only one of the two are refused for the other.
+fn flow(args: &GenerateArgs, dataset: Dataset) -> Result<Flow> {
+    if !dataset.multi_table {
+        anyhow::ensure!(
+            args.scale.is_none() && args.tables.is_none(),
+            "--scale and --tables apply to a spec of several `[[tables]]`; this one has one table (set its rows with --target-records)"
+        );
+        let cfg = config(args, &dataset.tables[0].spec);
+        return Ok(Flow::new(dataset, &[0], &cfg, 1.0)?);
+    }
+    anyhow::ensure!(
+        args.target_records.is_none(),
+        "--target-records: the tables of dataset `{}` set their own rows; scale them with --scale",
+        dataset.name
+    );
+    anyhow::ensure!(
+        args.output_filename.is_none(),
+        "--output-filename: each table's files are named after the table"
+    );
+    let chosen = chosen_tables(args, &dataset)?;
+    let cfg = config(args, &dataset.tables[chosen[0]].spec);
+    Ok(Flow::new(
+        dataset,
+        &chosen,
+        &cfg,
+        args.scale.unwrap_or(1.0),
+    )?)
+}
+
+/// The indices of the `--tables` of `dataset` (each once, in the order
+/// given), or of all its tables.
+fn chosen_tables(args: &GenerateArgs, dataset: &Dataset) -> Result<Vec<usize>> {
+    let Some(list) = &args.tables else {
+        return Ok((0..dataset.tables.len()).collect());
+    };
+    let mut chosen = Vec::new();
+    for name in list {
+        let i = dataset.table(name).ok_or_else(|| {
+            let names: Vec<&str> = dataset
+                .tables
+                .iter()
+                .map(|t| t.spec.name.as_str())
+                .collect();
+            anyhow::anyhow!(
+                "--tables: dataset `{}` has no table `{name}`; its tables are {}",
+                dataset.name,
+                names.join(", ")
+            )
+        })?;
+        if !chosen.contains(&i) {
+            chosen.push(i);
+        }
+    }
+    Ok(chosen)
 }
 
 /// `value` as pretty JSON on standard output.
@@ -358,128 +419,6 @@ fn fail_if_off(off: usize, checks: usize) -> Result<()> {
         "{off} of {checks} distribution checks are more than {} standard errors from the spec",
         strata_pipeline::verify::SUSPICIOUS_Z
     );
-    Ok(())
-}
-
-/// `generate` for a spec of several tables: each table into
-/// `DIR/TABLE/TABLE_N.parquet`, all made visible together.
-fn run_tables(args: &GenerateArgs, dataset: &Dataset) -> Result<()> {
-    anyhow::ensure!(
-        args.target_records.is_none(),
-        "--target-records: the tables of dataset `{}` set their own rows; scale them with --scale",
-        dataset.name
-    );
-    anyhow::ensure!(
-        args.output_filename.is_none(),
-        "--output-filename: each table's files are named after the table"
-    );
-    let scale = args.scale.unwrap_or(1.0);
-    anyhow::ensure!(
-        scale.is_finite() && scale > 0.0,
-        "--scale must be a positive number, got {scale}"
-    );
-    let names: Vec<&str> = dataset
-        .tables
-        .iter()
-        .map(|t| t.spec.name.as_str())
-        .collect();
-    let chosen: Vec<usize> = match &args.tables {
-        None => (0..dataset.tables.len()).collect(),
-        Some(list) => {
-            let mut chosen = Vec::new();
-            for name in list {
-                let i = dataset.table(name).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "--tables: dataset `{}` has no table `{name}`; its tables are {}",
-                        dataset.name,
-                        names.join(", ")
-                    )
-                })?;
-                if !chosen.contains(&i) {
-                    chosen.push(i);
-                }
-            }
-            chosen
-        }
-    };
-    let mut base = config(args, &dataset.tables[chosen[0]].spec);
-    base.output_dir = args
-        .output_dir
-        .clone()
-        .unwrap_or_else(|| default_output_dir(args.format));
-    let jobs = dataset_jobs(dataset, &chosen, &base, scale)?;
-    if args.dry_run {
-        let plans: Vec<_> = jobs
-            .iter()
-            .zip(&chosen)
-            .map(|((_, cfg), &i)| {
-                cfg.validate()?;
-                Ok(cfg.plan_table(dataset, i))
-            })
-            .collect::<Result<_>>()?;
-        return print_json(&serde_json::json!({
-            "dataset": dataset.name,
-            "scale": scale,
-            "tables": plans,
-        }));
-    }
-    if let Some(p) = &args.summary_json {
-        check_writable_parent(p)?;
-    }
-    let total: u64 = jobs
-        .iter()
-        .map(|(_, c)| {
-            let r = c.rows();
-            r.end - r.start
-        })
-        .sum();
-    let bar = progress_bar(total, args.quiet);
-    let mut json = None;
-    let summaries = {
-        let json = &mut json;
-        let jobs = &jobs;
-        let opts = run_options(args, move |summaries: &[Summary]| {
-            let Some(p) = &args.summary_json else {
-                return Ok(());
-            };
-            let reports: Vec<_> = jobs
-                .iter()
-                .zip(summaries)
-                .map(|((g, cfg), s)| cfg.report(g.name(), s.clone()))
-                .collect();
-            let value = serde_json::json!({
-                "dataset": dataset.name,
-                "scale": scale,
-                "tables": reports,
-            });
-            *json = Some(pending_json(p, &value)?);
-            Ok(())
-        });
-        RUNNING.store(true, Ordering::SeqCst);
-        generate_tables_with(jobs, opts, &|n| bar.inc(n))
-    };
-    bar.finish_and_clear();
-    let summaries = finish_run(summaries, json, |all: &Vec<Summary>| {
-        all.iter()
-            .flat_map(|s| s.files.iter().map(|f| f.path.clone()))
-            .collect()
-    })?;
-    if !args.quiet {
-        for ((g, _), s) in jobs.iter().zip(&summaries) {
-            writeln!(std::io::stdout().lock(), "table {}:", g.name())?;
-            print_summary(s)?;
-        }
-    }
-    if args.verify_distribution {
-        let (mut off, mut checks) = (0, 0);
-        for (&i, s) in chosen.iter().zip(&summaries) {
-            let spec = &dataset.tables[i].spec;
-            let (o, c) = verify(spec, s, Some(&spec.name))?;
-            off += o;
-            checks += c;
-        }
-        fail_if_off(off, checks)?;
-    }
     Ok(())
 }
 

@@ -7,8 +7,11 @@
 //! a [`generate::GenerateConfig`] locally or to an object store, through
 //! strata's direct Parquet encoder (`strata-parquet`) where the schema
 //! allows. [`generate::generate_tables`] runs the tables of a dataset of
-//! several tables (each table's rows, files and batches from
-//! [`generate::dataset_jobs`]) and makes their files visible together.
+//! several tables and makes their files visible together.
+//! [`flow::Flow`] is the one flow from a spec to its files that the CLI,
+//! the Python module and the benchmarks share: a spec of one table or the
+//! chosen tables of a dataset (each table's rows, files and batches) ->
+//! the dry run's [`flow::Plan`] or the run -> its [`flow::Report`].
 //! [`verify::verify_distribution`] reads generated files back
 //! (through `strata-scan`) and reports the realised shares of nulls,
 //! categories and list lengths next to the ones their
@@ -62,6 +65,7 @@
 
 pub mod clock;
 mod error;
+pub mod flow;
 pub mod generate;
 pub mod verify;
 

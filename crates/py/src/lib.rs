@@ -5,8 +5,8 @@
 //! global rows `[T·(I−1)/N, T·I/N)` of the dataset that `spec` (a preset
 //! name, a `.toml` file or TOML text) describes. Without `output_dir` it
 //! returns them as a table; with one it writes them as files through
-//! `strata_pipeline::generate::generate`, locally or to `s3://bucket/prefix`,
-//! and returns a summary dict. `strata.presets()` and
+//! `strata_pipeline::flow::Flow`, the flow `strata generate` runs, locally
+//! or to `s3://bucket/prefix`, and returns a summary dict. `strata.presets()` and
 //! `strata.spec_text(name)` list and show the built-in specs; for a spec
 //! of several tables, `strata.tables(spec)` lists them and
 //! `strata.generate(spec, table=NAME, scale=S, part=I, parts=N)` makes one
@@ -15,13 +15,14 @@
 //! # Data flow
 //!
 //! spec argument -> a spec source (text, file or preset) ->
-//! `strata_gen::spec::Spec` -> `SpecGenerator` for the seed ->
-//! [`GenerateConfig`] (checked by `GenerateConfig::validate`, which also
-//! gives the part's row range) -> with the GIL released, either
-//! `strata_pipeline::generate::generate` (files) or batches of `batch_size` rows
-//! generated on a rayon pool of `threads` threads and collected in row
-//! order -> an Arrow C stream (`arrow_pyarrow`) -> `pyarrow.Table`,
-//! without copying the column buffers.
+//! `strata_gen::spec::Dataset` -> the table's [`GenerateConfig`] ->
+//! [`Flow`] (the table's `SpecGenerator` for the seed and its settings,
+//! checked, which give the part's row range) -> with the GIL released,
+//! either [`Flow::run`] (files; the summary dict is the table's
+//! [`Report`]) or batches of `batch_size` rows generated on a rayon pool
+//! of `threads` threads and collected in row order -> an Arrow C stream
+//! (`arrow_pyarrow`) -> `pyarrow.Table`, without copying the column
+//! buffers.
 //!
 //! # The guarantee
 //!
@@ -61,8 +62,9 @@ use strata_gen::{
 };
 use strata_parquet::Compression;
 use strata_parquet::Format;
-use strata_pipeline::generate::{
-    DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Part, Report,
+use strata_pipeline::{
+    flow::{Flow, Report},
+    generate::{DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Part, RunOptions},
 };
 
 /// Where a spec comes from, decided from the `spec` argument alone.
@@ -135,6 +137,7 @@ impl SpecArg {
 /// keyword arguments that set the same things here.
 const KEYWORDS: &[(&str, &str)] = &[
     ("--target-records", "rows"),
+    ("--scale", "scale"),
     ("--record-batch-size", "batch_size"),
     ("--num-writers", "num_writers"),
     ("--parts", "parts"),
@@ -346,18 +349,11 @@ fn generate<'py>(
             "scale applies to a spec of several [[tables]]; this one has one table (use rows=)",
         ));
     }
-    let scale = scale.unwrap_or(1.0);
-    if !(scale.is_finite() && scale > 0.0) {
-        return Err(PyValueError::new_err(format!(
-            "scale must be a positive number, got {scale}"
-        )));
-    }
     let threads = match threads {
         Some(t) => count_usize("threads", t)?,
         None => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
     };
     let to_file = output_dir.is_some();
-    let spec = &dataset.tables[table_index].spec;
     let cfg = GenerateConfig {
         target_records: count("rows", rows.unwrap_or(10_000_000))?,
         record_batch_size: count_usize("batch_size", batch_size)?,
@@ -372,41 +368,35 @@ fn generate<'py>(
         format: format.parse::<Format>().map_err(io_error)?,
         compression: compression.parse::<Compression>().map_err(io_error)?,
         output_dir: output_dir.unwrap_or_default(),
-        output_filename: spec.name.clone(),
+        output_filename: dataset.tables[table_index].spec.name.clone(),
         overwrite,
         seed,
         encoder: ParquetEncoder::Auto,
         page_checksums: true,
         part: part_of(part, parts)?,
     };
-    // A table of a dataset: its rows, files and batches as
-    // `strata_pipeline::generate::dataset_jobs` sets them (into
+    // The flow the CLI runs, for this one table: a table of a dataset
+    // gets its rows, files and batches from the dataset at `scale` (into
     // `output_dir/TABLE/`); a plain spec keeps its single-table layout.
-    let (generator, cfg) = if dataset.multi_table {
-        strata_pipeline::generate::dataset_jobs(&dataset, &[table_index], &cfg, scale)
-            .map_err(io_error)?
-            .pop()
-            .ok_or_else(|| PyRuntimeError::new_err("no table"))?
-    } else {
-        let generator = dataset
-            .generator(0, seed, 1.0)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        generator
-            .check_rows(cfg.target_records)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        (generator, cfg)
-    };
-    cfg.validate().map_err(io_error)?;
+    let flow = Flow::new(dataset, &[table_index], &cfg, scale.unwrap_or(1.0)).map_err(io_error)?;
+    let (generator, cfg) = flow
+        .jobs()
+        .first()
+        .ok_or_else(|| PyRuntimeError::new_err("no table"))?;
 
     if to_file {
-        let summary = py
-            .detach(|| strata_pipeline::generate::generate(&generator, &cfg, &|_| {}))
+        let summaries = py
+            .detach(|| flow.run(RunOptions::default(), &|_| {}))
             .map_err(io_error)?;
-        return report_dict(py, &cfg.report(generator.name(), summary));
+        let report = flow.reports(&summaries).pop();
+        return report_dict(
+            py,
+            &report.ok_or_else(|| PyRuntimeError::new_err("no report"))?,
+        );
     }
 
     let batches = py
-        .detach(|| table_batches(&generator, cfg.rows(), cfg.record_batch_size, threads))
+        .detach(|| table_batches(generator, cfg.rows(), cfg.record_batch_size, threads))
         .map_err(PyRuntimeError::new_err)?;
     let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
         batches.into_iter().map(Ok),

@@ -306,10 +306,10 @@ fn orders_cases(
         ("parquet zstd", Compression::Zstd(1), "ZSTD(1)"),
     ] {
         let base = peer_config("orders", label, compression, dir, threads);
-        let jobs = strata_pipeline::generate::dataset_jobs(&dataset, &tables, &base, scale)
+        let flow = strata_pipeline::flow::Flow::new(dataset.clone(), &tables, &base, scale)
             .map_err(case_err)?;
         let mut rows = 0;
-        for (g, c) in &jobs {
+        for (g, c) in flow.jobs() {
             rows += g.rows_of(0, c.target_records).map_err(case_err)?;
         }
         let name = format!("generate orders + lineitem, scale {scale}/{label}");
@@ -328,7 +328,7 @@ fn orders_cases(
                 }),
                 run: Box::new(move || {
                     let _keep = &keep;
-                    strata_pipeline::generate::generate_tables(&jobs, &|_| {}).map_err(case_err)?;
+                    flow.run(Default::default(), &|_| {}).map_err(case_err)?;
                     Ok(())
                 }),
             },

@@ -3,5 +3,6 @@
 //! One test binary for the whole crate (each module was once a binary of
 //! its own): linking one binary instead of several saves build time and disk.
 
+mod flow;
 mod generate;
 mod verify;
