@@ -4,8 +4,13 @@
 //! the spec format has (every scalar, structs, lists and maps at any depth)
 //! it encodes Arrow columns straight into Parquet pages, levels,
 //! statistics and page indexes, one [`encoder::LeafEncoder`] per leaf and
-//! row group. [`writer::ParquetWriter`] writes whole files through
-//! it (or through parquet's `ArrowWriter` for other schemas), and
+//! row group. [`rowgroup`] is the one path every Parquet file is encoded
+//! by: a [`rowgroup::FileEncoding`] chooses, once, between that encoder
+//! and parquet's Arrow writers ([`ParquetEncoder`]); workers encode row
+//! groups with its [`rowgroup::RowGroupEncoder`] and files take them in
+//! order through its [`rowgroup::FileAppender`]. [`writer::ParquetWriter`]
+//! writes whole files through it (or through parquet's `ArrowWriter` for
+//! other schemas), [`sink::FileSink`] through the writer, and
 //! [`ipc::IpcFileWriter`] writes Arrow IPC files whose footer records each
 //! batch's row count. [`Format`] and [`Compression`] are the choices a user
 //! names on the command line.
@@ -18,11 +23,11 @@
 //!
 //! # Data flow
 //!
-//! record batches -> [`encoder::Shredder::row_group`] -> one
-//! [`encoder::LeafEncoder`] per leaf (levels, values, page statistics,
-//! codec) -> encoded column chunks -> parquet's `SerializedFileWriter`
-//! (footer, schema, Arrow schema metadata) -> a file or an upload of
-//! `strata-store`.
+//! record batches -> [`rowgroup::RowGroupEncoder`] (one
+//! [`encoder::LeafEncoder`] per leaf: levels, values, page statistics,
+//! codec) -> [`rowgroup::EncodedRowGroup`] -> [`rowgroup::FileAppender`]
+//! (parquet's `SerializedFileWriter`: footer, schema, Arrow schema
+//! metadata) -> a file or an upload of `strata-store`.
 //!
 //! # Guarantees
 //!
@@ -66,12 +71,14 @@ pub mod guard;
 pub mod ipc;
 mod options;
 pub mod read;
+pub mod rowgroup;
 pub mod sink;
 pub mod validate;
 pub mod writer;
 
 pub use error::Error;
 pub use options::{Compression, DEFAULT_ZSTD_LEVEL, Format, extension_note};
+pub use rowgroup::ParquetEncoder;
 
 /// Rows per generated or read Arrow batch unless told otherwise.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;

@@ -1,9 +1,9 @@
 //! Whole Parquet or Arrow IPC files from record batches, through one
-//! path: parquet's `ArrowWriter` (or [`IpcFileWriter`]) into a
-//! [`PendingFile`] that appears under its name only when complete, synced
-//! first when durable. Sorted outputs and scan outputs are written here;
-//! the generate pipeline and the merge, which encode row groups
-//! themselves, write through the same [`PendingFile`].
+//! path: a [`ParquetWriter`] (or [`IpcFileWriter`]) into a [`PendingFile`]
+//! that appears under its name only when complete, synced first when
+//! durable. Sorted IPC outputs and scan outputs are written here; the
+//! generate pipeline and the merge, which encode row groups themselves,
+//! write through the same [`PendingFile`].
 
 use std::{
     fs::File,
@@ -14,11 +14,12 @@ use std::{
 use arrow_array::RecordBatch;
 use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::SchemaRef;
-use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
+use parquet::file::properties::WriterProperties;
 use strata_store::output::PendingFile;
 
 use crate::{
     Compression, DEFAULT_ZSTD_LEVEL, Error, Format, encoder::parquet_codec, ipc::IpcFileWriter,
+    rowgroup::ParquetEncoder, writer::ParquetWriter,
 };
 
 /// Settings of a [`FileSink`].
@@ -37,11 +38,15 @@ pub struct SinkOptions {
     pub overwrite: bool,
     /// Sync the file before it is renamed, and its directory after.
     pub durable: bool,
+    /// The Parquet encoder ([`crate::rowgroup::FileEncoding::new`] makes
+    /// the choice).
+    pub encoder: ParquetEncoder,
 }
 
 impl Default for SinkOptions {
     /// zstd at the default level (uncompressed IPC), parquet's row groups,
-    /// no overwrite, not durable.
+    /// no overwrite, not durable, parquet's own encoder
+    /// ([`ParquetEncoder::Arrow`]).
     fn default() -> Self {
         SinkOptions {
             compression: Compression::Zstd(DEFAULT_ZSTD_LEVEL),
@@ -49,6 +54,7 @@ impl Default for SinkOptions {
             row_group_rows: None,
             overwrite: false,
             durable: false,
+            encoder: ParquetEncoder::Arrow,
         }
     }
 }
@@ -76,7 +82,7 @@ pub fn ipc_options(compression: Compression) -> Result<IpcWriteOptions, Error> {
 }
 
 enum Writer {
-    Parquet(Box<ArrowWriter<BufWriter<File>>>),
+    Parquet(Box<ParquetWriter<BufWriter<File>>>),
     Ipc(Box<IpcFileWriter<BufWriter<File>>>),
 }
 
@@ -112,10 +118,11 @@ impl FileSink {
                     .set_compression(parquet_codec(opts.compression)?)
                     .set_max_row_group_row_count(opts.row_group_rows)
                     .build();
-                Writer::Parquet(Box::new(ArrowWriter::try_new(
+                Writer::Parquet(Box::new(ParquetWriter::with_encoder(
                     out,
                     schema.clone(),
-                    Some(props),
+                    props,
+                    opts.encoder,
                 )?))
             }
             Format::Ipc => {
@@ -153,7 +160,7 @@ impl FileSink {
     /// The encoder's or the file system's error; the temporary is removed.
     pub fn finish(self) -> Result<PathBuf, Error> {
         let mut out = match self.writer {
-            Writer::Parquet(w) => w.into_inner()?,
+            Writer::Parquet(w) => w.finish()?,
             Writer::Ipc(w) => w.finish()?,
         };
         out.flush()

@@ -2,12 +2,15 @@
 //! direct column encoder when the schema allows it.
 //!
 //! [`ParquetWriter`] takes batches one at a time and cuts row groups of
-//! `max_row_group_size` rows, like parquet's `ArrowWriter`. When every leaf
-//! of the schema has a type the direct encoder handles (every type of the
-//! spec format, at any depth) and every column has the same codec, pages
-//! are encoded by it and the footer names strata as the writer; otherwise
-//! the batches go to `ArrowWriter` unchanged. Either way the file's schema,
-//! footer and Arrow schema metadata are parquet's own.
+//! `max_row_group_size` rows, like parquet's `ArrowWriter`. It is built on
+//! the one encoding path of [`crate::rowgroup`]: a
+//! [`FileEncoding`] chooses the encoder. When every leaf of the schema has
+//! a type the direct encoder handles (every type of the spec format, at
+//! any depth) and every column has the same codec, pages are encoded by
+//! its [`RowGroupEncoder`], row groups are appended by its
+//! [`FileAppender`], and the footer names strata as the writer; otherwise
+//! the batches go to parquet's `ArrowWriter` unchanged. Either way the
+//! file's schema, footer and Arrow schema metadata are parquet's own.
 //!
 //! On the direct path the encodings follow the Arrow types (dictionary
 //! columns `RLE_DICTIONARY`, others `PLAIN`, integer columns set to
@@ -24,14 +27,12 @@ use rayon::prelude::*;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use parquet::{
-    arrow::{ArrowWriter, arrow_writer::ArrowWriterOptions},
-    file::{properties::WriterProperties, writer::SerializedFileWriter},
-};
+use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
 
 use crate::{
     Error,
-    encoder::{BufferPool, LeafEncoder, Shredder, check_gather, direct_properties},
+    encoder::check_gather,
+    rowgroup::{FileAppender, FileEncoding, ParquetEncoder, RowGroupEncoder},
 };
 
 /// Writes record batches to one Parquet file.
@@ -49,9 +50,8 @@ enum Inner<W: Write + Send> {
 const PARALLEL_ROWS: usize = 4096;
 
 struct Direct<W: Write + Send> {
-    file: SerializedFileWriter<W>,
-    leaves: Vec<LeafEncoder>,
-    pool: BufferPool,
+    file: FileAppender<W>,
+    group: RowGroupEncoder,
     /// Rows in the row group being encoded.
     rows: usize,
     max_rows: usize,
@@ -69,36 +69,42 @@ impl<W: Write + Send> std::fmt::Debug for ParquetWriter<W> {
 }
 
 impl<W: Write + Send> ParquetWriter<W> {
-    /// A writer of `schema` to `sink` with `props`.
+    /// A writer of `schema` to `sink` with `props`, through the direct
+    /// encoder when it takes them ([`ParquetEncoder::Auto`]).
     ///
     /// # Errors
     ///
     /// [`Error::Parquet`] when parquet cannot write the schema.
     pub fn try_new(sink: W, schema: SchemaRef, props: WriterProperties) -> Result<Self, Error> {
+        Self::with_encoder(sink, schema, props, ParquetEncoder::Auto)
+    }
+
+    /// A writer of `schema` to `sink` with `props`, through the encoder
+    /// [`FileEncoding::new`] chooses for `encoder`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Parquet`] when parquet cannot write the schema.
+    pub fn with_encoder(
+        sink: W,
+        schema: SchemaRef,
+        props: WriterProperties,
+        encoder: ParquetEncoder,
+    ) -> Result<Self, Error> {
         let max_rows = props.max_row_group_row_count().unwrap_or(usize::MAX).max(1);
-        let descr = parquet::arrow::ArrowSchemaConverter::new()
-            .with_coerce_types(props.coerce_types())
-            .convert(&schema)?;
-        let shredder = Shredder::for_properties(&schema, &descr, &props);
-        let props = match shredder {
-            Some(_) => direct_properties(props),
-            None => props,
-        };
-        let options = ArrowWriterOptions::new().with_properties(props);
-        let writer = ArrowWriter::try_new_with_options(sink, schema.clone(), options)?;
-        let inner = match shredder {
-            Some(shredder) => {
-                let (file, _) = writer.into_serialized_writer()?;
-                Inner::Direct(Box::new(Direct {
-                    file,
-                    leaves: shredder.row_group(),
-                    pool: BufferPool::default(),
-                    rows: 0,
-                    max_rows,
-                    parallel: true,
-                }))
-            }
-            None => Inner::Arrow(Box::new(writer)),
+        let encoding = FileEncoding::new(schema, props, encoder)?;
+        let inner = if encoding.is_direct() {
+            Inner::Direct(Box::new(Direct {
+                file: encoding.appender(sink)?,
+                group: encoding.row_group_encoder(),
+                rows: 0,
+                max_rows,
+                parallel: true,
+            }))
+        } else {
+            // parquet's own writer cuts the row groups (by rows and by
+            // bytes, as its properties say).
+            Inner::Arrow(Box::new(encoding.arrow_writer(sink)?))
         };
         Ok(ParquetWriter { inner })
     }
@@ -117,11 +123,11 @@ impl<W: Write + Send> ParquetWriter<W> {
 
     /// Whether the pages the direct encoder writes from now on carry the
     /// CRC-32 of their body in their header (on by default; see
-    /// [`Shredder::with_page_checksums`]). parquet's `ArrowWriter` writes
+    /// [`crate::encoder::Shredder::with_page_checksums`]). parquet's `ArrowWriter` writes
     /// no checksums, so this does nothing on that path.
     pub fn set_page_checksums(&mut self, on: bool) {
         if let Inner::Direct(d) = &mut self.inner {
-            for l in &mut d.leaves {
+            for l in d.group.leaves() {
                 l.set_page_checksums(on);
             }
         }
@@ -148,11 +154,12 @@ impl<W: Write + Send> ParquetWriter<W> {
                     let n = (d.max_rows - d.rows).min(batch.num_rows() - at);
                     let part = batch.slice(at, n);
                     if n >= PARALLEL_ROWS && d.parallel {
-                        d.leaves.par_iter_mut().try_for_each(|l| l.write(&part))?;
+                        d.group
+                            .leaves()
+                            .par_iter_mut()
+                            .try_for_each(|l| l.write(&part))?;
                     } else {
-                        for leaf in &mut d.leaves {
-                            leaf.write(&part)?;
-                        }
+                        d.group.write(&part)?;
                     }
                     d.rows += n;
                     at += n;
@@ -191,12 +198,13 @@ impl<W: Write + Send> ParquetWriter<W> {
                 while at < rows.len() {
                     let n = (d.max_rows - d.rows).min(rows.len() - at);
                     let (refs, run) = d.fitting_run(batches, &rows[at..at + n])?;
+                    let leaves = d.group.leaves();
                     if run.len() >= PARALLEL_ROWS && d.parallel {
-                        d.leaves
+                        leaves
                             .par_iter_mut()
                             .try_for_each(|l| l.write_gather_refs(&refs, &run))?;
                     } else {
-                        for leaf in &mut d.leaves {
+                        for leaf in leaves {
                             leaf.write_gather_refs(&refs, &run)?;
                         }
                     }
@@ -241,7 +249,7 @@ impl<W: Write + Send> ParquetWriter<W> {
     pub fn bytes_written(&self) -> u64 {
         match &self.inner {
             Inner::Arrow(w) => w.bytes_written() as u64,
-            Inner::Direct(d) => d.file.bytes_written() as u64,
+            Inner::Direct(d) => d.file.bytes_written(),
         }
     }
 
@@ -249,7 +257,7 @@ impl<W: Write + Send> ParquetWriter<W> {
     pub fn in_progress_size(&self) -> u64 {
         match &self.inner {
             Inner::Arrow(w) => w.in_progress_size() as u64,
-            Inner::Direct(d) => d.leaves.iter().map(|l| l.buffered_bytes() as u64).sum(),
+            Inner::Direct(d) => d.group.buffered_bytes(),
         }
     }
 
@@ -263,7 +271,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             Inner::Arrow(w) => Ok(w.into_inner()?),
             Inner::Direct(mut d) => {
                 d.flush()?;
-                Ok(d.file.into_inner()?)
+                d.file.finish()
             }
         }
     }
@@ -277,11 +285,21 @@ impl<W: Write + Send> Direct<W> {
     /// take `batches`' dictionary values in it (a one-byte key indexes 256
     /// values, and readers refuse a larger dictionary for such a column).
     fn make_room(&mut self, batches: &[&RecordBatch]) -> Result<(), Error> {
-        if self.leaves.iter().all(|l| l.dictionary_room(batches)) {
+        if self
+            .group
+            .leaves()
+            .iter()
+            .all(|l| l.dictionary_room(batches))
+        {
             return Ok(());
         }
         self.flush()?;
-        match self.leaves.iter().find(|l| !l.dictionary_room(batches)) {
+        match self
+            .group
+            .leaves()
+            .iter()
+            .find(|l| !l.dictionary_room(batches))
+        {
             Some(l) => Err(Error::DictionaryOverflow { column: l.column() }),
             None => Ok(()),
         }
@@ -302,7 +320,7 @@ impl<W: Write + Send> Direct<W> {
         for &(b, i) in rows {
             if slot[b] == usize::MAX {
                 refs.push(&batches[b]);
-                if !self.leaves.iter().all(|l| l.dictionary_room(&refs)) {
+                if !self.group.leaves().iter().all(|l| l.dictionary_room(&refs)) {
                     refs.pop();
                     if !run.is_empty() {
                         break;
@@ -322,18 +340,8 @@ impl<W: Write + Send> Direct<W> {
         if self.rows == 0 {
             return Ok(());
         }
-        let pool = &self.pool;
-        let closed = self
-            .leaves
-            .par_iter_mut()
-            .map(|l| l.close(pool))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut rg = self.file.next_row_group()?;
-        for (bytes, close) in closed {
-            rg.append_column(&bytes, close)?;
-            self.pool.give_back(bytes);
-        }
-        rg.close()?;
+        let group = self.group.finish(true)?;
+        self.file.append(group)?;
         self.rows = 0;
         Ok(())
     }
@@ -375,6 +383,7 @@ mod tests {
     };
 
     use super::*;
+    use crate::rowgroup::EncodedRowGroup;
     use strata_testkit::readback::rows_as_text;
 
     fn batch(schema: &Arc<Schema>, from: i64, n: i64) -> RecordBatch {
@@ -488,5 +497,49 @@ mod tests {
             w.finish().unwrap()
         };
         assert_eq!(file(false), file(true));
+    }
+
+    /// Row groups encoded apart and appended in order make the file
+    /// [`ParquetWriter`] makes of the same batches, on either encoder.
+    #[test]
+    fn appended_row_groups_make_the_writers_file() {
+        let schema: SchemaRef = Arc::new(Schema::new(vec![
+            Field::new("i", DataType::Int64, false),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(300))
+            .build();
+        let batches: Vec<RecordBatch> = (0..4).map(|b| batch(&schema, b * 150, 150)).collect();
+        for encoder in [ParquetEncoder::Auto, ParquetEncoder::Arrow] {
+            let encoding = FileEncoding::new(schema.clone(), props.clone(), encoder).unwrap();
+            assert_eq!(encoding.is_direct(), encoder == ParquetEncoder::Auto);
+            // Two workers, each encoding one row group of two batches.
+            let mut groups: Vec<EncodedRowGroup> = batches
+                .chunks(2)
+                .map(|pair| {
+                    let mut e = encoding.row_group_encoder();
+                    for b in pair {
+                        e.write(b).unwrap();
+                    }
+                    assert!(e.buffered_bytes() > 0);
+                    e.finish(false).unwrap()
+                })
+                .collect();
+            let mut file = encoding.appender(Vec::new()).unwrap();
+            for g in groups.drain(..) {
+                file.append(g).unwrap();
+            }
+            assert_eq!(file.row_groups(), 2);
+            let appended = file.finish().unwrap();
+
+            let mut w =
+                ParquetWriter::with_encoder(Vec::new(), schema.clone(), props.clone(), encoder)
+                    .unwrap();
+            for b in &batches {
+                w.write(b).unwrap();
+            }
+            assert_eq!(appended, w.finish().unwrap(), "{encoder:?}");
+        }
     }
 }

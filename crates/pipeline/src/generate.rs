@@ -20,11 +20,13 @@
 //! A *task* is one row group. `threads` workers take tasks in file-major
 //! order from a shared counter (one atomic increment per row group). A
 //! worker generates the group's rows batch by batch and, for Parquet,
-//! encodes each batch at once, while it is still in cache, into the
-//! group's column encoders (strata's direct encoder, see `shred`, or
-//! parquet's `ArrowColumnWriter`), then hands the encoded column chunks to
-//! the file. For IPC it hands over the batches, and the file's writer
-//! encodes them. Batch buffers and chunk buffers are recycled.
+//! encodes each batch at once, while it is still in cache, into its
+//! [`RowGroupEncoder`] (strata-parquet's one encoding path: the direct
+//! encoder or parquet's `ArrowColumnWriter`, chosen once for the run by
+//! [`FileEncoding::new`]), then hands the encoded row group to the file's
+//! [`FileAppender`]. For IPC it hands over the batches, and the file's
+//! writer encodes them. Batch buffers and chunk buffers are recycled.
+//! This module keeps only the scheduling.
 //!
 //! Files take row groups in order. A group that finishes early waits in a
 //! small per-file queue; whichever worker finds the next group ready
@@ -65,18 +67,10 @@ use std::{
 use arrow_array::{Array, RecordBatch, cast::AsArray};
 use arrow_schema::SchemaRef;
 use parquet::{
-    arrow::{
-        ArrowWriter,
-        arrow_writer::{
-            ArrowColumnChunk, ArrowRowGroupWriterFactory, ArrowWriterOptions, compute_leaves,
-        },
-    },
     basic::Encoding,
-    column::writer::ColumnCloseResult,
     file::{
         metadata::KeyValue,
         properties::{EnabledStatistics, WriterProperties, WriterVersion},
-        writer::SerializedFileWriter,
     },
     schema::types::ColumnPath,
 };
@@ -85,8 +79,9 @@ use strata_gen::BatchGenerator;
 
 use strata_parquet::{
     Compression, Format,
-    encoder::{BufferPool, ColumnChunk, LeafEncoder, Shredder, direct_properties, parquet_codec},
+    encoder::parquet_codec,
     ipc::IpcFileWriter,
+    rowgroup::{EncodedRowGroup, FileAppender, FileEncoding, RowGroupEncoder},
 };
 use strata_store::{
     direct::DirectWriter,
@@ -97,7 +92,7 @@ use strata_store::{
 
 use crate::Error;
 
-pub use strata_parquet::{DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS};
+pub use strata_parquet::{DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, ParquetEncoder};
 /// Largest batch accepted: keeps every string column far below 2 GiB.
 pub const MAX_BATCH_SIZE: usize = 1 << 22;
 /// Largest row count accepted (ids of 5 entries per row stay in `u64`).
@@ -202,32 +197,6 @@ pub struct Part {
 impl Default for Part {
     fn default() -> Self {
         Part { index: 1, count: 1 }
-    }
-}
-
-/// The Parquet column encoder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ParquetEncoder {
-    /// strata's direct encoder, for every type of the spec format at any
-    /// depth (`Arrow` for a schema it does not take, such as
-    /// `Decimal256`).
-    #[default]
-    Auto,
-    /// parquet's `ArrowColumnWriter`, for every schema and codec.
-    Arrow,
-}
-
-impl std::str::FromStr for ParquetEncoder {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        match s {
-            "auto" => Ok(ParquetEncoder::Auto),
-            "arrow" => Ok(ParquetEncoder::Arrow),
-            _ => Err(Error::InvalidConfig(format!(
-                "unknown encoder '{s}' (expected auto or arrow)"
-            ))),
-        }
     }
 }
 
@@ -541,8 +510,7 @@ fn unfriendly_leaves_of<G: BatchGenerator>(
 }
 
 enum Encoded {
-    Parquet(Vec<ArrowColumnChunk>),
-    Direct(Vec<(ColumnChunk, ColumnCloseResult)>),
+    Parquet(EncodedRowGroup),
     /// Batches, each with the rows it was asked for (a child table's
     /// batch holds their children).
     Ipc(Vec<(RecordBatch, u64)>),
@@ -552,7 +520,7 @@ enum Encoded {
 const WRITE_BUFFER: usize = 1 << 20;
 
 enum Sink {
-    Parquet(Box<SerializedFileWriter<BufWriter<OutputFile>>>),
+    Parquet(Box<FileAppender<BufWriter<OutputFile>>>),
     Ipc(Box<IpcFileWriter<BufWriter<OutputFile>>>),
 }
 
@@ -693,10 +661,8 @@ struct Run<'a, G: BatchGenerator> {
     cfg: &'a GenerateConfig,
     dest: &'a Destination,
     schema: SchemaRef,
-    props: Option<WriterProperties>,
-    factory: Option<ArrowRowGroupWriterFactory>,
-    shredder: Option<Shredder>,
-    pool: BufferPool,
+    /// How Parquet files are encoded (none for IPC).
+    encoding: Option<FileEncoding>,
     files: Vec<FileSlot>,
     group_starts: Vec<usize>,
     total_groups: usize,
@@ -957,27 +923,16 @@ fn stage<'a, G: BatchGenerator>(
     let start = Instant::now();
     let cpu0 = crate::clock::process_cpu_seconds();
     let schema = generator.schema();
-    let (props, factory, shredder) = match cfg.format {
-        Format::Parquet => {
-            let props = parquet_properties(generator, cfg)?;
-            let options = ArrowWriterOptions::new().with_properties(props.clone());
-            let probe = ArrowWriter::try_new_with_options(Vec::new(), schema.clone(), options)?;
-            let (probe, factory) = probe.into_serialized_writer()?;
-            let shredder = match cfg.encoder {
-                ParquetEncoder::Auto => {
-                    Shredder::for_properties(&schema, probe.schema_descr(), &props)
-                        .map(|s| s.with_page_checksums(cfg.page_checksums))
-                }
-                ParquetEncoder::Arrow => None,
-            };
-            // Files whose pages strata encodes say so.
-            let props = match shredder {
-                Some(_) => direct_properties(props),
-                None => props,
-            };
-            (Some(props), Some(factory), shredder)
-        }
-        Format::Ipc => (None, None, None),
+    let encoding = match cfg.format {
+        Format::Parquet => Some(
+            FileEncoding::new(
+                schema.clone(),
+                parquet_properties(generator, cfg)?,
+                cfg.encoder,
+            )?
+            .with_page_checksums(cfg.page_checksums),
+        ),
+        Format::Ipc => None,
     };
     let mut files = Vec::with_capacity(cfg.num_writers);
     let mut group_starts = Vec::with_capacity(cfg.num_writers + 1);
@@ -1010,10 +965,7 @@ fn stage<'a, G: BatchGenerator>(
         cfg,
         dest,
         schema,
-        props,
-        factory,
-        shredder,
-        pool: BufferPool::default(),
+        encoding,
         files,
         group_starts,
         total_groups,
@@ -1163,7 +1115,7 @@ impl<G: BatchGenerator> Run<'_, G> {
 
     fn worker(&self) {
         let mut scratch = G::Scratch::default();
-        let mut encoders = None;
+        let mut encoder = None;
         let mut counts = empty_counts(&self.schema);
         loop {
             if self.failed.load(Ordering::Relaxed) {
@@ -1180,7 +1132,7 @@ impl<G: BatchGenerator> Run<'_, G> {
             let file = self.group_starts.partition_point(|&s| s <= task) - 1;
             let group = task - self.group_starts[file];
             let result = self
-                .encode(file, group, &mut scratch, &mut encoders, &mut counts)
+                .encode(file, group, &mut scratch, &mut encoder, &mut counts)
                 .and_then(|enc| self.deliver(file, group, enc, &mut scratch));
             if let Err(e) = result {
                 self.fail(e);
@@ -1209,57 +1161,25 @@ impl<G: BatchGenerator> Run<'_, G> {
         file: usize,
         group: usize,
         scratch: &mut G::Scratch,
-        encoders: &mut Option<Vec<LeafEncoder>>,
+        encoder: &mut Option<RowGroupEncoder>,
         counts: &mut [ColumnCounts],
     ) -> Result<Encoded, Error> {
         let rows = self.group_rows(file, group);
-        if let Some(shredder) = &self.shredder {
-            let leaves = encoders.get_or_insert_with(|| shredder.row_group());
-            self.batches(rows, scratch, counts, |b, _| {
-                for leaf in leaves.iter_mut() {
-                    leaf.write(&b)?;
-                }
-                Ok(Some(b))
+        let Some(encoding) = &self.encoding else {
+            // IPC: the file's writer encodes the batches, in order.
+            let mut batches = Vec::new();
+            self.batches(rows, scratch, counts, |b, n| {
+                batches.push((b, n));
+                Ok(None)
             })?;
-            let chunks = leaves
-                .iter_mut()
-                .map(|l| l.close(&self.pool))
-                .collect::<Result<Vec<_>, _>>()?;
-            return Ok(Encoded::Direct(chunks));
-        }
-        match &self.factory {
-            Some(factory) => {
-                let mut writers = factory.create_column_writers(group)?;
-                self.batches(rows, scratch, counts, |b, _| {
-                    let mut w = writers.iter_mut();
-                    for (field, column) in self.schema.fields().iter().zip(b.columns()) {
-                        for leaf in compute_leaves(field, column)? {
-                            let writer = w.next().ok_or_else(|| {
-                                Error::InvalidConfig(
-                                    "schema has more leaves than column writers".into(),
-                                )
-                            })?;
-                            writer.write(&leaf)?;
-                        }
-                    }
-                    Ok(Some(b))
-                })?;
-                let chunks = writers
-                    .into_iter()
-                    .map(|w| w.close())
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(Encoded::Parquet(chunks))
-            }
-            None => {
-                // IPC: the file's writer encodes the batches, in order.
-                let mut batches = Vec::new();
-                self.batches(rows, scratch, counts, |b, n| {
-                    batches.push((b, n));
-                    Ok(None)
-                })?;
-                Ok(Encoded::Ipc(batches))
-            }
-        }
+            return Ok(Encoded::Ipc(batches));
+        };
+        let encoder = encoder.get_or_insert_with(|| encoding.row_group_encoder());
+        self.batches(rows, scratch, counts, |b, _| {
+            encoder.write(&b)?;
+            Ok(Some(b))
+        })?;
+        Ok(Encoded::Parquet(encoder.finish(false)?))
     }
 
     /// Generates `rows` batch by batch and hands each batch to `consume`;
@@ -1346,23 +1266,20 @@ impl<G: BatchGenerator> Run<'_, G> {
                 (None, OutputFile::Upload(o.create(&name)?))
             }
         };
-        let sink = match (&self.props, self.cfg.format) {
-            (Some(props), _) => {
-                let options = ArrowWriterOptions::new().with_properties(props.clone());
-                // parquet splices a column chunk into the file 8 KiB at a
-                // time; gathered into 1 MiB writes, as the IPC writer's.
-                // On `wide-u64` the kernel's per-write cost was 7% of a
-                // run's samples with 8 KiB writes (`perf record`).
-                let buffered = BufWriter::with_capacity(WRITE_BUFFER, f);
-                let writer =
-                    ArrowWriter::try_new_with_options(buffered, self.schema.clone(), options)?;
-                Sink::Parquet(Box::new(writer.into_serialized_writer()?.0))
-            }
-            (None, _) => {
+        // parquet splices a column chunk into the file 8 KiB at a time;
+        // gathered into 1 MiB writes, as the IPC writer's. On `wide-u64`
+        // the kernel's per-write cost was 7% of a run's samples with 8 KiB
+        // writes (`perf record`).
+        let buffered = BufWriter::with_capacity(WRITE_BUFFER, f);
+        let sink = match &self.encoding {
+            Some(encoding) => Sink::Parquet(Box::new(encoding.appender(buffered)?)),
+            None => {
                 let options = strata_parquet::sink::ipc_options(self.cfg.compression)?;
-                let buffered = BufWriter::with_capacity(WRITE_BUFFER, f);
-                let writer = IpcFileWriter::try_new(buffered, &self.schema, options)?;
-                Sink::Ipc(Box::new(writer))
+                Sink::Ipc(Box::new(IpcFileWriter::try_new(
+                    buffered,
+                    &self.schema,
+                    options,
+                )?))
             }
         };
         w.sink = Some(sink);
@@ -1382,21 +1299,7 @@ impl<G: BatchGenerator> Run<'_, G> {
             self.open(file, w)?;
         }
         match (w.sink.as_mut(), enc) {
-            (Some(Sink::Parquet(writer)), Encoded::Parquet(chunks)) => {
-                let mut rg = writer.next_row_group()?;
-                for chunk in chunks {
-                    chunk.append_to_row_group(&mut rg)?;
-                }
-                rg.close()?;
-            }
-            (Some(Sink::Parquet(writer)), Encoded::Direct(chunks)) => {
-                let mut rg = writer.next_row_group()?;
-                for (bytes, close) in chunks {
-                    rg.append_column(&bytes, close)?;
-                    self.pool.give_back(bytes);
-                }
-                rg.close()?;
-            }
+            (Some(Sink::Parquet(appender)), Encoded::Parquet(group)) => appender.append(group)?,
             (Some(Sink::Ipc(writer)), Encoded::Ipc(batches)) => {
                 for (b, n) in batches {
                     writer.write(&b)?;
@@ -1412,9 +1315,9 @@ impl<G: BatchGenerator> Run<'_, G> {
     fn finish(&self, file: usize, w: &mut WriterState) -> Result<(), Error> {
         let target = self.cfg.file_path(file);
         let (buffered, groups) = match w.sink.take() {
-            Some(Sink::Parquet(writer)) => {
-                let groups = writer.flushed_row_groups().len();
-                (writer.into_inner()?, groups)
+            Some(Sink::Parquet(appender)) => {
+                let groups = appender.row_groups();
+                (appender.finish()?, groups)
             }
             Some(Sink::Ipc(writer)) => (writer.finish()?, self.files[file].groups),
             None => return Err(Error::Cancelled),

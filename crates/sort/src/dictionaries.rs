@@ -30,7 +30,7 @@ use arrow_array::{
 use arrow_buffer::ArrowNativeType;
 use arrow_schema::DataType;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Whether `data_type` has a dictionary anywhere in it.
 fn has_dictionary(data_type: &DataType) -> bool {

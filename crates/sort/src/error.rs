@@ -65,7 +65,7 @@ pub enum Error {
         /// The error.
         source: parquet::errors::ParquetError,
     },
-    /// The sort was interrupted ([`crate::SortProgress::interrupt`])
+    /// The sort was interrupted ([`crate::progress::SortProgress::interrupt`])
     /// before its output was published; nothing of it was kept.
     #[error("interrupted before the output was complete; nothing was kept")]
     Interrupted,
@@ -97,6 +97,29 @@ impl Error {
         Error::ParquetFile {
             path: path.to_path_buf(),
             source,
+        }
+    }
+
+    /// A format error of `strata-parquet` ([`strata_parquet::Format::detect`],
+    /// [`strata_parquet::Format::for_output`]) as this crate's: an unusable
+    /// setting stays [`Error::InvalidConfig`].
+    pub(crate) fn from_format(e: strata_parquet::Error) -> Self {
+        match e {
+            strata_parquet::Error::InvalidConfig(m) => Error::InvalidConfig(m),
+            e => e.into(),
+        }
+    }
+
+    /// An error reading the input `path` as the user sees it: IO errors and
+    /// bad settings as they are, anything about the file's contents as an
+    /// [`Error::Read`] naming it.
+    pub(crate) fn reading(path: &std::path::Path, e: Error) -> Self {
+        match e {
+            e @ (Error::Store(strata_store::Error::Io { .. }) | Error::InvalidConfig(_)) => e,
+            e => Error::Read {
+                path: path.to_path_buf(),
+                source: Box::new(e),
+            },
         }
     }
 

@@ -20,10 +20,7 @@
 
 use std::{
     path::{Path, PathBuf},
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, atomic::Ordering},
 };
 
 use arrow_array::RecordBatch;
@@ -32,21 +29,23 @@ use parquet::{
     basic::Compression,
     file::properties::{EnabledStatistics, WriterProperties},
 };
-use rayon::prelude::*;
 use strata_parquet::writer::ParquetWriter;
-use strata_row::Rows;
+
+use strata_parquet::DEFAULT_ROW_GROUP_ROWS;
 
 use crate::{
-    Error, SortKey, Sorter,
+    config::{SortConfig, SortKey},
+    error::Error,
     merge::{MergeConfig, MergedFile, merge_files},
+    order::{Sorter, encode_run, order_run},
+    output::{join_parts, output_properties, write_in_order},
+    progress::SortProgress,
+    publish::Staging,
 };
 
 /// Rows a spilled run's row groups hold at most: small groups keep what
 /// the merge holds per run small.
 const SPILL_GROUP_ROWS: usize = 64 * 1024;
-
-/// Rows per chunk gathered into a spill file.
-pub(crate) const SPILL_CHUNK_ROWS: usize = 16 * 1024;
 
 /// The most runs one merge reads at once.
 pub(crate) const MAX_FAN_IN: usize = 256;
@@ -57,104 +56,9 @@ pub(crate) const ZSTD_CONTEXT_BYTES: f64 = 582_680.0;
 
 /// The most rows and bytes of a page of a spilled run.
 pub(crate) const SPILL_PAGE_ROWS: usize = 1024;
+
 /// See [`SPILL_PAGE_ROWS`].
 pub(crate) const SPILL_PAGE_BYTES: usize = 32 * 1024;
-
-/// How far a sort has come, for a progress display that polls it from
-/// another thread.
-#[derive(Debug, Default)]
-pub struct SortProgress {
-    /// Rows of the inputs, when known (the sum of their footers' counts).
-    pub input_rows: AtomicU64,
-    /// Rows read so far.
-    pub rows_read: AtomicU64,
-    /// Runs spilled so far.
-    pub runs: AtomicU64,
-    /// Rows written by the merges so far (every merge level counts).
-    pub rows_merged: Arc<AtomicU64>,
-    /// Rows the merges write in all (the input's rows once per level).
-    pub rows_to_merge: AtomicU64,
-    /// The spill directory while the sort has one, for a signal handler
-    /// that removes it before the process exits.
-    pub spill_dir: std::sync::Mutex<Option<PathBuf>>,
-    /// Where the output stands, for [`SortProgress::interrupt`].
-    pub(crate) output: std::sync::Mutex<Publication>,
-}
-
-/// Where a sort's output stands.
-#[derive(Debug, Default)]
-pub(crate) enum Publication {
-    /// Not started: no staging directory yet.
-    #[default]
-    Writing,
-    /// Being written into this hidden staging directory.
-    Staged(PathBuf),
-    /// Moved to its name: complete.
-    Published,
-    /// Interrupted before it was published: it never will be.
-    Interrupted,
-}
-
-impl SortProgress {
-    /// For a signal handler, before it ends the process: stops the sort
-    /// from publishing its output and removes what it has written so far
-    /// (the staged output and the spill directory), unless the output is
-    /// published already. A publication under way is waited for. Returns
-    /// whether the output is complete under its name (and so was kept).
-    ///
-    /// The sort's threads may still be writing while this runs; once the
-    /// staging directory is gone they cannot make new files in it, and
-    /// their errors end the sort (see [`SortProgress::interrupted`]).
-    pub fn interrupt(&self) -> bool {
-        let complete = {
-            let mut state = self.publication();
-            match std::mem::replace(&mut *state, Publication::Interrupted) {
-                Publication::Published => {
-                    *state = Publication::Published;
-                    true
-                }
-                Publication::Staged(dir) => {
-                    remove_until_gone(&dir);
-                    false
-                }
-                Publication::Writing | Publication::Interrupted => false,
-            }
-        };
-        let spill = self.spill_dir.lock().ok().and_then(|d| d.clone());
-        if let Some(d) = spill {
-            remove_until_gone(&d);
-        }
-        complete
-    }
-
-    /// Whether [`SortProgress::interrupt`] stopped the sort before its
-    /// output was published: an error the sort returns after that comes
-    /// from the removal of its files, not from the inputs or the disk.
-    pub fn interrupted(&self) -> bool {
-        matches!(*self.publication(), Publication::Interrupted)
-    }
-
-    /// The output's state, locked.
-    pub(crate) fn publication(&self) -> std::sync::MutexGuard<'_, Publication> {
-        self.output
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-/// Removes the directory `dir` and everything in it, again until it is
-/// gone: threads still writing may create a file in it between the
-/// listing and the last `rmdir` (once it is gone, no file can be created
-/// in it).
-fn remove_until_gone(dir: &Path) {
-    for _ in 0..100 {
-        let _ = std::fs::remove_dir_all(dir);
-        if !dir.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-}
 
 /// The start of a spill directory's name; the process id and a random
 /// part follow.
@@ -338,6 +242,128 @@ impl Spill {
         Ok(())
     }
 
+    /// In-memory bytes per row of the runs (from the first run).
+    pub(crate) fn row_bytes(&self) -> f64 {
+        self.row_bytes.unwrap_or(64.0).max(1.0)
+    }
+
+    /// Merges the runs, of `rows` rows in all, into the output of the sort
+    /// `cfg`, in `staging`: one file when `one_file`, else part files.
+    /// Sizes the merges' batches, fan-in, threads and the output's row
+    /// groups (at least `row_group_rows`, the inputs' largest, when it
+    /// fits) to the memory limit; merges first down to what one merge may
+    /// open, on `pool`.
+    pub(crate) fn merge_into(
+        &mut self,
+        cfg: &SortConfig,
+        rows: u64,
+        row_group_rows: Option<usize>,
+        staging: &Staging,
+        one_file: bool,
+        pool: &rayon::ThreadPool,
+    ) -> Result<Vec<MergedFile>, Error> {
+        let row_bytes = self.row_bytes();
+        let threads = match cfg.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        // Half the limit for the runs being read: each run's page readers
+        // (a fixed cost) and its batch (with its keys and the rows gathered
+        // from it, about three times the batch). The rest is for the output's
+        // open row groups and the chunk being gathered.
+        let merge_budget = (cfg.memory_limit / 2) as f64;
+        let reader_bytes = self.run_reader_bytes(row_bytes);
+        // Fewer rows per batch than this cost more in per-batch work than a
+        // further merge level costs.
+        const MIN_MERGE_ROWS: usize = 512;
+        let per_run = |batch_rows: usize| batch_rows as f64 * row_bytes * 3.0;
+        let rows_for = |fan_in: usize, threads: usize| -> usize {
+            let readers = (fan_in * threads) as f64;
+            let for_batches = (merge_budget - readers * reader_bytes).max(0.0);
+            (for_batches / readers / per_run(1)).clamp(0.0, 8192.0) as usize
+        };
+        let mut fan_in = self.runs.len().clamp(2, MAX_FAN_IN);
+        while fan_in > 2 && rows_for(fan_in, 1) < MIN_MERGE_ROWS {
+            fan_in = (fan_in / 2).max(2);
+        }
+        let level_rows = rows_for(fan_in, 1).max(16);
+        if let Some(p) = &cfg.progress {
+            let levels = (self.runs.len().max(1) as f64)
+                .log(fan_in as f64)
+                .ceil()
+                .max(1.0);
+            p.rows_to_merge.store(
+                rows.saturating_mul(levels as u64),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+        pool.install(|| self.reduce(fan_in, level_rows))?;
+        // Each thread of the final merge writes a file of its own, through
+        // three buffers and a zstd context per leaf column, whatever its row
+        // groups hold (at 8 threads and a 256 MiB limit that passed the limit
+        // twice over). They come out of the quarter of the limit left beside
+        // the readers and the row groups: buffers of 1/128 of the limit (1 to
+        // 8 MiB).
+        let write_buffer = usize::try_from(cfg.memory_limit / 128)
+            .map_or(strata_store::direct::CHUNK_BYTES, |b| {
+                b.clamp(1 << 20, strata_store::direct::CHUNK_BYTES)
+            });
+        let writer_bytes = self.output_writer_bytes(write_buffer);
+        // As many threads as the budget gives every reader of the final
+        // merge at least `MIN_MERGE_ROWS` rows (each thread reads every run)
+        // and their writers fit.
+        let mut final_threads = threads.clamp(1, 64);
+        while final_threads > 1
+            && (rows_for(self.runs.len().max(1), final_threads) < MIN_MERGE_ROWS
+                || final_threads as f64 * writer_bytes > (cfg.memory_limit / 4) as f64)
+        {
+            final_threads -= 1;
+        }
+        let final_rows = rows_for(self.runs.len().max(1), final_threads).max(16);
+        // A quarter of the limit for the open output row groups, shared by
+        // the threads.
+        let group_rows =
+            ((cfg.memory_limit / 4) as f64 / row_bytes / final_threads as f64) as usize;
+        let group_rows = group_rows.clamp(
+            1024,
+            row_group_rows.unwrap_or(DEFAULT_ROW_GROUP_ROWS).max(1024),
+        );
+        let merge_cfg = MergeConfig {
+            threads: final_threads,
+            target_file_bytes: cfg.target_file_bytes.unwrap_or(u64::MAX),
+            properties: Some(output_properties(group_rows, cfg.compression)?),
+            write_buffer_bytes: write_buffer,
+            ..MergeConfig::default()
+        };
+        // Everything is written into the staging directory and published
+        // when complete.
+        if !one_file {
+            return self.finish(
+                staging.dir(),
+                &|n| format!("part-{n:08}.parquet"),
+                merge_cfg,
+                final_rows,
+            );
+        }
+        if final_threads == 1 {
+            let name = staging
+                .file()
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            return self.finish(staging.dir(), &|_| name.clone(), merge_cfg, final_rows);
+        }
+        // Key ranges merged on every thread into parts in the spill
+        // directory, then joined into the output without decoding.
+        let parts = self.finish(
+            self.dir(),
+            &|n| format!("final-{n:08}.parquet"),
+            merge_cfg,
+            final_rows,
+        )?;
+        Ok(vec![join_parts(&parts, &staging.file())?])
+    }
+
     /// The final merge of the runs into `name(n)` files in `dir`.
     pub(crate) fn finish(
         &self,
@@ -371,139 +397,4 @@ fn spill_properties() -> WriterProperties {
         .set_data_page_row_count_limit(SPILL_PAGE_ROWS)
         .set_data_page_size_limit(SPILL_PAGE_BYTES)
         .build()
-}
-
-/// How a sort's Parquet output is written: by `compression`, in row
-/// groups of at most `group_rows` rows.
-pub(crate) fn output_properties(
-    group_rows: usize,
-    compression: strata_parquet::Compression,
-) -> Result<WriterProperties, Error> {
-    Ok(WriterProperties::builder()
-        .set_compression(strata_parquet::encoder::parquet_codec(compression)?)
-        .set_max_row_group_row_count(Some(group_rows.max(1)))
-        .build())
-}
-
-/// One row of a run being sorted: its key's first sixteen bytes as two
-/// big-endian numbers (zero padded), and where it is; 24 bytes.
-#[derive(Clone, Copy)]
-pub(crate) struct Entry {
-    prefix: [u64; 2],
-    pub(crate) batch: u32,
-    pub(crate) row: u32,
-}
-
-/// A key's first sixteen bytes as two big-endian numbers, zero padded: a
-/// smaller pair means a smaller key; equal pairs need the keys. Sixteen
-/// bytes hold two encoded 64-bit keys but for the last byte, so most
-/// comparisons never leave the array being sorted.
-pub(crate) fn prefix(k: &[u8]) -> [u64; 2] {
-    let mut b = [0u8; 16];
-    let n = k.len().min(16);
-    b[..n].copy_from_slice(&k[..n]);
-    let (hi, lo) = b.split_at(8);
-    [
-        u64::from_be_bytes(hi.try_into().unwrap_or_default()),
-        u64::from_be_bytes(lo.try_into().unwrap_or_default()),
-    ]
-}
-
-/// Writes the rows of `batches` in `order` through `writer` (to `path`):
-/// chunks are gathered on all threads (`interleave`), a few at a time, and
-/// written in order.
-pub(crate) fn write_in_order<W: std::io::Write + Send>(
-    batches: &[RecordBatch],
-    order: &[Entry],
-    writer: &mut ParquetWriter<W>,
-    path: &Path,
-) -> Result<(), Error> {
-    let refs: Vec<&RecordBatch> = batches.iter().collect();
-    let gather = |pairs: &[(usize, usize)]| -> Result<RecordBatch, Error> {
-        let schema = refs[0].schema();
-        let columns = (0..schema.fields().len())
-            .map(|c| {
-                let parts: Vec<&dyn arrow_array::Array> =
-                    refs.iter().map(|b| b.column(c).as_ref()).collect();
-                crate::dictionaries::interleave(&parts, pairs)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(pairs.len()));
-        Ok(RecordBatch::try_new_with_options(
-            schema, columns, &options,
-        )?)
-    };
-    write_gathered(&gather, order, writer, path)
-}
-
-/// Gathers the rows (batch, row) names into one batch.
-pub(crate) type Gather<'a> = dyn Fn(&[(usize, usize)]) -> Result<RecordBatch, Error> + Sync + 'a;
-
-/// Writes the rows `order` names through `writer` (to `path`): chunks of
-/// [`SPILL_CHUNK_ROWS`] gathered by `gather` on all threads, a few at a
-/// time, and written in order.
-pub(crate) fn write_gathered<W: std::io::Write + Send>(
-    gather: &Gather<'_>,
-    order: &[Entry],
-    writer: &mut ParquetWriter<W>,
-    path: &Path,
-) -> Result<(), Error> {
-    let threads = rayon::current_num_threads().max(1);
-    for group in order.chunks(SPILL_CHUNK_ROWS * threads) {
-        let gathered = group
-            .par_chunks(SPILL_CHUNK_ROWS)
-            .map(|part| {
-                let pairs: Vec<(usize, usize)> = part
-                    .iter()
-                    .map(|e| (e.batch as usize, e.row as usize))
-                    .collect();
-                gather(&pairs)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        for b in &gathered {
-            writer.write(b).map_err(|e| Error::file(path, e))?;
-        }
-    }
-    Ok(())
-}
-
-/// The encoded keys of every batch, encoded on all threads.
-pub(crate) fn encode_run(sorter: &Sorter, batches: &[RecordBatch]) -> Result<Vec<Rows>, Error> {
-    if batches.len() > u32::MAX as usize || batches.iter().any(|b| b.num_rows() > u32::MAX as usize)
-    {
-        return Err(Error::InvalidConfig(
-            "a run has too many batches or rows".into(),
-        ));
-    }
-    batches.par_iter().map(|b| sorter.encode(b)).collect()
-}
-
-/// Bytes an entry of [`order_run`] takes.
-pub(crate) const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
-
-/// The rows of a run (given by their encoded `keys`, batch by batch) in
-/// sorted order; equal keys keep input order.
-pub(crate) fn order_run(keys: &[Rows]) -> Vec<Entry> {
-    let mut entries: Vec<Entry> = Vec::with_capacity(keys.iter().map(Rows::num_rows).sum());
-    for (b, k) in keys.iter().enumerate() {
-        entries.extend(k.iter().enumerate().map(|(r, row)| Entry {
-            prefix: prefix(row.as_bytes()),
-            batch: b as u32,
-            row: r as u32,
-        }));
-    }
-    // Ties on the whole key go to the earlier row, which makes the
-    // unstable sort stable.
-    entries.par_sort_unstable_by(|x, y| {
-        x.prefix
-            .cmp(&y.prefix)
-            .then_with(|| {
-                keys[x.batch as usize]
-                    .row(x.row as usize)
-                    .as_bytes()
-                    .cmp(keys[y.batch as usize].row(y.row as usize).as_bytes())
-            })
-            .then_with(|| (x.batch, x.row).cmp(&(y.batch, y.row)))
-    });
-    entries
 }

@@ -42,7 +42,7 @@ use strata_parquet::{read, writer::ParquetWriter};
 use strata_row::{KeyColumns, Rows};
 use strata_store::{direct::DirectWriter, output::PendingFile};
 
-use crate::Error;
+use crate::error::Error;
 
 /// Settings of a merge.
 #[derive(Debug, Clone)]

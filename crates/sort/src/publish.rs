@@ -28,8 +28,8 @@ use std::{
 use strata_store::output::PendingDir;
 
 use crate::{
-    Error,
-    external::{Publication, SortProgress},
+    error::Error,
+    progress::{Publication, SortProgress},
 };
 
 /// How a staged output reaches its name.

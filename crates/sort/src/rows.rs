@@ -26,7 +26,7 @@ use arrow_data::ArrayDataBuilder;
 use arrow_schema::{DataType, SchemaRef};
 use rayon::prelude::*;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Where one fixed-width column lives in a row.
 #[derive(Debug, Clone)]
