@@ -1198,7 +1198,7 @@ fn put_split<O: OffsetSizeTrait>(
 ) {
     let (s, e) = (offsets[0].as_usize(), offsets[offsets.len() - 1].as_usize());
     out.extend_from_slice(&data[s..e]);
-    super::push_lengths(offsets, lengths);
+    push_lengths(offsets, lengths);
 }
 
 /// Appends byte strings `rows` to `out` as `PLAIN` (a 4-byte length, the
@@ -1267,6 +1267,20 @@ fn leaf_values(leaf: &dyn Array) -> Option<&arrow_buffer::Buffer> {
         DataType::Duration(arrow_schema::TimeUnit::Microsecond) => raw!(DurationMicrosecondType),
         DataType::Duration(_) => raw!(DurationNanosecondType),
         _ => None,
+    }
+}
+
+/// Appends the lengths between consecutive `offsets` (4 bytes each,
+/// little-endian).
+#[inline]
+fn push_lengths<O: arrow_array::OffsetSizeTrait>(offsets: &[O], out: &mut Vec<u8>) {
+    let at = out.len();
+    out.resize(at + 4 * offsets.len().saturating_sub(1), 0);
+    for (l, (s, e)) in out[at..]
+        .chunks_exact_mut(4)
+        .zip(offsets.iter().zip(&offsets[1..]))
+    {
+        l.copy_from_slice(&((*e - *s).as_usize() as u32).to_le_bytes());
     }
 }
 

@@ -2138,20 +2138,6 @@ trait LeafValues {
     }
 }
 
-/// Appends the lengths between consecutive `offsets` (4 bytes each,
-/// little-endian).
-#[inline]
-pub(super) fn push_lengths<O: arrow_array::OffsetSizeTrait>(offsets: &[O], out: &mut Vec<u8>) {
-    let at = out.len();
-    out.resize(at + 4 * offsets.len().saturating_sub(1), 0);
-    for (l, (s, e)) in out[at..]
-        .chunks_exact_mut(4)
-        .zip(offsets.iter().zip(&offsets[1..]))
-    {
-        l.copy_from_slice(&((*e - *s).as_usize() as u32).to_le_bytes());
-    }
-}
-
 /// `PLAIN` integers of `W` bytes, little-endian.
 struct IntValues<'a, const W: usize> {
     data: &'a [u8],
