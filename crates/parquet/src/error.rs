@@ -25,14 +25,3 @@ pub enum Error {
     #[error(transparent)]
     Store(#[from] strata_store::Error),
 }
-
-impl Error {
-    /// An IO error on `path`, as [`strata_store::Error::Io`].
-    pub fn io(
-        action: &'static str,
-        path: impl Into<std::path::PathBuf>,
-        source: std::io::Error,
-    ) -> Self {
-        Error::Store(strata_store::Error::io(action, path, source))
-    }
-}

@@ -1,6 +1,7 @@
 //! Output format and codec choices, parsed from their command-line spelling.
 
 use std::{fmt, io::Read, path::Path, str::FromStr};
+use strata_store::FromStore as _;
 
 use serde::Serialize;
 

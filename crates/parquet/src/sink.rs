@@ -10,6 +10,7 @@ use std::{
     io::{BufWriter, Write},
     path::{Path, PathBuf},
 };
+use strata_store::FromStore as _;
 
 use arrow_array::RecordBatch;
 use arrow_ipc::writer::IpcWriteOptions;

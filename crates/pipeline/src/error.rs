@@ -51,17 +51,6 @@ pub enum Error {
     Scan(strata_scan::Error),
 }
 
-impl Error {
-    /// An IO error on `path`, as [`strata_store::Error::Io`].
-    pub(crate) fn io(
-        action: &'static str,
-        path: impl Into<PathBuf>,
-        source: std::io::Error,
-    ) -> Self {
-        Error::Store(strata_store::Error::io(action, path, source))
-    }
-}
-
 /// A writer's error; its store errors are this crate's store errors.
 impl From<strata_parquet::Error> for Error {
     fn from(e: strata_parquet::Error) -> Self {

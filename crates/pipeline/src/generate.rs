@@ -63,6 +63,7 @@ use std::{
     },
     time::Instant,
 };
+use strata_store::FromStore as _;
 
 use arrow_array::{Array, RecordBatch, cast::AsArray};
 use arrow_schema::SchemaRef;

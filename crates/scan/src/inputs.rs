@@ -16,6 +16,7 @@
 //! row numbers of [`MultiScanner::take`] counted across the files.
 
 use std::sync::Arc;
+use strata_store::FromStore as _;
 
 use arrow_array::{RecordBatch, UInt32Array};
 use arrow_schema::SchemaRef;

@@ -10,6 +10,7 @@ use std::{
     str::FromStr,
     sync::Arc,
 };
+use strata_store::FromStore as _;
 
 use arrow_schema::SortOptions;
 use strata_parquet::{Compression, DEFAULT_ZSTD_LEVEL, Format};

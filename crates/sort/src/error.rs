@@ -80,15 +80,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// An IO error on `path`, as [`strata_store::Error::Io`].
-    pub(crate) fn io(
-        action: &'static str,
-        path: impl Into<PathBuf>,
-        source: std::io::Error,
-    ) -> Self {
-        Error::Store(strata_store::Error::io(action, path, source))
-    }
-
     /// A Parquet error reading `path`.
     pub(crate) fn parquet_at(
         path: &std::path::Path,

@@ -22,6 +22,7 @@ use std::{
     path::{Path, PathBuf},
     sync::{Arc, atomic::Ordering},
 };
+use strata_store::FromStore as _;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;

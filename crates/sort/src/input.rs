@@ -6,6 +6,7 @@
 //! [`read_input`] collects a whole file.
 
 use std::{fs, path::Path, sync::Arc};
+use strata_store::FromStore as _;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};

@@ -3,6 +3,7 @@
 //! below whatever its limit ([`memory_floor`]).
 
 use std::fs;
+use strata_store::FromStore as _;
 
 use arrow_array::RecordBatch;
 use strata_parquet::{Compression, Format};

@@ -26,6 +26,7 @@ use std::{
     path::{Path, PathBuf},
     sync::Arc,
 };
+use strata_store::FromStore as _;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{SchemaRef, SortOptions};

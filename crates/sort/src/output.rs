@@ -7,6 +7,7 @@ use std::{
     fs,
     path::{Path, PathBuf},
 };
+use strata_store::FromStore as _;
 
 use arrow_array::RecordBatch;
 use parquet::file::properties::WriterProperties;

@@ -73,3 +73,16 @@ impl Error {
         }
     }
 }
+
+/// The shared constructors of the error enums that wrap [`Error`] (those
+/// with `impl From<strata_store::Error>`): with this trait in scope,
+/// `Error::io(action, path, source)` builds an [`Error::Io`] and wraps it,
+/// so each crate does not write the helper again.
+pub trait FromStore: From<Error> {
+    /// An IO error on `path`, as [`Error::Io`], wrapped.
+    fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Self::from(Error::io(action, path, source))
+    }
+}
+
+impl<E: From<Error>> FromStore for E {}

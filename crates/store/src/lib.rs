@@ -55,4 +55,4 @@ pub mod source;
 pub mod upload;
 pub mod wait;
 
-pub use error::Error;
+pub use error::{Error, FromStore};
