@@ -16,10 +16,7 @@ use std::{
 
 use anyhow::Result;
 use clap::Args;
-use strata_gen::{
-    BatchGenerator,
-    spec::{Dataset, Spec},
-};
+use strata_gen::{BatchGenerator, Dataset, Spec};
 use strata_parquet::{Compression, Format};
 use strata_pipeline::generate::{
     DEFAULT_BATCH_SIZE, DEFAULT_NUM_WRITERS, DEFAULT_ROW_GROUP_ROWS, DEFAULT_SEED,

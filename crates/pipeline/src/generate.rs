@@ -218,7 +218,7 @@ impl GenerateConfig {
     /// table, whose rows are drawn per row of its root ancestor (the rows
     /// this configuration counts), the rows are estimates: the mean
     /// children per root row times the root rows.
-    pub fn plan_table(&self, dataset: &strata_gen::spec::Dataset, table: usize) -> Plan {
+    pub fn plan_table(&self, dataset: &strata_gen::Dataset, table: usize) -> Plan {
         let name = &dataset.tables[table].spec.name;
         let mut plan = self.plan(name);
         let root = dataset.root_of(table);
@@ -891,11 +891,11 @@ pub fn generate_with<G: BatchGenerator>(
 /// fewer rows than parts, or with a sequence that would leave its type's
 /// range at `scale`; the generator's errors.
 pub fn dataset_jobs(
-    dataset: &strata_gen::spec::Dataset,
+    dataset: &strata_gen::Dataset,
     tables: &[usize],
     base: &GenerateConfig,
     scale: f64,
-) -> Result<Vec<(strata_gen::spec::SpecGenerator, GenerateConfig)>, Error> {
+) -> Result<Vec<(strata_gen::SpecGenerator, GenerateConfig)>, Error> {
     let mut jobs = Vec::with_capacity(tables.len());
     for &i in tables {
         let table = &dataset.tables[i];

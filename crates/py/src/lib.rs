@@ -15,7 +15,7 @@
 //! # Data flow
 //!
 //! spec argument -> a spec source (text, file or preset) ->
-//! `strata_gen::spec::Spec` -> `SpecGenerator` for the seed ->
+//! `strata_gen::Spec` -> `SpecGenerator` for the seed ->
 //! [`GenerateConfig`] (checked by `GenerateConfig::validate`, which also
 //! gives the part's row range) -> with the GIL released, either
 //! `strata_pipeline::generate::generate` (files) or batches of `batch_size` rows
@@ -55,10 +55,7 @@ use pyo3::{
     prelude::*,
 };
 use rayon::prelude::*;
-use strata_gen::{
-    BatchGenerator,
-    spec::{DATASET_PRESETS, Dataset, PRESETS, SpecGenerator},
-};
+use strata_gen::{BatchGenerator, DATASET_PRESETS, Dataset, PRESETS, SpecGenerator};
 use strata_parquet::Compression;
 use strata_parquet::Format;
 use strata_pipeline::generate::{
@@ -98,7 +95,7 @@ impl SpecSource {
             SpecSource::Preset(name) => Dataset::preset(name),
             SpecSource::File(path) => {
                 let text = std::fs::File::open(path)
-                    .and_then(strata_gen::spec::read_text)
+                    .and_then(strata_gen::read_text)
                     .map_err(|e| {
                         let msg = format!("cannot read spec file {}: {e}", path.display());
                         if e.kind() == std::io::ErrorKind::NotFound {
@@ -503,7 +500,7 @@ mod tests {
 
     #[test]
     fn table_batches_cover_the_rows_in_order() {
-        let generator = strata_gen::spec::Spec::preset("events")
+        let generator = strata_gen::Spec::preset("events")
             .unwrap()
             .generator(7)
             .unwrap();

@@ -19,7 +19,7 @@ use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field as ArrowField, FieldRef, Fields, Schema, SchemaRef};
 
-use super::parse::{
+use crate::parse::{
     Class, DAY_NAMES, MAX_LENGTH, MONTH_NAMES, categories, category_values, depends_on,
     distinct_values, max_length, sequence_ids,
 };
@@ -27,14 +27,14 @@ use super::parse::{
 /// Draws of a map key before the engine gives up on drawing one the map
 /// does not hold yet and takes the first unused key that can occur.
 pub const MAP_KEY_DRAWS: u32 = 64;
-use super::model::{
+use crate::dist::{Alias, Zipf, normal, unit};
+use crate::model::{
     AggOp, Calendar, CalendarPart, Condition, Dataset, Field, Generator, Kind, Pick, Reference,
     Rows, Spec, Value, WordList,
 };
-use super::template::{Part, Placeholder};
-use crate::dist::{Alias, Zipf, normal, unit};
 use crate::names::{NameTable, first_names, last_names, words};
 use crate::rng::{RowRng, StreamKey};
+use crate::template::{Part, Placeholder};
 use crate::{BatchGenerator, Error};
 
 /// Fields whose estimated distinct values pass this are written without a
@@ -245,7 +245,7 @@ struct CountTests {
     parent: Arc<TableEval>,
     /// The parent's fields the tests read, by index.
     fields: Vec<usize>,
-    tests: Vec<super::expr::TNode>,
+    tests: Vec<crate::expr::TNode>,
     key: StreamKey,
 }
 
@@ -327,7 +327,7 @@ impl Counts {
         for &fi in &t.fields {
             columns[fi] = Some(t.parent.evaluate(fi, ids, s)?);
         }
-        let inputs = super::expr::Inputs {
+        let inputs = crate::expr::Inputs {
             columns: &columns,
             ids,
             key: t.key,
@@ -337,7 +337,7 @@ impl Counts {
         let mut branch = s.v8(n);
         branch.resize(n, t.tests.len() as u8);
         for (b, test) in t.tests.iter().enumerate().rev() {
-            let hit = super::expr::test(test, &inputs).map_err(|e| match e {
+            let hit = crate::expr::test(test, &inputs).map_err(|e| match e {
                 Error::InvalidDistribution(m) => {
                     Error::InvalidDistribution(format!("`count` condition: {m}"))
                 }
@@ -512,7 +512,7 @@ enum Cases {
     /// SQL tests of the siblings (`condition`): a row takes the first
     /// true one's branch; `uniform` terms are drawn from `key`.
     Tests {
-        tests: Vec<super::expr::TNode>,
+        tests: Vec<crate::expr::TNode>,
         key: StreamKey,
     },
 }
@@ -570,7 +570,7 @@ enum NodeKind {
     /// An expression over the siblings (generated before it), its
     /// `uniform` terms drawn from `key`.
     Expr {
-        tree: super::expr::TNode,
+        tree: crate::expr::TNode,
         key: StreamKey,
         /// The fields of other rows it reads (`parent.x`, `ps.x`), as
         /// references; their columns follow the siblings'.
@@ -724,7 +724,7 @@ impl<'a> Parents<'a> {
     }
 
     /// The node of aggregate `a` of field `path`.
-    fn aggregate(&self, a: &super::model::Aggregate, path: &str) -> Result<NodeKind, Error> {
+    fn aggregate(&self, a: &crate::model::Aggregate, path: &str) -> Result<NodeKind, Error> {
         if self.in_reference {
             return Ok(NodeKind::Unreadable(format!(
                 "field {path} aggregates table {}; a reference cannot read it",
@@ -3359,7 +3359,7 @@ impl Node {
                 branches
             }
             Some(Cases::Tests { tests, key }) => {
-                let inputs = super::expr::Inputs {
+                let inputs = crate::expr::Inputs {
                     columns: siblings,
                     ids,
                     key: *key,
@@ -3368,7 +3368,7 @@ impl Node {
                 branches.resize(ids.len(), tests.len() as u8);
                 // The last test first, so that the first true one wins.
                 for (b, t) in tests.iter().enumerate().rev() {
-                    let hit = super::expr::test(t, &inputs).map_err(|e| match e {
+                    let hit = crate::expr::test(t, &inputs).map_err(|e| match e {
                         Error::InvalidDistribution(m) => {
                             Error::InvalidDistribution(format!("`when` condition: {m}"))
                         }
@@ -3568,12 +3568,12 @@ impl Node {
                         columns.push(Some(g.array));
                     }
                 }
-                let inputs = super::expr::Inputs {
+                let inputs = crate::expr::Inputs {
                     columns: &columns,
                     ids,
                     key: *key,
                 };
-                let array = super::expr::evaluate(tree, &inputs, self.field.data_type())?;
+                let array = crate::expr::evaluate(tree, &inputs, self.field.data_type())?;
                 Generated {
                     array: with_nulls(array, &valid, s)?,
                     codes: None,

@@ -6,14 +6,14 @@ use arrow_schema::{DataType, Fields, TimeUnit};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::expr::{self, Expression};
-use super::model::{
+use crate::dist::{Alias, Zipf};
+use crate::expr::{self, Expression};
+use crate::model::{
     AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, Dataset, Field,
     Generator, Kind, Pick, Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
     units_per_second,
 };
-use super::template::Template;
-use crate::dist::{Alias, Zipf};
+use crate::template::Template;
 
 /// Most elements a list or map may hold.
 pub(crate) const MAX_LENGTH: i128 = 1 << 20;
@@ -3926,7 +3926,7 @@ mod tests {
     #[test]
     fn kind_types_are_the_engines() {
         use crate::BatchGenerator;
-        for (name, _) in crate::spec::PRESETS {
+        for (name, _) in crate::PRESETS {
             let spec = Spec::preset(name).unwrap();
             let schema = spec.generator(1).unwrap().schema();
             for (f, arrow) in spec.fields.iter().zip(schema.fields()) {

@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-pub use super::engine::MAP_KEY_DRAWS;
-use super::{
+use crate::dist::normal_cdf;
+pub use crate::engine::MAP_KEY_DRAWS;
+use crate::{
     model::{Generator, Value},
     parse::{MAX_LENGTH, category_values, max_length},
 };
-use crate::dist::normal_cdf;
 
 /// Most distinct key categories for the exact key-share computation.
 const MAX_EXACT_KEYS: usize = 16;

@@ -71,7 +71,7 @@ pub struct QualifiedField {
     /// Its type (the other table's field's).
     pub data_type: DataType,
     /// How its value is read: a reference to the same row.
-    pub reference: super::model::Reference,
+    pub reference: crate::model::Reference,
 }
 
 impl Expression {
