@@ -19,15 +19,13 @@ use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field as ArrowField, FieldRef, Fields, Schema, SchemaRef};
 
-use crate::parse::{
-    Class, DAY_NAMES, MAX_LENGTH, MONTH_NAMES, categories, category_values, depends_on,
-    distinct_values, max_length, sequence_ids,
-};
-
-/// Draws of a map key before the engine gives up on drawing one the map
-/// does not hold yet and takes the first unused key that can occur.
-pub const MAP_KEY_DRAWS: u32 = 64;
 use crate::dist::{Alias, Zipf, normal, unit};
+use crate::facts::{DAY_NAMES, MAP_KEY_DRAWS, MAX_LENGTH, MONTH_NAMES};
+use crate::model::class::Class;
+use crate::model::expression::TNode;
+use crate::model::query::{
+    categories, category_values, depends_on, distinct_values, max_length, sequence_ids,
+};
 use crate::model::{
     AggOp, Calendar, CalendarPart, Condition, Dataset, Field, Generator, Kind, Pick, Reference,
     Rows, Spec, Value, WordList,
@@ -245,7 +243,7 @@ struct CountTests {
     parent: Arc<TableEval>,
     /// The parent's fields the tests read, by index.
     fields: Vec<usize>,
-    tests: Vec<crate::expr::TNode>,
+    tests: Vec<TNode>,
     key: StreamKey,
 }
 
@@ -511,10 +509,7 @@ enum Cases {
     },
     /// SQL tests of the siblings (`condition`): a row takes the first
     /// true one's branch; `uniform` terms are drawn from `key`.
-    Tests {
-        tests: Vec<crate::expr::TNode>,
-        key: StreamKey,
-    },
+    Tests { tests: Vec<TNode>, key: StreamKey },
 }
 
 #[derive(Debug)]
@@ -570,7 +565,7 @@ enum NodeKind {
     /// An expression over the siblings (generated before it), its
     /// `uniform` terms drawn from `key`.
     Expr {
-        tree: crate::expr::TNode,
+        tree: TNode,
         key: StreamKey,
         /// The fields of other rows it reads (`parent.x`, `ps.x`), as
         /// references; their columns follow the siblings'.

@@ -104,6 +104,7 @@ mod entry;
 mod error;
 pub mod expected;
 mod expr;
+mod facts;
 mod model;
 pub mod names;
 mod parse;
@@ -114,12 +115,11 @@ pub use batch::BatchGenerator;
 pub use engine::{SpecGenerator, SpecScratch};
 pub use entry::{MAX_SPEC_BYTES, read_text};
 pub use error::{Error, FieldError};
-pub use expr::{Expression, QualifiedField};
 pub use model::share_text;
 pub use model::{
     AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, DATASET_PRESETS,
-    Dataset, Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec, SpecError,
-    Table, Value, When, WordList,
+    Dataset, Expression, Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, QualifiedField,
+    Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
 };
 pub use template::{Placeholder, Template};
 

@@ -7,20 +7,19 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::dist::{Alias, Zipf};
-use crate::expr::{self, Expression};
+use crate::expr;
+use crate::facts::{MAX_DECIMAL_PRECISION, MAX_DECIMAL256_PRECISION, MAX_LENGTH, MAX_NAME_BYTES};
+use crate::model::class::Class;
+use crate::model::expression::ETy;
+use crate::model::query::{
+    categories, category_values, depends_on, dictionary_values, kind_type, max_length,
+};
 use crate::model::{
-    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, Dataset, Field,
-    Generator, Kind, Pick, Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
-    units_per_second,
+    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, Dataset,
+    Expression, Field, Generator, Kind, Pick, QualifiedField, Reference, Rows, Spec, SpecError,
+    Table, Value, When, WordList, units_per_second,
 };
 use crate::template::Template;
-
-/// Most elements a list or map may hold.
-pub(crate) const MAX_LENGTH: i128 = 1 << 20;
-
-/// The longest field or spec name, in bytes (names become column names
-/// and file names).
-pub(crate) const MAX_NAME_BYTES: usize = 255;
 
 /// `name` for an error message: whole when short, else its start.
 fn shown(name: &str) -> String {
@@ -69,114 +68,6 @@ const TYPES: &str = "boolean, int8, int16, int32, int64, uint8, uint16, uint32, 
 
 /// Most bytes of a `fixed_size_binary(N)` value.
 const MAX_FIXED_BYTES: i64 = 1 << 16;
-
-/// Most digits of a decimal type stored as Arrow's `Decimal128`; wider
-/// ones are `Decimal256`.
-pub(crate) const MAX_DECIMAL_PRECISION: u8 = 38;
-/// Most digits of a decimal type (Arrow's `Decimal256`).
-pub(crate) const MAX_DECIMAL256_PRECISION: u8 = 76;
-
-/// What values of a leaf look like, for checking spec values.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Class {
-    Bool,
-    Int {
-        min: i128,
-        max: i128,
-    },
-    Float,
-    Str,
-    Dict,
-    Date,
-    Timestamp(TimeUnit),
-    /// A time of day: units since midnight, below a day's.
-    Time(TimeUnit),
-    /// A decimal of `precision` digits, `scale` of them after the point;
-    /// its values are integer units of `10^-scale` (`12.50` is 1250 at
-    /// scale 2), at most `max` in magnitude.
-    Decimal {
-        scale: u8,
-        max: i128,
-    },
-}
-
-impl Class {
-    pub(crate) fn of(dt: &DataType) -> Class {
-        let int = |min: i128, max: i128| Class::Int { min, max };
-        match dt {
-            DataType::Boolean => Class::Bool,
-            DataType::Int8 => int(i8::MIN.into(), i8::MAX.into()),
-            DataType::Int16 => int(i16::MIN.into(), i16::MAX.into()),
-            DataType::Int32 => int(i32::MIN.into(), i32::MAX.into()),
-            DataType::Int64 => int(i64::MIN.into(), i64::MAX.into()),
-            DataType::UInt8 => int(0, u8::MAX.into()),
-            DataType::UInt16 => int(0, u16::MAX.into()),
-            DataType::UInt32 => int(0, u32::MAX.into()),
-            DataType::UInt64 => int(0, u64::MAX.into()),
-            DataType::Float32 | DataType::Float64 => Class::Float,
-            DataType::Dictionary(..) => Class::Dict,
-            DataType::Date32 => Class::Date,
-            DataType::Timestamp(u, _) => Class::Timestamp(*u),
-            DataType::Time32(u) | DataType::Time64(u) => Class::Time(*u),
-            DataType::Duration(_) => int(i64::MIN.into(), i64::MAX.into()),
-            DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => Class::Decimal {
-                scale: (*s).max(0) as u8,
-                max: decimal_max(*p),
-            },
-            _ => Class::Str,
-        }
-    }
-
-    /// The least and greatest value a leaf of this class holds, for
-    /// integer-like classes (integers, dates, timestamps, times of day,
-    /// decimal units: the engine draws them in 64 bits).
-    pub(crate) fn int_range(self) -> Option<(i128, i128)> {
-        match self {
-            Class::Int { min, max } => Some((min, max)),
-            Class::Date => Some((i32::MIN.into(), i32::MAX.into())),
-            Class::Timestamp(_) => Some((i64::MIN.into(), i64::MAX.into())),
-            Class::Time(u) => Some((0, units_per_second(u) * 86_400 - 1)),
-            Class::Decimal { max, .. } => {
-                Some(((-max).max(i64::MIN.into()), max.min(i64::MAX.into())))
-            }
-            _ => None,
-        }
-    }
-
-    fn describe(self) -> &'static str {
-        match self {
-            Class::Bool => "a boolean",
-            Class::Int { .. } => "an integer",
-            Class::Float => "a number",
-            Class::Str | Class::Dict => "a string",
-            Class::Date => "a date (1970-01-01, or days since it)",
-            Class::Timestamp(_) => "a date-time (2024-01-01T00:00:00Z, or units since the epoch)",
-            Class::Time(_) => "a time of day (08:30:00, or units since midnight)",
-            Class::Decimal { .. } => "a decimal number (12.5, or a string such as \"12.50\")",
-        }
-    }
-
-    /// What one unit of a value is worth: `10^scale` units make 1 for a
-    /// decimal (its values are drawn and stored in units), 1 otherwise.
-    pub(crate) fn unit(self) -> f64 {
-        match self {
-            Class::Decimal { scale, .. } => 10f64.powi(i32::from(scale)),
-            _ => 1.0,
-        }
-    }
-
-    fn numeric(self) -> bool {
-        matches!(
-            self,
-            Class::Int { .. }
-                | Class::Float
-                | Class::Date
-                | Class::Timestamp(_)
-                | Class::Time(_)
-                | Class::Decimal { .. }
-        )
-    }
-}
 
 enum TypeSpec {
     Scalar(DataType),
@@ -339,15 +230,6 @@ fn placeholder_of(declared: &DataType, actual: &DataType) -> bool {
         }
         _ => false,
     }
-}
-
-/// The most units a decimal of `precision` digits holds: `10^precision -
-/// 1`, and at most `i64::MAX` (the engine draws units as 64-bit integers).
-fn decimal_max(precision: u8) -> i128 {
-    10i128
-        .checked_pow(u32::from(precision.min(MAX_DECIMAL_PRECISION)))
-        .map_or(i128::MAX, |p| p - 1)
-        .min(i128::from(i64::MAX))
 }
 
 /// `decimal(P, S)` (or `decimal128(P, S)`): Arrow's `Decimal128(P, S)`, for
@@ -1821,7 +1703,7 @@ impl<'s> P<'s> {
                         "a `count` case needs a `condition` (an SQL test of the parent row's fields)",
                     ));
                 };
-                let condition = expr::Expression::pending(self.string(cond, f, "condition")?);
+                let condition = Expression::pending(self.string(cond, f, "condition")?);
                 let count = self
                     .generator(it, class, f, item.span())?
                     .ok_or_else(|| self.err(item.span(), f, "a `count` case needs a generator"))?;
@@ -2212,10 +2094,7 @@ impl<'s> P<'s> {
                     ));
                 }
                 let source = self.string(c, f, "condition")?;
-                (
-                    String::new(),
-                    Condition::Expr(expr::Expression::pending(source)),
-                )
+                (String::new(), Condition::Expr(Expression::pending(source)))
             }
             None => self.when_sibling(t, w, siblings, me, gen_cases)?,
         };
@@ -2361,144 +2240,6 @@ impl<'s> P<'s> {
     }
 }
 
-/// The most elements a length generator can yield.
-/// How many ids `0, 1, ...` a sequence from `start` by `step` keeps
-/// within `(least, greatest)`: `n` for ids `0..n`, or `None` when it never
-/// leaves them (a step of 0).
-pub(crate) fn sequence_ids(start: i128, step: i128, (lo, hi): (i128, i128)) -> Option<u128> {
-    let room = match step.cmp(&0) {
-        std::cmp::Ordering::Greater => hi.checked_sub(start)?,
-        std::cmp::Ordering::Less => start.checked_sub(lo)?,
-        std::cmp::Ordering::Equal => return None,
-    };
-    if room < 0 {
-        return Some(0);
-    }
-    Some((room / step.checked_abs()?) as u128 + 1)
-}
-
-pub(crate) fn max_length(g: &Generator) -> u64 {
-    let m = match g {
-        Generator::Constant(v) => int_of_value(v),
-        Generator::Uniform { max, .. } => int_of_value(max),
-        Generator::Normal { max, .. } => max.map_or(MAX_LENGTH, |m| m.floor() as i128),
-        Generator::Zipf {
-            values, n, start, ..
-        } => match values {
-            Some(v) => v.iter().map(int_of_value).max().unwrap_or(0),
-            None => start + *n as i128 - 1,
-        },
-        Generator::Weighted { values, .. } => values.iter().map(int_of_value).max().unwrap_or(0),
-        _ => MAX_LENGTH,
-    };
-    m.clamp(0, MAX_LENGTH) as u64
-}
-
-fn int_of_value(v: &Value) -> i128 {
-    match v {
-        Value::Int(i) => *i,
-        _ => 0,
-    }
-}
-
-/// The values a dictionary generator draws from, in key order.
-pub(crate) fn dictionary_values(g: &Generator) -> Option<&[Value]> {
-    match g {
-        Generator::Weighted { values, .. }
-        | Generator::Zipf {
-            values: Some(values),
-            ..
-        } => Some(values),
-        Generator::Constant(v) => Some(std::slice::from_ref(v)),
-        _ => None,
-    }
-}
-
-/// The values of a categorical generator, in category order (a
-/// dictionary field's values, by key).
-pub(crate) fn category_values(g: &Generator) -> Option<Vec<Value>> {
-    let names = |n: &[&str]| n.iter().map(|s| Value::Str(s.to_string())).collect();
-    Some(match g {
-        Generator::Probability(_) | Generator::Calendar(CalendarPart::Weekend) => {
-            vec![Value::Bool(false), Value::Bool(true)]
-        }
-        Generator::Calendar(CalendarPart::DayName) => names(&DAY_NAMES),
-        Generator::Calendar(CalendarPart::MonthName) => names(&MONTH_NAMES),
-        Generator::ByRow { values, .. } => distinct_values(values).0,
-        g => dictionary_values(g)?.to_vec(),
-    })
-}
-
-/// The English names of the days of the week, Monday first.
-pub(crate) const DAY_NAMES: [&str; 7] = [
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-];
-
-/// The English names of the months.
-pub(crate) const MONTH_NAMES: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-
-/// The distinct values of `values` in first-seen order, and for each
-/// value the index of its distinct value.
-pub(crate) fn distinct_values(values: &[Value]) -> (Vec<Value>, Vec<u32>) {
-    let mut seen: std::collections::HashMap<String, u32> = Default::default();
-    let mut distinct = Vec::new();
-    let keys = values
-        .iter()
-        .map(|v| {
-            *seen.entry(format!("{v:?}")).or_insert_with(|| {
-                distinct.push(v.clone());
-                distinct.len() as u32 - 1
-            })
-        })
-        .collect();
-    (distinct, keys)
-}
-
-/// The values of a categorical generator the engine encodes as categories
-/// (at most 255), in category order.
-pub(crate) fn categories(g: &Generator) -> Option<Vec<Value>> {
-    category_values(g).filter(|v| v.len() <= 255)
-}
-
-/// The siblings `f` is computed from: those its `when` cases read and
-/// those its expression reads.
-pub(crate) fn depends_on(f: &Field) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    for w in &f.when {
-        match &w.condition {
-            Condition::Expr(e) => out.extend(e.inputs.iter().map(String::as_str)),
-            _ => out.push(w.field.as_str()),
-        }
-    }
-    if let Kind::Scalar {
-        generator: Generator::Expr(e),
-        ..
-    } = &f.kind
-    {
-        out.extend(e.inputs.iter().map(String::as_str));
-    }
-    out
-}
-
 /// The most `when` cases of a field or a `count` (a row's branch is a byte,
 /// the last value the field's own settings).
 const MAX_CASES: usize = 255;
@@ -2577,12 +2318,7 @@ impl Others<'_> {
     }
 
     /// `q.x` as a reference to the same row.
-    fn qualified_field(
-        &self,
-        q: &str,
-        x: &str,
-        draws: &[Draw],
-    ) -> Result<expr::QualifiedField, String> {
+    fn qualified_field(&self, q: &str, x: &str, draws: &[Draw]) -> Result<QualifiedField, String> {
         let data_type = self.read(q, x, draws)?;
         let reference = match draws.iter().find(|d| d.name == q) {
             Some(d) if q != "parent" => Reference {
@@ -2602,7 +2338,7 @@ impl Others<'_> {
                 offset: None,
             },
         };
-        Ok(expr::QualifiedField {
+        Ok(QualifiedField {
             name: format!("{q}.{x}"),
             data_type,
             reference,
@@ -2658,7 +2394,7 @@ fn resolve_count_cases(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError>
             .collect();
         let readable: Vec<(&str, &DataType)> = fields
             .iter()
-            .filter(|(_, d)| expr::ETy::of(d).is_some())
+            .filter(|(_, d)| ETy::of(d).is_some())
             .map(|(n, d)| (n.as_str(), d))
             .collect();
         let index_of = |name: &str| fields.iter().position(|(n, _)| n == name);
@@ -3753,24 +3489,6 @@ fn fill_parents(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
         })?;
     }
     Ok(())
-}
-
-/// The Arrow type of a field of kind `kind`, as the engine builds it.
-pub(crate) fn kind_type(kind: &Kind) -> DataType {
-    let field = |f: &Field| arrow_schema::Field::new(&f.name, kind_type(&f.kind), f.nullable);
-    match kind {
-        Kind::Scalar { data_type, .. } => data_type.clone(),
-        Kind::Struct(children) => DataType::Struct(children.iter().map(field).collect()),
-        Kind::List { item, .. } => DataType::List(std::sync::Arc::new(field(item))),
-        Kind::Map { key, value, .. } => DataType::Map(
-            std::sync::Arc::new(arrow_schema::Field::new(
-                "entries",
-                DataType::Struct(vec![field(key), field(value)].into()),
-                false,
-            )),
-            false,
-        ),
-    }
 }
 
 /// Gives each reference what it copies besides values: the Arrow type of

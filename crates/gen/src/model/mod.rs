@@ -6,6 +6,12 @@ use arrow_schema::{DataType, TimeUnit};
 
 use crate::template::Template;
 
+pub(crate) mod class;
+pub(crate) mod expression;
+pub(crate) mod query;
+
+pub use expression::{Expression, QualifiedField};
+
 /// A parsed and checked dataset spec.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
@@ -149,7 +155,7 @@ pub struct CountCase {
     /// The spec line of the case.
     pub line: usize,
     /// A boolean SQL test of the parent row.
-    pub condition: crate::expr::Expression,
+    pub condition: Expression,
     /// The count where it holds.
     pub count: Generator,
 }
@@ -160,8 +166,8 @@ impl ChildrenOf {
     pub fn max_count(&self) -> u64 {
         self.count_when
             .iter()
-            .map(|c| crate::parse::max_length(&c.count))
-            .fold(crate::parse::max_length(&self.count), u64::max)
+            .map(|c| query::max_length(&c.count))
+            .fold(query::max_length(&self.count), u64::max)
             .max(1)
     }
 }
@@ -473,7 +479,7 @@ pub enum Generator {
     /// In a calendar table: this part of the row's day.
     Calendar(CalendarPart),
     /// A value computed from the row's siblings by an SQL expression.
-    Expr(Box<crate::expr::Expression>),
+    Expr(Box<Expression>),
     /// An aggregate of the row's children in a child table.
     Aggregate(Aggregate),
 }
@@ -814,7 +820,7 @@ pub enum Condition {
     /// '1995-03-15'"`): ranges of numbers, dates and timestamps, or any
     /// boolean expression; a null test is false. The case's `field` is
     /// empty.
-    Expr(crate::expr::Expression),
+    Expr(Expression),
 }
 
 /// A spec error: the place and what is wrong.

@@ -1,0 +1,137 @@
+//! What the checks, the engine and the expected shares read off the
+//! model: the values and lengths a generator can yield, what a field is
+//! computed from, the Arrow type of a field's kind.
+
+use arrow_schema::DataType;
+
+use super::{CalendarPart, Condition, Field, Generator, Kind, Value};
+use crate::facts::{DAY_NAMES, MAX_LENGTH, MONTH_NAMES};
+
+/// The most elements a length generator can yield.
+/// How many ids `0, 1, ...` a sequence from `start` by `step` keeps
+/// within `(least, greatest)`: `n` for ids `0..n`, or `None` when it never
+/// leaves them (a step of 0).
+pub(crate) fn sequence_ids(start: i128, step: i128, (lo, hi): (i128, i128)) -> Option<u128> {
+    let room = match step.cmp(&0) {
+        std::cmp::Ordering::Greater => hi.checked_sub(start)?,
+        std::cmp::Ordering::Less => start.checked_sub(lo)?,
+        std::cmp::Ordering::Equal => return None,
+    };
+    if room < 0 {
+        return Some(0);
+    }
+    Some((room / step.checked_abs()?) as u128 + 1)
+}
+
+pub(crate) fn max_length(g: &Generator) -> u64 {
+    let m = match g {
+        Generator::Constant(v) => int_of_value(v),
+        Generator::Uniform { max, .. } => int_of_value(max),
+        Generator::Normal { max, .. } => max.map_or(MAX_LENGTH, |m| m.floor() as i128),
+        Generator::Zipf {
+            values, n, start, ..
+        } => match values {
+            Some(v) => v.iter().map(int_of_value).max().unwrap_or(0),
+            None => start + *n as i128 - 1,
+        },
+        Generator::Weighted { values, .. } => values.iter().map(int_of_value).max().unwrap_or(0),
+        _ => MAX_LENGTH,
+    };
+    m.clamp(0, MAX_LENGTH) as u64
+}
+
+fn int_of_value(v: &Value) -> i128 {
+    match v {
+        Value::Int(i) => *i,
+        _ => 0,
+    }
+}
+
+/// The values a dictionary generator draws from, in key order.
+pub(crate) fn dictionary_values(g: &Generator) -> Option<&[Value]> {
+    match g {
+        Generator::Weighted { values, .. }
+        | Generator::Zipf {
+            values: Some(values),
+            ..
+        } => Some(values),
+        Generator::Constant(v) => Some(std::slice::from_ref(v)),
+        _ => None,
+    }
+}
+
+/// The values of a categorical generator, in category order (a
+/// dictionary field's values, by key).
+pub(crate) fn category_values(g: &Generator) -> Option<Vec<Value>> {
+    let names = |n: &[&str]| n.iter().map(|s| Value::Str(s.to_string())).collect();
+    Some(match g {
+        Generator::Probability(_) | Generator::Calendar(CalendarPart::Weekend) => {
+            vec![Value::Bool(false), Value::Bool(true)]
+        }
+        Generator::Calendar(CalendarPart::DayName) => names(&DAY_NAMES),
+        Generator::Calendar(CalendarPart::MonthName) => names(&MONTH_NAMES),
+        Generator::ByRow { values, .. } => distinct_values(values).0,
+        g => dictionary_values(g)?.to_vec(),
+    })
+}
+
+/// The distinct values of `values` in first-seen order, and for each
+/// value the index of its distinct value.
+pub(crate) fn distinct_values(values: &[Value]) -> (Vec<Value>, Vec<u32>) {
+    let mut seen: std::collections::HashMap<String, u32> = Default::default();
+    let mut distinct = Vec::new();
+    let keys = values
+        .iter()
+        .map(|v| {
+            *seen.entry(format!("{v:?}")).or_insert_with(|| {
+                distinct.push(v.clone());
+                distinct.len() as u32 - 1
+            })
+        })
+        .collect();
+    (distinct, keys)
+}
+
+/// The values of a categorical generator the engine encodes as categories
+/// (at most 255), in category order.
+pub(crate) fn categories(g: &Generator) -> Option<Vec<Value>> {
+    category_values(g).filter(|v| v.len() <= 255)
+}
+
+/// The siblings `f` is computed from: those its `when` cases read and
+/// those its expression reads.
+pub(crate) fn depends_on(f: &Field) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for w in &f.when {
+        match &w.condition {
+            Condition::Expr(e) => out.extend(e.inputs.iter().map(String::as_str)),
+            _ => out.push(w.field.as_str()),
+        }
+    }
+    if let Kind::Scalar {
+        generator: Generator::Expr(e),
+        ..
+    } = &f.kind
+    {
+        out.extend(e.inputs.iter().map(String::as_str));
+    }
+    out
+}
+
+/// The Arrow type of a field of kind `kind`, as the engine builds it.
+pub(crate) fn kind_type(kind: &Kind) -> DataType {
+    let field = |f: &Field| arrow_schema::Field::new(&f.name, kind_type(&f.kind), f.nullable);
+    match kind {
+        Kind::Scalar { data_type, .. } => data_type.clone(),
+        Kind::Struct(children) => DataType::Struct(children.iter().map(field).collect()),
+        Kind::List { item, .. } => DataType::List(std::sync::Arc::new(field(item))),
+        Kind::Map { key, value, .. } => DataType::Map(
+            std::sync::Arc::new(arrow_schema::Field::new(
+                "entries",
+                DataType::Struct(vec![field(key), field(value)].into()),
+                false,
+            )),
+            false,
+        ),
+    }
+}
