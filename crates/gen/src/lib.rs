@@ -98,6 +98,7 @@
 //! ```
 
 mod batch;
+mod dates;
 pub mod dist;
 mod engine;
 mod entry;
