@@ -4,7 +4,7 @@
 
 use arrow_schema::DataType;
 
-use super::{CalendarPart, Condition, Field, Generator, Kind, Value};
+use super::{CalendarPart, Condition, Field, Generator, Kind, Reference, Spec, Value};
 use crate::facts::{DAY_NAMES, MAX_LENGTH, MONTH_NAMES};
 
 /// The most elements a length generator can yield.
@@ -134,4 +134,55 @@ pub(crate) fn kind_type(kind: &Kind) -> DataType {
             false,
         ),
     }
+}
+
+/// Every field of `spec` (at any depth) whose generator, or a case's, is
+/// a reference, with that reference.
+/// Whether `f` is an aggregate of its table's children.
+pub(crate) fn is_aggregate(f: &Field) -> bool {
+    matches!(
+        f.kind,
+        Kind::Scalar {
+            generator: Generator::Aggregate(_),
+            ..
+        }
+    )
+}
+
+pub(crate) fn references(spec: &Spec) -> Vec<(&Field, &Reference)> {
+    let mut out = Vec::new();
+    for (f, _) in spec.walk() {
+        if let Kind::Scalar { generator, .. } = &f.kind {
+            let cases = f.when.iter().filter_map(|w| w.generator.as_ref());
+            for g in std::iter::once(generator).chain(cases) {
+                if let Generator::Reference(r) = g {
+                    out.push((f, r));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Calls `f` on every field of `fields` and, below each, on those of its
+/// struct, list or map, depth first, with whether it is a table's
+/// top-level field (`top` for `fields` themselves).
+pub(crate) fn each_field_mut<E>(
+    fields: &mut [Field],
+    top: bool,
+    f: &mut impl FnMut(&mut Field, bool) -> Result<(), E>,
+) -> Result<(), E> {
+    for x in fields {
+        f(x, top)?;
+        match &mut x.kind {
+            Kind::Scalar { .. } => {}
+            Kind::Struct(children) => each_field_mut(children, false, f)?,
+            Kind::List { item, .. } => each_field_mut(std::slice::from_mut(&mut **item), false, f)?,
+            Kind::Map { key, value, .. } => {
+                each_field_mut(std::slice::from_mut(&mut **key), false, f)?;
+                each_field_mut(std::slice::from_mut(&mut **value), false, f)?;
+            }
+        }
+    }
+    Ok(())
 }
