@@ -761,29 +761,26 @@ impl Node {
                 }
             }
             Out::F32 | Out::F64 => {
+                // The value of element `i` (none when it is null), stored
+                // below at the field's width (a null holds zero bits).
+                let mut draw = |i: usize, id: u64| {
+                    if valid[i] == 0 {
+                        record(&mut codes, valid, 0, i);
+                        return None;
+                    }
+                    let (x, c) = draw_float(i, id);
+                    record(&mut codes, valid, c, i);
+                    Some(x)
+                };
                 let buffer = if leaf.out == Out::F32 {
                     let mut v = s.v32(n);
                     fill(&mut v, ids, |i, id| {
-                        if valid[i] == 0 {
-                            record(&mut codes, valid, 0, i);
-                            return 0;
-                        }
-                        let (x, c) = draw_float(i, id);
-                        record(&mut codes, valid, c, i);
-                        (x as f32).to_bits()
+                        draw(i, id).map_or(0, |x| (x as f32).to_bits())
                     });
                     Buffer::from_vec(v)
                 } else {
                     let mut v = s.v64(n);
-                    fill(&mut v, ids, |i, id| {
-                        if valid[i] == 0 {
-                            record(&mut codes, valid, 0, i);
-                            return 0;
-                        }
-                        let (x, c) = draw_float(i, id);
-                        record(&mut codes, valid, c, i);
-                        x.to_bits()
-                    });
+                    fill(&mut v, ids, |i, id| draw(i, id).map_or(0, f64::to_bits));
                     Buffer::from_vec(v)
                 };
                 ArrayData::builder(data_type.clone())

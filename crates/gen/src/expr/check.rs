@@ -46,6 +46,31 @@ pub(crate) fn check(
     siblings: &[(&str, &DataType)],
     qualified: &dyn Fn(&str, &str) -> Result<DataType, String>,
 ) -> Result<Checked, ExprError> {
+    let (tree, c) = run(source, siblings, Some(qualified))?;
+    Ok((tree?, c.inputs, c.reads))
+}
+
+/// As [`check`] before the other tables of a dataset are known: `None`
+/// when the expression reads a qualified name (`parent.x`), whose check
+/// waits until they are.
+pub(crate) fn check_unless_qualified(
+    source: &str,
+    siblings: &[(&str, &DataType)],
+) -> Result<Option<Checked>, ExprError> {
+    let (tree, c) = run(source, siblings, None)?;
+    if c.waits {
+        return Ok(None);
+    }
+    Ok(Some((tree?, c.inputs, c.reads)))
+}
+
+/// Parses `source` and checks it: the tree (or the first mistake) and the
+/// checker, which knows what the expression read.
+fn run<'a>(
+    source: &str,
+    siblings: &'a [(&'a str, &'a DataType)],
+    qualified: Option<&'a dyn Fn(&str, &str) -> Result<DataType, String>>,
+) -> Result<(R<TNode>, Checker<'a>), ExprError> {
     let ast = Parser::new(&DuckDbDialect {})
         .try_with_sql(source)
         .and_then(|mut p| {
@@ -77,20 +102,26 @@ pub(crate) fn check(
         reads: Vec::new(),
         salts: 0,
         depth: 0,
+        waits: false,
     };
-    let tree = c.node(&ast)?;
-    Ok((tree, c.inputs, c.reads))
+    let tree = c.node(&ast);
+    Ok((tree, c))
 }
 
 struct Checker<'a> {
     siblings: &'a [(&'a str, &'a DataType)],
-    qualified: &'a dyn Fn(&str, &str) -> Result<DataType, String>,
+    /// The type of `q.x`, or why it cannot be read; `None` before the
+    /// other tables are known.
+    qualified: Option<&'a dyn Fn(&str, &str) -> Result<DataType, String>>,
     inputs: Vec<String>,
     /// The qualified names read: (qualifier, field), in first-use order.
     reads: Vec<(String, String)>,
     salts: u64,
     /// How many nodes deep the node being checked is.
     depth: usize,
+    /// Whether the check stopped at a qualified name it cannot read yet
+    /// (`qualified` is `None`).
+    waits: bool,
 }
 
 /// The deepest an expression may nest (checking and evaluation recurse
@@ -146,6 +177,36 @@ fn unify(tys: &[ETy]) -> Option<ETy> {
         };
     }
     Some(out)
+}
+
+/// The type `tys` unify to, or a type mismatch at `at` that lists them
+/// after `what` ("the CASE results are").
+fn common_type(at: &impl Spanned, what: impl std::fmt::Display, tys: &[ETy]) -> R<ETy> {
+    let Some(ty) = unify(tys) else {
+        return fail(
+            at,
+            format!(
+                "type mismatch: {what} {}",
+                tys.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+            ),
+        );
+    };
+    Ok(ty)
+}
+
+/// The type `a` and `b` are compared as, or a type mismatch at `at`.
+fn comparable(at: &impl Spanned, a: ETy, b: ETy) -> R<ETy> {
+    let Some(ty) = unify(&[a, b]) else {
+        return fail(
+            at,
+            format!(
+                "type mismatch: cannot compare {} with {}",
+                a.with_article(),
+                b.with_article()
+            ),
+        );
+    };
+    Ok(ty)
 }
 
 /// A decimal type for an integer operand.
@@ -296,29 +357,12 @@ impl Checker<'_> {
                 let mut items = Vec::with_capacity(list.len());
                 for item in list {
                     let v = self.node(item)?;
-                    if unify(&[x.ty, v.ty]).is_none() {
-                        return fail(
-                            item,
-                            format!(
-                                "type mismatch: cannot compare {} with {}",
-                                x.ty.with_article(),
-                                v.ty.with_article()
-                            ),
-                        );
-                    }
+                    comparable(item, x.ty, v.ty)?;
                     items.push(v);
                 }
                 let mut tys = vec![x.ty];
                 tys.extend(items.iter().map(|v| v.ty));
-                let Some(ty) = unify(&tys) else {
-                    return fail(
-                        e,
-                        format!(
-                            "type mismatch: the IN list mixes {}",
-                            tys.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
-                        ),
-                    );
-                };
+                let ty = common_type(e, "the IN list mixes", &tys)?;
                 let items = items.into_iter().map(|v| cast(v, ty)).collect();
                 let any = node(ETy::Bool, NodeK::In(Box::new(cast(x, ty)), items));
                 Ok(if *negated {
@@ -355,15 +399,7 @@ impl Checker<'_> {
                 let other = else_result.as_ref().map(|x| self.node(x)).transpose()?;
                 let mut tys: Vec<ETy> = whens.iter().map(|(_, r)| r.ty).collect();
                 tys.extend(other.iter().map(|o| o.ty));
-                let Some(ty) = unify(&tys) else {
-                    return fail(
-                        e,
-                        format!(
-                            "type mismatch: the CASE results are {}",
-                            tys.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
-                        ),
-                    );
-                };
+                let ty = common_type(e, "the CASE results are", &tys)?;
                 let whens = whens.into_iter().map(|(c, r)| (c, cast(r, ty))).collect();
                 Ok(node(
                     ty,
@@ -476,7 +512,11 @@ impl Checker<'_> {
                 ),
             );
         };
-        let dt = (self.qualified)(&q.value, &x.value).map_err(|m| ExprError {
+        let Some(qualified) = self.qualified else {
+            self.waits = true;
+            return fail_at(column, "a qualified name is read once the tables are known");
+        };
+        let dt = qualified(&q.value, &x.value).map_err(|m| ExprError {
             column: column.max(1),
             message: m,
         })?;
@@ -533,16 +573,7 @@ impl Checker<'_> {
     }
 
     fn compare(&mut self, at: &impl Spanned, op: Cmp, a: TNode, b: TNode) -> R<TNode> {
-        let Some(ty) = unify(&[a.ty, b.ty]) else {
-            return fail(
-                at,
-                format!(
-                    "type mismatch: cannot compare {} with {}",
-                    a.ty.with_article(),
-                    b.ty.with_article()
-                ),
-            );
-        };
+        let ty = comparable(at, a.ty, b.ty)?;
         Ok(node(
             ETy::Bool,
             NodeK::Cmp(op, Box::new(cast(a, ty)), Box::new(cast(b, ty))),
@@ -804,15 +835,7 @@ impl Checker<'_> {
                     return Ok(node(ETy::Str, NodeK::ConcatNullsEmpty(parts)));
                 }
                 let tys: Vec<ETy> = nodes.iter().map(|n| n.ty).collect();
-                let Some(ty) = unify(&tys) else {
-                    return fail(
-                        e,
-                        format!(
-                            "type mismatch: the arguments of `{name}` are {}",
-                            tys.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
-                        ),
-                    );
-                };
+                let ty = common_type(e, format!("the arguments of `{name}` are"), &tys)?;
                 let nodes = nodes.into_iter().map(|n| cast(n, ty)).collect();
                 Ok(node(
                     ty,

@@ -37,6 +37,6 @@ mod eval;
 mod text;
 mod value;
 
-pub(crate) use check::{check, check_target, is_test, not_a_test};
+pub(crate) use check::{check, check_target, check_unless_qualified, is_test, not_a_test};
 pub(crate) use eval::{evaluate, test};
 pub(crate) use value::Inputs;

@@ -10,9 +10,6 @@ use crate::model::{
     AggOp, Condition, Field, Generator, Kind, Pick, QualifiedField, Reference, SpecError,
 };
 
-/// An error message that means "check this expression later".
-pub(super) const LATER: &str = "\u{0}checked with the dataset's tables";
-
 /// A sibling reference's `draw` name: the table it draws a row of, and
 /// the field that draws it.
 pub(super) struct Draw {
@@ -200,14 +197,17 @@ impl<'s> P<'s> {
             let at = |c: u64, m: String| {
                 self.err_at(f.line, Some(&f.path), format!("`expr` at column {c}: {m}"))
             };
-            let qualified = |q: &str, x: &str| match others {
-                None => Err(LATER.to_string()),
-                Some(o) => o.read(q, x, &siblings_of),
+            let checked = match others {
+                Some(o) => Some(expr::check(&e.source, &readable, &|q, x| {
+                    o.read(q, x, &siblings_of)
+                })),
+                // Checked with the dataset's tables when it reads theirs.
+                None => expr::check_unless_qualified(&e.source, &readable).transpose(),
             };
-            let (tree, inputs, reads) = match expr::check(&e.source, &readable, &qualified) {
-                Err(x) if x.message == LATER => continue,
-                r => r.map_err(|x| at(x.column, x.message))?,
+            let Some(checked) = checked else {
+                continue;
             };
+            let (tree, inputs, reads) = checked.map_err(|x| at(x.column, x.message))?;
             if inputs.contains(&f.name) {
                 return Err(at(
                     1,
