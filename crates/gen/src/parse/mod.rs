@@ -24,10 +24,8 @@ pub(crate) use dataset::parse_dataset;
 pub(crate) use spec::parse;
 
 #[cfg(test)]
-#[cfg(test)]
 mod tests {
     use super::reader::int_of;
-    use super::values::{days_from_civil, parse_date};
     use crate::model::Spec;
     use crate::model::query::kind_type;
 
@@ -43,14 +41,6 @@ mod tests {
                 assert_eq!(&kind_type(&f.kind), arrow.data_type(), "{name}.{}", f.name);
             }
         }
-    }
-
-    #[test]
-    fn civil_days() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
-        assert_eq!(days_from_civil(1969, 12, 31), -1);
-        assert_eq!(parse_date("2024-02-29"), Some(19_782));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use toml::de::DeValue;
 
 use super::reader::{P, Sp, kind_name};
 use super::types::decimal_units;
+use crate::dates::{days_from_civil, spec_date};
 use crate::model::class::Class;
 use crate::model::{SpecError, Value, units_per_second};
 
@@ -83,41 +84,30 @@ impl<'s> P<'s> {
                     .map(Value::Int)
                     .ok_or_else(|| bad(format!("`{key}` = {text} is too large for a decimal")))
             }
-            (Class::Decimal { scale, .. }, DeValue::Float(x)) => decimal_units(x.as_str(), scale)
-                .map(Value::Int)
-                .ok_or_else(|| {
+            (Class::Decimal { scale, .. }, x @ (DeValue::Float(_) | DeValue::String(_))) => {
+                // A float as written, a string quoted.
+                let (text, shown) = match x {
+                    DeValue::Float(f) => (f.as_str(), f.as_str().to_string()),
+                    DeValue::String(t) => (t.as_ref(), format!("{t:?}")),
+                    _ => return Err(wrong()),
+                };
+                decimal_units(text, scale).map(Value::Int).ok_or_else(|| {
                     bad(format!(
-                        "`{key}` = {} is not a decimal of at most {scale} digits after the point",
-                        x.as_str()
-                    ))
-                }),
-            (Class::Decimal { scale, .. }, DeValue::String(x)) => {
-                decimal_units(x, scale).map(Value::Int).ok_or_else(|| {
-                    bad(format!(
-                        "`{key}` = {x:?} is not a decimal of at most {scale} digits after the point"
+                        "`{key}` = {shown} is not a decimal of at most {scale} digits after the point"
                     ))
                 })
             }
-            (Class::Date, DeValue::String(s)) => parse_date(s)
+            (Class::Date, DeValue::String(s)) => spec_date(s)
                 .map(Value::Int)
                 .ok_or_else(|| bad(format!("`{key}`: `{s}` is not a date like 2024-01-31"))),
             (Class::Date, DeValue::Datetime(d)) => match (d.date, d.time) {
-                (Some(date), None) => Ok(Value::Int(days_from_civil(
-                    date.year.into(),
-                    date.month.into(),
-                    date.day.into(),
-                ))),
+                (Some(date), None) => toml_days(date).map(Value::Int).ok_or_else(wrong),
                 _ => Err(bad(format!("`{key}` must be a date without a time"))),
             },
             (Class::Time(unit), DeValue::Datetime(d)) => match (d.date, d.time, d.offset) {
                 (None, Some(t), None) => {
-                    let per = units_per_second(unit);
-                    let secs = i128::from(t.hour) * 3600
-                        + i128::from(t.minute) * 60
-                        + i128::from(t.second);
-                    Ok(Value::Int(
-                        secs * per + i128::from(t.nanosecond) * per / 1_000_000_000,
-                    ))
+                    let (secs, nanos) = toml_time(t);
+                    Ok(Value::Int(time_units(secs, nanos, unit)))
                 }
                 _ => Err(bad(format!(
                     "`{key}` must be a time of day without a date, such as 08:30:00"
@@ -127,24 +117,17 @@ impl<'s> P<'s> {
                 let Some(date) = d.date else {
                     return Err(bad(format!("`{key}` needs a date")));
                 };
-                let days = days_from_civil(date.year.into(), date.month.into(), date.day.into());
+                let days = toml_days(date).ok_or_else(wrong)?;
                 let (mut secs, mut nanos) = (days * 86_400, 0i128);
                 if let Some(t) = d.time {
-                    secs += i128::from(t.hour) * 3600
-                        + i128::from(t.minute) * 60
-                        + i128::from(t.second);
-                    nanos = t.nanosecond.into();
+                    let (s, n) = toml_time(t);
+                    secs += s;
+                    nanos = n;
                 }
                 if let Some(toml::value::Offset::Custom { minutes }) = d.offset {
                     secs -= i128::from(minutes) * 60;
                 }
-                let per = match unit {
-                    TimeUnit::Second => 1,
-                    TimeUnit::Millisecond => 1_000,
-                    TimeUnit::Microsecond => 1_000_000,
-                    TimeUnit::Nanosecond => 1_000_000_000,
-                };
-                Ok(Value::Int(secs * per + nanos * per / 1_000_000_000))
+                Ok(Value::Int(time_units(secs, nanos, unit)))
             }
             _ => Err(wrong()),
         }
@@ -174,39 +157,19 @@ impl<'s> P<'s> {
     }
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-pub(crate) fn days_from_civil(y: i128, m: i128, d: i128) -> i128 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// Days since 1970-01-01 of a TOML date (TOML checks the day exists).
+fn toml_days(date: toml::value::Date) -> Option<i128> {
+    days_from_civil(date.year.into(), date.month.into(), date.day.into())
 }
 
-pub(super) fn parse_date(s: &str) -> Option<i128> {
-    let mut it = s.trim().splitn(3, '-');
-    let y: i128 = it.next()?.parse().ok()?;
-    let m: i128 = it.next()?.parse().ok()?;
-    let d: i128 = it.next()?.parse().ok()?;
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    ((-1_000_000..=1_000_000).contains(&y)
-        && (1..=12).contains(&m)
-        && (1..=days[(m - 1) as usize]).contains(&d))
-    .then(|| days_from_civil(y, m, d))
+/// Seconds since midnight and nanoseconds of a TOML time.
+fn toml_time(t: toml::value::Time) -> (i128, i128) {
+    let secs = i128::from(t.hour) * 3600 + i128::from(t.minute) * 60 + i128::from(t.second);
+    (secs, t.nanosecond.into())
+}
+
+/// `secs` seconds and `nanos` nanoseconds in units of `unit`.
+fn time_units(secs: i128, nanos: i128, unit: TimeUnit) -> i128 {
+    let per = units_per_second(unit);
+    secs * per + nanos * per / 1_000_000_000
 }
