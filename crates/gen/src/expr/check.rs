@@ -33,6 +33,10 @@ fn fail_at<T>(column: u64, message: impl Into<String>) -> R<T> {
     })
 }
 
+/// The type of a qualified name `q.x` (called with `q` and `x`), or why
+/// it cannot be read.
+pub(crate) type ReadQualified<'a> = dyn Fn(&str, &str) -> Result<DataType, String> + 'a;
+
 /// What a checked expression reads: its tree, the sibling names it reads
 /// and the qualified names (`parent.x`), whose columns follow the
 /// siblings' in the tree (the `k`-th is column `siblings.len() + k`).
@@ -44,7 +48,7 @@ pub(crate) type Checked = (TNode, Vec<String>, Vec<(String, String)>);
 pub(crate) fn check(
     source: &str,
     siblings: &[(&str, &DataType)],
-    qualified: &dyn Fn(&str, &str) -> Result<DataType, String>,
+    qualified: &ReadQualified<'_>,
 ) -> Result<Checked, ExprError> {
     let (tree, c) = run(source, siblings, Some(qualified))?;
     Ok((tree?, c.inputs, c.reads))
@@ -69,7 +73,7 @@ pub(crate) fn check_unless_qualified(
 fn run<'a>(
     source: &str,
     siblings: &'a [(&'a str, &'a DataType)],
-    qualified: Option<&'a dyn Fn(&str, &str) -> Result<DataType, String>>,
+    qualified: Option<&'a ReadQualified<'a>>,
 ) -> Result<(R<TNode>, Checker<'a>), ExprError> {
     let ast = Parser::new(&DuckDbDialect {})
         .try_with_sql(source)
@@ -112,7 +116,7 @@ struct Checker<'a> {
     siblings: &'a [(&'a str, &'a DataType)],
     /// The type of `q.x`, or why it cannot be read; `None` before the
     /// other tables are known.
-    qualified: Option<&'a dyn Fn(&str, &str) -> Result<DataType, String>>,
+    qualified: Option<&'a ReadQualified<'a>>,
     inputs: Vec<String>,
     /// The qualified names read: (qualifier, field), in first-use order.
     reads: Vec<(String, String)>,
