@@ -160,18 +160,6 @@ pub struct CountCase {
     pub count: Generator,
 }
 
-impl ChildrenOf {
-    /// The most rows a parent row can have (at least 1): child `k` of
-    /// parent row `p` has index `p * max_count() + k`.
-    pub fn max_count(&self) -> u64 {
-        self.count_when
-            .iter()
-            .map(|c| query::max_length(&c.count))
-            .fold(query::max_length(&self.count), u64::max)
-            .max(1)
-    }
-}
-
 /// A table's row count.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Rows {

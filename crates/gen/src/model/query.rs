@@ -4,7 +4,7 @@
 
 use arrow_schema::DataType;
 
-use super::{CalendarPart, Condition, Field, Generator, Kind, Reference, Spec, Value};
+use super::{CalendarPart, ChildrenOf, Condition, Field, Generator, Kind, Reference, Spec, Value};
 use crate::facts::{DAY_NAMES, MAX_LENGTH, MONTH_NAMES};
 
 /// The most elements a length generator can yield.
@@ -38,6 +38,18 @@ pub(crate) fn max_length(g: &Generator) -> u64 {
         _ => MAX_LENGTH,
     };
     m.clamp(0, MAX_LENGTH) as u64
+}
+
+impl ChildrenOf {
+    /// The most rows a parent row can have (at least 1): child `k` of
+    /// parent row `p` has index `p * max_count() + k`.
+    pub fn max_count(&self) -> u64 {
+        self.count_when
+            .iter()
+            .map(|c| max_length(&c.count))
+            .fold(max_length(&self.count), u64::max)
+            .max(1)
+    }
 }
 
 fn int_of_value(v: &Value) -> i128 {
