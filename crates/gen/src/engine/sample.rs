@@ -1,19 +1,6 @@
 //! Samplers: a generator compiled for a leaf's class, and the draw of
 //! one value (or a length, or a referenced row) from a row's random bits.
 
-//! The spec engine: a [`Spec`] compiled to column generators.
-//!
-//! A batch is generated column by column, field by field, like a hand
-//! written generator would: for each field, one pass decides validity, one
-//! pass draws values into the vector that becomes the Arrow buffer. Every
-//! element has an id, its global row for top-level fields and
-//! `parent_id * max_length + position` inside lists and maps, and every
-//! draw comes from the field's own streams keyed by that id, so an
-//! element's content depends only on `(spec, seed, id)`.
-//!
-//! Vectors come back through [`BatchGenerator::recycle`] into a pool and
-//! are reused, so a steady stream of batches barely allocates.
-
 use std::sync::Arc;
 
 use super::calendar::calendar_int;

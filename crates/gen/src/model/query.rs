@@ -7,7 +7,6 @@ use arrow_schema::DataType;
 use super::{CalendarPart, ChildrenOf, Condition, Field, Generator, Kind, Reference, Spec, Value};
 use crate::facts::{DAY_NAMES, MAX_LENGTH, MONTH_NAMES};
 
-/// The most elements a length generator can yield.
 /// How many ids `0, 1, ...` a sequence from `start` by `step` keeps
 /// within `(least, greatest)`: `n` for ids `0..n`, or `None` when it never
 /// leaves them (a step of 0).
@@ -23,6 +22,7 @@ pub(crate) fn sequence_ids(start: i128, step: i128, (lo, hi): (i128, i128)) -> O
     Some((room / step.checked_abs()?) as u128 + 1)
 }
 
+/// The most elements a length generator can yield.
 pub(crate) fn max_length(g: &Generator) -> u64 {
     let m = match g {
         Generator::Constant(v) => int_of_value(v),
@@ -148,8 +148,6 @@ pub(crate) fn kind_type(kind: &Kind) -> DataType {
     }
 }
 
-/// Every field of `spec` (at any depth) whose generator, or a case's, is
-/// a reference, with that reference.
 /// Whether `f` is an aggregate of its table's children.
 pub(crate) fn is_aggregate(f: &Field) -> bool {
     matches!(
@@ -161,6 +159,8 @@ pub(crate) fn is_aggregate(f: &Field) -> bool {
     )
 }
 
+/// Every field of `spec` (at any depth) whose generator, or a case's, is
+/// a reference, with that reference.
 pub(crate) fn references(spec: &Spec) -> Vec<(&Field, &Reference)> {
     let mut out = Vec::new();
     for (f, _) in spec.walk() {
