@@ -18,10 +18,7 @@ use std::{
 
 use anyhow::Result;
 use clap::Args;
-use strata_gen::{
-    BatchGenerator,
-    spec::{Dataset, Spec},
-};
+use strata_gen::{BatchGenerator, Dataset, Spec};
 use strata_parquet::{Compression, Format};
 use strata_pipeline::{
     flow::Flow,

@@ -8,10 +8,7 @@ use std::{
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use strata_gen::{
-    BatchGenerator,
-    spec::{Dataset, Rows, Spec},
-};
+use strata_gen::{BatchGenerator, Dataset, Rows, Spec};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum SpecCommand {
@@ -50,18 +47,18 @@ pub(crate) enum SpecCommand {
 const MAX_SAMPLE_ROWS: u64 = 10_000;
 
 pub(crate) fn preset_names() -> Vec<&'static str> {
-    strata_gen::spec::PRESETS
+    strata_gen::PRESETS
         .iter()
-        .chain(strata_gen::spec::DATASET_PRESETS)
+        .chain(strata_gen::DATASET_PRESETS)
         .map(|(n, _)| *n)
         .collect()
 }
 
 /// A spec file: one table (a plain spec) or a dataset of `[[tables]]`,
-/// of at most [`strata_gen::spec::MAX_SPEC_BYTES`].
+/// of at most [`strata_gen::MAX_SPEC_BYTES`].
 pub(crate) fn read_dataset(path: &Path) -> Result<Dataset> {
     let text = std::fs::File::open(path)
-        .and_then(strata_gen::spec::read_text)
+        .and_then(strata_gen::read_text)
         .with_context(|| format!("cannot read spec file {}", path.display()))?;
     Ok(Dataset::parse(&text, &path.display().to_string())?)
 }
@@ -154,7 +151,7 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
             seed,
         )?,
         SpecCommand::Schema => {
-            out.write_all(strata_gen::spec::JSON_SCHEMA.as_bytes())?;
+            out.write_all(strata_gen::JSON_SCHEMA.as_bytes())?;
         }
     }
     Ok(())
@@ -230,7 +227,7 @@ fn sample(
 fn check_lines(
     out: &mut impl Write,
     spec: &Spec,
-    generator: &strata_gen::spec::SpecGenerator,
+    generator: &strata_gen::SpecGenerator,
 ) -> Result<()> {
     for (f, depth) in spec.walk() {
         writeln!(out, "{}{}", "  ".repeat(depth + 1), spec_line(f))?;
@@ -262,8 +259,8 @@ fn check_lines(
 }
 
 /// One line of `strata spec check`: name, Arrow type, generator, nulls.
-fn spec_line(f: &strata_gen::spec::Field) -> String {
-    use strata_gen::spec::Kind;
+fn spec_line(f: &strata_gen::Field) -> String {
+    use strata_gen::Kind;
     let mut line = match &f.kind {
         Kind::Scalar {
             data_type,
@@ -290,10 +287,7 @@ fn spec_line(f: &strata_gen::spec::Field) -> String {
         Kind::Map { length, .. } => format!("{}: map, length {length}", f.name),
     };
     if f.null_rate > 0.0 {
-        line.push_str(&format!(
-            ", null {}",
-            strata_gen::spec::share_text(f.null_rate)
-        ));
+        line.push_str(&format!(", null {}", strata_gen::share_text(f.null_rate)));
     } else if !f.nullable {
         line.push_str(", not null");
     }

@@ -29,9 +29,9 @@ fn main() -> Result<(), SetupError> {
         put(dir, "parquet", &format!("{}.parquet", f.preset), &f.parquet)?;
         put(dir, "ipc", &format!("{}.arrow", f.preset), &f.ipc)?;
     }
-    for (name, text) in strata_gen::spec::PRESETS
+    for (name, text) in strata_gen::PRESETS
         .iter()
-        .chain(strata_gen::spec::DATASET_PRESETS)
+        .chain(strata_gen::DATASET_PRESETS)
     {
         put(dir, "spec", &format!("{name}.toml"), text.as_bytes())?;
     }

@@ -90,7 +90,7 @@ pub struct Fixture {
     /// The column the files are sorted by.
     pub key: &'static str,
     /// The preset's spec (for `--verify-distribution`).
-    pub spec: strata_gen::spec::Spec,
+    pub spec: strata_gen::Spec,
     /// Rows in each file.
     pub rows: usize,
     /// A Parquet file by strata's writer: several row groups and pages.
@@ -116,7 +116,7 @@ impl Fixture {
             .iter()
             .find(|(p, _)| *p == preset)
             .ok_or_else(|| format!("no fixture for preset {preset}"))?;
-        let spec = strata_gen::spec::Spec::preset(preset)?;
+        let spec = strata_gen::Spec::preset(preset)?;
         let generator = strata_gen::preset(preset, seed);
         let batch = generator.generate(0, rows, &mut Default::default())?;
         let batch = strata_sort::sort_batch(&batch, &[key.parse::<SortKey>()?])?;
@@ -565,7 +565,7 @@ fn verify(dir: &Path, fixture: &Fixture, format: Format, bytes: &[u8]) -> Checke
 /// Returns the parser's or generator's error.
 pub fn spec_text(data: &[u8]) -> Result<(), String> {
     let text = std::str::from_utf8(data).map_err(|e| format!("not UTF-8: {e}"))?;
-    let dataset = strata_gen::spec::Dataset::parse(text, "fuzz.toml").map_err(text_of)?;
+    let dataset = strata_gen::Dataset::parse(text, "fuzz.toml").map_err(text_of)?;
     for i in 0..dataset.tables.len() {
         let g = dataset.generator(i, 1, 1.0).map_err(text_of)?;
         g.generate(0, 3, &mut Default::default()).map_err(text_of)?;

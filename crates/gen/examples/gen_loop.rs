@@ -11,7 +11,7 @@ fn main() {
         .unwrap_or(3_000_000);
     let generator = if name.ends_with(".toml") {
         let text = std::fs::read_to_string(&name).expect("read spec");
-        strata_gen::spec::Spec::parse(&text, &name)
+        strata_gen::Spec::parse(&text, &name)
             .expect("parse spec")
             .generator(42)
             .expect("compile spec")

@@ -1,22 +1,22 @@
 //! Deterministic, nested synthetic data as Arrow record batches, from a
 //! declarative spec.
 //!
-//! A [`spec::Spec`] (TOML; see [`spec`]) describes a schema of any depth
+//! A [`Spec`] (TOML; see [Spec format](#spec-format)) describes a schema of any depth
 //! (structs, lists, maps) and how each field is drawn: sequences, uniform,
 //! normal, Zipf, weighted categories, string templates, word lists, null
 //! rates, list lengths, and cases that depend on a sibling's value. The
 //! presets `contacts`, `wide-u64`, `events` and `lineitem` are embedded specs
-//! ([`spec::PRESETS`]). A spec compiles to a [`spec::SpecGenerator`], the
+//! ([`PRESETS`]). A spec compiles to a [`SpecGenerator`], the
 //! [`BatchGenerator`] that the writer pipeline in `strata-pipeline` drives from
-//! many threads. A [`spec::Dataset`] holds several such tables, whose
+//! many threads. A [`Dataset`] holds several such tables, whose
 //! fields may reference rows of the others (foreign keys and copied
 //! attributes, resolved by recomputing the referenced row, never by
 //! reading another table's output).
 //!
 //! # Data flow
 //!
-//! spec text -> [`spec::Spec::parse`] (checked, errors name field and line)
-//! -> [`spec::SpecGenerator`] (samplers and streams per field) ->
+//! spec text -> [`Spec::parse`] (checked, errors name field and line)
+//! -> [`SpecGenerator`] (samplers and streams per field) ->
 //! `(seed, field, element id)` -> [`rng::RowRng`] -> per-column vectors
 //! (offsets, values, validity) -> Arrow buffers without a copy ->
 //! [`arrow_array::RecordBatch`] -> consumer -> [`BatchGenerator::recycle`] hands the
@@ -39,7 +39,7 @@
 //! # Example
 //!
 //! ```
-//! use strata_gen::{BatchGenerator, spec::Spec};
+//! use strata_gen::{BatchGenerator, Spec};
 //!
 //! let generator = Spec::preset("contacts").unwrap().generator(42).unwrap();
 //! let mut scratch = Default::default();
@@ -52,33 +52,94 @@
 //! assert_eq!(bigger.slice(2, 4), batch);
 //! generator.recycle(batch, &mut scratch);
 //! ```
+//!
+//! # Spec format
+//!
+//! A spec is a TOML description of a nested schema and of how every
+//! field is generated.
+//!
+//! A spec names the dataset and lists its fields. Each field has an Arrow
+//! `type`, a generator (how its values are drawn, or an `expr` that
+//! computes them from sibling fields), an optional `null_rate` and
+//! optional `when` cases that make it depend on a sibling field's
+//! value. Structs, lists and maps nest fields inside fields. The format is
+//! documented field by field in `spec.schema.json` (a JSON Schema of the
+//! TOML document) and in the README; [`Spec::parse`] checks everything
+//! that schema cannot (types of values, distribution parameters, sibling
+//! references) and names the field and line of each mistake.
+//!
+//! ```
+//! use strata_gen::Spec;
+//!
+//! let spec = Spec::parse(r#"
+//! name = "orders"
+//!
+//! [[fields]]
+//! name = "id"
+//! type = "int64"
+//! sequence = { start = 1 }
+//!
+//! [[fields]]
+//! name = "status"
+//! type = "dictionary"
+//! weighted = { values = ["open", "paid", "void"], weights = [20, 75, 5] }
+//! "#, "orders.toml").unwrap();
+//! assert_eq!(spec.fields.len(), 2);
+//!
+//! let err = Spec::parse(r#"
+//! name = "bad"
+//! [[fields]]
+//! name = "user"
+//! type = "int64"
+//! zipf = { s = -1, n = 100 }
+//! "#, "bad.toml").unwrap_err();
+//! assert_eq!(err.to_string(),
+//!     "bad.toml:6: field `user`: zipf exponent s must be a positive number, not -1");
+//! ```
 
 mod batch;
+mod dates;
 pub mod dist;
+mod engine;
+mod entry;
 mod error;
+pub mod expected;
+mod expr;
+mod facts;
+mod model;
 pub mod names;
+mod parse;
 pub mod rng;
-pub mod spec;
+mod template;
 
 pub use batch::BatchGenerator;
+pub use engine::{SpecGenerator, SpecScratch};
+pub use entry::{MAX_SPEC_BYTES, read_text};
 pub use error::{Error, FieldError};
+pub use model::share_text;
+pub use model::{
+    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, DATASET_PRESETS,
+    Dataset, Expression, Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, QualifiedField,
+    Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
+};
+pub use template::{Placeholder, Template};
 
 /// The `contacts` preset for `seed` (a name, an optional list of phone
 /// entries; see `crates/gen/specs/contacts.toml`).
-pub fn contacts(seed: u64) -> spec::SpecGenerator {
+pub fn contacts(seed: u64) -> SpecGenerator {
     preset("contacts", seed)
 }
 
 /// Preset `name` for `seed`.
 ///
 /// # Panics
-/// When `name` is not one of [`spec::PRESETS`]; the presets themselves are
-/// checked by this crate's tests. Use [`spec::Spec::preset`] for names
+/// When `name` is not one of [`PRESETS`]; the presets themselves are
+/// checked by this crate's tests. Use [`Spec::preset`] for names
 /// from users.
-pub fn preset(name: &str, seed: u64) -> spec::SpecGenerator {
-    spec::Spec::preset(name)
+pub fn preset(name: &str, seed: u64) -> SpecGenerator {
+    Spec::preset(name)
         .and_then(|s| {
-            s.generator(seed).map_err(|e| spec::SpecError {
+            s.generator(seed).map_err(|e| SpecError {
                 origin: name.into(),
                 line: 0,
                 column: None,

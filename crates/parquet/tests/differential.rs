@@ -31,7 +31,7 @@ use parquet::{
         serialized_reader::{ReadOptionsBuilder, SerializedFileReader},
     },
 };
-use strata_gen::{BatchGenerator, spec::Spec};
+use strata_gen::{BatchGenerator, Spec};
 use strata_parquet::writer::ParquetWriter;
 use strata_testkit::readback::rows_as_text;
 

@@ -19,10 +19,7 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use strata_gen::{
-    BatchGenerator,
-    spec::{Dataset, SpecGenerator},
-};
+use strata_gen::{BatchGenerator, Dataset, SpecGenerator};
 use strata_parquet::Format;
 
 use crate::{

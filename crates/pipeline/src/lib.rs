@@ -15,7 +15,7 @@
 //! [`verify::verify_distribution`] reads generated files back
 //! (through `strata-scan`) and reports the realised shares of nulls,
 //! categories and list lengths next to the ones their
-//! [`strata_gen::spec::Spec`] specifies.
+//! [`strata_gen::Spec`] specifies.
 //!
 //! # Data flow
 //!

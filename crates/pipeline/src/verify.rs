@@ -45,7 +45,7 @@
 //! the null check.
 //!
 //! ```
-//! use strata_gen::spec::Spec;
+//! use strata_gen::Spec;
 //! use strata_gen::BatchGenerator;
 //! use strata_pipeline::verify::Verifier;
 //!
@@ -82,7 +82,7 @@ use arrow_array::{
 };
 use arrow_buffer::{ArrowNativeType, BooleanBuffer, BooleanBufferBuilder};
 use arrow_schema::{DataType, TimeUnit};
-use strata_gen::spec::{
+use strata_gen::{
     AggOp, Condition, Field, Generator, Kind, Spec, Value,
     expected::{LengthPmf, category_probabilities, length_pmf, map_key_shares},
 };

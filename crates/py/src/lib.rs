@@ -15,7 +15,7 @@
 //! # Data flow
 //!
 //! spec argument -> a spec source (text, file or preset) ->
-//! `strata_gen::spec::Dataset` -> the table's [`GenerateConfig`] ->
+//! `strata_gen::Dataset` -> the table's [`GenerateConfig`] ->
 //! [`Flow`] (the table's `SpecGenerator` for the seed and its settings,
 //! checked, which give the part's row range) -> with the GIL released,
 //! either [`Flow::run`] (files; the summary dict is the table's
@@ -56,10 +56,7 @@ use pyo3::{
     prelude::*,
 };
 use rayon::prelude::*;
-use strata_gen::{
-    BatchGenerator,
-    spec::{DATASET_PRESETS, Dataset, PRESETS, SpecGenerator},
-};
+use strata_gen::{BatchGenerator, DATASET_PRESETS, Dataset, PRESETS, SpecGenerator};
 use strata_parquet::Compression;
 use strata_parquet::Format;
 use strata_pipeline::{
@@ -100,7 +97,7 @@ impl SpecSource {
             SpecSource::Preset(name) => Dataset::preset(name),
             SpecSource::File(path) => {
                 let text = std::fs::File::open(path)
-                    .and_then(strata_gen::spec::read_text)
+                    .and_then(strata_gen::read_text)
                     .map_err(|e| {
                         let msg = format!("cannot read spec file {}: {e}", path.display());
                         if e.kind() == std::io::ErrorKind::NotFound {
@@ -493,7 +490,7 @@ mod tests {
 
     #[test]
     fn table_batches_cover_the_rows_in_order() {
-        let generator = strata_gen::spec::Spec::preset("events")
+        let generator = strata_gen::Spec::preset("events")
             .unwrap()
             .generator(7)
             .unwrap();

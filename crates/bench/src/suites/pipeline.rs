@@ -159,7 +159,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
 fn generate_case(
     name: String,
     subject: &str,
-    generator: &Arc<strata_gen::spec::SpecGenerator>,
+    generator: &Arc<strata_gen::SpecGenerator>,
     gen_cfg: GenerateConfig,
     dir: &Arc<tempfile::TempDir>,
 ) -> Case {
@@ -290,7 +290,7 @@ fn orders_cases(
         Size::Tiny => 0.005,
         Size::Full => 1.0,
     };
-    let dataset = strata_gen::spec::Dataset::preset("orders").map_err(case_err)?;
+    let dataset = strata_gen::Dataset::preset("orders").map_err(case_err)?;
     let tables: Vec<usize> = ["orders", "lineitem"]
         .iter()
         .map(|t| {

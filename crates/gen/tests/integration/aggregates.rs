@@ -10,7 +10,7 @@ use arrow_array::{
     Array, BooleanArray, Decimal128Array, Int32Array, Int64Array, RecordBatch, UInt64Array,
 };
 use strata_gen::BatchGenerator;
-use strata_gen::spec::Dataset;
+use strata_gen::Dataset;
 
 /// Column `name` of `bs`, `None` where null.
 fn col<A: 'static, T>(

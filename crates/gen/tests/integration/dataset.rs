@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use arrow_array::{Array, Date32Array, Int64Array, RecordBatch, StringArray, StructArray};
 use strata_gen::BatchGenerator;
 use strata_gen::dist::Zipf;
-use strata_gen::spec::{Dataset, Rows};
+use strata_gen::{Dataset, Rows};
 
 const SHOP: &str = r#"
 name = "shop"
@@ -288,11 +288,11 @@ uniform = { min = 0, max = 1000000 }
 
 #[test]
 fn a_plain_spec_is_a_dataset_of_one_table_with_its_own_data() {
-    let text = strata_gen::spec::Spec::preset_text("contacts").unwrap();
+    let text = strata_gen::Spec::preset_text("contacts").unwrap();
     let d = Dataset::parse(text, "contacts").unwrap();
     assert!(!d.multi_table);
     assert_eq!(d.tables[0].rows, None);
-    let spec = strata_gen::spec::Spec::preset("contacts").unwrap();
+    let spec = strata_gen::Spec::preset("contacts").unwrap();
     let mut s = Default::default();
     let a = d
         .generator(0, 9, 1.0)
@@ -481,12 +481,12 @@ name = "x"
 type = "int64"
 ref = { table = "t", field = "y" }
 "#;
-    let e = strata_gen::spec::Spec::parse(text, "one.toml").unwrap_err();
+    let e = strata_gen::Spec::parse(text, "one.toml").unwrap_err();
     assert_eq!(
         e.to_string(),
         "one.toml:3: field `x`: `ref` reads table `t`, but this spec has no `[[tables]]`: put the tables of a dataset in one file, each a `[[tables]]` entry"
     );
-    let e = strata_gen::spec::Spec::parse(CUSTOMERS, "d.toml").unwrap_err();
+    let e = strata_gen::Spec::parse(CUSTOMERS, "d.toml").unwrap_err();
     assert!(e.to_string().contains("lists `[[tables]]`"), "{e}");
 }
 
@@ -790,7 +790,7 @@ constant = 1
 
 #[test]
 fn every_dataset_preset_parses_and_generates_every_table() {
-    for (name, _) in strata_gen::spec::DATASET_PRESETS {
+    for (name, _) in strata_gen::DATASET_PRESETS {
         let d = Dataset::preset(name).unwrap();
         assert!(d.multi_table, "{name}");
         for t in &d.tables {
@@ -802,7 +802,7 @@ fn every_dataset_preset_parses_and_generates_every_table() {
             );
         }
     }
-    assert!(strata_gen::spec::Spec::preset("star").is_err());
+    assert!(strata_gen::Spec::preset("star").is_err());
     assert!(Dataset::preset("contacts").is_ok_and(|d| !d.multi_table));
 }
 
@@ -844,7 +844,7 @@ name = "bin"
 type = "binary"
 uuid = true
 "#;
-    let spec = strata_gen::spec::Spec::parse(text, "types.toml").unwrap();
+    let spec = strata_gen::Spec::parse(text, "types.toml").unwrap();
     let g = spec.generator(3).unwrap();
     let b = g.generate(100, 4000, &mut Default::default()).unwrap();
     for c in b.columns() {
@@ -912,7 +912,7 @@ uuid = true
 
     // Bad uses name the field.
     let one = |field: &str| {
-        strata_gen::spec::Spec::parse(&format!("name = \"x\"\n[[fields]]\n{field}\n"), "x.toml")
+        strata_gen::Spec::parse(&format!("name = \"x\"\n[[fields]]\n{field}\n"), "x.toml")
             .unwrap_err()
             .to_string()
     };

@@ -4,7 +4,7 @@
 use arrow_array::{Array, Decimal128Array, RecordBatch};
 use arrow_schema::DataType;
 use strata_gen::BatchGenerator;
-use strata_gen::spec::{Generator, Kind, Spec, Value};
+use strata_gen::{Generator, Kind, Spec, Value};
 
 fn spec(fields: &str) -> Spec {
     Spec::parse(&format!("name = \"d\"\n{fields}"), "d.toml")

@@ -9,7 +9,7 @@ use arrow_array::{
     RecordBatch, StringArray, types::UInt8Type,
 };
 use strata_gen::BatchGenerator;
-use strata_gen::spec::{Dataset, Spec};
+use strata_gen::{Dataset, Spec};
 
 /// Every row of table `name` at `scale`, `batch` rows per batch.
 fn rows_of(d: &Dataset, name: &str, scale: f64, batch: u64) -> Vec<RecordBatch> {
@@ -556,8 +556,8 @@ fn a_spec_built_in_code_with_no_values_by_row_is_an_error() {
         "p.toml",
     )
     .unwrap();
-    if let strata_gen::spec::Kind::Scalar { generator, .. } = &mut spec.fields[0].kind {
-        *generator = strata_gen::spec::Generator::ByRow {
+    if let strata_gen::Kind::Scalar { generator, .. } = &mut spec.fields[0].kind {
+        *generator = strata_gen::Generator::ByRow {
             values: vec![],
             cycle: true,
         };

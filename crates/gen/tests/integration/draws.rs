@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use arrow_array::{Array, Date32Array, Decimal128Array, Int32Array, Int64Array, RecordBatch};
-use strata_gen::spec::{Dataset, Spec};
+use strata_gen::{Dataset, Spec};
 
 const TPCH: &str = include_str!("../../../../examples/specs/tpch_lines.toml");
 

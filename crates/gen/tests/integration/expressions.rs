@@ -9,7 +9,7 @@ use arrow_array::{
     RecordBatch, StringArray,
 };
 use strata_gen::BatchGenerator;
-use strata_gen::spec::{Dataset, Spec};
+use strata_gen::{Dataset, Spec};
 
 const SPEC: &str = r#"
 name = "ex"

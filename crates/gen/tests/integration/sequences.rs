@@ -5,7 +5,7 @@
 use arrow_array::{Array, RecordBatch, cast::AsArray};
 use arrow_schema::DataType;
 use strata_gen::BatchGenerator;
-use strata_gen::spec::{Dataset, Spec};
+use strata_gen::{Dataset, Spec};
 
 /// A one-field spec: field `x` of type `ty` with `sequence = { seq }`.
 fn spec(ty: &str, seq: &str) -> Spec {
@@ -22,7 +22,7 @@ fn generate(spec: &Spec, first: u64, len: usize) -> Result<RecordBatch, String> 
     let d = Dataset {
         name: spec.name.clone(),
         description: None,
-        tables: vec![strata_gen::spec::Table {
+        tables: vec![strata_gen::Table {
             spec: spec.clone(),
             line: 0,
             rows: None,

@@ -7,7 +7,7 @@ use arrow_array::{
 };
 use arrow_schema::DataType;
 use strata_gen::BatchGenerator;
-use strata_gen::spec::{PRESETS, Spec};
+use strata_gen::{PRESETS, Spec};
 
 fn batch(spec: &Spec, seed: u64, first: u64, len: usize) -> RecordBatch {
     let g = spec.generator(seed).unwrap();

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use strata_gen::spec::Dataset;
+use strata_gen::Dataset;
 use strata_pipeline::{Error, flow::Flow, generate::GenerateConfig};
 
 fn config(dir: &Path, stem: &str, records: u64) -> GenerateConfig {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use strata_gen::spec::Spec;
+use strata_gen::Spec;
 use strata_parquet::Compression;
 use strata_parquet::Format;
 use strata_pipeline::Error;
@@ -500,7 +500,7 @@ name = "v"
 type = "int64"
 uniform = { min = 1, max = 9 }
 "#;
-    let d = strata_gen::spec::Dataset::parse(text, "c.toml").unwrap();
+    let d = strata_gen::Dataset::parse(text, "c.toml").unwrap();
     let g = d.generator(0, 7, 1.0).unwrap();
     let mut v = Verifier::new(&d.tables[0].spec);
     let mut s = Default::default();

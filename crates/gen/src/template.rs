@@ -2,7 +2,7 @@
 //!
 //! | placeholder | value |
 //! |---|---|
-//! | `{seq}` | the element index (see [`super::Generator::Sequence`]) |
+//! | `{seq}` | the element index (see [`crate::Generator::Sequence`]) |
 //! | `{first_name}`, `{last_name}`, `{word}` | a uniform pick from a built-in list |
 //! | `{uniform(A,B)}` | an integer uniform in `A..=B` |
 //! | `{zipf(S,N)}` | a Zipf rank in `1..=N` with exponent `S` |

@@ -6,12 +6,11 @@
 
 use std::collections::BTreeMap;
 
-pub use super::engine::MAP_KEY_DRAWS;
-use super::{
-    model::{Generator, Value},
-    parse::{MAX_LENGTH, category_values, max_length},
-};
 use crate::dist::normal_cdf;
+pub use crate::facts::MAP_KEY_DRAWS;
+use crate::facts::MAX_LENGTH;
+use crate::model::query::{category_values, max_length};
+use crate::model::{Generator, Value};
 
 /// Most distinct key categories for the exact key-share computation.
 const MAX_EXACT_KEYS: usize = 16;

@@ -4,7 +4,13 @@ use std::fmt;
 
 use arrow_schema::{DataType, TimeUnit};
 
-use super::template::Template;
+use crate::template::Template;
+
+pub(crate) mod class;
+pub(crate) mod expression;
+pub(crate) mod query;
+
+pub use expression::{Expression, QualifiedField};
 
 /// A parsed and checked dataset spec.
 #[derive(Debug, Clone, PartialEq)]
@@ -149,21 +155,9 @@ pub struct CountCase {
     /// The spec line of the case.
     pub line: usize,
     /// A boolean SQL test of the parent row.
-    pub condition: super::expr::Expression,
+    pub condition: Expression,
     /// The count where it holds.
     pub count: Generator,
-}
-
-impl ChildrenOf {
-    /// The most rows a parent row can have (at least 1): child `k` of
-    /// parent row `p` has index `p * max_count() + k`.
-    pub fn max_count(&self) -> u64 {
-        self.count_when
-            .iter()
-            .map(|c| super::parse::max_length(&c.count))
-            .fold(super::parse::max_length(&self.count), u64::max)
-            .max(1)
-    }
 }
 
 /// A table's row count.
@@ -392,7 +386,7 @@ pub enum Generator {
     /// lists and maps: unique, with gaps. Never wrapped: rows whose values
     /// would pass the type's range, or whose index would pass 2^64 (the
     /// row times the product of the enclosing lists' most lengths), are an
-    /// error ([`super::SpecGenerator::check_rows`]).
+    /// error ([`crate::SpecGenerator::check_rows`]).
     Sequence {
         /// The first value.
         start: Value,
@@ -473,7 +467,7 @@ pub enum Generator {
     /// In a calendar table: this part of the row's day.
     Calendar(CalendarPart),
     /// A value computed from the row's siblings by an SQL expression.
-    Expr(Box<super::expr::Expression>),
+    Expr(Box<Expression>),
     /// An aggregate of the row's children in a child table.
     Aggregate(Aggregate),
 }
@@ -814,7 +808,7 @@ pub enum Condition {
     /// '1995-03-15'"`): ranges of numbers, dates and timestamps, or any
     /// boolean expression; a null test is false. The case's `field` is
     /// empty.
-    Expr(super::expr::Expression),
+    Expr(Expression),
 }
 
 /// A spec error: the place and what is wrong.

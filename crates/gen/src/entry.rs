@@ -1,61 +1,9 @@
-//! Dataset specs: a TOML description of a nested schema and of how every
-//! field is generated.
-//!
-//! A spec names the dataset and lists its fields. Each field has an Arrow
-//! `type`, a generator (how its values are drawn, or an `expr` that
-//! computes them from sibling fields), an optional `null_rate` and
-//! optional `when` cases that make it depend on a sibling field's
-//! value. Structs, lists and maps nest fields inside fields. The format is
-//! documented field by field in `spec.schema.json` (a JSON Schema of the
-//! TOML document) and in the README; [`Spec::parse`] checks everything
-//! that schema cannot (types of values, distribution parameters, sibling
-//! references) and names the field and line of each mistake.
-//!
-//! ```
-//! use strata_gen::spec::Spec;
-//!
-//! let spec = Spec::parse(r#"
-//! name = "orders"
-//!
-//! [[fields]]
-//! name = "id"
-//! type = "int64"
-//! sequence = { start = 1 }
-//!
-//! [[fields]]
-//! name = "status"
-//! type = "dictionary"
-//! weighted = { values = ["open", "paid", "void"], weights = [20, 75, 5] }
-//! "#, "orders.toml").unwrap();
-//! assert_eq!(spec.fields.len(), 2);
-//!
-//! let err = Spec::parse(r#"
-//! name = "bad"
-//! [[fields]]
-//! name = "user"
-//! type = "int64"
-//! zipf = { s = -1, n = 100 }
-//! "#, "bad.toml").unwrap_err();
-//! assert_eq!(err.to_string(),
-//!     "bad.toml:6: field `user`: zipf exponent s must be a positive number, not -1");
-//! ```
+//! The entry points on a spec and a dataset: reading spec text, parsing
+//! it, finding presets, and building generators.
 
-mod engine;
-pub mod expected;
-mod expr;
-mod model;
-mod parse;
-mod template;
-
-pub use engine::{SpecGenerator, SpecScratch};
-pub use expr::{Expression, QualifiedField};
-pub use model::share_text;
-pub use model::{
-    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, DATASET_PRESETS,
-    Dataset, Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, Reference, Rows, Spec, SpecError,
-    Table, Value, When, WordList,
-};
-pub use template::{Placeholder, Template};
+use crate::engine::SpecGenerator;
+use crate::model::{DATASET_PRESETS, Dataset, Field, Kind, PRESETS, Spec, SpecError};
+use crate::{expected, parse};
 
 /// The largest spec file [`read_text`] reads: 16 MiB, far above any
 /// hand-written spec (the presets are a few KiB), so that a wrong path

@@ -1,0 +1,757 @@
+//! Samplers: a generator compiled for a leaf's class, and the draw of
+//! one value (or a length, or a referenced row) from a row's random bits.
+
+use std::sync::Arc;
+
+use super::calendar::calendar_int;
+use super::draw::{below, below32, by_row, threshold};
+use super::text::{Draws, HEX, Step, TPart, Val, Writer};
+use crate::Error;
+use crate::dist::{Alias, Zipf, normal, unit};
+use crate::facts::{DAY_NAMES, MONTH_NAMES};
+use crate::model::class::Class;
+use crate::model::query::{distinct_values, max_length};
+use crate::model::{CalendarPart, Generator, Value, WordList};
+use crate::names::{NameTable, first_names, last_names, words};
+use crate::rng::{RowRng, StreamKey};
+use crate::template::{Part, Placeholder};
+
+/// How a reference draws its parent rows.
+#[derive(Debug)]
+pub(super) enum RefPick {
+    /// The element's own parent row: `id / max`.
+    Parent {
+        max: u64,
+    },
+    Uniform,
+    /// Rank `k` is row `((k - 1) * step + offset) mod rows`.
+    Zipf {
+        zipf: Zipf,
+        step: u64,
+        offset: u64,
+    },
+    /// Rows by the weights of a parent field.
+    Alias(Arc<Alias>),
+}
+
+/// One way a reference draws its parent rows: how, from which stream,
+/// and the offset added to the copy.
+#[derive(Debug)]
+pub(super) struct RefDraw {
+    pub(super) pick: RefPick,
+    pub(super) key: StreamKey,
+    pub(super) offset: Option<(Sampler, StreamKey)>,
+}
+
+impl RefDraw {
+    /// The parent row of element `id` (of a table of `rows` rows).
+    #[inline]
+    pub(super) fn row(&self, id: u64, rows: u64) -> u64 {
+        let key = self.key;
+        match &self.pick {
+            RefPick::Parent { max } => id / max,
+            RefPick::Uniform => below(key.first(id), u128::from(rows)),
+            // Below 2^31 rows the product fits 64 bits (a 128-bit
+            // remainder is a call).
+            RefPick::Zipf { zipf, step, offset } if rows <= 1 << 31 => {
+                let rank = zipf.sample(&mut key.row(id)) - 1;
+                (rank * step + offset) % rows
+            }
+            RefPick::Zipf { zipf, step, offset } => {
+                let rank = zipf.sample(&mut key.row(id)) - 1;
+                ((u128::from(rank) * u128::from(*step) + u128::from(*offset)) % u128::from(rows))
+                    as u64
+            }
+            RefPick::Alias(alias) => u64::from(alias.sample(key.first(id))),
+        }
+    }
+}
+
+/// One value drawer. Integer-like values (integers, dates, timestamps,
+/// dictionary keys, booleans) are two's-complement bits in a `u64`.
+#[derive(Debug)]
+pub(super) enum Sampler {
+    /// Random version 4 UUIDs, as text or as 16 bytes.
+    SUuid {
+        text: bool,
+    },
+    IntConst(u64),
+    IntSeq {
+        start: u64,
+        step: u64,
+    },
+    IntUniform {
+        min: u64,
+        span: u128,
+    },
+    IntNormal {
+        mean: f64,
+        std: f64,
+        lo: f64,
+        hi: f64,
+        signed: bool,
+    },
+    IntZipf {
+        zipf: Zipf,
+        start: u64,
+    },
+    IntTable {
+        alias: Alias,
+        values: Vec<u64>,
+    },
+    IntZipfTable {
+        zipf: Zipf,
+        values: Vec<u64>,
+    },
+    Bernoulli(u128),
+    FConst(f64),
+    FSeq {
+        start: f64,
+        step: f64,
+    },
+    FUniform {
+        min: f64,
+        width: f64,
+    },
+    FNormal {
+        mean: f64,
+        std: f64,
+        lo: f64,
+        hi: f64,
+    },
+    FZipf {
+        zipf: Zipf,
+        start: f64,
+    },
+    FTable {
+        alias: Alias,
+        values: Vec<f64>,
+    },
+    FZipfTable {
+        zipf: Zipf,
+        values: Vec<f64>,
+    },
+    SConst(Val),
+    STable {
+        alias: Alias,
+        values: Vec<Val>,
+    },
+    SZipf {
+        zipf: Zipf,
+        values: Vec<Val>,
+    },
+    STemplate {
+        parts: Vec<Step>,
+        /// Whether any slot draws random bits (else no stream is read).
+        random: bool,
+    },
+    SWords {
+        table: &'static NameTable,
+        min: u32,
+        count: u32,
+    },
+    /// Row `id` gets `values[id]` (`id % len` when cycled); rows past the
+    /// list are refused before generation, and clamped here.
+    IntByRow {
+        values: Vec<u64>,
+        cycle: bool,
+    },
+    FByRow {
+        values: Vec<f64>,
+        cycle: bool,
+    },
+    SByRow {
+        values: Vec<Val>,
+        cycle: bool,
+    },
+    /// A part of day `start + id` (as an integer, a boolean, a dictionary
+    /// key or a name).
+    Cal {
+        start: i32,
+        part: CalendarPart,
+    },
+}
+
+pub(super) fn int_bits(v: &Value) -> u64 {
+    match v {
+        Value::Int(i) => *i as u64,
+        Value::Bool(b) => u64::from(*b),
+        Value::Float(f) => *f as i64 as u64,
+        Value::Str(_) => 0,
+    }
+}
+
+pub(super) fn float_of(v: &Value) -> f64 {
+    match v {
+        Value::Float(f) => *f,
+        Value::Int(i) => *i as f64,
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::Str(_) => 0.0,
+    }
+}
+
+pub(super) fn bytes_of(v: &Value) -> Box<[u8]> {
+    match v {
+        Value::Str(s) => s.as_bytes().into(),
+        other => other.to_string().into_bytes().into(),
+    }
+}
+
+pub(super) fn word_table(list: WordList) -> &'static NameTable {
+    match list {
+        WordList::Words => words(),
+        WordList::FirstNames => first_names(),
+        WordList::LastNames => last_names(),
+    }
+}
+
+/// The (min, max) of an integer class as f64 clamps.
+pub(super) fn int_range(class: Class) -> (f64, f64, bool) {
+    match class {
+        Class::Int { min, max } => (min as f64, max as f64, min < 0),
+        Class::Decimal { max, .. } => (-max as f64, max as f64, true),
+        _ => (i64::MIN as f64, i64::MAX as f64, true),
+    }
+}
+
+pub(super) fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
+    let float = class == Class::Float;
+    let string = matches!(class, Class::Str);
+    let dict = class == Class::Dict;
+    Ok(match g {
+        Generator::Constant(v) => {
+            if float {
+                Sampler::FConst(float_of(v))
+            } else if string {
+                Sampler::SConst(Val::new(&bytes_of(v)))
+            } else if dict {
+                Sampler::IntConst(0)
+            } else {
+                Sampler::IntConst(int_bits(v))
+            }
+        }
+        Generator::Sequence { start, step } => {
+            if float {
+                Sampler::FSeq {
+                    start: float_of(start),
+                    step: float_of(step),
+                }
+            } else {
+                Sampler::IntSeq {
+                    start: int_bits(start),
+                    step: int_bits(step),
+                }
+            }
+        }
+        Generator::Uniform { min, max } => match (min, max) {
+            (Value::Float(a), Value::Float(b)) => Sampler::FUniform {
+                min: *a,
+                width: b - a,
+            },
+            (Value::Int(a), Value::Int(b)) => Sampler::IntUniform {
+                min: *a as u64,
+                span: (b - a + 1) as u128,
+            },
+            _ => {
+                return Err(Error::InvalidDistribution(
+                    "uniform bounds of different kinds".into(),
+                ));
+            }
+        },
+        Generator::Normal {
+            mean,
+            std,
+            min,
+            max,
+        } => {
+            if float {
+                Sampler::FNormal {
+                    mean: *mean,
+                    std: *std,
+                    lo: min.unwrap_or(f64::NEG_INFINITY),
+                    hi: max.unwrap_or(f64::INFINITY),
+                }
+            } else {
+                // Decimals are drawn in units of their scale.
+                let unit = class.unit();
+                let (tlo, thi, signed) = int_range(class);
+                Sampler::IntNormal {
+                    mean: mean * unit,
+                    std: std * unit,
+                    lo: min.map_or(tlo, |m| (m * unit).max(tlo)),
+                    hi: max.map_or(thi, |m| (m * unit).min(thi)),
+                    signed,
+                }
+            }
+        }
+        Generator::Zipf {
+            s,
+            n,
+            values,
+            start,
+        } => {
+            let zipf = Zipf::new(*s, *n)?;
+            match values {
+                Some(vals) if float => Sampler::FZipfTable {
+                    zipf,
+                    values: vals.iter().map(float_of).collect(),
+                },
+                Some(vals) if string => Sampler::SZipf {
+                    zipf,
+                    values: vals.iter().map(|v| Val::new(&bytes_of(v))).collect(),
+                },
+                Some(vals) if dict => Sampler::IntZipfTable {
+                    zipf,
+                    values: (0..vals.len() as u64).collect(),
+                },
+                Some(vals) => Sampler::IntZipfTable {
+                    zipf,
+                    values: vals.iter().map(int_bits).collect(),
+                },
+                None if float => Sampler::FZipf {
+                    zipf,
+                    start: *start as f64,
+                },
+                None => Sampler::IntZipf {
+                    zipf,
+                    start: *start as u64,
+                },
+            }
+        }
+        Generator::Weighted { values, weights } => {
+            let alias = Alias::new(weights)?;
+            if float {
+                Sampler::FTable {
+                    alias,
+                    values: values.iter().map(float_of).collect(),
+                }
+            } else if string {
+                Sampler::STable {
+                    alias,
+                    values: values.iter().map(|v| Val::new(&bytes_of(v))).collect(),
+                }
+            } else if dict {
+                Sampler::IntTable {
+                    alias,
+                    values: (0..values.len() as u64).collect(),
+                }
+            } else {
+                Sampler::IntTable {
+                    alias,
+                    values: values.iter().map(int_bits).collect(),
+                }
+            }
+        }
+        Generator::Probability(p) => Sampler::Bernoulli(threshold(*p)),
+        Generator::Template(t) => {
+            let mut parts = Vec::new();
+            for p in t.parts() {
+                parts.push(match p {
+                    Part::Literal(s) => TPart::Lit(Val::new(s.as_bytes())),
+                    Part::Slot {
+                        placeholder,
+                        width,
+                        zero,
+                    } => {
+                        let (width, zero) = (*width, *zero);
+                        match placeholder {
+                            Placeholder::Seq => TPart::Seq { width, zero },
+                            Placeholder::FirstName => TPart::Name(first_names()),
+                            Placeholder::LastName => TPart::Name(last_names()),
+                            Placeholder::Word => TPart::Name(words()),
+                            Placeholder::Uniform { min, max } => TPart::Uniform {
+                                min: *min,
+                                span: (*max as i128 - *min as i128 + 1) as u128,
+                                width,
+                                zero,
+                            },
+                            Placeholder::Zipf { s, n } => TPart::Zipf {
+                                zipf: Zipf::new(*s, *n)?,
+                                width,
+                                zero,
+                            },
+                            Placeholder::Hex(n) => TPart::Hex(*n),
+                        }
+                    }
+                });
+            }
+            let random = parts
+                .iter()
+                .any(|p| !matches!(p, TPart::Lit(_) | TPart::Seq { .. }));
+            Sampler::STemplate {
+                parts: Step::compile(parts),
+                random,
+            }
+        }
+        Generator::Words { list, min, max } => Sampler::SWords {
+            table: word_table(*list),
+            min: *min,
+            count: max - min + 1,
+        },
+        Generator::Uuid => Sampler::SUuid { text: true },
+        Generator::Reference(r) => {
+            return Err(Error::InvalidDistribution(format!(
+                "a reference to {}.{} draws no values of its own (only a field's generator can be one)",
+                r.table, r.field
+            )));
+        }
+        Generator::Position(_) => {
+            return Err(Error::InvalidDistribution(
+                "a position draws no values of its own (only a field's generator can be one)"
+                    .into(),
+            ));
+        }
+        Generator::Expr(e) => {
+            return Err(Error::InvalidDistribution(format!(
+                "the expression {:?} draws no values of its own (only a field's generator can be one)",
+                e.source
+            )));
+        }
+        Generator::Aggregate(a) => {
+            return Err(Error::InvalidDistribution(format!(
+                "an aggregate of {} draws no values of its own (only a field's generator can be one)",
+                a.table
+            )));
+        }
+        Generator::ByRow { values, .. } if values.is_empty() => {
+            return Err(Error::InvalidDistribution(
+                "values_by_row needs at least one value".into(),
+            ));
+        }
+        Generator::ByRow { values, cycle } => {
+            let cycle = *cycle;
+            if float {
+                Sampler::FByRow {
+                    values: values.iter().map(float_of).collect(),
+                    cycle,
+                }
+            } else if string {
+                Sampler::SByRow {
+                    values: values.iter().map(|v| Val::new(&bytes_of(v))).collect(),
+                    cycle,
+                }
+            } else if dict {
+                Sampler::IntByRow {
+                    values: distinct_values(values)
+                        .1
+                        .into_iter()
+                        .map(u64::from)
+                        .collect(),
+                    cycle,
+                }
+            } else {
+                Sampler::IntByRow {
+                    values: values.iter().map(int_bits).collect(),
+                    cycle,
+                }
+            }
+        }
+        Generator::Calendar(part) => {
+            // The day of row `id` is `start + id`: a calendar table's
+            // leaves are compiled with its start (see `compile`).
+            Sampler::Cal {
+                start: 0,
+                part: *part,
+            }
+        }
+    })
+}
+
+/// A list or map length sampler; table values are clamped here to
+/// `0..=max_length`, so that the per-row loops need not clamp them.
+pub(super) fn length_sampler(g: &Generator, class: Class) -> Result<Sampler, Error> {
+    let mut sampler = compile_sampler(g, class)?;
+    if let Sampler::IntTable { values, .. } = &mut sampler {
+        let max = max_length(g).max(1);
+        for v in values {
+            *v = (*v as i64).clamp(0, max as i64) as u64;
+        }
+    }
+    Ok(sampler)
+}
+
+impl Sampler {
+    /// Categories of a table sampler (0 for others).
+    pub(super) fn categories(&self) -> usize {
+        match self {
+            Sampler::IntTable { values, .. } | Sampler::IntZipfTable { values, .. } => values.len(),
+            Sampler::FTable { values, .. } | Sampler::FZipfTable { values, .. } => values.len(),
+            Sampler::STable { values, .. } | Sampler::SZipf { values, .. } => values.len(),
+            _ => 0,
+        }
+    }
+
+    /// Whether category `c` has a positive probability.
+    pub(super) fn possible(&self, c: u32) -> bool {
+        match self {
+            Sampler::IntTable { alias, .. }
+            | Sampler::FTable { alias, .. }
+            | Sampler::STable { alias, .. } => alias.probability(c as usize) > 0.0,
+            _ => true,
+        }
+    }
+
+    /// A category of a table sampler, drawn from `r`.
+    pub(super) fn category(&self, r: &mut RowRng) -> u32 {
+        match self {
+            Sampler::IntTable { alias, .. }
+            | Sampler::FTable { alias, .. }
+            | Sampler::STable { alias, .. } => alias.sample(r.next_u64()),
+            Sampler::IntZipfTable { zipf, .. }
+            | Sampler::FZipfTable { zipf, .. }
+            | Sampler::SZipf { zipf, .. } => (zipf.sample(r) - 1) as u32,
+            _ => 0,
+        }
+    }
+
+    pub(super) fn int_of(&self, c: u32) -> u64 {
+        match self {
+            Sampler::IntTable { values, .. } | Sampler::IntZipfTable { values, .. } => {
+                values[c as usize]
+            }
+            _ => 0,
+        }
+    }
+
+    pub(super) fn float_of(&self, c: u32) -> f64 {
+        match self {
+            Sampler::FTable { values, .. } | Sampler::FZipfTable { values, .. } => {
+                values[c as usize]
+            }
+            _ => 0.0,
+        }
+    }
+
+    pub(super) fn string_of(&self, c: u32, out: &mut Writer) {
+        if let Sampler::STable { values, .. } | Sampler::SZipf { values, .. } = self {
+            values[c as usize].write(out);
+        }
+    }
+
+    /// The most bytes one string value can take.
+    pub(super) fn max_bytes(&self) -> usize {
+        match self {
+            Sampler::SConst(v) => v.len(),
+            Sampler::STable { values, .. } | Sampler::SZipf { values, .. } => {
+                values.iter().map(Val::len).max().unwrap_or(0)
+            }
+            Sampler::STemplate { parts, .. } => parts
+                .iter()
+                .map(|step| {
+                    step.prefix_len
+                        + match &step.part {
+                            TPart::Lit(v) => v.len(),
+                            TPart::Seq { width, .. }
+                            | TPart::Uniform { width, .. }
+                            | TPart::Zipf { width, .. } => (*width).max(21),
+                            TPart::Name(_) => crate::names::SLOT,
+                            TPart::Hex(n) => *n as usize,
+                        }
+                })
+                .sum(),
+            Sampler::SWords { min, count, .. } => {
+                (*min + *count) as usize * (crate::names::SLOT + 1)
+            }
+            Sampler::SUuid { text } => {
+                if *text {
+                    36
+                } else {
+                    16
+                }
+            }
+            Sampler::SByRow { values, .. } => values.iter().map(Val::len).max().unwrap_or(0),
+            Sampler::Cal { .. } => 9,
+            _ => 0,
+        }
+    }
+
+    /// An integer-like value and its category.
+    #[inline(always)]
+    pub(super) fn int(&self, key: StreamKey, id: u64) -> (u64, u8) {
+        match self {
+            Sampler::IntConst(v) => (*v, 0),
+            Sampler::IntSeq { start, step } => (start.wrapping_add(step.wrapping_mul(id)), 0),
+            Sampler::IntUniform { min, span } => (min.wrapping_add(below(key.first(id), *span)), 0),
+            Sampler::IntNormal {
+                mean,
+                std,
+                lo,
+                hi,
+                signed,
+            } => {
+                let mut r = key.row(id);
+                let x = (mean + std * normal(&mut r)).round().max(*lo).min(*hi);
+                let v = if *signed { x as i64 as u64 } else { x as u64 };
+                (v, 0)
+            }
+            Sampler::IntZipf { zipf, start } => {
+                (start.wrapping_add(zipf.sample(&mut key.row(id)) - 1), 0)
+            }
+            Sampler::IntTable { alias, values } => {
+                let c = alias.sample(key.first(id)) as usize;
+                (values[c], c.min(254) as u8)
+            }
+            Sampler::IntZipfTable { zipf, values } => {
+                let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
+                (values[c], c.min(254) as u8)
+            }
+            Sampler::Bernoulli(t) => {
+                let b = u128::from(key.first(id)) < *t;
+                (u64::from(b), u8::from(b))
+            }
+            Sampler::IntByRow { values, cycle } => {
+                let v = values[by_row(id, values.len(), *cycle)];
+                (v, v.min(254) as u8)
+            }
+            Sampler::Cal { start, part } => {
+                calendar_int(i64::from(*start) + id.min(i32::MAX as u64) as i64, *part)
+            }
+            _ => (0, 0),
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn float(&self, key: StreamKey, id: u64) -> (f64, u8) {
+        match self {
+            Sampler::FConst(v) => (*v, 0),
+            Sampler::FSeq { start, step } => (start + step * id as f64, 0),
+            Sampler::FUniform { min, width } => (min + unit(key.first(id)) * width, 0),
+            Sampler::FNormal { mean, std, lo, hi } => {
+                let mut r = key.row(id);
+                ((mean + std * normal(&mut r)).max(*lo).min(*hi), 0)
+            }
+            Sampler::FZipf { zipf, start } => {
+                (start + (zipf.sample(&mut key.row(id)) - 1) as f64, 0)
+            }
+            Sampler::FTable { alias, values } => {
+                let c = alias.sample(key.first(id)) as usize;
+                (values[c], c.min(254) as u8)
+            }
+            Sampler::FZipfTable { zipf, values } => {
+                let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
+                (values[c], c.min(254) as u8)
+            }
+            Sampler::FByRow { values, cycle } => (values[by_row(id, values.len(), *cycle)], 0),
+            _ => (0.0, 0),
+        }
+    }
+
+    /// Writes the string of element `id` and returns its category.
+    #[inline(always)]
+    pub(super) fn string(&self, key: StreamKey, id: u64, out: &mut Writer) -> u8 {
+        match self {
+            Sampler::SConst(v) => {
+                v.write(out);
+                0
+            }
+            Sampler::STable { alias, values } => {
+                let c = alias.sample(key.first(id)) as usize;
+                values[c].write(out);
+                c.min(254) as u8
+            }
+            Sampler::SZipf { zipf, values } => {
+                let c = (zipf.sample(&mut key.row(id)) - 1) as usize;
+                values[c].write(out);
+                c.min(254) as u8
+            }
+            Sampler::STemplate { parts, random } => {
+                let mut d = Draws::new(key, id, *random);
+                for step in parts {
+                    step.write::<false>(id, &mut d, out);
+                }
+                0
+            }
+            Sampler::SWords { table, min, count } => {
+                let mut d = Draws::new(key, id, true);
+                let n = min + below32(d.u32(), *count);
+                for w in 0..n {
+                    if w > 0 {
+                        out.block(b" ", 1);
+                    }
+                    let (slot, len) = table.slot(below32(d.u32(), table.len() as u32) as usize);
+                    out.block(slot, len);
+                }
+                0
+            }
+            Sampler::SUuid { text } => {
+                let mut r = key.row(id);
+                let (hi, lo) = (r.next_u64(), r.next_u64());
+                // Version 4 (random) in the high nibble of byte 6, the
+                // RFC 4122 variant (binary 10) in the top bits of byte 8.
+                let hi = (hi & !0xf000) | 0x4000;
+                let lo = (lo & !(0xc000_0000_0000_0000)) | 0x8000_0000_0000_0000;
+                let mut b = [0u8; 16];
+                b[..8].copy_from_slice(&hi.to_be_bytes());
+                b[8..].copy_from_slice(&lo.to_be_bytes());
+                if *text {
+                    let mut t = [0u8; 36];
+                    let mut at = 0;
+                    for (i, byte) in b.iter().enumerate() {
+                        if matches!(i, 4 | 6 | 8 | 10) {
+                            t[at] = b'-';
+                            at += 1;
+                        }
+                        t[at] = HEX[usize::from(byte >> 4)];
+                        t[at + 1] = HEX[usize::from(byte & 15)];
+                        at += 2;
+                    }
+                    out.bytes(&t);
+                } else {
+                    out.bytes(&b);
+                }
+                0
+            }
+            Sampler::SByRow { values, cycle } => {
+                values[by_row(id, values.len(), *cycle)].write(out);
+                0
+            }
+            Sampler::Cal { start, part } => {
+                let day = i64::from(*start) + id.min(i32::MAX as u64) as i64;
+                let (k, c) = calendar_int(day, *part);
+                let name = match part {
+                    CalendarPart::MonthName => MONTH_NAMES.get(k as usize),
+                    _ => DAY_NAMES.get(k as usize),
+                };
+                out.bytes(name.copied().unwrap_or("").as_bytes());
+                c
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// An estimate of a leaf's distinct values (`None`: unbounded).
+pub(super) fn cardinality(g: &Generator, class: Class) -> Option<u64> {
+    match g {
+        Generator::Constant(_) => Some(1),
+        Generator::Sequence { .. } => None,
+        Generator::Uniform { min, max } => match (min, max) {
+            (Value::Int(a), Value::Int(b)) => u64::try_from(b - a + 1).ok(),
+            _ => None,
+        },
+        Generator::Normal { std, min, max, .. } => {
+            if class == Class::Float {
+                return None;
+            }
+            let unit = class.unit();
+            let width = 12.0 * std * unit;
+            let clamp = match (min, max) {
+                (Some(a), Some(b)) => (b - a) * unit + 1.0,
+                _ => f64::INFINITY,
+            };
+            Some((width.min(clamp) as u64).saturating_add(1))
+        }
+        Generator::Zipf { n, .. } => Some(*n),
+        Generator::Weighted { values, .. } => Some(values.len() as u64),
+        Generator::Probability(_) => Some(2),
+        Generator::Template(t) => t.cardinality(),
+        Generator::Words { list, max, .. } => (word_table(*list).len() as u64).checked_pow(*max),
+        Generator::Reference(_) | Generator::Position(_) | Generator::Uuid => None,
+        Generator::ByRow { values, .. } => Some(distinct_values(values).0.len() as u64),
+        Generator::Expr(_) | Generator::Aggregate(_) => None,
+        Generator::Calendar(p) => match p {
+            CalendarPart::Date | CalendarPart::DateKey => None,
+            _ => Some(366),
+        },
+    }
+}

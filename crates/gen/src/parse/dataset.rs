@@ -1,0 +1,255 @@
+//! A dataset: `[[tables]]` read, each table's rows, children and
+//! calendar, then every reference between them resolved.
+
+use toml::de::DeValue;
+
+use super::qualified::{resolve_count_cases, resolve_qualified_tables};
+use super::reader::{get, load};
+use super::references::{check_aggregates, copy_from_references, fill_parents, resolve_references};
+use super::rows::{calendar_fields, check_row_generators};
+use super::spec::parse;
+use crate::model::class::Class;
+use crate::model::{Calendar, ChildrenOf, Dataset, Rows, Spec, SpecError, Table, Value};
+
+pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecError> {
+    let (p, t) = load(text, origin)?;
+    let Some(tables_v) = get(&t, "tables") else {
+        let spec = parse(text, origin)?;
+        return Ok(Dataset {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            tables: vec![Table {
+                spec,
+                line: 0,
+                rows: None,
+                children_of: None,
+                calendar: None,
+            }],
+            multi_table: false,
+            origin: origin.to_string(),
+        });
+    };
+    if let Some(f) = get(&t, "fields") {
+        return Err(p.err(
+            f.span(),
+            None,
+            "give `fields` (a dataset of one table) or `[[tables]]`, not both",
+        ));
+    }
+    p.check_keys(&t, &["name", "description", "tables"], None, "the dataset")?;
+    let name = p.file_name(&t, "the dataset", 0..0)?;
+    let description = get(&t, "description")
+        .map(|d| p.string(d, None, "description"))
+        .transpose()?;
+    let DeValue::Array(items) = tables_v.get_ref() else {
+        return Err(p.err(
+            tables_v.span(),
+            None,
+            "`tables` must be an array of tables ([[tables]])",
+        ));
+    };
+    if items.is_empty() {
+        return Err(p.err(tables_v.span(), None, "`tables` is empty"));
+    }
+    let mut tables: Vec<Table> = Vec::new();
+    for item in items.iter() {
+        let tt = p.table(item, None, "a table")?;
+        p.check_keys(
+            tt,
+            &[
+                "name",
+                "description",
+                "rows",
+                "rows_per_scale",
+                "children_of",
+                "count",
+                "calendar",
+                "fields",
+            ],
+            None,
+            "a table",
+        )?;
+        let tname = p.file_name(tt, "a table", item.span())?;
+        if let Some(prev) = tables.iter().find(|x| x.spec.name == tname) {
+            return Err(p.err(
+                item.span(),
+                None,
+                format!("a table named `{tname}` is already on line {}", prev.line),
+            ));
+        }
+        let children_of = match (get(tt, "children_of"), get(tt, "count")) {
+            (Some(c), count) => {
+                let parent = p.string(c, None, "children_of")?;
+                if let Some(r) = get(tt, "rows").or(get(tt, "rows_per_scale")) {
+                    return Err(p.err(
+                        r.span(),
+                        None,
+                        format!(
+                            "table `{tname}`: a child table's rows follow its parent's (`count` per parent row); drop `rows`/`rows_per_scale`"
+                        ),
+                    ));
+                }
+                if count.is_none() {
+                    return Err(p.err(
+                        c.span(),
+                        None,
+                        format!(
+                            "table `{tname}` needs a `count` (rows per `{parent}` row): an integer or a generator table"
+                        ),
+                    ));
+                }
+                let (count, count_when) = p.count(tt, Some(&tname)).map_err(|mut e| {
+                    e.field = None;
+                    e.message = format!("table `{tname}`: {}", e.message);
+                    e
+                })?;
+                Some(ChildrenOf {
+                    parent,
+                    count,
+                    count_when,
+                })
+            }
+            (None, Some(c)) => {
+                return Err(p.err(
+                    c.span(),
+                    None,
+                    format!(
+                        "table `{tname}`: `count` is for child tables (with `children_of`); give `rows` or `rows_per_scale`"
+                    ),
+                ));
+            }
+            (None, None) => None,
+        };
+        let calendar = match get(tt, "calendar") {
+            None => None,
+            Some(c) => {
+                if let Some(k) = ["rows", "rows_per_scale", "children_of"]
+                    .into_iter()
+                    .find(|k| get(tt, k).is_some())
+                {
+                    return Err(p.err(
+                        c.span(),
+                        None,
+                        format!(
+                            "table `{tname}`: a calendar table has one row per day of its `calendar`; drop `{k}`"
+                        ),
+                    ));
+                }
+                let ct = p.table(c, None, "`calendar`")?;
+                p.check_keys(ct, &["start", "end"], None, "`calendar`")?;
+                let day = |k: &str| -> Result<i32, SpecError> {
+                    let v = get(ct, k).ok_or_else(|| {
+                        p.err(
+                            c.span(),
+                            None,
+                            format!("table `{tname}`: `calendar` needs `{k}` (a date)"),
+                        )
+                    })?;
+                    match p.value(v, Class::Date, None, k)? {
+                        Value::Int(d) => Ok(d as i32),
+                        _ => unreachable!("dates are integers"),
+                    }
+                };
+                let (start, end) = (day("start")?, day("end")?);
+                if start > end {
+                    return Err(p.err(
+                        c.span(),
+                        None,
+                        format!("table `{tname}`: the calendar ends before it starts"),
+                    ));
+                }
+                Some(Calendar { start, end })
+            }
+        };
+        let rows = match (get(tt, "rows"), get(tt, "rows_per_scale")) {
+            _ if children_of.is_some() => Rows::Fixed(0),
+            _ if let Some(c) = calendar => Rows::Fixed(c.days()),
+            (Some(r), None) => {
+                let n = p.integer(r, None, "rows")?;
+                if !(0..=i128::from(u64::MAX)).contains(&n) {
+                    return Err(p.err(
+                        r.span(),
+                        None,
+                        format!("table `{tname}`: `rows` is a count, not {n}"),
+                    ));
+                }
+                Rows::Fixed(n as u64)
+            }
+            (None, Some(r)) => {
+                let x = p.number(r, None, "rows_per_scale")?;
+                if !(x.is_finite() && x > 0.0) {
+                    return Err(p.err(
+                        r.span(),
+                        None,
+                        format!(
+                            "table `{tname}`: `rows_per_scale` must be a positive number, not {x}"
+                        ),
+                    ));
+                }
+                Rows::PerScale(x)
+            }
+            (Some(r), Some(_)) => {
+                return Err(p.err(
+                    r.span(),
+                    None,
+                    format!("table `{tname}`: give `rows` or `rows_per_scale`, not both"),
+                ));
+            }
+            (None, None) => {
+                return Err(p.err(
+                    item.span(),
+                    None,
+                    format!(
+                        "table `{tname}` needs `rows` (a fixed count) or `rows_per_scale` (rows per unit of --scale)"
+                    ),
+                ));
+            }
+        };
+        let tdesc = get(tt, "description")
+            .map(|d| p.string(d, None, "description"))
+            .transpose()?;
+        let table_line = p.line(item.span().start);
+        let fields = match get(tt, "fields") {
+            None if calendar.is_some() => calendar_fields(table_line),
+            None => {
+                return Err(p.err(
+                    item.span(),
+                    None,
+                    format!("table `{tname}` needs `fields` ([[tables.fields]] tables)"),
+                ));
+            }
+            Some(fields) => p.fields(fields, "").map_err(|mut e| {
+                e.field = Some(match e.field.take() {
+                    Some(f) => format!("{tname}.{f}"),
+                    None => tname.clone(),
+                });
+                e
+            })?,
+        };
+        tables.push(Table {
+            spec: Spec {
+                name: tname,
+                description: tdesc,
+                fields,
+            },
+            line: table_line,
+            rows: children_of.is_none().then_some(rows),
+            children_of,
+            calendar,
+        });
+    }
+    fill_parents(&p, &mut tables)?;
+    check_row_generators(&p, &tables)?;
+    check_aggregates(&p, &tables)?;
+    copy_from_references(&mut tables);
+    resolve_qualified_tables(&p, &mut tables)?;
+    resolve_count_cases(&p, &mut tables)?;
+    resolve_references(&p, &tables)?;
+    Ok(Dataset {
+        name,
+        description,
+        tables,
+        multi_table: true,
+        origin: origin.to_string(),
+    })
+}

@@ -1,0 +1,53 @@
+//! TOML text to a checked [`Spec`](crate::Spec) or
+//! [`Dataset`](crate::Dataset), with the line and field of every error.
+//!
+//! Each module uses only those listed before it: `types` (Arrow type
+//! names, decimal text), `reader` (the document: positions, errors, typed
+//! reads of keys), `values`, `generators`, `siblings` (draw names, and
+//! expressions over a table's own fields), `fields`, `qualified` (names
+//! of other rows), `rows` (fixed rows, calendars), `references` (between
+//! tables), `spec` (one table) and `dataset` (`[[tables]]`).
+
+mod dataset;
+mod fields;
+mod generators;
+mod qualified;
+mod reader;
+mod references;
+mod rows;
+mod siblings;
+mod spec;
+mod types;
+mod values;
+
+pub(crate) use dataset::parse_dataset;
+pub(crate) use spec::parse;
+
+#[cfg(test)]
+mod tests {
+    use super::reader::int_of;
+    use crate::model::Spec;
+    use crate::model::query::kind_type;
+
+    /// The Arrow type the parser gives a field (for references to it) is
+    /// the one the engine builds, for every field of every preset.
+    #[test]
+    fn kind_types_are_the_engines() {
+        use crate::BatchGenerator;
+        for (name, _) in crate::PRESETS {
+            let spec = Spec::preset(name).unwrap();
+            let schema = spec.generator(1).unwrap().schema();
+            for (f, arrow) in spec.fields.iter().zip(schema.fields()) {
+                assert_eq!(&kind_type(&f.kind), arrow.data_type(), "{name}.{}", f.name);
+            }
+        }
+    }
+
+    #[test]
+    fn integers_in_every_radix() {
+        assert_eq!(int_of("1_000", 10), Some(1000));
+        assert_eq!(int_of("-5", 10), Some(-5));
+        assert_eq!(int_of("0xff", 16), Some(255));
+        assert_eq!(int_of("ff", 16), Some(255));
+    }
+}

@@ -1,0 +1,473 @@
+//! References between tables: each `ref` and `parent` resolved to its
+//! table and field, types compared, parents filled in, copied kinds
+//! completed, and child aggregates checked.
+
+use arrow_schema::DataType;
+
+use super::reader::P;
+use super::types::{placeholder_of, type_text};
+use crate::model::query::kind_type;
+use crate::model::query::{each_field_mut, references};
+use crate::model::{AggOp, Field, Generator, Kind, Pick, Rows, SpecError, Table};
+
+/// Checks every reference of `tables`: the table and its top-level field
+/// exist, the types agree, the table has rows, cases change only the
+/// null rate, and no table reaches itself through references.
+pub(super) fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
+    let names: Vec<&str> = tables.iter().map(|t| t.spec.name.as_str()).collect();
+    // Parent tables of each table, with the field and line of one
+    // reference to each.
+    let mut edges: Vec<Vec<(usize, String, usize)>> = vec![Vec::new(); tables.len()];
+    for (ti, t) in tables.iter().enumerate() {
+        let tname = &t.spec.name;
+        for (f, r) in references(&t.spec) {
+            let path = format!("{tname}.{}", f.path);
+            let err = |m: String| Err(p.err_at(f.line, Some(&path), m));
+            let Kind::Scalar {
+                data_type,
+                generator,
+            } = &f.kind
+            else {
+                unreachable!("references are leaves");
+            };
+            // A case may draw the row another way (another `ref` to the
+            // same table and field); nothing else.
+            let own = match generator {
+                Generator::Reference(own) => Some(own),
+                _ => None,
+            };
+            let case_ok = |g: &Generator| match (g, own) {
+                (Generator::Reference(c), Some(own)) => {
+                    c.table == own.table
+                        && c.field == own.field
+                        && c.via.is_none()
+                        && own.via.is_none()
+                        && c.pick != Pick::Parent
+                }
+                _ => false,
+            };
+            if own.is_none()
+                || f.when
+                    .iter()
+                    .any(|w| w.generator.as_ref().is_some_and(|g| !case_ok(g)))
+            {
+                return err(
+                    "a `when` case of a `ref` field may give another `ref` to the same table and field (drawing its row another way, without `via`), or change the null rate; a field of another generator cannot switch to a `ref`"
+                        .into(),
+                );
+            }
+            let Some(pi) = names.iter().position(|n| *n == r.table) else {
+                return err(format!(
+                    "`ref` names table `{}`, which the dataset does not have; its tables are {}",
+                    r.table,
+                    names.join(", ")
+                ));
+            };
+            let parent = &tables[pi];
+            let Some(pf) = parent.spec.fields.iter().find(|x| x.name == r.field) else {
+                return err(format!(
+                    "`ref` names field `{}`, which is not a top-level field of table `{}`; its fields are {}",
+                    r.field,
+                    r.table,
+                    parent
+                        .spec
+                        .fields
+                        .iter()
+                        .map(|x| x.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            };
+            let pt = &kind_type(&pf.kind);
+            if pt != data_type {
+                return err(format!(
+                    "this field is {} but `{}.{}` is {}: a reference copies the value, so give both the same type (for a dictionary, struct, list or map, its kind)",
+                    type_text(data_type),
+                    r.table,
+                    r.field,
+                    type_text(pt)
+                ));
+            }
+            if let Pick::Weighted { field: w } = &r.pick {
+                match parent
+                    .spec
+                    .fields
+                    .iter()
+                    .find(|x| &x.name == w)
+                    .map(|x| &x.kind)
+                {
+                    Some(Kind::Scalar { data_type: wt, .. })
+                        if wt.is_numeric() && !matches!(wt, DataType::Dictionary(..)) => {}
+                    Some(_) => {
+                        return err(format!(
+                            "`weight` = \"{w}\": `{}.{w}` is not a number; weights are an integer, float or decimal field",
+                            r.table
+                        ));
+                    }
+                    None => {
+                        return err(format!(
+                            "`weight` = \"{w}\" is not a top-level field of table `{}`",
+                            r.table
+                        ));
+                    }
+                }
+            }
+            if parent.children_of.is_some() && r.pick != Pick::Parent {
+                return err(format!(
+                    "`ref` reads `{}`, a child table (rows per `{}` row), whose rows cannot be drawn by index; reference its parent table",
+                    r.table,
+                    parent
+                        .children_of
+                        .as_ref()
+                        .map_or("", |c| c.parent.as_str())
+                ));
+            }
+            if parent.rows == Some(Rows::Fixed(0)) {
+                return err(format!(
+                    "`ref` reads table `{}`, which has no rows (`rows = 0`); a reference needs a row to draw",
+                    r.table
+                ));
+            }
+            edges[ti].push((pi, path.clone(), f.line));
+        }
+        check_vias(p, tname, &t.spec.fields)?;
+        if let Some(c) = &t.children_of
+            && let Some(pi) = names.iter().position(|n| *n == c.parent)
+        {
+            edges[ti].push((pi, tname.clone(), t.line));
+        }
+    }
+    // A depth-first search for a cycle: 0 unvisited, 1 on the stack, 2 done.
+    fn visit(
+        i: usize,
+        edges: &[Vec<(usize, String, usize)>],
+        state: &mut [u8],
+        stack: &mut Vec<usize>,
+    ) -> Option<Vec<usize>> {
+        state[i] = 1;
+        stack.push(i);
+        for (j, _, _) in &edges[i] {
+            if state[*j] == 1 {
+                let from = stack.iter().position(|x| x == j).unwrap_or(0);
+                let mut cycle = stack[from..].to_vec();
+                cycle.push(*j);
+                return Some(cycle);
+            }
+            if state[*j] == 0
+                && let Some(c) = visit(*j, edges, state, stack)
+            {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        state[i] = 2;
+        None
+    }
+    let mut state = vec![0u8; tables.len()];
+    for i in 0..tables.len() {
+        if state[i] == 0
+            && let Some(cycle) = visit(i, &edges, &mut state, &mut Vec::new())
+        {
+            let (a, b) = (cycle[0], cycle[1]);
+            let (_, path, line) = edges[a]
+                .iter()
+                .find(|(j, _, _)| *j == b)
+                .cloned()
+                .unwrap_or_default();
+            // A `children_of` edge names the table, not a field.
+            let path = (path != names[a]).then_some(path);
+            let shown: Vec<&str> = cycle.iter().map(|&k| names[k]).collect();
+            let message = if cycle.len() == 2 {
+                format!(
+                    "table `{}` references itself (or is a child of itself); a reference reads another table",
+                    names[a]
+                )
+            } else {
+                format!(
+                    "tables reference each other in a cycle ({}); references must lead from children to parents",
+                    shown.join(" -> ")
+                )
+            };
+            return Err(p.err_at(line, path.as_deref(), message));
+        }
+    }
+    Ok(())
+}
+
+/// Checks every `aggregate`: a top-level field whose table is a child
+/// table of its own, over a top-level field of it whose type the
+/// operation takes, into a field of the type it gives.
+pub(super) fn check_aggregates(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
+    for t in tables {
+        let tname = &t.spec.name;
+        let mut fields: Vec<(&Field, bool)> = Vec::new();
+        fn walk<'f>(f: &'f Field, top: bool, out: &mut Vec<(&'f Field, bool)>) {
+            out.push((f, top));
+            match &f.kind {
+                Kind::Struct(c) => c.iter().for_each(|x| walk(x, false, out)),
+                Kind::List { item, .. } => walk(item, false, out),
+                Kind::Map { key, value, .. } => {
+                    walk(key, false, out);
+                    walk(value, false, out);
+                }
+                Kind::Scalar { .. } => {}
+            }
+        }
+        for f in &t.spec.fields {
+            walk(f, true, &mut fields);
+        }
+        for (f, top) in fields {
+            let Kind::Scalar {
+                data_type,
+                generator: Generator::Aggregate(a),
+            } = &f.kind
+            else {
+                if f.when
+                    .iter()
+                    .any(|w| matches!(w.generator, Some(Generator::Aggregate(_))))
+                {
+                    return Err(p.err_at(
+                        f.line,
+                        Some(&format!("{tname}.{}", f.path)),
+                        "a `when` case cannot give an `aggregate`",
+                    ));
+                }
+                continue;
+            };
+            let path = format!("{tname}.{}", f.path);
+            let err = |m: String| Err(p.err_at(f.line, Some(&path), m));
+            if !top {
+                return err("an `aggregate` is for top-level fields".into());
+            }
+            let Some(child) = tables.iter().find(|c| c.spec.name == a.table) else {
+                return err(format!(
+                    "`aggregate` names table `{}`, which the dataset does not have",
+                    a.table
+                ));
+            };
+            if child.children_of.as_ref().map(|c| &c.parent) != Some(tname) {
+                return err(format!(
+                    "`aggregate` reads the children of each row: table `{}` is not a child table of `{tname}` (give it `children_of = \"{tname}\"`)",
+                    a.table
+                ));
+            }
+            let source = match &a.field {
+                None => None,
+                Some(name) => {
+                    let Some(cf) = child.spec.fields.iter().find(|c| &c.name == name) else {
+                        return err(format!(
+                            "table `{}` has no top-level field `{name}`",
+                            a.table
+                        ));
+                    };
+                    match &cf.kind {
+                        Kind::Scalar { data_type, .. } => Some(data_type.clone()),
+                        _ => return err(format!("`{}.{name}` is not a leaf field", a.table)),
+                    }
+                }
+            };
+            let decimal = |d: &DataType| matches!(d, DataType::Decimal128(..));
+            let numeric = |d: &DataType| d.is_integer() || d.is_floating() || decimal(d);
+            let ok = match (a.op, &source) {
+                (AggOp::Count, _) => data_type.is_integer(),
+                (_, None) => false,
+                // Integer sums are exact, into an integer or a decimal
+                // (`uint64` sums may pass `i64::MAX`).
+                (AggOp::Sum, Some(s)) => {
+                    (s.is_integer() && (data_type.is_integer() || decimal(data_type)))
+                        || (s.is_floating() && data_type.is_floating())
+                        || (decimal(s) && decimal(data_type))
+                }
+                (AggOp::Min | AggOp::Max, Some(s)) => {
+                    (numeric(s) || matches!(s, DataType::Date32 | DataType::Utf8))
+                        && (s == data_type
+                            || (s.is_integer() && data_type.is_integer())
+                            || (decimal(s) && decimal(data_type)))
+                }
+                (AggOp::All | AggOp::Any, Some(s)) => {
+                    *s == DataType::Boolean && *data_type == DataType::Boolean
+                }
+            };
+            if !ok {
+                return err(format!(
+                    "type mismatch: {} of {} cannot fill a field of type {data_type}",
+                    a.op.as_str(),
+                    source.map_or("rows".to_string(), |s| s.to_string())
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks each child table's `children_of` and makes the `parent`
+/// references of its fields name that table; `parent` and `position` are
+/// for the top-level fields of child tables only.
+pub(super) fn fill_parents(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
+    let names: Vec<String> = tables.iter().map(|t| t.spec.name.clone()).collect();
+    for t in tables.iter_mut() {
+        let tname = t.spec.name.clone();
+        if let Some(c) = &t.children_of
+            && !names.contains(&c.parent)
+        {
+            return Err(p.err_at(
+                t.line,
+                None,
+                format!(
+                    "table `{tname}`: `children_of` names table `{}`, which the dataset does not have; its tables are {}",
+                    c.parent,
+                    names.join(", ")
+                ),
+            ));
+        }
+        let parent = t.children_of.as_ref().map(|c| c.parent.clone());
+        each_field_mut(&mut t.spec.fields, true, &mut |f, top| {
+            let path = format!("{tname}.{}", f.path);
+            let Kind::Scalar { generator, .. } = &mut f.kind else {
+                return Ok(());
+            };
+            let what = match generator {
+                Generator::Reference(r) if r.pick == Pick::Parent => "`parent`",
+                Generator::Position(_) => "a `per_parent` sequence (`position`)",
+                _ => return Ok(()),
+            };
+            let Some(parent) = &parent else {
+                return Err(p.err_at(
+                    f.line,
+                    Some(&path),
+                    format!(
+                        "{what} is for the fields of a child table; table `{tname}` has no `children_of`"
+                    ),
+                ));
+            };
+            if !top {
+                return Err(p.err_at(
+                    f.line,
+                    Some(&path),
+                    format!(
+                        "{what} is for the top-level fields of a child table, not those inside structs, lists or maps"
+                    ),
+                ));
+            }
+            if let Generator::Reference(r) = generator {
+                r.table = parent.clone();
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// Gives each reference what it copies besides values: the Arrow type of
+/// a dictionary, struct, list or map declared by its kind alone (see
+/// [`placeholder_of`]), and nullability when the copied field is nullable
+/// (the copy of a null is null). Repeated until nothing changes, for
+/// copies of copies. A kind that differs from the copied field's is left
+/// for the type check to report.
+pub(super) fn copy_from_references(tables: &mut [Table]) {
+    loop {
+        let copied: std::collections::HashMap<(String, String), (DataType, bool)> = tables
+            .iter()
+            .flat_map(|t| {
+                t.spec.fields.iter().map(|f| {
+                    (
+                        (t.spec.name.clone(), f.name.clone()),
+                        (kind_type(&f.kind), f.nullable),
+                    )
+                })
+            })
+            .collect();
+        let mut changed = false;
+        for t in tables.iter_mut() {
+            let _ = each_field_mut(&mut t.spec.fields, true, &mut |f, _| {
+                let Field { kind, nullable, .. } = f;
+                let Kind::Scalar {
+                    data_type,
+                    generator: Generator::Reference(r),
+                } = kind
+                else {
+                    return Ok::<(), ()>(());
+                };
+                if let Some((ty, copied_nullable)) = copied.get(&(r.table.clone(), r.field.clone()))
+                {
+                    if placeholder_of(data_type, ty) {
+                        *data_type = ty.clone();
+                        changed = true;
+                    }
+                    if *copied_nullable && !*nullable {
+                        *nullable = true;
+                        changed = true;
+                    }
+                }
+                Ok(())
+            });
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Checks each `via` of the references among `fields` and, below them,
+/// in their structs: it names a sibling whose generator is a reference
+/// (without a `via` of its own) to the same table.
+pub(super) fn check_vias(p: &P<'_>, table: &str, fields: &[Field]) -> Result<(), SpecError> {
+    for f in fields {
+        match &f.kind {
+            Kind::Scalar {
+                generator: Generator::Reference(r),
+                ..
+            } => {
+                let Some(via) = &r.via else { continue };
+                let path = format!("{table}.{}", f.path);
+                let err = |m: String| Err(p.err_at(f.line, Some(&path), m));
+                let sibling = fields.iter().find(|s| &s.name == via);
+                match sibling.map(|s| &s.kind) {
+                    Some(Kind::Scalar {
+                        generator: Generator::Reference(sr),
+                        ..
+                    }) if sr.via.is_none()
+                        && sr.table == r.table
+                        && sibling
+                            .is_some_and(|s| s.when.iter().all(|w| w.generator.is_none())) => {}
+                    Some(Kind::Scalar {
+                        generator: Generator::Reference(sr),
+                        ..
+                    }) if sr.via.is_none() && sr.table == r.table => {
+                        return err(format!(
+                            "`via` = \"{via}\": that reference draws its row by cases; copy the fields of its row with cases of your own"
+                        ));
+                    }
+                    Some(Kind::Scalar {
+                        generator: Generator::Reference(sr),
+                        ..
+                    }) if sr.table == r.table => {
+                        return err(format!(
+                            "`via` = \"{via}\" has a `via` itself; name the sibling that draws the row"
+                        ));
+                    }
+                    Some(_) => {
+                        return err(format!(
+                            "`via` = \"{via}\": that sibling is not a reference to table `{}`",
+                            r.table
+                        ));
+                    }
+                    None => {
+                        return err(format!(
+                            "`via` = \"{via}\" names no sibling of this field; it names a field beside it holding a reference to `{}`",
+                            r.table
+                        ));
+                    }
+                }
+            }
+            Kind::Struct(children) => check_vias(p, table, children)?,
+            Kind::List { item, .. } => check_vias(p, table, std::slice::from_ref(item))?,
+            Kind::Map { key, value, .. } => {
+                check_vias(p, table, std::slice::from_ref(key))?;
+                check_vias(p, table, std::slice::from_ref(value))?;
+            }
+            Kind::Scalar { .. } => {}
+        }
+    }
+    Ok(())
+}

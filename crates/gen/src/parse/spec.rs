@@ -1,0 +1,72 @@
+//! A spec of one table: its root table read and checked.
+
+use toml::de::DeTable;
+
+use super::qualified::resolve_qualified;
+use super::reader::{P, get, load};
+use super::rows::check_row_fields;
+use super::siblings::Others;
+use crate::model::query::references;
+use crate::model::{Generator, Kind, Spec, SpecError};
+
+pub(crate) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
+    let (p, t) = load(text, origin)?;
+    if let Some(tables) = get(&t, "tables") {
+        return Err(p.err(
+            tables.span(),
+            None,
+            "this file lists `[[tables]]`: a dataset of several tables (read it as a dataset: `strata generate --spec`, `strata spec check`)",
+        ));
+    }
+    let mut spec = single(&p, &t)?;
+    let none = Others {
+        tables: &[],
+        parent: None,
+    };
+    resolve_qualified(&p, &mut spec.fields, &none, &none)?;
+    check_row_fields(&p, &spec.fields, None)?;
+    if let Some(f) = spec.fields.iter().find(|f| {
+        matches!(
+            f.kind,
+            Kind::Scalar {
+                generator: Generator::Aggregate(_),
+                ..
+            }
+        )
+    }) {
+        return Err(p.err_at(
+            f.line,
+            Some(&f.path),
+            "`aggregate` reads the rows of a child table; put the tables of a dataset in one file, each a `[[tables]]` entry",
+        ));
+    }
+    if let Some((f, r)) = references(&spec).into_iter().next() {
+        return Err(p.err_at(
+            f.line,
+            Some(&f.path),
+            format!(
+                "`ref` reads table `{}`, but this spec has no `[[tables]]`: put the tables of a dataset in one file, each a `[[tables]]` entry",
+                r.table
+            ),
+        ));
+    }
+    Ok(spec)
+}
+
+/// A spec of one table from its root table.
+pub(super) fn single(p: &P<'_>, t: &DeTable<'_>) -> Result<Spec, SpecError> {
+    p.check_keys(t, &["name", "description", "fields"], None, "the spec")?;
+    let name = p.file_name(t, "the spec", 0..0)?;
+    let description = get(t, "description")
+        .map(|d| p.string(d, None, "description"))
+        .transpose()?;
+    let Some(fields) = get(t, "fields") else {
+        return Err(p.err(0..0, None, "the spec needs `fields` ([[fields]] tables)"));
+    };
+    let fields = p.fields(fields, "")?;
+    Ok(Spec {
+        name,
+        description,
+        fields,
+    })
+}

@@ -1,0 +1,175 @@
+//! Spec values: a TOML value read as a value of a leaf's class (numbers,
+//! strings, dates, times, decimals), alone or as an array.
+
+use arrow_schema::TimeUnit;
+use toml::de::DeValue;
+
+use super::reader::{P, Sp, kind_name};
+use super::types::decimal_units;
+use crate::dates::{days_from_civil, spec_date};
+use crate::model::class::Class;
+use crate::model::{SpecError, Value, units_per_second};
+
+impl<'s> P<'s> {
+    /// A spec value as `class`, dates and timestamps checked against the
+    /// range of their Arrow type (i32 days, i64 units).
+    pub(super) fn value(
+        &self,
+        v: &Sp<'_>,
+        class: Class,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<Value, SpecError> {
+        let value = self.value_raw(v, class, field, key)?;
+        let range = match class {
+            Class::Date => Some((i128::from(i32::MIN), i128::from(i32::MAX), "date32")),
+            Class::Timestamp(_) => Some((i128::from(i64::MIN), i128::from(i64::MAX), "timestamp")),
+            Class::Time(u) => Some((0, units_per_second(u) * 86_400 - 1, "time of day")),
+            Class::Decimal { max, .. } => Some((-max, max, "decimal (in units of its scale)")),
+            _ => None,
+        };
+        if let (Some((lo, hi, ty)), Value::Int(i)) = (range, &value)
+            && !(lo..=hi).contains(i)
+        {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!("`{key}` = {i} is outside the {ty} range {lo}..={hi}"),
+            ));
+        }
+        Ok(value)
+    }
+
+    pub(super) fn value_raw(
+        &self,
+        v: &Sp<'_>,
+        class: Class,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<Value, SpecError> {
+        let bad = |msg: String| self.err(v.span(), field, msg);
+        let wrong = || {
+            bad(format!(
+                "`{key}` must be {}, not {}",
+                class.describe(),
+                kind_name(v.get_ref())
+            ))
+        };
+        match (class, v.get_ref()) {
+            (Class::Bool, DeValue::Boolean(b)) => Ok(Value::Bool(*b)),
+            (Class::Int { min, max }, DeValue::Integer(_)) => {
+                let i = self.integer(v, field, key)?;
+                if i < min || i > max {
+                    return Err(bad(format!(
+                        "`{key}` = {i} is outside the type's range {min}..={max}"
+                    )));
+                }
+                Ok(Value::Int(i))
+            }
+            (Class::Float, DeValue::Integer(_) | DeValue::Float(_)) => {
+                Ok(Value::Float(self.number(v, field, key)?))
+            }
+            (Class::Str | Class::Dict, DeValue::String(s)) => Ok(Value::Str(s.to_string())),
+            (Class::Date | Class::Timestamp(_) | Class::Time(_), DeValue::Integer(_)) => {
+                Ok(Value::Int(self.integer(v, field, key)?))
+            }
+            (Class::Decimal { scale, .. }, DeValue::Integer(i)) => {
+                let units = self.integer(v, field, key)?;
+                let text = if i.radix() == 10 {
+                    i.as_str().to_string()
+                } else {
+                    units.to_string()
+                };
+                decimal_units(&text, scale)
+                    .map(Value::Int)
+                    .ok_or_else(|| bad(format!("`{key}` = {text} is too large for a decimal")))
+            }
+            (Class::Decimal { scale, .. }, x @ (DeValue::Float(_) | DeValue::String(_))) => {
+                // A float as written, a string quoted.
+                let (text, shown) = match x {
+                    DeValue::Float(f) => (f.as_str(), f.as_str().to_string()),
+                    DeValue::String(t) => (t.as_ref(), format!("{t:?}")),
+                    _ => return Err(wrong()),
+                };
+                decimal_units(text, scale).map(Value::Int).ok_or_else(|| {
+                    bad(format!(
+                        "`{key}` = {shown} is not a decimal of at most {scale} digits after the point"
+                    ))
+                })
+            }
+            (Class::Date, DeValue::String(s)) => spec_date(s)
+                .map(Value::Int)
+                .ok_or_else(|| bad(format!("`{key}`: `{s}` is not a date like 2024-01-31"))),
+            (Class::Date, DeValue::Datetime(d)) => match (d.date, d.time) {
+                (Some(date), None) => toml_days(date).map(Value::Int).ok_or_else(wrong),
+                _ => Err(bad(format!("`{key}` must be a date without a time"))),
+            },
+            (Class::Time(unit), DeValue::Datetime(d)) => match (d.date, d.time, d.offset) {
+                (None, Some(t), None) => {
+                    let (secs, nanos) = toml_time(t);
+                    Ok(Value::Int(time_units(secs, nanos, unit)))
+                }
+                _ => Err(bad(format!(
+                    "`{key}` must be a time of day without a date, such as 08:30:00"
+                ))),
+            },
+            (Class::Timestamp(unit), DeValue::Datetime(d)) => {
+                let Some(date) = d.date else {
+                    return Err(bad(format!("`{key}` needs a date")));
+                };
+                let days = toml_days(date).ok_or_else(wrong)?;
+                let (mut secs, mut nanos) = (days * 86_400, 0i128);
+                if let Some(t) = d.time {
+                    let (s, n) = toml_time(t);
+                    secs += s;
+                    nanos = n;
+                }
+                if let Some(toml::value::Offset::Custom { minutes }) = d.offset {
+                    secs -= i128::from(minutes) * 60;
+                }
+                Ok(Value::Int(time_units(secs, nanos, unit)))
+            }
+            _ => Err(wrong()),
+        }
+    }
+
+    pub(super) fn values(
+        &self,
+        v: &Sp<'_>,
+        class: Class,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<Vec<Value>, SpecError> {
+        let DeValue::Array(items) = v.get_ref() else {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!("`{key}` must be an array, not {}", kind_name(v.get_ref())),
+            ));
+        };
+        if items.is_empty() {
+            return Err(self.err(v.span(), field, format!("`{key}` is empty")));
+        }
+        items
+            .iter()
+            .map(|item| self.value(item, class, field, key))
+            .collect()
+    }
+}
+
+/// Days since 1970-01-01 of a TOML date (TOML checks the day exists).
+fn toml_days(date: toml::value::Date) -> Option<i128> {
+    days_from_civil(date.year.into(), date.month.into(), date.day.into())
+}
+
+/// Seconds since midnight and nanoseconds of a TOML time.
+fn toml_time(t: toml::value::Time) -> (i128, i128) {
+    let secs = i128::from(t.hour) * 3600 + i128::from(t.minute) * 60 + i128::from(t.second);
+    (secs, t.nanosecond.into())
+}
+
+/// `secs` seconds and `nanos` nanoseconds in units of `unit`.
+fn time_units(secs: i128, nanos: i128, unit: TimeUnit) -> i128 {
+    let per = units_per_second(unit);
+    secs * per + nanos * per / 1_000_000_000
+}
