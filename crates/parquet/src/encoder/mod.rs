@@ -63,8 +63,8 @@
 //!
 //! The modules, each using only those listed before it: `kernels` (the
 //! byte-level encodings: RLE/bit-packed hybrid, `BYTE_STREAM_SPLIT`,
-//! `DELTA_BINARY_PACKED`), `general` (levels of a leaf at any depth),
-//! `dict` (the chunk dictionary of byte strings), `chunk` (a finished
+//! `DELTA_BINARY_PACKED`), `dict` (the chunk dictionary of byte strings),
+//! `general` (levels of a leaf at any depth), `chunk` (a finished
 //! column chunk), `shape` (a leaf's value kind, levels and encodings),
 //! `stats` (min, max, null and NaN counts), `page` (page headers, page
 //! writes, codecs), `pool` (chunk buffers kept for reuse), `fast` (the
