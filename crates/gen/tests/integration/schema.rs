@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use serde::Deserialize;
 use strata_gen::{DATASET_PRESETS, PRESETS, document::Document, json_schema};
 
 #[test]
@@ -65,10 +66,26 @@ fn presets_and_examples_read_as_documents() {
 
 #[test]
 fn documents_refuse_unknown_keys_at_their_position() {
-    let err = toml::from_str::<Document>(
-        "name = \"x\"\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstnat = 1\n",
-    )
-    .unwrap_err();
-    assert!(err.to_string().contains("constnat"), "{err}");
-    assert_eq!(err.span().map(|s| s.start > 0), Some(true));
+    let text = "name = \"x\"\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstnat = 1\n";
+    let err = toml::from_str::<Document>(text).unwrap_err();
+    assert!(
+        err.to_string().contains("unknown field `constnat`"),
+        "{err}"
+    );
+    assert_eq!(err.span().map(|s| &text[s]), Some("constnat"));
+}
+
+#[test]
+fn document_spellings_of_calendar_parts_and_word_lists_are_the_model_s() {
+    use serde::de::{IntoDeserializer, value::Error};
+    use strata_gen::{CalendarPart, WordList};
+    for (name, part) in CalendarPart::ALL {
+        let read = CalendarPart::deserialize(IntoDeserializer::<Error>::into_deserializer(name));
+        assert_eq!(read.ok(), Some(part), "{name}");
+    }
+    for list in [WordList::Words, WordList::FirstNames, WordList::LastNames] {
+        let name = list.as_str();
+        let read = WordList::deserialize(IntoDeserializer::<Error>::into_deserializer(name));
+        assert_eq!(read.ok(), Some(list), "{name}");
+    }
 }
