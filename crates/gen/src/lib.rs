@@ -62,13 +62,13 @@
 //! `type`, a generator (how its values are drawn, or an `expr` that
 //! computes them from sibling fields), an optional `null_rate` and
 //! optional `when` cases that make it depend on a sibling field's
-//! value. Structs, lists and maps nest fields inside fields. The format is
-//! written down once, as the serde types of [`document`]: their doc
-//! comments document it field by field, and the JSON Schema of the TOML
-//! document ([`json_schema`], committed as `spec.schema.json`) is derived
-//! from them. [`Spec::parse`] checks everything that schema cannot (types
-//! of values, distribution parameters, sibling references) and names the
-//! field and line of each mistake.
+//! value. Structs, lists and maps nest fields inside fields. The keys a
+//! spec file may hold are the serde types of [`document`]: their doc
+//! comments document the format field by field, and the JSON Schema of
+//! the TOML document ([`json_schema`], committed as `spec.schema.json`) is
+//! derived from them. [`Spec::parse`] checks everything that schema cannot
+//! (types of values, distribution parameters, sibling references) and
+//! names the field and line of each mistake.
 //!
 //! ```
 //! use strata_gen::Spec;

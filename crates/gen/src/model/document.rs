@@ -3,10 +3,11 @@
 //! spec files derived from them ([`json_schema()`]).
 //!
 //! These types say which keys a spec may give and what each holds; the
-//! doc comments of their fields are the schema's descriptions. What a
+//! doc comments of their fields are the schema's descriptions. Every
+//! preset and example spec reads as a [`Document`] (a test). `parse` still
+//! reads a spec by walking its TOML document, and checks there what a
 //! schema cannot see (values against field types, distribution
-//! parameters, names of siblings and tables) is checked when a spec is
-//! parsed.
+//! parameters, names of siblings and tables).
 
 use std::borrow::Cow;
 
