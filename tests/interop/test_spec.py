@@ -18,6 +18,7 @@ ROWS = 30_000
 
 
 def test_presets_validate_against_the_json_schema(strata_bin):
+    # Every preset and example spec validates; the committed file is what `strata spec schema` derives.
     schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
@@ -26,6 +27,12 @@ def test_presets_validate_against_the_json_schema(strata_bin):
         doc = json.loads(json.dumps(tomllib.loads(text.decode()), default=str))
         errors = list(validator.iter_errors(doc))
         assert not errors, f"{name}: {errors[0].message}"
+    examples = sorted((ROOT / "examples" / "specs").glob("*.toml"))
+    assert examples
+    for path in examples:
+        doc = json.loads(json.dumps(tomllib.loads(path.read_text()), default=str))
+        errors = list(validator.iter_errors(doc))
+        assert not errors, f"{path.name}: {errors[0].message}"
     # The schema rejects what the checker rejects, where it can see it.
     bad = {"name": "x", "fields": [{"name": "a", "type": "int64", "constant": 1, "uniform": {"min": 1, "max": 2}}]}
     assert list(validator.iter_errors(bad))

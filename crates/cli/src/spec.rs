@@ -151,7 +151,7 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
             seed,
         )?,
         SpecCommand::Schema => {
-            out.write_all(strata_gen::JSON_SCHEMA.as_bytes())?;
+            out.write_all(strata_gen::json_schema().as_bytes())?;
         }
     }
     Ok(())

@@ -62,11 +62,13 @@
 //! `type`, a generator (how its values are drawn, or an `expr` that
 //! computes them from sibling fields), an optional `null_rate` and
 //! optional `when` cases that make it depend on a sibling field's
-//! value. Structs, lists and maps nest fields inside fields. The format is
-//! documented field by field in `spec.schema.json` (a JSON Schema of the
-//! TOML document) and in the README; [`Spec::parse`] checks everything
-//! that schema cannot (types of values, distribution parameters, sibling
-//! references) and names the field and line of each mistake.
+//! value. Structs, lists and maps nest fields inside fields. The keys a
+//! spec file may hold are the serde types of [`document`]: their doc
+//! comments document the format field by field, and the JSON Schema of
+//! the TOML document ([`json_schema`], committed as `spec.schema.json`) is
+//! derived from them. [`Spec::parse`] checks everything that schema cannot
+//! (types of values, distribution parameters, sibling references) and
+//! names the field and line of each mistake.
 //!
 //! ```
 //! use strata_gen::Spec;
@@ -116,11 +118,12 @@ pub use batch::BatchGenerator;
 pub use engine::{SpecGenerator, SpecScratch};
 pub use entry::{MAX_SPEC_BYTES, read_text};
 pub use error::{Error, FieldError};
+pub use model::document::{self, json_schema};
 pub use model::share_text;
 pub use model::{
     AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, DATASET_PRESETS,
-    Dataset, Expression, Field, Generator, JSON_SCHEMA, Kind, PRESETS, Pick, QualifiedField,
-    Reference, Rows, Spec, SpecError, Table, Value, When, WordList,
+    Dataset, Expression, Field, Generator, Kind, PRESETS, Pick, QualifiedField, Reference, Rows,
+    Spec, SpecError, Table, Value, When, WordList,
 };
 pub use template::{Placeholder, Template};
 

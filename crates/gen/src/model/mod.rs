@@ -7,6 +7,7 @@ use arrow_schema::{DataType, TimeUnit};
 use crate::template::Template;
 
 pub(crate) mod class;
+pub mod document;
 pub(crate) mod expression;
 pub(crate) mod query;
 
@@ -76,7 +77,8 @@ impl Calendar {
 }
 
 /// What a field of a calendar table reads from its row's day.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum CalendarPart {
     /// The day itself (a `date32` field).
     Date,
@@ -757,11 +759,9 @@ impl fmt::Display for Case<'_> {
     }
 }
 
-/// The JSON Schema of spec files (the TOML document read as JSON).
-pub const JSON_SCHEMA: &str = include_str!("../../spec.schema.json");
-
 /// The built-in vocabularies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum WordList {
     /// Common English words.
     Words,

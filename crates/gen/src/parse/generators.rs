@@ -14,25 +14,7 @@ use crate::model::{
 };
 use crate::template::Template;
 
-pub(super) const GENERATORS: &[&str] = &[
-    "constant",
-    "sequence",
-    "uniform",
-    "normal",
-    "zipf",
-    "weighted",
-    "probability",
-    "template",
-    "words",
-    "ref",
-    "parent",
-    "position",
-    "uuid",
-    "values_by_row",
-    "calendar",
-    "expr",
-    "aggregate",
-];
+pub(super) const GENERATORS: &[&str] = crate::model::document::GENERATOR_KEYS;
 
 impl<'s> P<'s> {
     /// The one generator key of table `t`, if any.

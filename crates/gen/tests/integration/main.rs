@@ -10,5 +10,6 @@ mod decimal;
 mod dimensions;
 mod draws;
 mod expressions;
+mod schema;
 mod sequences;
 mod spec;

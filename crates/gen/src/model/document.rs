@@ -1,0 +1,901 @@
+//! The spec document: what a spec file holds, key by key, as serde types
+//! (a TOML file, or the same document as JSON), and the JSON Schema of
+//! spec files derived from them ([`json_schema()`]).
+//!
+//! These types say which keys a spec may give and what each holds; the
+//! doc comments of their fields are the schema's descriptions. Every
+//! preset and example spec reads as a [`Document`] (a test). `parse` still
+//! reads a spec by walking its TOML document, and checks there what a
+//! schema cannot see (values against field types, distribution
+//! parameters, names of siblings and tables).
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings, json_schema};
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+use super::{CalendarPart, WordList};
+
+/// Every generator key, in the order errors list them.
+pub const GENERATOR_KEYS: &[&str] = &[
+    "constant",
+    "sequence",
+    "uniform",
+    "normal",
+    "zipf",
+    "weighted",
+    "probability",
+    "template",
+    "words",
+    "ref",
+    "parent",
+    "position",
+    "uuid",
+    "values_by_row",
+    "calendar",
+    "expr",
+    "aggregate",
+];
+
+/// The spellings of the Arrow types a field may name without parameters.
+const TYPE_NAMES: &[&str] = &[
+    "boolean",
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float",
+    "float64",
+    "double",
+    "utf8",
+    "string",
+    "large_utf8",
+    "large_string",
+    "binary",
+    "date32",
+    "date",
+    "dictionary",
+    "struct",
+    "list",
+    "map",
+];
+
+/// The integer types a dictionary's keys may have.
+const KEY_TYPES: &[&str] = &[
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+];
+
+/// A file or table name: letters, digits, `.`, `_` and `-`.
+const FILE_NAME: &str = "^[A-Za-z0-9._-]+$";
+
+/// A plain name (a draw's).
+const PLAIN_NAME: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
+
+/// The JSON Schema of spec files (the TOML document read as JSON), as
+/// `strata spec schema` prints it: pretty JSON and a final newline.
+pub fn json_schema() -> String {
+    let settings = SchemaSettings::draft2020_12();
+    let schema = settings.into_generator().into_root_schema_for::<Document>();
+    let mut value = schema.to_value();
+    tidy(&mut value);
+    if let Some(Json::Object(defs)) = value.get_mut("$defs") {
+        let named = std::mem::take(defs);
+        defs.extend(named.into_iter().map(|(k, v)| (snake_case(&k), v)));
+    }
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// `CalendarPart` as `calendar_part`: the schema's names of types are
+/// spelled as the spec's keys are.
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// What TOML cannot say and doc comments wrap: no value of a spec is
+/// null (so no `null` alternatives for optional keys), a description's
+/// lines are joined by spaces as rustdoc joins them, Rust's number
+/// formats (`uint64`) are left out, and types are named in snake case.
+fn tidy(v: &mut Json) {
+    match v {
+        Json::Object(o) => {
+            if let Some(Json::Array(alts)) = o.get_mut("anyOf") {
+                alts.retain(|a| a.get("type").is_none_or(|t| t != "null"));
+                if let [one] = alts.as_slice() {
+                    let Json::Object(one) = one.clone() else {
+                        return;
+                    };
+                    o.remove("anyOf");
+                    for (k, v) in one {
+                        o.entry(k).or_insert(v);
+                    }
+                }
+            }
+            o.remove("format");
+            if let Some(Json::Array(values)) = o.get_mut("enum") {
+                values.retain(|v| !v.is_null());
+            }
+            if let Some(Json::String(d)) = o.get_mut("description") {
+                *d = d
+                    .split("\n\n")
+                    .map(|p| p.replace('\n', " "))
+                    .collect::<Vec<_>>()
+                    .join("\n\n");
+            }
+            if let Some(Json::Array(types)) = o.get_mut("type") {
+                types.retain(|t| t != "null");
+                if let [one] = types.as_slice() {
+                    let one = one.clone();
+                    o.insert("type".into(), one);
+                }
+            }
+            if let Some(Json::String(r)) = o.get_mut("$ref")
+                && let Some(name) = r.strip_prefix("#/$defs/")
+            {
+                *r = format!("#/$defs/{}", snake_case(name));
+            }
+            for v in o.values_mut() {
+                tidy(v);
+            }
+        }
+        Json::Array(a) => a.iter_mut().for_each(tidy),
+        _ => {}
+    }
+}
+
+/// Adds to an object's schema that it holds at most one generator key.
+fn one_generator(schema: &mut Schema) {
+    let Some(Json::Object(props)) = schema.get("properties") else {
+        return;
+    };
+    let keys: Vec<&str> = GENERATOR_KEYS
+        .iter()
+        .copied()
+        .filter(|k| props.contains_key(*k))
+        .collect();
+    let mut pairs = Vec::new();
+    for (i, a) in keys.iter().enumerate() {
+        for b in &keys[i + 1..] {
+            pairs.push(serde_json::json!({ "required": [a, b] }));
+        }
+    }
+    schema.insert("not".into(), serde_json::json!({ "anyOf": pairs }));
+}
+
+/// A value of a field's type, as the TOML document holds it (the whole
+/// `uint64` range included, which `toml::Value` cannot hold).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    /// `true` or `false`.
+    Bool(bool),
+    /// An integer that fits `i64`.
+    Int(i64),
+    /// An integer past `i64::MAX`.
+    UInt(u64),
+    /// A float.
+    Float(f64),
+    /// A string (a decimal, date or timestamp may be written as one).
+    Text(String),
+    /// A TOML date, time or date-time.
+    Datetime(toml::value::Datetime),
+}
+
+impl JsonSchema for Scalar {
+    fn schema_name() -> Cow<'static, str> {
+        "value".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": ["string", "number", "integer", "boolean"],
+            "description": "A value of the field's type. Dates and timestamps also take TOML dates and date-times (as strings once read as JSON). Decimals take numbers or strings such as \"12.50\", with at most S digits after the point."
+        })
+    }
+}
+
+/// An Arrow type as a spec names it (`int64`, `decimal(12, 2)`,
+/// `timestamp(ms, UTC)`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(transparent)]
+pub struct TypeName(pub String);
+
+impl JsonSchema for TypeName {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "type".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "anyOf": [
+                { "enum": TYPE_NAMES },
+                {
+                    "type": "string",
+                    "pattern": "^timestamp\\((s|ms|us|ns)(, *[^)]+)?\\)$",
+                    "description": "timestamp(UNIT[, TZ]): TZ an IANA time zone name (Europe/Paris, UTC) or a fixed offset (+05:30); an unknown zone is refused."
+                },
+                {
+                    "type": "string",
+                    "pattern": "^decimal(128|256)? *\\( *[0-9]+ *, *[0-9]+ *\\)$",
+                    "description": "decimal(P, S): Arrow's Decimal128 (Decimal256 past 38 digits), P digits (1 to 76) of which S (0 to P) follow the point."
+                },
+                {
+                    "type": "string",
+                    "pattern": "^(time32\\((s|ms)\\)|time64\\((us|ns)\\)|duration\\((s|ms|us|ns)\\))$",
+                    "description": "time32(s|ms), time64(us|ns): a time of day; duration(UNIT): a signed length of time."
+                },
+                {
+                    "type": "string",
+                    "pattern": "^fixed_size_binary\\( *[0-9]+ *\\)$",
+                    "description": "fixed_size_binary(N): byte strings of exactly N bytes (1 to 65536)."
+                }
+            ]
+        })
+    }
+}
+
+/// The integer type of a dictionary's keys.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(transparent)]
+pub struct KeyType(pub String);
+
+impl JsonSchema for KeyType {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "key_type".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "enum": KEY_TYPES })
+    }
+}
+
+/// Declares a document struct: its own keys, then the generator keys
+/// named after `+` (each with its one type and description, the same
+/// wherever it is allowed).
+macro_rules! with_generators {
+    ($(#[$m:meta])* pub struct $name:ident { $($body:tt)* } + [$($key:ident),* $(,)?]) => {
+        with_generators!(@munch [$(#[$m])*] $name { $($body)* } [$($key),*]);
+    };
+    (@munch [$($m:tt)*] $name:ident { $($acc:tt)* } []) => {
+        $($m)* pub struct $name { $($acc)* }
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [constant $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// Always this value.
+            pub constant: Option<Scalar>,
+        } [$($rest),*]);
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [sequence $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// start + step * index (the row, or parent_index * max_length
+            /// + position inside lists and maps).
+            pub sequence: Option<Sequence>,
+        } [$($rest),*]);
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [sequence_per_parent $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// start + step * index (the row, or parent_index * max_length
+            /// + position inside lists and maps); with `per_parent = true`,
+            /// in a child table, the row's number among its parent's
+            /// children.
+            pub sequence: Option<RowSequence>,
+        } [$($rest),*]);
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [uniform $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// Uniform between min and max (inclusive for integers, dates
+            /// and timestamps; [min, max) for floats).
+            pub uniform: Option<Uniform>,
+        } [$($rest),*]);
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [normal $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// Normal, clamped to [min, max] when given, rounded for
+            /// integers.
+            pub normal: Option<Normal>,
+        } [$($rest),*]);
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [zipf $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// Zipf over ranks 1..=n, P(k) proportional to k^-s:
+            /// values[k-1], or start + k - 1 for numbers.
+            pub zipf: Option<Zipf>,
+        } [$($rest),*]);
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [weighted $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// One of values, with probability proportional to its weight
+            /// (all equal when weights are left out).
+            pub weighted: Option<Weighted>,
+        } [$($rest),*]);
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [probability $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// Booleans: true with this probability.
+            #[schemars(range(min = 0, max = 1))]
+            pub probability: Option<f64>,
+        } [$($rest),*]);
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [template $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// Strings: literal text with `{seq[:0W]}`, `{first_name}`,
+            /// `{last_name}`, `{word}`, `{uniform(A,B)[:0W]}`,
+            /// `{zipf(S,N)[:0W]}`, `{hex(N)}`; `{{` and `}}` are braces.
+            pub template: Option<String>,
+        } [$($rest),*]);
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [words $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// Strings: min..=max words from a built-in list, joined by
+            /// spaces.
+            pub words: Option<Words>,
+        } [$($rest),*]);
+    };
+}
+
+/// A spec file: one table's `fields`, or a dataset's `tables`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    title = "strata dataset spec",
+    description = "A TOML dataset spec for `strata generate --spec`, read as JSON. `strata spec check FILE` checks what a schema cannot: value types against field types, distribution parameters, sibling references.",
+    extend(
+        "$id" = "https://strata.invalid/spec.schema.json",
+        "oneOf" = [{ "required": ["fields"] }, { "required": ["tables"] }]
+    )
+)]
+pub struct Document {
+    /// Dataset name: file stem and Parquet metadata.
+    #[schemars(regex(pattern = FILE_NAME))]
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// The fields of a single-table spec.
+    #[schemars(length(min = 1))]
+    pub fields: Option<Vec<Field>>,
+    /// The tables of a multi-table dataset (instead of `fields`).
+    #[schemars(length(min = 1))]
+    pub tables: Option<Vec<Table>>,
+}
+
+/// A table of a multi-table dataset (`[[tables]]`).
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    rename = "table",
+    extend(
+        "oneOf" = [
+            { "required": ["rows"] },
+            { "required": ["rows_per_scale"] },
+            { "required": ["children_of", "count"] },
+            { "required": ["calendar"] }
+        ],
+        "not" = { "anyOf": [
+            { "required": ["children_of", "rows"] },
+            { "required": ["children_of", "rows_per_scale"] },
+            { "required": ["rows", "rows_per_scale"] },
+            { "required": ["calendar", "rows"] },
+            { "required": ["calendar", "rows_per_scale"] },
+            { "required": ["calendar", "children_of"] }
+        ] },
+        "anyOf" = [{ "required": ["fields"] }, { "required": ["calendar"] }]
+    )
+)]
+pub struct Table {
+    /// Table name: its directory and file stem.
+    #[schemars(regex(pattern = FILE_NAME))]
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// A fixed row count (a dimension such as regions).
+    pub rows: Option<u64>,
+    /// Rows per unit of `--scale`, rounded to the nearest integer.
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub rows_per_scale: Option<f64>,
+    /// The table's fields.
+    #[schemars(length(min = 1))]
+    pub fields: Option<Vec<Field>>,
+    /// The parent table: this table holds `count` rows per row of it (line
+    /// items of orders).
+    pub children_of: Option<String>,
+    /// Rows per parent row of a child table: an integer, or an integer
+    /// generator table; the table may add `when`, cases that draw the count
+    /// another way where an SQL `condition` on the parent row's top-level
+    /// fields holds (the first true one wins).
+    pub count: Option<Count>,
+    /// A calendar table (a date dimension): one row per day from `start`
+    /// to `end` (dates, both included); its fields may read parts of the
+    /// day with `calendar = PART`, and without `fields` it has one field
+    /// per part.
+    pub calendar: Option<CalendarDays>,
+}
+
+/// The days of a calendar table.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CalendarDays {
+    /// The first day.
+    pub start: Scalar,
+    /// The last day.
+    pub end: Scalar,
+}
+
+/// A child table's rows per parent row.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Count {
+    /// Always this many.
+    Fixed(u64),
+    /// Drawn by a generator, or by the first of its cases that holds.
+    Drawn(Box<CountDraw>),
+}
+
+with_generators! {
+    /// A child table's count drawn by a generator, with cases.
+    #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schemars(transform = one_generator)]
+    pub struct CountDraw {
+        /// Cases that draw the count another way where an SQL `condition`
+        /// on the parent row's top-level fields holds (the first true one
+        /// wins).
+        pub when: Option<Vec<CountCase>>,
+    } + [constant, uniform, normal, zipf, weighted]
+}
+
+with_generators! {
+    /// A case of a child table's count.
+    #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schemars(transform = one_generator)]
+    pub struct CountCase {
+        /// An SQL test of the parent row's top-level fields (DuckDB's
+        /// dialect, as `expr`).
+        pub condition: String,
+    } + [constant, uniform, normal, zipf, weighted]
+}
+
+with_generators! {
+    /// A field of a table: its name, Arrow type, generator, nulls and cases.
+    #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schemars(rename = "field", transform = one_generator)]
+    pub struct Field {
+        /// The Arrow field name (unique among siblings).
+        #[schemars(length(min = 1))]
+        pub name: String,
+        /// The Arrow type.
+        #[serde(rename = "type")]
+        pub ty: TypeName,
+        /// Share of nulls (default 0).
+        #[schemars(range(min = 0, max = 1))]
+        pub null_rate: Option<f64>,
+        /// Make the Arrow field nullable even without nulls (it is whenever
+        /// a null can occur).
+        pub nullable: Option<bool>,
+        /// Parquet dictionary encoding for this leaf (default: on when the
+        /// field has at most 100,000 distinct values).
+        pub parquet_dictionary: Option<bool>,
+        /// Free text.
+        pub description: Option<String>,
+        /// Cases that change the null rate or generator when a sibling has
+        /// a value, or where an SQL `condition` on the siblings holds; the
+        /// first match wins.
+        pub when: Option<Vec<When>>,
+        /// Dictionary key type (default: the narrowest unsigned type that
+        /// fits).
+        pub key_type: Option<KeyType>,
+        /// Struct children.
+        #[schemars(length(min = 1))]
+        pub fields: Option<Vec<Field>>,
+        /// List element field (named item unless given a name).
+        pub item: Option<Box<Child>>,
+        /// Elements per list or map.
+        pub length: Option<Length>,
+        /// Lists drawn empty are null instead.
+        pub empty_as_null: Option<bool>,
+        /// Map key field: never null; distinct within a map.
+        pub key: Option<Box<Child>>,
+        /// Map value field.
+        pub value: Option<Box<Child>>,
+        /// A copy of a top-level field of a row of another table of the
+        /// dataset (only in a file of `[[tables]]`): a foreign key when
+        /// that field is the table's key. The field's type must equal the
+        /// referenced field's.
+        #[serde(rename = "ref")]
+        pub reference: Option<Reference>,
+        /// In a child table (`children_of`): a top-level field of the
+        /// row's own parent row, copied; a field name, or
+        /// `{ field, offset }`.
+        pub parent: Option<Parent>,
+        /// In a child table: the row's position among its parent's
+        /// children, plus this start (1 gives 1, 2, 3, ...).
+        pub position: Option<i64>,
+        /// Random version 4 UUIDs: the 36-character text for strings, 16
+        /// bytes for binary and fixed_size_binary(16).
+        #[schemars(extend("const" = true))]
+        pub uuid: Option<bool>,
+        /// Row i gets value i (a dimension's members, each once): a list,
+        /// or `{ values, cycle }`; without `cycle = true` a table longer
+        /// than the list is an error. Top-level fields of tables with rows
+        /// of their own.
+        pub values_by_row: Option<ValuesByRow>,
+        /// In a calendar table: this part of the row's day (date: date32;
+        /// date_key (yyyymmdd), year, quarter, month, day_of_month,
+        /// day_of_year, day_of_week (ISO, Monday 1), week_of_year (ISO):
+        /// integers; day_name, month_name: strings or dictionaries;
+        /// weekend: boolean).
+        pub calendar: Option<CalendarPart>,
+        /// An SQL expression (DuckDB's dialect) over the sibling fields:
+        /// + - * / // %, comparisons, AND/OR/NOT, IS NULL, BETWEEN, IN,
+        /// CASE, COALESCE, LEAST, GREATEST, || and concat, lpad, round,
+        /// CAST, DATE '...' and INTERVAL n DAY literals, and uniform(min,
+        /// max) (a random integer from the field's own stream). Division
+        /// by zero gives null.
+        #[schemars(length(min = 1))]
+        pub expr: Option<String>,
+        /// In a table with a child table: sum, min, max, count, all or any
+        /// of a top-level field of the row's children (count = "*": the
+        /// children; the child's own aggregates too). Integer sums are
+        /// exact, into an integer or decimal field. No children: count 0,
+        /// the others null.
+        pub aggregate: Option<Aggregate>,
+    } + [constant, sequence_per_parent, uniform, normal, zipf, weighted, probability, template, words]
+}
+
+with_generators! {
+    /// A list's element or a map's key or value: a field whose name may be
+    /// left out.
+    #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schemars(rename = "child", transform = one_generator)]
+    pub struct Child {
+        /// The Arrow field name (unique among siblings).
+        #[schemars(length(min = 1))]
+        pub name: Option<String>,
+        /// The Arrow type.
+        #[serde(rename = "type")]
+        pub ty: TypeName,
+        /// Share of nulls (default 0).
+        #[schemars(range(min = 0, max = 1))]
+        pub null_rate: Option<f64>,
+        /// Make the Arrow field nullable even without nulls (it is whenever
+        /// a null can occur).
+        pub nullable: Option<bool>,
+        /// Parquet dictionary encoding for this leaf (default: on when the
+        /// field has at most 100,000 distinct values).
+        pub parquet_dictionary: Option<bool>,
+        /// Free text.
+        pub description: Option<String>,
+        /// Cases that change the null rate or generator when a sibling has
+        /// a value, or where an SQL `condition` on the siblings holds; the
+        /// first match wins.
+        pub when: Option<Vec<When>>,
+        /// Dictionary key type (default: the narrowest unsigned type that
+        /// fits).
+        pub key_type: Option<KeyType>,
+        /// Struct children.
+        #[schemars(length(min = 1))]
+        pub fields: Option<Vec<Field>>,
+        /// List element field (named item unless given a name).
+        pub item: Option<Box<Child>>,
+        /// Elements per list or map.
+        pub length: Option<Length>,
+        /// Lists drawn empty are null instead.
+        pub empty_as_null: Option<bool>,
+        /// Map key field: never null; distinct within a map.
+        pub key: Option<Box<Child>>,
+        /// Map value field.
+        pub value: Option<Box<Child>>,
+    } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words]
+}
+
+with_generators! {
+    /// A case of a field: where a sibling holds a value (`field` with `is`
+    /// or `is_null`) or where an SQL `condition` holds, a null rate or
+    /// generator of its own.
+    #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schemars(
+        rename = "when",
+        transform = one_generator,
+        extend("oneOf" = [
+            {
+                "required": ["field"],
+                "not": { "required": ["condition"] },
+                "oneOf": [{ "required": ["is"] }, { "required": ["is_null"] }]
+            },
+            {
+                "required": ["condition"],
+                "not": { "anyOf": [
+                    { "required": ["field"] },
+                    { "required": ["is"] },
+                    { "required": ["is_null"] }
+                ] }
+            }
+        ])
+    )]
+    pub struct When {
+        /// A sibling field's name.
+        pub field: Option<String>,
+        /// An SQL test of the sibling fields (DuckDB's dialect, as `expr`):
+        /// `ship < DATE '1995-03-15'`, `price BETWEEN 10 AND 20`; the case
+        /// applies where it is true (null is false).
+        pub condition: Option<String>,
+        /// The sibling holds this value (or one of these).
+        pub is: Option<OneOrMany>,
+        /// The sibling is null (or, when false, is not).
+        pub is_null: Option<bool>,
+        /// The share of nulls in this case.
+        #[schemars(range(min = 0, max = 1))]
+        pub null_rate: Option<f64>,
+    } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words]
+}
+
+/// A value, or a list of them.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// One value.
+    One(Scalar),
+    /// Any of these values.
+    Many(#[schemars(length(min = 1))] Vec<Scalar>),
+}
+
+/// Elements per list or map: an integer, or a table with one of
+/// constant, uniform, normal, zipf, weighted.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(rename = "length")]
+pub enum Length {
+    /// Always this many.
+    Fixed(#[schemars(range(min = 0, max = 1_048_576))] u64),
+    /// Drawn by a generator.
+    Drawn(Box<Draw>),
+}
+
+/// Added to a copy (integers, dates in days, timestamps and decimals in
+/// their units): an integer, or an integer generator table.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Offset {
+    /// Always this much.
+    Fixed(i64),
+    /// Drawn by a generator.
+    Drawn(Box<Draw>),
+}
+
+with_generators! {
+    /// An integer drawn by one generator.
+    #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
+    pub struct Draw {
+    } + [constant, uniform, normal, zipf, weighted]
+}
+
+/// `sequence` of a list's or a case's values.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Sequence {
+    /// The first value (default 0).
+    pub start: Option<Scalar>,
+    /// The step between values (default 1).
+    pub step: Option<Scalar>,
+}
+
+/// `sequence` of a field of a table.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RowSequence {
+    /// The first value (default 0).
+    pub start: Option<Scalar>,
+    /// The step between values (default 1).
+    pub step: Option<Scalar>,
+    /// In a child table: number the rows within each parent row (start,
+    /// start + 1, ...), as `position` does; `step` is then not allowed.
+    pub per_parent: Option<bool>,
+}
+
+/// `uniform`'s bounds.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Uniform {
+    /// The least value.
+    pub min: Scalar,
+    /// The greatest value (or, for floats, the bound above).
+    pub max: Scalar,
+}
+
+/// `normal`'s parameters.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Normal {
+    /// The mean.
+    pub mean: f64,
+    /// The standard deviation.
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub std: f64,
+    /// Values below are clamped to this.
+    pub min: Option<f64>,
+    /// Values above are clamped to this.
+    pub max: Option<f64>,
+}
+
+/// `zipf`'s parameters: `n` ranks, or `values`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [{ "required": ["n"] }, { "required": ["values"] }]))]
+pub struct Zipf {
+    /// The exponent.
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub s: f64,
+    /// The number of ranks (else the number of values).
+    #[schemars(range(min = 1))]
+    pub n: Option<u64>,
+    /// The value of each rank, most frequent first.
+    #[schemars(length(min = 1))]
+    pub values: Option<Vec<Scalar>>,
+    /// The number of rank 1 (default 1).
+    pub start: Option<i64>,
+}
+
+/// `weighted`'s values and weights.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Weighted {
+    /// The values.
+    #[schemars(length(min = 1))]
+    pub values: Vec<Scalar>,
+    /// A weight per value.
+    #[schemars(length(min = 1), inner(range(min = 0)))]
+    pub weights: Option<Vec<f64>>,
+}
+
+/// `words`' list and count.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Words {
+    /// The built-in list (default `words`).
+    pub list: Option<WordList>,
+    /// The fewest words.
+    pub min: Option<u64>,
+    /// The most words.
+    #[schemars(range(max = 1000))]
+    pub max: Option<u64>,
+}
+
+/// `ref`: the table and field copied, and how rows are drawn.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("not" = { "anyOf": [
+    { "required": ["zipf", "weight"] },
+    { "required": ["via", "zipf"] },
+    { "required": ["via", "weight"] },
+    { "required": ["via", "draw"] }
+] }))]
+pub struct Reference {
+    /// The referenced table.
+    pub table: String,
+    /// A top-level scalar field of that table.
+    pub field: String,
+    /// Rows drawn by Zipf with exponent s, the hottest spread over the
+    /// table (default: uniform).
+    pub zipf: Option<RowZipf>,
+    /// A sibling field holding a reference to the same table: read the
+    /// row it drew (to copy several fields of one parent row).
+    pub via: Option<String>,
+    /// A name for the row this reference draws: sibling references with
+    /// the same draw (to the same table) read that one row, and
+    /// expressions read its fields as DRAW.FIELD.
+    #[schemars(regex(pattern = PLAIN_NAME), extend("not" = { "const": "parent" }))]
+    pub draw: Option<String>,
+    /// Added to the copy (integers, dates in days, timestamps and decimals
+    /// in their units): an integer, or an integer generator table.
+    pub offset: Option<Offset>,
+    /// A numeric top-level field of the referenced table: rows drawn with
+    /// probability proportional to it (nulls weigh nothing; tables of at
+    /// most 16,777,216 rows).
+    pub weight: Option<String>,
+}
+
+/// A reference's Zipf draw of rows.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RowZipf {
+    /// The exponent.
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub s: f64,
+}
+
+/// `parent`: a field of the parent row.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Parent {
+    /// The parent's field, copied.
+    Field(String),
+    /// The parent's field, with an offset added.
+    Offset(Box<ParentOffset>),
+}
+
+/// `parent = { field, offset }`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParentOffset {
+    /// The parent's field.
+    pub field: String,
+    /// Added to the copy (integers, dates in days, timestamps and decimals
+    /// in their units): an integer, or an integer generator table.
+    pub offset: Option<Offset>,
+}
+
+/// `values_by_row`: a list, or a list that may cycle.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ValuesByRow {
+    /// Row i gets value i.
+    List(#[schemars(length(min = 1))] Vec<Scalar>),
+    /// Row i gets value i, cycling when `cycle` is true.
+    Table(CyclingValues),
+}
+
+/// `values_by_row = { values, cycle }`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CyclingValues {
+    /// The values.
+    #[schemars(length(min = 1))]
+    pub values: Vec<Scalar>,
+    /// Start again from the first value after the last.
+    pub cycle: Option<bool>,
+}
+
+/// `aggregate`: a child table and one operation on one of its fields.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 2, "maxProperties" = 2))]
+pub struct Aggregate {
+    /// A child table of this field's table (its `children_of` names this
+    /// table).
+    pub table: String,
+    /// The sum of this child field.
+    pub sum: Option<String>,
+    /// The least value of this child field.
+    pub min: Option<String>,
+    /// The greatest value of this child field.
+    pub max: Option<String>,
+    /// A child field (its non-null values are counted), or `*` (the
+    /// rows).
+    pub count: Option<String>,
+    /// Whether this boolean child field is true in every child.
+    pub all: Option<String>,
+    /// Whether this boolean child field is true in some child.
+    pub any: Option<String>,
+}
