@@ -103,6 +103,41 @@ def test_projected_reads_of_pyarrow_parquet_files(strata_bin, tmp_path):
     assert len(lines) == 9999
 
 
+SQL_FILTERS = [
+    "id > 100 AND (score < 5 OR score IS NULL)",
+    "city IN ('word-3word-3', 'word-1word-1') OR id BETWEEN 10 AND 20",
+    "NOT (id < 5000) AND city LIKE 'word-1%'",
+    "city NOT LIKE '%-2%' AND score IS NOT NULL",
+    "(id % 7 = 3)",
+    "price BETWEEN 1.5 AND 3.25 OR day >= '2024-03-01'",
+    "ts < '2024-01-02 00:00:00' AND NOT id IN (1, 2, 3)",
+    "score NOT BETWEEN 2 AND 9 OR city ILIKE 'WORD-5%'",
+]
+
+
+@pytest.mark.parametrize("expr", SQL_FILTERS)
+def test_sql_filters_agree_with_duckdb(strata_bin, tmp_path, expr):
+    import datetime
+    import decimal
+
+    import duckdb
+
+    table = make_table(30_000, 0).select(["id", "city", "score"])
+    n = table.num_rows
+    day = pa.array([datetime.date(2024, 1, 1) + datetime.timedelta(days=i % 120) for i in range(n)], pa.date32())
+    price = pa.array([None if i % 13 == 0 else decimal.Decimal(i % 500) / 100 for i in range(n)], pa.decimal128(9, 2))
+    ts = pa.array([i * 7_000 for i in range(n)], pa.timestamp("ms"))
+    table = table.append_column("day", day).append_column("price", price).append_column("ts", ts)
+    src = tmp_path / "t.parquet"
+    pq.write_table(table, src, row_group_size=3_000)
+    dst = tmp_path / "f.arrow"
+    r = scan(strata_bin, str(src), "--columns", "id", "--filter", expr, "-o", str(dst))
+    assert r.returncode == 0, r.stderr
+    got = sorted(ipc.open_file(dst).read_all().column("id").to_pylist())
+    want = [row[0] for row in duckdb.sql(f"SELECT id FROM read_parquet('{src}') WHERE {expr} ORDER BY id").fetchall()]
+    assert got == want, expr
+
+
 def s3_client():
     return boto3.client(
         "s3",

@@ -116,6 +116,7 @@ pub use batch::BatchGenerator;
 pub use engine::{SpecGenerator, SpecScratch};
 pub use entry::{MAX_SPEC_BYTES, read_text};
 pub use error::{Error, FieldError};
+pub use expr::{BoundTest, Clause, CmpOp, Comparison, Predicate, PredicateError, SqlLiteral, Test};
 pub use model::share_text;
 pub use model::{
     AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, DATASET_PRESETS,

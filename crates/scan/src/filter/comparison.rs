@@ -1,10 +1,12 @@
-//! Row filters of the form `column OP literal`.
+//! One comparison of a column with a literal, `column OP literal`, and
+//! its exact semantics: evaluated on record batches and used to skip
+//! Parquet row groups whose statistics prove that no row matches.
 //!
-//! A [`Filter`] is parsed from text ([`Filter::parse`]), checked against a
-//! schema ([`Filter::check`]), evaluated on record batches
-//! ([`Filter::evaluate`], [`Filter::apply`]) and used to skip Parquet row
-//! groups whose statistics prove that no row matches
-//! ([`Filter::may_match_row_group`]).
+//! A [`Comparison`] is a leaf of a [`super::Filter`]: the filter's SQL
+//! gives the column, the operator and the literal as written, and this
+//! module compares them for the column's type. A filter that is just one
+//! comparison is also read by [`Comparison::parse`], which accepts the
+//! forms filters had before they were SQL (`name == "Ann"`, `x < inf`).
 //!
 //! # Semantics
 //!
@@ -50,55 +52,7 @@ use parquet::{
 
 use crate::Error;
 
-/// A comparison operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmpOp {
-    /// `=` or `==`.
-    Eq,
-    /// `!=` or `<>`.
-    NotEq,
-    /// `<`.
-    Lt,
-    /// `<=`.
-    LtEq,
-    /// `>`.
-    Gt,
-    /// `>=`.
-    GtEq,
-}
-
-impl CmpOp {
-    /// The operator's usual symbol.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CmpOp::Eq => "=",
-            CmpOp::NotEq => "!=",
-            CmpOp::Lt => "<",
-            CmpOp::LtEq => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::GtEq => ">=",
-        }
-    }
-
-    /// Whether `value OP literal` holds, given how `value` compares to the
-    /// literal.
-    fn holds(self, ord: Ordering) -> bool {
-        match self {
-            CmpOp::Eq => ord == Ordering::Equal,
-            CmpOp::NotEq => ord != Ordering::Equal,
-            CmpOp::Lt => ord == Ordering::Less,
-            CmpOp::LtEq => ord != Ordering::Greater,
-            CmpOp::Gt => ord == Ordering::Greater,
-            CmpOp::GtEq => ord != Ordering::Less,
-        }
-    }
-}
-
-impl fmt::Display for CmpOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.symbol())
-    }
-}
+pub use strata_gen::CmpOp;
 
 /// The constant a column is compared with.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,6 +73,18 @@ pub enum Literal {
     Bool(bool),
 }
 
+impl Literal {
+    /// A number as written: an integer that fits `i64`, or any other
+    /// number kept as written ([`Literal::Decimal`]); `None` when `text`
+    /// is not a number.
+    pub fn number(text: &str) -> Option<Literal> {
+        if let Ok(v) = text.parse::<i64>() {
+            return Some(Literal::Int(v));
+        }
+        Exact::parse(text).map(|_| Literal::Decimal(text.to_string()))
+    }
+}
+
 impl fmt::Display for Literal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -133,7 +99,7 @@ impl fmt::Display for Literal {
 
 /// A row filter `column OP literal` on a top-level column.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Filter {
+pub struct Comparison {
     /// The column compared.
     pub column: String,
     /// The comparison.
@@ -142,7 +108,7 @@ pub struct Filter {
     pub value: Literal,
 }
 
-impl fmt::Display for Filter {
+impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.column.chars().all(is_ident_char) && !self.column.is_empty() {
             write!(f, "{} {} {}", self.column, self.op, self.value)
@@ -158,11 +124,11 @@ impl fmt::Display for Filter {
     }
 }
 
-impl FromStr for Filter {
+impl FromStr for Comparison {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Filter::parse(s)
+        Comparison::parse(s)
     }
 }
 
@@ -303,7 +269,7 @@ impl Parser<'_> {
     }
 }
 
-impl Filter {
+impl Comparison {
     /// Parses `column OP literal`, as in `age > 30`, `x<=2.5`,
     /// `name = 'Ann'`, `name == "Ann"`, `flag != true`, `"col name" <> 3`.
     ///
@@ -315,7 +281,7 @@ impl Filter {
     ///
     /// [`Error::InvalidConfig`] showing the expression and what was
     /// expected where.
-    pub fn parse(text: &str) -> Result<Filter, Error> {
+    pub fn parse(text: &str) -> Result<Comparison, Error> {
         let mut p = Parser { text, pos: 0 };
         p.skip_ws();
         let column = p.column()?;
@@ -327,7 +293,7 @@ impl Filter {
         if !p.rest().is_empty() {
             return Err(p.error("the end of the filter"));
         }
-        Ok(Filter { column, op, value })
+        Ok(Comparison { column, op, value })
     }
 
     /// Checks that `schema` has the column and that the literal can be
@@ -357,9 +323,15 @@ impl Filter {
     ///
     /// # Errors
     ///
-    /// As [`Filter::check`] on the batch's schema; [`Error::Arrow`] when a
+    /// As [`Comparison::check`] on the batch's schema; [`Error::Arrow`] when a
     /// kernel fails.
     pub fn evaluate(&self, batch: &RecordBatch) -> Result<BooleanArray, Error> {
+        Ok(nulls_to_false(self.evaluate_nullable(batch)?))
+    }
+
+    /// As [`Comparison::evaluate`], but null where the value is null (as
+    /// SQL's comparison, for `NOT` and `OR` around it).
+    pub(super) fn evaluate_nullable(&self, batch: &RecordBatch) -> Result<BooleanArray, Error> {
         let column = batch
             .column_by_name(&self.column)
             .ok_or_else(|| self.unknown_column(&batch.schema()))?;
@@ -370,25 +342,29 @@ impl Filter {
     ///
     /// # Errors
     ///
-    /// As [`Filter::evaluate`].
+    /// As [`Comparison::evaluate`].
     pub fn apply(&self, batch: &RecordBatch) -> Result<RecordBatch, Error> {
         let mask = self.evaluate(batch)?;
         Ok(arrow_select::filter::filter_record_batch(batch, &mask)?)
     }
 
-    /// Which values of `array` match (nulls give false).
+    /// Which values of `array` match (null where the value is null).
     fn evaluate_array(&self, array: &dyn Array) -> Result<BooleanArray, Error> {
         if let Some(dict) = array.as_any_dictionary_opt() {
             // Compare each distinct value once, then look the keys up.
             let values = self.evaluate_array(dict.values().as_ref())?;
             let taken = arrow_select::take::take(&values, dict.keys(), None)?;
-            return Ok(nulls_to_false(taken.as_boolean().clone()));
+            return Ok(taken.as_boolean().clone());
         }
         let result = match self.plan(array.data_type())? {
-            Plan::Const(v) => (0..array.len())
-                .map(|i| v && array.is_valid(i))
-                .collect::<Vec<bool>>()
-                .into(),
+            Plan::Const(v) => {
+                let values = if v {
+                    arrow_buffer::BooleanBuffer::new_set(array.len())
+                } else {
+                    arrow_buffer::BooleanBuffer::new_unset(array.len())
+                };
+                BooleanArray::new(values, array.logical_nulls())
+            }
             Plan::Compare { cast_to, scalar } => {
                 let cast;
                 let lhs: &dyn Array = match cast_to {
@@ -410,7 +386,7 @@ impl Filter {
                 }
             }
         };
-        Ok(nulls_to_false(result))
+        Ok(result)
     }
 
     /// How to compare a column of type `data_type` with the literal.
@@ -1168,7 +1144,7 @@ fn range_may_match(op: CmpOp, min: Ordering, max: Ordering, exact: bool) -> bool
     }
 }
 
-fn nulls_to_false(mask: BooleanArray) -> BooleanArray {
+pub(super) fn nulls_to_false(mask: BooleanArray) -> BooleanArray {
     if mask.null_count() == 0 {
         mask
     } else {
@@ -1177,8 +1153,9 @@ fn nulls_to_false(mask: BooleanArray) -> BooleanArray {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::Filter;
     use arrow_array::{
         BooleanArray, DictionaryArray, Float64Array, Int32Array, Int64Array, StringArray,
         TimestampMillisecondArray, UInt8Array, UInt64Array, types::Int32Type,
@@ -1187,8 +1164,8 @@ mod tests {
     use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
     use strata_gen::rng::RowRng;
 
-    fn f(column: &str, op: CmpOp, value: Literal) -> Filter {
-        Filter {
+    fn f(column: &str, op: CmpOp, value: Literal) -> Comparison {
+        Comparison {
             column: column.into(),
             op,
             value,
@@ -1223,13 +1200,13 @@ mod tests {
             ("x = 9223372036854775807", f("x", Eq, Int(i64::MAX))),
         ];
         for (text, want) in cases {
-            let got = Filter::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let got = Comparison::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(got, want, "{text}");
-            assert_eq!(text.parse::<Filter>().unwrap(), want);
+            assert_eq!(text.parse::<Comparison>().unwrap(), want);
             // Display gives text that parses back to the same filter.
-            assert_eq!(Filter::parse(&got.to_string()).unwrap(), want, "{got}");
+            assert_eq!(Comparison::parse(&got.to_string()).unwrap(), want, "{got}");
         }
-        let nan = Filter::parse("x > nan").unwrap();
+        let nan = Comparison::parse("x > nan").unwrap();
         assert!(matches!(nan.value, Float(v) if v.is_nan()));
     }
 
@@ -1403,12 +1380,12 @@ mod tests {
 
     /// A batch of random columns with nulls, and the per-row values as
     /// plain Rust for the brute force.
-    struct Data {
-        batch: RecordBatch,
-        ints: Vec<Option<i128>>,
-        floats: Vec<Option<f64>>,
-        strs: Vec<Option<String>>,
-        bools: Vec<Option<bool>>,
+    pub(crate) struct Data {
+        pub(crate) batch: RecordBatch,
+        pub(crate) ints: Vec<Option<i128>>,
+        pub(crate) floats: Vec<Option<f64>>,
+        pub(crate) strs: Vec<Option<String>>,
+        pub(crate) bools: Vec<Option<bool>>,
     }
 
     /// Unscaled values of the decimal columns, and their scales.
@@ -1484,7 +1461,7 @@ mod tests {
         s.as_string::<i32>().value(0).to_string()
     }
 
-    fn random_data(seed: u64, n: usize) -> Data {
+    pub(crate) fn random_data(seed: u64, n: usize) -> Data {
         let mut rng = RowRng::seeded(seed);
         let null = |rng: &mut RowRng| rng.next_below(8) == 0;
         let ints: Vec<Option<i128>> = (0..n)
@@ -1570,16 +1547,16 @@ mod tests {
 
     /// A random filter on a random column of [`random_data`], and the
     /// brute-force answer for row `i`.
-    fn random_filter<'a>(
+    pub(crate) fn random_filter<'a>(
         rng: &mut RowRng,
         d: &'a Data,
-    ) -> (Filter, Box<dyn Fn(usize) -> bool + 'a>) {
+    ) -> (Comparison, Box<dyn Fn(usize) -> bool + 'a>) {
         let op = OPS[rng.next_below(6) as usize];
         let column = [
             "i64", "i32", "u8", "u64", "f64", "s", "ds", "di", "b", "dec", "decw", "ts", "tss",
             "tsz", "day",
         ][rng.next_below(15) as usize];
-        let filter = |value: Literal| Filter {
+        let filter = |value: Literal| Comparison {
             column: column.into(),
             op,
             value,
@@ -1650,7 +1627,7 @@ mod tests {
                 random_literal(rng, kind)
             }
         };
-        let filter = Filter {
+        let filter = Comparison {
             column: column.into(),
             op,
             value: value.clone(),
@@ -1715,7 +1692,7 @@ mod tests {
         )])
         .unwrap();
         let count = |text: &str| {
-            let m = Filter::parse(text).unwrap().evaluate(&batch).unwrap();
+            let m = Comparison::parse(text).unwrap().evaluate(&batch).unwrap();
             m.true_count()
         };
         assert_eq!(count("u8 < 300"), 2);
