@@ -34,8 +34,9 @@
 //!   column's unit.
 //! * Dictionary-encoded columns compare by their values.
 //!
-//! Parquet row groups are skipped by their statistics for integer, float,
-//! string, boolean, decimal, `Date32` and timestamp columns.
+//! Parquet row groups are skipped by their statistics, read as Arrow
+//! values by parquet's statistics converter, for integer, float, string,
+//! boolean, decimal, date and timestamp columns.
 
 use std::{cmp::Ordering, fmt, str::FromStr, sync::Arc};
 
@@ -44,10 +45,9 @@ use arrow_array::{
     Int64Array, LargeStringArray, RecordBatch, Scalar, StringArray, StringViewArray, UInt64Array,
     cast::AsArray,
 };
-use arrow_schema::{DataType, Schema};
+use arrow_schema::{DataType, Field, Schema};
 use parquet::{
-    basic::{ConvertedType, LogicalType, Type as PhysicalType},
-    file::{metadata::RowGroupMetaData, statistics::Statistics},
+    arrow::arrow_reader::statistics::StatisticsConverter, file::metadata::RowGroupMetaData,
 };
 
 use crate::Error;
@@ -641,25 +641,6 @@ impl Comparison {
         }
     }
 
-    /// The literal as days since the epoch, for a `Date32` column.
-    fn days(&self) -> Option<IntBound> {
-        match &self.value {
-            Literal::Int(v) => Some(IntBound::Value(i128::from(*v))),
-            Literal::Str(s) => {
-                let text = StringArray::from(vec![s.as_str()]);
-                let opts = arrow_cast::CastOptions {
-                    safe: false,
-                    ..Default::default()
-                };
-                let d = arrow_cast::cast_with_options(&text, &DataType::Date32, &opts).ok()?;
-                Some(IntBound::Value(i128::from(
-                    d.as_primitive::<arrow_array::types::Date32Type>().value(0),
-                )))
-            }
-            _ => None,
-        }
-    }
-
     /// The literal as a float, for float columns.
     fn float_value(&self) -> Option<f64> {
         match &self.value {
@@ -672,15 +653,17 @@ impl Comparison {
 
     /// Whether any row of row group `rg` may match, judged from the
     /// statistics of column chunk `leaf` (the Parquet leaf column of this
-    /// filter's column, whose Arrow type is `data_type`). False only when
-    /// the statistics prove that no row matches: the row group is empty,
-    /// every value is null, or the min/max range excludes the literal.
+    /// comparison's column, whose Arrow type is `data_type`). False only
+    /// when the statistics prove that no row matches: the row group is
+    /// empty, every value is null, or the min/max range excludes the
+    /// literal.
     ///
-    /// Conservative: missing statistics, a leaf index out of range, types
-    /// whose statistics order is not certain here (unsigned integers,
-    /// `Date64`, half floats, binary, old-style byte-array statistics,
-    /// decimals wider than 16 bytes, `INT96` timestamps), and float
-    /// columns that may hold NaN all give true.
+    /// parquet's [`StatisticsConverter`] reads the statistics as Arrow
+    /// values of the column's type, which are compared with the literal
+    /// as rows are. Conservative: missing or unreadable statistics, a leaf
+    /// index out of range, old-style statistics (other than of signed
+    /// integers), `INT96` timestamps, and float columns that may hold NaN
+    /// all give true.
     pub fn may_match_row_group(
         &self,
         rg: &RowGroupMetaData,
@@ -690,179 +673,97 @@ impl Comparison {
         if rg.num_rows() <= 0 {
             return false;
         }
-        let Some(chunk) = rg.columns().get(leaf) else {
+        let Some(stats) = rg.columns().get(leaf).and_then(|c| c.statistics()) else {
             return true;
         };
-        let Some(stats) = chunk.statistics() else {
+        let field = Field::new(self.column.as_str(), data_type.clone(), true);
+        let descr = rg.schema_descr();
+        let Ok(conv) = StatisticsConverter::from_column_index(leaf, &field, descr) else {
             return true;
         };
-        let descr = chunk.column_descr();
-        if descr.max_rep_level() == 0
-            && stats
-                .null_count_opt()
-                .is_some_and(|n| n >= rg.num_rows() as u64)
+        let conv = conv.with_missing_null_counts_as_zero(false);
+        let one = || std::iter::once(rg);
+        let values = match data_type {
+            DataType::Dictionary(_, v) => v.as_ref(),
+            t => t,
+        };
+        let signed_int = matches!(
+            values,
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64
+        );
+        if stats.is_min_max_deprecated() && !signed_int {
+            return true;
+        }
+        if descr.column(leaf).max_rep_level() == 0
+            && let Ok(nulls) = conv.row_group_null_counts(one())
+            && nulls.is_valid(0)
+            && nulls.value(0) >= rg.num_rows() as u64
         {
             return false;
         }
-        let logical = descr.logical_type_ref();
-        let converted = descr.converted_type();
-        match (stats, descr.physical_type()) {
-            (Statistics::Int32(_), PhysicalType::INT32)
-            | (Statistics::Int64(_), PhysicalType::INT64) => {
-                let bound = match logical {
-                    Some(LogicalType::Integer(t)) if t.is_signed => self.int_bound(),
-                    Some(LogicalType::Decimal(d)) => self.scaled(d.scale).map(|s| s.bound(self.op)),
-                    Some(LogicalType::Timestamp(t)) => {
-                        let unit = match t.unit {
-                            parquet::basic::TimeUnit::MILLIS => 1_000_000,
-                            parquet::basic::TimeUnit::MICROS => 1_000,
-                            parquet::basic::TimeUnit::NANOS => 1,
-                        };
-                        self.instant_ns(data_type)
-                            .ok()
-                            .map(|ns| Scaled::of_ns(ns, unit).bound(self.op))
-                    }
-                    Some(LogicalType::Date) if *data_type == DataType::Date32 => self.days(),
-                    Some(_) => None,
-                    None if matches!(
-                        converted,
-                        ConvertedType::NONE
-                            | ConvertedType::INT_8
-                            | ConvertedType::INT_16
-                            | ConvertedType::INT_32
-                            | ConvertedType::INT_64
-                    ) =>
-                    {
-                        self.int_bound()
-                    }
-                    None => None,
+        let (Ok(mut min), Ok(mut max)) = (conv.row_group_mins(one()), conv.row_group_maxes(one()))
+        else {
+            return true;
+        };
+        if min.is_null(0) || max.is_null(0) {
+            return true;
+        }
+        if matches!(
+            values,
+            DataType::Float16 | DataType::Float32 | DataType::Float64
+        ) {
+            // Writers leave NaN out of min/max; only a count of zero NaNs
+            // makes the range cover every value.
+            let no_nan = conv
+                .row_group_nan_counts(one())
+                .is_ok_and(|n| n.is_valid(0) && n.value(0) == 0);
+            let as_f64 = |a: &ArrayRef| {
+                arrow_cast::cast(a, &DataType::Float64)
+                    .ok()
+                    .map(|a| a.as_primitive::<arrow_array::types::Float64Type>().value(0))
+            };
+            let (true, Some(lo), Some(hi)) = (no_nan, as_f64(&min), as_f64(&max)) else {
+                return true;
+            };
+            if lo.is_nan() || hi.is_nan() {
+                return true;
+            }
+            // Writers may record either zero for a range touching zero.
+            let lo = if lo == 0.0 { -0.0 } else { lo };
+            let hi = if hi == 0.0 { 0.0 } else { hi };
+            min = Arc::new(Float64Array::from(vec![lo]));
+            max = Arc::new(Float64Array::from(vec![hi]));
+        }
+        let exact = |r: Result<BooleanArray, _>| r.is_ok_and(|e| e.is_valid(0) && e.value(0));
+        let exact = exact(conv.row_group_is_min_value_exact(one()))
+            && exact(conv.row_group_is_max_value_exact(one()));
+        let Ok(plan) = self.plan(min.data_type()) else {
+            return true;
+        };
+        match plan {
+            Plan::Const(v) => v,
+            Plan::Compare { cast_to, scalar } => {
+                let order = |a: &ArrayRef| -> Option<Ordering> {
+                    let a = match &cast_to {
+                        Some(t) if t != a.data_type() => arrow_cast::cast(a, t).ok()?,
+                        _ => a.clone(),
+                    };
+                    let v = Scalar::new(scalar.clone());
+                    let eq = arrow_ord::cmp::eq(&a, &v).ok()?;
+                    let lt = arrow_ord::cmp::lt(&a, &v).ok()?;
+                    Some(if eq.value(0) {
+                        Ordering::Equal
+                    } else if lt.value(0) {
+                        Ordering::Less
+                    } else {
+                        Ordering::Greater
+                    })
                 };
-                let (min, max) = match stats {
-                    Statistics::Int32(s) => (
-                        s.min_opt().map(|v| i128::from(*v)),
-                        s.max_opt().map(|v| i128::from(*v)),
-                    ),
-                    Statistics::Int64(s) => (
-                        s.min_opt().map(|v| i128::from(*v)),
-                        s.max_opt().map(|v| i128::from(*v)),
-                    ),
-                    _ => (None, None),
-                };
-                let (Some(min), Some(max)) = (min, max) else {
-                    return true;
-                };
-                match bound {
-                    Some(IntBound::Const(v)) => v,
-                    Some(IntBound::Value(v)) => range_may_match(
-                        self.op,
-                        min.cmp(&v),
-                        max.cmp(&v),
-                        stats.min_is_exact() && stats.max_is_exact(),
-                    ),
-                    None => true,
+                match (order(&min), order(&max)) {
+                    (Some(lo), Some(hi)) => range_may_match(self.op, lo, hi, exact),
+                    _ => true,
                 }
             }
-            (
-                Statistics::FixedLenByteArray(_) | Statistics::ByteArray(_),
-                PhysicalType::FIXED_LEN_BYTE_ARRAY | PhysicalType::BYTE_ARRAY,
-            ) if matches!(logical, Some(LogicalType::Decimal(_))) => {
-                let Some(LogicalType::Decimal(d)) = logical else {
-                    return true;
-                };
-                let (min, max) = match stats {
-                    Statistics::FixedLenByteArray(s) => {
-                        (s.min_opt().map(|v| v.data()), s.max_opt().map(|v| v.data()))
-                    }
-                    Statistics::ByteArray(s) => {
-                        (s.min_opt().map(|v| v.data()), s.max_opt().map(|v| v.data()))
-                    }
-                    _ => (None, None),
-                };
-                let (Some(min), Some(max), Some(bound), false) = (
-                    min.and_then(signed_be),
-                    max.and_then(signed_be),
-                    self.scaled(d.scale).map(|s| s.bound(self.op)),
-                    stats.is_min_max_deprecated(),
-                ) else {
-                    return true;
-                };
-                match bound {
-                    IntBound::Const(v) => v,
-                    IntBound::Value(v) => range_may_match(
-                        self.op,
-                        min.cmp(&v),
-                        max.cmp(&v),
-                        stats.min_is_exact() && stats.max_is_exact(),
-                    ),
-                }
-            }
-            (Statistics::Float(_), PhysicalType::FLOAT)
-            | (Statistics::Double(_), PhysicalType::DOUBLE) => {
-                // Writers leave NaN out of min/max; only a count of zero
-                // NaNs makes the range cover every value.
-                if logical.is_some()
-                    || stats.is_min_max_deprecated()
-                    || stats.nan_count_opt() != Some(0)
-                {
-                    return true;
-                }
-                let (min, max) = match stats {
-                    Statistics::Float(s) => (
-                        s.min_opt().map(|v| f64::from(*v)),
-                        s.max_opt().map(|v| f64::from(*v)),
-                    ),
-                    Statistics::Double(s) => (s.min_opt().copied(), s.max_opt().copied()),
-                    _ => (None, None),
-                };
-                let (Some(mut min), Some(mut max), Some(v)) = (min, max, self.float_value()) else {
-                    return true;
-                };
-                if min.is_nan() || max.is_nan() {
-                    return true;
-                }
-                // Writers may record either zero for a range touching zero.
-                if min == 0.0 {
-                    min = -0.0;
-                }
-                if max == 0.0 {
-                    max = 0.0;
-                }
-                range_may_match(self.op, min.total_cmp(&v), max.total_cmp(&v), false)
-            }
-            (Statistics::ByteArray(s), PhysicalType::BYTE_ARRAY) => {
-                let is_string = match logical {
-                    Some(LogicalType::String) => true,
-                    Some(_) => false,
-                    None => converted == ConvertedType::UTF8,
-                };
-                let Literal::Str(v) = &self.value else {
-                    return true;
-                };
-                let (true, false, Some(min), Some(max)) = (
-                    is_string,
-                    stats.is_min_max_deprecated(),
-                    s.min_opt(),
-                    s.max_opt(),
-                ) else {
-                    return true;
-                };
-                let v = v.as_bytes();
-                range_may_match(
-                    self.op,
-                    min.data().cmp(v),
-                    max.data().cmp(v),
-                    stats.min_is_exact() && stats.max_is_exact(),
-                )
-            }
-            (Statistics::Boolean(s), PhysicalType::BOOLEAN) => {
-                let (Literal::Bool(v), Some(min), Some(max)) =
-                    (&self.value, s.min_opt(), s.max_opt())
-                else {
-                    return true;
-                };
-                range_may_match(self.op, min.cmp(v), max.cmp(v), true)
-            }
-            _ => true,
         }
     }
 }
@@ -922,18 +823,6 @@ fn int_bound_of_float(op: CmpOp, f: f64) -> IntBound {
             IntBound::Value(f.floor() as i128 + i128::from(op == CmpOp::GtEq))
         }
     }
-}
-
-/// A big-endian two's complement integer of 1 to 16 bytes (a decimal's
-/// unscaled value in Parquet's byte-array statistics).
-fn signed_be(b: &[u8]) -> Option<i128> {
-    if b.is_empty() || b.len() > 16 {
-        return None;
-    }
-    let fill = if b[0] & 0x80 != 0 { 0xff } else { 0 };
-    let mut full = [fill; 16];
-    full[16 - b.len()..].copy_from_slice(b);
-    Some(i128::from_be_bytes(full))
 }
 
 /// `text` as nanoseconds since the epoch, read in zone `tz` (an offset
