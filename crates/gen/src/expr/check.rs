@@ -79,16 +79,18 @@ fn run<'a>(
     Ok(run_parsed(&ast, siblings, qualified))
 }
 
-/// Checks a parsed expression against `siblings` alone (no qualified
-/// names): its tree and the sibling names it reads.
+/// Checks a parsed expression against `siblings` alone (a qualified
+/// name is an error): its tree and the sibling names it reads.
 pub(crate) fn check_parsed(
     ast: &ast::Expr,
     siblings: &[(&str, &DataType)],
 ) -> Result<(TNode, Vec<String>), ExprError> {
-    let (tree, c) = run_parsed(ast, siblings, None);
-    if c.waits {
-        return fail(ast, "qualified names (`t.x`) cannot be read here");
-    }
+    let dotted = |q: &str, x: &str| -> Result<DataType, String> {
+        Err(format!(
+            "`{q}.{x}` is not a name here; a name with a dot is written in double quotes: \"{q}.{x}\""
+        ))
+    };
+    let (tree, c) = run_parsed(ast, siblings, Some(&dotted));
     Ok((tree?, c.inputs))
 }
 

@@ -462,3 +462,108 @@ impl BoundTest {
         Ok(out.as_boolean().clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+    use arrow_schema::Field;
+
+    fn cmp(column: &str, op: CmpOp, n: &str) -> Clause {
+        compare(column.into(), op, SqlLiteral::Number(n.into()))
+    }
+
+    #[test]
+    fn splits_into_clauses() {
+        use CmpOp::*;
+        let c = |text: &str| Predicate::parse(text).unwrap().clause;
+        assert_eq!(c("(a > -2.5)"), cmp("a", Gt, "-2.5"));
+        assert_eq!(c("3 <= a"), cmp("a", GtEq, "3"));
+        assert_eq!(
+            c("a BETWEEN 1 AND 2"),
+            Clause::And(Box::new(cmp("a", GtEq, "1")), Box::new(cmp("a", LtEq, "2")))
+        );
+        assert_eq!(
+            c("a NOT IN (1, 2)"),
+            Clause::Not(Box::new(Clause::Or(
+                Box::new(cmp("a", Eq, "1")),
+                Box::new(cmp("a", Eq, "2"))
+            )))
+        );
+        assert_eq!(
+            c("s IS NOT NULL OR NOT s ILIKE 'a%'"),
+            Clause::Or(
+                Box::new(Clause::IsNull {
+                    column: "s".into(),
+                    negated: true
+                }),
+                Box::new(Clause::Not(Box::new(Clause::Like {
+                    column: "s".into(),
+                    pattern: "a%".into(),
+                    negated: false,
+                    case_insensitive: true
+                })))
+            )
+        );
+        assert!(matches!(c("a + 1 > 2"), Clause::Test(_)));
+        assert!(matches!(c("a = b"), Clause::Test(_)));
+    }
+
+    #[test]
+    fn errors_name_the_column() {
+        let e = Predicate::parse("a > 1 AND").unwrap_err();
+        assert_eq!(e.column, 10, "{e}");
+        let e = Predicate::parse("a > (1").unwrap_err();
+        assert!(e.column > 1, "{e}");
+        let schema = Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+        ]);
+        let test = |text: &str| match Predicate::parse(text).unwrap().clause {
+            Clause::Test(t) => t,
+            other => panic!("{other:?}"),
+        };
+        let e = test("a + s > 1").bind(&schema).unwrap_err();
+        assert_eq!(e.column, 1, "{e}");
+        assert!(e.message.contains("type mismatch"), "{e}");
+        let e = test("a + 1").bind(&schema).unwrap_err();
+        assert!(e.message.contains("boolean test"), "{e}");
+        let e = test("a + x.y > 1").bind(&schema).unwrap_err();
+        assert_eq!(e.column, 5, "{e}");
+        assert!(e.message.contains("\"x.y\""), "{e}");
+    }
+
+    #[test]
+    fn bound_tests_read_columns_by_name() {
+        let schema = Schema::new(vec![
+            Field::new("s", DataType::Utf8, true),
+            Field::new("a", DataType::Int64, true),
+        ]);
+        let Clause::Test(t) = Predicate::parse("coalesce(a % 2 = 0, s || 'x' = 'bx')")
+            .unwrap()
+            .clause
+        else {
+            panic!()
+        };
+        let bound = t.bind(&schema).unwrap();
+        assert_eq!(bound.columns(), ["a", "s"]);
+        // Another column order, and a column the test does not read.
+        let batch = RecordBatch::try_from_iter([
+            (
+                "z",
+                Arc::new(Int64Array::from(vec![0, 0, 0, 0])) as ArrayRef,
+            ),
+            (
+                "a",
+                Arc::new(Int64Array::from(vec![Some(1), Some(2), None, Some(3)])),
+            ),
+            (
+                "s",
+                Arc::new(StringArray::from(vec![Some("b"), None, Some("b"), None])),
+            ),
+        ])
+        .unwrap();
+        let got: Vec<Option<bool>> = bound.evaluate(&batch).unwrap().iter().collect();
+        assert_eq!(got, [Some(false), Some(true), Some(true), Some(false)]);
+    }
+}

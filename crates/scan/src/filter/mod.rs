@@ -424,7 +424,8 @@ fn like(
 mod tests {
     use super::comparison::tests::{Data, random_data, random_filter};
     use super::*;
-    use arrow_array::Array;
+    use arrow_array::{Array, TimestampMillisecondArray};
+    use arrow_schema::{Field, TimeUnit};
     use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
     use strata_gen::rng::RowRng;
 
@@ -595,6 +596,118 @@ mod tests {
                 )
             }
         }
+    }
+
+    #[test]
+    fn rejects_bad_filters_with_the_expression_and_what_was_expected() {
+        let cases = [
+            ("", "a column name"),
+            ("x", "an operator"),
+            ("x >", "a number, a 'quoted string', true or false"),
+            ("> 5", "a column name"),
+            ("x >> 5", "a number"),
+            ("x = 'abc", "a closing '"),
+            ("x = 5 6", "the end of the filter"),
+            ("x = abc", "a number"),
+            ("x ! 5", "an operator"),
+            ("x = 1.2.3", "a number"),
+            ("\"\" = 1", "a non-empty column name"),
+        ];
+        for (text, expected) in cases {
+            let e = Filter::parse(text).unwrap_err();
+            assert!(matches!(e, Error::InvalidConfig(_)), "{text}: {e:?}");
+            let msg = e.to_string();
+            assert!(msg.contains(&format!("\"{text}\"")), "{msg}");
+            assert!(msg.contains(expected), "{text}: {msg}");
+        }
+    }
+
+    #[test]
+    fn check_names_unknown_columns_and_incomparable_types() {
+        let schema = Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("t", DataType::Timestamp(TimeUnit::Millisecond, None), true),
+            Field::new(
+                "d",
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                true,
+            ),
+            Field::new("day", DataType::Date32, true),
+            Field::new(
+                "berlin",
+                DataType::Timestamp(TimeUnit::Second, Some("Europe/Berlin".into())),
+                true,
+            ),
+        ]);
+        // A named zone: strings with an offset only.
+        let e = Filter::parse("berlin < '2024-03-31 02:30:00'")
+            .unwrap()
+            .check(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("no UTC offset"), "{e}");
+        Filter::parse("berlin < '2024-03-31 02:30:00+01:00'")
+            .unwrap()
+            .check(&schema)
+            .unwrap();
+        let e = Filter::parse("zz > 1").unwrap().check(&schema).unwrap_err();
+        assert!(
+            matches!(&e, Error::UnknownColumn { name, .. } if name == "zz"),
+            "{e:?}"
+        );
+        let e = Filter::parse("a = 'x'")
+            .unwrap()
+            .check(&schema)
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("'a'") && msg.contains("Int64"), "{msg}");
+        let e = Filter::parse("s > 1").unwrap().check(&schema).unwrap_err();
+        assert!(e.to_string().contains("Utf8"), "{e}");
+        let e = Filter::parse("t > 'soon'")
+            .unwrap()
+            .check(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("HH:MM:SS"), "{e}");
+        let e = Filter::parse("t > 1.5")
+            .unwrap()
+            .check(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("quoted timestamp"), "{e}");
+        let e = Filter::parse("day > 'soon'")
+            .unwrap()
+            .check(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("YYYY-MM-DD"), "{e}");
+        for ok in [
+            "a > 2.5",
+            "a = 3",
+            "s = 'x'",
+            "d != 'y'",
+            "day >= '2024-02-29'",
+            "day < 19000",
+            "t > 0",
+            "t >= '2024-01-01'",
+            "t < '2024-01-01 10:00:00.123456789+05:00'",
+        ] {
+            Filter::parse(ok).unwrap().check(&schema).unwrap();
+        }
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new(
+                "t",
+                DataType::Timestamp(TimeUnit::Millisecond, None),
+                true,
+            )])),
+            vec![Arc::new(TimestampMillisecondArray::from(vec![1]))],
+        )
+        .unwrap();
+        assert_eq!(
+            Filter::parse("t > 0")
+                .unwrap()
+                .evaluate(&batch)
+                .unwrap()
+                .true_count(),
+            1
+        );
     }
 
     #[test]
