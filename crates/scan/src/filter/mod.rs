@@ -782,6 +782,78 @@ mod tests {
     }
 
     #[test]
+    fn date64_and_unsigned_columns_prune_exactly() {
+        use arrow_array::{Date64Array, UInt64Array};
+        const DAY: i64 = 86_400_000;
+        let n = 600;
+        let days: Vec<Option<i64>> = (0..n)
+            .map(|i| (i % 7 != 3).then_some((i / 3 - 50) * DAY))
+            .collect();
+        let big: Vec<Option<u64>> = (0..n as u64)
+            .map(|i| (i % 5 != 1).then_some(u64::MAX - 300 + i / 2))
+            .collect();
+        let batch = RecordBatch::try_from_iter([
+            ("d", Arc::new(Date64Array::from(days.clone())) as ArrayRef),
+            ("u", Arc::new(UInt64Array::from(big.clone()))),
+        ])
+        .unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(50))
+            .build();
+        let mut buf = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let md = parquet::file::metadata::ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes::Bytes::from(buf))
+            .unwrap();
+        let schema = batch.schema();
+        let leaf = |name: &str| {
+            let i = schema.index_of(name).ok()?;
+            Some((i, schema.field(i).data_type().clone()))
+        };
+        let top = u64::MAX - 150;
+        type Check<'a> = Box<dyn Fn(usize) -> bool + 'a>;
+        let cases: Vec<(String, Check<'_>)> = vec![
+            (
+                "d < '1969-12-01'".into(),
+                Box::new(|i| days[i].is_some_and(|v| v < -31 * DAY)),
+            ),
+            (
+                format!("d >= {}", 10 * DAY),
+                Box::new(|i| days[i].is_some_and(|v| v >= 10 * DAY)),
+            ),
+            (
+                format!("u > {top}"),
+                Box::new(|i| big[i].is_some_and(|v| v > top)),
+            ),
+            (
+                format!("(u <= {top}) AND d IS NOT NULL"),
+                Box::new(|i| big[i].is_some_and(|v| v <= top) && days[i].is_some()),
+            ),
+        ];
+        for (text, check) in cases {
+            let f = Filter::parse(&text).unwrap();
+            let want: Vec<bool> = (0..n as usize).map(&check).collect();
+            let got: Vec<bool> = f.evaluate(&batch).unwrap().values().iter().collect();
+            assert_eq!(got, want, "{text}");
+            let (mut start, mut pruned) = (0, 0);
+            for rg in md.row_groups() {
+                let rows = rg.num_rows() as usize;
+                if !f.may_match_row_group(rg, &leaf) {
+                    pruned += 1;
+                    assert!(
+                        !(start..start + rows).any(&check),
+                        "{text}: row group at {start}"
+                    );
+                }
+                start += rows;
+            }
+            assert!(pruned > 0, "{text}: nothing pruned");
+        }
+    }
+
+    #[test]
     fn bad_filters_are_one_line_naming_the_column() {
         let schema = Schema::new(vec![
             arrow_schema::Field::new("a", DataType::Int64, true),
