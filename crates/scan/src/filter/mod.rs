@@ -1,6 +1,6 @@
 //! Row filters: a boolean SQL expression over the file's top-level
-//! columns, in the dialect of the spec's `expr` fields (see the README's
-//! "Filters" section).
+//! columns, in the dialect of the spec's `expr` fields (described once, in
+//! the README's `strata scan` section, under `--filter`).
 //!
 //! A [`Filter`] is parsed from text ([`Filter::parse`]) by strata-gen's
 //! [`Predicate`] into `AND`, `OR` and `NOT` over clauses. Comparisons of
