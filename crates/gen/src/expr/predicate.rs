@@ -459,7 +459,9 @@ impl BoundTest {
             key: StreamKey::new(0, 0),
         };
         let out = evaluate(&self.tree, &inputs, &DataType::Boolean)?;
-        Ok(out.as_boolean().clone())
+        out.as_boolean_opt()
+            .cloned()
+            .ok_or_else(|| Error::InvalidDistribution("predicate: a test is not a boolean".into()))
     }
 }
 
