@@ -164,7 +164,7 @@ impl Filter {
 }
 
 /// Whether text the single-comparison reader rejected is SQL beyond one
-/// comparison: a parenthesis, an arithmetic operator (`+ * / % ||`) or a
+/// comparison: a parenthesis, an arithmetic operator (`+ - * / % ||`) or a
 /// keyword (`AND`, `OR`, `NOT`, `IN`, `BETWEEN`, `IS`, `LIKE`, `ILIKE`)
 /// outside quotes.
 fn reads_as_sql(text: &str) -> bool {
@@ -188,7 +188,7 @@ fn reads_as_sql(text: &str) -> bool {
         word.clear();
         match c {
             '\'' | '"' => quote = Some(c),
-            '(' | '+' | '*' | '/' | '%' | '|' => return true,
+            '(' | '+' | '-' | '*' | '/' | '%' | '|' => return true,
             _ => {}
         }
     }
@@ -905,6 +905,7 @@ mod tests {
         assert!(reads_as_sql("a > 1 and b < 2"));
         assert!(!reads_as_sql("s = 'a and b'"));
         assert!(!reads_as_sql("\"in\" = 3"));
+        assert!(reads_as_sql("a - 1 = -25"));
         assert_eq!(f.to_string(), "(x = abc)");
     }
 }
