@@ -24,10 +24,12 @@ pub(crate) struct ScanArgs {
     /// Top-level columns to read, in output order: `a,b,c` [default: all].
     #[arg(long, value_delimiter = ',')]
     columns: Option<Vec<String>>,
-    /// Keep rows where `COLUMN OP LITERAL` holds (OP: = != < <= > >=), e.g.
-    /// "id > 5", "name = 'Ann'", "price < 2.50" (decimals compare exactly),
-    /// "day >= '2024-05-01'" or "ts < '2024-05-01 12:00:00+02:00'". Parquet
-    /// row groups whose statistics rule the filter out are not read.
+    /// Keep rows where this SQL boolean expression over the columns is true,
+    /// in the dialect of spec expressions (README: `--filter`), e.g.
+    /// "id > 5", "name = 'Ann' AND price < 2.50" (decimals compare exactly),
+    /// "day BETWEEN '2024-05-01' AND '2024-05-31'", "city IN ('Oslo',
+    /// 'Bergen') OR ts < '2024-05-01 12:00:00+02:00'" or "name LIKE 'A%'".
+    /// Parquet row groups whose statistics rule the filter out are not read.
     #[arg(long, value_parser = parse::<Filter, _>)]
     filter: Option<Filter>,
     /// Return at most this many rows.

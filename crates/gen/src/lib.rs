@@ -118,6 +118,7 @@ pub use batch::BatchGenerator;
 pub use engine::{SpecGenerator, SpecScratch};
 pub use entry::{MAX_SPEC_BYTES, read_text};
 pub use error::{Error, FieldError};
+pub use expr::{BoundTest, Clause, CmpOp, Comparison, Predicate, PredicateError, SqlLiteral, Test};
 pub use model::document::{self, json_schema};
 pub use model::share_text;
 pub use model::{

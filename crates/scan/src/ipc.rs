@@ -415,14 +415,15 @@ impl IpcFile {
         let out = self.resolve(req.columns.as_deref())?;
         let mut read = out.clone();
         if let Some(f) = &req.filter {
-            f.check(&self.inner.schema)?;
-            let fc = self
-                .inner
-                .schema
-                .index_of(&f.column)
-                .map_err(|_| crate::request::unknown_column(&self.inner.schema, &f.column))?;
-            if !read.contains(&fc) {
-                read.push(fc);
+            for name in f.columns(&self.inner.schema)? {
+                let fc = self
+                    .inner
+                    .schema
+                    .index_of(&name)
+                    .map_err(|_| crate::request::unknown_column(&self.inner.schema, &name))?;
+                if !read.contains(&fc) {
+                    read.push(fc);
+                }
             }
         }
         let keep = out.len();

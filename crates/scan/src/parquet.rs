@@ -325,13 +325,15 @@ impl ParquetFile {
         let schema = self.arrow.schema().clone();
         let out = self.resolve_columns(req.columns.as_deref())?;
         let mut roots = out.clone();
-        let mut filter_leaf = None;
+        // The filter's columns with a single leaf: name, leaf, type.
+        let mut filter_leaves = Vec::new();
         if let Some(f) = &req.filter {
-            f.check(&schema)?;
-            let idx = schema.index_of(&f.column)?;
-            roots.push(idx);
-            if let [leaf] = self.leaves_of(&[idx])[..] {
-                filter_leaf = Some(leaf);
+            for name in f.columns(&schema)? {
+                let idx = schema.index_of(&name)?;
+                roots.push(idx);
+                if let [leaf] = self.leaves_of(&[idx])[..] {
+                    filter_leaves.push((name, leaf, schema.field(idx).data_type().clone()));
+                }
             }
         }
         roots.sort_unstable();
@@ -344,20 +346,17 @@ impl ParquetFile {
             .map(|c| roots.partition_point(|r| r < c))
             .collect();
         let groups = self.metadata.num_row_groups();
-        // The filter column's type, looked up once for every row group.
-        let filter_type = req
-            .filter
-            .as_ref()
-            .and_then(|f| schema.field_with_name(&f.column).ok())
-            .map(|c| c.data_type());
+        let leaf = |name: &str| {
+            filter_leaves
+                .iter()
+                .find(|(n, ..)| n == name)
+                .map(|(_, l, t)| (*l, t.clone()))
+        };
         let reads = |i: usize| {
             let rg = self.metadata.row_group(i);
-            match (&req.filter, filter_leaf) {
-                (Some(f), Some(leaf)) => match filter_type {
-                    Some(t) => f.may_match_row_group(rg, leaf, t),
-                    None => true,
-                },
-                _ => rg.num_rows() > 0,
+            match &req.filter {
+                Some(f) => f.may_match_row_group(rg, &leaf),
+                None => rg.num_rows() > 0,
             }
         };
         let row_groups: Vec<usize> = match subset {

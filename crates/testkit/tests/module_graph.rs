@@ -147,9 +147,21 @@ fn blank_test_modules(src: &str) -> String {
     while let Some(at) = text[from..].find("#[cfg(test)]").map(|p| p + from) {
         from = at + 1;
         let start = text[..at].chars().count();
-        let rest = &text[at + "#[cfg(test)]".len()..];
-        let trimmed = rest.trim_start();
-        if !(trimmed.starts_with("mod ") || trimmed.starts_with("pub mod ")) {
+        // Other attributes and a visibility may stand before `mod`.
+        let mut rest = text[at + "#[cfg(test)]".len()..].trim_start();
+        while rest.starts_with("#[") {
+            match rest.find(']') {
+                Some(end) => rest = rest[end + 1..].trim_start(),
+                None => break,
+            }
+        }
+        if let Some(after) = rest.strip_prefix("pub") {
+            rest = after.trim_start();
+            if rest.starts_with('(') {
+                rest = rest.find(')').map_or("", |e| rest[e + 1..].trim_start());
+            }
+        }
+        if !rest.starts_with("mod ") {
             continue;
         }
         // Find the module's braces (or its `;`).
@@ -606,7 +618,8 @@ fn the_checker_finds_circles_and_only_circles() {
             (
                 "b.rs",
                 "pub struct B;\n// crate::a::A\nconst S: &str = \"crate::a::A\";\n\
-                 #[cfg(test)]\nmod tests { use crate::a::A; }\n"
+                 #[cfg(test)]\nmod tests { use crate::a::A; }\n\
+                 #[cfg(test)]\n#[allow(dead_code)]\npub(super) mod more { use crate::a::A; }\n"
             ),
         ]),
         Vec::<String>::new()

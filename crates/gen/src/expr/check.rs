@@ -75,7 +75,47 @@ fn run<'a>(
     siblings: &'a [(&'a str, &'a DataType)],
     qualified: Option<&'a ReadQualified<'a>>,
 ) -> Result<(R<TNode>, Checker<'a>), ExprError> {
-    let ast = Parser::new(&DuckDbDialect {})
+    let ast = parse_sql(source)?;
+    Ok(run_parsed(&ast, siblings, qualified))
+}
+
+/// Checks a parsed expression against `siblings` alone (a qualified
+/// name is an error): its tree and the sibling names it reads.
+pub(crate) fn check_parsed(
+    ast: &ast::Expr,
+    siblings: &[(&str, &DataType)],
+) -> Result<(TNode, Vec<String>), ExprError> {
+    let dotted = |q: &str, x: &str| -> Result<DataType, String> {
+        Err(format!(
+            "`{q}.{x}` is not a name here; a name with a dot is written in double quotes: \"{q}.{x}\""
+        ))
+    };
+    let (tree, c) = run_parsed(ast, siblings, Some(&dotted));
+    Ok((tree?, c.inputs))
+}
+
+fn run_parsed<'a>(
+    ast: &ast::Expr,
+    siblings: &'a [(&'a str, &'a DataType)],
+    qualified: Option<&'a ReadQualified<'a>>,
+) -> (R<TNode>, Checker<'a>) {
+    let mut c = Checker {
+        siblings,
+        qualified,
+        inputs: Vec::new(),
+        reads: Vec::new(),
+        salts: 0,
+        depth: 0,
+        waits: false,
+    };
+    let tree = c.node(ast);
+    (tree, c)
+}
+
+/// Parses `source` as one SQL expression in DuckDB's dialect; an error
+/// names the column (1-based) where the parser stopped.
+pub(crate) fn parse_sql(source: &str) -> Result<ast::Expr, ExprError> {
+    Parser::new(&DuckDbDialect {})
         .try_with_sql(source)
         .and_then(|mut p| {
             let e = p.parse_expr()?;
@@ -98,18 +138,7 @@ fn run<'a>(
                     .unwrap_or(&text)
                     .to_string(),
             }
-        })?;
-    let mut c = Checker {
-        siblings,
-        qualified,
-        inputs: Vec::new(),
-        reads: Vec::new(),
-        salts: 0,
-        depth: 0,
-        waits: false,
-    };
-    let tree = c.node(&ast);
-    Ok((tree, c))
+        })
 }
 
 struct Checker<'a> {

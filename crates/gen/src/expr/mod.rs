@@ -34,9 +34,13 @@ const MAX_PRECISION: u8 = 38;
 mod check;
 mod decimal;
 mod eval;
+mod predicate;
 mod text;
 mod value;
 
 pub(crate) use check::{check, check_target, check_unless_qualified, is_test, not_a_test};
 pub(crate) use eval::{evaluate, test};
+pub use predicate::{
+    BoundTest, Clause, CmpOp, Comparison, Predicate, PredicateError, SqlLiteral, Test,
+};
 pub(crate) use value::Inputs;

@@ -1,10 +1,12 @@
-//! Row filters of the form `column OP literal`.
+//! One comparison of a column with a literal, `column OP literal`, and
+//! its exact semantics: evaluated on record batches and used to skip
+//! Parquet row groups whose statistics prove that no row matches.
 //!
-//! A [`Filter`] is parsed from text ([`Filter::parse`]), checked against a
-//! schema ([`Filter::check`]), evaluated on record batches
-//! ([`Filter::evaluate`], [`Filter::apply`]) and used to skip Parquet row
-//! groups whose statistics prove that no row matches
-//! ([`Filter::may_match_row_group`]).
+//! A [`Comparison`] is a leaf of a row filter: the filter's SQL
+//! gives the column, the operator and the literal as written, and this
+//! module compares them for the column's type. A filter that is just one
+//! comparison is also read by [`Comparison::parse`], which accepts the
+//! forms filters had before they were SQL (`name == "Ann"`, `x < inf`).
 //!
 //! # Semantics
 //!
@@ -32,8 +34,9 @@
 //!   column's unit.
 //! * Dictionary-encoded columns compare by their values.
 //!
-//! Parquet row groups are skipped by their statistics for integer, float,
-//! string, boolean, decimal, `Date32` and timestamp columns.
+//! Parquet row groups are skipped by their statistics, read as Arrow
+//! values by parquet's statistics converter, for integer, float, string,
+//! boolean, decimal, date and timestamp columns.
 
 use std::{cmp::Ordering, fmt, str::FromStr, sync::Arc};
 
@@ -42,63 +45,14 @@ use arrow_array::{
     Int64Array, LargeStringArray, RecordBatch, Scalar, StringArray, StringViewArray, UInt64Array,
     cast::AsArray,
 };
-use arrow_schema::{DataType, Schema};
+use arrow_schema::{DataType, Field, Schema};
 use parquet::{
-    basic::{ConvertedType, LogicalType, Type as PhysicalType},
-    file::{metadata::RowGroupMetaData, statistics::Statistics},
+    arrow::arrow_reader::statistics::StatisticsConverter, file::metadata::RowGroupMetaData,
 };
 
 use crate::Error;
 
-/// A comparison operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmpOp {
-    /// `=` or `==`.
-    Eq,
-    /// `!=` or `<>`.
-    NotEq,
-    /// `<`.
-    Lt,
-    /// `<=`.
-    LtEq,
-    /// `>`.
-    Gt,
-    /// `>=`.
-    GtEq,
-}
-
-impl CmpOp {
-    /// The operator's usual symbol.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CmpOp::Eq => "=",
-            CmpOp::NotEq => "!=",
-            CmpOp::Lt => "<",
-            CmpOp::LtEq => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::GtEq => ">=",
-        }
-    }
-
-    /// Whether `value OP literal` holds, given how `value` compares to the
-    /// literal.
-    fn holds(self, ord: Ordering) -> bool {
-        match self {
-            CmpOp::Eq => ord == Ordering::Equal,
-            CmpOp::NotEq => ord != Ordering::Equal,
-            CmpOp::Lt => ord == Ordering::Less,
-            CmpOp::LtEq => ord != Ordering::Greater,
-            CmpOp::Gt => ord == Ordering::Greater,
-            CmpOp::GtEq => ord != Ordering::Less,
-        }
-    }
-}
-
-impl fmt::Display for CmpOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.symbol())
-    }
-}
+pub use strata_gen::CmpOp;
 
 /// The constant a column is compared with.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,6 +73,18 @@ pub enum Literal {
     Bool(bool),
 }
 
+impl Literal {
+    /// A number as written: an integer that fits `i64`, or any other
+    /// number kept as written ([`Literal::Decimal`]); `None` when `text`
+    /// is not a number.
+    pub fn number(text: &str) -> Option<Literal> {
+        if let Ok(v) = text.parse::<i64>() {
+            return Some(Literal::Int(v));
+        }
+        Exact::parse(text).map(|_| Literal::Decimal(text.to_string()))
+    }
+}
+
 impl fmt::Display for Literal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -133,7 +99,7 @@ impl fmt::Display for Literal {
 
 /// A row filter `column OP literal` on a top-level column.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Filter {
+pub struct Comparison {
     /// The column compared.
     pub column: String,
     /// The comparison.
@@ -142,7 +108,7 @@ pub struct Filter {
     pub value: Literal,
 }
 
-impl fmt::Display for Filter {
+impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.column.chars().all(is_ident_char) && !self.column.is_empty() {
             write!(f, "{} {} {}", self.column, self.op, self.value)
@@ -158,11 +124,11 @@ impl fmt::Display for Filter {
     }
 }
 
-impl FromStr for Filter {
+impl FromStr for Comparison {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Filter::parse(s)
+        Comparison::parse(s)
     }
 }
 
@@ -303,7 +269,7 @@ impl Parser<'_> {
     }
 }
 
-impl Filter {
+impl Comparison {
     /// Parses `column OP literal`, as in `age > 30`, `x<=2.5`,
     /// `name = 'Ann'`, `name == "Ann"`, `flag != true`, `"col name" <> 3`.
     ///
@@ -315,7 +281,7 @@ impl Filter {
     ///
     /// [`Error::InvalidConfig`] showing the expression and what was
     /// expected where.
-    pub fn parse(text: &str) -> Result<Filter, Error> {
+    pub fn parse(text: &str) -> Result<Comparison, Error> {
         let mut p = Parser { text, pos: 0 };
         p.skip_ws();
         let column = p.column()?;
@@ -327,7 +293,7 @@ impl Filter {
         if !p.rest().is_empty() {
             return Err(p.error("the end of the filter"));
         }
-        Ok(Filter { column, op, value })
+        Ok(Comparison { column, op, value })
     }
 
     /// Checks that `schema` has the column and that the literal can be
@@ -357,9 +323,15 @@ impl Filter {
     ///
     /// # Errors
     ///
-    /// As [`Filter::check`] on the batch's schema; [`Error::Arrow`] when a
+    /// As [`Comparison::check`] on the batch's schema; [`Error::Arrow`] when a
     /// kernel fails.
     pub fn evaluate(&self, batch: &RecordBatch) -> Result<BooleanArray, Error> {
+        Ok(nulls_to_false(self.evaluate_nullable(batch)?))
+    }
+
+    /// As [`Comparison::evaluate`], but null where the value is null (as
+    /// SQL's comparison, for `NOT` and `OR` around it).
+    pub(super) fn evaluate_nullable(&self, batch: &RecordBatch) -> Result<BooleanArray, Error> {
         let column = batch
             .column_by_name(&self.column)
             .ok_or_else(|| self.unknown_column(&batch.schema()))?;
@@ -370,25 +342,29 @@ impl Filter {
     ///
     /// # Errors
     ///
-    /// As [`Filter::evaluate`].
+    /// As [`Comparison::evaluate`].
     pub fn apply(&self, batch: &RecordBatch) -> Result<RecordBatch, Error> {
         let mask = self.evaluate(batch)?;
         Ok(arrow_select::filter::filter_record_batch(batch, &mask)?)
     }
 
-    /// Which values of `array` match (nulls give false).
+    /// Which values of `array` match (null where the value is null).
     fn evaluate_array(&self, array: &dyn Array) -> Result<BooleanArray, Error> {
         if let Some(dict) = array.as_any_dictionary_opt() {
             // Compare each distinct value once, then look the keys up.
             let values = self.evaluate_array(dict.values().as_ref())?;
             let taken = arrow_select::take::take(&values, dict.keys(), None)?;
-            return Ok(nulls_to_false(taken.as_boolean().clone()));
+            return Ok(taken.as_boolean().clone());
         }
         let result = match self.plan(array.data_type())? {
-            Plan::Const(v) => (0..array.len())
-                .map(|i| v && array.is_valid(i))
-                .collect::<Vec<bool>>()
-                .into(),
+            Plan::Const(v) => {
+                let values = if v {
+                    arrow_buffer::BooleanBuffer::new_set(array.len())
+                } else {
+                    arrow_buffer::BooleanBuffer::new_unset(array.len())
+                };
+                BooleanArray::new(values, array.logical_nulls())
+            }
             Plan::Compare { cast_to, scalar } => {
                 let cast;
                 let lhs: &dyn Array = match cast_to {
@@ -410,7 +386,7 @@ impl Filter {
                 }
             }
         };
-        Ok(nulls_to_false(result))
+        Ok(result)
     }
 
     /// How to compare a column of type `data_type` with the literal.
@@ -665,25 +641,6 @@ impl Filter {
         }
     }
 
-    /// The literal as days since the epoch, for a `Date32` column.
-    fn days(&self) -> Option<IntBound> {
-        match &self.value {
-            Literal::Int(v) => Some(IntBound::Value(i128::from(*v))),
-            Literal::Str(s) => {
-                let text = StringArray::from(vec![s.as_str()]);
-                let opts = arrow_cast::CastOptions {
-                    safe: false,
-                    ..Default::default()
-                };
-                let d = arrow_cast::cast_with_options(&text, &DataType::Date32, &opts).ok()?;
-                Some(IntBound::Value(i128::from(
-                    d.as_primitive::<arrow_array::types::Date32Type>().value(0),
-                )))
-            }
-            _ => None,
-        }
-    }
-
     /// The literal as a float, for float columns.
     fn float_value(&self) -> Option<f64> {
         match &self.value {
@@ -696,15 +653,17 @@ impl Filter {
 
     /// Whether any row of row group `rg` may match, judged from the
     /// statistics of column chunk `leaf` (the Parquet leaf column of this
-    /// filter's column, whose Arrow type is `data_type`). False only when
-    /// the statistics prove that no row matches: the row group is empty,
-    /// every value is null, or the min/max range excludes the literal.
+    /// comparison's column, whose Arrow type is `data_type`). False only
+    /// when the statistics prove that no row matches: the row group is
+    /// empty, every value is null, or the min/max range excludes the
+    /// literal.
     ///
-    /// Conservative: missing statistics, a leaf index out of range, types
-    /// whose statistics order is not certain here (unsigned integers,
-    /// `Date64`, half floats, binary, old-style byte-array statistics,
-    /// decimals wider than 16 bytes, `INT96` timestamps), and float
-    /// columns that may hold NaN all give true.
+    /// parquet's [`StatisticsConverter`] reads the statistics as Arrow
+    /// values of the column's type, which are compared with the literal
+    /// as rows are. Conservative: missing or unreadable statistics, a leaf
+    /// index out of range, old-style statistics (other than of signed
+    /// integers), `INT96` timestamps, and float columns that may hold NaN
+    /// all give true.
     pub fn may_match_row_group(
         &self,
         rg: &RowGroupMetaData,
@@ -714,179 +673,97 @@ impl Filter {
         if rg.num_rows() <= 0 {
             return false;
         }
-        let Some(chunk) = rg.columns().get(leaf) else {
+        let Some(stats) = rg.columns().get(leaf).and_then(|c| c.statistics()) else {
             return true;
         };
-        let Some(stats) = chunk.statistics() else {
+        let field = Field::new(self.column.as_str(), data_type.clone(), true);
+        let descr = rg.schema_descr();
+        let Ok(conv) = StatisticsConverter::from_column_index(leaf, &field, descr) else {
             return true;
         };
-        let descr = chunk.column_descr();
-        if descr.max_rep_level() == 0
-            && stats
-                .null_count_opt()
-                .is_some_and(|n| n >= rg.num_rows() as u64)
+        let conv = conv.with_missing_null_counts_as_zero(false);
+        let one = || std::iter::once(rg);
+        let values = match data_type {
+            DataType::Dictionary(_, v) => v.as_ref(),
+            t => t,
+        };
+        let signed_int = matches!(
+            values,
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64
+        );
+        if stats.is_min_max_deprecated() && !signed_int {
+            return true;
+        }
+        if descr.column(leaf).max_rep_level() == 0
+            && let Ok(nulls) = conv.row_group_null_counts(one())
+            && nulls.is_valid(0)
+            && nulls.value(0) >= rg.num_rows() as u64
         {
             return false;
         }
-        let logical = descr.logical_type_ref();
-        let converted = descr.converted_type();
-        match (stats, descr.physical_type()) {
-            (Statistics::Int32(_), PhysicalType::INT32)
-            | (Statistics::Int64(_), PhysicalType::INT64) => {
-                let bound = match logical {
-                    Some(LogicalType::Integer(t)) if t.is_signed => self.int_bound(),
-                    Some(LogicalType::Decimal(d)) => self.scaled(d.scale).map(|s| s.bound(self.op)),
-                    Some(LogicalType::Timestamp(t)) => {
-                        let unit = match t.unit {
-                            parquet::basic::TimeUnit::MILLIS => 1_000_000,
-                            parquet::basic::TimeUnit::MICROS => 1_000,
-                            parquet::basic::TimeUnit::NANOS => 1,
-                        };
-                        self.instant_ns(data_type)
-                            .ok()
-                            .map(|ns| Scaled::of_ns(ns, unit).bound(self.op))
-                    }
-                    Some(LogicalType::Date) if *data_type == DataType::Date32 => self.days(),
-                    Some(_) => None,
-                    None if matches!(
-                        converted,
-                        ConvertedType::NONE
-                            | ConvertedType::INT_8
-                            | ConvertedType::INT_16
-                            | ConvertedType::INT_32
-                            | ConvertedType::INT_64
-                    ) =>
-                    {
-                        self.int_bound()
-                    }
-                    None => None,
+        let (Ok(mut min), Ok(mut max)) = (conv.row_group_mins(one()), conv.row_group_maxes(one()))
+        else {
+            return true;
+        };
+        if min.is_null(0) || max.is_null(0) {
+            return true;
+        }
+        if matches!(
+            values,
+            DataType::Float16 | DataType::Float32 | DataType::Float64
+        ) {
+            // Writers leave NaN out of min/max; only a count of zero NaNs
+            // makes the range cover every value.
+            let no_nan = conv
+                .row_group_nan_counts(one())
+                .is_ok_and(|n| n.is_valid(0) && n.value(0) == 0);
+            let as_f64 = |a: &ArrayRef| {
+                arrow_cast::cast(a, &DataType::Float64)
+                    .ok()
+                    .map(|a| a.as_primitive::<arrow_array::types::Float64Type>().value(0))
+            };
+            let (true, Some(lo), Some(hi)) = (no_nan, as_f64(&min), as_f64(&max)) else {
+                return true;
+            };
+            if lo.is_nan() || hi.is_nan() {
+                return true;
+            }
+            // Writers may record either zero for a range touching zero.
+            let lo = if lo == 0.0 { -0.0 } else { lo };
+            let hi = if hi == 0.0 { 0.0 } else { hi };
+            min = Arc::new(Float64Array::from(vec![lo]));
+            max = Arc::new(Float64Array::from(vec![hi]));
+        }
+        let exact = |r: Result<BooleanArray, _>| r.is_ok_and(|e| e.is_valid(0) && e.value(0));
+        let exact = exact(conv.row_group_is_min_value_exact(one()))
+            && exact(conv.row_group_is_max_value_exact(one()));
+        let Ok(plan) = self.plan(min.data_type()) else {
+            return true;
+        };
+        match plan {
+            Plan::Const(v) => v,
+            Plan::Compare { cast_to, scalar } => {
+                let order = |a: &ArrayRef| -> Option<Ordering> {
+                    let a = match &cast_to {
+                        Some(t) if t != a.data_type() => arrow_cast::cast(a, t).ok()?,
+                        _ => a.clone(),
+                    };
+                    let v = Scalar::new(scalar.clone());
+                    let eq = arrow_ord::cmp::eq(&a, &v).ok()?;
+                    let lt = arrow_ord::cmp::lt(&a, &v).ok()?;
+                    Some(if eq.value(0) {
+                        Ordering::Equal
+                    } else if lt.value(0) {
+                        Ordering::Less
+                    } else {
+                        Ordering::Greater
+                    })
                 };
-                let (min, max) = match stats {
-                    Statistics::Int32(s) => (
-                        s.min_opt().map(|v| i128::from(*v)),
-                        s.max_opt().map(|v| i128::from(*v)),
-                    ),
-                    Statistics::Int64(s) => (
-                        s.min_opt().map(|v| i128::from(*v)),
-                        s.max_opt().map(|v| i128::from(*v)),
-                    ),
-                    _ => (None, None),
-                };
-                let (Some(min), Some(max)) = (min, max) else {
-                    return true;
-                };
-                match bound {
-                    Some(IntBound::Const(v)) => v,
-                    Some(IntBound::Value(v)) => range_may_match(
-                        self.op,
-                        min.cmp(&v),
-                        max.cmp(&v),
-                        stats.min_is_exact() && stats.max_is_exact(),
-                    ),
-                    None => true,
+                match (order(&min), order(&max)) {
+                    (Some(lo), Some(hi)) => range_may_match(self.op, lo, hi, exact),
+                    _ => true,
                 }
             }
-            (
-                Statistics::FixedLenByteArray(_) | Statistics::ByteArray(_),
-                PhysicalType::FIXED_LEN_BYTE_ARRAY | PhysicalType::BYTE_ARRAY,
-            ) if matches!(logical, Some(LogicalType::Decimal(_))) => {
-                let Some(LogicalType::Decimal(d)) = logical else {
-                    return true;
-                };
-                let (min, max) = match stats {
-                    Statistics::FixedLenByteArray(s) => {
-                        (s.min_opt().map(|v| v.data()), s.max_opt().map(|v| v.data()))
-                    }
-                    Statistics::ByteArray(s) => {
-                        (s.min_opt().map(|v| v.data()), s.max_opt().map(|v| v.data()))
-                    }
-                    _ => (None, None),
-                };
-                let (Some(min), Some(max), Some(bound), false) = (
-                    min.and_then(signed_be),
-                    max.and_then(signed_be),
-                    self.scaled(d.scale).map(|s| s.bound(self.op)),
-                    stats.is_min_max_deprecated(),
-                ) else {
-                    return true;
-                };
-                match bound {
-                    IntBound::Const(v) => v,
-                    IntBound::Value(v) => range_may_match(
-                        self.op,
-                        min.cmp(&v),
-                        max.cmp(&v),
-                        stats.min_is_exact() && stats.max_is_exact(),
-                    ),
-                }
-            }
-            (Statistics::Float(_), PhysicalType::FLOAT)
-            | (Statistics::Double(_), PhysicalType::DOUBLE) => {
-                // Writers leave NaN out of min/max; only a count of zero
-                // NaNs makes the range cover every value.
-                if logical.is_some()
-                    || stats.is_min_max_deprecated()
-                    || stats.nan_count_opt() != Some(0)
-                {
-                    return true;
-                }
-                let (min, max) = match stats {
-                    Statistics::Float(s) => (
-                        s.min_opt().map(|v| f64::from(*v)),
-                        s.max_opt().map(|v| f64::from(*v)),
-                    ),
-                    Statistics::Double(s) => (s.min_opt().copied(), s.max_opt().copied()),
-                    _ => (None, None),
-                };
-                let (Some(mut min), Some(mut max), Some(v)) = (min, max, self.float_value()) else {
-                    return true;
-                };
-                if min.is_nan() || max.is_nan() {
-                    return true;
-                }
-                // Writers may record either zero for a range touching zero.
-                if min == 0.0 {
-                    min = -0.0;
-                }
-                if max == 0.0 {
-                    max = 0.0;
-                }
-                range_may_match(self.op, min.total_cmp(&v), max.total_cmp(&v), false)
-            }
-            (Statistics::ByteArray(s), PhysicalType::BYTE_ARRAY) => {
-                let is_string = match logical {
-                    Some(LogicalType::String) => true,
-                    Some(_) => false,
-                    None => converted == ConvertedType::UTF8,
-                };
-                let Literal::Str(v) = &self.value else {
-                    return true;
-                };
-                let (true, false, Some(min), Some(max)) = (
-                    is_string,
-                    stats.is_min_max_deprecated(),
-                    s.min_opt(),
-                    s.max_opt(),
-                ) else {
-                    return true;
-                };
-                let v = v.as_bytes();
-                range_may_match(
-                    self.op,
-                    min.data().cmp(v),
-                    max.data().cmp(v),
-                    stats.min_is_exact() && stats.max_is_exact(),
-                )
-            }
-            (Statistics::Boolean(s), PhysicalType::BOOLEAN) => {
-                let (Literal::Bool(v), Some(min), Some(max)) =
-                    (&self.value, s.min_opt(), s.max_opt())
-                else {
-                    return true;
-                };
-                range_may_match(self.op, min.cmp(v), max.cmp(v), true)
-            }
-            _ => true,
         }
     }
 }
@@ -946,18 +823,6 @@ fn int_bound_of_float(op: CmpOp, f: f64) -> IntBound {
             IntBound::Value(f.floor() as i128 + i128::from(op == CmpOp::GtEq))
         }
     }
-}
-
-/// A big-endian two's complement integer of 1 to 16 bytes (a decimal's
-/// unscaled value in Parquet's byte-array statistics).
-fn signed_be(b: &[u8]) -> Option<i128> {
-    if b.is_empty() || b.len() > 16 {
-        return None;
-    }
-    let fill = if b[0] & 0x80 != 0 { 0xff } else { 0 };
-    let mut full = [fill; 16];
-    full[16 - b.len()..].copy_from_slice(b);
-    Some(i128::from_be_bytes(full))
 }
 
 /// `text` as nanoseconds since the epoch, read in zone `tz` (an offset
@@ -1168,7 +1033,7 @@ fn range_may_match(op: CmpOp, min: Ordering, max: Ordering, exact: bool) -> bool
     }
 }
 
-fn nulls_to_false(mask: BooleanArray) -> BooleanArray {
+pub(super) fn nulls_to_false(mask: BooleanArray) -> BooleanArray {
     if mask.null_count() == 0 {
         mask
     } else {
@@ -1177,18 +1042,18 @@ fn nulls_to_false(mask: BooleanArray) -> BooleanArray {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(super) mod tests {
+    use crate::filter::comparison::*;
     use arrow_array::{
         BooleanArray, DictionaryArray, Float64Array, Int32Array, Int64Array, StringArray,
         TimestampMillisecondArray, UInt8Array, UInt64Array, types::Int32Type,
     };
-    use arrow_schema::{Field, TimeUnit};
+
     use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
     use strata_gen::rng::RowRng;
 
-    fn f(column: &str, op: CmpOp, value: Literal) -> Filter {
-        Filter {
+    fn f(column: &str, op: CmpOp, value: Literal) -> Comparison {
+        Comparison {
             column: column.into(),
             op,
             value,
@@ -1223,126 +1088,14 @@ mod tests {
             ("x = 9223372036854775807", f("x", Eq, Int(i64::MAX))),
         ];
         for (text, want) in cases {
-            let got = Filter::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let got = Comparison::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(got, want, "{text}");
-            assert_eq!(text.parse::<Filter>().unwrap(), want);
+            assert_eq!(text.parse::<Comparison>().unwrap(), want);
             // Display gives text that parses back to the same filter.
-            assert_eq!(Filter::parse(&got.to_string()).unwrap(), want, "{got}");
+            assert_eq!(Comparison::parse(&got.to_string()).unwrap(), want, "{got}");
         }
-        let nan = Filter::parse("x > nan").unwrap();
+        let nan = Comparison::parse("x > nan").unwrap();
         assert!(matches!(nan.value, Float(v) if v.is_nan()));
-    }
-
-    #[test]
-    fn rejects_bad_filters_with_the_expression_and_what_was_expected() {
-        let cases = [
-            ("", "a column name"),
-            ("x", "an operator"),
-            ("x >", "a number, a 'quoted string', true or false"),
-            ("> 5", "a column name"),
-            ("x >> 5", "a number"),
-            ("x = 'abc", "a closing '"),
-            ("x = 5 6", "the end of the filter"),
-            ("x = abc", "a number"),
-            ("x ! 5", "an operator"),
-            ("x = 1.2.3", "a number"),
-            ("\"\" = 1", "a non-empty column name"),
-        ];
-        for (text, expected) in cases {
-            let e = Filter::parse(text).unwrap_err();
-            assert!(matches!(e, Error::InvalidConfig(_)), "{text}: {e:?}");
-            let msg = e.to_string();
-            assert!(msg.contains(&format!("\"{text}\"")), "{msg}");
-            assert!(msg.contains(expected), "{text}: {msg}");
-        }
-    }
-
-    #[test]
-    fn check_names_unknown_columns_and_incomparable_types() {
-        let schema = Schema::new(vec![
-            Field::new("a", DataType::Int64, true),
-            Field::new("s", DataType::Utf8, true),
-            Field::new("t", DataType::Timestamp(TimeUnit::Millisecond, None), true),
-            Field::new(
-                "d",
-                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
-                true,
-            ),
-            Field::new("day", DataType::Date32, true),
-            Field::new(
-                "berlin",
-                DataType::Timestamp(TimeUnit::Second, Some("Europe/Berlin".into())),
-                true,
-            ),
-        ]);
-        // A named zone: strings with an offset only.
-        let e = Filter::parse("berlin < '2024-03-31 02:30:00'")
-            .unwrap()
-            .check(&schema)
-            .unwrap_err();
-        assert!(e.to_string().contains("no UTC offset"), "{e}");
-        Filter::parse("berlin < '2024-03-31 02:30:00+01:00'")
-            .unwrap()
-            .check(&schema)
-            .unwrap();
-        let e = Filter::parse("zz > 1").unwrap().check(&schema).unwrap_err();
-        assert!(
-            matches!(&e, Error::UnknownColumn { name, .. } if name == "zz"),
-            "{e:?}"
-        );
-        let e = Filter::parse("a = 'x'")
-            .unwrap()
-            .check(&schema)
-            .unwrap_err();
-        let msg = e.to_string();
-        assert!(msg.contains("'a'") && msg.contains("Int64"), "{msg}");
-        let e = Filter::parse("s > 1").unwrap().check(&schema).unwrap_err();
-        assert!(e.to_string().contains("Utf8"), "{e}");
-        let e = Filter::parse("t > 'soon'")
-            .unwrap()
-            .check(&schema)
-            .unwrap_err();
-        assert!(e.to_string().contains("HH:MM:SS"), "{e}");
-        let e = Filter::parse("t > 1.5")
-            .unwrap()
-            .check(&schema)
-            .unwrap_err();
-        assert!(e.to_string().contains("quoted timestamp"), "{e}");
-        let e = Filter::parse("day > 'soon'")
-            .unwrap()
-            .check(&schema)
-            .unwrap_err();
-        assert!(e.to_string().contains("YYYY-MM-DD"), "{e}");
-        for ok in [
-            "a > 2.5",
-            "a = 3",
-            "s = 'x'",
-            "d != 'y'",
-            "day >= '2024-02-29'",
-            "day < 19000",
-            "t > 0",
-            "t >= '2024-01-01'",
-            "t < '2024-01-01 10:00:00.123456789+05:00'",
-        ] {
-            Filter::parse(ok).unwrap().check(&schema).unwrap();
-        }
-        let batch = RecordBatch::try_new(
-            Arc::new(Schema::new(vec![Field::new(
-                "t",
-                DataType::Timestamp(TimeUnit::Millisecond, None),
-                true,
-            )])),
-            vec![Arc::new(TimestampMillisecondArray::from(vec![1]))],
-        )
-        .unwrap();
-        assert_eq!(
-            Filter::parse("t > 0")
-                .unwrap()
-                .evaluate(&batch)
-                .unwrap()
-                .true_count(),
-            1
-        );
     }
 
     #[test]
@@ -1403,12 +1156,12 @@ mod tests {
 
     /// A batch of random columns with nulls, and the per-row values as
     /// plain Rust for the brute force.
-    struct Data {
-        batch: RecordBatch,
-        ints: Vec<Option<i128>>,
-        floats: Vec<Option<f64>>,
-        strs: Vec<Option<String>>,
-        bools: Vec<Option<bool>>,
+    pub(crate) struct Data {
+        pub(crate) batch: RecordBatch,
+        pub(crate) ints: Vec<Option<i128>>,
+        pub(crate) floats: Vec<Option<f64>>,
+        pub(crate) strs: Vec<Option<String>>,
+        pub(crate) bools: Vec<Option<bool>>,
     }
 
     /// Unscaled values of the decimal columns, and their scales.
@@ -1484,7 +1237,7 @@ mod tests {
         s.as_string::<i32>().value(0).to_string()
     }
 
-    fn random_data(seed: u64, n: usize) -> Data {
+    pub(crate) fn random_data(seed: u64, n: usize) -> Data {
         let mut rng = RowRng::seeded(seed);
         let null = |rng: &mut RowRng| rng.next_below(8) == 0;
         let ints: Vec<Option<i128>> = (0..n)
@@ -1570,16 +1323,16 @@ mod tests {
 
     /// A random filter on a random column of [`random_data`], and the
     /// brute-force answer for row `i`.
-    fn random_filter<'a>(
+    pub(crate) fn random_filter<'a>(
         rng: &mut RowRng,
         d: &'a Data,
-    ) -> (Filter, Box<dyn Fn(usize) -> bool + 'a>) {
+    ) -> (Comparison, Box<dyn Fn(usize) -> bool + 'a>) {
         let op = OPS[rng.next_below(6) as usize];
         let column = [
             "i64", "i32", "u8", "u64", "f64", "s", "ds", "di", "b", "dec", "decw", "ts", "tss",
             "tsz", "day",
         ][rng.next_below(15) as usize];
-        let filter = |value: Literal| Filter {
+        let filter = |value: Literal| Comparison {
             column: column.into(),
             op,
             value,
@@ -1650,7 +1403,7 @@ mod tests {
                 random_literal(rng, kind)
             }
         };
-        let filter = Filter {
+        let filter = Comparison {
             column: column.into(),
             op,
             value: value.clone(),
@@ -1715,7 +1468,7 @@ mod tests {
         )])
         .unwrap();
         let count = |text: &str| {
-            let m = Filter::parse(text).unwrap().evaluate(&batch).unwrap();
+            let m = Comparison::parse(text).unwrap().evaluate(&batch).unwrap();
             m.true_count()
         };
         assert_eq!(count("u8 < 300"), 2);
