@@ -108,17 +108,19 @@ pub struct Comparison {
     pub literal: SqlLiteral,
 }
 
-/// A part of a predicate.
+/// A part of a predicate; `C` is its comparisons' form (as parsed,
+/// [`Comparison`], unless a reader gives them its own with
+/// [`Clause::try_map`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Clause {
+pub enum Clause<C = Comparison> {
     /// Both hold.
-    And(Box<Clause>, Box<Clause>),
+    And(Box<Clause<C>>, Box<Clause<C>>),
     /// Either holds.
-    Or(Box<Clause>, Box<Clause>),
+    Or(Box<Clause<C>>, Box<Clause<C>>),
     /// The clause does not hold (null stays null).
-    Not(Box<Clause>),
+    Not(Box<Clause<C>>),
     /// A column compared with a literal.
-    Compare(Comparison),
+    Compare(C),
     /// `column IS NULL` (`negated`: `IS NOT NULL`).
     IsNull {
         /// The column tested.
@@ -140,6 +142,36 @@ pub enum Clause {
     },
     /// Any other boolean expression.
     Test(Test),
+}
+
+impl<C> Clause<C> {
+    /// The same clauses with every comparison turned into `f`'s form; the
+    /// first error of `f` stops it.
+    ///
+    /// # Errors
+    ///
+    /// `f`'s.
+    pub fn try_map<D, E>(self, f: &mut impl FnMut(C) -> Result<D, E>) -> Result<Clause<D>, E> {
+        Ok(match self {
+            Clause::And(a, b) => Clause::And(Box::new(a.try_map(f)?), Box::new(b.try_map(f)?)),
+            Clause::Or(a, b) => Clause::Or(Box::new(a.try_map(f)?), Box::new(b.try_map(f)?)),
+            Clause::Not(a) => Clause::Not(Box::new(a.try_map(f)?)),
+            Clause::Compare(c) => Clause::Compare(f(c)?),
+            Clause::IsNull { column, negated } => Clause::IsNull { column, negated },
+            Clause::Like {
+                column,
+                pattern,
+                negated,
+                case_insensitive,
+            } => Clause::Like {
+                column,
+                pattern,
+                negated,
+                case_insensitive,
+            },
+            Clause::Test(t) => Clause::Test(t),
+        })
+    }
 }
 
 /// A boolean expression typed and evaluated by the spec's checker and

@@ -37,24 +37,7 @@ pub struct Filter {
 }
 
 /// A filter's clauses, their comparisons read exactly.
-#[derive(Debug, Clone, PartialEq)]
-enum Node {
-    And(Box<Node>, Box<Node>),
-    Or(Box<Node>, Box<Node>),
-    Not(Box<Node>),
-    Compare(Comparison),
-    IsNull {
-        column: String,
-        negated: bool,
-    },
-    Like {
-        column: String,
-        pattern: String,
-        negated: bool,
-        case_insensitive: bool,
-    },
-    Test(strata_gen::Test),
-}
+type Node = Clause<Comparison>;
 
 impl fmt::Display for Filter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -202,39 +185,19 @@ fn invalid(text: &str, e: &strata_gen::PredicateError) -> Error {
 /// The node of a clause: its comparisons' literals read as the
 /// single-comparison reader reads them.
 fn node(text: &str, c: Clause) -> Result<Node, Error> {
-    Ok(match c {
-        Clause::And(a, b) => Node::And(Box::new(node(text, *a)?), Box::new(node(text, *b)?)),
-        Clause::Or(a, b) => Node::Or(Box::new(node(text, *a)?), Box::new(node(text, *b)?)),
-        Clause::Not(a) => Node::Not(Box::new(node(text, *a)?)),
-        Clause::Compare(c) => {
-            let value = match c.literal {
-                SqlLiteral::Number(n) => Literal::number(&n).ok_or_else(|| {
-                    Error::InvalidConfig(format!(
-                        "invalid filter \"{text}\": `{n}` is not a number"
-                    ))
-                })?,
-                SqlLiteral::Str(s) => Literal::Str(s),
-                SqlLiteral::Bool(b) => Literal::Bool(b),
-            };
-            Node::Compare(Comparison {
-                column: c.column,
-                op: c.op,
-                value,
-            })
-        }
-        Clause::IsNull { column, negated } => Node::IsNull { column, negated },
-        Clause::Like {
-            column,
-            pattern,
-            negated,
-            case_insensitive,
-        } => Node::Like {
-            column,
-            pattern,
-            negated,
-            case_insensitive,
-        },
-        Clause::Test(t) => Node::Test(t),
+    c.try_map(&mut |c: strata_gen::Comparison| {
+        let value = match c.literal {
+            SqlLiteral::Number(n) => Literal::number(&n).ok_or_else(|| {
+                Error::InvalidConfig(format!("invalid filter \"{text}\": `{n}` is not a number"))
+            })?,
+            SqlLiteral::Str(s) => Literal::Str(s),
+            SqlLiteral::Bool(b) => Literal::Bool(b),
+        };
+        Ok(Comparison {
+            column: c.column,
+            op: c.op,
+            value,
+        })
     })
 }
 
@@ -261,7 +224,20 @@ fn push(out: &mut Vec<String>, name: &str) {
     }
 }
 
-impl Node {
+/// What a filter does with its clauses: the columns they read, their
+/// rows' mask, and whether a row group may hold a match.
+trait Clauses {
+    fn columns(&self, text: &str, schema: &Schema, out: &mut Vec<String>) -> Result<(), Error>;
+    fn evaluate(&self, text: &str, batch: &RecordBatch) -> Result<BooleanArray, Error>;
+    fn may_match(
+        &self,
+        rg: &RowGroupMetaData,
+        leaf: &dyn Fn(&str) -> Option<(usize, DataType)>,
+        negated: bool,
+    ) -> bool;
+}
+
+impl Clauses for Node {
     fn columns(&self, text: &str, schema: &Schema, out: &mut Vec<String>) -> Result<(), Error> {
         match self {
             Node::And(a, b) | Node::Or(a, b) => {
