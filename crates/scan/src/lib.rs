@@ -285,11 +285,12 @@ impl Scanner {
             && req.limit.is_none()
         {
             let sizes = f.projected_row_group_bytes(req)?;
-            if sizes.iter().all(|&b| b <= PARALLEL_ROW_GROUP_BYTES)
-                && sizes.iter().sum::<u64>() >= self.parallel_min_bytes
+            if sizes.iter().all(|&(_, b)| b <= PARALLEL_ROW_GROUP_BYTES)
+                && sizes.iter().map(|&(_, b)| b).sum::<u64>() >= self.parallel_min_bytes
             {
                 let f = f.clone();
-                return self.scan_row_groups(&f, req, each);
+                let groups = sizes.into_iter().map(|(g, _)| g);
+                return self.scan_row_groups(&f, req, groups, each);
             }
         }
         let mut stream = self.file.stream(req)?;
@@ -301,13 +302,15 @@ impl Scanner {
         Ok(())
     }
 
-    /// A Parquet scan with row groups decoded in parallel: a window of one
-    /// task per worker, each decoding one row group; batches are handed
-    /// on in file order. On an error the tasks still running are stopped.
+    /// A Parquet scan of row groups `groups` (those `req` reads, in file
+    /// order) decoded in parallel: a window of one task per worker, each
+    /// decoding one row group; batches are handed on in file order. On an
+    /// error the tasks still running are stopped.
     fn scan_row_groups(
         &mut self,
         f: &parquet::ParquetFile,
         req: &ScanRequest,
+        mut groups: impl Iterator<Item = usize>,
         mut each: impl FnMut(&RecordBatch) -> Result<(), Error>,
     ) -> Result<(), Error> {
         type Task = tokio::task::JoinHandle<Result<Vec<RecordBatch>, Error>>;
@@ -320,7 +323,6 @@ impl Scanner {
                 }
             }
         }
-        let mut groups = f.row_groups_for(req)?.into_iter();
         let mut window = Window(std::collections::VecDeque::new());
         loop {
             while window.0.len() < self.workers {

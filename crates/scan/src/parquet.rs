@@ -271,14 +271,14 @@ impl ParquetFile {
         Ok(self.plan(req, None)?.row_groups)
     }
 
-    /// The uncompressed size, in bytes, of the projected column chunks of
-    /// each row group a scan for `req` reads (about what each decoded row
-    /// group holds), in file order.
+    /// Each row group a scan for `req` reads ([`ParquetFile::row_groups_for`])
+    /// with the uncompressed size, in bytes, of its projected column
+    /// chunks (about what it holds decoded), in file order.
     ///
     /// # Errors
     ///
     /// The up-front errors of [`ParquetFile::stream`].
-    pub fn projected_row_group_bytes(&self, req: &ScanRequest) -> Result<Vec<u64>, Error> {
+    pub fn projected_row_group_bytes(&self, req: &ScanRequest) -> Result<Vec<(usize, u64)>, Error> {
         let plan = self.plan(req, None)?;
         let leaves = self.leaves_of(&plan.roots);
         Ok(plan
@@ -286,11 +286,12 @@ impl ParquetFile {
             .iter()
             .map(|&g| {
                 let rg = self.metadata.row_group(g);
-                leaves
+                let bytes = leaves
                     .iter()
                     .filter_map(|&l| rg.columns().get(l))
                     .map(|c| u64::try_from(c.uncompressed_size()).unwrap_or(0))
-                    .sum::<u64>()
+                    .sum::<u64>();
+                (g, bytes)
             })
             .collect())
     }
