@@ -1237,6 +1237,40 @@ pub(super) mod tests {
         s.as_string::<i32>().value(0).to_string()
     }
 
+    /// `d`'s batch without the dictionary-encoded ints (they have no
+    /// Parquet counterpart of their own), written by parquet's writer in
+    /// row groups of `group_rows`, and the file's footer.
+    pub(crate) fn in_parquet(
+        d: &Data,
+        group_rows: usize,
+    ) -> (RecordBatch, parquet::file::metadata::ParquetMetaData) {
+        let schema = d.batch.schema();
+        let keep: Vec<usize> = (0..schema.fields().len())
+            .filter(|&i| schema.field(i).name() != "di")
+            .collect();
+        let batch = d.batch.project(&keep).unwrap();
+        let md = parquet_footer(&batch, group_rows);
+        (batch, md)
+    }
+
+    /// The footer of `batch` written by parquet's writer in row groups of
+    /// `group_rows`.
+    pub(crate) fn parquet_footer(
+        batch: &RecordBatch,
+        group_rows: usize,
+    ) -> parquet::file::metadata::ParquetMetaData {
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(group_rows))
+            .build();
+        let mut buf = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
+        w.write(batch).unwrap();
+        w.close().unwrap();
+        parquet::file::metadata::ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes::Bytes::from(buf))
+            .unwrap()
+    }
+
     pub(crate) fn random_data(seed: u64, n: usize) -> Data {
         let mut rng = RowRng::seeded(seed);
         let null = |rng: &mut RowRng| rng.next_below(8) == 0;
@@ -1486,23 +1520,7 @@ pub(super) mod tests {
         let mut pruned_columns = std::collections::BTreeSet::new();
         for seed in 0..12u64 {
             let d = random_data(seed, 400);
-            let props = WriterProperties::builder()
-                .set_max_row_group_row_count(Some(1 + (seed as usize % 5) * 17))
-                .build();
-            // Dictionary-encoded ints have no Parquet counterpart of their
-            // own; leave that column out of the file.
-            let schema = d.batch.schema();
-            let keep: Vec<usize> = (0..schema.fields().len())
-                .filter(|&i| schema.field(i).name() != "di")
-                .collect();
-            let batch = d.batch.project(&keep).unwrap();
-            let mut buf = Vec::new();
-            let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
-            w.write(&batch).unwrap();
-            w.close().unwrap();
-            let md = parquet::file::metadata::ParquetMetaDataReader::new()
-                .parse_and_finish(&bytes::Bytes::from(buf))
-                .unwrap();
+            let (batch, md) = in_parquet(&d, 1 + (seed as usize % 5) * 17);
             let mut rng = RowRng::seeded(77 + seed);
             for _ in 0..80 {
                 let (filter, check) = random_filter(&mut rng, &d);

@@ -398,11 +398,10 @@ fn like(
 
 #[cfg(test)]
 mod tests {
-    use super::comparison::tests::{Data, random_data, random_filter};
+    use super::comparison::tests::{Data, in_parquet, parquet_footer, random_data, random_filter};
     use super::*;
     use arrow_array::{Array, TimestampMillisecondArray};
     use arrow_schema::{Field, TimeUnit};
-    use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
     use strata_gen::rng::RowRng;
 
     /// SQL's answer for a row: `None` for null.
@@ -714,21 +713,7 @@ mod tests {
         let mut pruned = 0;
         for seed in 0..8u64 {
             let d = random_data(seed, 400);
-            let props = WriterProperties::builder()
-                .set_max_row_group_row_count(Some(1 + (seed as usize % 5) * 17))
-                .build();
-            let schema = d.batch.schema();
-            let keep: Vec<usize> = (0..schema.fields().len())
-                .filter(|&i| schema.field(i).name() != "di")
-                .collect();
-            let batch = d.batch.project(&keep).unwrap();
-            let mut buf = Vec::new();
-            let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
-            w.write(&batch).unwrap();
-            w.close().unwrap();
-            let md = parquet::file::metadata::ParquetMetaDataReader::new()
-                .parse_and_finish(&bytes::Bytes::from(buf))
-                .unwrap();
+            let (batch, md) = in_parquet(&d, 1 + (seed as usize % 5) * 17);
             let file_schema = batch.schema();
             let leaf = |name: &str| {
                 let i = file_schema.index_of(name).ok()?;
@@ -773,16 +758,7 @@ mod tests {
             ("u", Arc::new(UInt64Array::from(big.clone()))),
         ])
         .unwrap();
-        let props = WriterProperties::builder()
-            .set_max_row_group_row_count(Some(50))
-            .build();
-        let mut buf = Vec::new();
-        let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-        let md = parquet::file::metadata::ParquetMetaDataReader::new()
-            .parse_and_finish(&bytes::Bytes::from(buf))
-            .unwrap();
+        let md = parquet_footer(&batch, 50);
         let schema = batch.schema();
         let leaf = |name: &str| {
             let i = schema.index_of(name).ok()?;
