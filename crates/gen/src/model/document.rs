@@ -15,6 +15,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings, js
 use serde::Deserialize;
 use serde_json::Value as Json;
 
+pub use super::leaf::{At, Items, ItemsShape, Loose, Raw, Shape, Tab, Unknown};
 use super::{CalendarPart, WordList};
 
 /// Every generator key, in the order errors list them.
@@ -181,24 +182,10 @@ fn one_generator(schema: &mut Schema) {
     schema.insert("not".into(), serde_json::json!({ "anyOf": pairs }));
 }
 
-/// A value of a field's type, as the TOML document holds it (the whole
-/// `uint64` range included, which `toml::Value` cannot hold).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
-pub enum Scalar {
-    /// `true` or `false`.
-    Bool(bool),
-    /// An integer that fits `i64`.
-    Int(i64),
-    /// An integer past `i64::MAX`.
-    UInt(u64),
-    /// A float.
-    Float(f64),
-    /// A string (a decimal, date or timestamp may be written as one).
-    Text(String),
-    /// A TOML date, time or date-time.
-    Datetime(toml::value::Datetime),
-}
+/// A value of a field's type (the schema's `value`). Read as a
+/// [`Raw`](super::leaf::Raw) and checked against the field's type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {}
 
 impl JsonSchema for Scalar {
     fn schema_name() -> Cow<'static, str> {
@@ -215,8 +202,7 @@ impl JsonSchema for Scalar {
 
 /// An Arrow type as a spec names it (`int64`, `decimal(12, 2)`,
 /// `timestamp(ms, UTC)`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TypeName(pub String);
 
 impl JsonSchema for TypeName {
@@ -258,8 +244,7 @@ impl JsonSchema for TypeName {
 }
 
 /// The integer type of a dictionary's keys.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KeyType(pub String);
 
 impl JsonSchema for KeyType {
@@ -289,14 +274,14 @@ macro_rules! with_generators {
     (@munch $m:tt $name:ident { $($acc:tt)* } [constant $(, $rest:ident)*]) => {
         with_generators!(@munch $m $name { $($acc)*
             /// Always this value.
-            pub constant: Option<Scalar>,
+            pub constant: Option<Loose<Scalar>>,
         } [$($rest),*]);
     };
     (@munch $m:tt $name:ident { $($acc:tt)* } [sequence $(, $rest:ident)*]) => {
         with_generators!(@munch $m $name { $($acc)*
             /// start + step * index (the row, or parent_index * max_length
             /// + position inside lists and maps).
-            pub sequence: Option<Sequence>,
+            pub sequence: Option<Tab<Sequence>>,
         } [$($rest),*]);
     };
     (@munch $m:tt $name:ident { $($acc:tt)* } [sequence_per_parent $(, $rest:ident)*]) => {
@@ -305,42 +290,42 @@ macro_rules! with_generators {
             /// + position inside lists and maps); with `per_parent = true`,
             /// in a child table, the row's number among its parent's
             /// children.
-            pub sequence: Option<RowSequence>,
+            pub sequence: Option<Tab<RowSequence>>,
         } [$($rest),*]);
     };
     (@munch $m:tt $name:ident { $($acc:tt)* } [uniform $(, $rest:ident)*]) => {
         with_generators!(@munch $m $name { $($acc)*
             /// Uniform between min and max (inclusive for integers, dates
             /// and timestamps; [min, max) for floats).
-            pub uniform: Option<Uniform>,
+            pub uniform: Option<Tab<Uniform>>,
         } [$($rest),*]);
     };
     (@munch $m:tt $name:ident { $($acc:tt)* } [normal $(, $rest:ident)*]) => {
         with_generators!(@munch $m $name { $($acc)*
             /// Normal, clamped to [min, max] when given, rounded for
             /// integers.
-            pub normal: Option<Normal>,
+            pub normal: Option<Tab<Normal>>,
         } [$($rest),*]);
     };
     (@munch $m:tt $name:ident { $($acc:tt)* } [zipf $(, $rest:ident)*]) => {
         with_generators!(@munch $m $name { $($acc)*
             /// Zipf over ranks 1..=n, P(k) proportional to k^-s:
             /// values[k-1], or start + k - 1 for numbers.
-            pub zipf: Option<Zipf>,
+            pub zipf: Option<Tab<Zipf>>,
         } [$($rest),*]);
     };
     (@munch $m:tt $name:ident { $($acc:tt)* } [weighted $(, $rest:ident)*]) => {
         with_generators!(@munch $m $name { $($acc)*
             /// One of values, with probability proportional to its weight
             /// (all equal when weights are left out).
-            pub weighted: Option<Weighted>,
+            pub weighted: Option<Tab<Weighted>>,
         } [$($rest),*]);
     };
     (@munch $m:tt $name:ident { $($acc:tt)* } [probability $(, $rest:ident)*]) => {
         with_generators!(@munch $m $name { $($acc)*
             /// Booleans: true with this probability.
             #[schemars(range(min = 0, max = 1))]
-            pub probability: Option<f64>,
+            pub probability: Option<Loose<f64>>,
         } [$($rest),*]);
     };
     (@munch $m:tt $name:ident { $($acc:tt)* } [template $(, $rest:ident)*]) => {
@@ -348,21 +333,21 @@ macro_rules! with_generators {
             /// Strings: literal text with `{seq[:0W]}`, `{first_name}`,
             /// `{last_name}`, `{word}`, `{uniform(A,B)[:0W]}`,
             /// `{zipf(S,N)[:0W]}`, `{hex(N)}`; `{{` and `}}` are braces.
-            pub template: Option<String>,
+            pub template: Option<Loose<String>>,
         } [$($rest),*]);
     };
     (@munch $m:tt $name:ident { $($acc:tt)* } [words $(, $rest:ident)*]) => {
         with_generators!(@munch $m $name { $($acc)*
             /// Strings: min..=max words from a built-in list, joined by
             /// spaces.
-            pub words: Option<Words>,
+            pub words: Option<Tab<Words>>,
         } [$($rest),*]);
     };
 }
 
 /// A spec file: one table's `fields`, or a dataset's `tables`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 #[schemars(
     title = "strata dataset spec",
     description = "A TOML dataset spec for `strata generate --spec`, read as JSON. `strata spec check FILE` checks what a schema cannot: value types against field types, distribution parameters, sibling references.",
@@ -372,22 +357,27 @@ macro_rules! with_generators {
     )
 )]
 pub struct Document {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// Dataset name: file stem and Parquet metadata.
     #[schemars(regex(pattern = FILE_NAME))]
-    pub name: String,
+    #[schemars(required)]
+    pub name: Option<Loose<String>>,
     /// Free text.
-    pub description: Option<String>,
+    pub description: Option<Loose<String>>,
     /// The fields of a single-table spec.
     #[schemars(length(min = 1))]
-    pub fields: Option<Vec<Field>>,
+    pub fields: Option<Items<Field>>,
     /// The tables of a multi-table dataset (instead of `fields`).
     #[schemars(length(min = 1))]
-    pub tables: Option<Vec<Table>>,
+    pub tables: Option<Items<Table>>,
 }
 
 /// A table of a multi-table dataset (`[[tables]]`).
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 #[schemars(
     rename = "table",
     extend(
@@ -409,46 +399,57 @@ pub struct Document {
     )
 )]
 pub struct Table {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// Table name: its directory and file stem.
     #[schemars(regex(pattern = FILE_NAME))]
-    pub name: String,
+    #[schemars(required)]
+    pub name: Option<Loose<String>>,
     /// Free text.
-    pub description: Option<String>,
+    pub description: Option<Loose<String>>,
     /// A fixed row count (a dimension such as regions).
-    pub rows: Option<u64>,
+    pub rows: Option<Loose<u64>>,
     /// Rows per unit of `--scale`, rounded to the nearest integer.
     #[schemars(extend("exclusiveMinimum" = 0))]
-    pub rows_per_scale: Option<f64>,
+    pub rows_per_scale: Option<Loose<f64>>,
     /// The table's fields.
     #[schemars(length(min = 1))]
-    pub fields: Option<Vec<Field>>,
+    pub fields: Option<Items<Field>>,
     /// The parent table: this table holds `count` rows per row of it (line
     /// items of orders).
-    pub children_of: Option<String>,
+    pub children_of: Option<Loose<String>>,
     /// Rows per parent row of a child table: an integer, or an integer
     /// generator table; the table may add `when`, cases that draw the count
     /// another way where an SQL `condition` on the parent row's top-level
     /// fields holds (the first true one wins).
-    pub count: Option<Count>,
+    pub count: Option<Tab<CountDraw, Count>>,
     /// A calendar table (a date dimension): one row per day from `start`
     /// to `end` (dates, both included); its fields may read parts of the
     /// day with `calendar = PART`, and without `fields` it has one field
     /// per part.
-    pub calendar: Option<CalendarDays>,
+    pub calendar: Option<Tab<CalendarDays>>,
 }
 
 /// The days of a calendar table.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct CalendarDays {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The first day.
-    pub start: Scalar,
+    #[schemars(with = "Scalar")]
+    pub start: Option<Loose<Scalar>>,
     /// The last day.
-    pub end: Scalar,
+    #[schemars(with = "Scalar")]
+    pub end: Option<Loose<Scalar>>,
 }
 
 /// A child table's rows per parent row.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
 #[serde(untagged)]
 pub enum Count {
     /// Always this many.
@@ -460,99 +461,114 @@ pub enum Count {
 with_generators! {
     /// A child table's count drawn by a generator, with cases.
     #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
+    #[schemars(deny_unknown_fields)]
     #[schemars(transform = one_generator)]
     pub struct CountDraw {
+        /// Keys this table does not take (refused by `parse`).
+        #[serde(flatten)]
+        #[schemars(skip)]
+        pub unknown: Unknown,
         /// Cases that draw the count another way where an SQL `condition`
         /// on the parent row's top-level fields holds (the first true one
         /// wins).
-        pub when: Option<Vec<CountCase>>,
+        pub when: Option<Items<CountCase>>,
     } + [constant, uniform, normal, zipf, weighted]
 }
 
 with_generators! {
     /// A case of a child table's count.
     #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
+    #[schemars(deny_unknown_fields)]
     #[schemars(transform = one_generator)]
     pub struct CountCase {
+        /// Keys this table does not take (refused by `parse`).
+        #[serde(flatten)]
+        #[schemars(skip)]
+        pub unknown: Unknown,
         /// An SQL test of the parent row's top-level fields (DuckDB's
         /// dialect, as `expr`).
-        pub condition: String,
+        #[schemars(required)]
+        pub condition: Option<Loose<String>>,
     } + [constant, uniform, normal, zipf, weighted]
 }
 
 with_generators! {
     /// A field of a table: its name, Arrow type, generator, nulls and cases.
     #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
+    #[schemars(deny_unknown_fields)]
     #[schemars(rename = "field", transform = one_generator)]
     pub struct Field {
+        /// Keys this table does not take (refused by `parse`).
+        #[serde(flatten)]
+        #[schemars(skip)]
+        pub unknown: Unknown,
         /// The Arrow field name (unique among siblings).
         #[schemars(length(min = 1))]
-        pub name: String,
+        #[schemars(required)]
+        pub name: Option<Loose<String>>,
         /// The Arrow type.
         #[serde(rename = "type")]
-        pub ty: TypeName,
+        #[schemars(required)]
+        pub ty: Option<Loose<TypeName>>,
         /// Share of nulls (default 0).
         #[schemars(range(min = 0, max = 1))]
-        pub null_rate: Option<f64>,
+        pub null_rate: Option<Loose<f64>>,
         /// Make the Arrow field nullable even without nulls (it is whenever
         /// a null can occur).
-        pub nullable: Option<bool>,
+        pub nullable: Option<Loose<bool>>,
         /// Parquet dictionary encoding for this leaf (default: on when the
         /// field has at most 100,000 distinct values).
-        pub parquet_dictionary: Option<bool>,
+        pub parquet_dictionary: Option<Loose<bool>>,
         /// Free text.
-        pub description: Option<String>,
+        pub description: Option<Loose<String>>,
         /// Cases that change the null rate or generator when a sibling has
         /// a value, or where an SQL `condition` on the siblings holds; the
         /// first match wins.
-        pub when: Option<Vec<When>>,
+        pub when: Option<Items<When>>,
         /// Dictionary key type (default: the narrowest unsigned type that
         /// fits).
-        pub key_type: Option<KeyType>,
+        pub key_type: Option<Loose<KeyType>>,
         /// Struct children.
         #[schemars(length(min = 1))]
-        pub fields: Option<Vec<Field>>,
+        pub fields: Option<Items<Field>>,
         /// List element field (named item unless given a name).
-        pub item: Option<Box<Child>>,
+        pub item: Option<Tab<Box<Child>>>,
         /// Elements per list or map.
-        pub length: Option<Length>,
+        pub length: Option<Tab<Draw, Length>>,
         /// Lists drawn empty are null instead.
-        pub empty_as_null: Option<bool>,
+        pub empty_as_null: Option<Loose<bool>>,
         /// Map key field: never null; distinct within a map.
-        pub key: Option<Box<Child>>,
+        pub key: Option<Tab<Box<Child>>>,
         /// Map value field.
-        pub value: Option<Box<Child>>,
+        pub value: Option<Tab<Box<Child>>>,
         /// A copy of a top-level field of a row of another table of the
         /// dataset (only in a file of `[[tables]]`): a foreign key when
         /// that field is the table's key. The field's type must equal the
         /// referenced field's.
         #[serde(rename = "ref")]
-        pub reference: Option<Reference>,
+        pub reference: Option<Tab<Reference>>,
         /// In a child table (`children_of`): a top-level field of the
         /// row's own parent row, copied; a field name, or
         /// `{ field, offset }`.
-        pub parent: Option<Parent>,
+        pub parent: Option<Tab<ParentOffset, Parent>>,
         /// In a child table: the row's position among its parent's
         /// children, plus this start (1 gives 1, 2, 3, ...).
-        pub position: Option<i64>,
+        pub position: Option<Loose<i64>>,
         /// Random version 4 UUIDs: the 36-character text for strings, 16
         /// bytes for binary and fixed_size_binary(16).
         #[schemars(extend("const" = true))]
-        pub uuid: Option<bool>,
+        pub uuid: Option<Loose<bool>>,
         /// Row i gets value i (a dimension's members, each once): a list,
         /// or `{ values, cycle }`; without `cycle = true` a table longer
         /// than the list is an error. Top-level fields of tables with rows
         /// of their own.
-        pub values_by_row: Option<ValuesByRow>,
+        pub values_by_row: Option<Tab<CyclingValues, ValuesByRow>>,
         /// In a calendar table: this part of the row's day (date: date32;
         /// date_key (yyyymmdd), year, quarter, month, day_of_month,
         /// day_of_year, day_of_week (ISO, Monday 1), week_of_year (ISO):
         /// integers; day_name, month_name: strings or dictionaries;
         /// weekend: boolean).
-        pub calendar: Option<CalendarPart>,
+        pub calendar: Option<Loose<CalendarPart>>,
         /// An SQL expression (DuckDB's dialect) over the sibling fields:
         /// + - * / // %, comparisons, AND/OR/NOT, IS NULL, BETWEEN, IN,
         /// CASE, COALESCE, LEAST, GREATEST, || and concat, lpad, round,
@@ -560,13 +576,13 @@ with_generators! {
         /// max) (a random integer from the field's own stream). Division
         /// by zero gives null.
         #[schemars(length(min = 1))]
-        pub expr: Option<String>,
+        pub expr: Option<Loose<String>>,
         /// In a table with a child table: sum, min, max, count, all or any
         /// of a top-level field of the row's children (count = "*": the
         /// children; the child's own aggregates too). Integer sums are
         /// exact, into an integer or decimal field. No children: count 0,
         /// the others null.
-        pub aggregate: Option<Aggregate>,
+        pub aggregate: Option<Tab<Aggregate>>,
     } + [constant, sequence_per_parent, uniform, normal, zipf, weighted, probability, template, words]
 }
 
@@ -574,46 +590,51 @@ with_generators! {
     /// A list's element or a map's key or value: a field whose name may be
     /// left out.
     #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
+    #[schemars(deny_unknown_fields)]
     #[schemars(rename = "child", transform = one_generator)]
     pub struct Child {
+        /// Keys this table does not take (refused by `parse`).
+        #[serde(flatten)]
+        #[schemars(skip)]
+        pub unknown: Unknown,
         /// The Arrow field name (unique among siblings).
         #[schemars(length(min = 1))]
-        pub name: Option<String>,
+        pub name: Option<Loose<String>>,
         /// The Arrow type.
         #[serde(rename = "type")]
-        pub ty: TypeName,
+        #[schemars(required)]
+        pub ty: Option<Loose<TypeName>>,
         /// Share of nulls (default 0).
         #[schemars(range(min = 0, max = 1))]
-        pub null_rate: Option<f64>,
+        pub null_rate: Option<Loose<f64>>,
         /// Make the Arrow field nullable even without nulls (it is whenever
         /// a null can occur).
-        pub nullable: Option<bool>,
+        pub nullable: Option<Loose<bool>>,
         /// Parquet dictionary encoding for this leaf (default: on when the
         /// field has at most 100,000 distinct values).
-        pub parquet_dictionary: Option<bool>,
+        pub parquet_dictionary: Option<Loose<bool>>,
         /// Free text.
-        pub description: Option<String>,
+        pub description: Option<Loose<String>>,
         /// Cases that change the null rate or generator when a sibling has
         /// a value, or where an SQL `condition` on the siblings holds; the
         /// first match wins.
-        pub when: Option<Vec<When>>,
+        pub when: Option<Items<When>>,
         /// Dictionary key type (default: the narrowest unsigned type that
         /// fits).
-        pub key_type: Option<KeyType>,
+        pub key_type: Option<Loose<KeyType>>,
         /// Struct children.
         #[schemars(length(min = 1))]
-        pub fields: Option<Vec<Field>>,
+        pub fields: Option<Items<Field>>,
         /// List element field (named item unless given a name).
-        pub item: Option<Box<Child>>,
+        pub item: Option<Tab<Box<Child>>>,
         /// Elements per list or map.
-        pub length: Option<Length>,
+        pub length: Option<Tab<Draw, Length>>,
         /// Lists drawn empty are null instead.
-        pub empty_as_null: Option<bool>,
+        pub empty_as_null: Option<Loose<bool>>,
         /// Map key field: never null; distinct within a map.
-        pub key: Option<Box<Child>>,
+        pub key: Option<Tab<Box<Child>>>,
         /// Map value field.
-        pub value: Option<Box<Child>>,
+        pub value: Option<Tab<Box<Child>>>,
     } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words]
 }
 
@@ -622,7 +643,7 @@ with_generators! {
     /// or `is_null`) or where an SQL `condition` holds, a null rate or
     /// generator of its own.
     #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
+    #[schemars(deny_unknown_fields)]
     #[schemars(
         rename = "when",
         transform = one_generator,
@@ -643,24 +664,28 @@ with_generators! {
         ])
     )]
     pub struct When {
+        /// Keys this table does not take (refused by `parse`).
+        #[serde(flatten)]
+        #[schemars(skip)]
+        pub unknown: Unknown,
         /// A sibling field's name.
-        pub field: Option<String>,
+        pub field: Option<Loose<String>>,
         /// An SQL test of the sibling fields (DuckDB's dialect, as `expr`):
         /// `ship < DATE '1995-03-15'`, `price BETWEEN 10 AND 20`; the case
         /// applies where it is true (null is false).
-        pub condition: Option<String>,
+        pub condition: Option<Loose<String>>,
         /// The sibling holds this value (or one of these).
-        pub is: Option<OneOrMany>,
+        pub is: Option<Loose<OneOrMany>>,
         /// The sibling is null (or, when false, is not).
-        pub is_null: Option<bool>,
+        pub is_null: Option<Loose<bool>>,
         /// The share of nulls in this case.
         #[schemars(range(min = 0, max = 1))]
-        pub null_rate: Option<f64>,
+        pub null_rate: Option<Loose<f64>>,
     } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words]
 }
 
 /// A value, or a list of them.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
 #[serde(untagged)]
 pub enum OneOrMany {
     /// One value.
@@ -671,7 +696,7 @@ pub enum OneOrMany {
 
 /// Elements per list or map: an integer, or a table with one of
 /// constant, uniform, normal, zipf, weighted.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
 #[serde(untagged)]
 #[schemars(rename = "length")]
 pub enum Length {
@@ -683,7 +708,7 @@ pub enum Length {
 
 /// Added to a copy (integers, dates in days, timestamps and decimals in
 /// their units): an integer, or an integer generator table.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
 #[serde(untagged)]
 pub enum Offset {
     /// Always this much.
@@ -695,106 +720,144 @@ pub enum Offset {
 with_generators! {
     /// An integer drawn by one generator.
     #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-    #[serde(deny_unknown_fields)]
+    #[schemars(deny_unknown_fields)]
     #[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
     pub struct Draw {
+        /// Keys this table does not take (refused by `parse`).
+        #[serde(flatten)]
+        #[schemars(skip)]
+        pub unknown: Unknown,
     } + [constant, uniform, normal, zipf, weighted]
 }
 
 /// `sequence` of a list's or a case's values.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct Sequence {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The first value (default 0).
-    pub start: Option<Scalar>,
+    pub start: Option<Loose<Scalar>>,
     /// The step between values (default 1).
-    pub step: Option<Scalar>,
+    pub step: Option<Loose<Scalar>>,
 }
 
 /// `sequence` of a field of a table.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct RowSequence {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The first value (default 0).
-    pub start: Option<Scalar>,
+    pub start: Option<Loose<Scalar>>,
     /// The step between values (default 1).
-    pub step: Option<Scalar>,
+    pub step: Option<Loose<Scalar>>,
     /// In a child table: number the rows within each parent row (start,
     /// start + 1, ...), as `position` does; `step` is then not allowed.
-    pub per_parent: Option<bool>,
+    pub per_parent: Option<Loose<bool>>,
 }
 
 /// `uniform`'s bounds.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct Uniform {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The least value.
-    pub min: Scalar,
+    #[schemars(with = "Scalar")]
+    pub min: Option<Loose<Scalar>>,
     /// The greatest value (or, for floats, the bound above).
-    pub max: Scalar,
+    #[schemars(with = "Scalar")]
+    pub max: Option<Loose<Scalar>>,
 }
 
 /// `normal`'s parameters.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct Normal {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The mean.
-    pub mean: f64,
+    #[schemars(required)]
+    pub mean: Option<Loose<f64>>,
     /// The standard deviation.
     #[schemars(extend("exclusiveMinimum" = 0))]
-    pub std: f64,
+    #[schemars(required)]
+    pub std: Option<Loose<f64>>,
     /// Values below are clamped to this.
-    pub min: Option<f64>,
+    pub min: Option<Loose<f64>>,
     /// Values above are clamped to this.
-    pub max: Option<f64>,
+    pub max: Option<Loose<f64>>,
 }
 
 /// `zipf`'s parameters: `n` ranks, or `values`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 #[schemars(extend("anyOf" = [{ "required": ["n"] }, { "required": ["values"] }]))]
 pub struct Zipf {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The exponent.
     #[schemars(extend("exclusiveMinimum" = 0))]
-    pub s: f64,
+    #[schemars(required)]
+    pub s: Option<Loose<f64>>,
     /// The number of ranks (else the number of values).
     #[schemars(range(min = 1))]
-    pub n: Option<u64>,
+    pub n: Option<Loose<u64>>,
     /// The value of each rank, most frequent first.
     #[schemars(length(min = 1))]
-    pub values: Option<Vec<Scalar>>,
+    pub values: Option<Loose<Vec<Scalar>>>,
     /// The number of rank 1 (default 1).
-    pub start: Option<i64>,
+    pub start: Option<Loose<i64>>,
 }
 
 /// `weighted`'s values and weights.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct Weighted {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The values.
     #[schemars(length(min = 1))]
-    pub values: Vec<Scalar>,
+    #[schemars(required)]
+    pub values: Option<Loose<Vec<Scalar>>>,
     /// A weight per value.
     #[schemars(length(min = 1), inner(range(min = 0)))]
-    pub weights: Option<Vec<f64>>,
+    pub weights: Option<Loose<Vec<f64>>>,
 }
 
 /// `words`' list and count.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct Words {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The built-in list (default `words`).
-    pub list: Option<WordList>,
+    pub list: Option<Loose<WordList>>,
     /// The fewest words.
-    pub min: Option<u64>,
+    pub min: Option<Loose<u64>>,
     /// The most words.
     #[schemars(range(max = 1000))]
-    pub max: Option<u64>,
+    pub max: Option<Loose<u64>>,
 }
 
 /// `ref`: the table and field copied, and how rows are drawn.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 #[schemars(extend("not" = { "anyOf": [
     { "required": ["zipf", "weight"] },
     { "required": ["via", "zipf"] },
@@ -802,41 +865,52 @@ pub struct Words {
     { "required": ["via", "draw"] }
 ] }))]
 pub struct Reference {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The referenced table.
-    pub table: String,
+    #[schemars(required)]
+    pub table: Option<Loose<String>>,
     /// A top-level scalar field of that table.
-    pub field: String,
+    #[schemars(required)]
+    pub field: Option<Loose<String>>,
     /// Rows drawn by Zipf with exponent s, the hottest spread over the
     /// table (default: uniform).
-    pub zipf: Option<RowZipf>,
+    pub zipf: Option<Tab<RowZipf>>,
     /// A sibling field holding a reference to the same table: read the
     /// row it drew (to copy several fields of one parent row).
-    pub via: Option<String>,
+    pub via: Option<Loose<String>>,
     /// A name for the row this reference draws: sibling references with
     /// the same draw (to the same table) read that one row, and
     /// expressions read its fields as DRAW.FIELD.
     #[schemars(regex(pattern = PLAIN_NAME), extend("not" = { "const": "parent" }))]
-    pub draw: Option<String>,
+    pub draw: Option<Loose<String>>,
     /// Added to the copy (integers, dates in days, timestamps and decimals
     /// in their units): an integer, or an integer generator table.
-    pub offset: Option<Offset>,
+    pub offset: Option<Tab<Draw, Offset>>,
     /// A numeric top-level field of the referenced table: rows drawn with
     /// probability proportional to it (nulls weigh nothing; tables of at
     /// most 16,777,216 rows).
-    pub weight: Option<String>,
+    pub weight: Option<Loose<String>>,
 }
 
 /// A reference's Zipf draw of rows.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct RowZipf {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The exponent.
     #[schemars(extend("exclusiveMinimum" = 0))]
-    pub s: f64,
+    #[schemars(required)]
+    pub s: Option<Loose<f64>>,
 }
 
 /// `parent`: a field of the parent row.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
 #[serde(untagged)]
 pub enum Parent {
     /// The parent's field, copied.
@@ -847,17 +921,22 @@ pub enum Parent {
 
 /// `parent = { field, offset }`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct ParentOffset {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The parent's field.
-    pub field: String,
+    #[schemars(required)]
+    pub field: Option<Loose<String>>,
     /// Added to the copy (integers, dates in days, timestamps and decimals
     /// in their units): an integer, or an integer generator table.
-    pub offset: Option<Offset>,
+    pub offset: Option<Tab<Draw, Offset>>,
 }
 
 /// `values_by_row`: a list, or a list that may cycle.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
 #[serde(untagged)]
 pub enum ValuesByRow {
     /// Row i gets value i.
@@ -868,34 +947,44 @@ pub enum ValuesByRow {
 
 /// `values_by_row = { values, cycle }`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct CyclingValues {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// The values.
     #[schemars(length(min = 1))]
-    pub values: Vec<Scalar>,
+    #[schemars(required)]
+    pub values: Option<Loose<Vec<Scalar>>>,
     /// Start again from the first value after the last.
-    pub cycle: Option<bool>,
+    pub cycle: Option<Loose<bool>>,
 }
 
 /// `aggregate`: a child table and one operation on one of its fields.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 #[schemars(extend("minProperties" = 2, "maxProperties" = 2))]
 pub struct Aggregate {
+    /// Keys this table does not take (refused by `parse`).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: Unknown,
     /// A child table of this field's table (its `children_of` names this
     /// table).
-    pub table: String,
+    #[schemars(required)]
+    pub table: Option<Loose<String>>,
     /// The sum of this child field.
-    pub sum: Option<String>,
+    pub sum: Option<Loose<String>>,
     /// The least value of this child field.
     pub min: Option<String>,
     /// The greatest value of this child field.
     pub max: Option<String>,
     /// A child field (its non-null values are counted), or `*` (the
     /// rows).
-    pub count: Option<String>,
+    pub count: Option<Loose<String>>,
     /// Whether this boolean child field is true in every child.
-    pub all: Option<String>,
+    pub all: Option<Loose<String>>,
     /// Whether this boolean child field is true in some child.
-    pub any: Option<String>,
+    pub any: Option<Loose<String>>,
 }

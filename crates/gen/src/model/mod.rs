@@ -9,6 +9,7 @@ use crate::template::Template;
 pub(crate) mod class;
 pub mod document;
 pub(crate) mod expression;
+mod leaf;
 pub(crate) mod query;
 
 pub use expression::{Expression, QualifiedField};
