@@ -1,13 +1,17 @@
-//! The spec document: what a spec file holds, key by key, as serde types
-//! (a TOML file, or the same document as JSON), and the JSON Schema of
-//! spec files derived from them ([`json_schema()`]).
+//! The spec document: what a spec file holds, key by key, as serde types,
+//! and the JSON Schema of spec files derived from them
+//! ([`json_schema()`]).
 //!
 //! These types say which keys a spec may give and what each holds; the
-//! doc comments of their fields are the schema's descriptions. Every
-//! preset and example spec reads as a [`Document`] (a test). `parse` still
-//! reads a spec by walking its TOML document, and checks there what a
-//! schema cannot see (values against field types, distribution
-//! parameters, names of siblings and tables).
+//! doc comments of their fields are the schema's descriptions. A spec is
+//! read into them by serde (`parse` deserializes the TOML text into a
+//! [`Document`]), through the wrappers of [`At`], [`Loose`], [`Tab`] and
+//! [`Items`]: every value keeps its place in the text, and a value of the
+//! wrong kind is kept as written, so that `parse`'s checks name it in the
+//! spec's terms at its line. Keys a table does not take are passed over
+//! here and refused by `parse` (the schema refuses them too). `parse`
+//! then checks what a schema cannot see: values against field types,
+//! distribution parameters, names of siblings and tables.
 
 use std::borrow::Cow;
 
@@ -15,7 +19,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings, js
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-pub use super::leaf::{At, Items, ItemsShape, Loose, Raw, Shape, Tab, Unknown};
+pub use super::leaf::{At, Items, ItemsShape, Loose, Raw, Shape, Tab};
 use super::{CalendarPart, WordList};
 
 /// Every generator key, in the order errors list them.
@@ -281,7 +285,7 @@ macro_rules! with_generators {
         with_generators!(@munch $m $name { $($acc)*
             /// start + step * index (the row, or parent_index * max_length
             /// + position inside lists and maps).
-            pub sequence: Option<Tab<Sequence>>,
+            pub sequence: Option<Tab<RowSequence, Sequence>>,
         } [$($rest),*]);
     };
     (@munch $m:tt $name:ident { $($acc:tt)* } [sequence_per_parent $(, $rest:ident)*]) => {
@@ -357,10 +361,6 @@ macro_rules! with_generators {
     )
 )]
 pub struct Document {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// Dataset name: file stem and Parquet metadata.
     #[schemars(regex(pattern = FILE_NAME))]
     #[schemars(required)]
@@ -399,10 +399,6 @@ pub struct Document {
     )
 )]
 pub struct Table {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// Table name: its directory and file stem.
     #[schemars(regex(pattern = FILE_NAME))]
     #[schemars(required)]
@@ -436,10 +432,6 @@ pub struct Table {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CalendarDays {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The first day.
     #[schemars(with = "Scalar")]
     pub start: Option<Loose<Scalar>>,
@@ -464,10 +456,6 @@ with_generators! {
     #[schemars(deny_unknown_fields)]
     #[schemars(transform = one_generator)]
     pub struct CountDraw {
-        /// Keys this table does not take (refused by `parse`).
-        #[serde(flatten)]
-        #[schemars(skip)]
-        pub unknown: Unknown,
         /// Cases that draw the count another way where an SQL `condition`
         /// on the parent row's top-level fields holds (the first true one
         /// wins).
@@ -481,10 +469,6 @@ with_generators! {
     #[schemars(deny_unknown_fields)]
     #[schemars(transform = one_generator)]
     pub struct CountCase {
-        /// Keys this table does not take (refused by `parse`).
-        #[serde(flatten)]
-        #[schemars(skip)]
-        pub unknown: Unknown,
         /// An SQL test of the parent row's top-level fields (DuckDB's
         /// dialect, as `expr`).
         #[schemars(required)]
@@ -498,10 +482,6 @@ with_generators! {
     #[schemars(deny_unknown_fields)]
     #[schemars(rename = "field", transform = one_generator)]
     pub struct Field {
-        /// Keys this table does not take (refused by `parse`).
-        #[serde(flatten)]
-        #[schemars(skip)]
-        pub unknown: Unknown,
         /// The Arrow field name (unique among siblings).
         #[schemars(length(min = 1))]
         #[schemars(required)]
@@ -532,15 +512,15 @@ with_generators! {
         #[schemars(length(min = 1))]
         pub fields: Option<Items<Field>>,
         /// List element field (named item unless given a name).
-        pub item: Option<Tab<Box<Child>>>,
+        pub item: Option<Tab<Box<Field>, Box<Child>>>,
         /// Elements per list or map.
         pub length: Option<Tab<Draw, Length>>,
         /// Lists drawn empty are null instead.
         pub empty_as_null: Option<Loose<bool>>,
         /// Map key field: never null; distinct within a map.
-        pub key: Option<Tab<Box<Child>>>,
+        pub key: Option<Tab<Box<Field>, Box<Child>>>,
         /// Map value field.
-        pub value: Option<Tab<Box<Child>>>,
+        pub value: Option<Tab<Box<Field>, Box<Child>>>,
         /// A copy of a top-level field of a row of another table of the
         /// dataset (only in a file of `[[tables]]`): a foreign key when
         /// that field is the table's key. The field's type must equal the
@@ -589,14 +569,10 @@ with_generators! {
 with_generators! {
     /// A list's element or a map's key or value: a field whose name may be
     /// left out.
-    #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+    #[derive(Debug, Clone, PartialEq, JsonSchema)]
     #[schemars(deny_unknown_fields)]
     #[schemars(rename = "child", transform = one_generator)]
     pub struct Child {
-        /// Keys this table does not take (refused by `parse`).
-        #[serde(flatten)]
-        #[schemars(skip)]
-        pub unknown: Unknown,
         /// The Arrow field name (unique among siblings).
         #[schemars(length(min = 1))]
         pub name: Option<Loose<String>>,
@@ -626,15 +602,15 @@ with_generators! {
         #[schemars(length(min = 1))]
         pub fields: Option<Items<Field>>,
         /// List element field (named item unless given a name).
-        pub item: Option<Tab<Box<Child>>>,
+        pub item: Option<Tab<Box<Field>, Box<Child>>>,
         /// Elements per list or map.
         pub length: Option<Tab<Draw, Length>>,
         /// Lists drawn empty are null instead.
         pub empty_as_null: Option<Loose<bool>>,
         /// Map key field: never null; distinct within a map.
-        pub key: Option<Tab<Box<Child>>>,
+        pub key: Option<Tab<Box<Field>, Box<Child>>>,
         /// Map value field.
-        pub value: Option<Tab<Box<Child>>>,
+        pub value: Option<Tab<Box<Field>, Box<Child>>>,
     } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words]
 }
 
@@ -664,10 +640,6 @@ with_generators! {
         ])
     )]
     pub struct When {
-        /// Keys this table does not take (refused by `parse`).
-        #[serde(flatten)]
-        #[schemars(skip)]
-        pub unknown: Unknown,
         /// A sibling field's name.
         pub field: Option<Loose<String>>,
         /// An SQL test of the sibling fields (DuckDB's dialect, as `expr`):
@@ -678,6 +650,31 @@ with_generators! {
         pub is: Option<Loose<OneOrMany>>,
         /// The sibling is null (or, when false, is not).
         pub is_null: Option<Loose<bool>>,
+        /// Read so that `parse` can say a case takes no such generator.
+        #[serde(rename = "ref")]
+        #[schemars(skip)]
+        pub reference: Option<Tab<Reference>>,
+        /// As `reference`.
+        #[schemars(skip)]
+        pub parent: Option<Tab<ParentOffset, Parent>>,
+        /// As `reference`.
+        #[schemars(skip)]
+        pub position: Option<Loose<i64>>,
+        /// As `reference`.
+        #[schemars(skip)]
+        pub uuid: Option<Loose<bool>>,
+        /// As `reference`.
+        #[schemars(skip)]
+        pub values_by_row: Option<Tab<CyclingValues, ValuesByRow>>,
+        /// As `reference`.
+        #[schemars(skip)]
+        pub calendar: Option<Loose<CalendarPart>>,
+        /// As `reference`.
+        #[schemars(skip)]
+        pub expr: Option<Loose<String>>,
+        /// As `reference`.
+        #[schemars(skip)]
+        pub aggregate: Option<Tab<Aggregate>>,
         /// The share of nulls in this case.
         #[schemars(range(min = 0, max = 1))]
         pub null_rate: Option<Loose<f64>>,
@@ -723,10 +720,6 @@ with_generators! {
     #[schemars(deny_unknown_fields)]
     #[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
     pub struct Draw {
-        /// Keys this table does not take (refused by `parse`).
-        #[serde(flatten)]
-        #[schemars(skip)]
-        pub unknown: Unknown,
     } + [constant, uniform, normal, zipf, weighted]
 }
 
@@ -734,10 +727,6 @@ with_generators! {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Sequence {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The first value (default 0).
     pub start: Option<Loose<Scalar>>,
     /// The step between values (default 1).
@@ -748,10 +737,6 @@ pub struct Sequence {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RowSequence {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The first value (default 0).
     pub start: Option<Loose<Scalar>>,
     /// The step between values (default 1).
@@ -765,10 +750,6 @@ pub struct RowSequence {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Uniform {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The least value.
     #[schemars(with = "Scalar")]
     pub min: Option<Loose<Scalar>>,
@@ -781,10 +762,6 @@ pub struct Uniform {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Normal {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The mean.
     #[schemars(required)]
     pub mean: Option<Loose<f64>>,
@@ -803,10 +780,6 @@ pub struct Normal {
 #[schemars(deny_unknown_fields)]
 #[schemars(extend("anyOf" = [{ "required": ["n"] }, { "required": ["values"] }]))]
 pub struct Zipf {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The exponent.
     #[schemars(extend("exclusiveMinimum" = 0))]
     #[schemars(required)]
@@ -825,10 +798,6 @@ pub struct Zipf {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Weighted {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The values.
     #[schemars(length(min = 1))]
     #[schemars(required)]
@@ -842,10 +811,6 @@ pub struct Weighted {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Words {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The built-in list (default `words`).
     pub list: Option<Loose<WordList>>,
     /// The fewest words.
@@ -865,10 +830,6 @@ pub struct Words {
     { "required": ["via", "draw"] }
 ] }))]
 pub struct Reference {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The referenced table.
     #[schemars(required)]
     pub table: Option<Loose<String>>,
@@ -899,10 +860,6 @@ pub struct Reference {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RowZipf {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The exponent.
     #[schemars(extend("exclusiveMinimum" = 0))]
     #[schemars(required)]
@@ -923,10 +880,6 @@ pub enum Parent {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ParentOffset {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The parent's field.
     #[schemars(required)]
     pub field: Option<Loose<String>>,
@@ -949,10 +902,6 @@ pub enum ValuesByRow {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CyclingValues {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// The values.
     #[schemars(length(min = 1))]
     #[schemars(required)]
@@ -966,10 +915,6 @@ pub struct CyclingValues {
 #[schemars(deny_unknown_fields)]
 #[schemars(extend("minProperties" = 2, "maxProperties" = 2))]
 pub struct Aggregate {
-    /// Keys this table does not take (refused by `parse`).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Unknown,
     /// A child table of this field's table (its `children_of` names this
     /// table).
     #[schemars(required)]
@@ -977,9 +922,9 @@ pub struct Aggregate {
     /// The sum of this child field.
     pub sum: Option<Loose<String>>,
     /// The least value of this child field.
-    pub min: Option<String>,
+    pub min: Option<Loose<String>>,
     /// The greatest value of this child field.
-    pub max: Option<String>,
+    pub max: Option<Loose<String>>,
     /// A child field (its non-null values are counted), or `*` (the
     /// rows).
     pub count: Option<Loose<String>>,

@@ -27,7 +27,7 @@ use std::ops::Range;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use toml_datetime::de::VisitMap;
 
 /// A value and the byte range of the text it was read from.
@@ -38,6 +38,13 @@ pub struct At<T> {
     pub span: Range<usize>,
     /// The value.
     pub value: T,
+}
+
+impl<T> At<T> {
+    /// Where the value is written.
+    pub fn span(&self) -> Range<usize> {
+        self.span.clone()
+    }
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for At<T> {
@@ -166,6 +173,48 @@ impl<'de> Deserialize<'de> for Raw {
     }
 }
 
+/// A TOML table read as `T`, or the date-time that TOML hands over as a
+/// table of one private key.
+fn table_or_datetime<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
+    mut map: A,
+) -> Result<Result<T, toml::value::Datetime>, A::Error> {
+    let first = match VisitMap::next_key_seed(&mut map)? {
+        Some(VisitMap::Datetime(d)) => return Ok(Err(d)),
+        Some(VisitMap::Key(k)) => Some(k),
+        None => None,
+    };
+    T::deserialize(MapAccessDeserializer::new(Prepend { first, map })).map(Ok)
+}
+
+/// A map whose first key was already read: that key, then the rest.
+struct Prepend<'de, A> {
+    first: Option<Cow<'de, str>>,
+    map: A,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Prepend<'de, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        match self.first.take() {
+            Some(k) => seed
+                .deserialize(de::value::CowStrDeserializer::new(k))
+                .map(Some),
+            None => self.map.next_key_seed(seed),
+        }
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
 /// A value the schema types as `S`, read as whatever was written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Loose<S> {
@@ -183,6 +232,14 @@ impl<S> Loose<S> {
     /// Where it is written.
     pub fn span(&self) -> Range<usize> {
         self.at.span.clone()
+    }
+}
+
+impl<S> std::ops::Deref for Loose<S> {
+    type Target = At<Raw>;
+
+    fn deref(&self) -> &At<Raw> {
+        &self.at
     }
 }
 
@@ -232,7 +289,10 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for ShapeVisitor<T> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Shape<T>, A::Error> {
-        T::deserialize(MapAccessDeserializer::new(map)).map(Shape::Table)
+        Ok(match table_or_datetime::<T, A>(map)? {
+            Ok(t) => Shape::Table(t),
+            Err(d) => Shape::Value(Raw::Datetime(d)),
+        })
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Shape<T>, A::Error> {
@@ -356,7 +416,10 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for ItemsVisitor<T> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ItemsShape<T>, A::Error> {
-        T::deserialize(MapAccessDeserializer::new(map)).map(|t| ItemsShape::One(Box::new(t)))
+        Ok(match table_or_datetime::<T, A>(map)? {
+            Ok(t) => ItemsShape::One(Box::new(t)),
+            Err(d) => ItemsShape::Value(Raw::Datetime(d)),
+        })
     }
 
     fn visit_bool<E>(self, v: bool) -> Result<ItemsShape<T>, E> {
@@ -415,7 +478,3 @@ impl<T: JsonSchema> JsonSchema for Items<T> {
         Vec::<T>::json_schema(generator)
     }
 }
-
-/// The keys of a table that its type does not know, by name (serde
-/// gathers them; `parse` finds where each is written and refuses it).
-pub type Unknown = std::collections::BTreeMap<String, IgnoredAny>;

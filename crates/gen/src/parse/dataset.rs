@@ -1,20 +1,18 @@
 //! A dataset: `[[tables]]` read, each table's rows, children and
 //! calendar, then every reference between them resolved.
 
-use toml::de::DeValue;
-
 use super::qualified::{resolve_count_cases, resolve_qualified_tables};
-use super::reader::{get, load};
+use super::reader::load;
 use super::references::{check_aggregates, copy_from_references, fill_parents, resolve_references};
 use super::rows::{calendar_fields, check_row_generators};
-use super::spec::parse;
+use super::spec::one_table;
 use crate::model::class::Class;
 use crate::model::{Calendar, ChildrenOf, Dataset, Rows, Spec, SpecError, Table, Value};
 
 pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecError> {
     let (p, t) = load(text, origin)?;
-    let Some(tables_v) = get(&t, "tables") else {
-        let spec = parse(text, origin)?;
+    let Some(tables_v) = &t.tables else {
+        let spec = one_table(&p, &t)?;
         return Ok(Dataset {
             name: spec.name.clone(),
             description: spec.description.clone(),
@@ -29,33 +27,37 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
             origin: origin.to_string(),
         });
     };
-    if let Some(f) = get(&t, "fields") {
+    if let Some(f) = &t.fields {
         return Err(p.err(
             f.span(),
             None,
             "give `fields` (a dataset of one table) or `[[tables]]`, not both",
         ));
     }
-    p.check_keys(&t, &["name", "description", "tables"], None, "the dataset")?;
-    let name = p.file_name(&t, "the dataset", 0..0)?;
-    let description = get(&t, "description")
+    p.check_keys(
+        &p.root(),
+        &["name", "description", "tables"],
+        None,
+        "the dataset",
+    )?;
+    let name = p.file_name(t.name.as_ref(), "the dataset", 0..0)?;
+    let description = t
+        .description
+        .as_ref()
         .map(|d| p.string(d, None, "description"))
         .transpose()?;
-    let DeValue::Array(items) = tables_v.get_ref() else {
-        return Err(p.err(
-            tables_v.span(),
-            None,
-            "`tables` must be an array of tables ([[tables]])",
-        ));
-    };
+    let items = p.items(tables_v, false, None, |_| {
+        "`tables` must be an array of tables ([[tables]])".into()
+    })?;
     if items.is_empty() {
         return Err(p.err(tables_v.span(), None, "`tables` is empty"));
     }
     let mut tables: Vec<Table> = Vec::new();
-    for item in items.iter() {
-        let tt = p.table(item, None, "a table")?;
+    for item in &items {
+        let tt = p.item_table(item, None, "a table")?;
+        let at = item.0.clone();
         p.check_keys(
-            tt,
+            &at,
             &[
                 "name",
                 "description",
@@ -69,18 +71,23 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
             None,
             "a table",
         )?;
-        let tname = p.file_name(tt, "a table", item.span())?;
+        let tname = p.file_name(tt.name.as_ref(), "a table", at.clone())?;
         if let Some(prev) = tables.iter().find(|x| x.spec.name == tname) {
             return Err(p.err(
-                item.span(),
+                at.clone(),
                 None,
                 format!("a table named `{tname}` is already on line {}", prev.line),
             ));
         }
-        let children_of = match (get(tt, "children_of"), get(tt, "count")) {
+        let children_of = match (&tt.children_of, &tt.count) {
             (Some(c), count) => {
                 let parent = p.string(c, None, "children_of")?;
-                if let Some(r) = get(tt, "rows").or(get(tt, "rows_per_scale")) {
+                if let Some(r) = tt
+                    .rows
+                    .as_ref()
+                    .map(|r| &r.at)
+                    .or(tt.rows_per_scale.as_ref().map(|r| &r.at))
+                {
                     return Err(p.err(
                         r.span(),
                         None,
@@ -98,11 +105,12 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                         ),
                     ));
                 }
-                let (count, count_when) = p.count(tt, Some(&tname)).map_err(|mut e| {
-                    e.field = None;
-                    e.message = format!("table `{tname}`: {}", e.message);
-                    e
-                })?;
+                let (count, count_when) =
+                    p.count(tt.count.as_ref(), Some(&tname)).map_err(|mut e| {
+                        e.field = None;
+                        e.message = format!("table `{tname}`: {}", e.message);
+                        e
+                    })?;
                 Some(ChildrenOf {
                     parent,
                     count,
@@ -120,12 +128,16 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
             }
             (None, None) => None,
         };
-        let calendar = match get(tt, "calendar") {
+        let calendar = match &tt.calendar {
             None => None,
             Some(c) => {
-                if let Some(k) = ["rows", "rows_per_scale", "children_of"]
-                    .into_iter()
-                    .find(|k| get(tt, k).is_some())
+                if let Some(k) = [
+                    ("rows", tt.rows.is_some()),
+                    ("rows_per_scale", tt.rows_per_scale.is_some()),
+                    ("children_of", tt.children_of.is_some()),
+                ]
+                .into_iter()
+                .find_map(|(k, given)| given.then_some(k))
                 {
                     return Err(p.err(
                         c.span(),
@@ -135,10 +147,10 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                         ),
                     ));
                 }
-                let ct = p.table(c, None, "`calendar`")?;
-                p.check_keys(ct, &["start", "end"], None, "`calendar`")?;
+                let ct = p.params(&c.at, None, "`calendar`", &["start", "end"])?;
                 let day = |k: &str| -> Result<i32, SpecError> {
-                    let v = get(ct, k).ok_or_else(|| {
+                    let v = if k == "start" { &ct.start } else { &ct.end };
+                    let v = v.as_ref().ok_or_else(|| {
                         p.err(
                             c.span(),
                             None,
@@ -161,7 +173,7 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                 Some(Calendar { start, end })
             }
         };
-        let rows = match (get(tt, "rows"), get(tt, "rows_per_scale")) {
+        let rows = match (&tt.rows, &tt.rows_per_scale) {
             _ if children_of.is_some() => Rows::Fixed(0),
             _ if let Some(c) = calendar => Rows::Fixed(c.days()),
             (Some(r), None) => {
@@ -197,7 +209,7 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
             }
             (None, None) => {
                 return Err(p.err(
-                    item.span(),
+                    at.clone(),
                     None,
                     format!(
                         "table `{tname}` needs `rows` (a fixed count) or `rows_per_scale` (rows per unit of --scale)"
@@ -205,15 +217,17 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
                 ));
             }
         };
-        let tdesc = get(tt, "description")
+        let tdesc = tt
+            .description
+            .as_ref()
             .map(|d| p.string(d, None, "description"))
             .transpose()?;
-        let table_line = p.line(item.span().start);
-        let fields = match get(tt, "fields") {
+        let table_line = p.line(at.start);
+        let fields = match &tt.fields {
             None if calendar.is_some() => calendar_fields(table_line),
             None => {
                 return Err(p.err(
-                    item.span(),
+                    at.clone(),
                     None,
                     format!("table `{tname}` needs `fields` ([[tables.fields]] tables)"),
                 ));

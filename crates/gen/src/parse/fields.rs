@@ -1,16 +1,14 @@
 //! Fields: a `[[fields]]` table read into a [`Field`](crate::Field) with its kind (scalar,
 //! struct, list, map), its `when` cases, list lengths and child counts.
 
-use std::ops::Range;
-
 use arrow_schema::{DataType, Fields};
-use toml::de::{DeTable, DeValue};
 
 use super::generators::GENERATORS;
-use super::reader::{P, Sp, get, kind_name, shown};
+use super::reader::{Item, P, boxed_item, shown};
 use super::types::{TYPES, TypeSpec, check_fixed, parse_type, placeholder_item};
 use crate::facts::{MAX_LENGTH, MAX_NAME_BYTES};
 use crate::model::class::Class;
+use crate::model::document::{self as doc, Items, Raw, Shape, Tab};
 use crate::model::query::{categories, category_values, depends_on, dictionary_values, max_length};
 use crate::model::{
     Condition, CountCase, Expression, Field, Generator, Kind, SpecError, Value, When,
@@ -63,18 +61,19 @@ pub(super) fn check_cycles(p: &P<'_>, fields: &[Field]) -> Result<(), SpecError>
 }
 
 impl<'s> P<'s> {
-    pub(super) fn field<'i>(
+    pub(super) fn field<'d>(
         &self,
-        v: &Sp<'i>,
+        v: &Item<'d, doc::Field>,
         parent: &str,
         default_name: Option<&str>,
-    ) -> Result<(Field, Vec<Sp<'i>>), SpecError> {
-        let t = self.table(v, None, "a field")?;
-        let line = self.line(v.span().start);
-        let name = match (get(t, "name"), default_name) {
+    ) -> Result<(Field, Vec<Item<'d, doc::When>>), SpecError> {
+        let t = self.item_table(v, None, "a field")?;
+        let span = v.0.clone();
+        let line = self.line(span.start);
+        let name = match (&t.name, default_name) {
             (Some(n), _) => self.string(n, None, "name")?,
             (None, Some(d)) => d.to_string(),
-            (None, None) => return Err(self.err(v.span(), None, "a field needs a `name`")),
+            (None, None) => return Err(self.err(span, None, "a field needs a `name`")),
         };
         if name.len() > MAX_NAME_BYTES {
             let path = format!(
@@ -83,7 +82,7 @@ impl<'s> P<'s> {
                 shown(&name)
             );
             return Err(self.err(
-                v.span(),
+                span.clone(),
                 Some(&path),
                 format!(
                     "the name is {} bytes long; names are at most {MAX_NAME_BYTES}",
@@ -98,25 +97,29 @@ impl<'s> P<'s> {
         };
         let f = Some(path.as_str());
         if name.is_empty() {
-            return Err(self.err(v.span(), f, "the name is empty"));
+            return Err(self.err(span.clone(), f, "the name is empty"));
         }
         if name.contains('.') {
             return Err(self.err(
-                v.span(),
+                span.clone(),
                 f,
                 "a field name cannot contain `.` (dotted paths name nested fields)",
             ));
         }
-        let Some(ty) = get(t, "type") else {
-            return Err(self.err(v.span(), f, format!("needs a `type`: one of {TYPES}")));
+        let Some(ty) = &t.ty else {
+            return Err(self.err(span, f, format!("needs a `type`: one of {TYPES}")));
         };
         let ty_text = self.string(ty, f, "type")?;
         let ty_spec = parse_type(&ty_text).map_err(|m| self.err(ty.span(), f, m))?;
-        let null_rate = get(t, "null_rate")
+        let null_rate = t
+            .null_rate
+            .as_ref()
             .map(|r| self.rate(r, f, "null_rate"))
             .transpose()?
             .unwrap_or(0.0);
-        let parquet_dictionary = get(t, "parquet_dictionary")
+        let parquet_dictionary = t
+            .parquet_dictionary
+            .as_ref()
             .map(|d| self.boolean(d, f, "parquet_dictionary"))
             .transpose()?;
         let mut allowed: Vec<&str> = COMMON.to_vec();
@@ -132,19 +135,19 @@ impl<'s> P<'s> {
             TypeSpec::Map => Some(DataType::Map(placeholder_item(), false)),
             TypeSpec::Scalar(_) => None,
         };
-        let copying = get(t, "ref").or(get(t, "parent"));
+        let copying = t.reference.is_some() || t.parent.is_some();
         let kind = match (ty_spec, copied, copying) {
-            (_, Some(placeholder), Some(_)) => {
+            (_, Some(placeholder), true) => {
                 allowed.extend(["ref", "parent"]);
-                self.check_keys(t, &allowed, f, "a field copied by a reference")?;
+                self.check_keys(&span, &allowed, f, "a field copied by a reference")?;
                 let generator = self
-                    .generator(t, Class::Str, f, v.span())?
-                    .ok_or_else(|| self.err(v.span(), f, "needs a `ref`"))?;
+                    .generator(t.into(), &span, Class::Str, f)?
+                    .ok_or_else(|| self.err(span.clone(), f, "needs a `ref`"))?;
                 if let Generator::Reference(r) = &generator
                     && r.offset.is_some()
                 {
                     return Err(self.err(
-                        v.span(),
+                        span,
                         f,
                         "`offset` adds to integers, dates, timestamps and decimals, not to this field's type",
                     ));
@@ -160,21 +163,22 @@ impl<'s> P<'s> {
                     if matches!(ty_spec, TypeSpec::Dictionary) {
                         allowed.push("key_type");
                     }
-                    self.check_keys(t, &allowed, f, "a field")?;
+                    self.check_keys(&span, &allowed, f, "a field")?;
                     let (dt, class) = match &ty_spec {
                         TypeSpec::Scalar(dt) => (dt.clone(), Class::of(dt)),
                         _ => (DataType::Null, Class::Dict),
                     };
-                    let generator = self.generator(t, class, f, v.span())?.ok_or_else(|| {
-                        self.err(
-                            v.span(),
-                            f,
-                            format!("needs a generator: one of {}", GENERATORS.join(", ")),
-                        )
-                    })?;
+                    let generator =
+                        self.generator(t.into(), &span, class, f)?.ok_or_else(|| {
+                            self.err(
+                                span.clone(),
+                                f,
+                                format!("needs a generator: one of {}", GENERATORS.join(", ")),
+                            )
+                        })?;
                     if let TypeSpec::Scalar(DataType::FixedSizeBinary(width)) = &ty_spec {
                         check_fixed(*width as usize, &generator)
-                            .map_err(|m| self.err(v.span(), f, m))?;
+                            .map_err(|m| self.err(span.clone(), f, m))?;
                     }
                     let data_type = if class == Class::Dict {
                         let categories = match &generator {
@@ -189,13 +193,13 @@ impl<'s> P<'s> {
                             }
                             _ => {
                                 return Err(self.err(
-                                v.span(),
+                                span,
                                 f,
                                 "a dictionary field needs `weighted`, `zipf` with values, `constant`, `values_by_row`, or a `calendar` name",
                             ));
                             }
                         };
-                        let key = match get(t, "key_type") {
+                        let key = match &t.key_type {
                             Some(k) => {
                                 let text = self.string(k, f, "key_type")?;
                                 let dt = match parse_type(&text) {
@@ -237,21 +241,23 @@ impl<'s> P<'s> {
                 }
                 TypeSpec::Struct => {
                     allowed.push("fields");
-                    self.check_keys(t, &allowed, f, "a struct field")?;
-                    let Some(fields) = get(t, "fields") else {
-                        return Err(self.err(v.span(), f, "a struct needs `fields`"));
+                    self.check_keys(&span, &allowed, f, "a struct field")?;
+                    let Some(fields) = &t.fields else {
+                        return Err(self.err(span, f, "a struct needs `fields`"));
                     };
                     Kind::Struct(self.fields(fields, &path)?)
                 }
                 TypeSpec::List => {
                     allowed.extend(["item", "length", "empty_as_null"]);
-                    self.check_keys(t, &allowed, f, "a list field")?;
-                    let Some(item) = get(t, "item") else {
-                        return Err(self.err(v.span(), f, "a list needs an `item` field"));
+                    self.check_keys(&span, &allowed, f, "a list field")?;
+                    let Some(item) = &t.item else {
+                        return Err(self.err(span, f, "a list needs an `item` field"));
                     };
-                    let item = self.child(item, &path, "item")?;
-                    let length = self.length(t, f, v.span())?;
-                    empty_as_null = get(t, "empty_as_null")
+                    let item = self.child(&boxed_item(&item.at), &path, "item")?;
+                    let length = self.length(t.length.as_ref(), f, span.clone())?;
+                    empty_as_null = t
+                        .empty_as_null
+                        .as_ref()
                         .map(|e| self.boolean(e, f, "empty_as_null"))
                         .transpose()?
                         .unwrap_or(false);
@@ -263,11 +269,11 @@ impl<'s> P<'s> {
                 }
                 TypeSpec::Map => {
                     allowed.extend(["key", "value", "length"]);
-                    self.check_keys(t, &allowed, f, "a map field")?;
-                    let (Some(k), Some(val)) = (get(t, "key"), get(t, "value")) else {
-                        return Err(self.err(v.span(), f, "a map needs `key` and `value` fields"));
+                    self.check_keys(&span, &allowed, f, "a map field")?;
+                    let (Some(k), Some(val)) = (&t.key, &t.value) else {
+                        return Err(self.err(span, f, "a map needs `key` and `value` fields"));
                     };
-                    let key = self.child(k, &path, "key")?;
+                    let key = self.child(&boxed_item(&k.at), &path, "key")?;
                     if key.nullable {
                         return Err(self.err(k.span(), Some(&key.path), "map keys cannot be null"));
                     }
@@ -278,8 +284,8 @@ impl<'s> P<'s> {
                             "map keys must be scalars",
                         ));
                     }
-                    let value = self.child(val, &path, "value")?;
-                    let length = self.length(t, f, v.span())?;
+                    let value = self.child(&boxed_item(&val.at), &path, "value")?;
+                    let length = self.length(t.length.as_ref(), f, span.clone())?;
                     if let Kind::Scalar { generator, .. } = &key.kind {
                         let distinct_of = |vals: Vec<&Value>| {
                             let mut seen: Vec<&Value> = Vec::new();
@@ -361,25 +367,16 @@ impl<'s> P<'s> {
                 }
             },
         };
-        let explicit = get(t, "nullable")
+        let explicit = t
+            .nullable
+            .as_ref()
             .map(|n| self.boolean(n, f, "nullable").map(|b| (b, n.span())))
             .transpose()?;
-        let when_items = match get(t, "when") {
+        let when_items = match &t.when {
             None => Vec::new(),
-            Some(w) => match w.get_ref() {
-                DeValue::Array(items) => items.iter().cloned().collect(),
-                DeValue::Table(_) => vec![w.clone()],
-                other => {
-                    return Err(self.err(
-                        w.span(),
-                        f,
-                        format!(
-                            "`when` must be an array of tables, not {}",
-                            kind_name(other)
-                        ),
-                    ));
-                }
-            },
+            Some(w) => self.items(w, true, f, |kind| {
+                format!("`when` must be an array of tables, not {kind}")
+            })?,
         };
         let can_be_null = null_rate > 0.0 || empty_as_null;
         let nullable = match explicit {
@@ -412,14 +409,14 @@ impl<'s> P<'s> {
     /// rejected (it has no siblings).
     pub(super) fn child(
         &self,
-        v: &Sp<'_>,
+        v: &Item<'_, doc::Field>,
         parent: &str,
         default: &str,
     ) -> Result<Field, SpecError> {
         let (f, when) = self.field(v, parent, Some(default))?;
         if let Some(w) = when.first() {
             return Err(self.err(
-                w.span(),
+                w.0.clone(),
                 Some(&f.path),
                 "`when` needs sibling fields; a list item or map entry has none (put a struct inside)",
             ));
@@ -428,13 +425,12 @@ impl<'s> P<'s> {
     }
 
     /// A child table's `count` (rows per parent row), read as a list's
-    /// `length` is.
-    /// A child table's `count`, and its cases (`when`, each a
-    /// `condition` on the parent row and a count generator; the
-    /// conditions are checked once the parent's fields are known).
+    /// `length` is, and its cases (`when`, each a `condition` on the
+    /// parent row and a count generator; the conditions are checked once
+    /// the parent's fields are known).
     pub(super) fn count(
         &self,
-        t: &DeTable<'_>,
+        c: Option<&Tab<doc::CountDraw, doc::Count>>,
         f: Option<&str>,
     ) -> Result<(Generator, Vec<CountCase>), SpecError> {
         const COUNTS: [&str; 5] = ["constant", "uniform", "normal", "zipf", "weighted"];
@@ -442,49 +438,51 @@ impl<'s> P<'s> {
             min: 0,
             max: MAX_LENGTH,
         };
-        let Some(c) = get(t, "count") else {
+        let Some(c) = c else {
             return Err(self.err(0..0, f, "needs a `count`"));
         };
-        if let DeValue::Integer(_) = c.get_ref() {
+        if let Shape::Value(v @ Raw::Int(_)) = c.shape() {
+            let v = doc::At {
+                span: c.span(),
+                value: v.clone(),
+            };
             return Ok((
-                Generator::Constant(self.value(c, class, f, "count")?),
+                Generator::Constant(self.value(&v, class, f, "count")?),
                 Vec::new(),
             ));
         }
-        let ct = self.table(c, f, "`count`")?;
         let mut keys = COUNTS.to_vec();
         keys.push("when");
-        self.check_keys(ct, &keys, f, "`count`")?;
+        let ct = self.params(&c.at, f, "`count`", &keys)?;
         let count = self
-            .generator(ct, class, f, c.span())?
+            .generator(ct.into(), &c.span(), class, f)?
             .ok_or_else(|| self.err(c.span(), f, "`count` needs a generator"))?;
         let mut cases = Vec::new();
-        if let Some(w) = get(ct, "when") {
-            let DeValue::Array(items) = w.get_ref() else {
-                return Err(self.err(
-                    w.span(),
-                    f,
-                    "`count`'s `when` is an array of cases ({ condition = \"...\", uniform = { ... } })",
-                ));
-            };
-            for item in items {
-                let it = self.table(item, f, "a `count` case")?;
+        if let Some(w) = &ct.when {
+            let items = self.items(w, false, f, |_| {
+                "`count`'s `when` is an array of cases ({ condition = \"...\", uniform = { ... } })"
+                    .into()
+            })?;
+            for item in &items {
+                let it = self.item_table(item, f, "a `count` case")?;
                 let mut keys = COUNTS.to_vec();
                 keys.push("condition");
-                self.check_keys(it, &keys, f, "a `count` case")?;
-                let Some(cond) = get(it, "condition") else {
+                self.check_keys(&item.0, &keys, f, "a `count` case")?;
+                let Some(cond) = &it.condition else {
                     return Err(self.err(
-                        item.span(),
+                        item.0.clone(),
                         f,
                         "a `count` case needs a `condition` (an SQL test of the parent row's fields)",
                     ));
                 };
                 let condition = Expression::pending(self.string(cond, f, "condition")?);
                 let count = self
-                    .generator(it, class, f, item.span())?
-                    .ok_or_else(|| self.err(item.span(), f, "a `count` case needs a generator"))?;
+                    .generator(it.into(), &item.0, class, f)?
+                    .ok_or_else(|| {
+                        self.err(item.0.clone(), f, "a `count` case needs a generator")
+                    })?;
                 cases.push(CountCase {
-                    line: self.line(item.span().start),
+                    line: self.line(item.0.start),
                     condition,
                     count,
                 });
@@ -502,50 +500,49 @@ impl<'s> P<'s> {
 
     pub(super) fn length(
         &self,
-        t: &DeTable<'_>,
+        l: Option<&Tab<doc::Draw, doc::Length>>,
         f: Option<&str>,
-        at: Range<usize>,
+        at: std::ops::Range<usize>,
     ) -> Result<Generator, SpecError> {
         let class = Class::Int {
             min: 0,
             max: MAX_LENGTH,
         };
-        let Some(l) = get(t, "length") else {
+        let Some(l) = l else {
             return Err(self.err(
                 at,
                 f,
                 "needs a `length` (elements per value): an integer or a generator table",
             ));
         };
-        if let DeValue::Integer(_) = l.get_ref() {
-            return Ok(Generator::Constant(self.value(l, class, f, "length")?));
+        if let Shape::Value(v @ Raw::Int(_)) = l.shape() {
+            let v = doc::At {
+                span: l.span(),
+                value: v.clone(),
+            };
+            return Ok(Generator::Constant(self.value(&v, class, f, "length")?));
         }
-        let lt = self.table(l, f, "`length`")?;
-        self.check_keys(
-            lt,
-            &["constant", "uniform", "normal", "zipf", "weighted"],
+        let lt = self.params(
+            &l.at,
             f,
             "`length`",
+            &["constant", "uniform", "normal", "zipf", "weighted"],
         )?;
-        let g = self
-            .generator(lt, class, f, l.span())?
-            .ok_or_else(|| self.err(l.span(), f, "`length` needs a generator"))?;
-        if let Generator::Normal { .. } = g {
-            // Lengths are clamped to 0..=MAX_LENGTH by the engine.
-        }
-        Ok(g)
+        // Lengths are clamped to 0..=MAX_LENGTH by the engine.
+        self.generator(lt.into(), &l.span(), class, f)?
+            .ok_or_else(|| self.err(l.span(), f, "`length` needs a generator"))
     }
 
     /// An array of field tables: the children of a struct or the top level.
-    pub(super) fn fields(&self, v: &Sp<'_>, parent: &str) -> Result<Vec<Field>, SpecError> {
+    pub(super) fn fields(
+        &self,
+        v: &Items<doc::Field>,
+        parent: &str,
+    ) -> Result<Vec<Field>, SpecError> {
         let f = (!parent.is_empty()).then_some(parent);
-        let DeValue::Array(items) = v.get_ref() else {
-            return Err(self.err(
-                v.span(),
-                f,
-                "`fields` must be an array of tables ([[fields]])",
-            ));
-        };
+        let items = self.items(v, false, f, |_| {
+            "`fields` must be an array of tables ([[fields]])".into()
+        })?;
         if items.is_empty() {
             return Err(self.err(v.span(), f, "`fields` is empty"));
         }
@@ -553,11 +550,11 @@ impl<'s> P<'s> {
         let mut whens = Vec::new();
         // Name -> its field's line.
         let mut lines = std::collections::HashMap::new();
-        for item in items.iter() {
+        for item in &items {
             let (field, when) = self.field(item, parent, None)?;
             if let Some(line) = lines.insert(field.name.clone(), field.line) {
                 return Err(self.err(
-                    item.span(),
+                    item.0.clone(),
                     Some(&field.path),
                     format!("a field of this name is already on line {line}"),
                 ));
@@ -571,11 +568,12 @@ impl<'s> P<'s> {
         let gen_cases: Vec<bool> = whens
             .iter()
             .map(|ws| {
-                ws.iter().any(|w| match w.get_ref() {
-                    DeValue::Table(t) => t
-                        .iter()
-                        .any(|(k, _)| GENERATORS.contains(&k.get_ref().as_ref())),
-                    _ => false,
+                ws.iter().any(|w| {
+                    w.1.is_ok()
+                        && self
+                            .keys(&w.0)
+                            .iter()
+                            .any(|(k, _)| GENERATORS.contains(&k.as_str()))
                 })
             })
             .collect();
@@ -589,7 +587,7 @@ impl<'s> P<'s> {
                     && first.field != case.field
                 {
                     return Err(self.err(
-                        w.span(),
+                        w.0.clone(),
                         Some(&fields[i].path),
                         "a field's `when` cases are all `condition`s, or all read one sibling with `is` or `is_null`",
                     ));
@@ -598,7 +596,7 @@ impl<'s> P<'s> {
                     && first.field != case.field
                 {
                     return Err(self.err(
-                        w.span(),
+                        w.0.clone(),
                         Some(&fields[i].path),
                         format!(
                             "all `when` cases of a field must read the same sibling (`{}`, not `{}`)",
@@ -629,26 +627,28 @@ impl<'s> P<'s> {
 
     pub(super) fn when(
         &self,
-        w: &Sp<'_>,
+        w: &Item<'_, doc::When>,
         siblings: &[Field],
         me: usize,
         gen_cases: &[bool],
     ) -> Result<When, SpecError> {
         let field = &siblings[me];
         let f = Some(field.path.as_str());
-        let t = self.table(w, f, "a `when` case")?;
+        let t = self.item_table(w, f, "a `when` case")?;
+        let span = &w.0;
         let mut allowed = vec!["field", "is", "is_null", "condition", "null_rate"];
         allowed.extend(GENERATORS);
-        self.check_keys(t, &allowed, f, "a `when` case")?;
-        let line = self.line(w.span().start);
-        let (target_name, condition) = match get(t, "condition") {
+        self.check_keys(span, &allowed, f, "a `when` case")?;
+        let line = self.line(span.start);
+        let (target_name, condition) = match &t.condition {
             Some(c) => {
-                if let Some((k, _)) = t
+                if let Some((_, at)) = self
+                    .keys(span)
                     .iter()
-                    .find(|(k, _)| matches!(k.get_ref().as_ref(), "field" | "is" | "is_null"))
+                    .find(|(k, _)| matches!(k.as_str(), "field" | "is" | "is_null"))
                 {
                     return Err(self.err(
-                        k.span(),
+                        at.clone(),
                         f,
                         "a `when` case takes `condition` (an SQL test of the siblings) or `field` with `is` or `is_null`, not both",
                     ));
@@ -656,22 +656,24 @@ impl<'s> P<'s> {
                 let source = self.string(c, f, "condition")?;
                 (String::new(), Condition::Expr(Expression::pending(source)))
             }
-            None => self.when_sibling(t, w, siblings, me, gen_cases)?,
+            None => self.when_sibling(t, span, siblings, me, gen_cases)?,
         };
-        let null_rate = get(t, "null_rate")
+        let null_rate = t
+            .null_rate
+            .as_ref()
             .map(|r| self.rate(r, f, "null_rate"))
             .transpose()?;
         let generator = match &field.kind {
             Kind::Scalar { data_type, .. } => {
                 let class = Class::of(data_type);
-                let g = self.generator(t, class, f, w.span())?;
+                let g = self.generator(t.into(), span, class, f)?;
                 if let (Some(g), Class::Dict) = (&g, class) {
                     let Kind::Scalar { generator, .. } = &field.kind else {
                         unreachable!()
                     };
                     if category_values(g) != category_values(generator) {
                         return Err(self.err(
-                            w.span(),
+                            span.clone(),
                             f,
                             "a dictionary field's cases must draw from the same values (only weights may change)",
                         ));
@@ -680,12 +682,13 @@ impl<'s> P<'s> {
                 g
             }
             _ => {
-                if let Some((k, _)) = t
+                if let Some((_, at)) = self
+                    .keys(span)
                     .iter()
-                    .find(|(k, _)| GENERATORS.contains(&k.get_ref().as_ref()))
+                    .find(|(k, _)| GENERATORS.contains(&k.as_str()))
                 {
                     return Err(self.err(
-                        k.span(),
+                        at.clone(),
                         f,
                         "only scalar fields take a generator in `when`",
                     ));
@@ -695,7 +698,7 @@ impl<'s> P<'s> {
         };
         if null_rate.is_none() && generator.is_none() {
             return Err(self.err(
-                w.span(),
+                span.clone(),
                 f,
                 "a `when` case needs `null_rate` or a generator",
             ));
@@ -712,17 +715,17 @@ impl<'s> P<'s> {
     /// The sibling a `when` case reads and its test (`is`, `is_null`).
     pub(super) fn when_sibling(
         &self,
-        t: &DeTable<'_>,
-        w: &Sp<'_>,
+        t: &doc::When,
+        span: &std::ops::Range<usize>,
         siblings: &[Field],
         me: usize,
         gen_cases: &[bool],
     ) -> Result<(String, Condition), SpecError> {
         let field = &siblings[me];
         let f = Some(field.path.as_str());
-        let Some(target) = get(t, "field") else {
+        let Some(target) = &t.field else {
             return Err(self.err(
-                w.span(),
+                span.clone(),
                 f,
                 "a `when` case needs `field` (a sibling's name)",
             ));
@@ -747,7 +750,7 @@ impl<'s> P<'s> {
             return Err(self.err(target.span(), f, "`when` cannot refer to the field itself"));
         }
         let sib = &siblings[sibling];
-        let condition = match (get(t, "is"), get(t, "is_null")) {
+        let condition = match (&t.is, &t.is_null) {
             (Some(is), None) => {
                 let (class, categorical) = match &sib.kind {
                     Kind::Scalar {
@@ -770,8 +773,8 @@ impl<'s> P<'s> {
                         ),
                     ));
                 }
-                let vals = match is.get_ref() {
-                    DeValue::Array(_) => self.values(is, class, f, "is")?,
+                let vals = match is.raw() {
+                    Raw::Array(_) => self.values(is, class, f, "is")?,
                     _ => vec![self.value(is, class, f, "is")?],
                 };
                 let Kind::Scalar { generator, .. } = &sib.kind else {
@@ -790,7 +793,7 @@ impl<'s> P<'s> {
             (None, Some(n)) => Condition::IsNull(self.boolean(n, f, "is_null")?),
             _ => {
                 return Err(self.err(
-                    w.span(),
+                    span.clone(),
                     f,
                     "a `when` case needs exactly one of `is` and `is_null`",
                 ));

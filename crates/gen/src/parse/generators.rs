@@ -1,13 +1,16 @@
-//! A field's generator: the one generator key of a field or a case,
-//! read and checked against the field's class.
+//! A field's generator: the one generator key of a field, a case, a
+//! length or a count, read from its document type and checked against
+//! the field's class.
 
 use std::ops::Range;
 
-use toml::de::{DeTable, DeValue};
-
-use super::reader::{P, Sp, distribution_message, get, is_plain_name};
+use super::reader::{P, V, distribution_message, is_plain_name};
 use crate::dist::{Alias, Zipf};
 use crate::model::class::Class;
+use crate::model::document::Raw;
+use crate::model::document::{
+    self as doc, At, CyclingValues, Loose, ParentOffset, RowSequence, Scalar, Shape, Tab,
+};
 use crate::model::{
     AggOp, Aggregate, CalendarPart, Expression, Generator, Pick, Reference, SpecError, Value,
     WordList,
@@ -16,37 +19,129 @@ use crate::template::Template;
 
 pub(super) const GENERATORS: &[&str] = crate::model::document::GENERATOR_KEYS;
 
+/// The generator keys of a document table, each as written (absent
+/// where the table's type does not take it).
+#[derive(Default)]
+pub(super) struct Gens<'a> {
+    constant: Option<&'a Loose<Scalar>>,
+    sequence: Option<&'a At<Shape<RowSequence>>>,
+    uniform: Option<&'a At<Shape<doc::Uniform>>>,
+    normal: Option<&'a At<Shape<doc::Normal>>>,
+    zipf: Option<&'a At<Shape<doc::Zipf>>>,
+    weighted: Option<&'a At<Shape<doc::Weighted>>>,
+    probability: Option<&'a Loose<f64>>,
+    template: Option<&'a Loose<String>>,
+    words: Option<&'a At<Shape<doc::Words>>>,
+    reference: Option<&'a At<Shape<doc::Reference>>>,
+    parent: Option<&'a At<Shape<ParentOffset>>>,
+    position: Option<&'a Loose<i64>>,
+    uuid: Option<&'a Loose<bool>>,
+    values_by_row: Option<&'a At<Shape<CyclingValues>>>,
+    calendar: Option<&'a Loose<CalendarPart>>,
+    expr: Option<&'a Loose<String>>,
+    aggregate: Option<&'a At<Shape<doc::Aggregate>>>,
+}
+
+/// A generator key's value as `Gens` holds it: a loose value as it is,
+/// a table without the type the schema gives it.
+trait Part {
+    type Out: ?Sized;
+    fn part(&self) -> &Self::Out;
+}
+
+impl<S> Part for Loose<S> {
+    type Out = Loose<S>;
+    fn part(&self) -> &Loose<S> {
+        self
+    }
+}
+
+impl<T, S> Part for Tab<T, S> {
+    type Out = At<Shape<T>>;
+    fn part(&self) -> &At<Shape<T>> {
+        &self.at
+    }
+}
+
+/// `Gens` of a document type, from the generator keys it has.
+macro_rules! gens_of {
+    ($($t:ty => [$($k:ident),*];)*) => {$(
+        impl<'a> From<&'a $t> for Gens<'a> {
+            // The types with every generator key fill them all.
+            #[allow(clippy::needless_update)]
+            fn from(t: &'a $t) -> Self {
+                Gens {
+                    $($k: t.$k.as_ref().map(Part::part),)*
+                    ..Gens::default()
+                }
+            }
+        }
+    )*};
+}
+
+gens_of! {
+    doc::Field => [constant, sequence, uniform, normal, zipf, weighted, probability, template, words,
+        reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
+    doc::When => [constant, sequence, uniform, normal, zipf, weighted, probability, template, words,
+        reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
+    doc::Draw => [constant, uniform, normal, zipf, weighted];
+    doc::CountDraw => [constant, uniform, normal, zipf, weighted];
+    doc::CountCase => [constant, uniform, normal, zipf, weighted];
+}
+
+/// The value of an optional key, or the error naming what is missing.
+fn need<S>(v: &Option<Loose<S>>, missing: impl FnOnce() -> SpecError) -> Result<&V, SpecError> {
+    v.as_ref().map(|l| &l.at).ok_or_else(missing)
+}
+
 impl<'s> P<'s> {
-    /// The one generator key of table `t`, if any.
-    pub(super) fn generator<'i>(
+    /// The one generator key of the table written at `at`, if any.
+    pub(super) fn generator(
         &self,
-        t: &DeTable<'i>,
+        gens: Gens<'_>,
+        at: &Range<usize>,
         class: Class,
         field: Option<&str>,
-        at: Range<usize>,
     ) -> Result<Option<Generator>, SpecError> {
-        let present: Vec<_> = t
+        let present: Vec<&(String, Range<usize>)> = self
+            .keys(at)
             .iter()
-            .filter(|(k, _)| GENERATORS.contains(&k.get_ref().as_ref()))
+            .filter(|(k, _)| GENERATORS.contains(&k.as_str()))
             .collect();
-        let (key, v) = match present.as_slice() {
+        let (name, key_span) = match present.as_slice() {
             [] => return Ok(None),
-            [one] => *one,
+            [one] => (one.0.as_str(), one.1.clone()),
             [a, b, ..] => {
                 return Err(self.err(
-                    b.0.span(),
+                    b.1.clone(),
                     field,
-                    format!(
-                        "has both `{}` and `{}`; give one generator",
-                        a.0.get_ref(),
-                        b.0.get_ref()
-                    ),
+                    format!("has both `{}` and `{}`; give one generator", a.0, b.0),
                 ));
             }
         };
-        let _ = at;
-        let name = key.get_ref().as_ref();
-        let span = v.span();
+        // Where the value is written (the key, for a key the table's type
+        // does not take).
+        let span = match name {
+            "constant" => gens.constant.map(|v| v.span()),
+            "sequence" => gens.sequence.map(|t| t.span.clone()),
+            "uniform" => gens.uniform.map(|t| t.span.clone()),
+            "normal" => gens.normal.map(|t| t.span.clone()),
+            "zipf" => gens.zipf.map(|t| t.span.clone()),
+            "weighted" => gens.weighted.map(|t| t.span.clone()),
+            "probability" => gens.probability.map(|v| v.span()),
+            "template" => gens.template.map(|v| v.span()),
+            "words" => gens.words.map(|t| t.span.clone()),
+            "ref" => gens.reference.map(|t| t.span.clone()),
+            "parent" => gens.parent.map(|t| t.span.clone()),
+            "position" => gens.position.map(|v| v.span()),
+            "uuid" => gens.uuid.map(|v| v.span()),
+            "values_by_row" => gens.values_by_row.map(|t| t.span.clone()),
+            "calendar" => gens.calendar.map(|v| v.span()),
+            "expr" => gens.expr.map(|v| v.span()),
+            "aggregate" => gens.aggregate.map(|t| t.span.clone()),
+            _ => None,
+        }
+        .unwrap_or(key_span);
         let bad = |msg: String| self.err(span.clone(), field, msg);
         let unsupported = || {
             bad(format!(
@@ -64,24 +159,27 @@ impl<'s> P<'s> {
                 }
             ))
         };
-        let params = |allowed: &[&str]| -> Result<&DeTable<'i>, SpecError> {
-            let p = self.table(v, field, &format!("`{name}`"))?;
-            self.check_keys(p, allowed, field, &format!("`{name}`"))?;
-            Ok(p)
-        };
-        let required = |p: &DeTable<'i>, k: &str| -> Result<Sp<'i>, SpecError> {
-            get(p, k)
-                .cloned()
-                .ok_or_else(|| bad(format!("`{name}` needs `{k}`")))
-        };
+        let missing = || bad(format!("`{name}` is not taken here"));
+        let needs = |k: &str| bad(format!("`{name}` needs `{k}`"));
+        let what = format!("`{name}`");
         let g = match name {
-            "constant" => Generator::Constant(self.value(v, class, field, name)?),
+            "constant" => {
+                let v = gens.constant.ok_or_else(missing)?;
+                Generator::Constant(self.value(v, class, field, name)?)
+            }
             "sequence" => {
                 if !class.numeric() {
                     return Err(unsupported());
                 }
-                let p = params(&["start", "step", "per_parent"])?;
-                let per_parent = get(p, "per_parent")
+                let p = self.params(
+                    gens.sequence.ok_or_else(missing)?,
+                    field,
+                    &what,
+                    &["start", "step", "per_parent"],
+                )?;
+                let per_parent = p
+                    .per_parent
+                    .as_ref()
                     .map(|b| self.boolean(b, field, "per_parent"))
                     .transpose()?
                     .unwrap_or(false);
@@ -93,14 +191,14 @@ impl<'s> P<'s> {
                             "a `per_parent` sequence numbers rows with integers".into()
                         ));
                     };
-                    if let Some(st) = get(p, "step") {
+                    if let Some(st) = &p.step {
                         return Err(self.err(
                             st.span(),
                             field,
                             "a `per_parent` sequence steps by 1 (`step` is for plain sequences)",
                         ));
                     }
-                    let start = match get(p, "start") {
+                    let start = match &p.start {
                         Some(st) => self.integer(st, field, "start")?,
                         None => 1,
                     };
@@ -126,7 +224,7 @@ impl<'s> P<'s> {
                     },
                     c => c,
                 };
-                let start = match get(p, "start") {
+                let start = match &p.start {
                     Some(s) => self.value(s, class, field, "start")?,
                     None if class == Class::Float => Value::Float(0.0),
                     None => Value::Int(match class {
@@ -134,7 +232,7 @@ impl<'s> P<'s> {
                         _ => 0,
                     }),
                 };
-                let step = match get(p, "step") {
+                let step = match &p.step {
                     Some(s) => self.value(s, step_class, field, "step")?,
                     None if class == Class::Float => Value::Float(1.0),
                     None => Value::Int(1),
@@ -145,9 +243,14 @@ impl<'s> P<'s> {
                 if !class.numeric() {
                     return Err(unsupported());
                 }
-                let p = params(&["min", "max"])?;
-                let min = self.value(&required(p, "min")?, class, field, "min")?;
-                let max = self.value(&required(p, "max")?, class, field, "max")?;
+                let p = self.params(
+                    gens.uniform.ok_or_else(missing)?,
+                    field,
+                    &what,
+                    &["min", "max"],
+                )?;
+                let min = self.value(need(&p.min, || needs("min"))?, class, field, "min")?;
+                let max = self.value(need(&p.max, || needs("max"))?, class, field, "max")?;
                 let ok = match (&min, &max) {
                     (Value::Int(a), Value::Int(b)) => a <= b,
                     (Value::Float(a), Value::Float(b)) => a < b && (b - a).is_finite(),
@@ -167,9 +270,14 @@ impl<'s> P<'s> {
                 ) {
                     return Err(unsupported());
                 }
-                let p = params(&["mean", "std", "min", "max"])?;
-                let mean = self.number(&required(p, "mean")?, field, "mean")?;
-                let std = self.number(&required(p, "std")?, field, "std")?;
+                let p = self.params(
+                    gens.normal.ok_or_else(missing)?,
+                    field,
+                    &what,
+                    &["mean", "std", "min", "max"],
+                )?;
+                let mean = self.number(need(&p.mean, || needs("mean"))?, field, "mean")?;
+                let std = self.number(need(&p.std, || needs("std"))?, field, "std")?;
                 if !(std > 0.0 && std.is_finite()) {
                     return Err(bad(format!(
                         "normal needs a positive standard deviation, not {std}"
@@ -178,10 +286,14 @@ impl<'s> P<'s> {
                 if !mean.is_finite() {
                     return Err(bad(format!("normal needs a finite mean, not {mean}")));
                 }
-                let min = get(p, "min")
+                let min = p
+                    .min
+                    .as_ref()
                     .map(|m| self.number(m, field, "min"))
                     .transpose()?;
-                let max = get(p, "max")
+                let max = p
+                    .max
+                    .as_ref()
                     .map(|m| self.number(m, field, "max"))
                     .transpose()?;
                 for (k, v) in [("min", min), ("max", max)] {
@@ -232,12 +344,19 @@ impl<'s> P<'s> {
                 if class == Class::Bool {
                     return Err(unsupported());
                 }
-                let p = params(&["s", "n", "values", "start"])?;
-                let s = self.number(&required(p, "s")?, field, "s")?;
-                let values = get(p, "values")
+                let p = self.params(
+                    gens.zipf.ok_or_else(missing)?,
+                    field,
+                    &what,
+                    &["s", "n", "values", "start"],
+                )?;
+                let s = self.number(need(&p.s, || needs("s"))?, field, "s")?;
+                let values = p
+                    .values
+                    .as_ref()
                     .map(|vs| self.values(vs, class, field, "values"))
                     .transpose()?;
-                let n = match (get(p, "n"), &values) {
+                let n = match (&p.n, &values) {
                     (Some(n), vals) => {
                         let n = self.integer(n, field, "n")?;
                         if n < 1 {
@@ -256,7 +375,7 @@ impl<'s> P<'s> {
                     (None, None) => return Err(bad("zipf needs `n` or `values`".into())),
                 };
                 Zipf::check(s, n).map_err(|e| bad(distribution_message(e)))?;
-                let start = match (get(p, "start"), &values, class) {
+                let start = match (&p.start, &values, class) {
                     (Some(_), Some(_), _) => {
                         return Err(bad("zipf takes `values` or `start`, not both".into()));
                     }
@@ -286,12 +405,18 @@ impl<'s> P<'s> {
                 }
             }
             "weighted" => {
-                let p = params(&["values", "weights"])?;
-                let values = self.values(&required(p, "values")?, class, field, "values")?;
-                let weights = match get(p, "weights") {
+                let p = self.params(
+                    gens.weighted.ok_or_else(missing)?,
+                    field,
+                    &what,
+                    &["values", "weights"],
+                )?;
+                let values =
+                    self.values(need(&p.values, || needs("values"))?, class, field, "values")?;
+                let weights = match &p.weights {
                     None => vec![1.0; values.len()],
                     Some(w) => {
-                        let DeValue::Array(items) = w.get_ref() else {
+                        let Raw::Array(items) = w.raw() else {
                             return Err(self.err(
                                 w.span(),
                                 field,
@@ -331,21 +456,30 @@ impl<'s> P<'s> {
                 if class != Class::Bool {
                     return Err(unsupported());
                 }
-                Generator::Probability(self.rate(v, field, name)?)
+                Generator::Probability(self.rate(
+                    gens.probability.ok_or_else(missing)?,
+                    field,
+                    name,
+                )?)
             }
             "template" => {
                 if class != Class::Str {
                     return Err(unsupported());
                 }
-                let s = self.string(v, field, name)?;
+                let s = self.string(gens.template.ok_or_else(missing)?, field, name)?;
                 Generator::Template(Template::parse(&s).map_err(bad)?)
             }
             "words" => {
                 if class != Class::Str {
                     return Err(unsupported());
                 }
-                let p = params(&["list", "min", "max"])?;
-                let list = match get(p, "list") {
+                let p = self.params(
+                    gens.words.ok_or_else(missing)?,
+                    field,
+                    &what,
+                    &["list", "min", "max"],
+                )?;
+                let list = match &p.list {
                     None => WordList::Words,
                     Some(l) => match self.string(l, field, "list")?.as_str() {
                         "words" => WordList::Words,
@@ -362,11 +496,15 @@ impl<'s> P<'s> {
                         }
                     },
                 };
-                let min = get(p, "min")
+                let min = p
+                    .min
+                    .as_ref()
                     .map(|m| self.integer(m, field, "min"))
                     .transpose()?
                     .unwrap_or(1);
-                let max = get(p, "max")
+                let max = p
+                    .max
+                    .as_ref()
                     .map(|m| self.integer(m, field, "max"))
                     .transpose()?
                     .unwrap_or(min);
@@ -387,10 +525,15 @@ impl<'s> P<'s> {
                         "a `ref` copies a field of another table: declare this field with that field's type (a `dictionary` field cannot hold a copy)".into(),
                     ));
                 }
-                let p = params(&["table", "field", "zipf", "weight", "via", "draw", "offset"])?;
-                let table = self.string(&required(p, "table")?, field, "table")?;
-                let target = self.string(&required(p, "field")?, field, "field")?;
-                let pick = match (get(p, "zipf"), get(p, "weight")) {
+                let p = self.params(
+                    gens.reference.ok_or_else(missing)?,
+                    field,
+                    &what,
+                    &["table", "field", "zipf", "weight", "via", "draw", "offset"],
+                )?;
+                let table = self.string(need(&p.table, || needs("table"))?, field, "table")?;
+                let target = self.string(need(&p.field, || needs("field"))?, field, "field")?;
+                let pick = match (&p.zipf, &p.weight) {
                     (Some(_), Some(w)) => {
                         return Err(self.err(
                             w.span(),
@@ -403,9 +546,8 @@ impl<'s> P<'s> {
                     },
                     (None, None) => Pick::Uniform,
                     (Some(z), None) => {
-                        let zt = self.table(z, field, "`ref`'s `zipf`")?;
-                        self.check_keys(zt, &["s"], field, "`ref`'s `zipf`")?;
-                        let s = match get(zt, "s") {
+                        let zt = self.params(&z.at, field, "`ref`'s `zipf`", &["s"])?;
+                        let s = match &zt.s {
                             Some(s) => self.number(s, field, "s")?,
                             None => return Err(bad("`ref`'s `zipf` needs `s`".into())),
                         };
@@ -413,7 +555,9 @@ impl<'s> P<'s> {
                         Pick::Zipf { s }
                     }
                 };
-                let via = get(p, "via")
+                let via = p
+                    .via
+                    .as_ref()
                     .map(|v| self.string(v, field, "via"))
                     .transpose()?;
                 if via.is_some() && pick != Pick::Uniform {
@@ -422,7 +566,9 @@ impl<'s> P<'s> {
                             .into(),
                     ));
                 }
-                let draw = get(p, "draw")
+                let draw = p
+                    .draw
+                    .as_ref()
                     .map(|v| self.string(v, field, "draw"))
                     .transpose()?;
                 if via.is_some() && draw.is_some() {
@@ -438,7 +584,7 @@ impl<'s> P<'s> {
                         "`draw` = \"{d}\": a draw name is a plain name (letters, digits, `_`), and not `parent`"
                     )));
                 }
-                let offset = self.offset(p, class, field)?;
+                let offset = self.offset(p.offset.as_ref(), class, field)?;
                 Generator::Reference(Reference {
                     table,
                     field: target,
@@ -454,12 +600,20 @@ impl<'s> P<'s> {
                         "`parent` copies a field of the parent row: declare this field with that field's type (a `dictionary` field cannot hold a copy)".into(),
                     ));
                 }
-                let (target, offset) = match v.get_ref() {
-                    DeValue::String(_) => (self.string(v, field, name)?, None),
+                let t = gens.parent.ok_or_else(missing)?;
+                let (target, offset) = match &t.value {
+                    Shape::Value(v @ doc::Raw::Str(_)) => {
+                        let v = doc::At {
+                            span: t.span.clone(),
+                            value: v.clone(),
+                        };
+                        (self.string(&v, field, name)?, None)
+                    }
                     _ => {
-                        let p = params(&["field", "offset"])?;
-                        let target = self.string(&required(p, "field")?, field, "field")?;
-                        (target, self.offset(p, class, field)?)
+                        let p = self.params(t, field, &what, &["field", "offset"])?;
+                        let target =
+                            self.string(need(&p.field, || needs("field"))?, field, "field")?;
+                        (target, self.offset(p.offset.as_ref(), class, field)?)
                     }
                 };
                 // The table is filled in from the table's `children_of`.
@@ -476,7 +630,7 @@ impl<'s> P<'s> {
                 if class != Class::Str {
                     return Err(unsupported());
                 }
-                if !self.boolean(v, field, name)? {
+                if !self.boolean(gens.uuid.ok_or_else(missing)?, field, name)? {
                     return Err(bad("`uuid` takes `true` (or leave it out)".into()));
                 }
                 Generator::Uuid
@@ -485,7 +639,7 @@ impl<'s> P<'s> {
                 let Class::Int { min, max } = class else {
                     return Err(unsupported());
                 };
-                let start = self.integer(v, field, name)?;
+                let start = self.integer(gens.position.ok_or_else(missing)?, field, name)?;
                 if start < min || start > max {
                     return Err(bad(format!(
                         "position starts at {start}, outside the type's range {min}..={max}"
@@ -499,11 +653,22 @@ impl<'s> P<'s> {
                 let names: Vec<&str> = AggOp::ALL.iter().map(|(n, _)| *n).collect();
                 let mut keys = vec!["table"];
                 keys.extend(&names);
-                let p = params(&keys)?;
-                let table = self.string(&required(p, "table")?, field, "table")?;
-                let ops: Vec<_> = AggOp::ALL
+                let p = self.params(gens.aggregate.ok_or_else(missing)?, field, &what, &keys)?;
+                let table = self.string(need(&p.table, || needs("table"))?, field, "table")?;
+                let ops: Vec<(AggOp, &V)> = AggOp::ALL
                     .iter()
-                    .filter_map(|(n, op)| get(p, n).map(|v| (*op, v)))
+                    .filter_map(|(n, op)| {
+                        let v = match *n {
+                            "sum" => &p.sum,
+                            "min" => &p.min,
+                            "max" => &p.max,
+                            "count" => &p.count,
+                            "all" => &p.all,
+                            "any" => &p.any,
+                            _ => &None,
+                        };
+                        v.as_ref().map(|v| (*op, &v.at))
+                    })
                     .collect();
                 let [(op, v)] = ops.as_slice() else {
                     return Err(bad(format!(
@@ -529,27 +694,36 @@ impl<'s> P<'s> {
             "expr" => {
                 // Checked against the siblings once they are all parsed
                 // (`resolve_expressions`).
-                let source = self.string(v, field, name)?;
+                let source = self.string(gens.expr.ok_or_else(missing)?, field, name)?;
                 Generator::Expr(Box::new(Expression::pending(source)))
             }
             "values_by_row" => {
                 // A list, or `{ values = [...], cycle = true }`.
-                let (list, cycle) = match v.get_ref() {
-                    DeValue::Table(_) => {
-                        let p = params(&["values", "cycle"])?;
-                        let cycle = get(p, "cycle")
+                let t = gens.values_by_row.ok_or_else(missing)?;
+                let (list, cycle) = match &t.value {
+                    Shape::Table(_) => {
+                        let p = self.params(t, field, &what, &["values", "cycle"])?;
+                        let cycle = p
+                            .cycle
+                            .as_ref()
                             .map(|c| self.boolean(c, field, "cycle"))
                             .transpose()?
                             .unwrap_or(false);
-                        (required(p, "values")?, cycle)
+                        (need(&p.values, || needs("values"))?.clone(), cycle)
                     }
-                    _ => (v.clone(), false),
+                    Shape::Value(v) => (
+                        doc::At {
+                            span: t.span.clone(),
+                            value: v.clone(),
+                        },
+                        false,
+                    ),
                 };
                 let values = self.values(&list, class, field, name)?;
                 Generator::ByRow { values, cycle }
             }
             "calendar" => {
-                let s = self.string(v, field, name)?;
+                let s = self.string(gens.calendar.ok_or_else(missing)?, field, name)?;
                 let Some((_, part)) = CalendarPart::ALL.iter().find(|(n, _)| *n == s) else {
                     return Err(bad(format!(
                         "unknown calendar part `{s}`; the parts are {}",
@@ -603,16 +777,30 @@ impl<'s> P<'s> {
         Ok(Some(g))
     }
 
-    /// The `offset` of a reference's parameters `p`: an integer generator
-    /// in the field's units (days of dates, units of timestamps and
-    /// decimals), for fields of those types only.
+    /// The parameter table `t` of a generator (or another table called
+    /// `what`), its keys checked against `allowed`.
+    pub(super) fn params<'a, T>(
+        &self,
+        t: &'a At<Shape<T>>,
+        field: Option<&str>,
+        what: &str,
+        allowed: &[&str],
+    ) -> Result<&'a T, SpecError> {
+        let table = self.table(t, field, what)?;
+        self.check_keys(&t.span, allowed, field, what)?;
+        Ok(table)
+    }
+
+    /// The `offset` of a reference: an integer generator in the field's
+    /// units (days of dates, units of timestamps and decimals), for
+    /// fields of those types only.
     pub(super) fn offset(
         &self,
-        p: &DeTable<'_>,
+        o: Option<&Tab<doc::Draw, doc::Offset>>,
         class: Class,
         field: Option<&str>,
     ) -> Result<Option<Box<Generator>>, SpecError> {
-        let Some(o) = get(p, "offset") else {
+        let Some(o) = o else {
             return Ok(None);
         };
         if !matches!(
@@ -633,20 +821,23 @@ impl<'s> P<'s> {
             min: i64::MIN.into(),
             max: i64::MAX.into(),
         };
-        if let DeValue::Integer(_) = o.get_ref() {
+        if let Shape::Value(v @ doc::Raw::Int(_)) = o.shape() {
+            let v = doc::At {
+                span: o.span(),
+                value: v.clone(),
+            };
             return Ok(Some(Box::new(Generator::Constant(
-                self.value(o, units, field, "offset")?,
+                self.value(&v, units, field, "offset")?,
             ))));
         }
-        let ot = self.table(o, field, "`offset`")?;
-        self.check_keys(
-            ot,
-            &["constant", "uniform", "normal", "zipf", "weighted"],
+        let ot = self.params(
+            &o.at,
             field,
             "`offset`",
+            &["constant", "uniform", "normal", "zipf", "weighted"],
         )?;
         let g = self
-            .generator(ot, units, field, o.span())?
+            .generator(ot.into(), &o.span(), units, field)?
             .ok_or_else(|| self.err(o.span(), field, "`offset` needs a generator"))?;
         Ok(Some(Box::new(g)))
     }

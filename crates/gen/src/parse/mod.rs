@@ -1,9 +1,13 @@
 //! TOML text to a checked [`Spec`](crate::Spec) or
 //! [`Dataset`](crate::Dataset), with the line and field of every error.
 //!
-//! Each module uses only those listed before it: `types` (Arrow type
-//! names, decimal text), `reader` (the document: positions, errors, typed
-//! reads of keys), `values`, `generators`, `siblings` (draw names, and
+//! serde reads the text into the document types
+//! ([`crate::document`]); the modules here are the one semantic pass over
+//! them: names, types, values against field types, generators, draws,
+//! references and cycles. Each module uses only those listed before it:
+//! `types` (Arrow type names, decimal text), `reader` (the document read,
+//! the order and place of each table's keys, errors, typed reads of
+//! values), `values`, `generators`, `siblings` (draw names, and
 //! expressions over a table's own fields), `fields`, `qualified` (names
 //! of other rows), `rows` (fixed rows, calendars), `references` (between
 //! tables), `spec` (one table) and `dataset` (`[[tables]]`).
@@ -25,7 +29,6 @@ pub(crate) use spec::parse;
 
 #[cfg(test)]
 mod tests {
-    use super::reader::int_of;
     use crate::model::Spec;
     use crate::model::query::kind_type;
 
@@ -41,13 +44,5 @@ mod tests {
                 assert_eq!(&kind_type(&f.kind), arrow.data_type(), "{name}.{}", f.name);
             }
         }
-    }
-
-    #[test]
-    fn integers_in_every_radix() {
-        assert_eq!(int_of("1_000", 10), Some(1000));
-        assert_eq!(int_of("-5", 10), Some(-5));
-        assert_eq!(int_of("0xff", 16), Some(255));
-        assert_eq!(int_of("ff", 16), Some(255));
     }
 }

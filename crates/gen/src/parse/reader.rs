@@ -1,13 +1,17 @@
-//! The TOML document being read: positions of its keys, errors naming
-//! file, line and field, and typed reads of single keys.
+//! The spec document being read: its serde types (positions kept), the
+//! keys of each table in the order written, errors naming file, line and
+//! field, and typed reads of single values.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
+use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::facts::MAX_NAME_BYTES;
 use crate::model::SpecError;
+use crate::model::document::{At, Document, Items, ItemsShape, Loose, Raw, Shape};
 
 /// `name` for an error message: whole when short, else its start.
 pub(super) fn shown(name: &str) -> String {
@@ -21,35 +25,67 @@ pub(super) fn shown(name: &str) -> String {
     format!("{}...", &name[..end])
 }
 
+/// A value as written, at its place.
+pub(super) type V = At<Raw>;
+
+/// The keys of every table, in the order written, with where each is
+/// written, by the table's place.
+type KeyIndex = HashMap<(usize, usize), Vec<(String, Range<usize>)>>;
+
+/// An item of an array of tables, at its place: the table read as `T`,
+/// or the other value written instead.
+pub(super) type Item<'d, T> = (Range<usize>, Result<&'d T, &'d Raw>);
+
+/// The item of a `Shape`: its table, or the value written instead.
+pub(super) fn item<T>(at: &At<Shape<T>>) -> Item<'_, T> {
+    let table = match &at.value {
+        Shape::Table(t) => Ok(t),
+        Shape::Value(v) => Err(v),
+    };
+    (at.span.clone(), table)
+}
+
+/// `item` of a boxed table.
+pub(super) fn boxed_item<T>(at: &At<Shape<Box<T>>>) -> Item<'_, T> {
+    let table = match &at.value {
+        Shape::Table(t) => Ok(&**t),
+        Shape::Value(v) => Err(v),
+    };
+    (at.span.clone(), table)
+}
+
 pub(super) struct P<'s> {
     origin: &'s str,
+    /// The spec's text.
+    text: &'s str,
     /// Byte offsets of the text's newlines, for line numbers in
     /// `O(log n)` (a spec of many thousand fields asks for thousands).
     newlines: Vec<usize>,
+    /// The keys of every table, in the order written, with where each
+    /// is written, by the table's place (serde's types know which keys
+    /// a table takes; this knows their order and position, for errors).
+    keys: KeyIndex,
+    /// The place of the root table.
+    root: Range<usize>,
 }
 
-pub(super) type Sp<'i> = Spanned<DeValue<'i>>;
-
-pub(super) fn get<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a Sp<'i>> {
-    t.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
-}
-
-pub(super) fn kind_name(v: &DeValue<'_>) -> &'static str {
-    match v {
-        DeValue::String(_) => "a string",
-        DeValue::Integer(_) => "an integer",
-        DeValue::Float(_) => "a float",
-        DeValue::Boolean(_) => "a boolean",
-        DeValue::Datetime(_) => "a date-time",
-        DeValue::Array(_) => "an array",
-        DeValue::Table(_) => "a table",
+/// The keys of `t` and of every table inside it, by place.
+fn index_keys(t: &DeTable<'_>, span: Range<usize>, out: &mut KeyIndex) {
+    fn visit(v: &Spanned<DeValue<'_>>, out: &mut KeyIndex) {
+        match v.get_ref() {
+            DeValue::Table(t) => index_keys(t, v.span(), out),
+            DeValue::Array(items) => items.iter().for_each(|i| visit(i, out)),
+            _ => {}
+        }
     }
-}
-
-impl SpecError {
-    pub(super) fn at_line(mut self, line: usize) -> Self {
-        self.line = line;
-        self
+    out.insert(
+        (span.start, span.end),
+        t.iter()
+            .map(|(k, _)| (k.get_ref().to_string(), k.span()))
+            .collect(),
+    );
+    for (_, v) in t.iter() {
+        visit(v, out);
     }
 }
 
@@ -60,73 +96,67 @@ pub(super) fn distribution_message(e: crate::Error) -> String {
     }
 }
 
-pub(super) fn int_of(text: &str, radix: u32) -> Option<i128> {
-    let t: String = text.chars().filter(|c| *c != '_').collect();
-    let (neg, digits) = match t.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, t.strip_prefix('+').unwrap_or(&t)),
-    };
-    let digits = if radix != 10 {
-        digits
-            .strip_prefix("0x")
-            .or_else(|| digits.strip_prefix("0o"))
-            .or_else(|| digits.strip_prefix("0b"))
-            .unwrap_or(digits)
-    } else {
-        digits
-    };
-    let v = i128::from_str_radix(digits, radix).ok()?;
-    Some(if neg { -v } else { v })
-}
-
-pub(super) fn float_of(text: &str) -> Option<f64> {
-    let t: String = text.chars().filter(|c| *c != '_').collect();
-    match t.as_str() {
-        "inf" | "+inf" => Some(f64::INFINITY),
-        "-inf" => Some(f64::NEG_INFINITY),
-        "nan" | "+nan" | "-nan" => Some(f64::NAN),
-        _ => t.parse().ok(),
-    }
-}
-
-/// The TOML document of a spec: its parser state and root table.
-pub(super) fn load<'i>(text: &'i str, origin: &'i str) -> Result<(P<'i>, DeTable<'i>), SpecError> {
-    let p = P {
+/// The document of a spec: its reader state and serde document.
+pub(super) fn load<'i>(text: &'i str, origin: &'i str) -> Result<(P<'i>, Document), SpecError> {
+    let mut p = P {
         origin,
+        text,
         newlines: text
             .bytes()
             .enumerate()
             .filter(|&(_, b)| b == b'\n')
             .map(|(i, _)| i)
             .collect(),
+        keys: HashMap::new(),
+        root: 0..0,
     };
-    let root = DeTable::parse(text).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        let line = p.line(span.start);
+    let at = |span: Range<usize>| {
         let line_start = text[..span.start.min(text.len())]
             .rfind('\n')
             .map_or(0, |i| i + 1);
+        span.start.saturating_sub(line_start) + 1
+    };
+    let root = DeTable::parse(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
         SpecError {
             origin: origin.to_string(),
-            line,
-            column: Some(span.start.saturating_sub(line_start) + 1),
+            line: p.line(span.start),
+            column: Some(at(span)),
             field: None,
             message: format!("TOML syntax: {}", e.message().trim()),
         }
     })?;
-    Ok((p, root.into_inner()))
+    p.root = root.span();
+    index_keys(root.get_ref(), root.span(), &mut p.keys);
+    let doc = Document::deserialize(toml::de::Deserializer::from(root)).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        SpecError {
+            origin: origin.to_string(),
+            line: p.line(span.start),
+            column: Some(at(span)),
+            field: None,
+            message: e.message().trim().to_string(),
+        }
+    })?;
+    Ok((p, doc))
+}
+
+impl SpecError {
+    pub(super) fn at_line(mut self, line: usize) -> Self {
+        self.line = line;
+        self
+    }
 }
 
 impl P<'_> {
-    /// The `name` of `t` (the dataset's or a table's), checked: it names
-    /// files.
+    /// A `name` (the dataset's or a table's), checked: it names files.
     pub(super) fn file_name(
         &self,
-        t: &DeTable<'_>,
+        name: Option<&Loose<String>>,
         what: &str,
         at: Range<usize>,
     ) -> Result<String, SpecError> {
-        let Some(n) = get(t, "name") else {
+        let Some(n) = name else {
             return Err(self.err(at, None, format!("{what} needs a `name`")));
         };
         let name = self.string(n, None, "name")?;
@@ -204,133 +234,160 @@ impl<'s> P<'s> {
         }
     }
 
+    /// The text of `v` as written (a number's digits, exactly).
+    pub(super) fn written(&self, v: &V) -> &'s str {
+        self.text.get(v.span.clone()).unwrap_or_default().trim()
+    }
+
+    /// The place of the root table.
+    pub(super) fn root(&self) -> Range<usize> {
+        self.root.clone()
+    }
+
+    /// The keys of the table written at `span`, in order, with where
+    /// each is written.
+    pub(super) fn keys(&self, span: &Range<usize>) -> &[(String, Range<usize>)] {
+        self.keys
+            .get(&(span.start, span.end))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Refuses the first key of the table at `span` that is not one of
+    /// `allowed`.
     pub(super) fn check_keys(
         &self,
-        t: &DeTable<'_>,
+        span: &Range<usize>,
         allowed: &[&str],
         field: Option<&str>,
         what: &str,
     ) -> Result<(), SpecError> {
-        for (k, _) in t.iter() {
-            if !allowed.contains(&k.get_ref().as_ref()) {
-                return Err(self.err(
-                    k.span(),
-                    field,
-                    format!(
-                        "unknown key `{}` in {what}; expected one of: {}",
-                        k.get_ref(),
-                        allowed.join(", ")
-                    ),
-                ));
-            }
+        if let Some((k, at)) = self
+            .keys(span)
+            .iter()
+            .find(|(k, _)| !allowed.contains(&k.as_str()))
+        {
+            return Err(self.err(
+                at.clone(),
+                field,
+                format!(
+                    "unknown key `{k}` in {what}; expected one of: {}",
+                    allowed.join(", ")
+                ),
+            ));
         }
         Ok(())
     }
 
-    pub(super) fn table<'a, 'i>(
+    /// The table `t` holds, or an error naming what it holds instead.
+    pub(super) fn table<'a, T>(
         &self,
-        v: &'a Sp<'i>,
+        t: &'a At<Shape<T>>,
         field: Option<&str>,
         what: &str,
-    ) -> Result<&'a DeTable<'i>, SpecError> {
-        match v.get_ref() {
-            DeValue::Table(t) => Ok(t),
-            other => Err(self.err(
-                v.span(),
+    ) -> Result<&'a T, SpecError> {
+        match &t.value {
+            Shape::Table(t) => Ok(t),
+            Shape::Value(other) => Err(self.err(
+                t.span.clone(),
                 field,
-                format!("{what} must be a table, not {}", kind_name(other)),
+                format!("{what} must be a table, not {}", other.kind()),
             )),
         }
     }
 
     pub(super) fn string(
         &self,
-        v: &Sp<'_>,
+        v: &V,
         field: Option<&str>,
         key: &str,
     ) -> Result<String, SpecError> {
-        match v.get_ref() {
-            DeValue::String(s) => Ok(s.to_string()),
+        match &v.value {
+            Raw::Str(s) => Ok(s.clone()),
             other => Err(self.err(
-                v.span(),
+                v.span.clone(),
                 field,
-                format!("`{key}` must be a string, not {}", kind_name(other)),
+                format!("`{key}` must be a string, not {}", other.kind()),
             )),
         }
     }
 
-    pub(super) fn boolean(
-        &self,
-        v: &Sp<'_>,
-        field: Option<&str>,
-        key: &str,
-    ) -> Result<bool, SpecError> {
-        match v.get_ref() {
-            DeValue::Boolean(b) => Ok(*b),
+    pub(super) fn boolean(&self, v: &V, field: Option<&str>, key: &str) -> Result<bool, SpecError> {
+        match &v.value {
+            Raw::Bool(b) => Ok(*b),
             other => Err(self.err(
-                v.span(),
+                v.span.clone(),
                 field,
-                format!("`{key}` must be true or false, not {}", kind_name(other)),
+                format!("`{key}` must be true or false, not {}", other.kind()),
             )),
         }
     }
 
-    pub(super) fn number(
-        &self,
-        v: &Sp<'_>,
-        field: Option<&str>,
-        key: &str,
-    ) -> Result<f64, SpecError> {
-        let bad = |what: &str| {
-            self.err(
-                v.span(),
-                field,
-                format!("`{key}` must be a number, not {what}"),
-            )
-        };
-        match v.get_ref() {
-            DeValue::Integer(i) => int_of(i.as_str(), i.radix())
-                .map(|i| i as f64)
-                .ok_or_else(|| bad("an integer this large")),
-            DeValue::Float(f) => {
-                let x: f64 = float_of(f.as_str()).ok_or_else(|| bad("this float"))?;
-                Ok(x)
-            }
-            other => Err(bad(kind_name(other))),
-        }
-    }
-
-    pub(super) fn integer(
-        &self,
-        v: &Sp<'_>,
-        field: Option<&str>,
-        key: &str,
-    ) -> Result<i128, SpecError> {
-        match v.get_ref() {
-            DeValue::Integer(i) => int_of(i.as_str(), i.radix())
-                .ok_or_else(|| self.err(v.span(), field, format!("`{key}`: integer out of range"))),
+    pub(super) fn number(&self, v: &V, field: Option<&str>, key: &str) -> Result<f64, SpecError> {
+        match &v.value {
+            Raw::Int(i) => Ok(*i as f64),
+            Raw::Float(f) => Ok(*f),
             other => Err(self.err(
-                v.span(),
+                v.span.clone(),
                 field,
-                format!("`{key}` must be an integer, not {}", kind_name(other)),
+                format!("`{key}` must be a number, not {}", other.kind()),
             )),
         }
     }
 
-    pub(super) fn rate(
-        &self,
-        v: &Sp<'_>,
-        field: Option<&str>,
-        key: &str,
-    ) -> Result<f64, SpecError> {
+    pub(super) fn integer(&self, v: &V, field: Option<&str>, key: &str) -> Result<i128, SpecError> {
+        match &v.value {
+            Raw::Int(i) => Ok(*i),
+            other => Err(self.err(
+                v.span.clone(),
+                field,
+                format!("`{key}` must be an integer, not {}", other.kind()),
+            )),
+        }
+    }
+
+    pub(super) fn rate(&self, v: &V, field: Option<&str>, key: &str) -> Result<f64, SpecError> {
         let r = self.number(v, field, key)?;
         if !(0.0..=1.0).contains(&r) {
             return Err(self.err(
-                v.span(),
+                v.span.clone(),
                 field,
                 format!("`{key}` must be between 0 and 1, not {r}"),
             ));
         }
         Ok(r)
+    }
+
+    /// The items of an array of tables; one table stands for an array
+    /// of one where `one` allows it. `not_array` says what is wrong with
+    /// another value, given its kind.
+    pub(super) fn items<'d, T>(
+        &self,
+        items: &'d Items<T>,
+        one: bool,
+        field: Option<&str>,
+        not_array: impl FnOnce(&str) -> String,
+    ) -> Result<Vec<Item<'d, T>>, SpecError> {
+        match &items.at.value {
+            ItemsShape::Array(list) => Ok(list.iter().map(item).collect()),
+            ItemsShape::One(t) if one => Ok(vec![(items.span(), Ok(&**t))]),
+            ItemsShape::One(_) => Err(self.err(items.span(), field, not_array("a table"))),
+            ItemsShape::Value(v) => Err(self.err(items.span(), field, not_array(v.kind()))),
+        }
+    }
+
+    /// The table of `item`, or an error naming what it is instead.
+    pub(super) fn item_table<'d, T>(
+        &self,
+        item: &Item<'d, T>,
+        field: Option<&str>,
+        what: &str,
+    ) -> Result<&'d T, SpecError> {
+        item.1.map_err(|v| {
+            self.err(
+                item.0.clone(),
+                field,
+                format!("{what} must be a table, not {}", v.kind()),
+            )
+        })
     }
 }

@@ -1,30 +1,34 @@
 //! A spec of one table: its root table read and checked.
 
-use toml::de::DeTable;
-
 use super::qualified::resolve_qualified;
-use super::reader::{P, get, load};
+use super::reader::{P, load};
 use super::rows::check_row_fields;
 use super::siblings::Others;
+use crate::model::document::Document;
 use crate::model::query::references;
 use crate::model::{Generator, Kind, Spec, SpecError};
 
 pub(crate) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
-    let (p, t) = load(text, origin)?;
-    if let Some(tables) = get(&t, "tables") {
+    let (p, doc) = load(text, origin)?;
+    one_table(&p, &doc)
+}
+
+/// The spec of a document of one table (`fields`, no `[[tables]]`).
+pub(super) fn one_table(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
+    if let Some(tables) = &t.tables {
         return Err(p.err(
             tables.span(),
             None,
             "this file lists `[[tables]]`: a dataset of several tables (read it as a dataset: `strata generate --spec`, `strata spec check`)",
         ));
     }
-    let mut spec = single(&p, &t)?;
+    let mut spec = single(p, t)?;
     let none = Others {
         tables: &[],
         parent: None,
     };
-    resolve_qualified(&p, &mut spec.fields, &none, &none)?;
-    check_row_fields(&p, &spec.fields, None)?;
+    resolve_qualified(p, &mut spec.fields, &none, &none)?;
+    check_row_fields(p, &spec.fields, None)?;
     if let Some(f) = spec.fields.iter().find(|f| {
         matches!(
             f.kind,
@@ -54,13 +58,20 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
 }
 
 /// A spec of one table from its root table.
-pub(super) fn single(p: &P<'_>, t: &DeTable<'_>) -> Result<Spec, SpecError> {
-    p.check_keys(t, &["name", "description", "fields"], None, "the spec")?;
-    let name = p.file_name(t, "the spec", 0..0)?;
-    let description = get(t, "description")
+fn single(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
+    p.check_keys(
+        &p.root(),
+        &["name", "description", "fields"],
+        None,
+        "the spec",
+    )?;
+    let name = p.file_name(t.name.as_ref(), "the spec", 0..0)?;
+    let description = t
+        .description
+        .as_ref()
         .map(|d| p.string(d, None, "description"))
         .transpose()?;
-    let Some(fields) = get(t, "fields") else {
+    let Some(fields) = &t.fields else {
         return Err(p.err(0..0, None, "the spec needs `fields` ([[fields]] tables)"));
     };
     let fields = p.fields(fields, "")?;

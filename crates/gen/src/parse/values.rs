@@ -2,12 +2,12 @@
 //! strings, dates, times, decimals), alone or as an array.
 
 use arrow_schema::TimeUnit;
-use toml::de::DeValue;
 
-use super::reader::{P, Sp, kind_name};
+use super::reader::{P, V};
 use super::types::decimal_units;
 use crate::dates::{days_from_civil, spec_date};
 use crate::model::class::Class;
+use crate::model::document::Raw;
 use crate::model::{SpecError, Value, units_per_second};
 
 impl<'s> P<'s> {
@@ -15,7 +15,7 @@ impl<'s> P<'s> {
     /// range of their Arrow type (i32 days, i64 units).
     pub(super) fn value(
         &self,
-        v: &Sp<'_>,
+        v: &V,
         class: Class,
         field: Option<&str>,
         key: &str,
@@ -32,7 +32,7 @@ impl<'s> P<'s> {
             && !(lo..=hi).contains(i)
         {
             return Err(self.err(
-                v.span(),
+                v.span.clone(),
                 field,
                 format!("`{key}` = {i} is outside the {ty} range {lo}..={hi}"),
             ));
@@ -42,69 +42,67 @@ impl<'s> P<'s> {
 
     pub(super) fn value_raw(
         &self,
-        v: &Sp<'_>,
+        v: &V,
         class: Class,
         field: Option<&str>,
         key: &str,
     ) -> Result<Value, SpecError> {
-        let bad = |msg: String| self.err(v.span(), field, msg);
+        let bad = |msg: String| self.err(v.span.clone(), field, msg);
         let wrong = || {
             bad(format!(
                 "`{key}` must be {}, not {}",
                 class.describe(),
-                kind_name(v.get_ref())
+                v.value.kind()
             ))
         };
-        match (class, v.get_ref()) {
-            (Class::Bool, DeValue::Boolean(b)) => Ok(Value::Bool(*b)),
-            (Class::Int { min, max }, DeValue::Integer(_)) => {
-                let i = self.integer(v, field, key)?;
-                if i < min || i > max {
+        match (class, &v.value) {
+            (Class::Bool, Raw::Bool(b)) => Ok(Value::Bool(*b)),
+            (Class::Int { min, max }, Raw::Int(i)) => {
+                if *i < min || *i > max {
                     return Err(bad(format!(
                         "`{key}` = {i} is outside the type's range {min}..={max}"
                     )));
                 }
-                Ok(Value::Int(i))
+                Ok(Value::Int(*i))
             }
-            (Class::Float, DeValue::Integer(_) | DeValue::Float(_)) => {
+            (Class::Float, Raw::Int(_) | Raw::Float(_)) => {
                 Ok(Value::Float(self.number(v, field, key)?))
             }
-            (Class::Str | Class::Dict, DeValue::String(s)) => Ok(Value::Str(s.to_string())),
-            (Class::Date | Class::Timestamp(_) | Class::Time(_), DeValue::Integer(_)) => {
-                Ok(Value::Int(self.integer(v, field, key)?))
-            }
-            (Class::Decimal { scale, .. }, DeValue::Integer(i)) => {
-                let units = self.integer(v, field, key)?;
-                let text = if i.radix() == 10 {
-                    i.as_str().to_string()
+            (Class::Str | Class::Dict, Raw::Str(s)) => Ok(Value::Str(s.clone())),
+            (Class::Date | Class::Timestamp(_) | Class::Time(_), Raw::Int(i)) => Ok(Value::Int(*i)),
+            (Class::Decimal { scale, .. }, Raw::Int(i)) => {
+                // The digits as written, unless in another radix.
+                let written = self.written(v);
+                let text = if written.contains(['x', 'o', 'b']) {
+                    i.to_string()
                 } else {
-                    units.to_string()
+                    written.to_string()
                 };
                 decimal_units(&text, scale)
                     .map(Value::Int)
                     .ok_or_else(|| bad(format!("`{key}` = {text} is too large for a decimal")))
             }
-            (Class::Decimal { scale, .. }, x @ (DeValue::Float(_) | DeValue::String(_))) => {
-                // A float as written, a string quoted.
+            (Class::Decimal { scale, .. }, x @ (Raw::Float(_) | Raw::Str(_))) => {
+                // A float's digits as written, exactly; a string quoted.
                 let (text, shown) = match x {
-                    DeValue::Float(f) => (f.as_str(), f.as_str().to_string()),
-                    DeValue::String(t) => (t.as_ref(), format!("{t:?}")),
+                    Raw::Float(_) => (self.written(v).to_string(), self.written(v).to_string()),
+                    Raw::Str(t) => (t.clone(), format!("{t:?}")),
                     _ => return Err(wrong()),
                 };
-                decimal_units(text, scale).map(Value::Int).ok_or_else(|| {
+                decimal_units(&text, scale).map(Value::Int).ok_or_else(|| {
                     bad(format!(
                         "`{key}` = {shown} is not a decimal of at most {scale} digits after the point"
                     ))
                 })
             }
-            (Class::Date, DeValue::String(s)) => spec_date(s)
+            (Class::Date, Raw::Str(s)) => spec_date(s)
                 .map(Value::Int)
                 .ok_or_else(|| bad(format!("`{key}`: `{s}` is not a date like 2024-01-31"))),
-            (Class::Date, DeValue::Datetime(d)) => match (d.date, d.time) {
+            (Class::Date, Raw::Datetime(d)) => match (d.date, d.time) {
                 (Some(date), None) => toml_days(date).map(Value::Int).ok_or_else(wrong),
                 _ => Err(bad(format!("`{key}` must be a date without a time"))),
             },
-            (Class::Time(unit), DeValue::Datetime(d)) => match (d.date, d.time, d.offset) {
+            (Class::Time(unit), Raw::Datetime(d)) => match (d.date, d.time, d.offset) {
                 (None, Some(t), None) => {
                     let (secs, nanos) = toml_time(t);
                     Ok(Value::Int(time_units(secs, nanos, unit)))
@@ -113,7 +111,7 @@ impl<'s> P<'s> {
                     "`{key}` must be a time of day without a date, such as 08:30:00"
                 ))),
             },
-            (Class::Timestamp(unit), DeValue::Datetime(d)) => {
+            (Class::Timestamp(unit), Raw::Datetime(d)) => {
                 let Some(date) = d.date else {
                     return Err(bad(format!("`{key}` needs a date")));
                 };
@@ -135,20 +133,20 @@ impl<'s> P<'s> {
 
     pub(super) fn values(
         &self,
-        v: &Sp<'_>,
+        v: &V,
         class: Class,
         field: Option<&str>,
         key: &str,
     ) -> Result<Vec<Value>, SpecError> {
-        let DeValue::Array(items) = v.get_ref() else {
+        let Raw::Array(items) = &v.value else {
             return Err(self.err(
-                v.span(),
+                v.span.clone(),
                 field,
-                format!("`{key}` must be an array, not {}", kind_name(v.get_ref())),
+                format!("`{key}` must be an array, not {}", v.value.kind()),
             ));
         };
         if items.is_empty() {
-            return Err(self.err(v.span(), field, format!("`{key}` is empty")));
+            return Err(self.err(v.span.clone(), field, format!("`{key}` is empty")));
         }
         items
             .iter()

@@ -687,3 +687,65 @@ words = { list = "words", min = 1, max = 4 }
         }
     }
 }
+
+/// A value of the wrong kind where a table, array or number belongs is
+/// named, with its kind, at its line (a TOML date-time included, which
+/// TOML hands over as a table of its own).
+#[test]
+fn values_of_the_wrong_kind_are_named_at_their_line() {
+    let field = "name = \"e\"\n[[fields]]\nname = \"x\"\n";
+    let cases = [
+        (
+            format!("{field}type = \"int64\"\nuniform = 1979-05-27\n"),
+            "k.toml:5: field `x`: `uniform` must be a table, not a date-time",
+        ),
+        (
+            format!("{field}type = \"int64\"\nvalues_by_row = 1979-05-27\n"),
+            "k.toml:5: field `x`: `values_by_row` must be an array, not a date-time",
+        ),
+        (
+            format!("{field}type = \"int64\"\nconstant = 1\nwhen = 3\n"),
+            "k.toml:6: field `x`: `when` must be an array of tables, not an integer",
+        ),
+        (
+            format!(
+                "{field}type = \"list\"\nlength = \"x\"\n[fields.item]\ntype = \"int64\"\nconstant = 1\n"
+            ),
+            "k.toml:5: field `x`: `length` must be a table, not a string",
+        ),
+        (
+            format!("{field}type = \"int64\"\nparent = 3\n"),
+            "k.toml:5: field `x`: `parent` must be a table, not an integer",
+        ),
+        (
+            format!("{field}type = \"int64\"\nconstant = 1\nnull_rate = \"a\"\n"),
+            "k.toml:6: field `x`: `null_rate` must be a number, not a string",
+        ),
+        (
+            format!("{field}type = \"int64\"\nweighted = {{ values = [[1], [2]] }}\n"),
+            "k.toml:5: field `x`: `values` must be an integer, not an array",
+        ),
+        (
+            format!(
+                "{field}type = \"int64\"\nconstant = 1\n[fields.uniform]\nmin = 1\nmax = 2\nfoo = 3\n"
+            ),
+            "k.toml:6: field `x`: has both `constant` and `uniform`; give one generator",
+        ),
+        (
+            format!("{field}type = \"int64\"\n[fields.uniform]\nmin = 1\nmax = 2\nfoo = 3\n"),
+            "k.toml:8: field `x`: unknown key `foo` in `uniform`; expected one of: min, max",
+        ),
+        (
+            "name = \"e\"\nfields = 3\n".to_string(),
+            "k.toml:2: `fields` must be an array of tables ([[fields]])",
+        ),
+        (
+            "name = 3\n[[fields]]\nname = \"x\"\ntype = \"int64\"\nconstant = 1\n".to_string(),
+            "k.toml:1: `name` must be a string, not an integer",
+        ),
+    ];
+    for (text, want) in cases {
+        let err = Spec::parse(&text, "k.toml").unwrap_err().to_string();
+        assert_eq!(err, want, "{text}");
+    }
+}
