@@ -354,7 +354,7 @@ macro_rules! with_generators {
 #[schemars(deny_unknown_fields)]
 #[schemars(
     title = "strata dataset spec",
-    description = "A TOML dataset spec for `strata generate --spec`, read as JSON. `strata spec check FILE` checks what a schema cannot: value types against field types, distribution parameters, sibling references.",
+    description = "A dataset spec for `strata generate --spec`: this JSON document, or the same document in TOML. `strata spec check FILE` checks what a schema cannot: value types against field types, distribution parameters, sibling references.",
     extend(
         "$id" = "https://strata.invalid/spec.schema.json",
         "oneOf" = [{ "required": ["fields"] }, { "required": ["tables"] }]

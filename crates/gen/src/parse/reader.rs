@@ -2,6 +2,7 @@
 //! keys of each table in the order written, errors naming file, line and
 //! field, and typed reads of single values.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -56,8 +57,8 @@ pub(super) fn boxed_item<T>(at: &At<Shape<Box<T>>>) -> Item<'_, T> {
 
 pub(super) struct P<'s> {
     origin: &'s str,
-    /// The spec's text.
-    text: &'s str,
+    /// The spec's text (as TOML).
+    text: Cow<'s, str>,
     /// Byte offsets of the text's newlines, for line numbers in
     /// `O(log n)` (a spec of many thousand fields asks for thousands).
     newlines: Vec<usize>,
@@ -96,48 +97,138 @@ pub(super) fn distribution_message(e: crate::Error) -> String {
     }
 }
 
-/// The document of a spec: its reader state and serde document.
+/// The key a JSON spec's object is read under: the object becomes a
+/// TOML inline table, `r={...}`, so that every value keeps its line.
+const JSON_ROOT: &str = "r=";
+
+/// A JSON spec as TOML text of the same lines: `r=` before the object,
+/// each `:` between a key and its value an `=` (TOML allows inline tables
+/// over several lines). The text is valid JSON (checked before).
+fn json_as_toml(text: &str, origin: &str) -> Result<String, SpecError> {
+    let mut out = String::with_capacity(text.len() + JSON_ROOT.len());
+    out.push_str(JSON_ROOT);
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut rest = text.char_indices().peekable();
+    while let Some((i, c)) = rest.next() {
+        if in_string {
+            match (escaped, c) {
+                (true, '/') => {
+                    // JSON's `\/` is no TOML escape; the same character.
+                    out.push_str("u002F");
+                    escaped = false;
+                    continue;
+                }
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            out.push(c);
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            ':' => {
+                out.push('=');
+                continue;
+            }
+            'n' if text[i..].starts_with("null") => {
+                let line = text[..i].matches('\n').count() + 1;
+                let column = i - text[..i].rfind('\n').map_or(0, |n| n + 1) + 1;
+                return Err(SpecError {
+                    origin: origin.to_string(),
+                    line,
+                    column: Some(column),
+                    field: None,
+                    message: "`null` is no spec value: leave the key out".into(),
+                });
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// The document of a spec, TOML or JSON (an object: the same document,
+/// as `strata spec schema` describes it): its reader state and serde
+/// document.
 pub(super) fn load<'i>(text: &'i str, origin: &'i str) -> Result<(P<'i>, Document), SpecError> {
+    let json = text.trim_start().starts_with('{');
+    let text: Cow<'i, str> = if json {
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            return Err(SpecError {
+                origin: origin.to_string(),
+                line: e.line(),
+                column: Some(e.column()),
+                field: None,
+                message: format!(
+                    "JSON syntax: {}",
+                    // The place is said once, before the message.
+                    e.to_string()
+                        .rsplit_once(" at line ")
+                        .map_or(e.to_string(), |(m, _)| m.to_string())
+                ),
+            });
+        }
+        Cow::Owned(json_as_toml(text, origin)?)
+    } else {
+        Cow::Borrowed(text)
+    };
     let mut p = P {
         origin,
-        text,
         newlines: text
             .bytes()
             .enumerate()
             .filter(|&(_, b)| b == b'\n')
             .map(|(i, _)| i)
             .collect(),
+        text: Cow::Borrowed(""),
         keys: HashMap::new(),
         root: 0..0,
     };
-    let at = |span: Range<usize>| {
+    // The column of a place (on the first line of a JSON spec, less the
+    // `r=` before the object).
+    let column = |span: Range<usize>| {
         let line_start = text[..span.start.min(text.len())]
             .rfind('\n')
             .map_or(0, |i| i + 1);
-        span.start.saturating_sub(line_start) + 1
+        let shift = if json && line_start == 0 {
+            JSON_ROOT.len()
+        } else {
+            0
+        };
+        span.start.saturating_sub(line_start + shift) + 1
     };
-    let root = DeTable::parse(text).map_err(|e| {
+    let to_error = |e: toml::de::Error, p: &P<'_>, syntax: &str| {
         let span = e.span().unwrap_or(0..0);
         SpecError {
             origin: origin.to_string(),
             line: p.line(span.start),
-            column: Some(at(span)),
+            column: Some(column(span)),
             field: None,
-            message: format!("TOML syntax: {}", e.message().trim()),
+            message: format!("{syntax}{}", e.message().trim()),
         }
-    })?;
-    p.root = root.span();
-    index_keys(root.get_ref(), root.span(), &mut p.keys);
-    let doc = Document::deserialize(toml::de::Deserializer::from(root)).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        SpecError {
-            origin: origin.to_string(),
-            line: p.line(span.start),
-            column: Some(at(span)),
-            field: None,
-            message: e.message().trim().to_string(),
+    };
+    let syntax = if json { "" } else { "TOML syntax: " };
+    let root = DeTable::parse(&text).map_err(|e| to_error(e, &p, syntax))?;
+    let doc = if json {
+        let Some((_, object)) = root.into_inner().into_iter().next() else {
+            return Err(p.err(0..0, None, "the JSON text holds no object"));
+        };
+        p.root = object.span();
+        if let DeValue::Table(t) = object.get_ref() {
+            index_keys(t, object.span(), &mut p.keys);
         }
-    })?;
+        Document::deserialize(toml::de::ValueDeserializer::from(object))
+    } else {
+        p.root = root.span();
+        index_keys(root.get_ref(), root.span(), &mut p.keys);
+        Document::deserialize(toml::de::Deserializer::from(root))
+    }
+    .map_err(|e| to_error(e, &p, ""))?;
+    p.text = text;
     Ok((p, doc))
 }
 
@@ -235,7 +326,7 @@ impl<'s> P<'s> {
     }
 
     /// The text of `v` as written (a number's digits, exactly).
-    pub(super) fn written(&self, v: &V) -> &'s str {
+    pub(super) fn written(&self, v: &V) -> &str {
         self.text.get(v.span.clone()).unwrap_or_default().trim()
     }
 

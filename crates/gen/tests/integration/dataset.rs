@@ -1190,3 +1190,32 @@ ref = { table = "p", field = "attrs", via = "p_id" }
         error_of(&bad)
     );
 }
+
+/// A dataset written as JSON reads as the same tables as its TOML.
+#[test]
+fn json_datasets_read_as_their_toml() {
+    for (name, text) in strata_gen::DATASET_PRESETS {
+        let doc: serde_json::Value = toml::from_str(text).unwrap();
+        let json = serde_json::to_string(&doc).unwrap();
+        let from_toml = Dataset::parse(text, name).unwrap();
+        let from_json = Dataset::parse(&json, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let shape = |d: &Dataset| {
+            d.tables
+                .iter()
+                .flat_map(|t| {
+                    t.spec.walk().into_iter().map(move |(f, depth)| {
+                        format!(
+                            "{} {} {depth} {:?} {} {}",
+                            t.spec.name,
+                            f.path,
+                            f.kind,
+                            f.null_rate,
+                            f.when.len()
+                        )
+                    })
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shape(&from_json), shape(&from_toml), "{name}");
+    }
+}

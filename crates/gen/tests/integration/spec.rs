@@ -749,3 +749,49 @@ fn values_of_the_wrong_kind_are_named_at_their_line() {
         assert_eq!(err, want, "{text}");
     }
 }
+
+/// A spec written as JSON (the document `strata spec schema` describes)
+/// gives the rows of the same spec in TOML, and its errors keep their
+/// line and column.
+#[test]
+fn json_specs_read_as_their_toml() {
+    for (name, text) in PRESETS {
+        let doc: serde_json::Value = toml::from_str(text).unwrap();
+        let json = serde_json::to_string_pretty(&doc).unwrap();
+        let from_toml = Spec::parse(text, name).unwrap();
+        let from_json = Spec::parse(&json, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            batch(&from_json, 7, 100, 500),
+            batch(&from_toml, 7, 100, 500),
+            "{name}"
+        );
+    }
+    let json = "{\n  \"name\": \"j\",\n  \"fields\": [\n    {\"name\": \"a\", \"type\": \"int64\",\n     \"uniform\": {\"min\": 1, \"max\": 5, \"mx\": 3}}\n  ]\n}\n";
+    let err = Spec::parse(json, "j.json").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "j.json:5: field `a`: unknown key `mx` in `uniform`; expected one of: min, max"
+    );
+    let err = Spec::parse("{\"name\": \"j\", \"fields\": 3}", "j.json")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "j.json:1: `fields` must be an array of tables ([[fields]])"
+    );
+    let err = Spec::parse("{\n \"name\": \"j\",\n \"description\": null\n}", "j.json")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "j.json:3:17: `null` is no spec value: leave the key out"
+    );
+    let err = Spec::parse("{\n \"name\": \"j\",\n}", "j.json")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "j.json:3:1: JSON syntax: key must be a string");
+    let err = Spec::parse("{\"name\": \"a/b\\/c\", \"fields\": []}", "j.json")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("\"a/b/c\": use letters"), "{err}");
+}
