@@ -109,8 +109,7 @@ fn json_as_toml(text: &str, origin: &str) -> Result<String, SpecError> {
     out.push_str(JSON_ROOT);
     let mut in_string = false;
     let mut escaped = false;
-    let mut rest = text.char_indices().peekable();
-    while let Some((i, c)) = rest.next() {
+    for (i, c) in text.char_indices() {
         if in_string {
             match (escaped, c) {
                 (true, '/') => {
