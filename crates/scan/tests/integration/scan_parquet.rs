@@ -664,7 +664,10 @@ fn bad_requests_and_bad_files_are_errors() {
     let e = file.stream(&req(vec!["c0"], Some("zz > 1"))).err().unwrap();
     assert!(matches!(e, Error::UnknownColumn { .. }), "{e}");
     // SQL without a meaning here: rejected before reading.
-    let e = file.stream(&req(vec!["c0"], Some("c0 >> 1"))).err().unwrap();
+    let e = file
+        .stream(&req(vec!["c0"], Some("c0 >> 1")))
+        .err()
+        .unwrap();
     assert!(
         matches!(&e, Error::InvalidConfig(m) if m.contains("invalid filter \"c0 >> 1\"")),
         "{e}"
