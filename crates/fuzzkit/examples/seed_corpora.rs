@@ -79,7 +79,7 @@ fn main() -> Result<(), SetupError> {
         "user_id >= 500",
         "amount < 2.5",
         "kind = 'click'",
-        "session != \"a\"\"b\"",
+        "session != 'a''b'",
         "ts >= '2024-01-01'",
         "\"event_id\" <> 3",
     ]

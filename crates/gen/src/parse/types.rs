@@ -2,6 +2,7 @@
 //! `timestamp(ms, UTC)`), decimal text, and the placeholder types of
 //! fields that copy another's.
 
+use arrow_array::types::Decimal256Type;
 use arrow_schema::{DataType, TimeUnit};
 
 use crate::facts::{MAX_DECIMAL_PRECISION, MAX_DECIMAL256_PRECISION};
@@ -234,50 +235,36 @@ pub(super) fn parse_decimal(s: &str) -> Result<DataType, String> {
 }
 
 /// Units of `10^-scale` of the decimal text `text` (`-12.5` at scale 2 is
-/// -1250; an exponent as TOML floats have it, `1.5e3`), exactly; `None`
-/// when it is not a decimal number, has digits below `10^-scale` (other
-/// than zeros) or does not fit `i128`.
+/// -1250; an exponent as TOML floats have it, `1.5e3`; `_` is ignored),
+/// exactly; `None` when it is not a decimal number, has digits
+/// below `10^-scale` (other than zeros) or does not fit `i128`.
 pub(super) fn decimal_units(text: &str, scale: u8) -> Option<i128> {
     let t: String = text.trim().chars().filter(|c| *c != '_').collect();
-    let (neg, rest) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t.strip_prefix('+').unwrap_or(&t)),
-    };
-    let (mantissa, exp) = match rest.split_once(['e', 'E']) {
+    let unsigned = t.strip_prefix(['-', '+']).unwrap_or(&t);
+    let (mantissa, exp) = match unsigned.split_once(['e', 'E']) {
         Some((m, e)) => (m, e.parse::<i32>().ok()?),
-        None => (rest, 0),
+        None => (unsigned, 0),
     };
     let (whole, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if whole.is_empty() && frac.is_empty()
-        || !whole.bytes().all(|b| b.is_ascii_digit())
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-    {
+    let digits = format!("{whole}{frac}");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    // The digits, and how many of them lie below the point.
-    let digits: Vec<u8> = whole
-        .bytes()
-        .chain(frac.bytes())
-        .map(|b| b - b'0')
-        .collect();
+    // Arrow rounds digits below the scale: refuse them, but for trailing
+    // zeros.
     let below = i64::try_from(frac.len()).ok()? - i64::from(exp);
-    // Trailing zeros below the scale are no digits.
-    let significant = digits.iter().rposition(|&d| d != 0).map_or(0, |i| i + 1);
-    let zeros = (digits.len() - significant) as i64;
+    let zeros = (digits.len() - digits.trim_end_matches('0').len()) as i64;
     if below - zeros.min(below.max(0)) > i64::from(scale) {
         return None;
     }
-    let mut units: i128 = 0;
-    for &d in &digits {
-        units = units.checked_mul(10)?.checked_add(i128::from(d))?;
-    }
-    let shift = i64::from(scale) - below;
-    units = if shift >= 0 {
-        units.checked_mul(10i128.checked_pow(u32::try_from(shift).ok()?)?)?
-    } else {
-        units / 10i128.checked_pow(u32::try_from(-shift).ok()?)?
-    };
-    Some(if neg { -units } else { units })
+    // Decimal256 holds every i128; magnitudes up to `i128::MAX` are kept.
+    let units = arrow_cast::parse::parse_decimal::<Decimal256Type>(
+        &t,
+        MAX_DECIMAL256_PRECISION,
+        i8::try_from(scale).ok()?,
+    )
+    .ok()?;
+    units.to_i128().filter(|&u| u != i128::MIN)
 }
 
 /// A data type as a spec spells it (for messages).
@@ -307,5 +294,147 @@ pub(super) fn type_text(dt: &DataType) -> String {
         DataType::List(_) => "a list".into(),
         DataType::Map(..) => "a map".into(),
         other => other.to_string().to_ascii_lowercase(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decimal_units;
+    use crate::rng::RowRng;
+
+    /// The units by hand: the digits as written times `10^(exp + scale)`,
+    /// shifted as text; digits cut off below the scale must be written
+    /// zeros.
+    fn reference(text: &str, scale: u8) -> Option<i128> {
+        let t = text.trim().replace('_', "");
+        let (neg, rest) = match t.as_bytes().first() {
+            Some(b'-') => (true, &t[1..]),
+            Some(b'+') => (false, &t[1..]),
+            _ => (false, &t[..]),
+        };
+        let (mantissa, exp) = match rest.find(['e', 'E']) {
+            Some(at) => (&rest[..at], rest[at + 1..].parse::<i32>().ok()?),
+            None => (rest, 0),
+        };
+        let (whole, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let digits = format!("{whole}{frac}");
+        if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let shift = i64::from(exp) - frac.len() as i64 + i64::from(scale);
+        let kept = if shift >= 0 {
+            let significant = digits.trim_start_matches('0');
+            if significant.is_empty() {
+                return Some(0);
+            }
+            if significant.len() as i64 + shift > 40 {
+                return None;
+            }
+            format!("{significant}{}", "0".repeat(shift as usize))
+        } else {
+            let cut = usize::try_from(-shift).ok()?;
+            if cut > digits.len() || digits[digits.len() - cut..].bytes().any(|b| b != b'0') {
+                return None;
+            }
+            digits[..digits.len() - cut].to_string()
+        };
+        let magnitude: i128 = match kept.trim_start_matches('0') {
+            "" => 0,
+            m => m.parse().ok()?,
+        };
+        Some(if neg { -magnitude } else { magnitude })
+    }
+
+    /// Decimal text: up to 44 digits, some with trailing zeros, a point,
+    /// a sign, underscores anywhere, an exponent, now and then a stray
+    /// character.
+    fn random_text(rng: &mut RowRng) -> String {
+        let mut digits: String = (0..rng.next_below(45))
+            .map(|_| char::from(b'0' + rng.next_below(10) as u8))
+            .collect();
+        if rng.next_below(3) == 0 {
+            digits.push_str(&"0".repeat(rng.next_below(20) as usize));
+        }
+        let mut s = String::new();
+        let sign = ["-", "+", "", ""][rng.next_below(4) as usize];
+        s.push_str(sign);
+        let point = rng.next_below(digits.len() as u64 + 2) as usize;
+        for (i, c) in digits.chars().enumerate() {
+            if i == point && rng.next_below(3) != 0 {
+                s.push('.');
+            }
+            if rng.next_below(8) == 0 {
+                s.push('_');
+            }
+            s.push(c);
+        }
+        if point == digits.len() && rng.next_below(2) == 0 {
+            s.push('.');
+        }
+        if rng.next_below(3) == 0 {
+            s.push(['e', 'E'][rng.next_below(2) as usize]);
+            s.push_str(["-", "+", "", "_"][rng.next_below(4) as usize]);
+            s.push_str(&rng.next_below(50).to_string());
+        }
+        if rng.next_below(40) == 0 {
+            s.push(['x', '.', '-', ' '][rng.next_below(4) as usize]);
+        }
+        s
+    }
+
+    #[test]
+    fn decimal_units_match_a_reference_by_hand() {
+        let fixed = [
+            "1.005",
+            "1.500",
+            "1_000.5",
+            "+1.5e3",
+            "-2.5E-1",
+            ".5",
+            "5.",
+            ".",
+            "",
+            "-",
+            "1e",
+            "e5",
+            "--1",
+            "+-1",
+            "1.2.3",
+            "0e-5",
+            "000e-5",
+            "0e45",
+            "1.0000000000000000000000000000000000000000",
+            "123456789012345678901234567890123456789012e-20",
+            "170141183460469231731687303715884105727",
+            "-170141183460469231731687303715884105727",
+            "-170141183460469231731687303715884105728",
+            "170141183460469231731687303715884105728",
+            "1e38",
+            "1e39",
+            "1e2147483647",
+            "1e-2147483648",
+            "1e99999999999",
+        ];
+        let mut rng = RowRng::seeded(11);
+        let texts = fixed
+            .iter()
+            .map(|s| s.to_string())
+            .chain((0..30_000).map(|_| random_text(&mut rng)));
+        let mut found = 0;
+        for text in texts {
+            for scale in 0..=10 {
+                let want = reference(&text, scale);
+                assert_eq!(
+                    decimal_units(&text, scale),
+                    want,
+                    "{text:?} at scale {scale}"
+                );
+                found += usize::from(want.is_some());
+            }
+        }
+        assert!(found > 100_000, "only {found} texts are decimals");
+        assert_eq!(decimal_units("1.005", 2), None);
+        assert_eq!(decimal_units("1.500", 2), Some(150));
+        assert_eq!(decimal_units(" -1_2.5e1 ", 0), Some(-125));
     }
 }

@@ -4,9 +4,7 @@
 //!
 //! A [`Comparison`] is a leaf of a row filter: the filter's SQL
 //! gives the column, the operator and the literal as written, and this
-//! module compares them for the column's type. A filter that is just one
-//! comparison is also read by [`Comparison::parse`], which accepts the
-//! forms filters had before they were SQL (`name == "Ann"`, `x < inf`).
+//! module compares them for the column's type.
 //!
 //! # Semantics
 //!
@@ -38,7 +36,7 @@
 //! values by parquet's statistics converter, for integer, float, string,
 //! boolean, decimal, date and timestamp columns.
 
-use std::{cmp::Ordering, fmt, str::FromStr, sync::Arc};
+use std::{cmp::Ordering, fmt, sync::Arc};
 
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Date32Array, Date64Array, Decimal128Array, Float64Array,
@@ -59,15 +57,15 @@ pub use strata_gen::CmpOp;
 pub enum Literal {
     /// An integer, such as `42` or `-7`.
     Int(i64),
-    /// A float, `inf` or `nan` (a filter parsed from text gives the
-    /// other numbers as [`Literal::Decimal`]).
+    /// A float, infinite or NaN too (a filter parsed from text gives its
+    /// numbers as [`Literal::Int`] or [`Literal::Decimal`]).
     Float(f64),
     /// A number with a fraction or exponent, or an integer too large for
     /// `i64`, as written: `2.50`, `-1e9`, `99999999999999999999`. It
     /// compares exactly with integer and decimal columns, and as the
     /// nearest `f64` with float columns.
     Decimal(String),
-    /// A quoted string, `'Ann'` or `"Ann"`.
+    /// A string, `'Ann'`.
     Str(String),
     /// `true` or `false`.
     Bool(bool),
@@ -110,7 +108,7 @@ pub struct Comparison {
 
 impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.column.chars().all(is_ident_char) && !self.column.is_empty() {
+        if reads_bare(&self.column) {
             write!(f, "{} {} {}", self.column, self.op, self.value)
         } else {
             write!(
@@ -124,178 +122,19 @@ impl fmt::Display for Comparison {
     }
 }
 
-impl FromStr for Comparison {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Comparison::parse(s)
-    }
-}
-
-fn is_ident_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '.'
-}
-
-/// A cursor over a filter expression, for error messages that point at
-/// the problem.
-struct Parser<'a> {
-    text: &'a str,
-    pos: usize,
-}
-
-impl Parser<'_> {
-    fn rest(&self) -> &str {
-        &self.text[self.pos..]
-    }
-
-    fn skip_ws(&mut self) {
-        let rest = self.rest();
-        self.pos += rest.len() - rest.trim_start().len();
-    }
-
-    fn error(&self, expected: &str) -> Error {
-        let found = match self.rest().chars().next() {
-            Some(c) => format!("'{c}' at position {}", self.pos),
-            None => "the end".to_string(),
-        };
-        Error::InvalidConfig(format!(
-            "invalid filter \"{}\": expected {expected}, found {found} \
-             (filters look like: col > 5, name = 'Ann', flag != true)",
-            self.text
-        ))
-    }
-
-    /// A run of characters up to the closing `quote`; two quotes in a row
-    /// stand for one.
-    fn quoted(&mut self, quote: char) -> Result<String, Error> {
-        let start = self.pos;
-        self.pos += quote.len_utf8();
-        let mut out = String::new();
-        loop {
-            let Some(c) = self.rest().chars().next() else {
-                self.pos = start;
-                return Err(self.error(&format!("a closing {quote} for the string")));
-            };
-            self.pos += c.len_utf8();
-            if c == quote {
-                if self.rest().starts_with(quote) {
-                    self.pos += quote.len_utf8();
-                    out.push(quote);
-                } else {
-                    return Ok(out);
-                }
-            } else {
-                out.push(c);
-            }
-        }
-    }
-
-    fn column(&mut self) -> Result<String, Error> {
-        if self.rest().starts_with('"') {
-            let name = self.quoted('"')?;
-            if name.is_empty() {
-                return Err(self.error("a non-empty column name"));
-            }
-            return Ok(name);
-        }
-        let len = self
-            .rest()
-            .find(|c: char| !is_ident_char(c))
-            .unwrap_or(self.rest().len());
-        if len == 0 {
-            return Err(self.error("a column name (letters, digits, '_', '.')"));
-        }
-        let name = self.rest()[..len].to_string();
-        self.pos += len;
-        Ok(name)
-    }
-
-    fn op(&mut self) -> Result<CmpOp, Error> {
-        const OPS: [(&str, CmpOp); 8] = [
-            ("==", CmpOp::Eq),
-            ("!=", CmpOp::NotEq),
-            ("<>", CmpOp::NotEq),
-            ("<=", CmpOp::LtEq),
-            (">=", CmpOp::GtEq),
-            ("=", CmpOp::Eq),
-            ("<", CmpOp::Lt),
-            (">", CmpOp::Gt),
-        ];
-        for (sym, op) in OPS {
-            if self.rest().starts_with(sym) {
-                self.pos += sym.len();
-                return Ok(op);
-            }
-        }
-        Err(self.error("an operator (=, ==, !=, <>, <, <=, >, >=)"))
-    }
-
-    fn literal(&mut self) -> Result<Literal, Error> {
-        let rest = self.rest();
-        if rest.starts_with('\'') {
-            return self.quoted('\'').map(Literal::Str);
-        }
-        if rest.starts_with('"') {
-            return self.quoted('"').map(Literal::Str);
-        }
-        let len = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-')))
-            .unwrap_or(rest.len());
-        let word = &rest[..len];
-        let lit = if word.eq_ignore_ascii_case("true") {
-            Some(Literal::Bool(true))
-        } else if word.eq_ignore_ascii_case("false") {
-            Some(Literal::Bool(false))
-        } else if let Ok(v) = word.parse::<i64>() {
-            Some(Literal::Int(v))
-        } else if Exact::parse(word).is_some() {
-            Some(Literal::Decimal(word.to_string()))
-        } else if word.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
-            || ["inf", "infinity", "nan"]
-                .iter()
-                .any(|w| word.eq_ignore_ascii_case(w))
-        {
-            word.parse::<f64>().ok().map(Literal::Float)
-        } else {
-            None
-        };
-        match lit {
-            Some(lit) => {
-                self.pos += len;
-                Ok(lit)
-            }
-            None => Err(self.error("a number, a 'quoted string', true or false")),
-        }
-    }
+/// Whether SQL reads `name`, written without quotes, as that column: a
+/// plain identifier that is not a keyword there.
+fn reads_bare(name: &str) -> bool {
+    let plain = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    plain
+        && matches!(
+            strata_gen::Predicate::parse(&format!("{name} = 0")).map(|p| p.clause),
+            Ok(strata_gen::Clause::Compare(c)) if c.column == name
+        )
 }
 
 impl Comparison {
-    /// Parses `column OP literal`, as in `age > 30`, `x<=2.5`,
-    /// `name = 'Ann'`, `name == "Ann"`, `flag != true`, `"col name" <> 3`.
-    ///
-    /// Column names are runs of `[A-Za-z0-9_.]`, or any text in double
-    /// quotes. Strings are in single or double quotes; a quote is doubled
-    /// inside them (`'it''s'`). Whitespace around the parts is ignored.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidConfig`] showing the expression and what was
-    /// expected where.
-    pub fn parse(text: &str) -> Result<Comparison, Error> {
-        let mut p = Parser { text, pos: 0 };
-        p.skip_ws();
-        let column = p.column()?;
-        p.skip_ws();
-        let op = p.op()?;
-        p.skip_ws();
-        let value = p.literal()?;
-        p.skip_ws();
-        if !p.rest().is_empty() {
-            return Err(p.error("the end of the filter"));
-        }
-        Ok(Comparison { column, op, value })
-    }
-
     /// Checks that `schema` has the column and that the literal can be
     /// compared with its type.
     ///
@@ -1052,52 +891,6 @@ pub(super) mod tests {
     use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
     use strata_gen::rng::RowRng;
 
-    fn f(column: &str, op: CmpOp, value: Literal) -> Comparison {
-        Comparison {
-            column: column.into(),
-            op,
-            value,
-        }
-    }
-
-    #[test]
-    fn parses_good_filters() {
-        use CmpOp::*;
-        use Literal::*;
-        let cases = [
-            ("col > 5", f("col", Gt, Int(5))),
-            ("x<=2.5", f("x", LtEq, Decimal("2.5".into()))),
-            ("name = 'Ann'", f("name", Eq, Str("Ann".into()))),
-            ("name == \"Ann\"", f("name", Eq, Str("Ann".into()))),
-            ("flag != true", f("flag", NotEq, Bool(true))),
-            ("flag<>FALSE", f("flag", NotEq, Bool(false))),
-            ("  a.b_c   >=   -7  ", f("a.b_c", GtEq, Int(-7))),
-            ("v < 1e3", f("v", Lt, Decimal("1e3".into()))),
-            ("v < -0.5", f("v", Lt, Decimal("-0.5".into()))),
-            ("v < 2.50", f("v", Lt, Decimal("2.50".into()))),
-            ("v < inf", f("v", Lt, Float(f64::INFINITY))),
-            ("s = 'it''s'", f("s", Eq, Str("it's".into()))),
-            ("s = ''", f("s", Eq, Str(String::new()))),
-            ("s = 'a b = c'", f("s", Eq, Str("a b = c".into()))),
-            ("\"my col\" = 3", f("my col", Eq, Int(3))),
-            ("\"a \"\"q\"\"\" = 3", f("a \"q\"", Eq, Int(3))),
-            (
-                "big > 99999999999999999999",
-                f("big", Gt, Decimal("99999999999999999999".into())),
-            ),
-            ("x = 9223372036854775807", f("x", Eq, Int(i64::MAX))),
-        ];
-        for (text, want) in cases {
-            let got = Comparison::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
-            assert_eq!(got, want, "{text}");
-            assert_eq!(text.parse::<Comparison>().unwrap(), want);
-            // Display gives text that parses back to the same filter.
-            assert_eq!(Comparison::parse(&got.to_string()).unwrap(), want, "{got}");
-        }
-        let nan = Comparison::parse("x > nan").unwrap();
-        assert!(matches!(nan.value, Float(v) if v.is_nan()));
-    }
-
     #[test]
     fn exact_numbers_at_a_scale() {
         let at = |text: &str, scale: i32| Exact::parse(text).unwrap().scaled(scale).unwrap();
@@ -1502,7 +1295,10 @@ pub(super) mod tests {
         )])
         .unwrap();
         let count = |text: &str| {
-            let m = Comparison::parse(text).unwrap().evaluate(&batch).unwrap();
+            let m = crate::Filter::parse(text)
+                .unwrap()
+                .evaluate(&batch)
+                .unwrap();
             m.true_count()
         };
         assert_eq!(count("u8 < 300"), 2);

@@ -22,7 +22,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Schema};
 use parquet::file::metadata::RowGroupMetaData;
-use strata_gen::{Clause, Predicate, SqlLiteral};
+use strata_gen::{Clause, Predicate, PredicateError, SqlLiteral};
 
 pub use comparison::{CmpOp, Comparison, Literal};
 
@@ -59,27 +59,14 @@ impl Filter {
     /// `city IN ('Oslo', 'Bergen')`, `day BETWEEN '2024-01-01' AND
     /// '2024-01-31'`, `name LIKE 'A%'` or `NOT flag = true`.
     ///
-    /// A filter that is a single `column OP literal` may also write its
-    /// string in double quotes (`name == "Ann"`) and `inf` or `nan` as
-    /// numbers; its errors say what was expected where.
+    /// Strings are in single quotes; a name in double quotes is a column
+    /// (`"my col" = 3`), so `a < b` compares two columns.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidConfig`] showing the filter and the column in its
     /// text where it went wrong.
     pub fn parse(text: &str) -> Result<Filter, Error> {
-        let single = match Comparison::parse(text) {
-            Ok(c) => {
-                return Ok(Filter {
-                    text: text.to_string(),
-                    node: Node::Compare(c),
-                });
-            }
-            Err(e) => e,
-        };
-        if !reads_as_sql(text) {
-            return Err(single);
-        }
         let p = Predicate::parse(text).map_err(|e| invalid(text, &e))?;
         Ok(Filter {
             text: text.to_string(),
@@ -146,44 +133,75 @@ impl Filter {
     }
 }
 
-/// Whether text the single-comparison reader rejected is SQL beyond one
-/// comparison: a parenthesis, an arithmetic operator (`+ - * / % ||`) or a
-/// keyword (`AND`, `OR`, `NOT`, `IN`, `BETWEEN`, `IS`, `LIKE`, `ILIKE`)
-/// outside quotes.
-fn reads_as_sql(text: &str) -> bool {
-    const WORDS: [&str; 8] = ["and", "or", "not", "in", "between", "is", "like", "ilike"];
-    let mut quote = None;
-    let mut word = String::new();
-    for c in text.chars().chain([' ']) {
-        if let Some(q) = quote {
-            if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        if c.is_alphanumeric() || c == '_' {
-            word.push(c.to_ascii_lowercase());
-            continue;
-        }
-        if WORDS.contains(&word.as_str()) {
-            return true;
-        }
-        word.clear();
-        match c {
-            '\'' | '"' => quote = Some(c),
-            '(' | '+' | '-' | '*' | '/' | '%' | '|' => return true,
-            _ => {}
-        }
-    }
-    false
-}
-
-fn invalid(text: &str, e: &strata_gen::PredicateError) -> Error {
+fn invalid(text: &str, e: &PredicateError) -> Error {
     Error::InvalidConfig(format!("invalid filter \"{text}\" {e}"))
 }
 
-/// The node of a clause: its comparisons' literals read as the
-/// single-comparison reader reads them.
+/// The checker's error for a test of the filter. A name it stopped at that
+/// is not a column gets a hint where the filter likely meant a value: a
+/// name in double quotes (a string is in single quotes in SQL), or `inf`
+/// or `nan` (infinity is a number beyond the float range).
+fn bind_error(text: &str, schema: &Schema, e: &PredicateError) -> Error {
+    let at: String = text
+        .chars()
+        .skip((e.column as usize).saturating_sub(1))
+        .collect();
+    let (name, quoted) = match at.strip_prefix('"') {
+        Some(rest) => (quoted_name(rest), true),
+        None => (
+            at.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .map(str::to_string),
+            false,
+        ),
+    };
+    let Some(name) = name.filter(|n| schema.field_with_name(n).is_err()) else {
+        return invalid(text, e);
+    };
+    let hint = if quoted {
+        format!(
+            "a string is written in single quotes: '{}'",
+            name.replace('\'', "''")
+        )
+    } else if ["inf", "infinity"]
+        .iter()
+        .any(|w| name.eq_ignore_ascii_case(w))
+    {
+        "infinity is written as a number beyond the float range: 1e400 (or -1e400)".to_string()
+    } else if name.eq_ignore_ascii_case("nan") {
+        "filters have no NaN literal".to_string()
+    } else {
+        return invalid(text, e);
+    };
+    let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    Error::InvalidConfig(format!(
+        "invalid filter \"{text}\" at column {}: there is no column \"{}\" (columns: {}); {hint}",
+        e.column,
+        name.replace('"', "\"\""),
+        columns.join(", ")
+    ))
+}
+
+/// The name in double quotes that `rest` (the text after the opening
+/// quote) starts with, a doubled quote standing for one; `None` without
+/// a closing quote.
+fn quoted_name(rest: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            if chars.peek() != Some(&'"') {
+                return Some(out);
+            }
+            chars.next();
+        }
+        out.push(c);
+    }
+    None
+}
+
+/// The node of a clause: its comparisons' literals read exactly
+/// ([`Literal::number`]).
 fn node(text: &str, c: Clause) -> Result<Node, Error> {
     c.try_map(&mut |c: strata_gen::Comparison| {
         let value = match c.literal {
@@ -269,7 +287,7 @@ impl Clauses for Node {
                 push(out, column);
             }
             Node::Test(t) => {
-                let bound = t.bind(schema).map_err(|e| invalid(text, &e))?;
+                let bound = t.bind(schema).map_err(|e| bind_error(text, schema, &e))?;
                 for c in bound.columns() {
                     push(out, c);
                 }
@@ -312,7 +330,8 @@ impl Clauses for Node {
                 like(a, pattern, *negated, *case_insensitive)?
             }
             Node::Test(t) => {
-                let bound = t.bind(&batch.schema()).map_err(|e| invalid(text, &e))?;
+                let schema = batch.schema();
+                let bound = t.bind(&schema).map_err(|e| bind_error(text, &schema, &e))?;
                 bound
                     .evaluate(batch)
                     .map_err(|e| Error::InvalidConfig(format!("filter \"{text}\": {e}")))?
@@ -400,7 +419,7 @@ fn like(
 mod tests {
     use super::comparison::tests::{Data, in_parquet, parquet_footer, random_data, random_filter};
     use super::*;
-    use arrow_array::{Array, TimestampMillisecondArray};
+    use arrow_array::{Array, StringArray, TimestampMillisecondArray};
     use arrow_schema::{Field, TimeUnit};
     use strata_gen::rng::RowRng;
 
@@ -573,20 +592,83 @@ mod tests {
         }
     }
 
+    fn f(column: &str, op: CmpOp, value: Literal) -> Comparison {
+        Comparison {
+            column: column.into(),
+            op,
+            value,
+        }
+    }
+
+    #[test]
+    fn parses_good_filters() {
+        use CmpOp::*;
+        use Literal::*;
+        let cases = [
+            ("col > 5", f("col", Gt, Int(5))),
+            ("x<=2.5", f("x", LtEq, Decimal("2.5".into()))),
+            ("name = 'Ann'", f("name", Eq, Str("Ann".into()))),
+            ("name == 'Ann'", f("name", Eq, Str("Ann".into()))),
+            ("flag != true", f("flag", NotEq, Bool(true))),
+            ("flag<>FALSE", f("flag", NotEq, Bool(false))),
+            ("  \"a.b_c\"   >=   -7  ", f("a.b_c", GtEq, Int(-7))),
+            ("v < 1e3", f("v", Lt, Decimal("1e3".into()))),
+            ("v < -0.5", f("v", Lt, Decimal("-0.5".into()))),
+            ("v < 2.50", f("v", Lt, Decimal("2.50".into()))),
+            ("v < 1e400", f("v", Lt, Decimal("1e400".into()))),
+            ("s = 'it''s'", f("s", Eq, Str("it's".into()))),
+            ("s = ''", f("s", Eq, Str(String::new()))),
+            ("s = 'a b = c'", f("s", Eq, Str("a b = c".into()))),
+            ("\"my col\" = 3", f("my col", Eq, Int(3))),
+            ("\"a \"\"q\"\"\" = 3", f("a \"q\"", Eq, Int(3))),
+            ("\"in\" = 3", f("in", Eq, Int(3))),
+            ("\"select\" < 'x'", f("select", Lt, Str("x".into()))),
+            ("Name_2 = true", f("Name_2", Eq, Bool(true))),
+            (
+                "big > 99999999999999999999",
+                f("big", Gt, Decimal("99999999999999999999".into())),
+            ),
+            ("x = 9223372036854775807", f("x", Eq, Int(i64::MAX))),
+        ];
+        for (text, want) in cases {
+            let got = one(text);
+            assert_eq!(got, want, "{text}");
+            assert_eq!(
+                text.parse::<Filter>().unwrap().node,
+                Node::Compare(want.clone())
+            );
+            // Display gives text that parses back to the same filter.
+            assert_eq!(one(&got.to_string()), want, "{got}");
+            let filter = Filter::parse(text).unwrap();
+            assert_eq!(
+                Filter::parse(&filter.to_string()).unwrap().node,
+                filter.node
+            );
+        }
+    }
+
+    /// The filter `text`, which is one comparison of a column with a
+    /// literal.
+    fn one(text: &str) -> Comparison {
+        match Filter::parse(text)
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+            .node
+        {
+            Node::Compare(c) => c,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
     #[test]
     fn rejects_bad_filters_with_the_expression_and_what_was_expected() {
         let cases = [
-            ("", "a column name"),
-            ("x", "an operator"),
-            ("x >", "a number, a 'quoted string', true or false"),
-            ("> 5", "a column name"),
-            ("x >> 5", "a number"),
-            ("x = 'abc", "a closing '"),
-            ("x = 5 6", "the end of the filter"),
-            ("x = abc", "a number"),
-            ("x ! 5", "an operator"),
-            ("x = 1.2.3", "a number"),
-            ("\"\" = 1", "a non-empty column name"),
+            ("", "at column 1: Expected: an expression, found: EOF"),
+            ("x >", "at column 4: Expected: an expression, found: EOF"),
+            ("> 5", "at column 1: Expected: an expression, found: >"),
+            ("x = 'abc", "at column 5: Unterminated string literal"),
+            ("x = 5 6", "at column 7: Expected: EOF, found: 6"),
+            ("x ! 5", "at column 3"),
+            ("x = 1.2.3", "at column 8: Expected: EOF, found: .3"),
         ];
         for (text, expected) in cases {
             let e = Filter::parse(text).unwrap_err();
@@ -594,6 +676,117 @@ mod tests {
             let msg = e.to_string();
             assert!(msg.contains(&format!("\"{text}\"")), "{msg}");
             assert!(msg.contains(expected), "{text}: {msg}");
+        }
+        // SQL that parses and is wrong for the columns.
+        let schema = Schema::new(vec![Field::new("x", DataType::Int64, true)]);
+        for (text, expected) in [
+            ("x", "at column 1: a condition is a boolean test"),
+            ("x >> 5", "at column 1: operator `>>` is not supported"),
+        ] {
+            let e = Filter::parse(text).unwrap().check(&schema).unwrap_err();
+            assert!(matches!(e, Error::InvalidConfig(_)), "{text}: {e:?}");
+            let msg = e.to_string();
+            assert!(msg.contains(&format!("\"{text}\"")), "{msg}");
+            assert!(msg.contains(expected), "{text}: {msg}");
+        }
+        let e = Filter::parse("\"\" = 1")
+            .unwrap()
+            .check(&schema)
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::UnknownColumn { name, .. } if name.is_empty()),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn values_written_as_names_are_errors_that_say_how_to_write_them() {
+        let schema = Schema::new(vec![
+            Field::new("name", DataType::Utf8, true),
+            Field::new("v", DataType::Float64, true),
+            Field::new("x", DataType::Float64, true),
+            Field::new("a.b_c", DataType::Int64, true),
+        ]);
+        for (text, expected) in [
+            (
+                "name == \"Ann\"",
+                "at column 9: there is no column \"Ann\" (columns: name, v, x, a.b_c); \
+                 a string is written in single quotes: 'Ann'",
+            ),
+            (
+                "name IN ('Bo', \"it's\")",
+                "at column 16: there is no column \"it's\" (columns: name, v, x, a.b_c); \
+                 a string is written in single quotes: 'it''s'",
+            ),
+            (
+                "v < inf",
+                "at column 5: there is no column \"inf\" (columns: name, v, x, a.b_c); \
+                 infinity is written as a number beyond the float range: 1e400 (or -1e400)",
+            ),
+            (
+                "v > -Infinity",
+                "at column 6: there is no column \"Infinity\"",
+            ),
+            (
+                "x > nan",
+                "at column 5: there is no column \"nan\" (columns: name, v, x, a.b_c); \
+                 filters have no NaN literal",
+            ),
+            (
+                "  a.b_c   >=   -7  ",
+                "at column 3: `a.b_c` is not a name here; a name with a dot is written in \
+                 double quotes: \"a.b_c\"",
+            ),
+        ] {
+            let filter = Filter::parse(text).unwrap();
+            let e = filter.check(&schema).unwrap_err();
+            assert!(matches!(e, Error::InvalidConfig(_)), "{text}: {e:?}");
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!("\"{text}\" {expected}")),
+                "{text}: {msg}"
+            );
+            assert!(!msg.contains('\n'), "{msg}");
+        }
+        // A name in double quotes that is a column is that column.
+        let batch = RecordBatch::try_from_iter([
+            (
+                "name",
+                Arc::new(StringArray::from(vec![Some("Ann"), Some("v"), None])) as ArrayRef,
+            ),
+            ("Ann", Arc::new(StringArray::from(vec!["Ann", "x", "y"]))),
+        ])
+        .unwrap();
+        let columns = Filter::parse("name == \"Ann\"").unwrap();
+        assert_eq!(
+            columns.evaluate(&batch).unwrap(),
+            BooleanArray::from(vec![true, false, false])
+        );
+        // Infinity as a number beyond the float range: the rows of the
+        // comparison with infinity.
+        let batch = RecordBatch::try_from_iter([(
+            "v",
+            Arc::new(arrow_array::Float64Array::from(vec![
+                Some(1.0),
+                Some(f64::INFINITY),
+                Some(f64::NAN),
+                Some(f64::NEG_INFINITY),
+                None,
+            ])) as ArrayRef,
+        )])
+        .unwrap();
+        for (text, op, inf) in [
+            ("v < 1e400", CmpOp::Lt, f64::INFINITY),
+            ("v = 1e400", CmpOp::Eq, f64::INFINITY),
+            ("v > -1e400", CmpOp::Gt, f64::NEG_INFINITY),
+            ("v <= -1e400", CmpOp::LtEq, f64::NEG_INFINITY),
+        ] {
+            let want = f("v", op, Literal::Float(inf)).evaluate(&batch).unwrap();
+            assert_eq!(
+                Filter::parse(text).unwrap().evaluate(&batch).unwrap(),
+                want,
+                "{text}"
+            );
         }
     }
 
@@ -846,19 +1039,94 @@ mod tests {
     }
 
     #[test]
-    fn single_comparisons_keep_their_forms_and_sql_needs_a_keyword_or_parenthesis() {
-        // One comparison is read as before, whatever SQL would make of it.
+    fn double_quotes_name_columns_and_two_columns_compare_without_parentheses() {
         let f = Filter::parse("name == \"Ann\"").unwrap();
-        assert!(matches!(&f.node, Node::Compare(c) if c.value == Literal::Str("Ann".into())));
-        assert!(Filter::parse("x = abc").is_err());
-        // A parenthesis makes it SQL: a comparison of two columns.
+        assert!(matches!(&f.node, Node::Test(_)), "{f:?}");
+        let f = Filter::parse("x = abc").unwrap();
+        assert!(matches!(&f.node, Node::Test(_)), "{f:?}");
         let f = Filter::parse("(x = abc)").unwrap();
         assert!(matches!(&f.node, Node::Test(_)), "{f:?}");
-        assert!(reads_as_sql("a > 1 and b < 2"));
-        assert!(!reads_as_sql("s = 'a and b'"));
-        assert!(!reads_as_sql("\"in\" = 3"));
-        assert!(reads_as_sql("a - 1 = -25"));
         assert_eq!(f.to_string(), "(x = abc)");
+    }
+
+    #[test]
+    fn comparisons_of_two_columns_match_brute_force() {
+        let mut rng = RowRng::seeded(41);
+        let n = 200;
+        let mut int = || -> Vec<Option<i64>> {
+            (0..n)
+                .map(|_| (rng.next_below(6) != 0).then(|| rng.next_below(11) as i64 - 5))
+                .collect()
+        };
+        let (a, b) = (int(), int());
+        let x: Vec<Option<f64>> = int().iter().map(|v| v.map(|v| v as f64 / 2.0)).collect();
+        let batch = RecordBatch::try_from_iter([
+            (
+                "a",
+                Arc::new(arrow_array::Int64Array::from(a.clone())) as ArrayRef,
+            ),
+            (
+                "b",
+                Arc::new(arrow_array::Int32Array::from_iter(
+                    b.iter().map(|v| v.map(|v| v as i32)),
+                )),
+            ),
+            ("x", Arc::new(arrow_array::Float64Array::from(x.clone()))),
+        ])
+        .unwrap();
+        let value = |column: &str, i: usize| -> Option<f64> {
+            match column {
+                "a" => a[i].map(|v| v as f64),
+                "b" => b[i].map(|v| v as f64),
+                _ => x[i],
+            }
+        };
+        let ops = [
+            ("=", CmpOp::Eq),
+            ("==", CmpOp::Eq),
+            ("!=", CmpOp::NotEq),
+            ("<>", CmpOp::NotEq),
+            ("<", CmpOp::Lt),
+            ("<=", CmpOp::LtEq),
+            (">", CmpOp::Gt),
+            (">=", CmpOp::GtEq),
+        ];
+        let pairs = [("a", "b"), ("b", "a"), ("a", "x"), ("x", "b"), ("a", "a")];
+        for (l, r) in pairs {
+            for (sym, op) in ops {
+                let text = format!("{l} {sym} {r}");
+                let filter = Filter::parse(&text).unwrap();
+                assert_eq!(
+                    filter.columns(&batch.schema()).unwrap().len(),
+                    if l == r { 1 } else { 2 }
+                );
+                let got = filter.evaluate(&batch).unwrap();
+                let want: Vec<bool> = (0..n)
+                    .map(|i| match (value(l, i), value(r, i)) {
+                        (Some(u), Some(v)) => op.holds(u.partial_cmp(&v).unwrap()),
+                        _ => false,
+                    })
+                    .collect();
+                assert_eq!(got.values().iter().collect::<Vec<_>>(), want, "{text}");
+                // With another clause, still without parentheses.
+                let text = format!("{l} {sym} {r} AND a IS NOT NULL OR b < a");
+                let got = Filter::parse(&text).unwrap().evaluate(&batch).unwrap();
+                let want: Vec<bool> = (0..n)
+                    .map(|i| {
+                        let cmp = match (value(l, i), value(r, i)) {
+                            (Some(u), Some(v)) => Some(op.holds(u.partial_cmp(&v).unwrap())),
+                            _ => None,
+                        };
+                        let lt = match (b[i], a[i]) {
+                            (Some(u), Some(v)) => Some(u < v),
+                            _ => None,
+                        };
+                        or(and(cmp, Some(a[i].is_some())), lt) == Some(true)
+                    })
+                    .collect();
+                assert_eq!(got.values().iter().collect::<Vec<_>>(), want, "{text}");
+            }
+        }
     }
 }
 /// Random SQL from a small grammar over [`random_data`]'s columns: a
