@@ -566,52 +566,55 @@ with_generators! {
     } + [constant, sequence_per_parent, uniform, normal, zipf, weighted, probability, template, words]
 }
 
-with_generators! {
-    /// A list's element or a map's key or value: a field whose name may be
-    /// left out.
-    #[derive(Debug, Clone, PartialEq, JsonSchema)]
-    #[schemars(deny_unknown_fields)]
-    #[schemars(rename = "child", transform = one_generator)]
-    pub struct Child {
-        /// The Arrow field name (unique among siblings).
-        #[schemars(length(min = 1))]
-        pub name: Option<Loose<String>>,
-        /// The Arrow type.
-        #[serde(rename = "type")]
-        #[schemars(required)]
-        pub ty: Option<Loose<TypeName>>,
-        /// Share of nulls (default 0).
-        #[schemars(range(min = 0, max = 1))]
-        pub null_rate: Option<Loose<f64>>,
-        /// Make the Arrow field nullable even without nulls (it is whenever
-        /// a null can occur).
-        pub nullable: Option<Loose<bool>>,
-        /// Parquet dictionary encoding for this leaf (default: on when the
-        /// field has at most 100,000 distinct values).
-        pub parquet_dictionary: Option<Loose<bool>>,
-        /// Free text.
-        pub description: Option<Loose<String>>,
-        /// Cases that change the null rate or generator when a sibling has
-        /// a value, or where an SQL `condition` on the siblings holds; the
-        /// first match wins.
-        pub when: Option<Items<When>>,
-        /// Dictionary key type (default: the narrowest unsigned type that
-        /// fits).
-        pub key_type: Option<Loose<KeyType>>,
-        /// Struct children.
-        #[schemars(length(min = 1))]
-        pub fields: Option<Items<Field>>,
-        /// List element field (named item unless given a name).
-        pub item: Option<Tab<Box<Field>, Box<Child>>>,
-        /// Elements per list or map.
-        pub length: Option<Tab<Draw, Length>>,
-        /// Lists drawn empty are null instead.
-        pub empty_as_null: Option<Loose<bool>>,
-        /// Map key field: never null; distinct within a map.
-        pub key: Option<Tab<Box<Field>, Box<Child>>>,
-        /// Map value field.
-        pub value: Option<Tab<Box<Field>, Box<Child>>>,
-    } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words]
+/// A list's element or a map's key or value: a field whose name may be
+/// left out, without the keys that only a table's own fields take. Its
+/// schema is [`Field`]'s, less those; it is read as a `Field`, and
+/// `parse` checks what such a field may hold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Child;
+
+/// The keys of [`Field`] that only a table's own fields take.
+const TABLE_FIELD_KEYS: &[&str] = &[
+    "ref",
+    "parent",
+    "position",
+    "uuid",
+    "values_by_row",
+    "calendar",
+    "expr",
+    "aggregate",
+];
+
+impl JsonSchema for Child {
+    fn schema_name() -> Cow<'static, str> {
+        "child".into()
+    }
+
+    /// `Field`'s schema without the name required, the keys of table
+    /// fields, and `sequence`'s `per_parent`.
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut schema = Field::json_schema(generator);
+        // A case's `sequence`: the plain one.
+        let plain = When::json_schema(generator)
+            .get("properties")
+            .and_then(|p| p.get("sequence"))
+            .cloned();
+        if let Some(Json::Object(props)) = schema.get_mut("properties") {
+            props.retain(|k, _| !TABLE_FIELD_KEYS.contains(&k.as_str()));
+            if let Some(plain) = plain {
+                props.insert("sequence".into(), plain);
+            }
+        }
+        if let Some(Json::Array(required)) = schema.get_mut("required") {
+            required.retain(|k| k != "name");
+        }
+        schema.insert(
+            "description".into(),
+            "A list's element or a map's key or value: a field whose name may be left out.".into(),
+        );
+        one_generator(&mut schema);
+        schema
+    }
 }
 
 with_generators! {
