@@ -667,6 +667,20 @@ impl<'s> P<'s> {
             Kind::Scalar { data_type, .. } => {
                 let class = Class::of(data_type);
                 let g = self.generator(t.into(), span, class, f)?;
+                // These draw from the row's place among its table's rows,
+                // not from a stream a case can switch to.
+                let own = match &g {
+                    Some(Generator::Position(_)) => Some("`position` (or a `per_parent` sequence)"),
+                    Some(Generator::Aggregate(_)) => Some("`aggregate`"),
+                    _ => None,
+                };
+                if let Some(own) = own {
+                    return Err(self.err(
+                        span.clone(),
+                        f,
+                        format!("a `when` case cannot give {own}: it is a field's own generator"),
+                    ));
+                }
                 if let (Some(g), Class::Dict) = (&g, class) {
                     let Kind::Scalar { generator, .. } = &field.kind else {
                         unreachable!()

@@ -743,6 +743,18 @@ fn values_of_the_wrong_kind_are_named_at_their_line() {
             "name = 3\n[[fields]]\nname = \"x\"\ntype = \"int64\"\nconstant = 1\n".to_string(),
             "k.toml:1: `name` must be a string, not an integer",
         ),
+        (
+            format!(
+                "{field}type = \"int64\"\nconstant = 1\n[[fields.when]]\nfield = \"y\"\nis_null = true\nsequence = {{ per_parent = true }}\n[[fields]]\nname = \"y\"\ntype = \"int64\"\nconstant = 2\nnull_rate = 0.5\n"
+            ),
+            "k.toml:6: field `x`: a `when` case cannot give `position` (or a `per_parent` sequence): it is a field's own generator",
+        ),
+        (
+            format!(
+                "{field}type = \"int64\"\nconstant = 1\n[[fields.when]]\nfield = \"y\"\nis_null = true\naggregate = {{ table = \"t\", sum = \"a\" }}\n[[fields]]\nname = \"y\"\ntype = \"int64\"\nconstant = 2\nnull_rate = 0.5\n"
+            ),
+            "k.toml:6: field `x`: a `when` case cannot give `aggregate`: it is a field's own generator",
+        ),
     ];
     for (text, want) in cases {
         let err = Spec::parse(&text, "k.toml").unwrap_err().to_string();
