@@ -57,24 +57,6 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for At<T> {
     }
 }
 
-impl<T: JsonSchema> JsonSchema for At<T> {
-    fn inline_schema() -> bool {
-        T::inline_schema()
-    }
-
-    fn schema_name() -> Cow<'static, str> {
-        T::schema_name()
-    }
-
-    fn schema_id() -> Cow<'static, str> {
-        T::schema_id()
-    }
-
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        T::json_schema(generator)
-    }
-}
-
 /// Any TOML value, as written.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Raw {
@@ -109,6 +91,36 @@ impl Raw {
     }
 }
 
+/// A visitor's methods for TOML's scalars: each kept as a [`Raw`], in
+/// `$wrap`.
+macro_rules! scalars_kept_as {
+    ($wrap:path) => {
+        fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+            Ok($wrap(Raw::Bool(v)))
+        }
+
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok($wrap(Raw::Int(v.into())))
+        }
+
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok($wrap(Raw::Int(v.into())))
+        }
+
+        fn visit_i128<E>(self, v: i128) -> Result<Self::Value, E> {
+            Ok($wrap(Raw::Int(v)))
+        }
+
+        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+            Ok($wrap(Raw::Float(v)))
+        }
+
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok($wrap(Raw::Str(v.to_string())))
+        }
+    };
+}
+
 struct RawVisitor;
 
 impl<'de> Visitor<'de> for RawVisitor {
@@ -118,33 +130,7 @@ impl<'de> Visitor<'de> for RawVisitor {
         f.write_str("a TOML value")
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<Raw, E> {
-        Ok(Raw::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
-        Ok(Raw::Int(v.into()))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Raw, E> {
-        Ok(Raw::Int(v.into()))
-    }
-
-    fn visit_i128<E>(self, v: i128) -> Result<Raw, E> {
-        Ok(Raw::Int(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
-        Ok(Raw::Float(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Raw, E> {
-        Ok(Raw::Str(v.to_string()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Raw, E> {
-        Ok(Raw::Str(v))
-    }
+    scalars_kept_as!(std::convert::identity);
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
         let mut items = Vec::new();
@@ -252,24 +238,6 @@ impl<'de, S> Deserialize<'de> for Loose<S> {
     }
 }
 
-impl<S: JsonSchema> JsonSchema for Loose<S> {
-    fn inline_schema() -> bool {
-        S::inline_schema()
-    }
-
-    fn schema_name() -> Cow<'static, str> {
-        S::schema_name()
-    }
-
-    fn schema_id() -> Cow<'static, str> {
-        S::schema_id()
-    }
-
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        S::json_schema(generator)
-    }
-}
-
 /// A table read as `T`, or any other value as written.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape<T> {
@@ -299,25 +267,7 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for ShapeVisitor<T> {
         RawVisitor.visit_seq(seq).map(Shape::Value)
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<Shape<T>, E> {
-        Ok(Shape::Value(Raw::Bool(v)))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Shape<T>, E> {
-        Ok(Shape::Value(Raw::Int(v.into())))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Shape<T>, E> {
-        Ok(Shape::Value(Raw::Int(v.into())))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Shape<T>, E> {
-        Ok(Shape::Value(Raw::Float(v)))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Shape<T>, E> {
-        Ok(Shape::Value(Raw::Str(v.to_string())))
-    }
+    scalars_kept_as!(Shape::Value);
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Shape<T> {
@@ -354,24 +304,6 @@ impl<'de, T: Deserialize<'de>, S> Deserialize<'de> for Tab<T, S> {
             at: At::deserialize(d)?,
             schema: PhantomData,
         })
-    }
-}
-
-impl<T, S: JsonSchema> JsonSchema for Tab<T, S> {
-    fn inline_schema() -> bool {
-        S::inline_schema()
-    }
-
-    fn schema_name() -> Cow<'static, str> {
-        S::schema_name()
-    }
-
-    fn schema_id() -> Cow<'static, str> {
-        S::schema_id()
-    }
-
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        S::json_schema(generator)
     }
 }
 
@@ -422,25 +354,7 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for ItemsVisitor<T> {
         })
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<ItemsShape<T>, E> {
-        Ok(ItemsShape::Value(Raw::Bool(v)))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<ItemsShape<T>, E> {
-        Ok(ItemsShape::Value(Raw::Int(v.into())))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<ItemsShape<T>, E> {
-        Ok(ItemsShape::Value(Raw::Int(v.into())))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<ItemsShape<T>, E> {
-        Ok(ItemsShape::Value(Raw::Float(v)))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<ItemsShape<T>, E> {
-        Ok(ItemsShape::Value(Raw::Str(v.to_string())))
-    }
+    scalars_kept_as!(ItemsShape::Value);
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Items<T> {
@@ -461,20 +375,33 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Items<T> {
     }
 }
 
-impl<T: JsonSchema> JsonSchema for Items<T> {
-    fn inline_schema() -> bool {
-        Vec::<T>::inline_schema()
-    }
+/// The schema of a wrapper: the schema of the type it stands for (its
+/// values are read more leniently than the schema says).
+macro_rules! schema_of {
+    ($($wrapper:ty => $schema:ty, [$($g:tt)*];)*) => {$(
+        impl<$($g)*> JsonSchema for $wrapper {
+            fn inline_schema() -> bool {
+                <$schema>::inline_schema()
+            }
 
-    fn schema_name() -> Cow<'static, str> {
-        Vec::<T>::schema_name()
-    }
+            fn schema_name() -> Cow<'static, str> {
+                <$schema>::schema_name()
+            }
 
-    fn schema_id() -> Cow<'static, str> {
-        Vec::<T>::schema_id()
-    }
+            fn schema_id() -> Cow<'static, str> {
+                <$schema>::schema_id()
+            }
 
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        Vec::<T>::json_schema(generator)
-    }
+            fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+                <$schema>::json_schema(generator)
+            }
+        }
+    )*};
+}
+
+schema_of! {
+    At<T> => T, [T: JsonSchema];
+    Loose<S> => S, [S: JsonSchema];
+    Tab<T, S> => S, [T, S: JsonSchema];
+    Items<T> => Vec<T>, [T: JsonSchema];
 }
