@@ -807,3 +807,49 @@ fn json_specs_read_as_their_toml() {
         .to_string();
     assert!(err.contains("\"a/b/c\": use letters"), "{err}");
 }
+
+/// Integers in every TOML radix, with `_` separators, read as the
+/// numbers they write, for integers and decimals alike.
+#[test]
+fn integers_read_in_every_radix() {
+    let text = "name = \"r\"\n\
+        [[fields]]\nname = \"h\"\ntype = \"int64\"\nconstant = 0xff\n\
+        [[fields]]\nname = \"u\"\ntype = \"int64\"\nuniform = { min = 0o17, max = 0b10000 }\n\
+        [[fields]]\nname = \"s\"\ntype = \"int64\"\nconstant = -1_000\n\
+        [[fields]]\nname = \"d\"\ntype = \"decimal(10, 2)\"\nconstant = 0x10\n\
+        [[fields]]\nname = \"e\"\ntype = \"decimal(10, 2)\"\nconstant = 1_000\n";
+    let spec = Spec::parse(text, "r.toml").unwrap();
+    let b = batch(&spec, 1, 0, 64);
+    assert!(
+        col::<Int64Array>(&b, "h")
+            .values()
+            .iter()
+            .all(|v| *v == 255)
+    );
+    assert!(
+        col::<Int64Array>(&b, "u")
+            .values()
+            .iter()
+            .all(|v| (15..=16).contains(v))
+    );
+    assert!(
+        col::<Int64Array>(&b, "s")
+            .values()
+            .iter()
+            .all(|v| *v == -1000)
+    );
+    let d = b
+        .column_by_name("d")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow_array::Decimal128Array>()
+        .unwrap();
+    assert!(d.values().iter().all(|v| *v == 1600));
+    let e = b
+        .column_by_name("e")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow_array::Decimal128Array>()
+        .unwrap();
+    assert!(e.values().iter().all(|v| *v == 100_000));
+}
