@@ -551,19 +551,31 @@ impl Comparison {
             Plan::Compare { cast_to, scalar } => {
                 let v = Scalar::new(scalar);
                 // Where each bound is equal to and less than the literal.
-                let order = |a: &ArrayRef| -> Option<(BooleanArray, BooleanArray)> {
+                let order = |a: &ArrayRef| -> Option<Option<(BooleanArray, BooleanArray)>> {
                     let a = match &cast_to {
                         Some(t) if t != a.data_type() => arrow_cast::cast(a, t).ok()?,
                         _ => a.clone(),
                     };
                     let eq = arrow_ord::cmp::eq(&a, &v).ok()?;
                     let lt = arrow_ord::cmp::lt(&a, &v).ok()?;
-                    Some((eq, lt))
+                    Some(Some((eq, lt)))
                 };
-                let (Some(lo), Some(hi)) = (order(&b.min), order(&b.max)) else {
+                // `<` and `<=` look at the minimums only, `>` and `>=` at
+                // the maximums only (both are of one type: one fails when
+                // the other does).
+                let (lo, hi) = match self.op {
+                    CmpOp::Lt | CmpOp::LtEq => (order(&b.min), Some(None)),
+                    CmpOp::Gt | CmpOp::GtEq => (Some(None), order(&b.max)),
+                    CmpOp::Eq | CmpOp::NotEq => (order(&b.min), order(&b.max)),
+                };
+                let (Some(lo), Some(hi)) = (lo, hi) else {
                     return out;
                 };
-                let at = |(eq, lt): &(BooleanArray, BooleanArray), k: usize| {
+                let at = |o: &Option<(BooleanArray, BooleanArray)>, k: usize| {
+                    let Some((eq, lt)) = o else {
+                        // Not read by `range_may_match` for this operator.
+                        return Ordering::Equal;
+                    };
                     if eq.value(k) {
                         Ordering::Equal
                     } else if lt.value(k) {
