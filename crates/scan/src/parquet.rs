@@ -353,17 +353,29 @@ impl ParquetFile {
                 .find(|(n, ..)| n == name)
                 .map(|(_, l, t)| (*l, t.clone()))
         };
-        let reads = |i: usize| {
-            let rg = self.metadata.row_group(i);
-            match &req.filter {
-                Some(f) => f.may_match_row_group(rg, &leaf),
-                None => rg.num_rows() > 0,
-            }
+        // The row groups asked about, judged all at once.
+        let asked: Vec<usize> = match subset {
+            None => (0..groups).collect(),
+            Some(subset) => subset.iter().copied().filter(|&g| g < groups).collect(),
+        };
+        let metas: Vec<_> = asked.iter().map(|&g| self.metadata.row_group(g)).collect();
+        let reads = match &req.filter {
+            Some(f) => f.may_match_row_groups(&metas, &leaf),
+            None => metas.iter().map(|rg| rg.num_rows() > 0).collect(),
         };
         let row_groups: Vec<usize> = match subset {
-            None => (0..groups).filter(|&i| reads(i)).collect(),
+            None => asked
+                .iter()
+                .zip(&reads)
+                .filter_map(|(&g, &r)| r.then_some(g))
+                .collect(),
             Some(subset) => {
-                if let Some(bad) = subset.iter().find(|&&g| g >= groups || !reads(g)) {
+                // `reads` has one answer per group in range, in order.
+                let mut read = reads.iter();
+                if let Some(bad) = subset
+                    .iter()
+                    .find(|&&g| g >= groups || read.next() != Some(&true))
+                {
                     return Err(Error::InvalidConfig(format!(
                         "{}: row group {bad} is not one this scan reads",
                         self.reader.source.name()

@@ -33,8 +33,9 @@
 //! * Dictionary-encoded columns compare by their values.
 //!
 //! Parquet row groups are skipped by their statistics, read as Arrow
-//! values by parquet's statistics converter, for integer, float, string,
-//! boolean, decimal, date and timestamp columns.
+//! arrays by parquet's statistics converter for all the row groups asked
+//! about at once, for integer, float, string, boolean, decimal, date and
+//! timestamp columns; each comparison judges them all in one pass.
 
 use std::{cmp::Ordering, fmt, sync::Arc};
 
@@ -43,11 +44,10 @@ use arrow_array::{
     Int64Array, LargeStringArray, RecordBatch, Scalar, StringArray, StringViewArray, UInt64Array,
     cast::AsArray,
 };
-use arrow_schema::{DataType, Field, Schema};
-use parquet::{
-    arrow::arrow_reader::statistics::StatisticsConverter, file::metadata::RowGroupMetaData,
-};
+use arrow_schema::{DataType, Schema};
+use parquet::file::metadata::RowGroupMetaData;
 
+use super::stats::ColumnStats;
 use crate::Error;
 
 pub use strata_gen::CmpOp;
@@ -492,118 +492,104 @@ impl Comparison {
 
     /// Whether any row of row group `rg` may match, judged from the
     /// statistics of column chunk `leaf` (the Parquet leaf column of this
-    /// comparison's column, whose Arrow type is `data_type`). False only
-    /// when the statistics prove that no row matches: the row group is
-    /// empty, every value is null, or the min/max range excludes the
-    /// literal.
-    ///
-    /// parquet's [`StatisticsConverter`] reads the statistics as Arrow
-    /// values of the column's type, which are compared with the literal
-    /// as rows are. Conservative: missing or unreadable statistics, a leaf
-    /// index out of range, old-style statistics (other than of signed
-    /// integers), `INT96` timestamps, and float columns that may hold NaN
-    /// all give true.
+    /// comparison's column, whose Arrow type is `data_type`): one row
+    /// group of [`Comparison::may_match_row_groups`].
     pub fn may_match_row_group(
         &self,
         rg: &RowGroupMetaData,
         leaf: usize,
         data_type: &DataType,
     ) -> bool {
-        if rg.num_rows() <= 0 {
-            return false;
-        }
-        let Some(stats) = rg.columns().get(leaf).and_then(|c| c.statistics()) else {
-            return true;
+        self.may_match_row_groups(&[rg], leaf, data_type)[0]
+    }
+
+    /// Whether any row of each of `row_groups` may match, judged from the
+    /// statistics of column chunk `leaf` (the Parquet leaf column of this
+    /// comparison's column, whose Arrow type is `data_type`). False only
+    /// when the statistics prove that no row matches: the row group is
+    /// empty, every value is null, or the min/max range excludes the
+    /// literal.
+    ///
+    /// parquet's [`StatisticsConverter`] reads the statistics of all the
+    /// row groups at once as Arrow arrays of the column's type, which are
+    /// compared with the literal as rows are. Conservative: missing or
+    /// unreadable statistics, a leaf index out of range, old-style
+    /// statistics (other than of signed integers), `INT96` timestamps, and
+    /// float columns that may hold NaN all give true.
+    ///
+    /// [`StatisticsConverter`]: parquet::arrow::arrow_reader::statistics::StatisticsConverter
+    pub fn may_match_row_groups(
+        &self,
+        row_groups: &[&RowGroupMetaData],
+        leaf: usize,
+        data_type: &DataType,
+    ) -> Vec<bool> {
+        self.may_match_stats(&ColumnStats::read(
+            row_groups,
+            &self.column,
+            leaf,
+            data_type,
+        ))
+    }
+
+    /// Whether any row of each row group of `stats` (the statistics of
+    /// this comparison's column) may match.
+    pub(super) fn may_match_stats(&self, stats: &ColumnStats) -> Vec<bool> {
+        let mut out = stats.verdict.clone();
+        let Some(b) = &stats.bounds else {
+            return out;
         };
-        let field = Field::new(self.column.as_str(), data_type.clone(), true);
-        let descr = rg.schema_descr();
-        let Ok(conv) = StatisticsConverter::from_column_index(leaf, &field, descr) else {
-            return true;
-        };
-        let conv = conv.with_missing_null_counts_as_zero(false);
-        let one = || std::iter::once(rg);
-        let values = match data_type {
-            DataType::Dictionary(_, v) => v.as_ref(),
-            t => t,
-        };
-        let signed_int = matches!(
-            values,
-            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64
-        );
-        if stats.is_min_max_deprecated() && !signed_int {
-            return true;
-        }
-        if descr.column(leaf).max_rep_level() == 0
-            && let Ok(nulls) = conv.row_group_null_counts(one())
-            && nulls.is_valid(0)
-            && nulls.value(0) >= rg.num_rows() as u64
-        {
-            return false;
-        }
-        let (Ok(mut min), Ok(mut max)) = (conv.row_group_mins(one()), conv.row_group_maxes(one()))
-        else {
-            return true;
-        };
-        if min.is_null(0) || max.is_null(0) {
-            return true;
-        }
-        if matches!(
-            values,
-            DataType::Float16 | DataType::Float32 | DataType::Float64
-        ) {
-            // Writers leave NaN out of min/max; only a count of zero NaNs
-            // makes the range cover every value.
-            let no_nan = conv
-                .row_group_nan_counts(one())
-                .is_ok_and(|n| n.is_valid(0) && n.value(0) == 0);
-            let as_f64 = |a: &ArrayRef| {
-                arrow_cast::cast(a, &DataType::Float64)
-                    .ok()
-                    .map(|a| a.as_primitive::<arrow_array::types::Float64Type>().value(0))
-            };
-            let (true, Some(lo), Some(hi)) = (no_nan, as_f64(&min), as_f64(&max)) else {
-                return true;
-            };
-            if lo.is_nan() || hi.is_nan() {
-                return true;
-            }
-            // Writers may record either zero for a range touching zero.
-            let lo = if lo == 0.0 { -0.0 } else { lo };
-            let hi = if hi == 0.0 { 0.0 } else { hi };
-            min = Arc::new(Float64Array::from(vec![lo]));
-            max = Arc::new(Float64Array::from(vec![hi]));
-        }
-        let exact = |r: Result<BooleanArray, _>| r.is_ok_and(|e| e.is_valid(0) && e.value(0));
-        let exact = exact(conv.row_group_is_min_value_exact(one()))
-            && exact(conv.row_group_is_max_value_exact(one()));
-        let Ok(plan) = self.plan(min.data_type()) else {
-            return true;
+        let Ok(plan) = self.plan(b.min.data_type()) else {
+            return out;
         };
         match plan {
-            Plan::Const(v) => v,
+            Plan::Const(v) => {
+                for &i in &b.groups {
+                    out[i] = v;
+                }
+            }
             Plan::Compare { cast_to, scalar } => {
-                let order = |a: &ArrayRef| -> Option<Ordering> {
+                let v = Scalar::new(scalar);
+                // Where each bound is equal to and less than the literal.
+                let order = |a: &ArrayRef| -> Option<Option<(BooleanArray, BooleanArray)>> {
                     let a = match &cast_to {
                         Some(t) if t != a.data_type() => arrow_cast::cast(a, t).ok()?,
                         _ => a.clone(),
                     };
-                    let v = Scalar::new(scalar.clone());
                     let eq = arrow_ord::cmp::eq(&a, &v).ok()?;
                     let lt = arrow_ord::cmp::lt(&a, &v).ok()?;
-                    Some(if eq.value(0) {
+                    Some(Some((eq, lt)))
+                };
+                // `<` and `<=` look at the minimums only, `>` and `>=` at
+                // the maximums only (both are of one type: one fails when
+                // the other does).
+                let (lo, hi) = match self.op {
+                    CmpOp::Lt | CmpOp::LtEq => (order(&b.min), Some(None)),
+                    CmpOp::Gt | CmpOp::GtEq => (Some(None), order(&b.max)),
+                    CmpOp::Eq | CmpOp::NotEq => (order(&b.min), order(&b.max)),
+                };
+                let (Some(lo), Some(hi)) = (lo, hi) else {
+                    return out;
+                };
+                let at = |o: &Option<(BooleanArray, BooleanArray)>, k: usize| {
+                    let Some((eq, lt)) = o else {
+                        // Not read by `range_may_match` for this operator.
+                        return Ordering::Equal;
+                    };
+                    if eq.value(k) {
                         Ordering::Equal
-                    } else if lt.value(0) {
+                    } else if lt.value(k) {
                         Ordering::Less
                     } else {
                         Ordering::Greater
-                    })
+                    }
                 };
-                match (order(&min), order(&max)) {
-                    (Some(lo), Some(hi)) => range_may_match(self.op, lo, hi, exact),
-                    _ => true,
+                for (k, &i) in b.groups.iter().enumerate() {
+                    out[i] = range_may_match(self.op, at(&lo, k), at(&hi, k), b.exact[k]);
                 }
             }
         }
+        out
     }
 }
 
@@ -888,8 +874,129 @@ pub(super) mod tests {
         TimestampMillisecondArray, UInt8Array, UInt64Array, types::Int32Type,
     };
 
-    use parquet::{arrow::ArrowWriter, file::properties::WriterProperties};
+    use arrow_schema::Field;
+    use parquet::{
+        arrow::{ArrowWriter, arrow_reader::statistics::StatisticsConverter},
+        file::properties::WriterProperties,
+    };
     use strata_gen::rng::RowRng;
+
+    /// Whether any row of row group `rg` may match (one row group at a
+    /// time, the reference for [`Comparison::may_match_row_groups`]), judged from the
+    /// statistics of column chunk `leaf` (the Parquet leaf column of this
+    /// comparison's column, whose Arrow type is `data_type`). False only
+    /// when the statistics prove that no row matches: the row group is
+    /// empty, every value is null, or the min/max range excludes the
+    /// literal.
+    ///
+    /// parquet's [`StatisticsConverter`] reads the statistics as Arrow
+    /// values of the column's type, which are compared with the literal
+    /// as rows are. Conservative: missing or unreadable statistics, a leaf
+    /// index out of range, old-style statistics (other than of signed
+    /// integers), `INT96` timestamps, and float columns that may hold NaN
+    /// all give true.
+    pub(crate) fn reference_may_match_row_group(
+        c: &Comparison,
+        rg: &RowGroupMetaData,
+        leaf: usize,
+        data_type: &DataType,
+    ) -> bool {
+        if rg.num_rows() <= 0 {
+            return false;
+        }
+        let Some(stats) = rg.columns().get(leaf).and_then(|c| c.statistics()) else {
+            return true;
+        };
+        let field = Field::new(c.column.as_str(), data_type.clone(), true);
+        let descr = rg.schema_descr();
+        let Ok(conv) = StatisticsConverter::from_column_index(leaf, &field, descr) else {
+            return true;
+        };
+        let conv = conv.with_missing_null_counts_as_zero(false);
+        let one = || std::iter::once(rg);
+        let values = match data_type {
+            DataType::Dictionary(_, v) => v.as_ref(),
+            t => t,
+        };
+        let signed_int = matches!(
+            values,
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64
+        );
+        if stats.is_min_max_deprecated() && !signed_int {
+            return true;
+        }
+        if descr.column(leaf).max_rep_level() == 0
+            && let Ok(nulls) = conv.row_group_null_counts(one())
+            && nulls.is_valid(0)
+            && nulls.value(0) >= rg.num_rows() as u64
+        {
+            return false;
+        }
+        let (Ok(mut min), Ok(mut max)) = (conv.row_group_mins(one()), conv.row_group_maxes(one()))
+        else {
+            return true;
+        };
+        if min.is_null(0) || max.is_null(0) {
+            return true;
+        }
+        if matches!(
+            values,
+            DataType::Float16 | DataType::Float32 | DataType::Float64
+        ) {
+            // Writers leave NaN out of min/max; only a count of zero NaNs
+            // makes the range cover every value.
+            let no_nan = conv
+                .row_group_nan_counts(one())
+                .is_ok_and(|n| n.is_valid(0) && n.value(0) == 0);
+            let as_f64 = |a: &ArrayRef| {
+                arrow_cast::cast(a, &DataType::Float64)
+                    .ok()
+                    .map(|a| a.as_primitive::<arrow_array::types::Float64Type>().value(0))
+            };
+            let (true, Some(lo), Some(hi)) = (no_nan, as_f64(&min), as_f64(&max)) else {
+                return true;
+            };
+            if lo.is_nan() || hi.is_nan() {
+                return true;
+            }
+            // Writers may record either zero for a range touching zero.
+            let lo = if lo == 0.0 { -0.0 } else { lo };
+            let hi = if hi == 0.0 { 0.0 } else { hi };
+            min = Arc::new(Float64Array::from(vec![lo]));
+            max = Arc::new(Float64Array::from(vec![hi]));
+        }
+        let exact = |r: Result<BooleanArray, _>| r.is_ok_and(|e| e.is_valid(0) && e.value(0));
+        let exact = exact(conv.row_group_is_min_value_exact(one()))
+            && exact(conv.row_group_is_max_value_exact(one()));
+        let Ok(plan) = c.plan(min.data_type()) else {
+            return true;
+        };
+        match plan {
+            Plan::Const(v) => v,
+            Plan::Compare { cast_to, scalar } => {
+                let order = |a: &ArrayRef| -> Option<Ordering> {
+                    let a = match &cast_to {
+                        Some(t) if t != a.data_type() => arrow_cast::cast(a, t).ok()?,
+                        _ => a.clone(),
+                    };
+                    let v = Scalar::new(scalar.clone());
+                    let eq = arrow_ord::cmp::eq(&a, &v).ok()?;
+                    let lt = arrow_ord::cmp::lt(&a, &v).ok()?;
+                    Some(if eq.value(0) {
+                        Ordering::Equal
+                    } else if lt.value(0) {
+                        Ordering::Less
+                    } else {
+                        Ordering::Greater
+                    })
+                };
+                match (order(&min), order(&max)) {
+                    (Some(lo), Some(hi)) => range_may_match(c.op, lo, hi, exact),
+                    _ => true,
+                }
+            }
+        }
+    }
 
     #[test]
     fn exact_numbers_at_a_scale() {

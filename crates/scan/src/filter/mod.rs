@@ -10,9 +10,12 @@
 //! evaluated by the spec's checker and evaluator. A row matches when the
 //! expression is true: null (a comparison with a null value) is no match.
 //! Parquet row groups are skipped when the statistics prove, through the
-//! comparisons, that no row matches ([`Filter::may_match_row_group`]).
+//! comparisons, that no row matches ([`Filter::may_match_row_groups`]):
+//! each filter column's statistics are read once for all the row groups
+//! asked about, and each comparison judges them all in one pass.
 
 mod comparison;
+mod stats;
 
 use std::{fmt, str::FromStr, sync::Arc};
 
@@ -27,6 +30,7 @@ use strata_gen::{Clause, Predicate, PredicateError, SqlLiteral};
 pub use comparison::{CmpOp, Comparison, Literal};
 
 use crate::Error;
+use stats::ColumnStats;
 
 /// A row filter.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,17 +123,34 @@ impl Filter {
         Ok(arrow_select::filter::filter_record_batch(batch, &mask)?)
     }
 
-    /// Whether any row of row group `rg` may match. `leaf(column)` gives
-    /// the Parquet leaf of a top-level column and its Arrow type (`None`
-    /// when it has no single leaf). False only when the statistics prove
-    /// that no row matches, through the comparisons the filter's `AND`,
-    /// `OR` and `NOT` combine (see [`Comparison::may_match_row_group`]).
+    /// Whether any row of row group `rg` may match: one row group of
+    /// [`Filter::may_match_row_groups`].
     pub fn may_match_row_group(
         &self,
         rg: &RowGroupMetaData,
         leaf: &dyn Fn(&str) -> Option<(usize, DataType)>,
     ) -> bool {
-        rg.num_rows() > 0 && self.node.may_match(rg, leaf, false)
+        self.may_match_row_groups(&[rg], leaf)[0]
+    }
+
+    /// Whether any row of each of `row_groups` may match, in their order.
+    /// `leaf(column)` gives the Parquet leaf of a top-level column and its
+    /// Arrow type (`None` when it has no single leaf). False only when the
+    /// statistics prove that no row matches, through the comparisons the
+    /// filter's `AND`, `OR` and `NOT` combine (see
+    /// [`Comparison::may_match_row_groups`]). Each column's statistics are
+    /// read once, for all of `row_groups`.
+    pub fn may_match_row_groups(
+        &self,
+        row_groups: &[&RowGroupMetaData],
+        leaf: &dyn Fn(&str) -> Option<(usize, DataType)>,
+    ) -> Vec<bool> {
+        let mut read = Vec::new();
+        let mut out = self.node.may_match(row_groups, leaf, false, &mut read);
+        for (o, rg) in out.iter_mut().zip(row_groups) {
+            *o = *o && rg.num_rows() > 0;
+        }
+        out
     }
 }
 
@@ -249,10 +270,11 @@ trait Clauses {
     fn evaluate(&self, text: &str, batch: &RecordBatch) -> Result<BooleanArray, Error>;
     fn may_match(
         &self,
-        rg: &RowGroupMetaData,
+        row_groups: &[&RowGroupMetaData],
         leaf: &dyn Fn(&str) -> Option<(usize, DataType)>,
         negated: bool,
-    ) -> bool;
+        read: &mut Vec<(String, ColumnStats)>,
+    ) -> Vec<bool>;
 }
 
 impl Clauses for Node {
@@ -339,40 +361,54 @@ impl Clauses for Node {
         })
     }
 
-    /// Whether a row of `rg` may make the clause true (`negated`: false).
+    /// Whether a row of each of `row_groups` may make the clause true
+    /// (`negated`: false). `read` keeps the statistics of the columns read
+    /// so far.
     fn may_match(
         &self,
-        rg: &RowGroupMetaData,
+        row_groups: &[&RowGroupMetaData],
         leaf: &dyn Fn(&str) -> Option<(usize, DataType)>,
         negated: bool,
-    ) -> bool {
+        read: &mut Vec<(String, ColumnStats)>,
+    ) -> Vec<bool> {
+        let both = |a: &Node, b: &Node, read: &mut Vec<_>, f: fn(bool, bool) -> bool| {
+            let x = a.may_match(row_groups, leaf, negated, read);
+            let y = b.may_match(row_groups, leaf, negated, read);
+            x.into_iter().zip(y).map(|(x, y)| f(x, y)).collect()
+        };
         match (self, negated) {
             // Kleene logic keeps De Morgan's laws.
-            (Node::And(a, b), false) | (Node::Or(a, b), true) => {
-                a.may_match(rg, leaf, negated) && b.may_match(rg, leaf, negated)
-            }
-            (Node::Or(a, b), false) | (Node::And(a, b), true) => {
-                a.may_match(rg, leaf, negated) || b.may_match(rg, leaf, negated)
-            }
-            (Node::Not(a), _) => a.may_match(rg, leaf, !negated),
+            (Node::And(a, b), false) | (Node::Or(a, b), true) => both(a, b, read, |x, y| x && y),
+            (Node::Or(a, b), false) | (Node::And(a, b), true) => both(a, b, read, |x, y| x || y),
+            (Node::Not(a), _) => a.may_match(row_groups, leaf, !negated, read),
             (Node::Compare(c), _) => {
                 let Some((at, t)) = leaf(&c.column) else {
-                    return true;
+                    return vec![true; row_groups.len()];
+                };
+                let k = match read.iter().position(|(name, _)| *name == c.column) {
+                    Some(k) => k,
+                    None => {
+                        let stats = ColumnStats::read(row_groups, &c.column, at, &t);
+                        read.push((c.column.clone(), stats));
+                        read.len() - 1
+                    }
                 };
                 // A null value makes neither `x OP v` nor its negation
                 // true, and the negation of an operator is exact in the
                 // total order the comparisons use.
+                let flipped;
                 let c = if negated {
-                    Comparison {
+                    flipped = Comparison {
                         op: negate(c.op),
                         ..c.clone()
-                    }
+                    };
+                    &flipped
                 } else {
-                    c.clone()
+                    c
                 };
-                c.may_match_row_group(rg, at, &t)
+                c.may_match_stats(&read[k].1)
             }
-            _ => true,
+            _ => vec![true; row_groups.len()],
         }
     }
 }
@@ -417,7 +453,9 @@ fn like(
 
 #[cfg(test)]
 mod tests {
-    use super::comparison::tests::{Data, in_parquet, parquet_footer, random_data, random_filter};
+    use super::comparison::tests::{
+        Data, in_parquet, parquet_footer, random_data, random_filter, reference_may_match_row_group,
+    };
     use super::*;
     use arrow_array::{Array, StringArray, TimestampMillisecondArray};
     use arrow_schema::{Field, TimeUnit};
@@ -1127,6 +1165,126 @@ mod tests {
                 assert_eq!(got.values().iter().collect::<Vec<_>>(), want, "{text}");
             }
         }
+    }
+
+    /// The answer of a filter's clauses for one row group, judged row
+    /// group by row group (the reference for the pruning of all at once).
+    fn reference_may_match(
+        node: &Node,
+        rg: &RowGroupMetaData,
+        leaf: &dyn Fn(&str) -> Option<(usize, DataType)>,
+        negated: bool,
+    ) -> bool {
+        let m = |n: &Node, negated| reference_may_match(n, rg, leaf, negated);
+        match (node, negated) {
+            (Node::And(a, b), false) | (Node::Or(a, b), true) => m(a, negated) && m(b, negated),
+            (Node::Or(a, b), false) | (Node::And(a, b), true) => m(a, negated) || m(b, negated),
+            (Node::Not(a), _) => m(a, !negated),
+            (Node::Compare(c), _) => {
+                let Some((at, t)) = leaf(&c.column) else {
+                    return true;
+                };
+                let op = if negated { negate(c.op) } else { c.op };
+                let c = Comparison { op, ..c.clone() };
+                reference_may_match_row_group(&c, rg, at, &t)
+            }
+            _ => true,
+        }
+    }
+
+    /// [`random_data`] of `seed` in row groups of `group_rows`, some
+    /// columns without statistics or with truncated ones as `seed` picks.
+    fn many_groups(
+        seed: u64,
+        rows: usize,
+        group_rows: usize,
+    ) -> (Data, RecordBatch, parquet::file::metadata::ParquetMetaData) {
+        use parquet::file::properties::{EnabledStatistics, WriterProperties};
+        let d = random_data(seed, rows);
+        let (batch, _) = in_parquet(&d, group_rows);
+        let mut props = WriterProperties::builder().set_max_row_group_row_count(Some(group_rows));
+        if seed % 2 == 1 {
+            props = props
+                .set_column_statistics_enabled("f64".into(), EnabledStatistics::None)
+                .set_column_statistics_enabled("dec".into(), EnabledStatistics::None);
+        }
+        if seed % 3 == 1 {
+            props = props.set_statistics_truncate_length(Some(1));
+        }
+        let mut buf = Vec::new();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), Some(props.build()))
+                .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let md = parquet::file::metadata::ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes::Bytes::from(buf))
+            .unwrap();
+        (d, batch, md)
+    }
+
+    #[test]
+    fn pruning_all_row_groups_at_once_equals_one_at_a_time() {
+        let (mut pruned, mut kept) = (0, 0);
+        for seed in 0..6u64 {
+            let (d, batch, md) = many_groups(seed, 1500, 3 + seed as usize * 2);
+            assert!(
+                md.num_row_groups() > 80,
+                "{} row groups",
+                md.num_row_groups()
+            );
+            let schema = batch.schema();
+            let leaf = |name: &str| {
+                let i = schema.index_of(name).ok()?;
+                Some((i, schema.field(i).data_type().clone()))
+            };
+            let all: Vec<&RowGroupMetaData> = md.row_groups().iter().collect();
+            // Every third row group, from the end: a subset in any order.
+            let some: Vec<&RowGroupMetaData> = all.iter().rev().step_by(3).copied().collect();
+            let mut rng = RowRng::seeded(4000 + seed);
+            for _ in 0..80 {
+                let depth = rng.next_below(4) as u32;
+                let (text, _) = random_sql(&mut rng, &d, depth);
+                let filter = Filter::parse(&text).unwrap();
+                if filter.columns(&schema).is_err() {
+                    continue;
+                }
+                for groups in [&all, &some] {
+                    let want: Vec<bool> = groups
+                        .iter()
+                        .map(|rg| {
+                            rg.num_rows() > 0 && reference_may_match(&filter.node, rg, &leaf, false)
+                        })
+                        .collect();
+                    let got = filter.may_match_row_groups(groups, &leaf);
+                    assert_eq!(got, want, "seed {seed}: {text}");
+                    pruned += want.iter().filter(|w| !**w).count();
+                    kept += want.iter().filter(|w| **w).count();
+                }
+            }
+            // Single comparisons, on every column and operator.
+            for _ in 0..150 {
+                let (c, _) = random_filter(&mut rng, &d);
+                let Some((at, t)) = leaf(&c.column) else {
+                    continue;
+                };
+                let want: Vec<bool> = all
+                    .iter()
+                    .map(|rg| reference_may_match_row_group(&c, rg, at, &t))
+                    .collect();
+                assert_eq!(
+                    c.may_match_row_groups(&all, at, &t),
+                    want,
+                    "seed {seed}: {c}"
+                );
+                let one: Vec<bool> = all
+                    .iter()
+                    .map(|rg| c.may_match_row_group(rg, at, &t))
+                    .collect();
+                assert_eq!(one, want, "seed {seed}: {c}");
+            }
+        }
+        assert!(pruned > 1000 && kept > 1000, "pruned {pruned}, kept {kept}");
     }
 }
 /// Random SQL from a small grammar over [`random_data`]'s columns: a
