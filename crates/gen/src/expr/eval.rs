@@ -302,9 +302,22 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             })?
         }
         NodeK::Case(whens, other) => {
-            let (takes, rest) = case_branches(whens, inp)?;
-            if let Some(r) = case_of_literals(whens, other.as_deref(), &takes, t.ty)? {
-                return Ok(Val::Array(r));
+            let literals = literal_results(whens, other.as_deref(), t.ty);
+            // One operand against literals: each row's branch by a lookup,
+            // the operand evaluated once.
+            let looked_up = lookup_branches(whens, inp)?;
+            if let (Some(results), Some(branch)) = (&literals, &looked_up) {
+                return Ok(Val::Array(strings_by_branch(results, branch)?));
+            }
+            let (takes, rest) = match looked_up {
+                Some(branch) => masks_of(&branch, whens.len()),
+                None => case_branches(whens, inp)?,
+            };
+            if let Some(results) = &literals {
+                return Ok(Val::Array(strings_by_branch(
+                    results,
+                    &branch_of(&takes, n),
+                )?));
             }
             let mut acc = match other {
                 Some(o) => eval_where(o, inp, &rest)?,
@@ -718,21 +731,35 @@ fn case_branches(
 }
 
 /// `t` for the rows of `mask` (a mask without nulls); other rows get any
-/// value. `t` is evaluated for all rows, and only when that fails, again
-/// for the masked rows alone: an error in a row the mask leaves out (a
-/// `CASE` branch the row does not take) is not the expression's.
+/// value. An error in a row the mask leaves out (a `CASE` branch the row
+/// does not take) is not the expression's. When the mask holds few rows,
+/// `t` is evaluated for them alone; else for all rows, and only when that
+/// fails, again for the masked rows alone. Values depend on the row's id,
+/// not its place in the batch, so either way gives the same values.
 fn eval_where(t: &TNode, inp: &Inputs<'_>, mask: &BooleanArray) -> Result<Val, Error> {
+    let rows = mask.true_count();
+    if rows == 0 {
+        return Ok(null_constant(t.ty));
+    }
+    // Below this share of the rows, filtering the inputs costs less than
+    // evaluating every row.
+    const FEW: usize = 4;
+    if rows * FEW < mask.len() && !matches!(t.kind, NodeK::Lit(_)) {
+        return eval_masked(t, inp, mask);
+    }
     let err = match eval(t, inp) {
         Ok(v) => return Ok(v),
         Err(e) => e,
     };
-    let rows = mask.true_count();
     if rows == mask.len() {
         return Err(err);
     }
-    if rows == 0 {
-        return Ok(null_constant(t.ty));
-    }
+    eval_masked(t, inp, mask)
+}
+
+/// `t` evaluated for the rows of `mask` alone, its values put back at
+/// those rows (the other rows null).
+fn eval_masked(t: &TNode, inp: &Inputs<'_>, mask: &BooleanArray) -> Result<Val, Error> {
     let filter = |c: &ArrayRef| arrow_select::filter::filter(c, mask);
     let columns = inp
         .columns
@@ -763,50 +790,39 @@ fn eval_where(t: &TNode, inp: &Inputs<'_>, mask: &BooleanArray) -> Result<Val, E
     })
 }
 
-/// A `CASE` whose results are all string literals (or null): each row's
-/// bytes in one pass, from the rows each branch `takes` (as
-/// [`case_branches`]). `None` for other cases.
-fn case_of_literals(
+/// The results of a `CASE` whose results are all string literals (or
+/// null), the `ELSE`'s last; `None` for other cases.
+fn literal_results(
     whens: &[(TNode, TNode)],
     other: Option<&TNode>,
-    takes: &[BooleanArray],
     ty: ETy,
-) -> Result<Option<ArrayRef>, Error> {
+) -> Option<Vec<Option<String>>> {
     let lit = |t: &TNode| match &t.kind {
         NodeK::Lit(Lit::Str(s)) => Some(Some(s.clone())),
         NodeK::Lit(Lit::Null) => Some(None),
         NodeK::Cast(x) if matches!(x.kind, NodeK::Lit(Lit::Null)) => Some(None),
         _ => None,
     };
-    if ty != ETy::Str || whens.len() >= 255 {
-        return Ok(None);
+    if ty != ETy::Str {
+        return None;
     }
-    let mut results = Vec::new();
-    for (_, r) in whens {
-        match lit(r) {
-            Some(v) => results.push(v),
-            None => return Ok(None),
-        }
-    }
-    let fallback = match other {
-        Some(o) => match lit(o) {
-            Some(v) => v,
-            None => return Ok(None),
-        },
+    let mut results = whens
+        .iter()
+        .map(|(_, r)| lit(r))
+        .collect::<Option<Vec<_>>>()?;
+    results.push(match other {
+        Some(o) => lit(o)?,
         None => None,
-    };
-    results.push(fallback);
-    let n = takes.first().map_or(0, BooleanArray::len);
-    // Each row's branch (the last: none took it).
-    let mut branch = vec![whens.len() as u8; n];
-    for (k, take) in takes.iter().enumerate() {
-        for i in take.values().set_indices() {
-            branch[i] = k as u8;
-        }
-    }
+    });
+    Some(results)
+}
+
+/// Each row's string from its branch (`results[branch]`), in one pass.
+fn strings_by_branch(results: &[Option<String>], branch: &[u32]) -> Result<ArrayRef, Error> {
+    let n = branch.len();
     let longest = results.iter().flatten().map(String::len).max().unwrap_or(0);
     let mut b = StrBuild::new(n, n * longest);
-    for &k in &branch {
+    for &k in branch {
         match &results[k as usize] {
             Some(s) => {
                 b.push_part(s);
@@ -815,5 +831,110 @@ fn case_of_literals(
             None => b.null(),
         }
     }
-    Ok(Some(b.finish()?))
+    b.finish()
+}
+
+/// Each row's branch from the rows each `WHEN` takes (the last, one past
+/// the `WHEN`s, where none does).
+fn branch_of(takes: &[BooleanArray], n: usize) -> Vec<u32> {
+    let mut branch = vec![takes.len() as u32; n];
+    for (k, take) in takes.iter().enumerate() {
+        for i in take.values().set_indices() {
+            branch[i] = k as u32;
+        }
+    }
+    branch
+}
+
+/// The rows each of `whens` branches takes, and the rows none takes,
+/// from each row's branch.
+fn masks_of(branch: &[u32], whens: usize) -> (Vec<BooleanArray>, BooleanArray) {
+    let mask = |k: u32| BooleanArray::from(branch.iter().map(|&b| b == k).collect::<Vec<_>>());
+    let takes = (0..whens as u32).map(mask).collect();
+    (takes, mask(whens as u32))
+}
+
+/// Each row's branch of a `CASE` whose every `WHEN` is `x = literal` for
+/// one `x` (a simple `CASE x WHEN ...`, or its searched spelling), `x`
+/// an integer or a string: `x` is evaluated once and each row finds the
+/// first `WHEN` of its value in a table. The same branches as evaluating
+/// the conditions in order (null and unlisted values take none). `None`
+/// for other cases.
+fn lookup_branches(whens: &[(TNode, TNode)], inp: &Inputs<'_>) -> Result<Option<Vec<u32>>, Error> {
+    use std::collections::HashMap;
+    // Fewer WHENs are as fast evaluated in order.
+    const MIN_WHENS: usize = 4;
+    fn operand_and_literal(c: &TNode) -> Option<(&TNode, &Lit)> {
+        match &c.kind {
+            NodeK::Cmp(Cmp::Eq, x, l) => match &l.kind {
+                NodeK::Lit(lit) if l.ty == x.ty => Some((&**x, lit)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    if whens.len() < MIN_WHENS {
+        return Ok(None);
+    }
+    let Some((x, _)) = whens.first().and_then(|(c, _)| operand_and_literal(c)) else {
+        return Ok(None);
+    };
+    let mut literals = Vec::with_capacity(whens.len());
+    for (c, _) in whens {
+        match operand_and_literal(c) {
+            Some((y, lit)) if y == x => literals.push(lit),
+            _ => return Ok(None),
+        }
+    }
+    let none = whens.len() as u32;
+    let n = inp.ids.len();
+    match x.ty {
+        ETy::Int => {
+            let mut first: HashMap<i64, u32> = HashMap::with_capacity(literals.len());
+            for (k, lit) in literals.iter().enumerate().rev() {
+                if let Lit::Int(v) = lit {
+                    first.insert(*v, k as u32);
+                }
+            }
+            let v = eval(x, inp)?.array(n)?;
+            let v = v
+                .as_primitive_opt::<arrow_array::types::Int64Type>()
+                .ok_or_else(|| expr_error("an integer operand is not an integer"))?;
+            Ok(Some(
+                (0..n)
+                    .map(|i| {
+                        if v.is_valid(i) {
+                            first.get(&v.value(i)).copied().unwrap_or(none)
+                        } else {
+                            none
+                        }
+                    })
+                    .collect(),
+            ))
+        }
+        ETy::Str => {
+            let mut first: HashMap<&str, u32> = HashMap::with_capacity(literals.len());
+            for (k, lit) in literals.iter().enumerate().rev() {
+                if let Lit::Str(v) = lit {
+                    first.insert(v.as_str(), k as u32);
+                }
+            }
+            let v = eval(x, inp)?.array(n)?;
+            let v = v
+                .as_string_opt::<i32>()
+                .ok_or_else(|| expr_error("a string operand is not a string"))?;
+            Ok(Some(
+                (0..n)
+                    .map(|i| {
+                        if v.is_valid(i) {
+                            first.get(v.value(i)).copied().unwrap_or(none)
+                        } else {
+                            none
+                        }
+                    })
+                    .collect(),
+            ))
+        }
+        _ => Ok(None),
+    }
 }

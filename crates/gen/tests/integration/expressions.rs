@@ -861,3 +861,108 @@ fn when_conditions_test_ranges_of_siblings() {
         "e.toml:10: field `p`: a field takes at most 255 `when` cases"
     );
 }
+
+/// `CASE x WHEN literal ...` (a row's branch found by a table lookup, `x`
+/// evaluated once) and `CASE`s whose branches hold few rows (evaluated for
+/// those rows alone) give the rows an evaluation by hand gives: first
+/// matching `WHEN`, nulls matching none, duplicates and null results.
+#[test]
+fn case_branches_equal_a_row_by_row_evaluation() {
+    let kfield = "[[fields]]\nname = \"k\"\ntype = \"int64\"\nuniform = { min = 0, max = 29 }\nnull_rate = 0.1\n\
+        [[fields]]\nname = \"s\"\ntype = \"utf8\"\nweighted = { values = [\"x\", \"y\", \"z\", \"w\"] }\nnull_rate = 0.1\n";
+    let steps: String = (1..14)
+        .map(|j| format!("WHEN k < {} THEN k * {j} ", 2 * j))
+        .collect();
+    let fields = [
+        kfield.to_string(),
+        field(
+            "c1",
+            "utf8",
+            "CASE k WHEN 0 THEN 'zero' WHEN 1 THEN 'one' WHEN 2 THEN NULL WHEN 1 THEN 'again' WHEN 5 THEN 'five' ELSE 'other' END",
+        ),
+        field(
+            "c2",
+            "int64",
+            "CASE k % 7 WHEN 0 THEN k WHEN 1 THEN k * 2 WHEN 2 THEN -k WHEN 3 THEN 100 WHEN 4 THEN k + a END",
+        ),
+        field(
+            "c3",
+            "utf8",
+            "CASE s WHEN 'x' THEN 'X' WHEN 'y' THEN s || '!' WHEN 'q' THEN 'Q' WHEN 'z' THEN 'Z' END",
+        ),
+        field("c4", "int64", &format!("CASE {steps}ELSE -1 END")),
+        field("c5", "utf8", "CASE k WHEN 1 THEN 'a' WHEN 2 THEN 'b' END"),
+        field("c6", "int64", "coalesce(CASE WHEN k < 3 THEN NULL ELSE k END, a)"),
+        field(
+            "c7",
+            "utf8",
+            "CASE uniform(0, 9) WHEN 0 THEN 'a' WHEN 1 THEN 'b' WHEN 2 THEN 'c' WHEN 3 THEN 'd' WHEN 4 THEN 'e' WHEN 5 THEN 'f' WHEN 6 THEN 'g' WHEN 7 THEN 'h' WHEN 8 THEN 'i' WHEN 9 THEN 'j' END",
+        ),
+    ]
+    .concat();
+    let rows = 20_000;
+    let b = generated(&fields, rows).unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| i64::from(x.value(i)));
+    let k = col(&b, "k", |x: &Int64Array, i| x.value(i));
+    let s = col(&b, "s", |x: &StringArray, i| x.value(i).to_string());
+    let text = |name: &str| col(&b, name, |x: &StringArray, i| x.value(i).to_string());
+    let int = |name: &str| col(&b, name, |x: &Int64Array, i| x.value(i));
+    let (c1, c2, c3, c4, c5, c6, c7) = (
+        text("c1"),
+        int("c2"),
+        text("c3"),
+        int("c4"),
+        text("c5"),
+        int("c6"),
+        text("c7"),
+    );
+    for i in 0..rows as usize {
+        let want1 = match k[i] {
+            Some(0) => Some("zero"),
+            Some(1) => Some("one"),
+            Some(2) => None,
+            Some(5) => Some("five"),
+            _ => Some("other"),
+        };
+        assert_eq!(c1[i].as_deref(), want1, "c1 row {i}");
+        let want2 = match k[i].map(|k| (k % 7, k)) {
+            Some((0, k)) => Some(k),
+            Some((1, k)) => Some(k * 2),
+            Some((2, k)) => Some(-k),
+            Some((3, _)) => Some(100),
+            Some((4, k)) => a[i].map(|a| k + a),
+            _ => None,
+        };
+        assert_eq!(c2[i], want2, "c2 row {i}");
+        let want3 = match s[i].as_deref() {
+            Some("x") => Some("X".to_string()),
+            Some("y") => Some("y!".to_string()),
+            Some("z") => Some("Z".to_string()),
+            _ => None,
+        };
+        assert_eq!(c3[i], want3, "c3 row {i}");
+        let want4 = match k[i] {
+            Some(k) => (1..14).find(|j| k < 2 * j).map_or(-1, |j| k * j),
+            None => -1,
+        };
+        assert_eq!(c4[i], Some(want4), "c4 row {i}");
+        let want5 = match k[i] {
+            Some(1) => Some("a"),
+            Some(2) => Some("b"),
+            _ => None,
+        };
+        assert_eq!(c5[i].as_deref(), want5, "c5 row {i}");
+        let want6 = match k[i] {
+            Some(k) if k >= 3 => Some(k),
+            _ => a[i],
+        };
+        assert_eq!(c6[i], want6, "c6 row {i}");
+    }
+    // The operand is drawn once per row: every row takes exactly one of
+    // the ten branches, each about a tenth of the rows.
+    for letter in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"] {
+        let got = c7.iter().filter(|c| c.as_deref() == Some(letter)).count();
+        assert!((1_800..=2_200).contains(&got), "{letter}: {got}");
+    }
+    assert!(c7.iter().all(Option::is_some));
+}
