@@ -3,7 +3,10 @@
 
 use super::qualified::{resolve_count_cases, resolve_qualified_tables};
 use super::reader::load;
-use super::references::{check_aggregates, copy_from_references, fill_parents, resolve_references};
+use super::references::{
+    check_aggregates, check_reads_of_aggregates, copy_from_references, fill_parents,
+    resolve_references,
+};
 use super::rows::{calendar_fields, check_row_generators};
 use super::spec::one_table;
 use crate::model::class::Class;
@@ -259,6 +262,7 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
     resolve_qualified_tables(&p, &mut tables)?;
     resolve_count_cases(&p, &mut tables)?;
     resolve_references(&p, &tables)?;
+    check_reads_of_aggregates(&p, &tables)?;
     Ok(Dataset {
         name,
         description,

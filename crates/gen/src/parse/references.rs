@@ -6,9 +6,9 @@ use arrow_schema::DataType;
 
 use super::reader::P;
 use super::types::{placeholder_of, type_text};
-use crate::model::query::kind_type;
+use crate::model::query::{depends_on, is_aggregate, kind_type};
 use crate::model::query::{each_field_mut, references};
-use crate::model::{AggOp, Field, Generator, Kind, Pick, Rows, SpecError, Table};
+use crate::model::{AggOp, Condition, Field, Generator, Kind, Pick, Rows, SpecError, Table};
 
 /// Checks every reference of `tables`: the table and its top-level field
 /// exist, the types agree, the table has rows, cases change only the
@@ -467,6 +467,118 @@ pub(super) fn check_vias(p: &P<'_>, table: &str, fields: &[Field]) -> Result<(),
                 check_vias(p, table, std::slice::from_ref(value))?;
             }
             Kind::Scalar { .. } => {}
+        }
+    }
+    Ok(())
+}
+
+/// The fields of other rows `f` reads: its references (its own and its
+/// cases') and the qualified names of its expressions (`parent.x`,
+/// `ps.x`), as `(how it reads, table, field)`.
+fn reads_of_other_rows(f: &Field) -> Vec<(String, &str, &str)> {
+    let mut out = Vec::new();
+    if let Kind::Scalar { generator, .. } = &f.kind {
+        let cases = f.when.iter().filter_map(|w| w.generator.as_ref());
+        for g in std::iter::once(generator).chain(cases) {
+            match g {
+                Generator::Reference(r) => {
+                    let how = if r.pick == Pick::Parent {
+                        "`parent`"
+                    } else {
+                        "`ref`"
+                    };
+                    out.push((how.to_string(), r.table.as_str(), r.field.as_str()));
+                }
+                Generator::Expr(e) => out.extend(e.reads.iter().map(|q| {
+                    (
+                        format!("`{}`", q.name),
+                        q.reference.table.as_str(),
+                        q.reference.field.as_str(),
+                    )
+                })),
+                _ => {}
+            }
+        }
+    }
+    for w in &f.when {
+        if let Condition::Expr(e) = &w.condition {
+            out.extend(e.reads.iter().map(|q| {
+                (
+                    format!("`{}`", q.name),
+                    q.reference.table.as_str(),
+                    q.reference.field.as_str(),
+                )
+            }));
+        }
+    }
+    out
+}
+
+/// The chain from top-level field `field` of `table` to an aggregate it
+/// is, or is computed from (through its siblings and the rows it reads):
+/// `["orders.o_big", "orders.o_n"]`; `None` when there is none.
+fn aggregate_behind<'t>(
+    tables: &'t [Table],
+    table: &'t str,
+    field: &'t str,
+    seen: &mut Vec<(&'t str, &'t str)>,
+) -> Option<Vec<String>> {
+    if seen.contains(&(table, field)) {
+        return None;
+    }
+    seen.push((table, field));
+    let t = tables.iter().find(|t| t.spec.name == table)?;
+    let f = t.spec.fields.iter().find(|f| f.name == field)?;
+    let here = format!("{table}.{field}");
+    if is_aggregate(f) {
+        return Some(vec![here]);
+    }
+    let mut next: Vec<(&str, &str)> = depends_on(f).into_iter().map(|d| (table, d)).collect();
+    if let Kind::Scalar {
+        generator: Generator::Reference(r),
+        ..
+    } = &f.kind
+        && let Some(via) = &r.via
+    {
+        next.push((table, via.as_str()));
+    }
+    next.extend(reads_of_other_rows(f).into_iter().map(|(_, t, f)| (t, f)));
+    for (t, f) in next {
+        if let Some(mut chain) = aggregate_behind(tables, t, f, seen) {
+            chain.insert(0, here);
+            return Some(chain);
+        }
+    }
+    None
+}
+
+/// Refuses a field of another row that is an aggregate, or is computed
+/// from one, being read (by a `ref`, a `parent` copy or a qualified name
+/// in an expression): an aggregate is made for the rows of its own table
+/// as they are generated, from their children, and another table's read
+/// lands on rows drawn at random.
+pub(super) fn check_reads_of_aggregates(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
+    for t in tables {
+        for (f, _) in t.spec.walk() {
+            for (how, table, field) in reads_of_other_rows(f) {
+                let Some(chain) = aggregate_behind(tables, table, field, &mut Vec::new()) else {
+                    continue;
+                };
+                let what = match chain.as_slice() {
+                    [one] => format!("`{one}`, an aggregate"),
+                    [first, .., last] => {
+                        format!("`{first}`, computed from the aggregate `{last}`")
+                    }
+                    [] => continue,
+                };
+                return Err(p.err_at(
+                    f.line,
+                    Some(&format!("{}.{}", t.spec.name, f.path)),
+                    format!(
+                        "{how} reads {what}: a field read from another row cannot be an aggregate or be computed from one"
+                    ),
+                ));
+            }
         }
     }
     Ok(())

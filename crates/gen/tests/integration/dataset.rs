@@ -1219,3 +1219,42 @@ fn json_datasets_read_as_their_toml() {
         assert_eq!(shape(&from_json), shape(&from_toml), "{name}");
     }
 }
+
+/// A field read from another row (`parent`, `ref`, `parent.x` in an
+/// expression) that is an aggregate, or computed from one, is refused by
+/// the check, at the reading field's line, as generate would refuse it;
+/// reading the other fields of a table with aggregates generates.
+#[test]
+fn reads_of_aggregates_are_refused_when_checked() {
+    let orders = "name = \"d\"\n[[tables]]\nname = \"orders\"\nrows = 10\n\
+        [[tables.fields]]\nname = \"o_id\"\ntype = \"int64\"\nsequence = { start = 1 }\n\
+        [[tables.fields]]\nname = \"o_n\"\ntype = \"int64\"\naggregate = { table = \"lines\", count = \"*\" }\n\
+        [[tables.fields]]\nname = \"o_big\"\ntype = \"boolean\"\nexpr = \"o_n > 3\"\n\
+        [[tables]]\nname = \"lines\"\nchildren_of = \"orders\"\ncount = { uniform = { min = 1, max = 7 } }\n\
+        [[tables.fields]]\nname = \"l_x\"\ntype = \"int64\"\nconstant = 1\n";
+    let notes = |field: &str| {
+        format!(
+            "{orders}[[tables]]\nname = \"notes\"\nchildren_of = \"orders\"\ncount = 2\n[[tables.fields]]\n{field}\n"
+        )
+    };
+    for (field, want) in [
+        (
+            "name = \"n\"\ntype = \"boolean\"\nexpr = \"parent.o_big\"",
+            "d.toml:29: field `notes.n`: `parent.o_big` reads `orders.o_big`, computed from the aggregate `orders.o_n`: a field read from another row cannot be an aggregate or be computed from one",
+        ),
+        (
+            "name = \"n\"\ntype = \"int64\"\nparent = \"o_n\"",
+            "d.toml:29: field `notes.n`: `parent` reads `orders.o_n`, an aggregate: a field read from another row cannot be an aggregate or be computed from one",
+        ),
+        (
+            "name = \"n\"\ntype = \"boolean\"\nref = { table = \"orders\", field = \"o_big\" }",
+            "d.toml:29: field `notes.n`: `ref` reads `orders.o_big`, computed from the aggregate `orders.o_n`: a field read from another row cannot be an aggregate or be computed from one",
+        ),
+    ] {
+        assert_eq!(error_of(&notes(field)), want, "{field}");
+    }
+    let fine = notes("name = \"n\"\ntype = \"int64\"\nexpr = \"parent.o_id * 10\"");
+    let d = Dataset::parse(&fine, "d.toml").unwrap();
+    let b = all_rows(&d, "notes", 1, 1.0, 7);
+    assert_eq!(b.iter().map(RecordBatch::num_rows).sum::<usize>(), 20);
+}
