@@ -43,14 +43,17 @@ pub(crate) type ReadQualified<'a> = dyn Fn(&str, &str) -> Result<DataType, Strin
 pub(crate) type Checked = (TNode, Vec<String>, Vec<(String, String)>);
 
 /// Parses `source` and checks it against `siblings` (name and Arrow type
-/// of each): names, types, decimal precision. `qualified(q, x)` gives the
+/// of each): names, types, decimal precision. `own` is the field the
+/// expression computes, if it is one of `siblings` (not listed among the
+/// names an unknown name could have been). `qualified(q, x)` gives the
 /// type of `q.x`, or why it cannot be read.
 pub(crate) fn check(
     source: &str,
     siblings: &[(&str, &DataType)],
+    own: Option<&str>,
     qualified: &ReadQualified<'_>,
 ) -> Result<Checked, ExprError> {
-    let (tree, c) = run(source, siblings, Some(qualified))?;
+    let (tree, c) = run(source, siblings, own, Some(qualified))?;
     Ok((tree?, c.inputs, c.reads))
 }
 
@@ -60,8 +63,9 @@ pub(crate) fn check(
 pub(crate) fn check_unless_qualified(
     source: &str,
     siblings: &[(&str, &DataType)],
+    own: Option<&str>,
 ) -> Result<Option<Checked>, ExprError> {
-    let (tree, c) = run(source, siblings, None)?;
+    let (tree, c) = run(source, siblings, own, None)?;
     if c.waits {
         return Ok(None);
     }
@@ -73,10 +77,11 @@ pub(crate) fn check_unless_qualified(
 fn run<'a>(
     source: &str,
     siblings: &'a [(&'a str, &'a DataType)],
+    own: Option<&'a str>,
     qualified: Option<&'a ReadQualified<'a>>,
 ) -> Result<(R<TNode>, Checker<'a>), ExprError> {
     let ast = parse_sql(source)?;
-    Ok(run_parsed(&ast, siblings, qualified))
+    Ok(run_parsed(&ast, siblings, own, qualified))
 }
 
 /// Checks a parsed expression against `siblings` alone (a qualified
@@ -90,17 +95,19 @@ pub(crate) fn check_parsed(
             "`{q}.{x}` is not a name here; a name with a dot is written in double quotes: \"{q}.{x}\""
         ))
     };
-    let (tree, c) = run_parsed(ast, siblings, Some(&dotted));
+    let (tree, c) = run_parsed(ast, siblings, None, Some(&dotted));
     Ok((tree?, c.inputs))
 }
 
 fn run_parsed<'a>(
     ast: &ast::Expr,
     siblings: &'a [(&'a str, &'a DataType)],
+    own: Option<&'a str>,
     qualified: Option<&'a ReadQualified<'a>>,
 ) -> (R<TNode>, Checker<'a>) {
     let mut c = Checker {
         siblings,
+        own,
         qualified,
         inputs: Vec::new(),
         reads: Vec::new(),
@@ -143,6 +150,8 @@ pub(crate) fn parse_sql(source: &str) -> Result<ast::Expr, ExprError> {
 
 struct Checker<'a> {
     siblings: &'a [(&'a str, &'a DataType)],
+    /// The field the expression computes, when it is a sibling.
+    own: Option<&'a str>,
     /// The type of `q.x`, or why it cannot be read; `None` before the
     /// other tables are known.
     qualified: Option<&'a ReadQualified<'a>>,
@@ -510,6 +519,7 @@ impl Checker<'_> {
                     self.siblings
                         .iter()
                         .map(|(n, _)| *n)
+                        .filter(|n| Some(*n) != self.own)
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),

@@ -89,8 +89,8 @@ pub(super) fn resolve_count_cases(p: &P<'_>, tables: &mut [Table]) -> Result<(),
                 ))
             };
             let e = &mut case.condition;
-            let (tree, inputs, _) =
-                expr::check(&e.source, &readable, &plain).map_err(|x| at(x.column, x.message))?;
+            let (tree, inputs, _) = expr::check(&e.source, &readable, None, &plain)
+                .map_err(|x| at(x.column, x.message))?;
             if !expr::is_test(&tree) {
                 return Err(at(1, expr::not_a_test(&tree)));
             }

@@ -170,8 +170,9 @@ impl<'s> P<'s> {
                         "`{q}.{x}`: a `when` condition reads sibling fields; give the value to an `expr` sibling and test that"
                     ))
                 };
-                let (tree, inputs, _) = expr::check(&e.source, &readable, &sibling_only)
-                    .map_err(|x| at(x.column, x.message))?;
+                let (tree, inputs, _) =
+                    expr::check(&e.source, &readable, Some(&f.name), &sibling_only)
+                        .map_err(|x| at(x.column, x.message))?;
                 if inputs.contains(&f.name) {
                     return Err(at(
                         1,
@@ -198,11 +199,13 @@ impl<'s> P<'s> {
                 self.err_at(f.line, Some(&f.path), format!("`expr` at column {c}: {m}"))
             };
             let checked = match others {
-                Some(o) => Some(expr::check(&e.source, &readable, &|q, x| {
+                Some(o) => Some(expr::check(&e.source, &readable, Some(&f.name), &|q, x| {
                     o.read(q, x, &siblings_of)
                 })),
                 // Checked with the dataset's tables when it reads theirs.
-                None => expr::check_unless_qualified(&e.source, &readable).transpose(),
+                None => {
+                    expr::check_unless_qualified(&e.source, &readable, Some(&f.name)).transpose()
+                }
             };
             let Some(checked) = checked else {
                 continue;
