@@ -291,6 +291,9 @@ fn spec_line(f: &strata_gen::Field) -> String {
     } else if !f.nullable {
         line.push_str(", not null");
     }
+    if f.hidden {
+        line.push_str(", hidden (not written)");
+    }
     for w in &f.when {
         match &f.kind {
             Kind::Scalar { data_type, .. } => {

@@ -335,7 +335,12 @@ pub fn verify_distribution_with<S: AsRef<str> + Sync>(
         return Err(Error::InvalidConfig("no files to verify".into()));
     }
     let base = Verifier::new(spec);
-    let columns: Vec<String> = spec.fields.iter().map(|f| f.name.clone()).collect();
+    let columns: Vec<String> = spec
+        .fields
+        .iter()
+        .filter(|f| !f.hidden)
+        .map(|f| f.name.clone())
+        .collect();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len())
@@ -426,9 +431,11 @@ impl Verifier {
     /// What to measure for `spec`, with nothing counted yet.
     pub fn new(spec: &Spec) -> Verifier {
         Verifier {
+            // Hidden fields are not written: nothing of theirs to measure.
             roots: spec
                 .fields
                 .iter()
+                .filter(|f| !f.hidden)
                 .map(|f| Node::plan(f, &spec.fields))
                 .collect(),
             rows: 0,

@@ -568,6 +568,7 @@ pub(super) fn compile(
                         nullable: true,
                         parquet_dictionary: None,
                         when: Vec::new(),
+                        hidden: true,
                     };
                     // Not a column: its encoding hints are dropped.
                     let mut none = Hints::default();
@@ -955,7 +956,12 @@ impl SpecGenerator {
         let mut roots: Vec<Node> = spec
             .fields
             .iter()
-            .map(|f| compile(f, &spec.fields, seed, &[], &mut hints, parents))
+            .map(|f| {
+                // A hidden field is no column: its encoding hints are dropped.
+                let mut none = Hints::default();
+                let hints = if f.hidden { &mut none } else { &mut hints };
+                compile(f, &spec.fields, seed, &[], hints, parents)
+            })
             .collect::<Result<_, _>>()?;
         if let Some(c) = calendar {
             for n in &mut roots {
@@ -992,8 +998,14 @@ impl SpecGenerator {
         limit(&spec.fields, &mut row_limit);
         let mut seq_limits = Vec::new();
         sequence_limits(&spec.fields, 1, &mut seq_limits);
+        let written: Vec<usize> = (0..roots.len())
+            .filter(|&i| !spec.fields[i].hidden)
+            .collect();
         let schema = Arc::new(Schema::new(
-            roots.iter().map(|n| n.field.clone()).collect::<Vec<_>>(),
+            written
+                .iter()
+                .map(|&i| roots[i].field.clone())
+                .collect::<Vec<_>>(),
         ));
         let (order, needs_codes) = order_of(&spec.fields);
         Ok(SpecGenerator {
@@ -1002,6 +1014,7 @@ impl SpecGenerator {
             roots,
             order,
             needs_codes,
+            written,
             hints,
             expand: Vec::new(),
             row_limit,

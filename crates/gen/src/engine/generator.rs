@@ -31,6 +31,9 @@ pub struct SpecGenerator {
     pub(super) order: Vec<usize>,
     /// Top-level fields whose codes a sibling reads.
     pub(super) needs_codes: Vec<bool>,
+    /// The top-level fields written (all but the hidden ones), in order:
+    /// the schema's columns.
+    pub(super) written: Vec<usize>,
     pub(super) hints: Hints,
     /// For a child table, the expansions from its root ancestor's rows to
     /// its own, outermost first: a batch's rows are the children of the
@@ -190,6 +193,12 @@ impl SpecGenerator {
         }
         let arrays = generate_siblings(&self.roots, &self.order, &self.needs_codes, &ids, s);
         s.put64(ids);
+        let arrays = arrays.map(|all| {
+            if self.written.len() == all.len() {
+                return all;
+            }
+            self.written.iter().map(|&i| all[i].clone()).collect()
+        });
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
         Ok(RecordBatch::try_new_with_options(
             self.schema.clone(),

@@ -501,6 +501,10 @@ with_generators! {
         pub parquet_dictionary: Option<Loose<bool>>,
         /// Free text.
         pub description: Option<Loose<String>>,
+        /// Computed for the table's expressions, conditions, references and
+        /// aggregates to read, but not written (top-level fields only;
+        /// default false).
+        pub hidden: Option<Loose<bool>>,
         /// Cases that change the null rate or generator when a sibling has
         /// a value, or where an SQL `condition` on the siblings holds; the
         /// first match wins.
@@ -575,6 +579,7 @@ pub struct Child;
 
 /// The keys of [`Field`] that only a table's own fields take.
 const TABLE_FIELD_KEYS: &[&str] = &[
+    "hidden",
     "ref",
     "parent",
     "position",

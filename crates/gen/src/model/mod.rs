@@ -213,6 +213,9 @@ pub struct Field {
     /// Cases that replace the null rate or generator when a sibling field
     /// has a given value; the first that matches wins.
     pub when: Vec<When>,
+    /// Computed for its table's expressions, conditions, references and
+    /// aggregates to read, but not written (top-level fields only).
+    pub hidden: bool,
 }
 
 /// The shape of a field.

@@ -22,6 +22,7 @@ pub(super) const COMMON: &[&str] = &[
     "parquet_dictionary",
     "when",
     "description",
+    "hidden",
 ];
 
 /// The most `when` cases of a field or a `count` (a row's branch is a byte,
@@ -122,6 +123,17 @@ impl<'s> P<'s> {
             .as_ref()
             .map(|d| self.boolean(d, f, "parquet_dictionary"))
             .transpose()?;
+        let hidden = match &t.hidden {
+            Some(h) if !parent.is_empty() || default_name.is_some() => {
+                return Err(self.err(
+                    h.span(),
+                    f,
+                    "`hidden` is for a table's top-level fields (a field inside a struct, list or map is written with it)",
+                ));
+            }
+            Some(h) => self.boolean(h, f, "hidden")?,
+            None => false,
+        };
         let mut allowed: Vec<&str> = COMMON.to_vec();
         let mut empty_as_null = false;
         // A dictionary, struct, list or map copied by a `ref` (or
@@ -400,6 +412,7 @@ impl<'s> P<'s> {
                 nullable,
                 parquet_dictionary,
                 when: Vec::new(),
+                hidden,
             },
             when_items,
         ))
@@ -618,6 +631,13 @@ impl<'s> P<'s> {
                 f.nullable = true;
             }
             f.when = cases;
+        }
+        if fields.iter().all(|f| f.hidden) {
+            return Err(self.err(
+                v.span(),
+                f,
+                "every field is `hidden`: a table writes at least one",
+            ));
         }
         self.resolve_draws(&mut fields)?;
         self.resolve_expressions(&mut fields, None)?;

@@ -31,6 +31,7 @@ pub(super) fn calendar_fields(line: usize) -> Vec<Field> {
                 nullable: false,
                 parquet_dictionary: None,
                 when: Vec::new(),
+                hidden: false,
             }
         })
         .collect()

@@ -1258,3 +1258,89 @@ fn reads_of_aggregates_are_refused_when_checked() {
     let b = all_rows(&d, "notes", 1, 1.0, 7);
     assert_eq!(b.iter().map(RecordBatch::num_rows).sum::<usize>(), 20);
 }
+
+/// A `hidden` field is computed and read (by expressions, references,
+/// `parent` copies and aggregates) but never written.
+#[test]
+fn hidden_fields_are_read_but_not_written() {
+    let text = "name = \"h\"\n\
+        [[tables]]\nname = \"p\"\nrows = 50\n\
+        [[tables.fields]]\nname = \"p_id\"\ntype = \"int64\"\nsequence = { start = 1 }\n\
+        [[tables.fields]]\nname = \"p_secret\"\ntype = \"int64\"\nuniform = { min = 1, max = 1000 }\nhidden = true\n\
+        [[tables.fields]]\nname = \"p_twice\"\ntype = \"int64\"\nexpr = \"p_secret * 2\"\n\
+        [[tables.fields]]\nname = \"p_lines\"\ntype = \"int64\"\naggregate = { table = \"l\", count = \"*\" }\n\
+        [[tables.fields]]\nname = \"p_total\"\ntype = \"int64\"\naggregate = { table = \"l\", sum = \"l_five\" }\n\
+        [[tables]]\nname = \"l\"\nchildren_of = \"p\"\ncount = { uniform = { min = 0, max = 4 } }\n\
+        [[tables.fields]]\nname = \"l_five\"\ntype = \"int64\"\nconstant = 5\nhidden = true\n\
+        [[tables.fields]]\nname = \"l_secret\"\ntype = \"int64\"\nparent = \"p_secret\"\n\
+        [[tables]]\nname = \"o\"\nrows = 200\n\
+        [[tables.fields]]\nname = \"o_secret\"\ntype = \"int64\"\nref = { table = \"p\", field = \"p_secret\", draw = \"pp\" }\n\
+        [[tables.fields]]\nname = \"o_twice\"\ntype = \"int64\"\nexpr = \"pp.p_twice\"\n";
+    let d = Dataset::parse(text, "h.toml").unwrap();
+    let p = all_rows(&d, "p", 3, 1.0, 16);
+    let names = |b: &[RecordBatch]| -> Vec<String> {
+        b[0].schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
+    };
+    assert_eq!(names(&p), ["p_id", "p_twice", "p_lines", "p_total"]);
+    let ints = |b: &[RecordBatch], name: &str| -> Vec<i64> {
+        b.iter()
+            .flat_map(|b| {
+                b.column_by_name(name)
+                    .unwrap()
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap()
+                    .values()
+                    .to_vec()
+            })
+            .collect()
+    };
+    let twice = ints(&p, "p_twice");
+    assert!(twice.iter().all(|t| t % 2 == 0 && (2..=2000).contains(t)));
+    // The hidden child field is summed: five per line.
+    for (lines, total) in ints(&p, "p_lines").iter().zip(ints(&p, "p_total")) {
+        assert_eq!(total, 5 * lines);
+    }
+    // The hidden parent field is copied: its double is the parent's
+    // `p_twice`, in the parent row's order.
+    let l = all_rows(&d, "l", 3, 1.0, 16);
+    assert_eq!(names(&l), ["l_secret"]);
+    let mut at = 0;
+    let secrets = ints(&l, "l_secret");
+    for (i, n) in ints(&p, "p_lines").iter().enumerate() {
+        for _ in 0..*n {
+            assert_eq!(secrets[at] * 2, twice[i], "line {at}");
+            at += 1;
+        }
+    }
+    assert_eq!(at, secrets.len());
+    // A reference reads it, and its draw's other fields agree.
+    let o = all_rows(&d, "o", 3, 1.0, 64);
+    for (s, t) in ints(&o, "o_secret").iter().zip(ints(&o, "o_twice")) {
+        assert_eq!(s * 2, t);
+    }
+    // Where `hidden` does not belong.
+    for (fields, want) in [
+        (
+            "[[fields]]\nname = \"s\"\ntype = \"struct\"\n[[fields.fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\nhidden = true\n[[fields.fields]]\nname = \"b\"\ntype = \"int64\"\nconstant = 1\n",
+            "h.toml:9: field `s.a`: `hidden` is for a table's top-level fields (a field inside a struct, list or map is written with it)",
+        ),
+        (
+            "[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\nhidden = true\n",
+            "h.toml:2: every field is `hidden`: a table writes at least one",
+        ),
+        (
+            "[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\nhidden = \"yes\"\n[[fields]]\nname = \"b\"\ntype = \"int64\"\nconstant = 1\n",
+            "h.toml:6: field `a`: `hidden` must be true or false, not a string",
+        ),
+    ] {
+        let err = Dataset::parse(&format!("name = \"h\"\n{fields}"), "h.toml")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, want, "{fields}");
+    }
+}
