@@ -918,7 +918,9 @@ pub struct CyclingValues {
     pub cycle: Option<Loose<bool>>,
 }
 
-/// `aggregate`: a child table and one operation on one of its fields.
+/// `aggregate`: a child table and one operation on one of its fields, or
+/// on an SQL expression over its top-level fields
+/// (`sum = "l_price * (1 - l_discount)"`).
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 #[schemars(extend("minProperties" = 2, "maxProperties" = 2))]

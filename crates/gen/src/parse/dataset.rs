@@ -4,8 +4,8 @@
 use super::qualified::{resolve_count_cases, resolve_qualified_tables};
 use super::reader::load;
 use super::references::{
-    check_aggregates, check_reads_of_aggregates, copy_from_references, fill_parents,
-    resolve_references,
+    check_aggregates, check_reads_of_aggregates, copy_from_references, expression_aggregates,
+    fill_parents, resolve_references,
 };
 use super::rows::{calendar_fields, check_row_generators};
 use super::spec::one_table;
@@ -257,6 +257,7 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
     }
     fill_parents(&p, &mut tables)?;
     check_row_generators(&p, &tables)?;
+    expression_aggregates(&p, &mut tables)?;
     check_aggregates(&p, &tables)?;
     copy_from_references(&mut tables);
     resolve_qualified_tables(&p, &mut tables)?;

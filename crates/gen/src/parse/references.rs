@@ -4,11 +4,15 @@
 
 use arrow_schema::DataType;
 
-use super::reader::P;
+use super::reader::{P, is_plain_name};
 use super::types::{placeholder_of, type_text};
+use crate::expr;
+use crate::model::expression::ETy;
 use crate::model::query::{depends_on, is_aggregate, kind_type};
 use crate::model::query::{each_field_mut, references};
-use crate::model::{AggOp, Condition, Field, Generator, Kind, Pick, Rows, SpecError, Table};
+use crate::model::{
+    AggOp, Condition, Expression, Field, Generator, Kind, Pick, Rows, SpecError, Table,
+};
 
 /// Checks every reference of `tables`: the table and its top-level field
 /// exist, the types agree, the table has rows, cases change only the
@@ -579,6 +583,94 @@ pub(super) fn check_reads_of_aggregates(p: &P<'_>, tables: &[Table]) -> Result<(
                     ),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Turns each `aggregate` of an SQL expression over the child's top-level
+/// fields (`sum = "l_price * (1 - l_discount)"`) into one of a hidden
+/// field of the child table computing it, named `PARENT.FIELD` (a name no
+/// field of a spec can have: names hold no dot). A plain name stays a
+/// field's name (`check_aggregates` says when there is no such field).
+pub(super) fn expression_aggregates(p: &P<'_>, tables: &mut [Table]) -> Result<(), SpecError> {
+    let mut wanted = Vec::new();
+    for (ti, t) in tables.iter().enumerate() {
+        for (fi, f) in t.spec.fields.iter().enumerate() {
+            let Kind::Scalar {
+                generator: Generator::Aggregate(a),
+                ..
+            } = &f.kind
+            else {
+                continue;
+            };
+            let Some(source) = &a.field else {
+                continue;
+            };
+            let Some(ci) = tables.iter().position(|c| c.spec.name == a.table) else {
+                continue;
+            };
+            let named = tables[ci].spec.fields.iter().any(|c| &c.name == source);
+            if !named && !is_plain_name(source) && source != "*" {
+                wanted.push((ti, fi, ci, source.clone(), a.op));
+            }
+        }
+    }
+    for (ti, fi, ci, source, op) in wanted {
+        let (tname, f) = (&tables[ti].spec.name, &tables[ti].spec.fields[fi]);
+        let path = format!("{tname}.{}", f.path);
+        let line = f.line;
+        let name = format!("{tname}.{}", f.name);
+        let err = |m: String| p.err_at(line, Some(&path), m);
+        let readable: Vec<(&str, &DataType)> = tables[ci]
+            .spec
+            .fields
+            .iter()
+            .filter_map(|c| match &c.kind {
+                Kind::Scalar { data_type, .. } => Some((c.name.as_str(), data_type)),
+                _ => None,
+            })
+            .collect();
+        let own_row = |q: &str, x: &str| {
+            Err(format!(
+                "`{q}.{x}`: an aggregate's expression reads the fields of the child row"
+            ))
+        };
+        let (tree, _, _) = expr::check(&source, &readable, None, &own_row).map_err(|x| {
+            err(format!(
+                "`aggregate`'s `{}` at column {}: {}",
+                op.as_str(),
+                x.column,
+                x.message
+            ))
+        })?;
+        if tree.ty == ETy::Null {
+            return Err(err(format!(
+                "`aggregate`'s `{}` is always null: give it a type (CAST(NULL AS BIGINT))",
+                op.as_str()
+            )));
+        }
+        tables[ci].spec.fields.push(Field {
+            name: name.clone(),
+            path: name.clone(),
+            line,
+            kind: Kind::Scalar {
+                data_type: tree.ty.arrow(),
+                generator: Generator::Expr(Box::new(Expression::pending(source))),
+            },
+            null_rate: 0.0,
+            nullable: true,
+            parquet_dictionary: None,
+            when: Vec::new(),
+            hidden: true,
+        });
+        p.resolve_expressions(&mut tables[ci].spec.fields, None)?;
+        if let Kind::Scalar {
+            generator: Generator::Aggregate(a),
+            ..
+        } = &mut tables[ti].spec.fields[fi].kind
+        {
+            a.field = Some(name);
         }
     }
     Ok(())

@@ -395,3 +395,83 @@ fn decimal_sums_past_38_digits_are_refused() {
         );
     }
 }
+
+/// An aggregate of an SQL expression over the child's fields equals the
+/// same aggregate of a child field computing that expression, and a
+/// group-by over the child rows by hand.
+#[test]
+fn aggregates_of_expressions_equal_those_of_a_field() {
+    let text = "name = \"x\"\n\
+        [[tables]]\nname = \"o\"\nrows = 300\n\
+        [[tables.fields]]\nname = \"o_id\"\ntype = \"int64\"\nsequence = { start = 1 }\n\
+        [[tables.fields]]\nname = \"o_net\"\ntype = \"decimal(18, 4)\"\naggregate = { table = \"l\", sum = \"l_price * (1 - l_discount)\" }\n\
+        [[tables.fields]]\nname = \"o_net_field\"\ntype = \"decimal(18, 4)\"\naggregate = { table = \"l\", sum = \"l_net\" }\n\
+        [[tables.fields]]\nname = \"o_most\"\ntype = \"int64\"\naggregate = { table = \"l\", max = \"l_qty * 2\" }\n\
+        [[tables.fields]]\nname = \"o_big\"\ntype = \"int64\"\naggregate = { table = \"l\", count = \"CASE WHEN l_qty > 5 THEN 1 END\" }\n\
+        [[tables]]\nname = \"l\"\nchildren_of = \"o\"\ncount = { uniform = { min = 0, max = 6 } }\n\
+        [[tables.fields]]\nname = \"l_key\"\ntype = \"int64\"\nparent = \"o_id\"\n\
+        [[tables.fields]]\nname = \"l_qty\"\ntype = \"int64\"\nuniform = { min = 1, max = 10 }\n\
+        [[tables.fields]]\nname = \"l_price\"\ntype = \"decimal(12, 2)\"\nuniform = { min = 1.00, max = 999.99 }\n\
+        [[tables.fields]]\nname = \"l_discount\"\ntype = \"decimal(4, 2)\"\nweighted = { values = [0.00, 0.05, 0.10] }\n\
+        [[tables.fields]]\nname = \"l_net\"\ntype = \"decimal(18, 4)\"\nexpr = \"l_price * (1 - l_discount)\"\n";
+    let d = Dataset::parse(text, "x.toml").unwrap();
+    let all = |t: &str| crate::dataset::all_rows(&d, t, 4, 1.0, 64);
+    let (o, l) = (all("o"), all("l"));
+    // The hidden child field computing the expression is not written.
+    assert_eq!(l[0].num_columns(), 5);
+    let net = col(&o, "o_net", |a: &Decimal128Array, i| a.value(i));
+    assert_eq!(
+        net,
+        col(&o, "o_net_field", |a: &Decimal128Array, i| a.value(i))
+    );
+    #[derive(Default, Clone, Copy)]
+    struct G {
+        net: Option<i128>,
+        most: Option<i64>,
+        big: i64,
+    }
+    let mut by: HashMap<i64, G> = HashMap::new();
+    let key = col(&l, "l_key", |a: &Int64Array, i| a.value(i));
+    let qty = col(&l, "l_qty", |a: &Int64Array, i| a.value(i));
+    let lnet = col(&l, "l_net", |a: &Decimal128Array, i| a.value(i));
+    for i in 0..key.len() {
+        let g = by.entry(key[i].unwrap()).or_default();
+        let q = qty[i].unwrap();
+        g.net = Some(g.net.unwrap_or(0) + lnet[i].unwrap());
+        g.most = Some(g.most.map_or(q * 2, |m| m.max(q * 2)));
+        g.big += i64::from(q > 5);
+    }
+    let id = col(&o, "o_id", |a: &Int64Array, i| a.value(i));
+    let most = col(&o, "o_most", |a: &Int64Array, i| a.value(i));
+    let big = col(&o, "o_big", |a: &Int64Array, i| a.value(i));
+    for i in 0..id.len() {
+        let g = by.get(&id[i].unwrap()).copied().unwrap_or_default();
+        assert_eq!(net[i], g.net, "order {i}");
+        assert_eq!(most[i], g.most, "order {i}");
+        assert_eq!(big[i], Some(g.big), "order {i}");
+    }
+    assert!(net.iter().filter(|n| n.is_some()).count() > 200);
+    // Bad expressions name the aggregate's field, line and column.
+    for (agg, want) in [
+        (
+            "sum = \"l_nope + 1\"",
+            "x.toml:9: field `o.o_net`: `aggregate`'s `sum` at column 1: unknown name `l_nope`; the fields it can read are l_key, l_qty, l_price, l_discount, l_net",
+        ),
+        (
+            "sum = \"parent.o_id + l_qty\"",
+            "x.toml:9: field `o.o_net`: `aggregate`'s `sum` at column 1: `parent.o_id`: an aggregate's expression reads the fields of the child row",
+        ),
+        (
+            "max = \"CASE WHEN l_qty > 0 THEN NULL END\"",
+            "x.toml:9: field `o.o_net`: `aggregate`'s `max` is always null: give it a type (CAST(NULL AS BIGINT))",
+        ),
+        (
+            "sum = \"l_nope\"",
+            "x.toml:9: field `o.o_net`: table `l` has no top-level field `l_nope`",
+        ),
+    ] {
+        let bad = text.replace("sum = \"l_price * (1 - l_discount)\"", agg);
+        let err = Dataset::parse(&bad, "x.toml").unwrap_err().to_string();
+        assert_eq!(err, want, "{agg}");
+    }
+}
