@@ -745,3 +745,83 @@ def test_aggregates_equal_duckdb_group_by_over_the_children(strata_bin, tmp_path
         run(strata_bin, spec, whole, "--scale", scale, "--seed", "6")
         for t in ["orders", "lines"]:
             check_same_rows(con, scan(whole, t), scan(out, t), t)
+
+
+HIDDEN = """
+name = "hid"
+[[tables]]
+name = "orders"
+rows = 400
+[[tables.fields]]
+name = "o_id"
+type = "int64"
+sequence = { start = 1 }
+[[tables.fields]]
+name = "o_secret"
+type = "int64"
+uniform = { min = 1, max = 1000 }
+hidden = true
+[[tables.fields]]
+name = "o_twice"
+type = "int64"
+expr = "o_secret * 2"
+[[tables.fields]]
+name = "o_net"
+type = "decimal(18, 4)"
+aggregate = { table = "lines", sum = "l_price * (1 - l_discount)" }
+[[tables.fields]]
+name = "o_big"
+type = "int64"
+aggregate = { table = "lines", count = "CASE WHEN l_qty > 5 THEN 1 END" }
+[[tables]]
+name = "lines"
+children_of = "orders"
+count = { uniform = { min = 0, max = 6 } }
+[[tables.fields]]
+name = "l_order"
+type = "int64"
+parent = "o_id"
+[[tables.fields]]
+name = "l_secret"
+type = "int64"
+parent = "o_secret"
+[[tables.fields]]
+name = "l_qty"
+type = "int64"
+uniform = { min = 1, max = 10 }
+[[tables.fields]]
+name = "l_price"
+type = "decimal(12, 2)"
+uniform = { min = 1.00, max = 999.99 }
+[[tables.fields]]
+name = "l_discount"
+type = "decimal(4, 2)"
+weighted = { values = [0.00, 0.05, 0.10] }
+"""
+
+
+@pytest.mark.parametrize("parts", [1, 3])
+def test_hidden_fields_and_aggregates_of_expressions_as_duckdb_sees_them(strata_bin, tmp_path, parts):
+    spec = tmp_path / "hid.toml"
+    spec.write_text(HIDDEN)
+    out = tmp_path / "out"
+    run_parts(strata_bin, spec, out, parts)
+    con = views(out, ["orders", "lines"])
+    cols = [r[0] for r in con.execute("DESCRIBE orders").fetchall()]
+    assert cols == ["o_id", "o_twice", "o_net", "o_big"]
+    # The hidden parent field, copied into the lines, is the one `o_twice` doubles.
+    assert count(con, "SELECT count(*) FROM lines JOIN orders ON l_order = o_id WHERE l_secret * 2 <> o_twice") == 0
+    assert count(con, "SELECT count(*) FROM lines") > 1000
+    # Aggregates of expressions are DuckDB's GROUP BY of the same expressions.
+    wrong = count(
+        con,
+        """
+        SELECT count(*) FROM orders LEFT JOIN (
+            SELECT l_order, sum(l_price * (1 - l_discount)) AS net,
+                   count(CASE WHEN l_qty > 5 THEN 1 END) AS big
+            FROM lines GROUP BY l_order
+        ) g ON g.l_order = o_id
+        WHERE o_net IS DISTINCT FROM g.net OR o_big <> coalesce(g.big, 0)
+        """,
+    )
+    assert wrong == 0
