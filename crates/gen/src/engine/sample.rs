@@ -150,6 +150,14 @@ pub(super) enum Sampler {
         min: u32,
         count: u32,
     },
+    /// `min..min + count` of the spec's own words, or of a list's without
+    /// repeats (`distinct`).
+    SOwnWords {
+        words: Vec<Box<[u8]>>,
+        distinct: bool,
+        min: u32,
+        count: u32,
+    },
     /// Row `id` gets `values[id]` (`id % len` when cycled); rows past the
     /// list are refused before generation, and clamped here.
     IntByRow {
@@ -198,11 +206,7 @@ pub(super) fn bytes_of(v: &Value) -> Box<[u8]> {
 }
 
 pub(super) fn word_table(list: WordList) -> &'static NameTable {
-    match list {
-        WordList::Words => words(),
-        WordList::FirstNames => first_names(),
-        WordList::LastNames => last_names(),
-    }
+    crate::names::of(list)
 }
 
 /// The (min, max) of an integer class as f64 clamps.
@@ -383,8 +387,32 @@ pub(super) fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Er
                 random,
             }
         }
-        Generator::Words { list, min, max } => Sampler::SWords {
+        Generator::Words {
+            list,
+            own: None,
+            distinct: false,
+            min,
+            max,
+        } => Sampler::SWords {
             table: word_table(*list),
+            min: *min,
+            count: max - min + 1,
+        },
+        Generator::Words {
+            list,
+            own,
+            distinct,
+            min,
+            max,
+        } => Sampler::SOwnWords {
+            words: match own {
+                Some(w) => w.iter().map(|w| w.as_bytes().into()).collect(),
+                None => {
+                    let t = word_table(*list);
+                    (0..t.len()).map(|i| t.get(i).into()).collect()
+                }
+            },
+            distinct: *distinct,
             min: *min,
             count: max - min + 1,
         },
@@ -552,6 +580,12 @@ impl Sampler {
             Sampler::SWords { min, count, .. } => {
                 (*min + *count) as usize * (crate::names::SLOT + 1)
             }
+            Sampler::SOwnWords {
+                words, min, count, ..
+            } => {
+                let longest = words.iter().map(|w| w.len()).max().unwrap_or(0);
+                (*min + *count) as usize * (longest + 1)
+            }
             Sampler::SUuid { text } => {
                 if *text {
                     36
@@ -673,6 +707,41 @@ impl Sampler {
                 }
                 0
             }
+            Sampler::SOwnWords {
+                words,
+                distinct,
+                min,
+                count,
+            } => {
+                let mut d = Draws::new(key, id, true);
+                let n = min + below32(d.u32(), *count);
+                // The words of this value, each drawn again while it
+                // repeats an earlier one (a value holds at most as many
+                // words as the list, checked when parsed).
+                let mut taken = [0u32; 8];
+                let mut more: Vec<u32> = Vec::new();
+                for w in 0..n as usize {
+                    let mut i = below32(d.u32(), words.len() as u32);
+                    if *distinct {
+                        let seen = |i: u32, taken: &[u32; 8], more: &[u32]| {
+                            taken[..w.min(8)].contains(&i) || more.contains(&i)
+                        };
+                        while seen(i, &taken, &more) {
+                            i = below32(d.u32(), words.len() as u32);
+                        }
+                        if w < 8 {
+                            taken[w] = i;
+                        } else {
+                            more.push(i);
+                        }
+                    }
+                    if w > 0 {
+                        out.bytes(b" ");
+                    }
+                    out.bytes(&words[i as usize]);
+                }
+                0
+            }
             Sampler::SUuid { text } => {
                 let mut r = key.row(id);
                 let (hi, lo) = (r.next_u64(), r.next_u64());
@@ -745,6 +814,9 @@ pub(super) fn cardinality(g: &Generator, class: Class) -> Option<u64> {
         Generator::Weighted { values, .. } => Some(values.len() as u64),
         Generator::Probability(_) => Some(2),
         Generator::Template(t) => t.cardinality(),
+        Generator::Words {
+            own: Some(w), max, ..
+        } => (w.len() as u64).checked_pow(*max),
         Generator::Words { list, max, .. } => (word_table(*list).len() as u64).checked_pow(*max),
         Generator::Reference(_) | Generator::Position(_) | Generator::Uuid => None,
         Generator::ByRow { values, .. } => Some(distinct_values(values).0.len() as u64),

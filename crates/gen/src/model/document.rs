@@ -821,6 +821,12 @@ pub struct Weighted {
 pub struct Words {
     /// The built-in list (default `words`).
     pub list: Option<Loose<WordList>>,
+    /// Your own words instead of a built-in list (each once).
+    #[schemars(length(min = 1))]
+    pub values: Option<Loose<Vec<String>>>,
+    /// No word twice in one value (at most as many words as the list
+    /// has).
+    pub distinct: Option<Loose<bool>>,
     /// The fewest words.
     pub min: Option<Loose<u64>>,
     /// The most words.

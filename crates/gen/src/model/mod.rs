@@ -446,6 +446,10 @@ pub enum Generator {
     Words {
         /// The vocabulary.
         list: WordList,
+        /// The spec's own words instead of `list`'s.
+        own: Option<Vec<String>>,
+        /// No word twice in one value.
+        distinct: bool,
         /// Fewest words.
         min: u32,
         /// Most words.
@@ -683,8 +687,18 @@ impl fmt::Display for Described<'_> {
             }
             Generator::Probability(p) => write!(f, "true with probability {}", share_text(*p)),
             Generator::Template(t) => write!(f, "template {:?}", t.source()),
-            Generator::Words { list, min, max } => {
-                write!(f, "{min} to {max} {}", list.as_str())
+            Generator::Words {
+                list,
+                own,
+                distinct,
+                min,
+                max,
+            } => {
+                let distinct = if *distinct { "distinct " } else { "" };
+                match own {
+                    Some(words) => write!(f, "{min} to {max} {distinct}of {} words", words.len()),
+                    None => write!(f, "{min} to {max} {distinct}{}", list.as_str()),
+                }
             }
             Generator::Reference(r) => {
                 write!(f, "reference to {}.{}", r.table, r.field)?;

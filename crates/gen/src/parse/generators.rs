@@ -477,8 +477,44 @@ impl<'s> P<'s> {
                     gens.words.ok_or_else(missing)?,
                     field,
                     &what,
-                    &["list", "min", "max"],
+                    &["list", "values", "distinct", "min", "max"],
                 )?;
+                if let (Some(_), Some(v)) = (&p.list, &p.values) {
+                    return Err(self.err(
+                        v.span(),
+                        field,
+                        "`words` takes `list` (a built-in list) or `values` (your own words), not both",
+                    ));
+                }
+                let own = match &p.values {
+                    None => None,
+                    Some(v) => {
+                        let words: Vec<String> = self
+                            .values(v, Class::Str, field, "values")?
+                            .into_iter()
+                            .map(|w| match w {
+                                Value::Str(s) => s,
+                                other => other.to_string(),
+                            })
+                            .collect();
+                        let mut sorted: Vec<&String> = words.iter().collect();
+                        sorted.sort();
+                        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                            return Err(self.err(
+                                v.span(),
+                                field,
+                                format!("`values` lists \"{}\" twice; each word once (weights are not taken)", w[0]),
+                            ));
+                        }
+                        Some(words)
+                    }
+                };
+                let distinct = p
+                    .distinct
+                    .as_ref()
+                    .map(|d| self.boolean(d, field, "distinct"))
+                    .transpose()?
+                    .unwrap_or(false);
                 let list = match &p.list {
                     None => WordList::Words,
                     Some(l) => match self.string(l, field, "list")?.as_str() {
@@ -513,8 +549,19 @@ impl<'s> P<'s> {
                         "words needs 0 <= min <= max <= 1000, not min {min} and max {max}"
                     )));
                 }
+                let available = match &own {
+                    Some(w) => w.len(),
+                    None => crate::names::of(list).len(),
+                };
+                if distinct && max as usize > available {
+                    return Err(bad(format!(
+                        "words draws up to {max} distinct words, but the list has {available}"
+                    )));
+                }
                 Generator::Words {
                     list,
+                    own,
+                    distinct,
                     min: min as u32,
                     max: max as u32,
                 }

@@ -853,3 +853,92 @@ fn integers_read_in_every_radix() {
         .unwrap();
     assert!(e.values().iter().all(|v| *v == 100_000));
 }
+
+/// `words` over the spec's own words, and without repeats in a value
+/// (`distinct`), from its own words or a built-in list.
+#[test]
+fn words_from_own_lists_and_distinct_words() {
+    let colours = [
+        "almond",
+        "antique",
+        "aquamarine",
+        "azure",
+        "beige",
+        "bisque",
+        "black",
+        "blanched",
+        "blue",
+        "blush",
+    ];
+    let list = colours
+        .iter()
+        .map(|c| format!("\"{c}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let text = format!(
+        "name = \"w\"\n\
+        [[fields]]\nname = \"p_name\"\ntype = \"utf8\"\nwords = {{ values = [{list}], distinct = true, min = 5, max = 5 }}\n\
+        [[fields]]\nname = \"any\"\ntype = \"utf8\"\nwords = {{ values = [{list}], min = 1, max = 3 }}\n\
+        [[fields]]\nname = \"names\"\ntype = \"utf8\"\nwords = {{ list = \"first_names\", distinct = true, min = 2, max = 4 }}\n"
+    );
+    let spec = Spec::parse(&text, "w.toml").unwrap();
+    let b = batch(&spec, 9, 0, 4000);
+    let p = col::<StringArray>(&b, "p_name");
+    let mut seen = std::collections::HashMap::new();
+    for v in p.iter().flatten() {
+        let words: Vec<&str> = v.split(' ').collect();
+        assert_eq!(words.len(), 5, "{v}");
+        let unique: std::collections::HashSet<&&str> = words.iter().collect();
+        assert_eq!(unique.len(), 5, "{v}");
+        for w in words {
+            assert!(colours.contains(&w), "{w}");
+            *seen.entry(w).or_insert(0usize) += 1;
+        }
+    }
+    // Each of the ten is in half the values.
+    for c in colours {
+        share(c, seen[c], 4000, 0.5);
+    }
+    let any = col::<StringArray>(&b, "any");
+    let mut repeats = 0;
+    for v in any.iter().flatten() {
+        let words: Vec<&str> = v.split(' ').collect();
+        assert!((1..=3).contains(&words.len()), "{v}");
+        assert!(words.iter().all(|w| colours.contains(w)), "{v}");
+        let unique: std::collections::HashSet<&&str> = words.iter().collect();
+        repeats += usize::from(unique.len() < words.len());
+    }
+    assert!(repeats > 100, "{repeats}");
+    for v in col::<StringArray>(&b, "names").iter().flatten() {
+        let words: Vec<&str> = v.split(' ').collect();
+        assert!((2..=4).contains(&words.len()), "{v}");
+        let unique: std::collections::HashSet<&&str> = words.iter().collect();
+        assert_eq!(unique.len(), words.len(), "{v}");
+    }
+    for (w, want) in [
+        (
+            "words = { values = [\"a\", \"b\"], distinct = true, min = 3, max = 3 }",
+            "w.toml:5: field `x`: words draws up to 3 distinct words, but the list has 2",
+        ),
+        (
+            "words = { values = [\"a\", \"b\", \"a\"] }",
+            "w.toml:5: field `x`: `values` lists \"a\" twice; each word once (weights are not taken)",
+        ),
+        (
+            "words = { list = \"words\", values = [\"a\"] }",
+            "w.toml:5: field `x`: `words` takes `list` (a built-in list) or `values` (your own words), not both",
+        ),
+        (
+            "words = { values = [] }",
+            "w.toml:5: field `x`: `values` is empty",
+        ),
+        (
+            "words = { values = [\"a\"], distinct = \"yes\" }",
+            "w.toml:5: field `x`: `distinct` must be true or false, not a string",
+        ),
+    ] {
+        let text = format!("name = \"w\"\n[[fields]]\nname = \"x\"\ntype = \"utf8\"\n{w}\n");
+        let err = Spec::parse(&text, "w.toml").unwrap_err().to_string();
+        assert_eq!(err, want, "{w}");
+    }
+}
