@@ -549,6 +549,10 @@ EXPR_FIELDS = [
     ("tenths", "decimal(9, 1)", "round(price, 1)"),
     ("flag", "boolean", "qty BETWEEN 10 AND 20 OR discount IN (0.10, 0.04) AND NOT delay > 20"),
     ("span", "int64", "(ship + delay) - ship"),
+    ("cut", "utf8", "substring(code, qty - 20, delay - 15)"),
+    ("tail", "utf8", "substr(tag, delay - 10)"),
+    ("bucket", "utf8", "CASE delay % 6 WHEN 0 THEN 'a' WHEN 1 THEN 'b' WHEN 2 THEN 'c' WHEN 3 THEN 'd' WHEN 4 THEN NULL ELSE 'z' END"),
+    ("steps", "int64", "CASE WHEN delay < 3 THEN qty WHEN delay < 6 THEN qty * 2 WHEN delay < 9 THEN qty * 3 WHEN delay < 12 THEN delay ELSE -1 END"),
 ]
 
 

@@ -448,6 +448,49 @@ impl Checker<'_> {
                     NodeK::Case(whens, other.map(|o| Box::new(cast(o, ty)))),
                 ))
             }
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let s = self.node(expr)?;
+                if !matches!(s.ty, ETy::Str | ETy::Null) {
+                    return fail(
+                        &**expr,
+                        format!(
+                            "type mismatch: substring of {}, not a string",
+                            s.ty.with_article()
+                        ),
+                    );
+                }
+                let int = |x: &ast::Expr, this: &mut Self| -> R<TNode> {
+                    let n = this.node(x)?;
+                    if !matches!(n.ty, ETy::Int | ETy::Null) {
+                        return fail(
+                            x,
+                            format!(
+                                "type mismatch: substring takes an integer here, not {}",
+                                n.ty.with_article()
+                            ),
+                        );
+                    }
+                    Ok(cast(n, ETy::Int))
+                };
+                let Some(from) = substring_from else {
+                    return fail(e, "substring(string, start[, length]) needs a start");
+                };
+                let start = int(from, self)?;
+                let len = substring_for.as_ref().map(|l| int(l, self)).transpose()?;
+                Ok(node(
+                    ETy::Str,
+                    NodeK::Substr(
+                        Box::new(cast(s, ETy::Str)),
+                        Box::new(start),
+                        len.map(Box::new),
+                    ),
+                ))
+            }
             E::Cast {
                 expr, data_type, ..
             } => {
@@ -965,7 +1008,7 @@ impl Checker<'_> {
             _ => fail(
                 e,
                 format!(
-                    "unknown function `{name}`; spec expressions have coalesce, least, greatest, concat, lpad, round, uniform"
+                    "unknown function `{name}`; spec expressions have coalesce, least, greatest, concat, lpad, substring (substr), round, uniform"
                 ),
             ),
         }

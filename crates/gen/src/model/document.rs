@@ -555,7 +555,8 @@ with_generators! {
         pub calendar: Option<Loose<CalendarPart>>,
         /// An SQL expression (DuckDB's dialect) over the sibling fields:
         /// + - * / // %, comparisons, AND/OR/NOT, IS NULL, BETWEEN, IN,
-        /// CASE, COALESCE, LEAST, GREATEST, || and concat, lpad, round,
+        /// CASE, COALESCE, LEAST, GREATEST, || and concat, lpad, substring,
+        /// round,
         /// CAST, DATE '...' and INTERVAL n DAY literals, and uniform(min,
         /// max) (a random integer from the field's own stream). Division
         /// by zero gives null.

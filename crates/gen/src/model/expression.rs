@@ -142,6 +142,13 @@ impl TNode {
                 | NodeK::Cast(x)
                 | NodeK::RoundTens(x, _) => go(x, map),
                 NodeK::Lpad(x, ..) => go(x, map),
+                NodeK::Substr(s, start, len) => {
+                    go(s, map);
+                    go(start, map);
+                    if let Some(l) = len {
+                        go(l, map);
+                    }
+                }
                 NodeK::Arith(_, a, b)
                 | NodeK::DateAdd(a, b, _)
                 | NodeK::DateDiff(a, b)
@@ -249,6 +256,10 @@ pub(crate) enum NodeK {
     /// `concat(...)`: nulls as empty strings.
     ConcatNullsEmpty(Vec<TNode>),
     Lpad(Box<TNode>, usize, String),
+    /// `substring(s, start[, length])` as DuckDB reads it: characters from
+    /// 1-based `start` (from the end when negative), `length` of them
+    /// (before `start` when negative; to the end when left out).
+    Substr(Box<TNode>, Box<TNode>, Option<Box<TNode>>),
     /// Converted to the node's type.
     Cast(Box<TNode>),
     /// An integer or decimal rounded half away from zero to a multiple of

@@ -269,7 +269,7 @@ fn bad_expressions_name_the_field_and_the_column() {
         ),
         (
             x("int64", "frobnicate(a)"),
-            "e.toml:10: field `x`: `expr` at column 1: unknown function `frobnicate`; spec expressions have coalesce, least, greatest, concat, lpad, round, uniform",
+            "e.toml:10: field `x`: `expr` at column 1: unknown function `frobnicate`; spec expressions have coalesce, least, greatest, concat, lpad, substring (substr), round, uniform",
         ),
         (
             x("int64", "x + 1"),
@@ -965,4 +965,40 @@ fn case_branches_equal_a_row_by_row_evaluation() {
         assert!((1_800..=2_200).contains(&got), "{letter}: {got}");
     }
     assert!(c7.iter().all(Option::is_some));
+}
+
+/// `substring`/`substr` read their arguments' types, and a start past
+/// DuckDB's bounds is the expression's error on the rows that reach it.
+#[test]
+fn substrings_check_their_arguments() {
+    for (e, want) in [
+        (
+            "substring(a, 1)",
+            "e.toml:10: field `x`: `expr` at column 11: type mismatch: substring of an integer, not a string",
+        ),
+        (
+            "substr(CAST(a AS VARCHAR), 'x')",
+            "e.toml:10: field `x`: `expr` at column 28: type mismatch: substring takes an integer here, not a string",
+        ),
+    ] {
+        assert_eq!(error_of(&field("x", "utf8", e)), want, "{e}");
+    }
+    let b = generated(
+        &field("x", "utf8", "substring(CAST(a * 1000 AS VARCHAR), a, 2)"),
+        100,
+    )
+    .unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| x.value(i));
+    let x = col(&b, "x", |x: &StringArray, i| x.value(i).to_string());
+    for i in 0..a.len() {
+        let text = (a[i].unwrap() * 1000).to_string();
+        let start = a[i].unwrap() as usize - 1;
+        let want: String = text.chars().skip(start).take(2).collect();
+        assert_eq!(x[i].as_deref(), Some(want.as_str()), "row {i}");
+    }
+    let err = generated(&field("x", "utf8", "substring('abc', 5000000000)"), 10).unwrap_err();
+    assert_eq!(
+        err,
+        "line 10: table `e`: field `x`: expression: a substring start or length outside -4294967296..=4294967295"
+    );
 }
