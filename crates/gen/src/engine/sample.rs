@@ -150,6 +150,14 @@ pub(super) enum Sampler {
         min: u32,
         count: u32,
     },
+    /// `min..min + count` characters of `alphabet` (`ascii`: its bytes,
+    /// when every character is one).
+    SChars {
+        alphabet: Vec<char>,
+        ascii: Option<Vec<u8>>,
+        min: u32,
+        count: u32,
+    },
     /// `min..min + count` of the spec's own words, or of a list's without
     /// repeats (`distinct`).
     SOwnWords {
@@ -387,6 +395,15 @@ pub(super) fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Er
                 random,
             }
         }
+        Generator::Chars { alphabet, min, max } => Sampler::SChars {
+            ascii: alphabet
+                .iter()
+                .all(char::is_ascii)
+                .then(|| alphabet.iter().map(|&c| c as u8).collect()),
+            alphabet: alphabet.clone(),
+            min: *min,
+            count: max - min + 1,
+        },
         Generator::Words {
             list,
             own: None,
@@ -580,6 +597,15 @@ impl Sampler {
             Sampler::SWords { min, count, .. } => {
                 (*min + *count) as usize * (crate::names::SLOT + 1)
             }
+            Sampler::SChars {
+                alphabet,
+                min,
+                count,
+                ..
+            } => {
+                let widest = alphabet.iter().map(|c| c.len_utf8()).max().unwrap_or(1);
+                (*min + *count - 1) as usize * widest
+            }
             Sampler::SOwnWords {
                 words, min, count, ..
             } => {
@@ -707,6 +733,38 @@ impl Sampler {
                 }
                 0
             }
+            Sampler::SChars {
+                alphabet,
+                ascii,
+                min,
+                count,
+            } => {
+                let mut d = Draws::new(key, id, true);
+                let n = min + below32(d.u32(), *count);
+                let len = alphabet.len() as u32;
+                match ascii {
+                    Some(bytes) => {
+                        let mut buf = [0u8; 64];
+                        let mut left = n as usize;
+                        while left > 0 {
+                            let k = left.min(buf.len());
+                            for b in &mut buf[..k] {
+                                *b = bytes[below32(d.u32(), len) as usize];
+                            }
+                            out.bytes(&buf[..k]);
+                            left -= k;
+                        }
+                    }
+                    None => {
+                        let mut utf8 = [0u8; 4];
+                        for _ in 0..n {
+                            let c = alphabet[below32(d.u32(), len) as usize];
+                            out.bytes(c.encode_utf8(&mut utf8).as_bytes());
+                        }
+                    }
+                }
+                0
+            }
             Sampler::SOwnWords {
                 words,
                 distinct,
@@ -814,6 +872,7 @@ pub(super) fn cardinality(g: &Generator, class: Class) -> Option<u64> {
         Generator::Weighted { values, .. } => Some(values.len() as u64),
         Generator::Probability(_) => Some(2),
         Generator::Template(t) => t.cardinality(),
+        Generator::Chars { alphabet, max, .. } => (alphabet.len() as u64).checked_pow(*max),
         Generator::Words {
             own: Some(w), max, ..
         } => (w.len() as u64).checked_pow(*max),

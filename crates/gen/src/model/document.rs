@@ -33,6 +33,7 @@ pub const GENERATOR_KEYS: &[&str] = &[
     "probability",
     "template",
     "words",
+    "chars",
     "ref",
     "parent",
     "position",
@@ -347,6 +348,13 @@ macro_rules! with_generators {
             pub words: Option<Tab<Words>>,
         } [$($rest),*]);
     };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [chars $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// Strings: min..=max characters, each drawn from an alphabet
+            /// (TPC-H's addresses and other random text).
+            pub chars: Option<Tab<Chars>>,
+        } [$($rest),*]);
+    };
 }
 
 /// A spec file: one table's `fields`, or a dataset's `tables`.
@@ -568,7 +576,7 @@ with_generators! {
         /// exact, into an integer or decimal field. No children: count 0,
         /// the others null.
         pub aggregate: Option<Tab<Aggregate>>,
-    } + [constant, sequence_per_parent, uniform, normal, zipf, weighted, probability, template, words]
+    } + [constant, sequence_per_parent, uniform, normal, zipf, weighted, probability, template, words, chars]
 }
 
 /// A list's element or a map's key or value: a field whose name may be
@@ -687,7 +695,7 @@ with_generators! {
         /// The share of nulls in this case.
         #[schemars(range(min = 0, max = 1))]
         pub null_rate: Option<Loose<f64>>,
-    } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words]
+    } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words, chars]
 }
 
 /// A value, or a list of them.
@@ -832,6 +840,20 @@ pub struct Words {
     pub min: Option<Loose<u64>>,
     /// The most words.
     #[schemars(range(max = 1000))]
+    pub max: Option<Loose<u64>>,
+}
+
+/// `chars`' alphabet and lengths.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Chars {
+    /// The characters drawn from, each equally likely (each once).
+    #[schemars(required, length(min = 1))]
+    pub alphabet: Option<Loose<String>>,
+    /// The fewest characters (default 1).
+    pub min: Option<Loose<u64>>,
+    /// The most characters (default `min`).
+    #[schemars(range(max = 65536))]
     pub max: Option<Loose<u64>>,
 }
 

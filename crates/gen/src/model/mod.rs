@@ -442,6 +442,15 @@ pub enum Generator {
     Probability(f64),
     /// A string template such as `+91-99-{seq:08}`.
     Template(Template),
+    /// `min..=max` characters, each drawn from `alphabet`.
+    Chars {
+        /// The characters, each once.
+        alphabet: Vec<char>,
+        /// Fewest characters.
+        min: u32,
+        /// Most characters.
+        max: u32,
+    },
     /// `min..=max` words from a list, joined by spaces.
     Words {
         /// The vocabulary.
@@ -687,6 +696,11 @@ impl fmt::Display for Described<'_> {
             }
             Generator::Probability(p) => write!(f, "true with probability {}", share_text(*p)),
             Generator::Template(t) => write!(f, "template {:?}", t.source()),
+            Generator::Chars { alphabet, min, max } => write!(
+                f,
+                "{min} to {max} characters of {:?}",
+                alphabet.iter().collect::<String>()
+            ),
             Generator::Words {
                 list,
                 own,

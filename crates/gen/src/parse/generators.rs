@@ -32,6 +32,7 @@ pub(super) struct Gens<'a> {
     probability: Option<&'a Loose<f64>>,
     template: Option<&'a Loose<String>>,
     words: Option<&'a At<Shape<doc::Words>>>,
+    chars: Option<&'a At<Shape<doc::Chars>>>,
     reference: Option<&'a At<Shape<doc::Reference>>>,
     parent: Option<&'a At<Shape<ParentOffset>>>,
     position: Option<&'a Loose<i64>>,
@@ -81,9 +82,9 @@ macro_rules! gens_of {
 
 gens_of! {
     doc::Field => [constant, sequence, uniform, normal, zipf, weighted, probability, template, words,
-        reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
+        chars, reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
     doc::When => [constant, sequence, uniform, normal, zipf, weighted, probability, template, words,
-        reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
+        chars, reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
     doc::Draw => [constant, uniform, normal, zipf, weighted];
     doc::CountDraw => [constant, uniform, normal, zipf, weighted];
     doc::CountCase => [constant, uniform, normal, zipf, weighted];
@@ -131,6 +132,7 @@ impl<'s> P<'s> {
             "probability" => gens.probability.map(|v| v.span()),
             "template" => gens.template.map(|v| v.span()),
             "words" => gens.words.map(|t| t.span.clone()),
+            "chars" => gens.chars.map(|t| t.span.clone()),
             "ref" => gens.reference.map(|t| t.span.clone()),
             "parent" => gens.parent.map(|t| t.span.clone()),
             "position" => gens.position.map(|v| v.span()),
@@ -562,6 +564,53 @@ impl<'s> P<'s> {
                     list,
                     own,
                     distinct,
+                    min: min as u32,
+                    max: max as u32,
+                }
+            }
+            "chars" => {
+                if class != Class::Str {
+                    return Err(unsupported());
+                }
+                let p = self.params(
+                    gens.chars.ok_or_else(missing)?,
+                    field,
+                    &what,
+                    &["alphabet", "min", "max"],
+                )?;
+                let text =
+                    self.string(need(&p.alphabet, || needs("alphabet"))?, field, "alphabet")?;
+                let alphabet: Vec<char> = text.chars().collect();
+                let mut sorted = alphabet.clone();
+                sorted.sort_unstable();
+                if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                    return Err(bad(format!(
+                        "the alphabet holds {:?} twice; each character once (every one is equally likely)",
+                        w[0]
+                    )));
+                }
+                if alphabet.is_empty() {
+                    return Err(bad("the alphabet is empty".into()));
+                }
+                let min = p
+                    .min
+                    .as_ref()
+                    .map(|m| self.integer(m, field, "min"))
+                    .transpose()?
+                    .unwrap_or(1);
+                let max = p
+                    .max
+                    .as_ref()
+                    .map(|m| self.integer(m, field, "max"))
+                    .transpose()?
+                    .unwrap_or(min);
+                if min < 0 || max < min || max > 65_536 {
+                    return Err(bad(format!(
+                        "chars needs 0 <= min <= max <= 65536, not min {min} and max {max}"
+                    )));
+                }
+                Generator::Chars {
+                    alphabet,
                     min: min as u32,
                     max: max as u32,
                 }

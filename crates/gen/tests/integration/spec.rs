@@ -942,3 +942,68 @@ fn words_from_own_lists_and_distinct_words() {
         assert_eq!(err, want, "{w}");
     }
 }
+
+/// `chars`: strings of `min..=max` characters, each from the alphabet
+/// with equal odds (ASCII or not).
+#[test]
+fn chars_draw_lengths_and_characters_evenly() {
+    let text = "name = \"c\"\n\
+        [[fields]]\nname = \"addr\"\ntype = \"utf8\"\nchars = { alphabet = \"abcdefghij0123456789\", min = 10, max = 40 }\n\
+        [[fields]]\nname = \"greek\"\ntype = \"utf8\"\nchars = { alphabet = \"αβγ\", min = 3 }\n";
+    let spec = Spec::parse(text, "c.toml").unwrap();
+    let b = batch(&spec, 4, 0, 5000);
+    let addr = col::<StringArray>(&b, "addr");
+    let mut lengths = [0usize; 41];
+    let mut counts = std::collections::HashMap::new();
+    let mut total = 0;
+    for v in addr.iter().flatten() {
+        lengths[v.len()] += 1;
+        for c in v.chars() {
+            *counts.entry(c).or_insert(0usize) += 1;
+            total += 1;
+        }
+    }
+    assert_eq!(lengths[..10].iter().sum::<usize>(), 0);
+    for (len, n) in lengths.iter().enumerate().skip(10) {
+        share(&format!("length {len}"), *n, 5000, 1.0 / 31.0);
+    }
+    assert_eq!(counts.len(), 20);
+    for (c, n) in counts {
+        share(&format!("{c}"), n, total, 0.05);
+    }
+    for v in col::<StringArray>(&b, "greek").iter().flatten() {
+        assert_eq!(v.chars().count(), 3, "{v}");
+        assert!(v.chars().all(|c| "αβγ".contains(c)), "{v}");
+    }
+    for (g, want) in [
+        (
+            "chars = { alphabet = \"aba\" }",
+            "c.toml:5: field `x`: the alphabet holds 'a' twice; each character once (every one is equally likely)",
+        ),
+        (
+            "chars = { alphabet = \"\" }",
+            "c.toml:5: field `x`: the alphabet is empty",
+        ),
+        (
+            "chars = { min = 3 }",
+            "c.toml:5: field `x`: `chars` needs `alphabet`",
+        ),
+        (
+            "chars = { alphabet = \"ab\", min = 5, max = 2 }",
+            "c.toml:5: field `x`: chars needs 0 <= min <= max <= 65536, not min 5 and max 2",
+        ),
+    ] {
+        let text = format!("name = \"c\"\n[[fields]]\nname = \"x\"\ntype = \"utf8\"\n{g}\n");
+        assert_eq!(
+            Spec::parse(&text, "c.toml").unwrap_err().to_string(),
+            want,
+            "{g}"
+        );
+    }
+    let int =
+        "name = \"c\"\n[[fields]]\nname = \"x\"\ntype = \"int64\"\nchars = { alphabet = \"ab\" }\n";
+    assert_eq!(
+        Spec::parse(int, "c.toml").unwrap_err().to_string(),
+        "c.toml:5: field `x`: `chars` does not generate integer values"
+    );
+}
