@@ -267,16 +267,24 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             Val::of(Arc::new(r), scalar)
         }
         NodeK::And(a, b) | NodeK::Or(a, b) => {
+            let and = matches!(t.kind, NodeK::And(..));
             let x = eval(a, inp)?.array(n)?;
-            let y = eval(b, inp)?.array(n)?;
-            let (x, y) = (
-                x.as_any().downcast_ref::<BooleanArray>(),
-                y.as_any().downcast_ref::<BooleanArray>(),
-            );
-            let (Some(x), Some(y)) = (x, y) else {
+            let x = x
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .ok_or_else(|| expr_error("AND/OR of non-booleans"))?;
+            // The right side only for the rows the left leaves open (not
+            // false for AND, not true for OR): the others' answer is known.
+            let settled = if and {
+                arrow_arith::boolean::not(&null_as_false(&arrow_arith::boolean::not(x)?))?
+            } else {
+                arrow_arith::boolean::not(&null_as_false(x))?
+            };
+            let y = eval_where(b, inp, &settled)?.array(n)?;
+            let Some(y) = y.as_any().downcast_ref::<BooleanArray>() else {
                 return Err(expr_error("AND/OR of non-booleans"));
             };
-            let r = if matches!(t.kind, NodeK::And(..)) {
+            let r = if and {
                 arrow_arith::boolean::and_kleene(x, y)?
             } else {
                 arrow_arith::boolean::or_kleene(x, y)?

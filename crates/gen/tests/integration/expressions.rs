@@ -1002,3 +1002,44 @@ fn substrings_check_their_arguments() {
         "line 10: table `e`: field `x`: expression: a substring start or length outside -4294967296..=4294967295"
     );
 }
+
+/// `AND` and `OR` evaluate their right side only for the rows the left
+/// leaves open, as DuckDB does: an error there on another row is none.
+#[test]
+fn and_or_evaluate_the_right_side_only_where_it_decides() {
+    let far = "d + 9223372036854775807";
+    let fields = [
+        field("x", "boolean", &format!("a > 100 AND {far} > d")),
+        field("y", "boolean", &format!("a <= 5 OR {far} > d")),
+        field("z", "boolean", "a > 2 AND a < 5 OR a = 1"),
+    ]
+    .concat();
+    let b = generated(&fields, 3000).unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| x.value(i));
+    assert!(
+        col(&b, "x", |x: &BooleanArray, i| x.value(i))
+            .iter()
+            .all(|v| *v == Some(false))
+    );
+    assert!(
+        col(&b, "y", |x: &BooleanArray, i| x.value(i))
+            .iter()
+            .all(|v| *v == Some(true))
+    );
+    let z = col(&b, "z", |x: &BooleanArray, i| x.value(i));
+    for i in 0..a.len() {
+        let a = a[i].unwrap();
+        assert_eq!(z[i], Some((a > 2 && a < 5) || a == 1), "row {i}");
+    }
+    // Where the left side leaves the row open, the right side's error is
+    // the expression's.
+    let err = generated(
+        &field("w", "boolean", &format!("a = 3 AND {far} > d")),
+        3000,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "line 10: table `e`: field `w`: expression: a date out of range"
+    );
+}
