@@ -897,18 +897,36 @@ impl Checker<'_> {
                 if args.len() != 2 {
                     return fail(e, "uniform(min, max) takes two integers");
                 }
-                let (min, max) = (int_literal(args[0], self)?, int_literal(args[1], self)?);
-                if min > max {
-                    return fail(e, format!("uniform needs min <= max, not {min} and {max}"));
-                }
+                let (lo, hi) = (self.node(args[0])?, self.node(args[1])?);
                 self.salts += 1;
+                let salt = self.salts;
+                if let (NodeK::Lit(Lit::Int(min)), NodeK::Lit(Lit::Int(max))) = (&lo.kind, &hi.kind)
+                {
+                    let (min, max) = (*min, *max);
+                    if min > max {
+                        return fail(e, format!("uniform needs min <= max, not {min} and {max}"));
+                    }
+                    return Ok(node(ETy::Int, NodeK::Uniform { min, max, salt }));
+                }
+                // Bounds computed per row: integers.
+                for (x, arg) in [(&lo, args[0]), (&hi, args[1])] {
+                    if !matches!(x.ty, ETy::Int | ETy::Null) {
+                        return fail(
+                            arg,
+                            format!(
+                                "type mismatch: uniform's bounds are integers, not {}",
+                                x.ty.with_article()
+                            ),
+                        );
+                    }
+                }
                 Ok(node(
                     ETy::Int,
-                    NodeK::Uniform {
-                        min,
-                        max,
-                        salt: self.salts,
-                    },
+                    NodeK::UniformOf(
+                        Box::new(cast(lo, ETy::Int)),
+                        Box::new(cast(hi, ETy::Int)),
+                        salt,
+                    ),
                 ))
             }
             "coalesce" | "least" | "greatest" | "concat" => {

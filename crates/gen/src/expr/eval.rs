@@ -516,6 +516,28 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             };
             Val::of(r, v.is_scalar())
         }
+        NodeK::UniformOf(lo, hi, salt) => {
+            let (lo, hi) = (eval(lo, inp)?.array(n)?, eval(hi, inp)?.array(n)?);
+            let ints = |a: &ArrayRef| {
+                a.as_primitive_opt::<arrow_array::types::Int64Type>()
+                    .cloned()
+                    .ok_or_else(|| expr_error("a uniform bound is not an integer"))
+            };
+            let (lo, hi) = (ints(&lo)?, ints(&hi)?);
+            let key = StreamKey::new(inp.key.first(*salt), 0x7e47_a11d);
+            let v: Int64Array = (0..n)
+                .map(|i| {
+                    if lo.is_null(i) || hi.is_null(i) || lo.value(i) > hi.value(i) {
+                        return None;
+                    }
+                    let (min, max) = (lo.value(i), hi.value(i));
+                    let span = (max as i128 - min as i128 + 1) as u128;
+                    let r = ((u128::from(key.first(inp.ids[i])) * span) >> 64) as i128;
+                    Some((min as i128 + r) as i64)
+                })
+                .collect();
+            Val::Array(Arc::new(v))
+        }
         NodeK::Uniform { min, max, salt } => {
             let span = (*max as i128 - *min as i128 + 1) as u128;
             let key = StreamKey::new(inp.key.first(*salt), 0x7e47_a11d);

@@ -136,6 +136,10 @@ impl TNode {
             match &mut t.kind {
                 NodeK::Col(i) => *i = map(*i),
                 NodeK::Lit(_) | NodeK::Uniform { .. } => {}
+                NodeK::UniformOf(a, b, _) => {
+                    go(a, map);
+                    go(b, map);
+                }
                 NodeK::Neg(x)
                 | NodeK::Not(x)
                 | NodeK::IsNull(x, _)
@@ -272,4 +276,7 @@ pub(crate) enum NodeK {
         max: i64,
         salt: u64,
     },
+    /// As `Uniform`, between bounds computed per row (null where a bound
+    /// is null or `min > max`).
+    UniformOf(Box<TNode>, Box<TNode>, u64),
 }

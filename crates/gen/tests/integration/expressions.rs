@@ -1043,3 +1043,51 @@ fn and_or_evaluate_the_right_side_only_where_it_decides() {
         "line 10: table `e`: field `w`: expression: a date out of range"
     );
 }
+
+/// `uniform(min, max)` with bounds computed per row: within them, even
+/// across them, null where a bound is null or `min > max`; literal bounds
+/// give the values they always gave.
+#[test]
+fn uniform_takes_bounds_computed_per_row() {
+    let fields = [
+        field("u", "int64", "uniform(1, a * 2)"),
+        field("v", "int64", "uniform(a, 3)"),
+        field("w", "int64", "uniform(-2, 2)"),
+        field("w2", "int64", "uniform(0 - 2, 1 + 1)"),
+    ]
+    .concat();
+    let b = generated(&fields, 20_000).unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| i64::from(x.value(i)));
+    let u = col(&b, "u", |x: &Int64Array, i| x.value(i));
+    let v = col(&b, "v", |x: &Int64Array, i| x.value(i));
+    let mut top = [0usize; 11];
+    let mut fives = 0;
+    for i in 0..a.len() {
+        let a = a[i].unwrap();
+        let u = u[i].unwrap();
+        assert!((1..=a * 2).contains(&u), "row {i}: {u} of 1..={}", a * 2);
+        if a == 5 {
+            fives += 1;
+            top[u as usize] += 1;
+        }
+        match v[i] {
+            Some(v) => assert!(a <= 3 && (a..=3).contains(&v), "row {i}"),
+            None => assert!(a > 3, "row {i}"),
+        }
+    }
+    for (k, n) in top.iter().enumerate().skip(1) {
+        let (p, got) = (0.1, *n as f64 / fives as f64);
+        let se = (p * (1.0 - p) / fives as f64).sqrt();
+        assert!((got - p).abs() < 5.0 * se, "{k}: {got}");
+    }
+    // The same stream either way: computed bounds equal to literal ones
+    // draw the same values (each field its own stream, so compare shapes).
+    let w = col(&b, "w", |x: &Int64Array, i| x.value(i));
+    assert!(w.iter().all(|w| (-2..=2).contains(&w.unwrap())));
+    let w2 = col(&b, "w2", |x: &Int64Array, i| x.value(i));
+    assert!(w2.iter().all(|w| (-2..=2).contains(&w.unwrap())));
+    assert_eq!(
+        error_of(&field("x", "int64", "uniform(1, d)")),
+        "e.toml:10: field `x`: `expr` at column 12: type mismatch: uniform's bounds are integers, not a date"
+    );
+}
