@@ -19,6 +19,7 @@ use crate::Error;
 use crate::dist::{Alias, Zipf};
 use crate::facts::MAX_LENGTH;
 use crate::model::class::Class;
+use crate::model::expression::TNode;
 use crate::model::query::{categories, category_values, depends_on, max_length};
 use crate::model::{
     Calendar, CalendarPart, Condition, Dataset, Field, Generator, Kind, Pick, Reference, Rows,
@@ -78,6 +79,21 @@ impl<'a> Parents<'a> {
             weights: self.weights.clone(),
             in_reference: self.in_reference,
         }
+    }
+
+    /// `tree` (of field or table `path`) with `scale()` and `rows('t')`
+    /// set for this run: 1 and no tables outside a dataset.
+    pub(super) fn for_run(&self, tree: TNode, path: &str) -> Result<TNode, Error> {
+        let (scale, dataset) = match self.dataset {
+            Some((d, _, s)) => (s, Some(d)),
+            None => (1.0, None),
+        };
+        let rows = |name: &str| {
+            let d = dataset?;
+            d.tables[d.table(name)?].rows.map(|r| r.at(scale))
+        };
+        tree.with_run(scale, &rows)
+            .map_err(|m| Error::InvalidDistribution(format!("field {path}: {m}")))
     }
 
     /// The node of aggregate `a` of field `path`.
@@ -444,12 +460,17 @@ pub(super) fn compile(
             .when
             .iter()
             .filter_map(|w| match &w.condition {
-                Condition::Expr(e) => Some(e.tree.clone().ok_or_else(|| {
-                    Error::InvalidDistribution(format!(
-                        "field {}: the condition {:?} was not checked against its siblings (parse the spec)",
-                        f.path, e.source
-                    ))
-                })),
+                Condition::Expr(e) => Some(
+                    e.tree
+                        .clone()
+                        .ok_or_else(|| {
+                            Error::InvalidDistribution(format!(
+                                "field {}: the condition {:?} was not checked against its siblings (parse the spec)",
+                                f.path, e.source
+                            ))
+                        })
+                        .and_then(|t| parents.for_run(t, &f.path)),
+                ),
                 _ => None,
             })
             .collect::<Result<_, _>>()?;
@@ -552,6 +573,7 @@ pub(super) fn compile(
                     f.path, e.source
                 ))
             })?;
+            let tree = parents.for_run(tree, &f.path)?;
             let reads = e
                 .reads
                 .iter()
@@ -833,12 +855,13 @@ impl Counts {
             let mut fields = Vec::new();
             let mut tests = Vec::new();
             for w in &c.count_when {
-                tests.push(w.condition.tree.clone().ok_or_else(|| {
+                let tree = w.condition.tree.clone().ok_or_else(|| {
                     Error::InvalidDistribution(format!(
                         "table {name}: the `count` condition {:?} was not checked against its parent's fields (parse the dataset)",
                         w.condition.source
                     ))
-                })?);
+                })?;
+                tests.push(parents.for_run(tree, name)?);
                 for input in &w.condition.inputs {
                     let fi = parent_fields
                         .iter()

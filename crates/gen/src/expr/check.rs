@@ -929,6 +929,22 @@ impl Checker<'_> {
                     ),
                 ))
             }
+            "scale" => {
+                if !args.is_empty() {
+                    return fail(e, "scale() takes no arguments");
+                }
+                Ok(node(ETy::Float, NodeK::Scale))
+            }
+            "rows" => {
+                let table = match args.as_slice() {
+                    [t] => match self.node(t)?.kind {
+                        NodeK::Lit(Lit::Str(name)) => name,
+                        _ => return fail(*t, "rows('table') takes a table's name as a string"),
+                    },
+                    _ => return fail(e, "rows('table') takes one table's name"),
+                };
+                Ok(node(ETy::Int, NodeK::Rows(table)))
+            }
             "coalesce" | "least" | "greatest" | "concat" => {
                 if args.is_empty() {
                     return fail(e, format!("`{name}` needs at least one argument"));
@@ -1026,7 +1042,7 @@ impl Checker<'_> {
             _ => fail(
                 e,
                 format!(
-                    "unknown function `{name}`; spec expressions have coalesce, least, greatest, concat, lpad, substring (substr), round, uniform"
+                    "unknown function `{name}`; spec expressions have coalesce, least, greatest, concat, lpad, substring (substr), round, uniform, scale, rows"
                 ),
             ),
         }

@@ -516,6 +516,11 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             };
             Val::of(r, v.is_scalar())
         }
+        NodeK::Scale | NodeK::Rows(_) => {
+            return Err(expr_error(
+                "scale() and rows() are set when the spec is compiled for a run",
+            ));
+        }
         NodeK::UniformOf(lo, hi, salt) => {
             let (lo, hi) = (eval(lo, inp)?.array(n)?, eval(hi, inp)?.array(n)?);
             let ints = |a: &ArrayRef| {

@@ -565,9 +565,9 @@ with_generators! {
         /// + - * / // %, comparisons, AND/OR/NOT, IS NULL, BETWEEN, IN,
         /// CASE, COALESCE, LEAST, GREATEST, || and concat, lpad, substring,
         /// round,
-        /// CAST, DATE '...' and INTERVAL n DAY literals, and uniform(min,
-        /// max) (a random integer from the field's own stream). Division
-        /// by zero gives null.
+        /// CAST, DATE '...' and INTERVAL n DAY literals, uniform(min, max)
+        /// (a random integer from the field's own stream), scale() and
+        /// rows('table'). Division by zero gives null.
         #[schemars(length(min = 1))]
         pub expr: Option<Loose<String>>,
         /// In a table with a child table: sum, min, max, count, all or any

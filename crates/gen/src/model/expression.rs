@@ -132,63 +132,95 @@ impl ETy {
 impl TNode {
     /// The tree with every column number `i` replaced by `map(i)`.
     pub(crate) fn with_columns(mut self, map: &dyn Fn(usize) -> usize) -> TNode {
-        fn go(t: &mut TNode, map: &dyn Fn(usize) -> usize) {
-            match &mut t.kind {
-                NodeK::Col(i) => *i = map(*i),
-                NodeK::Lit(_) | NodeK::Uniform { .. } => {}
-                NodeK::UniformOf(a, b, _) => {
-                    go(a, map);
-                    go(b, map);
+        self.visit_mut(&mut |t| {
+            if let NodeK::Col(i) = &mut t.kind {
+                *i = map(*i);
+            }
+        });
+        self
+    }
+
+    /// The tree with `scale()` and `rows('t')` replaced by their values
+    /// for one run: `scale`, and `rows(t)` (`None`: no such table, or one
+    /// without rows of its own, an error naming it).
+    pub(crate) fn with_run(
+        mut self,
+        scale: f64,
+        rows: &dyn Fn(&str) -> Option<u64>,
+    ) -> Result<TNode, String> {
+        let mut missing = None;
+        self.visit_mut(&mut |t| match &t.kind {
+            NodeK::Scale => t.kind = NodeK::Lit(Lit::Float(scale)),
+            NodeK::Rows(name) => match rows(name) {
+                Some(n) => t.kind = NodeK::Lit(Lit::Int(i64::try_from(n).unwrap_or(i64::MAX))),
+                None => missing = Some(name.clone()),
+            },
+            _ => {}
+        });
+        match missing {
+            Some(name) => Err(format!(
+                "rows('{name}'): no table of this dataset with rows of its own is named so"
+            )),
+            None => Ok(self),
+        }
+    }
+
+    /// Calls `f` on every node of the tree, children first.
+    pub(crate) fn visit_mut(&mut self, f: &mut dyn FnMut(&mut TNode)) {
+        match &mut self.kind {
+            NodeK::Col(_)
+            | NodeK::Lit(_)
+            | NodeK::Uniform { .. }
+            | NodeK::Scale
+            | NodeK::Rows(_) => {}
+            NodeK::Neg(x)
+            | NodeK::Not(x)
+            | NodeK::IsNull(x, _)
+            | NodeK::Cast(x)
+            | NodeK::RoundTens(x, _)
+            | NodeK::Lpad(x, ..) => x.visit_mut(f),
+            NodeK::Arith(_, a, b)
+            | NodeK::DateAdd(a, b, _)
+            | NodeK::DateDiff(a, b)
+            | NodeK::Cmp(_, a, b)
+            | NodeK::And(a, b)
+            | NodeK::Or(a, b)
+            | NodeK::UniformOf(a, b, _) => {
+                a.visit_mut(f);
+                b.visit_mut(f);
+            }
+            NodeK::Substr(s, start, len) => {
+                s.visit_mut(f);
+                start.visit_mut(f);
+                if let Some(l) = len {
+                    l.visit_mut(f);
                 }
-                NodeK::Neg(x)
-                | NodeK::Not(x)
-                | NodeK::IsNull(x, _)
-                | NodeK::Cast(x)
-                | NodeK::RoundTens(x, _) => go(x, map),
-                NodeK::Lpad(x, ..) => go(x, map),
-                NodeK::Substr(s, start, len) => {
-                    go(s, map);
-                    go(start, map);
-                    if let Some(l) = len {
-                        go(l, map);
-                    }
+            }
+            NodeK::Case(whens, other) => {
+                for (c, r) in whens {
+                    c.visit_mut(f);
+                    r.visit_mut(f);
                 }
-                NodeK::Arith(_, a, b)
-                | NodeK::DateAdd(a, b, _)
-                | NodeK::DateDiff(a, b)
-                | NodeK::Cmp(_, a, b)
-                | NodeK::And(a, b)
-                | NodeK::Or(a, b) => {
-                    go(a, map);
-                    go(b, map);
+                if let Some(o) = other {
+                    o.visit_mut(f);
                 }
-                NodeK::Case(whens, other) => {
-                    for (c, r) in whens {
-                        go(c, map);
-                        go(r, map);
-                    }
-                    if let Some(o) = other {
-                        go(o, map);
-                    }
+            }
+            NodeK::In(x, xs) => {
+                x.visit_mut(f);
+                for x in xs {
+                    x.visit_mut(f);
                 }
-                NodeK::In(x, xs) => {
-                    go(x, map);
-                    for x in xs {
-                        go(x, map);
-                    }
-                }
-                NodeK::Coalesce(xs)
-                | NodeK::Extreme(xs, _)
-                | NodeK::Concat(xs)
-                | NodeK::ConcatNullsEmpty(xs) => {
-                    for x in xs {
-                        go(x, map);
-                    }
+            }
+            NodeK::Coalesce(xs)
+            | NodeK::Extreme(xs, _)
+            | NodeK::Concat(xs)
+            | NodeK::ConcatNullsEmpty(xs) => {
+                for x in xs {
+                    x.visit_mut(f);
                 }
             }
         }
-        go(&mut self, map);
-        self
+        f(self);
     }
 }
 
@@ -279,4 +311,9 @@ pub(crate) enum NodeK {
     /// As `Uniform`, between bounds computed per row (null where a bound
     /// is null or `min > max`).
     UniformOf(Box<TNode>, Box<TNode>, u64),
+    /// `scale()`: the run's `--scale` (a float), set when compiled.
+    Scale,
+    /// `rows('t')`: the rows of table `t` at the run's scale (an
+    /// integer), set when compiled.
+    Rows(String),
 }

@@ -4,8 +4,8 @@
 use super::qualified::{resolve_count_cases, resolve_qualified_tables};
 use super::reader::load;
 use super::references::{
-    check_aggregates, check_reads_of_aggregates, copy_from_references, expression_aggregates,
-    fill_parents, resolve_references,
+    check_aggregates, check_reads_of_aggregates, check_rows_reads, copy_from_references,
+    expression_aggregates, fill_parents, resolve_references,
 };
 use super::rows::{calendar_fields, check_row_generators};
 use super::spec::one_table;
@@ -264,6 +264,7 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
     resolve_count_cases(&p, &mut tables)?;
     resolve_references(&p, &tables)?;
     check_reads_of_aggregates(&p, &tables)?;
+    check_rows_reads(&p, &tables)?;
     Ok(Dataset {
         name,
         description,

@@ -675,3 +675,105 @@ pub(super) fn expression_aggregates(p: &P<'_>, tables: &mut [Table]) -> Result<(
     }
     Ok(())
 }
+
+/// The tables whose row counts the expressions of `f` read (`rows('t')`),
+/// with the line they are written on.
+fn rows_reads(f: &Field) -> Vec<String> {
+    let mut trees = Vec::new();
+    if let Kind::Scalar {
+        generator: Generator::Expr(e),
+        ..
+    } = &f.kind
+    {
+        trees.extend(e.tree.clone());
+    }
+    for w in &f.when {
+        if let Condition::Expr(e) = &w.condition {
+            trees.extend(e.tree.clone());
+        }
+    }
+    rows_in(trees)
+}
+
+/// The tables `rows('t')` names in `trees`.
+fn rows_in(trees: Vec<crate::model::expression::TNode>) -> Vec<String> {
+    let mut out = Vec::new();
+    for mut t in trees {
+        t.visit_mut(&mut |n| {
+            if let crate::model::expression::NodeK::Rows(name) = &n.kind {
+                out.push(name.clone());
+            }
+        });
+    }
+    out
+}
+
+/// Checks each `rows('t')` of an expression: `t` is a table of the
+/// dataset with rows of its own (a child table's rows are its parents'
+/// counts, known only by generating them).
+pub(super) fn check_rows_reads(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
+    let with_rows: Vec<&str> = tables
+        .iter()
+        .filter(|t| t.rows.is_some())
+        .map(|t| t.spec.name.as_str())
+        .collect();
+    let refuse = |name: &str| {
+        if tables.iter().any(|t| t.spec.name == name) {
+            format!(
+                "rows('{name}'): table `{name}` is a child table, whose rows follow its parents' counts; `rows` reads a table with `rows` or `rows_per_scale` ({})",
+                with_rows.join(", ")
+            )
+        } else {
+            format!(
+                "rows('{name}'): the dataset has no table `{name}`; the tables with rows of their own are {}",
+                with_rows.join(", ")
+            )
+        }
+    };
+    for t in tables {
+        for (f, _) in t.spec.walk() {
+            if let Some(name) = rows_reads(f)
+                .into_iter()
+                .find(|n| !with_rows.contains(&n.as_str()))
+            {
+                return Err(p.err_at(
+                    f.line,
+                    Some(&format!("{}.{}", t.spec.name, f.path)),
+                    refuse(&name),
+                ));
+            }
+        }
+        if let Some(c) = &t.children_of {
+            for w in &c.count_when {
+                let names = rows_in(w.condition.tree.clone().into_iter().collect());
+                if let Some(name) = names.into_iter().find(|n| !with_rows.contains(&n.as_str())) {
+                    return Err(p.err_at(
+                        w.line,
+                        None,
+                        format!(
+                            "table `{}`: `count` condition: {}",
+                            t.spec.name,
+                            refuse(&name)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `rows('t')` in a spec of one table: it reads the tables of a
+/// dataset.
+pub(super) fn refuse_rows_reads(p: &P<'_>, spec: &crate::model::Spec) -> Result<(), SpecError> {
+    for (f, _) in spec.walk() {
+        if let Some(name) = rows_reads(f).first() {
+            return Err(p.err_at(
+                f.line,
+                Some(&f.path),
+                format!("rows('{name}') reads a table of a dataset; this spec has no `[[tables]]`"),
+            ));
+        }
+    }
+    Ok(())
+}

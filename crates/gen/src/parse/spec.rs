@@ -2,6 +2,7 @@
 
 use super::qualified::resolve_qualified;
 use super::reader::{P, load};
+use super::references::refuse_rows_reads;
 use super::rows::check_row_fields;
 use super::siblings::Others;
 use crate::model::document::Document;
@@ -29,6 +30,7 @@ pub(super) fn one_table(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
     };
     resolve_qualified(p, &mut spec.fields, &none, &none)?;
     check_row_fields(p, &spec.fields, None)?;
+    refuse_rows_reads(p, &spec)?;
     if let Some(f) = spec.fields.iter().find(|f| {
         matches!(
             f.kind,

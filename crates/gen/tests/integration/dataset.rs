@@ -1344,3 +1344,81 @@ fn hidden_fields_are_read_but_not_written() {
         assert_eq!(err, want, "{fields}");
     }
 }
+
+/// `scale()` and `rows('t')` in expressions read the run: TPC-H's clerks
+/// are 1,000 per unit of scale, a key draws among a table's rows.
+#[test]
+fn expressions_read_the_scale_and_row_counts() {
+    let text = "name = \"s\"\n\
+        [[tables]]\nname = \"nation\"\nrows = 25\n\
+        [[tables.fields]]\nname = \"n_key\"\ntype = \"int64\"\nsequence = { start = 0 }\n\
+        [[tables]]\nname = \"supplier\"\nrows_per_scale = 100\n\
+        [[tables.fields]]\nname = \"s_nation\"\ntype = \"int64\"\nexpr = \"uniform(0, rows('nation') - 1)\"\n\
+        [[tables.fields]]\nname = \"s_clerk\"\ntype = \"int64\"\nexpr = \"uniform(1, CAST(1000 * scale() AS BIGINT))\"\n\
+        [[tables.fields]]\nname = \"s_count\"\ntype = \"int64\"\nexpr = \"rows('supplier')\"\n\
+        [[tables]]\nname = \"lines\"\nchildren_of = \"supplier\"\ncount = 2\n\
+        [[tables.fields]]\nname = \"l_x\"\ntype = \"int64\"\nconstant = 1\n";
+    let d = Dataset::parse(text, "s.toml").unwrap();
+    for scale in [0.5, 3.0] {
+        let b = all_rows(&d, "supplier", 2, scale, 64);
+        let ints = |name: &str| -> Vec<i64> {
+            b.iter()
+                .flat_map(|b| {
+                    b.column_by_name(name)
+                        .unwrap()
+                        .as_any()
+                        .downcast_ref::<Int64Array>()
+                        .unwrap()
+                        .values()
+                        .to_vec()
+                })
+                .collect()
+        };
+        let rows = (100.0 * scale) as i64;
+        assert_eq!(ints("s_count").len() as i64, rows);
+        assert!(ints("s_count").iter().all(|c| *c == rows));
+        assert!(ints("s_nation").iter().all(|n| (0..25).contains(n)));
+        let clerks = ints("s_clerk");
+        let most = (1000.0 * scale) as i64;
+        assert!(clerks.iter().all(|c| (1..=most).contains(c)), "{scale}");
+        assert!(clerks.iter().any(|c| *c > most / 2), "{scale}");
+    }
+    for (bad, want) in [
+        (
+            text.replace("rows('supplier')", "rows('lines')"),
+            "s.toml:20: field `supplier.s_count`: rows('lines'): table `lines` is a child table, whose rows follow its parents' counts; `rows` reads a table with `rows` or `rows_per_scale` (nation, supplier)",
+        ),
+        (
+            text.replace("rows('supplier')", "rows('nope')"),
+            "s.toml:20: field `supplier.s_count`: rows('nope'): the dataset has no table `nope`; the tables with rows of their own are nation, supplier",
+        ),
+        (
+            text.replace("rows('supplier')", "rows(supplier)"),
+            "s.toml:20: field `supplier.s_count`: `expr` at column 6: unknown name `supplier`; the fields it can read are s_nation, s_clerk",
+        ),
+    ] {
+        assert_eq!(
+            Dataset::parse(&bad, "s.toml").unwrap_err().to_string(),
+            want
+        );
+    }
+    let one = "name = \"o\"\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nexpr = \"rows('x')\"\n";
+    assert_eq!(
+        Dataset::parse(one, "o.toml").unwrap_err().to_string(),
+        "o.toml:2: field `a`: rows('x') reads a table of a dataset; this spec has no `[[tables]]`"
+    );
+    // Outside a dataset the scale is 1.
+    let one = "name = \"o\"\n[[fields]]\nname = \"a\"\ntype = \"float64\"\nexpr = \"scale()\"\n";
+    let spec = strata_gen::Spec::parse(one, "o.toml").unwrap();
+    let b = spec
+        .generator(1)
+        .unwrap()
+        .generate(0, 10, &mut Default::default())
+        .unwrap();
+    let a = b
+        .column(0)
+        .as_any()
+        .downcast_ref::<arrow_array::Float64Array>()
+        .unwrap();
+    assert!(a.values().iter().all(|v| *v == 1.0));
+}

@@ -269,7 +269,7 @@ fn bad_expressions_name_the_field_and_the_column() {
         ),
         (
             x("int64", "frobnicate(a)"),
-            "e.toml:10: field `x`: `expr` at column 1: unknown function `frobnicate`; spec expressions have coalesce, least, greatest, concat, lpad, substring (substr), round, uniform",
+            "e.toml:10: field `x`: `expr` at column 1: unknown function `frobnicate`; spec expressions have coalesce, least, greatest, concat, lpad, substring (substr), round, uniform, scale, rows",
         ),
         (
             x("int64", "x + 1"),
