@@ -150,6 +150,12 @@ pub(super) enum Sampler {
         min: u32,
         count: u32,
     },
+    /// Windows of `min..min + count` bytes at random places of `text`.
+    STextWindow {
+        text: std::sync::Arc<[u8]>,
+        min: u32,
+        count: u32,
+    },
     /// `min..min + count` characters of `alphabet` (`ascii`: its bytes,
     /// when every character is one).
     SChars {
@@ -395,6 +401,17 @@ pub(super) fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Er
                 random,
             }
         }
+        Generator::Text {
+            list,
+            own,
+            size,
+            min,
+            max,
+        } => Sampler::STextWindow {
+            text: pseudo_text(*list, own.as_deref(), *size),
+            min: *min,
+            count: max - min + 1,
+        },
         Generator::Chars { alphabet, min, max } => Sampler::SChars {
             ascii: alphabet
                 .iter()
@@ -597,6 +614,7 @@ impl Sampler {
             Sampler::SWords { min, count, .. } => {
                 (*min + *count) as usize * (crate::names::SLOT + 1)
             }
+            Sampler::STextWindow { min, count, .. } => (*min + *count - 1) as usize,
             Sampler::SChars {
                 alphabet,
                 min,
@@ -731,6 +749,13 @@ impl Sampler {
                     let (slot, len) = table.slot(below32(d.u32(), table.len() as u32) as usize);
                     out.block(slot, len);
                 }
+                0
+            }
+            Sampler::STextWindow { text, min, count } => {
+                let mut d = Draws::new(key, id, true);
+                let len = min + below32(d.u32(), *count);
+                let at = below32(d.u32(), text.len() as u32 - len + 1) as usize;
+                out.bytes(&text[at..at + len as usize]);
                 0
             }
             Sampler::SChars {
@@ -873,6 +898,7 @@ pub(super) fn cardinality(g: &Generator, class: Class) -> Option<u64> {
         Generator::Probability(_) => Some(2),
         Generator::Template(t) => t.cardinality(),
         Generator::Chars { alphabet, max, .. } => (alphabet.len() as u64).checked_pow(*max),
+        Generator::Text { size, .. } => Some(u64::from(*size)),
         Generator::Words {
             own: Some(w), max, ..
         } => (w.len() as u64).checked_pow(*max),
@@ -885,4 +911,27 @@ pub(super) fn cardinality(g: &Generator, class: Class) -> Option<u64> {
             _ => Some(366),
         },
     }
+}
+
+/// The pseudo-text of a `text` generator: words of `list` (or `own`)
+/// drawn from a stream of their own and joined by spaces, cut to `size`
+/// bytes. The same for every seed: only the windows depend on it.
+fn pseudo_text(list: WordList, own: Option<&[String]>, size: u32) -> std::sync::Arc<[u8]> {
+    let table = word_table(list);
+    let words: Vec<&[u8]> = match own {
+        Some(w) => w.iter().map(|w| w.as_bytes()).collect(),
+        None => (0..table.len()).map(|i| table.get(i)).collect(),
+    };
+    let key = crate::rng::StreamKey::new(0x7e47_5eed, u64::from(size));
+    let mut d = Draws::new(key, 0, true);
+    let size = size as usize;
+    let mut text = Vec::with_capacity(size + 32);
+    while text.len() < size {
+        if !text.is_empty() {
+            text.push(b' ');
+        }
+        text.extend_from_slice(words[below32(d.u32(), words.len() as u32) as usize]);
+    }
+    text.truncate(size);
+    text.into()
 }

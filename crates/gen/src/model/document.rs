@@ -34,6 +34,7 @@ pub const GENERATOR_KEYS: &[&str] = &[
     "template",
     "words",
     "chars",
+    "text",
     "ref",
     "parent",
     "position",
@@ -348,6 +349,14 @@ macro_rules! with_generators {
             pub words: Option<Tab<Words>>,
         } [$($rest),*]);
     };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [text $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// Strings: windows of min..=max characters at random places
+            /// of one pseudo-text of `size` characters made of words
+            /// (TPC-H's comments).
+            pub text: Option<Tab<Text>>,
+        } [$($rest),*]);
+    };
     (@munch $m:tt $name:ident { $($acc:tt)* } [chars $(, $rest:ident)*]) => {
         with_generators!(@munch $m $name { $($acc)*
             /// Strings: min..=max characters, each drawn from an alphabet
@@ -576,7 +585,7 @@ with_generators! {
         /// exact, into an integer or decimal field. No children: count 0,
         /// the others null.
         pub aggregate: Option<Tab<Aggregate>>,
-    } + [constant, sequence_per_parent, uniform, normal, zipf, weighted, probability, template, words, chars]
+    } + [constant, sequence_per_parent, uniform, normal, zipf, weighted, probability, template, words, chars, text]
 }
 
 /// A list's element or a map's key or value: a field whose name may be
@@ -695,7 +704,7 @@ with_generators! {
         /// The share of nulls in this case.
         #[schemars(range(min = 0, max = 1))]
         pub null_rate: Option<Loose<f64>>,
-    } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words, chars]
+    } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words, chars, text]
 }
 
 /// A value, or a list of them.
@@ -840,6 +849,25 @@ pub struct Words {
     pub min: Option<Loose<u64>>,
     /// The most words.
     #[schemars(range(max = 1000))]
+    pub max: Option<Loose<u64>>,
+}
+
+/// `text`'s words, the size of its pseudo-text and the windows' lengths.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Text {
+    /// The built-in list the pseudo-text is made of (default `words`).
+    pub list: Option<Loose<WordList>>,
+    /// Your own words instead of a built-in list (ASCII, each once).
+    #[schemars(length(min = 1))]
+    pub values: Option<Loose<Vec<String>>>,
+    /// The pseudo-text's length in characters (default 1,048,576): the
+    /// same text for every seed and part; the windows differ.
+    #[schemars(range(min = 1, max = 268_435_456))]
+    pub size: Option<Loose<u64>>,
+    /// The shortest window (default 1).
+    pub min: Option<Loose<u64>>,
+    /// The longest window (default `min`, at most `size`).
     pub max: Option<Loose<u64>>,
 }
 

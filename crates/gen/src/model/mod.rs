@@ -442,6 +442,21 @@ pub enum Generator {
     Probability(f64),
     /// A string template such as `+91-99-{seq:08}`.
     Template(Template),
+    /// Windows of `min..=max` characters at random places of one
+    /// pseudo-text of `size` characters: words of `list` (or `own`)
+    /// joined by spaces, the same for every seed.
+    Text {
+        /// The vocabulary.
+        list: WordList,
+        /// The spec's own words instead of `list`'s (ASCII).
+        own: Option<Vec<String>>,
+        /// The pseudo-text's length.
+        size: u32,
+        /// Shortest window.
+        min: u32,
+        /// Longest window.
+        max: u32,
+    },
     /// `min..=max` characters, each drawn from `alphabet`.
     Chars {
         /// The characters, each once.
@@ -696,6 +711,22 @@ impl fmt::Display for Described<'_> {
             }
             Generator::Probability(p) => write!(f, "true with probability {}", share_text(*p)),
             Generator::Template(t) => write!(f, "template {:?}", t.source()),
+            Generator::Text {
+                list,
+                own,
+                size,
+                min,
+                max,
+            } => {
+                let words = match own {
+                    Some(w) => format!("{} words", w.len()),
+                    None => list.as_str().to_string(),
+                };
+                write!(
+                    f,
+                    "{min} to {max} characters of a {size}-character text of {words}"
+                )
+            }
             Generator::Chars { alphabet, min, max } => write!(
                 f,
                 "{min} to {max} characters of {:?}",

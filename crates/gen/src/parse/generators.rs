@@ -33,6 +33,7 @@ pub(super) struct Gens<'a> {
     template: Option<&'a Loose<String>>,
     words: Option<&'a At<Shape<doc::Words>>>,
     chars: Option<&'a At<Shape<doc::Chars>>>,
+    text: Option<&'a At<Shape<doc::Text>>>,
     reference: Option<&'a At<Shape<doc::Reference>>>,
     parent: Option<&'a At<Shape<ParentOffset>>>,
     position: Option<&'a Loose<i64>>,
@@ -82,9 +83,9 @@ macro_rules! gens_of {
 
 gens_of! {
     doc::Field => [constant, sequence, uniform, normal, zipf, weighted, probability, template, words,
-        chars, reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
+        chars, text, reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
     doc::When => [constant, sequence, uniform, normal, zipf, weighted, probability, template, words,
-        chars, reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
+        chars, text, reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
     doc::Draw => [constant, uniform, normal, zipf, weighted];
     doc::CountDraw => [constant, uniform, normal, zipf, weighted];
     doc::CountCase => [constant, uniform, normal, zipf, weighted];
@@ -133,6 +134,7 @@ impl<'s> P<'s> {
             "template" => gens.template.map(|v| v.span()),
             "words" => gens.words.map(|t| t.span.clone()),
             "chars" => gens.chars.map(|t| t.span.clone()),
+            "text" => gens.text.map(|t| t.span.clone()),
             "ref" => gens.reference.map(|t| t.span.clone()),
             "parent" => gens.parent.map(|t| t.span.clone()),
             "position" => gens.position.map(|v| v.span()),
@@ -481,59 +483,14 @@ impl<'s> P<'s> {
                     &what,
                     &["list", "values", "distinct", "min", "max"],
                 )?;
-                if let (Some(_), Some(v)) = (&p.list, &p.values) {
-                    return Err(self.err(
-                        v.span(),
-                        field,
-                        "`words` takes `list` (a built-in list) or `values` (your own words), not both",
-                    ));
-                }
-                let own = match &p.values {
-                    None => None,
-                    Some(v) => {
-                        let words: Vec<String> = self
-                            .values(v, Class::Str, field, "values")?
-                            .into_iter()
-                            .map(|w| match w {
-                                Value::Str(s) => s,
-                                other => other.to_string(),
-                            })
-                            .collect();
-                        let mut sorted: Vec<&String> = words.iter().collect();
-                        sorted.sort();
-                        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-                            return Err(self.err(
-                                v.span(),
-                                field,
-                                format!("`values` lists \"{}\" twice; each word once (weights are not taken)", w[0]),
-                            ));
-                        }
-                        Some(words)
-                    }
-                };
                 let distinct = p
                     .distinct
                     .as_ref()
                     .map(|d| self.boolean(d, field, "distinct"))
                     .transpose()?
                     .unwrap_or(false);
-                let list = match &p.list {
-                    None => WordList::Words,
-                    Some(l) => match self.string(l, field, "list")?.as_str() {
-                        "words" => WordList::Words,
-                        "first_names" => WordList::FirstNames,
-                        "last_names" => WordList::LastNames,
-                        other => {
-                            return Err(self.err(
-                                l.span(),
-                                field,
-                                format!(
-                                    "unknown word list `{other}`; the lists are words, first_names, last_names"
-                                ),
-                            ));
-                        }
-                    },
-                };
+                let (list, own) =
+                    self.word_source(p.list.as_ref(), p.values.as_ref(), field, name)?;
                 let min = p
                     .min
                     .as_ref()
@@ -564,6 +521,47 @@ impl<'s> P<'s> {
                     list,
                     own,
                     distinct,
+                    min: min as u32,
+                    max: max as u32,
+                }
+            }
+            "text" => {
+                if class != Class::Str {
+                    return Err(unsupported());
+                }
+                let p = self.params(
+                    gens.text.ok_or_else(missing)?,
+                    field,
+                    &what,
+                    &["list", "values", "size", "min", "max"],
+                )?;
+                let (list, own) =
+                    self.word_source(p.list.as_ref(), p.values.as_ref(), field, name)?;
+                if let Some(w) = own.iter().flatten().find(|w| !w.is_ascii()) {
+                    return Err(bad(format!(
+                        "text's words are ASCII (its windows are cut at any byte), not \"{w}\""
+                    )));
+                }
+                let int = |v: &Option<Loose<u64>>, k: &str| {
+                    v.as_ref().map(|v| self.integer(v, field, k)).transpose()
+                };
+                let size = int(&p.size, "size")?.unwrap_or(1 << 20);
+                let min = int(&p.min, "min")?.unwrap_or(1);
+                let max = int(&p.max, "max")?.unwrap_or(min);
+                if !(1..=1 << 28).contains(&size) {
+                    return Err(bad(format!(
+                        "text's `size` is 1 to 268435456 characters, not {size}"
+                    )));
+                }
+                if min < 0 || max < min || max > size {
+                    return Err(bad(format!(
+                        "text needs 0 <= min <= max <= size ({size}), not min {min} and max {max}"
+                    )));
+                }
+                Generator::Text {
+                    list,
+                    own,
+                    size: size as u32,
                     min: min as u32,
                     max: max as u32,
                 }
@@ -871,6 +869,70 @@ impl<'s> P<'s> {
             _ => unreachable!("listed in GENERATORS"),
         };
         Ok(Some(g))
+    }
+
+    /// The words of `words` or `text`: a built-in `list` (default
+    /// `words`) or the spec's own `values` (each once), not both.
+    fn word_source(
+        &self,
+        list: Option<&Loose<WordList>>,
+        values: Option<&Loose<Vec<String>>>,
+        field: Option<&str>,
+        name: &str,
+    ) -> Result<(WordList, Option<Vec<String>>), SpecError> {
+        if let (Some(_), Some(v)) = (list, values) {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!(
+                    "`{name}` takes `list` (a built-in list) or `values` (your own words), not both"
+                ),
+            ));
+        }
+        let own = match values {
+            None => None,
+            Some(v) => {
+                let words: Vec<String> = self
+                    .values(v, Class::Str, field, "values")?
+                    .into_iter()
+                    .map(|w| match w {
+                        Value::Str(s) => s,
+                        other => other.to_string(),
+                    })
+                    .collect();
+                let mut sorted: Vec<&String> = words.iter().collect();
+                sorted.sort();
+                if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                    return Err(self.err(
+                        v.span(),
+                        field,
+                        format!(
+                            "`values` lists \"{}\" twice; each word once (weights are not taken)",
+                            w[0]
+                        ),
+                    ));
+                }
+                Some(words)
+            }
+        };
+        let list = match list {
+            None => WordList::Words,
+            Some(l) => match self.string(l, field, "list")?.as_str() {
+                "words" => WordList::Words,
+                "first_names" => WordList::FirstNames,
+                "last_names" => WordList::LastNames,
+                other => {
+                    return Err(self.err(
+                        l.span(),
+                        field,
+                        format!(
+                            "unknown word list `{other}`; the lists are words, first_names, last_names"
+                        ),
+                    ));
+                }
+            },
+        };
+        Ok((list, own))
     }
 
     /// The parameter table `t` of a generator (or another table called

@@ -1007,3 +1007,72 @@ fn chars_draw_lengths_and_characters_evenly() {
         "c.toml:5: field `x`: `chars` does not generate integer values"
     );
 }
+
+/// `text`: windows of a pseudo-text made of words, of the lengths asked,
+/// each a piece of the same text (so two windows overlapping at a place
+/// agree), the same text for every seed.
+#[test]
+fn text_windows_are_pieces_of_one_pseudo_text() {
+    let text = "name = \"t\"\n\
+        [[fields]]\nname = \"c\"\ntype = \"utf8\"\ntext = { values = [\"carefully\", \"final\", \"deposits\", \"sleep\", \"quickly\"], size = 5000, min = 20, max = 60 }\n\
+        [[fields]]\nname = \"w\"\ntype = \"utf8\"\ntext = { size = 100000, min = 5, max = 5 }\n";
+    let spec = Spec::parse(text, "t.toml").unwrap();
+    let words = ["carefully", "final", "deposits", "sleep", "quickly"];
+    let mut seen = std::collections::HashSet::new();
+    for seed in [1, 2] {
+        let b = batch(&spec, seed, 0, 3000);
+        for v in col::<StringArray>(&b, "c").iter().flatten() {
+            assert!((20..=60).contains(&v.len()), "{v:?}");
+            // Whole words inside a window are the text's words.
+            let parts: Vec<&str> = v.split(' ').collect();
+            for w in &parts[1..parts.len() - 1] {
+                assert!(words.contains(w), "{w:?} in {v:?}");
+            }
+            seen.insert(v.to_string());
+        }
+        assert!(
+            col::<StringArray>(&b, "w")
+                .iter()
+                .flatten()
+                .all(|v| v.len() == 5)
+        );
+    }
+    assert!(seen.len() > 4000, "{}", seen.len());
+    // One text, the same for every seed: a window as long as the text is
+    // the whole text, in every row.
+    let whole = "name = \"t\"\n[[fields]]\nname = \"all\"\ntype = \"utf8\"\ntext = { size = 50, min = 50, max = 50 }\n";
+    let spec = Spec::parse(whole, "t.toml").unwrap();
+    let mut texts = std::collections::HashSet::new();
+    for seed in [1, 2, 3] {
+        let b = batch(&spec, seed, 0, 100);
+        texts.extend(
+            col::<StringArray>(&b, "all")
+                .iter()
+                .flatten()
+                .map(str::to_string),
+        );
+    }
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert_eq!(texts.iter().next().unwrap().len(), 50);
+    for (g, want) in [
+        (
+            "text = { size = 10, min = 5, max = 20 }",
+            "t.toml:5: field `x`: text needs 0 <= min <= max <= size (10), not min 5 and max 20",
+        ),
+        (
+            "text = { values = [\"é\"] }",
+            "t.toml:5: field `x`: text's words are ASCII (its windows are cut at any byte), not \"é\"",
+        ),
+        (
+            "text = { size = 0 }",
+            "t.toml:5: field `x`: text's `size` is 1 to 268435456 characters, not 0",
+        ),
+    ] {
+        let text = format!("name = \"t\"\n[[fields]]\nname = \"x\"\ntype = \"utf8\"\n{g}\n");
+        assert_eq!(
+            Spec::parse(&text, "t.toml").unwrap_err().to_string(),
+            want,
+            "{g}"
+        );
+    }
+}
