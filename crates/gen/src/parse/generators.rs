@@ -491,18 +491,7 @@ impl<'s> P<'s> {
                     .unwrap_or(false);
                 let (list, own) =
                     self.word_source(p.list.as_ref(), p.values.as_ref(), field, name)?;
-                let min = p
-                    .min
-                    .as_ref()
-                    .map(|m| self.integer(m, field, "min"))
-                    .transpose()?
-                    .unwrap_or(1);
-                let max = p
-                    .max
-                    .as_ref()
-                    .map(|m| self.integer(m, field, "max"))
-                    .transpose()?
-                    .unwrap_or(min);
+                let (min, max) = self.min_max(&p.min, &p.max, field)?;
                 if min < 0 || max < min || max > 1000 {
                     return Err(bad(format!(
                         "words needs 0 <= min <= max <= 1000, not min {min} and max {max}"
@@ -542,12 +531,11 @@ impl<'s> P<'s> {
                         "text's words are ASCII (its windows are cut at any byte), not \"{w}\""
                     )));
                 }
-                let int = |v: &Option<Loose<u64>>, k: &str| {
-                    v.as_ref().map(|v| self.integer(v, field, k)).transpose()
+                let size = match &p.size {
+                    Some(v) => self.integer(v, field, "size")?,
+                    None => 1 << 20,
                 };
-                let size = int(&p.size, "size")?.unwrap_or(1 << 20);
-                let min = int(&p.min, "min")?.unwrap_or(1);
-                let max = int(&p.max, "max")?.unwrap_or(min);
+                let (min, max) = self.min_max(&p.min, &p.max, field)?;
                 if !(1..=1 << 28).contains(&size) {
                     return Err(bad(format!(
                         "text's `size` is 1 to 268435456 characters, not {size}"
@@ -590,18 +578,7 @@ impl<'s> P<'s> {
                 if alphabet.is_empty() {
                     return Err(bad("the alphabet is empty".into()));
                 }
-                let min = p
-                    .min
-                    .as_ref()
-                    .map(|m| self.integer(m, field, "min"))
-                    .transpose()?
-                    .unwrap_or(1);
-                let max = p
-                    .max
-                    .as_ref()
-                    .map(|m| self.integer(m, field, "max"))
-                    .transpose()?
-                    .unwrap_or(min);
+                let (min, max) = self.min_max(&p.min, &p.max, field)?;
                 if min < 0 || max < min || max > 65_536 {
                     return Err(bad(format!(
                         "chars needs 0 <= min <= max <= 65536, not min {min} and max {max}"
@@ -869,6 +846,24 @@ impl<'s> P<'s> {
             _ => unreachable!("listed in GENERATORS"),
         };
         Ok(Some(g))
+    }
+
+    /// A length range's `min` (default 1) and `max` (default `min`).
+    fn min_max(
+        &self,
+        min: &Option<Loose<u64>>,
+        max: &Option<Loose<u64>>,
+        field: Option<&str>,
+    ) -> Result<(i128, i128), SpecError> {
+        let min = match min {
+            Some(m) => self.integer(m, field, "min")?,
+            None => 1,
+        };
+        let max = match max {
+            Some(m) => self.integer(m, field, "max")?,
+            None => min,
+        };
+        Ok((min, max))
     }
 
     /// The words of `words` or `text`: a built-in `list` (default
