@@ -1,10 +1,12 @@
 //! Deterministic, nested synthetic data as Arrow record batches, from a
 //! declarative spec.
 //!
-//! A [`Spec`] (TOML; see [Spec format](#spec-format)) describes a schema of any depth
-//! (structs, lists, maps) and how each field is drawn: sequences, uniform,
-//! normal, Zipf, weighted categories, string templates, word lists, null
-//! rates, list lengths, and cases that depend on a sibling's value. The
+//! A [`Spec`] (TOML, or the same document as JSON; see [Spec
+//! format](#spec-format)) describes a schema of any depth (structs, lists,
+//! maps) and how each field is drawn: sequences, uniform, normal, Zipf,
+//! weighted categories, string templates, word lists, random characters,
+//! windows of a pseudo-text, SQL expressions, null rates, list lengths,
+//! and cases that depend on a sibling's value. The
 //! presets `contacts`, `wide-u64`, `events` and `lineitem` are embedded specs
 //! ([`PRESETS`]). A spec compiles to a [`SpecGenerator`], the
 //! [`BatchGenerator`] that the writer pipeline in `strata-pipeline` drives from
@@ -15,7 +17,8 @@
 //!
 //! # Data flow
 //!
-//! spec text -> [`Spec::parse`] (checked, errors name field and line)
+//! spec text -> serde into the [`document`] types -> [`Spec::parse`]'s
+//! checks (errors name field and line)
 //! -> [`SpecGenerator`] (samplers and streams per field) ->
 //! `(seed, field, element id)` -> [`rng::RowRng`] -> per-column vectors
 //! (offsets, values, validity) -> Arrow buffers without a copy ->
@@ -65,8 +68,9 @@
 //! value. Structs, lists and maps nest fields inside fields. The keys a
 //! spec file may hold are the serde types of [`document`]: their doc
 //! comments document the format field by field, and the JSON Schema of
-//! the TOML document ([`json_schema`], committed as `spec.schema.json`) is
-//! derived from them. [`Spec::parse`] checks everything that schema cannot
+//! the document ([`json_schema`], committed as `spec.schema.json`) is
+//! derived from them; a spec reads through them, TOML or JSON. Then
+//! [`Spec::parse`] checks everything that schema cannot
 //! (types of values, distribution parameters, sibling references) and
 //! names the field and line of each mistake.
 //!
