@@ -87,15 +87,6 @@ pub fn words() -> &'static NameTable {
     &WORDS
 }
 
-/// The table of built-in list `list`.
-pub fn of(list: crate::WordList) -> &'static NameTable {
-    match list {
-        crate::WordList::Words => words(),
-        crate::WordList::FirstNames => first_names(),
-        crate::WordList::LastNames => last_names(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

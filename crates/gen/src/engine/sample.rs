@@ -220,7 +220,7 @@ pub(super) fn bytes_of(v: &Value) -> Box<[u8]> {
 }
 
 pub(super) fn word_table(list: WordList) -> &'static NameTable {
-    crate::names::of(list)
+    list.table()
 }
 
 /// The (min, max) of an integer class as f64 clamps.

@@ -835,6 +835,15 @@ pub enum WordList {
 }
 
 impl WordList {
+    /// The list's words.
+    pub fn table(self) -> &'static crate::names::NameTable {
+        match self {
+            WordList::Words => crate::names::words(),
+            WordList::FirstNames => crate::names::first_names(),
+            WordList::LastNames => crate::names::last_names(),
+        }
+    }
+
     /// The spec spelling.
     pub fn as_str(self) -> &'static str {
         match self {

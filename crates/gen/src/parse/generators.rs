@@ -499,7 +499,7 @@ impl<'s> P<'s> {
                 }
                 let available = match &own {
                     Some(w) => w.len(),
-                    None => crate::names::of(list).len(),
+                    None => list.table().len(),
                 };
                 if distinct && max as usize > available {
                     return Err(bad(format!(
