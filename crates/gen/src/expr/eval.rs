@@ -399,13 +399,11 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
             let strs = v
                 .as_string_opt::<i32>()
                 .ok_or_else(|| expr_error("substring of a non-string"))?;
-            let ints = |a: &ArrayRef| {
-                a.as_primitive_opt::<arrow_array::types::Int64Type>()
-                    .cloned()
-                    .ok_or_else(|| expr_error("a substring bound is not an integer"))
-            };
-            let from = ints(&from)?;
-            let count = count.as_ref().map(ints).transpose()?;
+            let from = int64s(&from, "a substring bound")?;
+            let count = count
+                .as_ref()
+                .map(|c| int64s(c, "a substring bound"))
+                .transpose()?;
             let mut b = StrBuild::new(rows, strs.value_data().len());
             for i in 0..rows {
                 let length = match &count {
@@ -523,12 +521,10 @@ fn eval(t: &TNode, inp: &Inputs<'_>) -> Result<Val, Error> {
         }
         NodeK::UniformOf(lo, hi, salt) => {
             let (lo, hi) = (eval(lo, inp)?.array(n)?, eval(hi, inp)?.array(n)?);
-            let ints = |a: &ArrayRef| {
-                a.as_primitive_opt::<arrow_array::types::Int64Type>()
-                    .cloned()
-                    .ok_or_else(|| expr_error("a uniform bound is not an integer"))
-            };
-            let (lo, hi) = (ints(&lo)?, ints(&hi)?);
+            let (lo, hi) = (
+                int64s(&lo, "a uniform bound")?,
+                int64s(&hi, "a uniform bound")?,
+            );
             let key = StreamKey::new(inp.key.first(*salt), 0x7e47_a11d);
             let v: Int64Array = (0..n)
                 .map(|i| {
@@ -967,55 +963,61 @@ fn lookup_branches(whens: &[(TNode, TNode)], inp: &Inputs<'_>) -> Result<Option<
     }
     let none = whens.len() as u32;
     let n = inp.ids.len();
+    // Each row's branch: the first WHEN of its value, `none` for null
+    // and unlisted values.
+    fn first_branch<'a, K: std::hash::Hash + Eq>(
+        literals: &[&'a Lit],
+        key_of: impl Fn(&'a Lit) -> Option<K>,
+        none: u32,
+        n: usize,
+        row: impl Fn(usize) -> Option<K>,
+    ) -> Vec<u32> {
+        // Reversed, so that the first of equal literals is kept.
+        let first: HashMap<K, u32> = literals
+            .iter()
+            .enumerate()
+            .rev()
+            .filter_map(|(k, lit)| key_of(lit).map(|v| (v, k as u32)))
+            .collect();
+        (0..n)
+            .map(|i| row(i).and_then(|v| first.get(&v).copied()).unwrap_or(none))
+            .collect()
+    }
     match x.ty {
         ETy::Int => {
-            let mut first: HashMap<i64, u32> = HashMap::with_capacity(literals.len());
-            for (k, lit) in literals.iter().enumerate().rev() {
-                if let Lit::Int(v) = lit {
-                    first.insert(*v, k as u32);
+            let v = int64s(&eval(x, inp)?.array(n)?, "an integer operand")?;
+            fn key(lit: &Lit) -> Option<i64> {
+                match lit {
+                    Lit::Int(v) => Some(*v),
+                    _ => None,
                 }
             }
-            let v = eval(x, inp)?.array(n)?;
-            let v = v
-                .as_primitive_opt::<arrow_array::types::Int64Type>()
-                .ok_or_else(|| expr_error("an integer operand is not an integer"))?;
-            Ok(Some(
-                (0..n)
-                    .map(|i| {
-                        if v.is_valid(i) {
-                            first.get(&v.value(i)).copied().unwrap_or(none)
-                        } else {
-                            none
-                        }
-                    })
-                    .collect(),
-            ))
+            let row = |i| v.is_valid(i).then(|| v.value(i));
+            Ok(Some(first_branch(&literals, key, none, n, row)))
         }
         ETy::Str => {
-            let mut first: HashMap<&str, u32> = HashMap::with_capacity(literals.len());
-            for (k, lit) in literals.iter().enumerate().rev() {
-                if let Lit::Str(v) = lit {
-                    first.insert(v.as_str(), k as u32);
-                }
-            }
             let v = eval(x, inp)?.array(n)?;
             let v = v
                 .as_string_opt::<i32>()
                 .ok_or_else(|| expr_error("a string operand is not a string"))?;
-            Ok(Some(
-                (0..n)
-                    .map(|i| {
-                        if v.is_valid(i) {
-                            first.get(v.value(i)).copied().unwrap_or(none)
-                        } else {
-                            none
-                        }
-                    })
-                    .collect(),
-            ))
+            fn key(lit: &Lit) -> Option<&str> {
+                match lit {
+                    Lit::Str(v) => Some(v),
+                    _ => None,
+                }
+            }
+            let row = |i| v.is_valid(i).then(|| v.value(i));
+            Ok(Some(first_branch(&literals, key, none, n, row)))
         }
         _ => Ok(None),
     }
+}
+
+/// `a` as the integers of an expression, or an error naming `what`.
+fn int64s(a: &ArrayRef, what: &str) -> Result<Int64Array, Error> {
+    a.as_primitive_opt::<arrow_array::types::Int64Type>()
+        .cloned()
+        .ok_or_else(|| expr_error(format!("{what} is not an integer")))
 }
 
 /// DuckDB's `substring(s, start, length)`: `length` characters from
