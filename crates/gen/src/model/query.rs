@@ -4,7 +4,9 @@
 
 use arrow_schema::DataType;
 
-use super::{CalendarPart, ChildrenOf, Condition, Field, Generator, Kind, Reference, Spec, Value};
+use super::{
+    CalendarPart, ChildrenOf, Condition, Expression, Field, Generator, Kind, Reference, Spec, Value,
+};
 use crate::facts::{DAY_NAMES, MAX_LENGTH, MONTH_NAMES};
 
 /// How many ids `0, 1, ...` a sequence from `start` by `step` keeps
@@ -110,23 +112,46 @@ pub(crate) fn categories(g: &Generator) -> Option<Vec<Value>> {
     category_values(g).filter(|v| v.len() <= 255)
 }
 
+/// The SQL of `f`: its `when` cases' conditions, then its `expr`.
+pub(crate) fn expressions(f: &Field) -> impl Iterator<Item = &Expression> {
+    let conditions = f.when.iter().filter_map(|w| match &w.condition {
+        Condition::Expr(e) => Some(e),
+        _ => None,
+    });
+    let own = match &f.kind {
+        Kind::Scalar {
+            generator: Generator::Expr(e),
+            ..
+        } => Some(&**e),
+        _ => None,
+    };
+    conditions.chain(own)
+}
+
+/// The references of `f`: its generator's and its cases'.
+pub(crate) fn field_references(f: &Field) -> impl Iterator<Item = &Reference> {
+    let generator = match &f.kind {
+        Kind::Scalar { generator, .. } => Some(generator),
+        _ => None,
+    };
+    let cases = f.when.iter().filter_map(|w| w.generator.as_ref());
+    generator.into_iter().chain(cases).filter_map(|g| match g {
+        Generator::Reference(r) => Some(r),
+        _ => None,
+    })
+}
+
 /// The siblings `f` is computed from: those its `when` cases read and
-/// those its expression reads.
+/// those its expressions read (a field's cases are all conditions, or all
+/// read one sibling).
 pub(crate) fn depends_on(f: &Field) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    for w in &f.when {
-        match &w.condition {
-            Condition::Expr(e) => out.extend(e.inputs.iter().map(String::as_str)),
-            _ => out.push(w.field.as_str()),
-        }
-    }
-    if let Kind::Scalar {
-        generator: Generator::Expr(e),
-        ..
-    } = &f.kind
-    {
-        out.extend(e.inputs.iter().map(String::as_str));
-    }
+    let mut out: Vec<&str> = f
+        .when
+        .iter()
+        .filter(|w| !matches!(w.condition, Condition::Expr(_)))
+        .map(|w| w.field.as_str())
+        .collect();
+    out.extend(expressions(f).flat_map(|e| e.inputs.iter().map(String::as_str)));
     out
 }
 
@@ -162,18 +187,10 @@ pub(crate) fn is_aggregate(f: &Field) -> bool {
 /// Every field of `spec` (at any depth) whose generator, or a case's, is
 /// a reference, with that reference.
 pub(crate) fn references(spec: &Spec) -> Vec<(&Field, &Reference)> {
-    let mut out = Vec::new();
-    for (f, _) in spec.walk() {
-        if let Kind::Scalar { generator, .. } = &f.kind {
-            let cases = f.when.iter().filter_map(|w| w.generator.as_ref());
-            for g in std::iter::once(generator).chain(cases) {
-                if let Generator::Reference(r) = g {
-                    out.push((f, r));
-                }
-            }
-        }
-    }
-    out
+    spec.walk()
+        .into_iter()
+        .flat_map(|(f, _)| field_references(f).map(move |r| (f, r)))
+        .collect()
 }
 
 /// Calls `f` on every field of `fields` and, below each, on those of its

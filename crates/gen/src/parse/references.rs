@@ -8,11 +8,9 @@ use super::reader::{P, is_plain_name};
 use super::types::{placeholder_of, type_text};
 use crate::expr;
 use crate::model::expression::ETy;
-use crate::model::query::{depends_on, is_aggregate, kind_type};
+use crate::model::query::{depends_on, expressions, field_references, is_aggregate, kind_type};
 use crate::model::query::{each_field_mut, references};
-use crate::model::{
-    AggOp, Condition, Expression, Field, Generator, Kind, Pick, Rows, SpecError, Table,
-};
+use crate::model::{AggOp, Expression, Field, Generator, Kind, Pick, Rows, SpecError, Table};
 
 /// Checks every reference of `tables`: the table and its top-level field
 /// exist, the types agree, the table has rows, cases change only the
@@ -480,42 +478,24 @@ pub(super) fn check_vias(p: &P<'_>, table: &str, fields: &[Field]) -> Result<(),
 /// cases') and the qualified names of its expressions (`parent.x`,
 /// `ps.x`), as `(how it reads, table, field)`.
 fn reads_of_other_rows(f: &Field) -> Vec<(String, &str, &str)> {
-    let mut out = Vec::new();
-    if let Kind::Scalar { generator, .. } = &f.kind {
-        let cases = f.when.iter().filter_map(|w| w.generator.as_ref());
-        for g in std::iter::once(generator).chain(cases) {
-            match g {
-                Generator::Reference(r) => {
-                    let how = if r.pick == Pick::Parent {
-                        "`parent`"
-                    } else {
-                        "`ref`"
-                    };
-                    out.push((how.to_string(), r.table.as_str(), r.field.as_str()));
-                }
-                Generator::Expr(e) => out.extend(e.reads.iter().map(|q| {
-                    (
-                        format!("`{}`", q.name),
-                        q.reference.table.as_str(),
-                        q.reference.field.as_str(),
-                    )
-                })),
-                _ => {}
-            }
-        }
-    }
-    for w in &f.when {
-        if let Condition::Expr(e) = &w.condition {
-            out.extend(e.reads.iter().map(|q| {
-                (
-                    format!("`{}`", q.name),
-                    q.reference.table.as_str(),
-                    q.reference.field.as_str(),
-                )
-            }));
-        }
-    }
-    out
+    let references = field_references(f).map(|r| {
+        let how = if r.pick == Pick::Parent {
+            "`parent`"
+        } else {
+            "`ref`"
+        };
+        (how.to_string(), r.table.as_str(), r.field.as_str())
+    });
+    let qualified = expressions(f).flat_map(|e| {
+        e.reads.iter().map(|q| {
+            (
+                format!("`{}`", q.name),
+                q.reference.table.as_str(),
+                q.reference.field.as_str(),
+            )
+        })
+    });
+    references.chain(qualified).collect()
 }
 
 /// The chain from top-level field `field` of `table` to an aggregate it
@@ -676,23 +656,9 @@ pub(super) fn expression_aggregates(p: &P<'_>, tables: &mut [Table]) -> Result<(
     Ok(())
 }
 
-/// The tables whose row counts the expressions of `f` read (`rows('t')`),
-/// with the line they are written on.
+/// The tables whose row counts the expressions of `f` read (`rows('t')`).
 fn rows_reads(f: &Field) -> Vec<String> {
-    let mut trees = Vec::new();
-    if let Kind::Scalar {
-        generator: Generator::Expr(e),
-        ..
-    } = &f.kind
-    {
-        trees.extend(e.tree.clone());
-    }
-    for w in &f.when {
-        if let Condition::Expr(e) = &w.condition {
-            trees.extend(e.tree.clone());
-        }
-    }
-    rows_in(trees)
+    rows_in(expressions(f).filter_map(|e| e.tree.clone()).collect())
 }
 
 /// The tables `rows('t')` names in `trees`.
