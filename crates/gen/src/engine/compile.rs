@@ -10,7 +10,9 @@ use arrow_schema::{DataType, Field as ArrowField, Fields, Schema};
 use super::arrays::numbers;
 use super::draw::{below, coprime_step, stream_id, table_seed, threshold};
 use super::generator::{Hints, SpecGenerator};
-use super::node::{Cases, CountTests, Counts, Expand, Leaf, Node, NodeKind, Out, TableEval};
+use super::node::{
+    Cases, ChildRows, CountTests, Counts, Expand, Leaf, Node, NodeKind, Out, TableEval,
+};
 use super::sample::{RefDraw, RefPick, Sampler, cardinality, compile_sampler, length_sampler};
 use super::scratch::SpecScratch;
 use super::sequences::{sequence_limits, too_few_values};
@@ -260,6 +262,46 @@ impl<'a> Parents<'a> {
         Ok((t, field))
     }
 
+    /// For a reference (of field `path`) to child table `name`, how a
+    /// drawn row of its root table reaches one of its rows; `None` for a
+    /// table with rows of its own.
+    pub(super) fn child_rows(&self, name: &str, path: &str) -> Result<Option<ChildRows>, Error> {
+        let Some((dataset, seed, scale)) = self.dataset else {
+            return Ok(None);
+        };
+        let Some(mut at) = dataset.table(name) else {
+            return Ok(None);
+        };
+        if dataset.tables[at].children_of.is_none() {
+            return Ok(None);
+        }
+        let mut levels = Vec::new();
+        while let Some(c) = &dataset.tables[at].children_of {
+            levels.push(Counts::new(dataset, at, seed, self)?);
+            at = dataset
+                .table(&c.parent)
+                .ok_or_else(|| Error::InvalidDistribution(format!("no table {}", c.parent)))?;
+            if levels.len() > dataset.tables.len() {
+                return Err(Error::InvalidDistribution(format!(
+                    "table {name} is its own ancestor"
+                )));
+            }
+        }
+        levels.reverse();
+        let root = &dataset.tables[at].spec.name;
+        let rows = dataset.tables[at].rows.map_or(0, |r| r.at(scale));
+        if rows == 0 {
+            return Err(Error::InvalidDistribution(format!(
+                "field {path} references child table `{name}`, whose root table `{root}` has no rows at scale {scale}; use a larger --scale"
+            )));
+        }
+        Ok(Some(ChildRows {
+            rows,
+            levels,
+            table: name.to_string(),
+        }))
+    }
+
     /// Table `ti` compiled to be read at any row (once per run), for
     /// `path` (a field or table, in messages).
     pub(super) fn table(&self, ti: usize, path: &str) -> Result<Arc<TableEval>, Error> {
@@ -291,9 +333,12 @@ pub(super) fn ref_draw(
     f: &Field,
     siblings: &[Field],
     table: &Arc<TableEval>,
+    children: Option<&ChildRows>,
     seed: u64,
     parents: &Parents<'_>,
 ) -> Result<RefDraw, Error> {
+    // A child table's rows are reached from a row of its root table.
+    let rows = children.map_or(table.rows, |c| c.rows);
     let (pick, drawer) = match &r.via {
         None => (&r.pick, f.path.as_str()),
         Some(v) => match siblings.iter().find(|s| &s.name == v) {
@@ -320,17 +365,26 @@ pub(super) fn ref_draw(
         },
         Pick::Uniform => RefPick::Uniform,
         Pick::Zipf { s } => RefPick::Zipf {
-            zipf: Zipf::new(*s, table.rows)?,
-            step: coprime_step(table.rows),
+            zipf: Zipf::new(*s, rows)?,
+            step: coprime_step(rows),
             // Where rank 1 lands: a row of its own per field and seed,
             // not always the table's first.
             offset: below(
                 StreamKey::new(seed, stream_id(drawer, "ref offset")).first(0),
-                u128::from(table.rows),
+                u128::from(rows),
             ),
         },
+        Pick::Weighted { .. } if children.is_some() => {
+            return Err(Error::InvalidDistribution(format!(
+                "field {}: a `weight`ed reference cannot draw from child table {}",
+                f.path, r.table
+            )));
+        }
         Pick::Weighted { field: w } => RefPick::Alias(parents.weights(table, &r.table, w)?),
     };
+    let positions = (0..children.map_or(0, |c| c.levels.len()))
+        .map(|l| StreamKey::new(seed, stream_id(drawer, &format!("ref position {l}"))))
+        .collect();
     let offset = match &r.offset {
         Some(g) => Some((
             compile_sampler(
@@ -348,6 +402,7 @@ pub(super) fn ref_draw(
         pick,
         key: StreamKey::new(seed, stream_id(drawer, "ref")),
         offset,
+        positions,
     })
 }
 
@@ -537,6 +592,11 @@ pub(super) fn compile(
             generator: Generator::Reference(r),
         } => {
             let (table, field) = parents.resolve(r, &f.path)?;
+            // A row's own parent row is no draw.
+            let children = match r.pick {
+                Pick::Parent => None,
+                _ => parents.child_rows(&r.table, &f.path)?,
+            };
             // One way of drawing the row per branch when cases give their
             // own `ref` (case i is branch i, the field's own the last).
             let mut draws = Vec::new();
@@ -546,16 +606,19 @@ pub(super) fn compile(
                         Some(Generator::Reference(c)) => c,
                         _ => r,
                     };
-                    draws.push(ref_draw(case, f, siblings, &table, seed, parents)?);
+                    let c = children.as_ref();
+                    draws.push(ref_draw(case, f, siblings, &table, c, seed, parents)?);
                 }
             }
-            draws.push(ref_draw(r, f, siblings, &table, seed, parents)?);
+            let c = children.as_ref();
+            draws.push(ref_draw(r, f, siblings, &table, c, seed, parents)?);
             (
                 data_type.clone(),
                 NodeKind::Ref {
                     table,
                     field,
                     draws,
+                    children,
                 },
             )
         }

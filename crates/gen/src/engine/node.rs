@@ -41,6 +41,78 @@ pub(super) struct Counts {
     pub(super) cases: Option<CountTests>,
 }
 
+/// How a reference reaches a row of a child table: a row of the root
+/// table (the ancestor with `rows`) drawn by the reference's pick, then
+/// at each generation down a position below that row's count. A row
+/// without children is drawn again, from a stream of its own per
+/// attempt, at most [`CHILD_DRAWS`] times.
+#[derive(Debug)]
+pub(super) struct ChildRows {
+    /// The root table's rows at this run's scale.
+    pub(super) rows: u64,
+    /// The counts of each generation, from the root's children down.
+    pub(super) levels: Vec<Counts>,
+    /// The child table's name, for errors.
+    pub(super) table: String,
+}
+
+/// Most draws of a root row for one element of a reference to a child
+/// table before it fails (all of them reaching rows without children).
+pub(super) const CHILD_DRAWS: u64 = 64;
+
+impl ChildRows {
+    /// Turns `rows`, the root rows drawn for elements `ids` (element `i`
+    /// drawn by `draw(i)`), into rows of the child table.
+    pub(super) fn descend<'d>(
+        &self,
+        rows: &mut [u64],
+        ids: &[u64],
+        draw: impl Fn(usize) -> &'d RefDraw,
+        s: &mut SpecScratch,
+    ) -> Result<(), Error> {
+        let mut todo: Vec<usize> = (0..ids.len()).collect();
+        let mut at = Vec::with_capacity(ids.len());
+        for attempt in 0..CHILD_DRAWS {
+            if attempt > 0 {
+                for &i in &todo {
+                    rows[i] = draw(i).redraw(ids[i], self.rows, attempt);
+                }
+            }
+            at.clear();
+            at.extend(todo.iter().map(|&i| rows[i]));
+            let mut empty = vec![false; todo.len()];
+            for (l, level) in self.levels.iter().enumerate() {
+                let lens = level.lens(&at, s)?;
+                for (j, &i) in todo.iter().enumerate() {
+                    if lens[j] == 0 {
+                        empty[j] = true;
+                    }
+                    let key = draw(i).positions[l];
+                    let k = super::draw::below(key.first(ids[i]), u128::from(lens[j]));
+                    at[j] = at[j].wrapping_mul(level.max).wrapping_add(k);
+                }
+                s.put64(lens);
+            }
+            let mut left = Vec::new();
+            for (j, &i) in todo.iter().enumerate() {
+                if empty[j] {
+                    left.push(i);
+                } else {
+                    rows[i] = at[j];
+                }
+            }
+            if left.is_empty() {
+                return Ok(());
+            }
+            todo = left;
+        }
+        Err(Error::InvalidDistribution(format!(
+            "a reference to child table `{}`: {CHILD_DRAWS} draws of a row found none with children (give the rows it descends from counts above 0)",
+            self.table
+        )))
+    }
+}
+
 /// The tests of a child table's `count` cases: SQL over the parent row's
 /// top-level fields, evaluated at the parent rows.
 #[derive(Debug)]
@@ -110,6 +182,9 @@ pub(super) enum NodeKind {
         field: usize,
         /// How rows are drawn: one way, or one per branch of the cases.
         draws: Vec<RefDraw>,
+        /// For a child table, how a drawn row of its root table reaches
+        /// one of its rows.
+        children: Option<ChildRows>,
     },
     /// `start + id mod modulus`: a child row's place among its parent's.
     Position {
@@ -442,6 +517,7 @@ impl Node {
                 table,
                 field,
                 draws,
+                children,
             } => {
                 let mut rows = s.v64(n);
                 // The branch of each element picks its way of drawing.
@@ -449,11 +525,15 @@ impl Node {
                     Some(b) => (b[i] as usize).min(draws.len() - 1),
                     None => draws.len() - 1,
                 };
+                let root_rows = children.as_ref().map_or(table.rows, |c| c.rows);
                 rows.extend(
                     ids.iter()
                         .enumerate()
-                        .map(|(i, &id)| draws[branch(i)].row(id, table.rows)),
+                        .map(|(i, &id)| draws[branch(i)].row(id, root_rows)),
                 );
+                if let Some(c) = children {
+                    c.descend(&mut rows, ids, |i| &draws[branch(i)], s)?;
+                }
                 let mut copied = table.evaluate(*field, &rows, s)?;
                 s.put64(rows);
                 if draws.iter().any(|d| d.offset.is_some()) {
@@ -924,18 +1004,12 @@ pub(super) fn generate_siblings(
 }
 
 impl Counts {
-    /// The children of parent rows `ids` (those whose `valid` byte is 1):
-    /// offsets, child ids and validity, as [`lengths`] gives them.
-    pub(super) fn children(
-        &self,
-        ids: &[u64],
-        valid: &[u8],
-        s: &mut SpecScratch,
-    ) -> Result<Lengths, Error> {
+    /// The branch of each parent row of `ids` (the first true `count`
+    /// case's, else the table's own count); `None` without cases.
+    fn branches(&self, ids: &[u64], s: &mut SpecScratch) -> Result<Option<Vec<u8>>, Error> {
         let Some(t) = &self.cases else {
-            return lengths(ids, valid, &self.samplers[0], self.key, self.max, false, s);
+            return Ok(None);
         };
-        let n = ids.len();
         let mut columns: Vec<Option<ArrayRef>> = vec![None; t.parent.roots.len()];
         for &fi in &t.fields {
             columns[fi] = Some(t.parent.evaluate(fi, ids, s)?);
@@ -945,10 +1019,9 @@ impl Counts {
             ids,
             key: t.key,
         };
-        // Each row's branch: the first true test's (the last test set
-        // first), else the table's own count.
-        let mut branch = s.v8(n);
-        branch.resize(n, t.tests.len() as u8);
+        // The last test set first, so that the first true one wins.
+        let mut branch = s.v8(ids.len());
+        branch.resize(ids.len(), t.tests.len() as u8);
         for (b, test) in t.tests.iter().enumerate().rev() {
             let hit = crate::expr::test(test, &inputs).map_err(|e| match e {
                 Error::InvalidDistribution(m) => {
@@ -960,6 +1033,35 @@ impl Counts {
                 branch[i] = b as u8;
             }
         }
+        Ok(Some(branch))
+    }
+
+    /// How many children each parent row of `ids` has.
+    pub(super) fn lens(&self, ids: &[u64], s: &mut SpecScratch) -> Result<Vec<u64>, Error> {
+        let branch = self.branches(ids, s)?;
+        let mut out = s.v64(ids.len());
+        out.extend(ids.iter().enumerate().map(|(i, &id)| {
+            let b = branch.as_ref().map_or(0, |b| b[i] as usize);
+            clamp_length(self.samplers[b].int(self.key, id).0, self.max) as u64
+        }));
+        if let Some(b) = branch {
+            s.put8(b);
+        }
+        Ok(out)
+    }
+
+    /// The children of parent rows `ids` (those whose `valid` byte is 1):
+    /// offsets, child ids and validity, as [`lengths`] gives them.
+    pub(super) fn children(
+        &self,
+        ids: &[u64],
+        valid: &[u8],
+        s: &mut SpecScratch,
+    ) -> Result<Lengths, Error> {
+        let Some(branch) = self.branches(ids, s)? else {
+            return lengths(ids, valid, &self.samplers[0], self.key, self.max, false, s);
+        };
+        let n = ids.len();
         let mut offsets = s.v32(n + 1);
         offsets.push(0);
         let mut valid2 = s.v8(n);

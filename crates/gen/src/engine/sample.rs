@@ -41,13 +41,28 @@ pub(super) struct RefDraw {
     pub(super) pick: RefPick,
     pub(super) key: StreamKey,
     pub(super) offset: Option<(Sampler, StreamKey)>,
+    /// For a child table, the stream of the position drawn at each
+    /// generation below the root table's row (empty for other tables).
+    pub(super) positions: Vec<StreamKey>,
 }
 
 impl RefDraw {
     /// The parent row of element `id` (of a table of `rows` rows).
     #[inline]
     pub(super) fn row(&self, id: u64, rows: u64) -> u64 {
-        let key = self.key;
+        self.row_in(self.key, id, rows)
+    }
+
+    /// Element `id`'s draw number `attempt` (from 1) of a row of a table
+    /// of `rows` rows, after the earlier draws reached rows without
+    /// children: the same pick from a stream of its own per element and
+    /// attempt.
+    pub(super) fn redraw(&self, id: u64, rows: u64, attempt: u64) -> u64 {
+        self.row_in(StreamKey::new(self.key.first(id), attempt), id, rows)
+    }
+
+    #[inline]
+    fn row_in(&self, key: StreamKey, id: u64, rows: u64) -> u64 {
         match &self.pick {
             RefPick::Parent { max } => id / max,
             RefPick::Uniform => below(key.first(id), u128::from(rows)),

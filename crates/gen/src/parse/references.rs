@@ -114,14 +114,13 @@ pub(super) fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), Spec
                     }
                 }
             }
-            if parent.children_of.is_some() && r.pick != Pick::Parent {
+            // A child table's row is reached from a row of its root table,
+            // drawn by the pick, then a position below each count: no
+            // weights over its rows.
+            if let (Some(c), Pick::Weighted { field: w }) = (&parent.children_of, &r.pick) {
                 return err(format!(
-                    "`ref` reads `{}`, a child table (rows per `{}` row), whose rows cannot be drawn by index; reference its parent table",
-                    r.table,
-                    parent
-                        .children_of
-                        .as_ref()
-                        .map_or("", |c| c.parent.as_str())
+                    "`weight` = \"{w}\": `{}` is a child table (rows per `{}` row), whose rows are reached through a row of its parent; a weighted reference draws from a table with `rows` or `rows_per_scale`",
+                    r.table, c.parent
                 ));
             }
             if parent.rows == Some(Rows::Fixed(0)) {

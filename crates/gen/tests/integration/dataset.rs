@@ -678,6 +678,193 @@ position = 0
     assert!((d.rows_per_root_row(2) - 2.0 * 5.0 / 3.0).abs() < 1e-9);
 }
 
+/// A part table, four suppliers per part as a child table, and lines
+/// that draw a part, then one of its suppliers; `count` is the
+/// suppliers' count per part.
+fn parts_and_suppliers(count: &str, pick: &str) -> String {
+    format!(
+        r#"
+name = "ps"
+[[tables]]
+name = "part"
+rows = 200
+[[tables.fields]]
+name = "p_key"
+type = "int64"
+sequence = {{ start = 1 }}
+[[tables]]
+name = "partsupp"
+children_of = "part"
+count = {count}
+[[tables.fields]]
+name = "ps_part"
+type = "int64"
+parent = "p_key"
+[[tables.fields]]
+name = "ps_supp"
+type = "int64"
+expr = "(ps_part + position * 7) % 50 + 1"
+[[tables.fields]]
+name = "position"
+type = "int64"
+position = 0
+hidden = true
+[[tables.fields]]
+name = "ps_cost"
+type = "int64"
+uniform = {{ min = 1, max = 1000000 }}
+[[tables]]
+name = "line"
+rows = 4000
+[[tables.fields]]
+name = "l_part"
+type = "int64"
+ref = {{ table = "partsupp", field = "ps_part", draw = "ps"{pick} }}
+[[tables.fields]]
+name = "l_supp"
+type = "int64"
+ref = {{ table = "partsupp", field = "ps_supp", draw = "ps" }}
+[[tables.fields]]
+name = "l_cost"
+type = "int64"
+expr = "ps.ps_cost * 2"
+"#
+    )
+}
+
+#[test]
+fn references_to_a_child_table_draw_a_parent_row_then_one_of_its_children() {
+    use std::collections::HashMap;
+    for (count, pick) in [
+        ("4", ""),
+        ("{ uniform = { min = 0, max = 3 } }", ""),
+        ("{ weighted = { values = [0, 5] } }", ", zipf = { s = 1.1 }"),
+    ] {
+        let text = parts_and_suppliers(count, pick);
+        let d = Dataset::parse(&text, "ps.toml").unwrap();
+        let ps = all_rows(&d, "partsupp", 9, 1.0, 64);
+        let (part, supp, cost) = (
+            ints(&ps, "ps_part"),
+            ints(&ps, "ps_supp"),
+            ints(&ps, "ps_cost"),
+        );
+        // Every (part, supplier) pair of partsupp once, with its cost.
+        let mut rows = HashMap::new();
+        for i in 0..part.len() {
+            let at = (part[i].unwrap(), supp[i].unwrap());
+            assert!(
+                rows.insert(at, cost[i].unwrap()).is_none(),
+                "{count}: {at:?} twice"
+            );
+        }
+        let lines = all_rows(&d, "line", 9, 1.0, 333);
+        let (lp, ls, lc) = (
+            ints(&lines, "l_part"),
+            ints(&lines, "l_supp"),
+            ints(&lines, "l_cost"),
+        );
+        let mut seen = HashMap::new();
+        for i in 0..lp.len() {
+            let at = (lp[i].unwrap(), ls[i].unwrap());
+            // The line's pair is a partsupp row, and its cost that row's.
+            let c = rows
+                .get(&at)
+                .unwrap_or_else(|| panic!("{count}: line {i}: {at:?} is no partsupp row"));
+            assert_eq!(lc[i], Some(c * 2), "{count}: line {i}");
+            *seen.entry(at).or_insert(0u32) += 1;
+        }
+        if count == "4" {
+            // A part drawn uniformly, then one of its four suppliers
+            // uniformly: each of the 800 pairs about 5 times in 4,000.
+            assert!(
+                seen.len() > 700,
+                "{count}: {} pairs of 800 drawn",
+                seen.len()
+            );
+            let mut by_position = [0u32; 4];
+            for (p, s) in seen.keys() {
+                by_position[((s - 1 - p % 50 + 50) % 50 / 7) as usize] += 1;
+            }
+            assert!(by_position.iter().all(|&n| n > 150), "{by_position:?}");
+        }
+        // Batching differently draws the same rows.
+        let again = all_rows(&d, "line", 9, 1.0, 1000);
+        assert_eq!(ints(&again, "l_supp"), ls, "{count}");
+    }
+    // A reference to a grandchild descends two generations.
+    let text = r#"
+name = "tree"
+[[tables]]
+name = "a"
+rows = 30
+[[tables.fields]]
+name = "a_id"
+type = "int64"
+sequence = { start = 1 }
+[[tables]]
+name = "b"
+children_of = "a"
+count = { weighted = { values = [0, 2, 3] } }
+[[tables.fields]]
+name = "b_a"
+type = "int64"
+parent = "a_id"
+[[tables.fields]]
+name = "b_pos"
+type = "int64"
+position = 0
+[[tables]]
+name = "c"
+children_of = "b"
+count = { uniform = { min = 0, max = 2 } }
+[[tables.fields]]
+name = "c_key"
+type = "int64"
+expr = "b_a * 100 + parent.b_pos * 10 + c_pos"
+[[tables.fields]]
+name = "b_a"
+type = "int64"
+parent = "b_a"
+hidden = true
+[[tables.fields]]
+name = "c_pos"
+type = "int64"
+position = 0
+hidden = true
+[[tables]]
+name = "r"
+rows = 500
+[[tables.fields]]
+name = "r_c"
+type = "int64"
+ref = { table = "c", field = "c_key" }
+"#;
+    let d = Dataset::parse(text, "tree.toml").unwrap();
+    let keys: std::collections::HashSet<i64> = ints(&all_rows(&d, "c", 2, 1.0, 10), "c_key")
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
+    let r = ints(&all_rows(&d, "r", 2, 1.0, 77), "r_c");
+    assert!(r.iter().all(|k| keys.contains(&k.unwrap())));
+    let drawn: std::collections::HashSet<_> = r.iter().collect();
+    assert!(
+        drawn.len() * 10 > keys.len() * 9,
+        "{} of {}",
+        drawn.len(),
+        keys.len()
+    );
+    // No row has children: a clear error, not a hang.
+    let text = parts_and_suppliers("0", "");
+    let d = Dataset::parse(&text, "ps.toml").unwrap();
+    let li = d.table("line").unwrap();
+    let g = d.generator(li, 1, 1.0).unwrap();
+    let e = format!(
+        "{:?}",
+        strata_gen::BatchGenerator::generate(&g, 0, 10, &mut Default::default()).unwrap_err()
+    );
+    assert!(e.contains("draws of a row found none with children"), "{e}");
+}
+
 #[test]
 fn bad_child_tables_are_clear_errors() {
     let base = r#"
@@ -773,13 +960,13 @@ constant = 1
         ),
         (
             format!(
-                "{}\n[[tables]]\nname = \"r\"\nrows = 3\n[[tables.fields]]\nname = \"z\"\ntype = \"int64\"\nref = {{ table = \"c\", field = \"a\" }}\n",
+                "{}\n[[tables]]\nname = \"r\"\nrows = 3\n[[tables.fields]]\nname = \"z\"\ntype = \"int64\"\nref = {{ table = \"c\", field = \"a\", weight = \"a\" }}\n",
                 child(
                     "children_of = \"p\"\ncount = 2",
                     "name = \"a\"\ntype = \"int64\"\nparent = \"k\""
                 )
             ),
-            "`ref` reads `c`, a child table (rows per `p` row), whose rows cannot be drawn by index; reference its parent table",
+            "field `r.z`: `weight` = \"a\": `c` is a child table (rows per `p` row), whose rows are reached through a row of its parent; a weighted reference draws from a table with `rows` or `rows_per_scale`",
         ),
     ];
     for (text, want) in cases {
