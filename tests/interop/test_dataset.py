@@ -553,6 +553,8 @@ EXPR_FIELDS = [
     ("tail", "utf8", "substr(tag, delay - 10)"),
     ("bucket", "utf8", "CASE delay % 6 WHEN 0 THEN 'a' WHEN 1 THEN 'b' WHEN 2 THEN 'c' WHEN 3 THEN 'd' WHEN 4 THEN NULL ELSE 'z' END"),
     ("steps", "int64", "CASE WHEN delay < 3 THEN qty WHEN delay < 6 THEN qty * 2 WHEN delay < 9 THEN qty * 3 WHEN delay < 12 THEN delay ELSE -1 END"),
+    ("item", "utf8", "['a', 'b', NULL, 'd'][delay % 7 - 3]"),
+    ("mixed", "decimal(15, 2)", "[price, 1, qty * 2.5][delay % 4]"),
 ]
 
 

@@ -548,8 +548,77 @@ impl Checker<'_> {
                 Ok(cast(x, to))
             }
             E::Function(f) => self.function(e, f),
+            E::CompoundFieldAccess { root, access_chain } => self.list_item(e, root, access_chain),
             _ => fail(e, format!("`{e}` is not supported in a spec expression")),
         }
+    }
+
+    /// `[a, b, c][i]`: item `i` of a list literal, from 1 (from -1 at the
+    /// end), null outside it, as DuckDB's; a simple `CASE` of `i` (one
+    /// draw of `i` per row, a table lookup for literal items).
+    fn list_item(
+        &mut self,
+        e: &ast::Expr,
+        root: &ast::Expr,
+        chain: &[ast::AccessExpr],
+    ) -> R<TNode> {
+        let items = match root {
+            ast::Expr::Array(a) => &a.elem,
+            _ => {
+                return fail(
+                    e,
+                    format!("`{e}`: indexing reads an item of a list literal (`['a', 'b'][i]`)"),
+                );
+            }
+        };
+        let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] = chain else {
+            return fail(
+                e,
+                format!(
+                    "`{e}`: a list literal takes one index (`['a', 'b'][i]`), not slices or fields"
+                ),
+            );
+        };
+        if items.is_empty() {
+            return fail(root, "an indexed list needs at least one item");
+        }
+        let i = self.node(index)?;
+        if !matches!(i.ty, ETy::Int | ETy::Null) {
+            return fail(
+                index,
+                format!(
+                    "type mismatch: a list index is an integer, not {}",
+                    i.ty.with_article()
+                ),
+            );
+        }
+        let i = cast(i, ETy::Int);
+        let values = items.iter().map(|x| self.node(x)).collect::<R<Vec<_>>>()?;
+        let tys: Vec<ETy> = values.iter().map(|v| v.ty).collect();
+        let ty = common_type(root, "the list's items are", &tys)?;
+        let n = values.len() as i64;
+        let mut whens = Vec::with_capacity(2 * values.len());
+        for (at, v) in (1..=n).zip(&values) {
+            whens.push((at, v));
+        }
+        for (at, v) in (-n..0).zip(&values) {
+            whens.push((at, v));
+        }
+        let whens = whens
+            .into_iter()
+            .map(|(at, v)| {
+                let test = node(
+                    ETy::Bool,
+                    NodeK::Cmp(
+                        Cmp::Eq,
+                        Box::new(i.clone()),
+                        Box::new(node(ETy::Int, NodeK::Lit(Lit::Int(at)))),
+                    ),
+                );
+                (test, cast(v.clone(), ty))
+            })
+            .collect();
+        Ok(node(ty, NodeK::Case(whens, None)))
     }
 
     fn column(&mut self, id: &ast::Ident) -> R<TNode> {

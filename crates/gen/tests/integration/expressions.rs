@@ -1091,3 +1091,64 @@ fn uniform_takes_bounds_computed_per_row() {
         "e.toml:10: field `x`: `expr` at column 12: type mismatch: uniform's bounds are integers, not a date"
     );
 }
+
+/// `[a, b][i]` reads item `i` of a list literal (from 1, from -1 at the
+/// end, null outside), one draw of `i` per row; other indexing is a clear
+/// error.
+#[test]
+fn list_literals_are_indexed_as_duckdb_does() {
+    for (e, want) in [
+        (
+            "a[1]",
+            "e.toml:10: field `x`: `expr` at column 1: `a[1]`: indexing reads an item of a list literal (`['a', 'b'][i]`)",
+        ),
+        (
+            "['a', 'b'][1:2]",
+            "e.toml:10: field `x`: `expr` at column 2: `['a', 'b'][1:2]`: a list literal takes one index (`['a', 'b'][i]`), not slices or fields",
+        ),
+        (
+            "['a', 'b']['x']",
+            "e.toml:10: field `x`: `expr` at column 12: type mismatch: a list index is an integer, not a string",
+        ),
+        (
+            "['a', 2][a]",
+            "e.toml:10: field `x`: `expr` at column 2: type mismatch: the list's items are string, integer",
+        ),
+    ] {
+        assert_eq!(error_of(&field("x", "utf8", e)), want, "{e}");
+    }
+    let b = generated(
+        &field(
+            "x",
+            "utf8",
+            "['p', 'q', NULL, 'r'][a % 11 - 5] || ['-', '+'][uniform(1, 2)]",
+        ),
+        3000,
+    )
+    .unwrap();
+    let a = col(&b, "a", |x: &Int32Array, i| x.value(i));
+    let x = col(&b, "x", |x: &StringArray, i| x.value(i).to_string());
+    let items = ["p", "q", "", "r"];
+    let (mut plus, mut minus) = (0, 0);
+    for i in 0..a.len() {
+        let at = a[i].map(|a| a % 11 - 5);
+        let item = match at {
+            Some(k @ 1..=4) => Some(items[k as usize - 1]),
+            Some(k @ -4..=-1) => Some(items[(4 + k) as usize]),
+            _ => None,
+        };
+        match (item, x[i].as_deref()) {
+            (None | Some(""), got) => assert_eq!(got, None, "row {i}"),
+            (Some(want), Some(got)) => {
+                assert_eq!(&got[..1], want, "row {i}");
+                if got.ends_with('+') {
+                    plus += 1
+                } else {
+                    minus += 1
+                }
+            }
+            (Some(want), None) => panic!("row {i}: {want} wanted"),
+        }
+    }
+    assert!(plus > 200 && minus > 200, "{plus} {minus}");
+}
