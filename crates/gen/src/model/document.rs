@@ -19,8 +19,8 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings, js
 use serde::Deserialize;
 use serde_json::Value as Json;
 
+use super::CalendarPart;
 pub use super::leaf::{At, Items, ItemsShape, Loose, Raw, Shape, Tab};
-use super::{CalendarPart, WordList};
 
 /// Every generator key, in the order errors list them.
 pub const GENERATOR_KEYS: &[&str] = &[
@@ -390,6 +390,9 @@ pub struct Document {
     /// The tables of a multi-table dataset (instead of `fields`).
     #[schemars(length(min = 1))]
     pub tables: Option<Items<Table>>,
+    /// Word lists of the spec's own, by name, for any `words` or `text`
+    /// generator of it to read as `list = "NAME"` (each word once).
+    pub lists: Option<Tab<std::collections::BTreeMap<String, Loose<Vec<String>>>>>,
 }
 
 /// A table of a multi-table dataset (`[[tables]]`).
@@ -837,8 +840,9 @@ pub struct Weighted {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Words {
-    /// The built-in list (default `words`).
-    pub list: Option<Loose<WordList>>,
+    /// A built-in list (`words`, the default; `first_names`,
+    /// `last_names`) or one of the spec's `lists`.
+    pub list: Option<Loose<ListName>>,
     /// Your own words instead of a built-in list (each once).
     #[schemars(length(min = 1))]
     pub values: Option<Loose<Vec<String>>>,
@@ -852,12 +856,18 @@ pub struct Words {
     pub max: Option<Loose<u64>>,
 }
 
+/// The name of a word list: a built-in one or one of the spec's `lists`.
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
+#[schemars(extend("examples" = ["words", "first_names", "last_names"]))]
+pub struct ListName(pub String);
+
 /// `text`'s words, the size of its pseudo-text and the windows' lengths.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Text {
-    /// The built-in list the pseudo-text is made of (default `words`).
-    pub list: Option<Loose<WordList>>,
+    /// The list the pseudo-text is made of: a built-in one (`words`, the
+    /// default; `first_names`, `last_names`) or one of the spec's `lists`.
+    pub list: Option<Loose<ListName>>,
     /// Your own words instead of a built-in list (ASCII, each once).
     #[schemars(length(min = 1))]
     pub values: Option<Loose<Vec<String>>>,

@@ -39,7 +39,7 @@ pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecErr
     }
     p.check_keys(
         &p.root(),
-        &["name", "description", "tables"],
+        &["name", "description", "lists", "tables"],
         None,
         "the dataset",
     )?;

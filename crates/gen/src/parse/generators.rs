@@ -9,7 +9,7 @@ use crate::dist::{Alias, Zipf};
 use crate::model::class::Class;
 use crate::model::document::Raw;
 use crate::model::document::{
-    self as doc, At, CyclingValues, Loose, ParentOffset, RowSequence, Scalar, Shape, Tab,
+    self as doc, At, CyclingValues, ListName, Loose, ParentOffset, RowSequence, Scalar, Shape, Tab,
 };
 use crate::model::{
     AggOp, Aggregate, CalendarPart, Expression, Generator, Pick, Reference, SpecError, Value,
@@ -18,6 +18,9 @@ use crate::model::{
 use crate::template::Template;
 
 pub(super) const GENERATORS: &[&str] = crate::model::document::GENERATOR_KEYS;
+
+/// The names of the built-in word lists.
+const BUILT_IN_LISTS: [&str; 3] = ["words", "first_names", "last_names"];
 
 /// The generator keys of a document table, each as written (absent
 /// where the table's type does not take it).
@@ -866,11 +869,77 @@ impl<'s> P<'s> {
         Ok((min, max))
     }
 
+    /// The spec's own word lists (`lists = { colors = [...] }`): each a
+    /// name other than a built-in list's, and words each once.
+    pub(super) fn word_lists(
+        &self,
+        doc: &crate::model::document::Document,
+    ) -> Result<std::collections::BTreeMap<String, Vec<String>>, SpecError> {
+        let mut out = std::collections::BTreeMap::new();
+        let Some(lists) = &doc.lists else {
+            return Ok(out);
+        };
+        let Shape::Table(named) = lists.shape() else {
+            return Err(self.err(
+                lists.span(),
+                None,
+                "`lists` must be a table of word lists (`lists = { colors = [\"red\", \"blue\"] }`)",
+            ));
+        };
+        for (name, list) in named {
+            let what = format!("lists.{name}");
+            if BUILT_IN_LISTS.contains(&name.as_str()) {
+                return Err(self.err(
+                    list.span(),
+                    None,
+                    format!("`{what}`: `{name}` is a built-in list; give yours another name"),
+                ));
+            }
+            let words = self.own_words(list, None, &what)?;
+            if words.is_empty() {
+                return Err(self.err(list.span(), None, format!("`{what}` is empty")));
+            }
+            out.insert(name.clone(), words);
+        }
+        Ok(out)
+    }
+
+    /// Words listed each once (`values`, or one of the spec's `lists`).
+    fn own_words(
+        &self,
+        v: &Loose<Vec<String>>,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<Vec<String>, SpecError> {
+        let words: Vec<String> = self
+            .values(v, Class::Str, field, key)?
+            .into_iter()
+            .map(|w| match w {
+                Value::Str(s) => s,
+                other => other.to_string(),
+            })
+            .collect();
+        let mut sorted: Vec<&String> = words.iter().collect();
+        sorted.sort();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!(
+                    "`{key}` lists \"{}\" twice; each word once (weights are not taken)",
+                    w[0]
+                ),
+            ));
+        }
+        Ok(words)
+    }
+
     /// The words of `words` or `text`: a built-in `list` (default
-    /// `words`) or the spec's own `values` (each once), not both.
+    /// `words`), one of the spec's `lists`, or the field's own `values`
+    /// (each once), not both.
     fn word_source(
         &self,
-        list: Option<&Loose<WordList>>,
+        list: Option<&Loose<ListName>>,
         values: Option<&Loose<Vec<String>>>,
         field: Option<&str>,
         name: &str,
@@ -880,54 +949,40 @@ impl<'s> P<'s> {
                 v.span(),
                 field,
                 format!(
-                    "`{name}` takes `list` (a built-in list) or `values` (your own words), not both"
+                    "`{name}` takes `list` (a built-in list or one of the spec's `lists`) or `values` (your own words), not both"
                 ),
             ));
         }
-        let own = match values {
-            None => None,
-            Some(v) => {
-                let words: Vec<String> = self
-                    .values(v, Class::Str, field, "values")?
-                    .into_iter()
-                    .map(|w| match w {
-                        Value::Str(s) => s,
-                        other => other.to_string(),
-                    })
-                    .collect();
-                let mut sorted: Vec<&String> = words.iter().collect();
-                sorted.sort();
-                if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-                    return Err(self.err(
-                        v.span(),
-                        field,
-                        format!(
-                            "`values` lists \"{}\" twice; each word once (weights are not taken)",
-                            w[0]
-                        ),
-                    ));
-                }
-                Some(words)
-            }
+        if let Some(v) = values {
+            return Ok((WordList::Words, Some(self.own_words(v, field, "values")?)));
+        }
+        let Some(l) = list else {
+            return Ok((WordList::Words, None));
         };
-        let list = match list {
-            None => WordList::Words,
-            Some(l) => match self.string(l, field, "list")?.as_str() {
-                "words" => WordList::Words,
-                "first_names" => WordList::FirstNames,
-                "last_names" => WordList::LastNames,
-                other => {
+        Ok(match self.string(l, field, "list")?.as_str() {
+            "words" => (WordList::Words, None),
+            "first_names" => (WordList::FirstNames, None),
+            "last_names" => (WordList::LastNames, None),
+            other => match self.lists.get(other) {
+                Some(words) => (WordList::Words, Some(words.clone())),
+                None => {
+                    let own: Vec<&str> = self.lists.keys().map(String::as_str).collect();
+                    let own = if own.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; the spec's own lists are {}", own.join(", "))
+                    };
                     return Err(self.err(
                         l.span(),
                         field,
                         format!(
-                            "unknown word list `{other}`; the lists are words, first_names, last_names"
+                            "unknown word list `{other}`; the built-in lists are {}{own}",
+                            BUILT_IN_LISTS.join(", ")
                         ),
                     ));
                 }
             },
-        };
-        Ok((list, own))
+        })
     }
 
     /// The parameter table `t` of a generator (or another table called

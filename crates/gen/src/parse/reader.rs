@@ -68,6 +68,8 @@ pub(super) struct P<'s> {
     keys: KeyIndex,
     /// The place of the root table.
     root: Range<usize>,
+    /// The spec's own word lists (`lists`), by name.
+    pub(super) lists: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// The keys of `t` and of every table inside it, by place.
@@ -186,6 +188,7 @@ pub(super) fn load<'i>(text: &'i str, origin: &'i str) -> Result<(P<'i>, Documen
         text: Cow::Borrowed(""),
         keys: HashMap::new(),
         root: 0..0,
+        lists: Default::default(),
     };
     // The column of a place (on the first line of a JSON spec, less the
     // `r=` before the object).
@@ -228,6 +231,7 @@ pub(super) fn load<'i>(text: &'i str, origin: &'i str) -> Result<(P<'i>, Documen
     }
     .map_err(|e| to_error(e, &p, ""))?;
     p.text = text;
+    p.lists = p.word_lists(&doc)?;
     Ok((p, doc))
 }
 

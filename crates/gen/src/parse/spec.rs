@@ -63,7 +63,7 @@ pub(super) fn one_table(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
 fn single(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
     p.check_keys(
         &p.root(),
-        &["name", "description", "fields"],
+        &["name", "description", "lists", "fields"],
         None,
         "the spec",
     )?;

@@ -926,7 +926,7 @@ fn words_from_own_lists_and_distinct_words() {
         ),
         (
             "words = { list = \"words\", values = [\"a\"] }",
-            "w.toml:5: field `x`: `words` takes `list` (a built-in list) or `values` (your own words), not both",
+            "w.toml:5: field `x`: `words` takes `list` (a built-in list or one of the spec's `lists`) or `values` (your own words), not both",
         ),
         (
             "words = { values = [] }",
@@ -941,6 +941,77 @@ fn words_from_own_lists_and_distinct_words() {
         let err = Spec::parse(&text, "w.toml").unwrap_err().to_string();
         assert_eq!(err, want, "{w}");
     }
+}
+
+/// `lists = { NAME = [...] }`: word lists of the spec's own, named once
+/// and read by any `words` or `text` generator as `list = "NAME"`, the
+/// same as its words given as `values`.
+#[test]
+fn named_lists_are_the_words_given_once() {
+    let own = "name = \"w\"\n\
+        [[fields]]\nname = \"p_name\"\ntype = \"utf8\"\nwords = { values = [\"red\", \"green\", \"blue\", \"grey\"], distinct = true, min = 2, max = 3 }\n\
+        [[fields]]\nname = \"note\"\ntype = \"utf8\"\ntext = { values = [\"red\", \"green\", \"blue\", \"grey\"], size = 4096, min = 5, max = 20 }\n";
+    let named = "name = \"w\"\nlists = { colours = [\"red\", \"green\", \"blue\", \"grey\"] }\n\
+        [[fields]]\nname = \"p_name\"\ntype = \"utf8\"\nwords = { list = \"colours\", distinct = true, min = 2, max = 3 }\n\
+        [[fields]]\nname = \"note\"\ntype = \"utf8\"\ntext = { list = \"colours\", size = 4096, min = 5, max = 20 }\n";
+    let a = batch(&Spec::parse(own, "w.toml").unwrap(), 3, 0, 2000);
+    let b = batch(&Spec::parse(named, "w.toml").unwrap(), 3, 0, 2000);
+    assert_eq!(a, b);
+    assert!(
+        col::<StringArray>(&b, "note")
+            .iter()
+            .flatten()
+            .all(|v| v.len() >= 5)
+    );
+    for (head, generator, want) in [
+        (
+            "lists = { colours = [\"red\"] }",
+            "words = { list = \"colors\" }",
+            "w.toml:6: field `x`: unknown word list `colors`; the built-in lists are words, first_names, last_names; the spec's own lists are colours",
+        ),
+        (
+            "",
+            "text = { list = \"colors\" }",
+            "w.toml:6: field `x`: unknown word list `colors`; the built-in lists are words, first_names, last_names",
+        ),
+        (
+            "lists = { words = [\"a\"] }",
+            "words = { list = \"words\" }",
+            "w.toml:2: `lists.words`: `words` is a built-in list; give yours another name",
+        ),
+        (
+            "lists = { c = [\"a\", \"a\"] }",
+            "words = { list = \"c\" }",
+            "w.toml:2: `lists.c` lists \"a\" twice; each word once (weights are not taken)",
+        ),
+        (
+            "lists = { c = [] }",
+            "words = { list = \"c\" }",
+            "w.toml:2: `lists.c` is empty",
+        ),
+        (
+            "lists = [\"a\"]",
+            "words = { list = \"c\" }",
+            "w.toml:2: `lists` must be a table of word lists (`lists = { colors = [\"red\", \"blue\"] }`)",
+        ),
+        (
+            "lists = { c = [\"a\", \"b\"] }",
+            "words = { list = \"c\", distinct = true, min = 3 }",
+            "w.toml:6: field `x`: words draws up to 3 distinct words, but the list has 2",
+        ),
+    ] {
+        let text = format!(
+            "name = \"w\"\n{head}\n[[fields]]\nname = \"x\"\ntype = \"utf8\"\n{generator}\n"
+        );
+        let err = Spec::parse(&text, "w.toml").unwrap_err().to_string();
+        assert_eq!(err, want, "{generator}");
+    }
+    // A dataset's lists serve every table.
+    let text = "name = \"d\"\nlists = { c = [\"x\", \"y\"] }\n\
+        [[tables]]\nname = \"t\"\nrows = 5\n[[tables.fields]]\nname = \"a\"\ntype = \"utf8\"\nwords = { list = \"c\" }\n\
+        [[tables]]\nname = \"u\"\nrows = 5\n[[tables.fields]]\nname = \"b\"\ntype = \"utf8\"\ntext = { list = \"c\", size = 100, min = 1, max = 3 }\n";
+    let d = strata_gen::Dataset::parse(text, "d.toml").unwrap();
+    assert_eq!(d.tables.len(), 2);
 }
 
 /// `chars`: strings of `min..=max` characters, each from the alphabet
