@@ -922,6 +922,7 @@ impl std::error::Error for SpecError {}
 pub const DATASET_PRESETS: &[(&str, &str)] = &[
     ("star", include_str!("../../specs/star.toml")),
     ("orders", include_str!("../../specs/orders.toml")),
+    ("tpch", include_str!("../../specs/tpch.toml")),
 ];
 
 /// The embedded presets: `(name, spec text)`.
