@@ -35,8 +35,8 @@ use crate::common::{StoreArgs, parse, progress_bar};
 #[derive(Args, Debug)]
 pub(crate) struct GenerateArgs {
     /// Dataset preset: contacts, wide-u64, events or lineitem, or the
-    /// datasets of several tables star and orders (`strata spec show NAME`
-    /// prints one).
+    /// datasets of several tables star, orders and tpch (`strata spec show
+    /// NAME` prints one).
     #[arg(long, default_value = "contacts", value_parser = crate::spec::preset_names())]
     preset: String,
     /// A dataset spec file (TOML) instead of a preset; `strata spec check

@@ -20,7 +20,9 @@
 //! customer keys drawn from a `customers` table that is not written) to
 //! Parquet with Snappy and with zstd level 1, beside `tpchgen-cli` writing
 //! TPC-H's `orders` and `lineitem` at the same scale factor, codec and
-//! thread count; rows are both tables' together.
+//! thread count; rows are both tables' together. The whole of TPC-H: the
+//! `tpch` preset's eight tables beside `tpchgen-cli` writing all eight
+//! (rows: every table's together).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -130,7 +132,9 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
         });
     }
     out.extend(lineitem_cases(cfg, &dir, threads)?);
-    out.extend(orders_cases(cfg, &dir, threads)?);
+    for pair in &DATASET_PAIRS {
+        out.extend(dataset_cases(cfg, &dir, threads, pair)?);
+    }
     if let (Some(program), true) = (&cfg.reference, cfg.peers) {
         let name = format!("generate contacts {rows} rows/parquet none");
         let subject = "parquet-nested-parallel";
@@ -279,40 +283,80 @@ fn peer_config(
     }
 }
 
-/// The `orders` dataset's `orders` and `lineitem` tables against
-/// `tpchgen-cli`'s, at one scale factor, with Snappy and with zstd level 1.
-fn orders_cases(
+/// A dataset preset's `tables` (all of them when empty) against
+/// `tpchgen-cli` writing TPC-H's `peer_tables` (`peer_rows` rows at
+/// `scale`), at one scale factor, with Snappy and with zstd level 1;
+/// `label` names the tables in the case.
+struct DatasetPair {
+    preset: &'static str,
+    tables: &'static [&'static str],
+    label: &'static str,
+    peer_tables: &'static str,
+    peer_rows: fn(f64) -> f64,
+}
+
+/// The `orders` dataset's `orders` and `lineitem` tables beside
+/// `tpchgen-cli`'s, and the `tpch` preset's eight tables beside all of
+/// `tpchgen-cli`'s.
+const DATASET_PAIRS: [DatasetPair; 2] = [
+    DatasetPair {
+        preset: "orders",
+        tables: &["orders", "lineitem"],
+        label: "orders + lineitem",
+        peer_tables: "orders,lineitem",
+        peer_rows: |s| (1_500_000.0 * s + LINEITEM_SF1_ROWS as f64 * s).round(),
+    },
+    DatasetPair {
+        preset: "tpch",
+        tables: &[],
+        label: "tpch (8 tables)",
+        peer_tables: "region,nation,supplier,part,partsupp,customer,orders,lineitem",
+        peer_rows: |s| {
+            30.0 + (10_000.0 * s).round()
+                + 5.0 * (200_000.0 * s).round()
+                + (150_000.0 * s).round()
+                + (1_500_000.0 * s).round()
+                + (LINEITEM_SF1_ROWS as f64 * s).round()
+        },
+    },
+];
+
+fn dataset_cases(
     cfg: &Config,
     dir: &Arc<tempfile::TempDir>,
     threads: usize,
+    pair: &DatasetPair,
 ) -> Result<Vec<Case>, Error> {
     let scale = match cfg.size {
         Size::Tiny => 0.005,
         Size::Full => 1.0,
     };
-    let dataset = strata_gen::Dataset::preset("orders").map_err(case_err)?;
-    let tables: Vec<usize> = ["orders", "lineitem"]
-        .iter()
-        .map(|t| {
-            dataset
-                .table(t)
-                .ok_or_else(|| Error::Case(format!("no table {t}")))
-        })
-        .collect::<Result<_, _>>()?;
-    let tpch_rows = (1_500_000.0 * scale + LINEITEM_SF1_ROWS as f64 * scale).round();
+    let dataset = strata_gen::Dataset::preset(pair.preset).map_err(case_err)?;
+    let tables: Vec<usize> = if pair.tables.is_empty() {
+        (0..dataset.tables.len()).collect()
+    } else {
+        pair.tables
+            .iter()
+            .map(|t| {
+                dataset
+                    .table(t)
+                    .ok_or_else(|| Error::Case(format!("no table {t}")))
+            })
+            .collect::<Result<_, _>>()?
+    };
     let mut out = vec![];
     for (label, compression, codec) in [
         ("parquet snappy", Compression::Snappy, "SNAPPY"),
         ("parquet zstd", Compression::Zstd(1), "ZSTD(1)"),
     ] {
-        let base = peer_config("orders", label, compression, dir, threads);
+        let base = peer_config(pair.preset, label, compression, dir, threads);
         let flow = strata_pipeline::flow::Flow::new(dataset.clone(), &tables, &base, scale)
             .map_err(case_err)?;
         let mut rows = 0;
         for (g, c) in flow.jobs() {
             rows += g.rows_of(0, c.target_records).map_err(case_err)?;
         }
-        let name = format!("generate orders + lineitem, scale {scale}/{label}");
+        let name = format!("generate {}, scale {scale}/{label}", pair.label);
         let keep = dir.clone();
         let output = base.output_dir.clone();
         out.push(Case {
@@ -337,9 +381,9 @@ fn orders_cases(
             scale_factor: scale,
             codec,
             threads,
-            tables: "orders,lineitem",
+            tables: pair.peer_tables,
         };
-        out.push(peer.case(cfg, dir, &name, tpch_rows));
+        out.push(peer.case(cfg, dir, &name, (pair.peer_rows)(scale)));
     }
     Ok(out)
 }

@@ -38,6 +38,9 @@ pub(super) struct Parents<'a> {
     pub(super) built: Shared<String, Arc<TableEval>>,
     /// Alias tables of weighted references, by table and weight field.
     pub(super) weights: Shared<(String, String), Arc<Alias>>,
+    /// Child tables compiled for the aggregates of their parent, by name
+    /// (the aggregates of one table share them, and their evaluations).
+    pub(super) aggregated: Shared<String, Arc<TableEval>>,
     /// Compiling a table that a reference reads (its own aggregates are
     /// then not compiled: they could read back). A table an aggregate
     /// reads compiles its aggregates: they read further down the tree of
@@ -55,6 +58,7 @@ impl<'a> Parents<'a> {
             current: None,
             built: Default::default(),
             weights: Default::default(),
+            aggregated: Default::default(),
             in_reference: false,
         }
     }
@@ -66,6 +70,7 @@ impl<'a> Parents<'a> {
             current: Some(t),
             built: self.built.clone(),
             weights: self.weights.clone(),
+            aggregated: self.aggregated.clone(),
             in_reference: true,
         }
     }
@@ -79,6 +84,7 @@ impl<'a> Parents<'a> {
             current: Some(t),
             built: self.built.clone(),
             weights: self.weights.clone(),
+            aggregated: self.aggregated.clone(),
             in_reference: self.in_reference,
         }
     }
@@ -132,7 +138,17 @@ impl<'a> Parents<'a> {
         if current != Some(&c.parent) || dataset.tables[at].children_of.is_some() {
             return Err(bad());
         }
-        let child = Arc::new(table_eval(dataset, ci, seed, scale, &self.for_child(ci))?);
+        let cached = self.aggregated.borrow().get(&a.table).cloned();
+        let child = match cached {
+            Some(c) => c,
+            None => {
+                let c = Arc::new(table_eval(dataset, ci, seed, scale, &self.for_child(ci))?);
+                self.aggregated
+                    .borrow_mut()
+                    .insert(a.table.clone(), c.clone());
+                c
+            }
+        };
         let field = match &a.field {
             None => None,
             Some(name) => Some(
@@ -448,6 +464,7 @@ pub(super) fn table_eval(
         })
         .collect();
     Ok(TableEval {
+        id: super::node::table_eval_id(),
         name: table.spec.name.clone(),
         rows: table.rows.map_or(0, |r| r.at(scale)),
         roots: g.roots,
@@ -990,6 +1007,7 @@ impl SpecGenerator {
             current: Some(table),
             built: Default::default(),
             weights: Default::default(),
+            aggregated: Default::default(),
             in_reference: false,
         };
         let mut g = Self::build(

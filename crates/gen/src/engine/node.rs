@@ -219,6 +219,8 @@ pub(super) enum NodeKind {
 /// table itself generates there (same seed, same streams).
 #[derive(Debug)]
 pub(super) struct TableEval {
+    /// Unique among the tables compiled in this process.
+    pub(super) id: u64,
     pub(super) name: String,
     pub(super) rows: u64,
     pub(super) roots: Vec<Node>,
@@ -251,26 +253,30 @@ impl TableEval {
                 }
             }
         }
-        let mut codes: Vec<Option<Vec<u8>>> = vec![None; self.roots.len()];
-        let mut arrays: Vec<Option<ArrayRef>> = vec![None; self.roots.len()];
+        let mut memo = s.memo(self.id, self.roots.len(), rows);
         for &i in &self.order {
-            if !need[i] {
+            if !need[i] || memo.arrays[i].is_some() {
                 continue;
             }
             let g = self.roots[i]
-                .generate(rows, &codes, &arrays, self.needs_codes[i], s)
+                .generate(rows, &memo.codes, &memo.arrays, self.needs_codes[i], s)
                 .map_err(|e| e.in_table(&self.name, ""))?;
-            arrays[i] = Some(g.array);
-            codes[i] = g.codes;
+            memo.arrays[i] = Some(g.array);
+            memo.codes[i] = g.codes;
         }
-        let out = arrays[field].take();
-        for c in codes.into_iter().flatten() {
-            s.put8(c);
-        }
+        let out = memo.arrays.get(field).cloned().flatten();
+        s.keep(memo);
         out.ok_or_else(|| {
             Error::InvalidDistribution(format!("table {}: no field {field}", self.name))
         })
     }
+}
+
+/// A new id for a compiled [`TableEval`] (the key of its kept
+/// evaluations).
+pub(super) fn table_eval_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 #[derive(Debug)]

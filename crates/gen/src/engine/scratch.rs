@@ -13,7 +13,26 @@ pub struct SpecScratch {
     pub(super) p16: Vec<Vec<u16>>,
     pub(super) p32: Vec<Vec<u32>>,
     pub(super) p64: Vec<Vec<u64>>,
+    /// The last evaluation of each table a reference or an aggregate
+    /// read, most recent last.
+    memos: Vec<Memo>,
 }
+
+/// The fields of one compiled table evaluated at one list of rows:
+/// another read of the same rows (a second field of one drawn row, a
+/// second aggregate of the same children) takes the fields computed
+/// already and computes only the others.
+#[derive(Debug)]
+pub(super) struct Memo {
+    /// The compiled table's id.
+    pub(super) table: u64,
+    pub(super) rows: Vec<u64>,
+    pub(super) codes: Vec<Option<Vec<u8>>>,
+    pub(super) arrays: Vec<Option<arrow_array::ArrayRef>>,
+}
+
+/// Most tables whose last evaluation is kept.
+const MEMOS_MAX: usize = 8;
 
 pub(super) const POOL_MAX: usize = 256;
 
@@ -42,6 +61,42 @@ pub(super) fn take<T>(pool: &mut Vec<Vec<T>>, cap: usize) -> Vec<T> {
 }
 
 impl SpecScratch {
+    /// The evaluation of table `table` (of `fields` top-level fields) at
+    /// `rows` kept from before, else an empty one.
+    pub(super) fn memo(&mut self, table: u64, fields: usize, rows: &[u64]) -> Memo {
+        if let Some(i) = self.memos.iter().position(|m| m.table == table) {
+            let m = self.memos.remove(i);
+            if m.rows == rows {
+                return m;
+            }
+            self.forget(m);
+        }
+        let mut kept = self.v64(rows.len());
+        kept.extend_from_slice(rows);
+        Memo {
+            table,
+            rows: kept,
+            codes: vec![None; fields],
+            arrays: vec![None; fields],
+        }
+    }
+
+    /// Keeps `m` for the next evaluation of its table.
+    pub(super) fn keep(&mut self, m: Memo) {
+        if self.memos.len() == MEMOS_MAX {
+            let oldest = self.memos.remove(0);
+            self.forget(oldest);
+        }
+        self.memos.push(m);
+    }
+
+    fn forget(&mut self, m: Memo) {
+        self.put64(m.rows);
+        for c in m.codes.into_iter().flatten() {
+            self.put8(c);
+        }
+    }
+
     pub(super) fn v8(&mut self, cap: usize) -> Vec<u8> {
         take(&mut self.p8, cap)
     }
