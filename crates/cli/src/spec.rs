@@ -60,7 +60,19 @@ pub(crate) fn read_dataset(path: &Path) -> Result<Dataset> {
     let text = std::fs::File::open(path)
         .and_then(strata_gen::read_text)
         .with_context(|| format!("cannot read spec file {}", path.display()))?;
-    Ok(Dataset::parse(&text, &path.display().to_string())?)
+    // A word list's file is read relative to the spec file's directory,
+    // as a spec file is (at most `MAX_SPEC_BYTES`, UTF-8).
+    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let read = move |name: &str| -> Result<String, String> {
+        std::fs::File::open(dir.join(name))
+            .and_then(strata_gen::read_text)
+            .map_err(|e| e.to_string())
+    };
+    Ok(Dataset::parse_with_files(
+        &text,
+        &path.display().to_string(),
+        &read,
+    )?)
 }
 
 /// A spec file, or a preset when `spec` names no file but a preset.

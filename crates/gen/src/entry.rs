@@ -126,7 +126,23 @@ impl Dataset {
     /// # Errors
     /// A [`SpecError`] naming the line and field of the first problem.
     pub fn parse(text: &str, origin: &str) -> Result<Dataset, SpecError> {
-        parse::parse_dataset(text, origin)
+        parse::parse_dataset(text, origin, None)
+    }
+
+    /// [`Dataset::parse`] of a spec file whose word lists may be files
+    /// (`lists = { colours = { file = "colours.txt" } }`): `read` gives
+    /// the text of such a path (relative to the spec file's directory; the
+    /// caller reads it, so that this crate does no I/O), or why not.
+    ///
+    /// # Errors
+    /// As [`Dataset::parse`]; a list's file that `read` refuses is a
+    /// [`SpecError`] at its line.
+    pub fn parse_with_files(
+        text: &str,
+        origin: &str,
+        read: &dyn Fn(&str) -> Result<String, String>,
+    ) -> Result<Dataset, SpecError> {
+        parse::parse_dataset(text, origin, Some(read))
     }
 
     /// The text of preset `name`: a dataset of several tables

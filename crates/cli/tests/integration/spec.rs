@@ -584,3 +584,63 @@ expr = "a + 1"
         "{out:?}"
     );
 }
+
+/// A word list read from a file next to the spec (a line each, `#`
+/// comments and blank lines skipped), from any working directory; a
+/// missing file, a word twice and an unknown key are errors at the
+/// list's line.
+#[test]
+fn word_lists_are_read_from_files_next_to_the_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let specs = dir.path().join("specs");
+    std::fs::create_dir_all(specs.join("words")).unwrap();
+    write(
+        &specs.join("words"),
+        "c.txt",
+        "# colours\nred\n\n green \nblue\n",
+    );
+    let spec = |list: &str| {
+        format!(
+            "name = \"w\"\nlists = {{ colours = {list} }}\n[[fields]]\nname = \"x\"\ntype = \"utf8\"\nwords = {{ list = \"colours\", distinct = true, min = 3, max = 3 }}\n"
+        )
+    };
+    write(&specs, "w.toml", &spec("{ file = \"words/c.txt\" }"));
+    write(
+        &specs,
+        "inline.toml",
+        &spec("[\"red\", \"green\", \"blue\"]"),
+    );
+    let o = strata(&["spec", "sample", "specs/w.toml"], dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let inline = strata(&["spec", "sample", "specs/inline.toml"], dir.path());
+    assert_eq!(o.stdout, inline.stdout);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("red") && out.contains("green") && out.contains("blue"),
+        "{out}"
+    );
+    for (list, want) in [
+        (
+            "{ file = \"words/none.txt\" }",
+            "w.toml:2: `lists.colours`: file `words/none.txt`: ",
+        ),
+        (
+            "{ file = \"words/d.txt\" }",
+            "w.toml:2: `lists.colours` lists \"a\" twice; each word once",
+        ),
+        (
+            "{ file = \"words/c.txt\", sep = \",\" }",
+            "w.toml:2: unknown key `sep` in `lists.colours`; expected one of: file",
+        ),
+        (
+            "{ path = \"words/c.txt\" }",
+            "w.toml:2: unknown key `path` in `lists.colours`; expected one of: file",
+        ),
+    ] {
+        write(&specs.join("words"), "d.txt", "a\nb\na\n");
+        write(&specs, "w.toml", &spec(list));
+        let o = strata(&["spec", "check", "specs/w.toml"], dir.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(want), "{list}: {err}");
+    }
+}

@@ -392,7 +392,28 @@ pub struct Document {
     pub tables: Option<Items<Table>>,
     /// Word lists of the spec's own, by name, for any `words` or `text`
     /// generator of it to read as `list = "NAME"` (each word once).
-    pub lists: Option<Tab<std::collections::BTreeMap<String, Loose<Vec<String>>>>>,
+    pub lists: Option<Tab<std::collections::BTreeMap<String, Tab<WordFile, WordSource>>>>,
+}
+
+/// A word list of the spec's own: its words, or a text file of them.
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
+#[serde(untagged)]
+pub enum WordSource {
+    /// The words, each once.
+    Words(Vec<String>),
+    /// A file of them.
+    File(WordFile),
+}
+
+/// `{ file = "colours.txt" }`: a UTF-8 text file of one word (or phrase)
+/// per line, blank lines and lines starting with `#` skipped; its path
+/// is relative to the spec file's directory.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct WordFile {
+    /// The file's path.
+    #[schemars(required)]
+    pub file: Option<Loose<String>>,
 }
 
 /// A table of a multi-table dataset (`[[tables]]`).

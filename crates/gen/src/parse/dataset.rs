@@ -12,8 +12,12 @@ use super::spec::one_table;
 use crate::model::class::Class;
 use crate::model::{Calendar, ChildrenOf, Dataset, Rows, Spec, SpecError, Table, Value};
 
-pub(crate) fn parse_dataset(text: &str, origin: &str) -> Result<Dataset, SpecError> {
-    let (p, t) = load(text, origin)?;
+pub(crate) fn parse_dataset(
+    text: &str,
+    origin: &str,
+    files: Option<super::reader::Files<'_>>,
+) -> Result<Dataset, SpecError> {
+    let (p, t) = load(text, origin, files)?;
     let Some(tables_v) = &t.tables else {
         let spec = one_table(&p, &t)?;
         return Ok(Dataset {

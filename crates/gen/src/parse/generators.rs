@@ -10,6 +10,7 @@ use crate::model::class::Class;
 use crate::model::document::Raw;
 use crate::model::document::{
     self as doc, At, CyclingValues, ListName, Loose, ParentOffset, RowSequence, Scalar, Shape, Tab,
+    WordFile,
 };
 use crate::model::{
     AggOp, Aggregate, CalendarPart, Expression, Generator, Pick, Reference, SpecError, Value,
@@ -895,7 +896,16 @@ impl<'s> P<'s> {
                     format!("`{what}`: `{name}` is a built-in list; give yours another name"),
                 ));
             }
-            let words = self.own_words(list, None, &what)?;
+            let words = match list.shape() {
+                Shape::Value(raw) => {
+                    let at = At {
+                        span: list.span(),
+                        value: raw.clone(),
+                    };
+                    self.own_words(&at, None, &what)?
+                }
+                Shape::Table(f) => self.file_words(f, list.span(), &what)?,
+            };
             if words.is_empty() {
                 return Err(self.err(list.span(), None, format!("`{what}` is empty")));
             }
@@ -904,13 +914,38 @@ impl<'s> P<'s> {
         Ok(out)
     }
 
-    /// Words listed each once (`values`, or one of the spec's `lists`).
-    fn own_words(
+    /// The words of list `what` read from its `file`: a line each, blank
+    /// lines and `#` comments skipped, each once.
+    fn file_words(
         &self,
-        v: &Loose<Vec<String>>,
-        field: Option<&str>,
-        key: &str,
+        f: &WordFile,
+        span: Range<usize>,
+        what: &str,
     ) -> Result<Vec<String>, SpecError> {
+        self.check_keys(&span, &["file"], None, &format!("`{what}`"))?;
+        let Some(file) = &f.file else {
+            return Err(self.err(span, None, format!("`{what}` needs `file` (a path)")));
+        };
+        let path = self.string(file, None, "file")?;
+        let text = match self.files {
+            Some(read) => read(&path),
+            None => Err(format!(
+                "a list's file is read next to its spec file, and {} was not read from one",
+                self.origin()
+            )),
+        }
+        .map_err(|m| self.err(file.span(), None, format!("`{what}`: file `{path}`: {m}")))?;
+        let words: Vec<String> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect();
+        self.each_once(words, file.span(), None, what)
+    }
+
+    /// Words listed each once (`values`, or one of the spec's `lists`).
+    fn own_words(&self, v: &V, field: Option<&str>, key: &str) -> Result<Vec<String>, SpecError> {
         let words: Vec<String> = self
             .values(v, Class::Str, field, key)?
             .into_iter()
@@ -919,11 +954,22 @@ impl<'s> P<'s> {
                 other => other.to_string(),
             })
             .collect();
+        self.each_once(words, v.span.clone(), field, key)
+    }
+
+    /// `words`, refused when one is there twice.
+    fn each_once(
+        &self,
+        words: Vec<String>,
+        span: Range<usize>,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<Vec<String>, SpecError> {
         let mut sorted: Vec<&String> = words.iter().collect();
         sorted.sort();
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
             return Err(self.err(
-                v.span(),
+                span,
                 field,
                 format!(
                     "`{key}` lists \"{}\" twice; each word once (weights are not taken)",

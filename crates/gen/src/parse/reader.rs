@@ -70,7 +70,13 @@ pub(super) struct P<'s> {
     root: Range<usize>,
     /// The spec's own word lists (`lists`), by name.
     pub(super) lists: std::collections::BTreeMap<String, Vec<String>>,
+    /// Reads a file named by the spec (a word list's), relative to the
+    /// spec file's directory; none for a spec that is no file.
+    pub(super) files: Option<Files<'s>>,
 }
+
+/// How a spec's files are read: the text of a path, or why not.
+pub type Files<'s> = &'s dyn Fn(&str) -> Result<String, String>;
 
 /// The keys of `t` and of every table inside it, by place.
 fn index_keys(t: &DeTable<'_>, span: Range<usize>, out: &mut KeyIndex) {
@@ -155,7 +161,11 @@ fn json_as_toml(text: &str, origin: &str) -> Result<String, SpecError> {
 /// The document of a spec, TOML or JSON (an object: the same document,
 /// as `strata spec schema` describes it): its reader state and serde
 /// document.
-pub(super) fn load<'i>(text: &'i str, origin: &'i str) -> Result<(P<'i>, Document), SpecError> {
+pub(super) fn load<'i>(
+    text: &'i str,
+    origin: &'i str,
+    files: Option<Files<'i>>,
+) -> Result<(P<'i>, Document), SpecError> {
     let json = text.trim_start().starts_with('{');
     let text: Cow<'i, str> = if json {
         if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
@@ -189,6 +199,7 @@ pub(super) fn load<'i>(text: &'i str, origin: &'i str) -> Result<(P<'i>, Documen
         keys: HashMap::new(),
         root: 0..0,
         lists: Default::default(),
+        files,
     };
     // The column of a place (on the first line of a JSON spec, less the
     // `r=` before the object).
@@ -295,6 +306,11 @@ pub(super) fn is_plain_name(name: &str) -> bool {
 impl<'s> P<'s> {
     pub(super) fn line(&self, offset: usize) -> usize {
         self.newlines.partition_point(|&n| n < offset) + 1
+    }
+
+    /// The spec's origin (its file name), for messages.
+    pub(super) fn origin(&self) -> &str {
+        self.origin
     }
 
     pub(super) fn err(

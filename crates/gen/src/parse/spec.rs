@@ -10,7 +10,7 @@ use crate::model::query::references;
 use crate::model::{Generator, Kind, Spec, SpecError};
 
 pub(crate) fn parse(text: &str, origin: &str) -> Result<Spec, SpecError> {
-    let (p, doc) = load(text, origin)?;
+    let (p, doc) = load(text, origin, None)?;
     one_table(&p, &doc)
 }
 

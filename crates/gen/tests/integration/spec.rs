@@ -1012,6 +1012,24 @@ fn named_lists_are_the_words_given_once() {
         [[tables]]\nname = \"u\"\nrows = 5\n[[tables.fields]]\nname = \"b\"\ntype = \"utf8\"\ntext = { list = \"c\", size = 100, min = 1, max = 3 }\n";
     let d = strata_gen::Dataset::parse(text, "d.toml").unwrap();
     assert_eq!(d.tables.len(), 2);
+    // A list's file is read by the caller's reader, relative to the spec.
+    let files = "name = \"w\"\nlists = { colours = { file = \"c.txt\" } }\n\
+        [[fields]]\nname = \"p_name\"\ntype = \"utf8\"\nwords = { list = \"colours\", distinct = true, min = 2, max = 3 }\n\
+        [[fields]]\nname = \"note\"\ntype = \"utf8\"\ntext = { list = \"colours\", size = 4096, min = 5, max = 20 }\n";
+    let read = |name: &str| match name {
+        "c.txt" => Ok("# four colours\nred\ngreen\n\nblue\n  grey  \n".to_string()),
+        other => Err(format!("no {other}")),
+    };
+    let d = strata_gen::Dataset::parse_with_files(files, "w.toml", &read).unwrap();
+    let g = d.generator(0, 3, 1.0).unwrap();
+    let c = strata_gen::BatchGenerator::generate(&g, 0, 2000, &mut Default::default()).unwrap();
+    assert_eq!(c, a);
+    assert_eq!(
+        strata_gen::Dataset::parse(files, "text")
+            .unwrap_err()
+            .to_string(),
+        "text:2: `lists.colours`: file `c.txt`: a list's file is read next to its spec file, and text was not read from one"
+    );
 }
 
 /// `chars`: strings of `min..=max` characters, each from the alphabet
