@@ -234,7 +234,7 @@ def test_spec_from_file_path_and_text(tmp_path):
 
 
 def test_presets_and_spec_text():
-    assert strata.presets() == ["contacts", "wide-u64", "events", "lineitem", "star", "orders"]
+    assert strata.presets() == ["contacts", "wide-u64", "events", "lineitem", "star", "orders", "tpch"]
     for name in strata.presets():
         assert f'name = "{name}"' in strata.spec_text(name)
     with pytest.raises(ValueError, match="no such preset 'nope'"):
@@ -243,7 +243,7 @@ def test_presets_and_spec_text():
 
 
 def test_bad_inputs_are_value_errors(tmp_path):
-    with pytest.raises(ValueError, match="no such preset; the presets are contacts, wide-u64, events, lineitem, star, orders"):
+    with pytest.raises(ValueError, match="no such preset; the presets are contacts, wide-u64, events, lineitem, star, orders, tpch"):
         strata.generate("no-such-preset", rows=10)
 
     bad = 'name = "bad"\n\n[[fields]]\nname = "user"\ntype = "int64"\nzipf = { s = -1, n = 100 }\n'
@@ -570,3 +570,16 @@ when = [{ condition = "t < TIMESTAMP '2024-07-01 00:00:00'", constant = 0 }]
             table="lineitem",
             scale=0.1,
         )
+
+
+def test_word_lists_are_read_next_to_the_spec_file(tmp_path):
+    (tmp_path / "words").mkdir()
+    (tmp_path / "words" / "c.txt").write_text("# colours\nred\ngreen\n\nblue\n")
+    spec = tmp_path / "w.toml"
+    spec.write_text('name = "w"\nlists = { colours = { file = "words/c.txt" } }\n[[fields]]\nname = "x"\n'
+                    'type = "utf8"\nwords = { list = "colours", distinct = true, min = 3, max = 3 }\n')
+    t = strata.generate(str(spec), rows=50)
+    assert all(sorted(v.split(" ")) == ["blue", "green", "red"] for v in t.column("x").to_pylist())
+    # Given as text, the spec has no directory to read the file from.
+    with pytest.raises(ValueError, match="a list's file is read next to its spec file"):
+        strata.generate(spec.read_text(), rows=10)

@@ -106,7 +106,14 @@ impl SpecSource {
                             PyOSError::new_err(msg)
                         }
                     })?;
-                Dataset::parse(&text, &path.display().to_string())
+                // A word list's file is read next to the spec file.
+                let dir = path.parent().unwrap_or(std::path::Path::new(""));
+                let read = |name: &str| -> Result<String, String> {
+                    std::fs::File::open(dir.join(name))
+                        .and_then(strata_gen::read_text)
+                        .map_err(|e| e.to_string())
+                };
+                Dataset::parse_with_files(&text, &path.display().to_string(), &read)
             }
         };
         parsed.map_err(|e| PyValueError::new_err(e.to_string()))
