@@ -156,8 +156,16 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
     Ok(out)
 }
 
-/// strata's `lineitem` preset and `tpchgen-cli` at one scale factor, to
-/// Parquet with Snappy and with zstd level 1.
+/// A case's set-up that removes the previous run's `output`, untimed:
+/// replacing its files inside the window tears down hundreds of MB of
+/// cached pages there.
+fn remove_output(output: PathBuf) -> Box<dyn FnMut() -> Result<(), Error> + Send> {
+    Box::new(move || match std::fs::remove_dir_all(&output) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(case_err(e)),
+        _ => Ok(()),
+    })
+}
+
 /// A case running `strata generate` with `gen_cfg` (`dir` holds its
 /// output and lives as long as the case).
 fn generate_case(
@@ -176,12 +184,7 @@ fn generate_case(
         work: gen_cfg.target_records as f64,
         repeats: 1,
         body: Body::Staged {
-            // The previous run's files go untimed: replacing them inside
-            // the window tears down hundreds of MB of cached pages there.
-            setup: Box::new(move || match std::fs::remove_dir_all(&output) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(case_err(e)),
-                _ => Ok(()),
-            }),
+            setup: remove_output(output),
             run: Box::new(move || {
                 let _keep = &keep;
                 generate(&*generator, &gen_cfg, &|_| {}).map_err(case_err)?;
@@ -191,6 +194,8 @@ fn generate_case(
     }
 }
 
+/// strata's `lineitem` preset and `tpchgen-cli` at one scale factor, to
+/// Parquet with Snappy and with zstd level 1.
 fn lineitem_cases(
     cfg: &Config,
     dir: &Arc<tempfile::TempDir>,
@@ -366,10 +371,7 @@ fn dataset_cases(
             work: rows as f64,
             repeats: 1,
             body: Body::Staged {
-                setup: Box::new(move || match std::fs::remove_dir_all(&output) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(case_err(e)),
-                    _ => Ok(()),
-                }),
+                setup: remove_output(output),
                 run: Box::new(move || {
                     let _keep = &keep;
                     flow.run(Default::default(), &|_| {}).map_err(case_err)?;

@@ -282,28 +282,16 @@ impl<'a> Parents<'a> {
     /// drawn row of its root table reaches one of its rows; `None` for a
     /// table with rows of its own.
     pub(super) fn child_rows(&self, name: &str, path: &str) -> Result<Option<ChildRows>, Error> {
-        let Some((dataset, seed, scale)) = self.dataset else {
+        let Some((dataset, _, scale)) = self.dataset else {
             return Ok(None);
         };
-        let Some(mut at) = dataset.table(name) else {
+        let Some(child) = dataset.table(name) else {
             return Ok(None);
         };
-        if dataset.tables[at].children_of.is_none() {
+        if dataset.tables[child].children_of.is_none() {
             return Ok(None);
         }
-        let mut levels = Vec::new();
-        while let Some(c) = &dataset.tables[at].children_of {
-            levels.push(Counts::new(dataset, at, seed, self)?);
-            at = dataset
-                .table(&c.parent)
-                .ok_or_else(|| Error::InvalidDistribution(format!("no table {}", c.parent)))?;
-            if levels.len() > dataset.tables.len() {
-                return Err(Error::InvalidDistribution(format!(
-                    "table {name} is its own ancestor"
-                )));
-            }
-        }
-        levels.reverse();
+        let (levels, at) = self.generations(child)?;
         let root = &dataset.tables[at].spec.name;
         let rows = dataset.tables[at].rows.map_or(0, |r| r.at(scale));
         if rows == 0 {
@@ -316,6 +304,32 @@ impl<'a> Parents<'a> {
             levels,
             table: name.to_string(),
         }))
+    }
+
+    /// The counts of each generation from table `table`'s root ancestor
+    /// down to it (none for a table with rows of its own), and that root
+    /// table's index (the parser rejects cycles; the bound guards tables
+    /// built in code).
+    pub(super) fn generations(&self, table: usize) -> Result<(Vec<Counts>, usize), Error> {
+        let Some((dataset, seed, _)) = self.dataset else {
+            return Ok((Vec::new(), table));
+        };
+        let mut levels = Vec::new();
+        let mut at = table;
+        while let Some(c) = &dataset.tables[at].children_of {
+            levels.push(Counts::new(dataset, at, seed, self)?);
+            at = dataset
+                .table(&c.parent)
+                .ok_or_else(|| Error::InvalidDistribution(format!("no table {}", c.parent)))?;
+            if levels.len() > dataset.tables.len() {
+                return Err(Error::InvalidDistribution(format!(
+                    "table {} is its own ancestor",
+                    dataset.tables[table].spec.name
+                )));
+            }
+        }
+        levels.reverse();
+        Ok((levels, at))
     }
 
     /// Table `ti` compiled to be read at any row (once per run), for
@@ -1023,25 +1037,8 @@ impl SpecGenerator {
                 return Err(too_few_values(&t.spec.name, field, *n, want));
             }
         }
-        // The chain of child tables from the root ancestor down to this
-        // one (the parser rejects cycles; the bound guards tables built in
-        // code).
-        let mut at = table;
-        while let Some(c) = &dataset.tables[at].children_of {
-            g.expand.push(Expand {
-                counts: Counts::new(dataset, at, seed, &parents)?,
-            });
-            at = dataset
-                .table(&c.parent)
-                .ok_or_else(|| Error::InvalidDistribution(format!("no table {}", c.parent)))?;
-            if g.expand.len() > dataset.tables.len() {
-                return Err(Error::InvalidDistribution(format!(
-                    "table {} is its own ancestor",
-                    t.spec.name
-                )));
-            }
-        }
-        g.expand.reverse();
+        let (counts, at) = parents.generations(table)?;
+        g.expand = counts.into_iter().map(|counts| Expand { counts }).collect();
         // Rows that do not depend on the scale are checked now (a
         // dimension's, a calendar's, and their child tables').
         if let Some(Rows::Fixed(n)) = dataset.tables[at].rows {

@@ -596,16 +596,11 @@ impl Checker<'_> {
         let values = items.iter().map(|x| self.node(x)).collect::<R<Vec<_>>>()?;
         let tys: Vec<ETy> = values.iter().map(|v| v.ty).collect();
         let ty = common_type(root, "the list's items are", &tys)?;
+        // Item k is both index k + 1 and index k - n.
         let n = values.len() as i64;
-        let mut whens = Vec::with_capacity(2 * values.len());
-        for (at, v) in (1..=n).zip(&values) {
-            whens.push((at, v));
-        }
-        for (at, v) in (-n..0).zip(&values) {
-            whens.push((at, v));
-        }
-        let whens = whens
-            .into_iter()
+        let whens = (1..=n)
+            .zip(&values)
+            .chain((-n..0).zip(&values))
             .map(|(at, v)| {
                 let test = node(
                     ETy::Bool,

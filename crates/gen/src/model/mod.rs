@@ -835,6 +835,14 @@ pub enum WordList {
 }
 
 impl WordList {
+    /// Every built-in list.
+    pub const ALL: [WordList; 3] = [WordList::Words, WordList::FirstNames, WordList::LastNames];
+
+    /// The built-in list spelled `name` in a spec.
+    pub fn named(name: &str) -> Option<WordList> {
+        WordList::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+
     /// The list's words.
     pub fn table(self) -> &'static crate::names::NameTable {
         match self {

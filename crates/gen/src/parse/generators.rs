@@ -20,9 +20,6 @@ use crate::template::Template;
 
 pub(super) const GENERATORS: &[&str] = crate::model::document::GENERATOR_KEYS;
 
-/// The names of the built-in word lists.
-const BUILT_IN_LISTS: [&str; 3] = ["words", "first_names", "last_names"];
-
 /// The generator keys of a document table, each as written (absent
 /// where the table's type does not take it).
 #[derive(Default)]
@@ -889,7 +886,7 @@ impl<'s> P<'s> {
         };
         for (name, list) in named {
             let what = format!("lists.{name}");
-            if BUILT_IN_LISTS.contains(&name.as_str()) {
+            if WordList::named(name).is_some() {
                 return Err(self.err(
                     list.span(),
                     None,
@@ -1005,29 +1002,29 @@ impl<'s> P<'s> {
         let Some(l) = list else {
             return Ok((WordList::Words, None));
         };
-        Ok(match self.string(l, field, "list")?.as_str() {
-            "words" => (WordList::Words, None),
-            "first_names" => (WordList::FirstNames, None),
-            "last_names" => (WordList::LastNames, None),
-            other => match self.lists.get(other) {
-                Some(words) => (WordList::Words, Some(words.clone())),
-                None => {
-                    let own: Vec<&str> = self.lists.keys().map(String::as_str).collect();
-                    let own = if own.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; the spec's own lists are {}", own.join(", "))
-                    };
-                    return Err(self.err(
-                        l.span(),
-                        field,
-                        format!(
-                            "unknown word list `{other}`; the built-in lists are {}{own}",
-                            BUILT_IN_LISTS.join(", ")
-                        ),
-                    ));
-                }
-            },
+        let name = self.string(l, field, "list")?;
+        if let Some(built_in) = WordList::named(&name) {
+            return Ok((built_in, None));
+        }
+        Ok(match self.lists.get(&name) {
+            Some(words) => (WordList::Words, Some(words.clone())),
+            None => {
+                let own: Vec<&str> = self.lists.keys().map(String::as_str).collect();
+                let own = if own.is_empty() {
+                    String::new()
+                } else {
+                    format!("; the spec's own lists are {}", own.join(", "))
+                };
+                let built_in: Vec<&str> = WordList::ALL.iter().map(|l| l.as_str()).collect();
+                return Err(self.err(
+                    l.span(),
+                    field,
+                    format!(
+                        "unknown word list `{name}`; the built-in lists are {}{own}",
+                        built_in.join(", ")
+                    ),
+                ));
+            }
         })
     }
 
