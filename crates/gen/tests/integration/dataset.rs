@@ -1524,6 +1524,11 @@ fn hidden_fields_are_read_but_not_written() {
             "[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\nhidden = \"yes\"\n[[fields]]\nname = \"b\"\ntype = \"int64\"\nconstant = 1\n",
             "h.toml:6: field `a`: `hidden` must be true or false, not a string",
         ),
+        // A cycle through a hidden field is a cycle.
+        (
+            "[[fields]]\nname = \"a\"\ntype = \"int64\"\nexpr = \"h + 1\"\n[[fields]]\nname = \"h\"\ntype = \"int64\"\nexpr = \"a * 2\"\nhidden = true\n",
+            "h.toml:2: field `a`: `when` cases or expressions form a cycle through this field",
+        ),
     ] {
         let err = Dataset::parse(&format!("name = \"h\"\n{fields}"), "h.toml")
             .unwrap_err()
