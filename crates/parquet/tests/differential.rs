@@ -72,6 +72,7 @@ fn scalar(rng: &mut Rng, ty: &str) -> String {
                 "uniform = { min = -2147483648, max = 2147483647 }",
                 "sequence = { start = -5, step = 3 }",
                 "zipf = { s = 1.2, n = 100 }",
+                "uniform = { min = -3, max = 3 }",
             ])
             .into(),
         "int64" => rng
@@ -79,6 +80,7 @@ fn scalar(rng: &mut Rng, ty: &str) -> String {
                 "uniform = { min = -9223372036854775808, max = 9223372036854775807 }",
                 "sequence = { start = 1 }",
                 "normal = { mean = 0.0, std = 1000.0 }",
+                "weighted = { values = [-7, 0, 9223372036854775807, -9223372036854775808] }",
             ])
             .into(),
         "uint8" => "uniform = { min = 0, max = 255 }".into(),
@@ -88,6 +90,7 @@ fn scalar(rng: &mut Rng, ty: &str) -> String {
             .pick(&[
                 "uniform = { min = 0, max = 18446744073709551615 }",
                 "uniform = { min = 9223372036854775000, max = 9223372036854776000 }",
+                "weighted = { values = [0, 9223372036854775808, 18446744073709551615] }",
             ])
             .into(),
         "float32" | "float64" => rng
@@ -312,8 +315,8 @@ fn properties(rng: &mut Rng) -> WriterProperties {
 
 /// One integer leaf in three `DELTA_BINARY_PACKED`, one float leaf in
 /// three `BYTE_STREAM_SPLIT` and one byte-string leaf in three
-/// `DELTA_LENGTH_BYTE_ARRAY` (their dictionaries off; one byte-string
-/// leaf in six more with the dictionary left as it is).
+/// `DELTA_LENGTH_BYTE_ARRAY` (their dictionaries off; one leaf in six more
+/// with the dictionary left as it is, the encoding for after a fall-back).
 fn with_delta(
     props: WriterProperties,
     schema: &arrow_schema::Schema,
@@ -346,9 +349,9 @@ fn with_delta(
                     .set_column_dictionary_enabled(col.path().clone(), false)
                     .set_column_encoding(col.path().clone(), encoding);
             }
-            // Byte strings with the dictionary as the rest of the file
-            // has it: the pages after a fall-back take the encoding.
-            2 if encoding == Encoding::DELTA_LENGTH_BYTE_ARRAY => {
+            // The dictionary as the rest of the file has it: the pages
+            // after a fall-back take the encoding.
+            2 => {
                 b = b.set_column_encoding(col.path().clone(), encoding);
             }
             _ => {}
@@ -369,10 +372,11 @@ fn leaf_types(t: &DataType, out: &mut Vec<DataType>) {
     }
 }
 
-/// Each column chunk's statistics, as text. `lengths` says for each
+/// Each column chunk's statistics, as text. `fallbacks` says for each
 /// chunk (in file order) whether its listed encodings include
-/// `DELTA_LENGTH_BYTE_ARRAY` where the direct encoder's do.
-fn statistics(file: &Bytes, lengths: &[bool]) -> Vec<String> {
+/// `DELTA_BINARY_PACKED`, `BYTE_STREAM_SPLIT` and `DELTA_LENGTH_BYTE_ARRAY`
+/// where the direct encoder's do.
+fn statistics(file: &Bytes, fallbacks: &[bool]) -> Vec<String> {
     let reader = SerializedFileReader::new(file.clone()).unwrap();
     let mut out = Vec::new();
     for (g, rg) in reader.metadata().row_groups().iter().enumerate() {
@@ -385,9 +389,10 @@ fn statistics(file: &Bytes, lengths: &[bool]) -> Vec<String> {
                 // dictionary ones listed can differ for a chunk of nulls).
                 col.encodings()
                     .filter(|e| match e {
-                        Encoding::DELTA_BINARY_PACKED | Encoding::BYTE_STREAM_SPLIT => true,
-                        Encoding::DELTA_LENGTH_BYTE_ARRAY => {
-                            lengths.get(out.len()).copied().unwrap_or(true)
+                        Encoding::DELTA_BINARY_PACKED
+                        | Encoding::BYTE_STREAM_SPLIT
+                        | Encoding::DELTA_LENGTH_BYTE_ARRAY => {
+                            fallbacks.get(out.len()).copied().unwrap_or(true)
                         }
                         _ => false,
                     })
@@ -516,18 +521,25 @@ fn random_specs_agree_with_parquets_writer() {
         let direct = Bytes::from(direct.finish().unwrap());
         let reference = Bytes::from(reference.into_inner().unwrap());
 
+        // Kept before the checks, so that a failing pair can be looked at.
+        if let Some(d) = &dir {
+            std::fs::write(d.join(format!("{seed}.direct.parquet")), &direct).unwrap();
+            std::fs::write(d.join(format!("{seed}.arrow.parquet")), &reference).unwrap();
+        }
         let what = format!("spec {seed}:\n{text}");
         let want = rows_as_text(&batches).unwrap();
         assert_eq!(rows_as_text(&read(&direct)).unwrap(), want, "{what}");
         assert_eq!(rows_as_text(&read(&reference)).unwrap(), want, "{what}");
-        // Whether a chunk falls back to `DELTA_LENGTH_BYTE_ARRAY` lies with
+        // Whether a chunk falls back to the properties' encoding lies with
         // the writer when its dictionary is on (parquet's writer falls back
-        // after a write batch, the direct encoder at a page's end), and
+        // after a write batch or when its dictionary outgrows its limit;
+        // the direct encoder at a page's end, and also when a first page
+        // of numbers would not shrink), and
         // dictionary-typed leaves stay `RLE_DICTIONARY` in the direct
         // encoder: compared where the dictionary is off and the direct
         // chunk has no dictionary page.
         let descr = SerializedFileReader::new(direct.clone()).unwrap();
-        let lengths: Vec<bool> = descr
+        let fallbacks: Vec<bool> = descr
             .metadata()
             .row_groups()
             .iter()
@@ -539,8 +551,8 @@ fn random_specs_agree_with_parquets_writer() {
             })
             .collect();
         let (a, b) = (
-            statistics(&direct, &lengths),
-            statistics(&reference, &lengths),
+            statistics(&direct, &fallbacks),
+            statistics(&reference, &fallbacks),
         );
         for (x, y) in a.iter().zip(&b) {
             assert_eq!(x, y, "{what}");
@@ -571,10 +583,6 @@ fn random_specs_agree_with_parquets_writer() {
                     _ => 2,
                 }] += 1;
             }
-        }
-        if let Some(d) = &dir {
-            std::fs::write(d.join(format!("{seed}.direct.parquet")), &direct).unwrap();
-            std::fs::write(d.join(format!("{seed}.arrow.parquet")), &reference).unwrap();
         }
     }
     // The specs reach leaves under several lists, not only flat ones.

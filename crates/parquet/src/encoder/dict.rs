@@ -1,4 +1,5 @@
-//! A column chunk's dictionary of byte strings.
+//! A column chunk's dictionaries: of byte strings ([`Dictionary`]), and
+//! of integers and floats ([`Numbers`], at the end).
 //!
 //! Entries are kept in first-seen order, already in the `PLAIN` layout of
 //! the dictionary page (a 4-byte length before each), so the page body is
@@ -290,6 +291,180 @@ impl Dictionary {
     }
 }
 
+/// A column chunk's dictionary of fixed-width values (integers and floats
+/// of 4 or 8 bytes), equal when their bits are: entries in first-seen
+/// order, back to back as the `PLAIN` dictionary page holds them.
+///
+/// A value is looked up as its bits in a `u64` (4-byte values
+/// sign-extended). When the chunk's first page spans fewer than
+/// [`DENSE`] values (dates, quantities, prices in cents, small keys),
+/// the values from its least on have their keys in an array, found by a
+/// subtraction: the lookups of `lineitem`'s dictionaries were 7.9% of
+/// a `tpch` run's samples with the hash table alone. Other values go to
+/// the hash table, in front of which [`NUMBER_PLACES`] places hold the
+/// last value seen at each (picked by its hash).
+#[derive(Default)]
+pub(super) struct Numbers {
+    plain: Vec<u8>,
+    /// Bytes per entry (0 until the first value).
+    width: usize,
+    /// `(value, key)` of the values outside the dense window.
+    index: HashTable<(u64, u32)>,
+    /// `(value, key)` last seen at each place (`key == NO_KEY`: none).
+    recent: Vec<(u64, u32)>,
+    /// The keys of values `base..base + dense.len()` (`NO_KEY`: none
+    /// yet); empty when the first page spans too many values.
+    dense: Vec<u32>,
+    base: u64,
+}
+
+/// Places in [`Numbers::recent`].
+const NUMBER_PLACES: usize = 1 << 10;
+/// The most values [`Numbers::dense`] covers (256 KiB of keys).
+const DENSE: u64 = 1 << 16;
+/// No key.
+const NO_KEY: u32 = u32::MAX;
+
+/// [`Numbers`]' hash of a value's bits: a 128-bit multiply folded to 64
+/// bits, so that both the low bits (the table's bucket) and the high
+/// ones (its tag, and [`Numbers::recent`]'s place) depend on every input
+/// bit.
+#[inline(always)]
+fn number_hash(v: u64) -> u64 {
+    let p = u128::from(v ^ 0x243f_6a88_85a3_08d3) * 0x9e37_79b9_7f4a_7c15;
+    (p as u64) ^ (p >> 64) as u64
+}
+
+/// The values of a page of `width`-byte values, as [`Numbers`] keys them.
+fn numbers_of(values: &[u8], width: usize) -> impl Iterator<Item = u64> + '_ {
+    values.chunks_exact(width).map(move |v| {
+        if width == 4 {
+            i64::from(i32::from_le_bytes([v[0], v[1], v[2], v[3]])) as u64
+        } else {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(v);
+            u64::from_le_bytes(b)
+        }
+    })
+}
+
+impl Numbers {
+    /// Entries so far.
+    pub fn len(&self) -> usize {
+        self.plain.len().checked_div(self.width).unwrap_or(0)
+    }
+
+    /// The entries in the `PLAIN` encoding: the dictionary page's body.
+    pub fn plain(&self) -> &[u8] {
+        &self.plain
+    }
+
+    /// Appends to `keys` the key of each `width`-byte value of `values`
+    /// (little-endian, back to back), adding the new ones as entries.
+    /// `width` is 4 or 8 and the same for every call until [`Self::clear`].
+    pub fn intern_page(&mut self, values: &[u8], width: usize, keys: &mut Vec<u32>) {
+        if self.width == 0 {
+            self.width = width;
+            self.open_window(values);
+        }
+        if self.recent.is_empty() {
+            self.recent = vec![(0, NO_KEY); NUMBER_PLACES];
+        }
+        keys.reserve(values.len() / width);
+        if width == 4 {
+            for v in numbers_of(values, 4) {
+                keys.push(self.intern(v));
+            }
+        } else {
+            for v in numbers_of(values, 8) {
+                keys.push(self.intern(v));
+            }
+        }
+    }
+
+    /// Sets the dense window from the chunk's first page: from its least
+    /// value, twice its span (rounded up to a power of two), when that is
+    /// at most [`DENSE`].
+    fn open_window(&mut self, values: &[u8]) {
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for v in numbers_of(values, self.width) {
+            lo = lo.min(v as i64);
+            hi = hi.max(v as i64);
+        }
+        self.dense.clear();
+        let span = (hi as i128 - lo as i128 + 1).max(1) as u128;
+        if span <= u128::from(DENSE) {
+            let len = (span as u64 * 2).next_power_of_two().min(DENSE) as usize;
+            self.dense.resize(len, NO_KEY);
+            self.base = lo as u64;
+        }
+    }
+
+    /// The key of `v`, adding it as the next entry when it is new.
+    #[inline(always)]
+    fn intern(&mut self, v: u64) -> u32 {
+        if let Some(slot) = self.dense.get_mut(v.wrapping_sub(self.base) as usize) {
+            if *slot == NO_KEY {
+                let k = (self.plain.len() / self.width) as u32;
+                self.plain.extend_from_slice(&v.to_le_bytes()[..self.width]);
+                *slot = k;
+            }
+            return *slot;
+        }
+        let h = number_hash(v);
+        let place = (h >> (64 - 10)) as usize & (NUMBER_PLACES - 1);
+        let (seen, k) = self.recent[place];
+        if seen == v && k != NO_KEY {
+            return k;
+        }
+        let k = match self.index.find(h, |e| e.0 == v) {
+            Some(&(_, k)) => k,
+            None => {
+                let k = self.len() as u32;
+                self.plain.extend_from_slice(&v.to_le_bytes()[..self.width]);
+                self.index.insert_unique(h, (v, k), |e| number_hash(e.0));
+                k
+            }
+        };
+        self.recent[place] = (v, k);
+        k
+    }
+
+    /// Drops the entries from `len` on (those a page added before its
+    /// chunk fell back).
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.len() {
+            return;
+        }
+        let dropped: Vec<u64> = numbers_of(&self.plain[len * self.width..], self.width).collect();
+        for v in dropped {
+            match self.dense.get_mut(v.wrapping_sub(self.base) as usize) {
+                Some(slot) => *slot = NO_KEY,
+                None => {
+                    if let Ok(e) = self.index.find_entry(number_hash(v), |e| e.0 == v) {
+                        e.remove();
+                    }
+                }
+            }
+        }
+        self.plain.truncate(len * self.width);
+        for r in &mut self.recent {
+            if r.1 != NO_KEY && r.1 as usize >= len {
+                *r = (0, NO_KEY);
+            }
+        }
+    }
+
+    /// Empties the dictionary, keeping its memory.
+    pub fn clear(&mut self) {
+        self.plain.clear();
+        self.width = 0;
+        self.index.clear();
+        self.recent.fill((0, NO_KEY));
+        self.dense.clear();
+    }
+}
+
 /// Eight bytes of `b` from `at` (the caller keeps `at + 8 <= b.len()`).
 #[inline(always)]
 fn word(b: &[u8], at: usize) -> u64 {
@@ -500,6 +675,65 @@ mod tests {
 
     /// Keys that differ only past their first byte spread over the low
     /// bits the table picks buckets by.
+    #[test]
+    fn numbers_keep_first_seen_keys_through_truncation() {
+        let mut d = Numbers::default();
+        let values: Vec<u8> = (0..5000i64)
+            .flat_map(|i| ((i * 7919) % 1300 - 650).to_le_bytes())
+            .collect();
+        let mut keys = Vec::new();
+        d.intern_page(&values, 8, &mut keys);
+        assert_eq!(d.len(), 1300);
+        // Each key names its value's entry, in the page's layout.
+        for (v, &k) in values.chunks_exact(8).zip(&keys) {
+            assert_eq!(&d.plain()[k as usize * 8..k as usize * 8 + 8], v);
+        }
+        // Keys are given in first-seen order.
+        let mut next = 0;
+        for &k in &keys {
+            assert!(k <= next);
+            next = next.max(k + 1);
+        }
+        // After a truncation the dropped values come back as new entries.
+        d.truncate(1000);
+        assert_eq!(d.len(), 1000);
+        let mut again = Vec::new();
+        d.intern_page(&values, 8, &mut again);
+        assert_eq!(d.len(), 1300);
+        for (v, &k) in values.chunks_exact(8).zip(&again) {
+            assert_eq!(&d.plain()[k as usize * 8..k as usize * 8 + 8], v);
+        }
+        // A first page of few values opens a dense window; values past it
+        // (and below it) are hashed; a truncation drops from both.
+        d.clear();
+        let page =
+            |vals: &[i32]| -> Vec<u8> { vals.iter().flat_map(|v| v.to_le_bytes()).collect() };
+        let mut keys = Vec::new();
+        d.intern_page(&page(&[-3, 5, -3, 0]), 4, &mut keys);
+        assert!(!d.dense.is_empty());
+        d.intern_page(
+            &page(&[i32::MIN, 5, 1 << 20, -4, 6, i32::MAX]),
+            4,
+            &mut keys,
+        );
+        assert_eq!(keys, [0, 1, 0, 2, 3, 1, 4, 5, 6, 7]);
+        d.truncate(4);
+        let mut again = Vec::new();
+        d.intern_page(&page(&[6, 1 << 20, i32::MIN, -3]), 4, &mut again);
+        assert_eq!(again, [4, 5, 3, 0]);
+        assert_eq!(d.plain(), page(&[-3, 5, 0, i32::MIN, 6, 1 << 20]));
+        // Four-byte values; -0.0 and 0.0 differ by their bits.
+        d.clear();
+        let floats: Vec<u8> = [0.0f32, -0.0, 0.0, f32::NAN, 1.5]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        let mut keys = Vec::new();
+        d.intern_page(&floats, 4, &mut keys);
+        assert_eq!(keys, [0, 1, 0, 2, 3]);
+        assert_eq!(d.plain().len(), 16);
+    }
+
     #[test]
     fn hash_spreads_low_bits() {
         let low: std::collections::HashSet<u64> = (0..1000)

@@ -121,6 +121,8 @@ pub struct LeafEncoder {
     page_stats: Stats,
     /// Dictionary entries seen so far, in first-seen order.
     dict: dict::Dictionary,
+    /// The same for integer and float leaves.
+    numbers: dict::Numbers,
     /// Keys of the current page that occur (for min/max).
     used: [u64; 4],
     /// The same for dictionaries of more than 256 entries: one byte per
@@ -140,7 +142,8 @@ pub struct LeafEncoder {
     /// pooled buffer at least as large, so that it does not grow (copy
     /// and page-fault) its way there again.
     last_bytes: usize,
-    /// Whether the chunk fell back to `PLAIN` (byte-string leaves).
+    /// Whether the chunk fell back from its dictionary to `PLAIN` (or the
+    /// encoding the properties set).
     fell_back: bool,
     /// Whether some page of the chunk is dictionary-encoded.
     dict_pages: bool,
@@ -211,6 +214,7 @@ impl LeafEncoder {
             page_rows: 0,
             page_stats: Stats::default(),
             dict: dict::Dictionary::default(),
+            numbers: dict::Numbers::default(),
             used: [0; 4],
             seen: Vec::new(),
             runs: Vec::new(),
@@ -610,8 +614,9 @@ impl LeafEncoder {
     }
 
     /// Whether this leaf's pages can be the batches' value buffers: a
-    /// required, unnested fixed-width leaf written `PLAIN` and
-    /// uncompressed (the caller checks that the values are stored as
+    /// required, unnested fixed-width leaf written `PLAIN` (with no
+    /// dictionary, or after its chunk fell back from one, from a page not
+    /// yet holding values of its own) and uncompressed (the caller checks that the values are stored as
     /// Arrow holds them).
     fn shares(&self) -> bool {
         self.shape.max_def == 0
@@ -622,6 +627,8 @@ impl LeafEncoder {
             )
             && !self.shape.delta
             && !self.shape.split
+            && (!self.shape.dictionary
+                || self.fell_back && (self.page_rows == 0 || !self.shared.is_empty()))
             && self.codec.codec == Compression::None
     }
 
@@ -851,6 +858,43 @@ impl LeafEncoder {
         true
     }
 
+    /// Makes the page's `width`-byte values (integers or floats) keys in
+    /// the chunk's dictionary of numbers: a bit width byte and the
+    /// RLE-hybrid keys. `false`, with the values left as they are and the
+    /// chunk off its dictionary from here on, when the dictionary would
+    /// pass its limit, or when the chunk's first dictionary page (keys and
+    /// new entries) would be no smaller than its values: a column of
+    /// nearly all distinct values is then hashed for one page only, not
+    /// until its dictionary fills. A page without values is left `PLAIN`.
+    fn number_dictionary(&mut self, width: usize) -> bool {
+        if !self.shape.dictionary || self.fell_back || self.values.is_empty() {
+            return false;
+        }
+        let before = self.numbers.len();
+        self.keys.clear();
+        self.numbers
+            .intern_page(&self.values, width, &mut self.keys);
+        let entries = self.numbers.len();
+        let bits = (32 - (entries.saturating_sub(1) as u32).leading_zeros()).max(1) as u8;
+        let packed = (self.keys.len() * usize::from(bits)).div_ceil(8);
+        let grown = (entries - before) * width;
+        if self.numbers.plain().len() > self.shape.dict_limit
+            || (!self.dict_pages && packed + grown >= self.values.len())
+        {
+            self.numbers.truncate(before);
+            self.keys.clear();
+            self.fell_back = true;
+            return false;
+        }
+        self.body.clear();
+        self.body.push(bits);
+        encode_hybrid_wide(&mut self.body, &self.keys, bits);
+        std::mem::swap(&mut self.body, &mut self.values);
+        self.keys.clear();
+        self.dict_pages = true;
+        true
+    }
+
     /// Replaces the page's values with what `encode` makes of them.
     fn reencode(&mut self, encode: impl FnOnce(&mut Vec<u8>, &[u8])) {
         self.body.clear();
@@ -980,7 +1024,9 @@ impl LeafEncoder {
                     stats.min = Some(lo);
                     stats.max = Some(hi);
                 }
-                if self.shape.delta {
+                if self.number_dictionary(width) {
+                    Encoding::RLE_DICTIONARY
+                } else if self.shape.delta {
                     self.reencode(|out, v| delta_binary_packed(out, v, width));
                     Encoding::DELTA_BINARY_PACKED
                 } else {
@@ -1017,7 +1063,9 @@ impl LeafEncoder {
                     stats.max = Some(hi);
                 }
                 stats.nans = nans;
-                if self.shape.split {
+                if self.number_dictionary(width) {
+                    Encoding::RLE_DICTIONARY
+                } else if self.shape.split {
                     self.reencode(|out, v| byte_stream_split(out, v, width));
                     Encoding::BYTE_STREAM_SPLIT
                 } else {
@@ -1137,20 +1185,22 @@ impl LeafEncoder {
         // when this one's may have been given back.
         self.pool = Some(pool.clone());
         let mut encodings = vec![Encoding::RLE];
-        if self.shape.delta {
+        // With a dictionary on, the properties' encoding is only for the
+        // pages after a fall-back.
+        let fallback = !self.shape.dictionary || self.fell_back;
+        if self.shape.delta && fallback {
             encodings.push(Encoding::DELTA_BINARY_PACKED);
         }
-        if self.shape.split {
+        if self.shape.split && fallback {
             encodings.push(Encoding::BYTE_STREAM_SPLIT);
         }
-        // With a dictionary on, only the pages after a fall-back.
-        if self.shape.lengths && (!self.shape.dictionary || self.fell_back) {
+        if self.shape.lengths && fallback {
             encodings.push(Encoding::DELTA_LENGTH_BYTE_ARRAY);
         }
         let mut uncompressed = 0usize;
         let dictionary = match self.shape.values {
             Values::Dictionary | Values::Dict => true,
-            Values::Plain => self.dict_pages,
+            Values::Plain | Values::Int(_) | Values::UInt(_) | Values::Float(_) => self.dict_pages,
             _ => false,
         };
         // `PLAIN` where values or a dictionary page take it, as parquet's
@@ -1170,6 +1220,14 @@ impl LeafEncoder {
                 if self.dict.is_empty() {
                     self.dict.intern(b"");
                 }
+                // Numbers' dictionaries are never empty: a page is
+                // dictionary-encoded only with values.
+                let (entries, plain) = match self.shape.values {
+                    Values::Int(_) | Values::UInt(_) | Values::Float(_) => {
+                        (self.numbers.len(), self.numbers.plain())
+                    }
+                    _ => (self.dict.len(), self.dict.plain()),
+                };
                 let mut out = pool.take(self.last_bytes);
                 let (size, raw) = write_page(
                     &mut out,
@@ -1177,10 +1235,10 @@ impl LeafEncoder {
                     &mut self.codec,
                     Page {
                         kind: PageKind::Dictionary,
-                        values: self.dict.len() as u32,
+                        values: entries as u32,
                         checksum: self.checksums,
                     },
-                    &[self.dict.plain()],
+                    &[plain],
                 )?;
                 uncompressed += raw;
                 out.extend_from_slice(&self.chunk);
@@ -1234,6 +1292,7 @@ impl LeafEncoder {
             .set_statistics(stats)
             .build()?;
         self.dict.clear();
+        self.numbers.clear();
         self.page_dict_start = 0;
         self.used = [0; 4];
         self.seen.clear();

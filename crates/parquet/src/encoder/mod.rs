@@ -26,13 +26,17 @@
 //!
 //! Pages are version 1 data pages, compressed with the run's codec
 //! (Snappy, `LZ4_RAW` or zstd) when one is set: levels as bit-packed
-//! RLE-hybrid runs; strings `PLAIN`, or `DELTA_LENGTH_BYTE_ARRAY` where
-//! the properties ask for it (lengths delta-encoded, then the bytes: a run
-//! of present values is one copy); floats `PLAIN` or `BYTE_STREAM_SPLIT`
-//! likewise; wide decimals `PLAIN`; booleans `PLAIN`
-//! (bit-packed); integers `PLAIN`, or `DELTA_BINARY_PACKED` where the
-//! properties ask for it; dictionary columns `RLE_DICTIONARY` with one
-//! `PLAIN` dictionary page per column chunk. Pages end on row boundaries
+//! RLE-hybrid runs. Where the properties turn the dictionary on (parquet's
+//! default), byte strings, integers and floats are `RLE_DICTIONARY`, with
+//! one `PLAIN` dictionary page per column chunk, until the dictionary
+//! passes its size limit (or, for numbers, when the chunk's first page
+//! would not shrink: nearly distinct values); the chunk's later pages take
+//! the other encoding. That is: strings `PLAIN`, or `DELTA_LENGTH_BYTE_ARRAY`
+//! where the properties ask for it (lengths delta-encoded, then the bytes:
+//! a run of present values is one copy); floats `PLAIN` or
+//! `BYTE_STREAM_SPLIT` likewise; integers `PLAIN` or `DELTA_BINARY_PACKED`
+//! likewise. Wide decimals and booleans are `PLAIN` (booleans bit-packed);
+//! dictionary columns always `RLE_DICTIONARY`. Pages end on row boundaries
 //! after the properties' row count (20,000 by default) or page size (1 MiB)
 //! of values, and carry exact min, max, null and NaN counts in the column
 //! index; the offset index records every page. Statistics follow parquet's
@@ -276,12 +280,14 @@ impl Shredder {
         ))
     }
 
-    /// Takes the encoding of integer and float leaves from `props`:
-    /// integers whose column is set to `DELTA_BINARY_PACKED` are written
-    /// so (suits sorted columns: small deltas pack into a few bits), floats
-    /// set to `BYTE_STREAM_SPLIT` so (their bytes of each significance
-    /// together, which a codec compresses better and faster); the rest
-    /// `PLAIN`.
+    /// Takes the leaves' encodings from `props`: the dictionary where it
+    /// is on (byte strings, integers and floats); integers whose column is
+    /// set to `DELTA_BINARY_PACKED` are written so (suits sorted columns:
+    /// small deltas pack into a few bits), floats set to
+    /// `BYTE_STREAM_SPLIT` so (their bytes of each significance together,
+    /// which a codec compresses better and faster), byte strings set to
+    /// `DELTA_LENGTH_BYTE_ARRAY` so, from the start or after the
+    /// dictionary; the rest `PLAIN`.
     fn use_encodings(&mut self, props: &parquet::file::properties::WriterProperties) {
         for (leaf, descr) in self.leaves.iter_mut().zip(&self.descrs) {
             leaf.delta = matches!(leaf.values, Values::Int(_) | Values::UInt(_))
@@ -292,8 +298,10 @@ impl Shredder {
                 && props.encoding(descr.path()) == Some(Encoding::DELTA_LENGTH_BYTE_ARRAY);
             leaf.truncate = props.statistics_truncate_length();
             leaf.index_truncate = props.column_index_truncate_length();
-            leaf.dictionary =
-                leaf.values == Values::Plain && props.dictionary_enabled(descr.path());
+            leaf.dictionary = matches!(
+                leaf.values,
+                Values::Plain | Values::Int(_) | Values::UInt(_) | Values::Float(_)
+            ) && props.dictionary_enabled(descr.path());
             leaf.dict_limit = props.column_dictionary_page_size_limit(descr.path());
             leaf.page_rows = props.data_page_row_count_limit().max(1);
             leaf.page_bytes = props.column_data_page_size_limit(descr.path()).max(1);
@@ -1276,6 +1284,152 @@ mod tests {
         assert_eq!(seen.first(), Some(&Encoding::PLAIN), "the dictionary page");
         assert!(seen.contains(&Encoding::RLE_DICTIONARY), "{seen:?}");
         assert_eq!(seen.last(), Some(&Encoding::PLAIN), "{seen:?}");
+    }
+
+    /// Integers and floats of every width are dictionary-encoded while the
+    /// chunk's dictionary stays under its limit, then written `PLAIN` (or
+    /// with the encoding the properties set); a column whose first page
+    /// would not shrink never takes a dictionary. Values, nulls, NaN and
+    /// both zeros read back, and statistics match parquet's writer, with
+    /// and without a codec (uncompressed, a required leaf's later pages are
+    /// the batches' own buffers).
+    #[test]
+    fn number_dictionaries_fall_back_at_their_limit() {
+        use crate::writer::ParquetWriter;
+        use arrow_array::{
+            ArrayRef, Date32Array, Decimal128Array, Float32Array, Float64Array, UInt16Array,
+        };
+        use parquet::file::{
+            properties::{EnabledStatistics, WriterProperties},
+            reader::FileReader,
+            serialized_reader::SerializedFileReader,
+        };
+        let item = Arc::new(Field::new("item", DataType::Int64, true));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("i32", DataType::Int32, true),
+            Field::new("i64", DataType::Int64, false),
+            Field::new("u16", DataType::UInt16, true),
+            Field::new("f32", DataType::Float32, true),
+            Field::new("f64", DataType::Float64, false),
+            Field::new("date", DataType::Date32, true),
+            Field::new("dec", DataType::Decimal128(12, 2), true),
+            Field::new("list", DataType::List(item.clone()), true),
+            // Distinct from the first row: never a dictionary.
+            Field::new("key", DataType::Int64, false),
+        ]));
+        // Rows below 1,500 take 5 values per column, the rest many.
+        let few = |i: i64| if i < 1500 { i % 5 } else { i * 7919 % 100_003 };
+        let batch = |from: i64, n: i64| {
+            let rows = from..from + n;
+            let nth = |i: i64| i % 11 != 3;
+            let floats = [0.0f32, -0.0, f32::NAN, 1.5, -2.25];
+            let mut lists = ListBuilder::new(arrow_array::builder::Int64Builder::new())
+                .with_field(item.clone());
+            for i in rows.clone() {
+                match i % 6 {
+                    0 => lists.append(false),
+                    1 => lists.append(true),
+                    k => {
+                        for e in 0..k {
+                            lists.values().append_option((e != 2).then_some(few(i + e)));
+                        }
+                        lists.append(true);
+                    }
+                }
+            }
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(Int32Array::from_iter(
+                    rows.clone().map(|i| nth(i).then_some(few(i) as i32 - 2)),
+                )),
+                Arc::new(Int64Array::from_iter_values(
+                    rows.clone().map(|i| few(i) << 40),
+                )),
+                Arc::new(UInt16Array::from_iter(
+                    rows.clone()
+                        .map(|i| nth(i).then_some((few(i) % 5000) as u16 + 60_000)),
+                )),
+                Arc::new(Float32Array::from_iter(rows.clone().map(|i| {
+                    nth(i).then_some(if i < 1500 {
+                        floats[(i % 5) as usize]
+                    } else {
+                        few(i) as f32 / 3.0
+                    })
+                }))),
+                Arc::new(Float64Array::from_iter_values(
+                    rows.clone().map(|i| few(i) as f64 * -0.5),
+                )),
+                Arc::new(Date32Array::from_iter(
+                    rows.clone()
+                        .map(|i| nth(i).then_some(few(i) as i32 + 19_000)),
+                )),
+                Arc::new(
+                    Decimal128Array::from_iter(
+                        rows.clone()
+                            .map(|i| nth(i).then_some(i128::from(few(i)) * 125)),
+                    )
+                    .with_precision_and_scale(12, 2)
+                    .unwrap(),
+                ),
+                Arc::new(lists.finish()),
+                Arc::new(Int64Array::from_iter_values(rows.map(|i| i * 31))),
+            ];
+            RecordBatch::try_new(schema.clone(), columns).unwrap()
+        };
+        let batches: Vec<RecordBatch> = [(0, 700), (700, 1100), (1800, 1200)]
+            .iter()
+            .map(|&(f, n)| batch(f, n))
+            .collect();
+        for codec in [
+            parquet::basic::Compression::UNCOMPRESSED,
+            parquet::basic::Compression::SNAPPY,
+        ] {
+            let props = WriterProperties::builder()
+                .set_compression(codec)
+                .set_dictionary_page_size_limit(4096)
+                .set_data_page_row_count_limit(250)
+                .set_statistics_enabled(EnabledStatistics::Page)
+                // The encodings for the pages after a fall-back.
+                .set_column_encoding("i64".into(), Encoding::DELTA_BINARY_PACKED)
+                .set_column_encoding("f64".into(), Encoding::BYTE_STREAM_SPLIT)
+                .build();
+            let mut w = ParquetWriter::try_new(Vec::new(), schema.clone(), props.clone()).unwrap();
+            assert!(w.is_direct());
+            let mut a = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props)).unwrap();
+            for b in &batches {
+                w.write(b).unwrap();
+                a.write(b).unwrap();
+            }
+            let direct = Bytes::from(w.finish().unwrap());
+            let arrow = Bytes::from(a.into_inner().unwrap());
+            assert_eq!(rows(&read_all(direct.clone())), rows(&batches), "{codec:?}");
+            assert_eq!(
+                chunk_statistics(&direct),
+                chunk_statistics(&arrow),
+                "{codec:?}"
+            );
+            let reader = SerializedFileReader::new(direct).unwrap();
+            let group = reader.get_row_group(0).unwrap();
+            for c in 0..schema.fields().len() {
+                let mut pages = group.get_column_page_reader(c).unwrap();
+                let mut seen = Vec::new();
+                while let Some(page) = pages.get_next_page().unwrap() {
+                    seen.push(page.encoding());
+                }
+                let what = format!("{codec:?} column {c}: {seen:?}");
+                if c == 8 {
+                    assert!(seen.iter().all(|e| *e == Encoding::PLAIN), "{what}");
+                    continue;
+                }
+                let after = match c {
+                    1 => Encoding::DELTA_BINARY_PACKED,
+                    4 => Encoding::BYTE_STREAM_SPLIT,
+                    _ => Encoding::PLAIN,
+                };
+                assert_eq!(seen.first(), Some(&Encoding::PLAIN), "{what}");
+                assert_eq!(seen.get(1), Some(&Encoding::RLE_DICTIONARY), "{what}");
+                assert_eq!(seen.last(), Some(&after), "{what}");
+            }
+        }
     }
 
     /// Decimals of every storage (`INT32`, `INT64`, fixed-length bytes of

@@ -138,8 +138,10 @@ pub(super) struct LeafShape {
     /// Rows and value bytes after which a data page is closed.
     pub(super) page_rows: usize,
     pub(super) page_bytes: usize,
-    /// Byte strings `RLE_DICTIONARY` while the chunk's dictionary stays
-    /// under `dict_limit` bytes (then `PLAIN` for the rest of the chunk).
+    /// Byte strings, integers and floats `RLE_DICTIONARY` while the
+    /// chunk's dictionary stays under `dict_limit` bytes (then `PLAIN`, or
+    /// the encoding set above, for the rest of the chunk); integers and
+    /// floats also leave it when their first page would not shrink.
     pub(super) dictionary: bool,
     pub(super) dict_limit: usize,
 }
