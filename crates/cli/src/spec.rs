@@ -130,6 +130,12 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                         }
                         (Some(Rows::Fixed(n)), _) => format!("{n} rows"),
                         (Some(Rows::PerScale(r)), _) => format!("{r} rows per unit of --scale"),
+                        (Some(Rows::Expr { value, per_scale }), _) => format!(
+                            "{} rows{}, computed per run ({} at scale 1)",
+                            value.source,
+                            if *per_scale { " per unit of --scale" } else { "" },
+                            dataset.at_scale(1.0)?.tables[i].rows.as_ref().map_or(0, |r| r.at(1.0))
+                        ),
                         (None, None) => String::new(),
                     };
                     writeln!(
@@ -197,12 +203,14 @@ fn sample(
             )
         })?],
     };
+    // What the spec computes per run, at scale 1.
+    let dataset = &*dataset.at_scale(1.0)?;
     for (n, &i) in tables.iter().enumerate() {
         let table = &dataset.tables[i];
         let generator = dataset.generator(i, seed, 1.0)?;
         // A table of its own rows, or a child table: the children of its
         // root's first rows, as many of those as give `rows` children.
-        let root_rows = match dataset.tables[dataset.root_of(i)].rows {
+        let root_rows = match &dataset.tables[dataset.root_of(i)].rows {
             Some(r) if dataset.multi_table => r.at(1.0),
             _ => u64::MAX,
         };

@@ -73,6 +73,11 @@ impl Flow {
                 dataset.name
             )));
         }
+        // Row counts, bounds and counts computed once per run, at this
+        // scale (or 1 for a plain spec, as its generator has them).
+        let dataset = dataset
+            .at_scale(if dataset.multi_table { scale } else { 1.0 })?
+            .into_owned();
         let (tables, jobs) = if dataset.multi_table {
             let jobs = dataset_jobs(&dataset, tables, base, scale)?;
             for (_, cfg) in &jobs {
@@ -95,7 +100,9 @@ impl Flow {
         })
     }
 
-    /// The dataset (for a spec of one table, the dataset of that table).
+    /// The dataset (for a spec of one table, the dataset of that table),
+    /// with what it computes per run computed at the run's scale
+    /// ([`Dataset::at_scale`]).
     pub fn dataset(&self) -> &Dataset {
         &self.dataset
     }
@@ -373,7 +380,7 @@ fn dataset_jobs(
         let table = &dataset.tables[i];
         let driver = dataset.root_of(i);
         let driver_name = &dataset.tables[driver].spec.name;
-        let rows = dataset.tables[driver].rows.map_or(0, |r| r.at(scale));
+        let rows = dataset.tables[driver].rows.as_ref().map_or(0, |r| r.at(scale));
         if rows == 0 {
             return Err(Error::InvalidConfig(format!(
                 "table `{driver_name}` has no rows at scale {scale} (rows_per_scale x scale rounds to 0); use a larger --scale"

@@ -523,6 +523,8 @@ fn key_of(v: &Value) -> Key {
         Value::Int(i) => Key::Int(*i),
         Value::Float(f) => Key::Float(f.to_bits()),
         Value::Str(s) => Key::Str(s.clone()),
+        // A spec at a run's scale has none (`Dataset::at_scale`).
+        Value::Run(r) => Key::Str(r.source.clone()),
     }
 }
 
@@ -1237,6 +1239,8 @@ impl Matcher {
                     f.to_string().into_bytes().into(),
                 ),
                 Value::Str(s) => (None, f64::NAN, s.as_bytes().into()),
+                // A spec at a run's scale has none (`Dataset::at_scale`).
+                Value::Run(r) => (None, f64::NAN, r.source.as_bytes().into()),
             };
             if let Some(x) = int {
                 m.ints.insert(x, i);

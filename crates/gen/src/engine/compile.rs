@@ -98,7 +98,7 @@ impl<'a> Parents<'a> {
         };
         let rows = |name: &str| {
             let d = dataset?;
-            d.tables[d.table(name)?].rows.map(|r| r.at(scale))
+            d.tables[d.table(name)?].rows.as_ref().map(|r| r.at(scale))
         };
         tree.with_run(scale, &rows)
             .map_err(|m| Error::InvalidDistribution(format!("field {path}: {m}")))
@@ -293,7 +293,7 @@ impl<'a> Parents<'a> {
         }
         let (levels, at) = self.generations(child)?;
         let root = &dataset.tables[at].spec.name;
-        let rows = dataset.tables[at].rows.map_or(0, |r| r.at(scale));
+        let rows = dataset.tables[at].rows.as_ref().map_or(0, |r| r.at(scale));
         if rows == 0 {
             return Err(Error::InvalidDistribution(format!(
                 "field {path} references child table `{name}`, whose root table `{root}` has no rows at scale {scale}; use a larger --scale"
@@ -480,7 +480,7 @@ pub(super) fn table_eval(
     Ok(TableEval {
         id: super::node::table_eval_id(),
         name: table.spec.name.clone(),
-        rows: table.rows.map_or(0, |r| r.at(scale)),
+        rows: table.rows.as_ref().map_or(0, |r| r.at(scale)),
         roots: g.roots,
         order: g.order,
         needs_codes: g.needs_codes,
@@ -991,7 +991,7 @@ impl SpecGenerator {
     /// [`Error::InvalidDistribution`] for parameters a checked spec never
     /// holds.
     pub fn new(spec: &Spec, seed: u64) -> Result<Self, Error> {
-        Self::build(spec, seed, &Parents::none(), None)
+        Self::build(&*spec.at_run(1.0)?, seed, &Parents::none(), None)
     }
 
     /// Compiles table `table` of `dataset` for `seed` at `scale` (which
@@ -1008,6 +1008,7 @@ impl SpecGenerator {
         seed: u64,
         scale: f64,
     ) -> Result<Self, Error> {
+        let dataset = &*dataset.at_scale(scale)?;
         let t = dataset.tables.get(table).ok_or_else(|| {
             Error::InvalidDistribution(format!("the dataset has no table {table}"))
         })?;
@@ -1031,7 +1032,7 @@ impl SpecGenerator {
             t.calendar,
         )?;
         g.origin.clone_from(&dataset.origin);
-        if let (Some((n, field)), Some(rows)) = (&g.row_limit, t.rows) {
+        if let (Some((n, field)), Some(rows)) = (&g.row_limit, &t.rows) {
             let want = rows.at(scale);
             if want > *n {
                 return Err(too_few_values(&t.spec.name, field, *n, want));

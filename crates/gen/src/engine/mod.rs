@@ -12,7 +12,8 @@
 //! [`BatchGenerator::recycle`](crate::BatchGenerator::recycle) into a pool
 //! and are reused, so a steady stream of batches barely allocates.
 //!
-//! Each module uses only those listed before it: `draw` (stream ids,
+//! Each module uses only those listed before it: `run` (numbers a spec
+//! computes once per run, set before a table compiles), `draw` (stream ids,
 //! bounded draws), `calendar`, `scratch` (pooled vectors, validity
 //! bitmaps), `text` (template steps and the string writer), `sample`
 //! (samplers), `aggregate`, `sequences` (sequence limits), `lists`
@@ -30,6 +31,7 @@ mod draw;
 mod generator;
 mod lists;
 mod node;
+mod run;
 mod sample;
 mod scratch;
 mod sequences;

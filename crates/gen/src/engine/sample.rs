@@ -214,7 +214,7 @@ pub(super) fn int_bits(v: &Value) -> u64 {
         Value::Int(i) => *i as u64,
         Value::Bool(b) => u64::from(*b),
         Value::Float(f) => *f as i64 as u64,
-        Value::Str(_) => 0,
+        Value::Str(_) | Value::Run(_) => 0,
     }
 }
 
@@ -223,7 +223,7 @@ pub(super) fn float_of(v: &Value) -> f64 {
         Value::Float(f) => *f,
         Value::Int(i) => *i as f64,
         Value::Bool(b) => f64::from(u8::from(*b)),
-        Value::Str(_) => 0.0,
+        Value::Str(_) | Value::Run(_) => 0.0,
     }
 }
 

@@ -201,7 +201,7 @@ impl JsonSchema for Scalar {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": ["string", "number", "integer", "boolean"],
-            "description": "A value of the field's type. Dates and timestamps also take TOML dates and date-times (as strings once read as JSON). Decimals take numbers or strings such as \"12.50\", with at most S digits after the point."
+            "description": "A value of the field's type. Dates and timestamps also take TOML dates and date-times (as strings once read as JSON). Decimals take numbers or strings such as \"12.50\", with at most S digits after the point. For an integer, float or decimal field, any other string in a bound, start, step or constant is SQL computed once per run from literals, scale() and rows('table') (\"1000 * scale()\")."
         })
     }
 }
@@ -446,10 +446,15 @@ pub struct Table {
     pub name: Option<Loose<String>>,
     /// Free text.
     pub description: Option<Loose<String>>,
-    /// A fixed row count (a dimension such as regions).
+    /// A fixed row count (a dimension such as regions), or SQL computing
+    /// it once per run from literals, `scale()` and `rows('table')`
+    /// (rounded to the nearest integer).
+    #[schemars(with = "RowCount")]
     pub rows: Option<Loose<u64>>,
-    /// Rows per unit of `--scale`, rounded to the nearest integer.
-    #[schemars(extend("exclusiveMinimum" = 0))]
+    /// Rows per unit of `--scale` (a number, or SQL computing it once per
+    /// run as `rows` takes it), rounded to the nearest integer once
+    /// multiplied by the scale.
+    #[schemars(with = "RowsPerScale")]
     pub rows_per_scale: Option<Loose<f64>>,
     /// The table's fields.
     #[schemars(length(min = 1))]
@@ -481,12 +486,39 @@ pub struct CalendarDays {
     pub end: Option<Loose<Scalar>>,
 }
 
+/// A table's row count (schema only).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum RowCount {
+    /// This many rows.
+    Fixed(u64),
+    /// SQL over literals, `scale()` and `rows('table')`, computed once per
+    /// run (`"greatest(5, round(25 * scale()))"`).
+    Computed(String),
+}
+
+/// A table's rows per unit of `--scale` (schema only).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum RowsPerScale {
+    /// This many.
+    Fixed(#[schemars(extend("exclusiveMinimum" = 0))] f64),
+    /// SQL over literals, `scale()` and `rows('table')`, computed once per
+    /// run.
+    Computed(String),
+}
+
 /// A child table's rows per parent row.
 #[derive(Debug, Clone, PartialEq, JsonSchema)]
 #[serde(untagged)]
 pub enum Count {
     /// Always this many.
     Fixed(u64),
+    /// SQL over literals, `scale()` and `rows('table')`, computed once per
+    /// run (`"round(4 * scale())"`).
+    Computed(String),
     /// Drawn by a generator, or by the first of its cases that holds.
     Drawn(Box<CountDraw>),
 }

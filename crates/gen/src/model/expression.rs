@@ -18,6 +18,20 @@ pub struct Expression {
     pub(crate) tree: Option<TNode>,
 }
 
+/// A number a spec computes once per run: an SQL expression of literals,
+/// `scale()` and `rows('t')` written where a bound, start, step,
+/// constant, count or row count is expected (`max = "1000 * scale()"`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunValue {
+    /// The SQL as written.
+    pub source: String,
+    /// The spec line it is on.
+    pub line: usize,
+    /// The key it is the value of (`max`, `rows`).
+    pub key: String,
+    pub(crate) tree: TNode,
+}
+
 /// A field of another row that an expression reads by a qualified name:
 /// `parent.o_orderdate` (the row's parent row) or `ps.ps_supplycost` (the
 /// row a sibling reference with `draw = "ps"` drew).

@@ -12,7 +12,7 @@ pub(crate) mod expression;
 mod leaf;
 pub(crate) mod query;
 
-pub use expression::{Expression, QualifiedField};
+pub use expression::{Expression, QualifiedField, RunValue};
 
 /// A parsed and checked dataset spec.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,29 +164,46 @@ pub struct CountCase {
 }
 
 /// A table's row count.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Rows {
     /// This many rows at every scale (a dimension such as regions).
     Fixed(u64),
     /// This many rows per unit of the scale factor.
     PerScale(f64),
+    /// Computed from `scale` and other tables' `rows('t')`: the count
+    /// itself (`rows = "..."`), or rows per unit of the scale
+    /// (`rows_per_scale = "..."`, `per_scale`); [`Dataset::at_scale`]
+    /// makes it [`Rows::Fixed`].
+    Expr {
+        /// The SQL as written, where.
+        value: Box<RunValue>,
+        /// Multiplied by the scale.
+        per_scale: bool,
+    },
 }
 
 impl Rows {
     /// The row count at `scale`: `per_scale * scale` rounded to the
     /// nearest integer (halves away from zero) for [`Rows::PerScale`].
-    pub fn at(self, scale: f64) -> u64 {
+    /// [`Rows::Expr`] counts once [`Dataset::at_scale`] has made it
+    /// fixed; before, it reads as 0.
+    pub fn at(&self, scale: f64) -> u64 {
         match self {
-            Rows::Fixed(n) => n,
-            Rows::PerScale(r) => {
-                let n = (r * scale).round();
-                if n >= u64::MAX as f64 {
-                    u64::MAX
-                } else {
-                    n.max(0.0) as u64
-                }
-            }
+            Rows::Fixed(n) => *n,
+            Rows::PerScale(r) => round_count(r * scale),
+            Rows::Expr { .. } => 0,
         }
+    }
+}
+
+/// `x` rounded to the nearest integer (halves away from zero), as a count
+/// (negative and NaN: 0; past `u64::MAX`: `u64::MAX`).
+pub(crate) fn round_count(x: f64) -> u64 {
+    let n = x.round();
+    if n >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        n.max(0.0) as u64
     }
 }
 
@@ -263,6 +280,11 @@ pub enum Value {
     Float(f64),
     /// A string.
     Str(String),
+    /// A number computed once per run from `scale` and `rows('t')` (a
+    /// bound, start, step, constant or count written as an SQL string):
+    /// replaced by its value before a generator is compiled
+    /// ([`Dataset::at_scale`]).
+    Run(Box<RunValue>),
 }
 
 impl fmt::Display for Value {
@@ -272,6 +294,7 @@ impl fmt::Display for Value {
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x}"),
             Value::Str(s) => write!(f, "{s:?}"),
+            Value::Run(r) => write!(f, "{:?}", r.source),
         }
     }
 }

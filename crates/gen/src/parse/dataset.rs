@@ -10,6 +10,7 @@ use super::references::{
 use super::rows::{calendar_fields, check_row_generators};
 use super::spec::one_table;
 use crate::model::class::Class;
+use crate::model::document::Raw;
 use crate::model::{Calendar, ChildrenOf, Dataset, Rows, Spec, SpecError, Table, Value};
 
 pub(crate) fn parse_dataset(
@@ -183,6 +184,14 @@ pub(crate) fn parse_dataset(
         let rows = match (&tt.rows, &tt.rows_per_scale) {
             _ if children_of.is_some() => Rows::Fixed(0),
             _ if let Some(c) = calendar => Rows::Fixed(c.days()),
+            (Some(r), None) if let Raw::Str(source) = r.raw() => Rows::Expr {
+                value: Box::new(p.run_expr(r, source, None, "rows")?),
+                per_scale: false,
+            },
+            (None, Some(r)) if let Raw::Str(source) = r.raw() => Rows::Expr {
+                value: Box::new(p.run_expr(r, source, None, "rows_per_scale")?),
+                per_scale: true,
+            },
             (Some(r), None) => {
                 let n = p.integer(r, None, "rows")?;
                 if !(0..=i128::from(u64::MAX)).contains(&n) {

@@ -454,13 +454,13 @@ impl<'s> P<'s> {
         let Some(c) = c else {
             return Err(self.err(0..0, f, "needs a `count`"));
         };
-        if let Shape::Value(v @ Raw::Int(_)) = c.shape() {
+        if let Shape::Value(v @ (Raw::Int(_) | Raw::Str(_))) = c.shape() {
             let v = doc::At {
                 span: c.span(),
                 value: v.clone(),
             };
             return Ok((
-                Generator::Constant(self.value(&v, class, f, "count")?),
+                Generator::Constant(self.run_value(&v, class, f, "count")?),
                 Vec::new(),
             ));
         }

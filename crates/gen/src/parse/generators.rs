@@ -170,7 +170,7 @@ impl<'s> P<'s> {
         let g = match name {
             "constant" => {
                 let v = gens.constant.ok_or_else(missing)?;
-                Generator::Constant(self.value(v, class, field, name)?)
+                Generator::Constant(self.run_value(v, class, field, name)?)
             }
             "sequence" => {
                 if !class.numeric() {
@@ -230,7 +230,7 @@ impl<'s> P<'s> {
                     c => c,
                 };
                 let start = match &p.start {
-                    Some(s) => self.value(s, class, field, "start")?,
+                    Some(s) => self.run_value(s, class, field, "start")?,
                     None if class == Class::Float => Value::Float(0.0),
                     None => Value::Int(match class {
                         Class::Int { min, max } => 0i128.clamp(min, max),
@@ -238,7 +238,7 @@ impl<'s> P<'s> {
                     }),
                 };
                 let step = match &p.step {
-                    Some(s) => self.value(s, step_class, field, "step")?,
+                    Some(s) => self.run_value(s, step_class, field, "step")?,
                     None if class == Class::Float => Value::Float(1.0),
                     None => Value::Int(1),
                 };
@@ -254,11 +254,13 @@ impl<'s> P<'s> {
                     &what,
                     &["min", "max"],
                 )?;
-                let min = self.value(need(&p.min, || needs("min"))?, class, field, "min")?;
-                let max = self.value(need(&p.max, || needs("max"))?, class, field, "max")?;
+                let min = self.run_value(need(&p.min, || needs("min"))?, class, field, "min")?;
+                let max = self.run_value(need(&p.max, || needs("max"))?, class, field, "max")?;
                 let ok = match (&min, &max) {
                     (Value::Int(a), Value::Int(b)) => a <= b,
                     (Value::Float(a), Value::Float(b)) => a < b && (b - a).is_finite(),
+                    // Checked when computed, at the run's scale.
+                    (Value::Run(_), _) | (_, Value::Run(_)) => true,
                     _ => false,
                 };
                 if !ok {

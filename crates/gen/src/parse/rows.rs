@@ -112,7 +112,7 @@ pub(super) fn check_row_fields(
                         values,
                         cycle: false,
                     } = g
-                        && let Some(Rows::Fixed(n)) = table.and_then(|t| t.rows)
+                        && let Some(Rows::Fixed(n)) = table.and_then(|t| t.rows.clone())
                         && (values.len() as u64) < n
                     {
                         return err(format!(

@@ -8,9 +8,80 @@ use super::types::decimal_units;
 use crate::dates::{days_from_civil, spec_date};
 use crate::model::class::Class;
 use crate::model::document::Raw;
-use crate::model::{SpecError, Value, units_per_second};
+use crate::expr;
+use crate::model::expression::{ETy, NodeK};
+use crate::model::{RunValue, SpecError, Value, units_per_second};
 
 impl<'s> P<'s> {
+    /// A value that may be computed once per run: for an integer, float
+    /// or decimal leaf, a string (other than a decimal's own digits, such
+    /// as "12.50") is SQL over literals, `scale()` and `rows('t')`
+    /// (`max = "1000 * scale()"`), checked here and computed before the
+    /// table compiles ([`Value::Run`]); anything else is [`Self::value`].
+    pub(super) fn run_value(
+        &self,
+        v: &V,
+        class: Class,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<Value, SpecError> {
+        let Raw::Str(source) = &v.value else {
+            return self.value(v, class, field, key);
+        };
+        let digits = |t: &str| {
+            let t = t.trim().trim_start_matches(['-', '+']);
+            !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.')
+        };
+        match class {
+            Class::Int { .. } | Class::Float => {}
+            Class::Decimal { .. } if !digits(source) => {}
+            _ => return self.value(v, class, field, key),
+        }
+        self.run_expr(v, source, field, key)
+            .map(|r| Value::Run(Box::new(r)))
+    }
+
+    /// `source` (written at `v`) as a number computed once per run.
+    pub(super) fn run_expr(
+        &self,
+        v: &V,
+        source: &str,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<RunValue, SpecError> {
+        let bad = |m: String| self.err(v.span.clone(), field, format!("`{key}` = {source:?}: {m}"));
+        let checked = expr::check_unless_qualified(source, &[], None)
+            .map_err(|e| match e.message.strip_prefix("unknown name ") {
+                Some(rest) => bad(format!(
+                    "reads {}: a value computed once per run reads literals, scale() and rows('table'), not fields",
+                    rest.split(';').next().unwrap_or(rest)
+                )),
+                None => bad(e.message),
+            })?
+            .ok_or_else(|| {
+                bad("a value computed once per run reads literals, scale() and rows('table'), not another row's fields".into())
+            })?;
+        let tree = checked.0;
+        if !matches!(tree.ty, ETy::Int | ETy::Float | ETy::Decimal(..)) {
+            return Err(bad(format!("gives a {}, not a number", tree.ty.name())));
+        }
+        let mut draws = false;
+        tree.clone().visit_mut(&mut |t| {
+            draws |= matches!(t.kind, NodeK::Uniform { .. } | NodeK::UniformOf(..));
+        });
+        if draws {
+            return Err(bad(
+                "uniform() draws per row; a value computed once per run is one number for the whole run".into(),
+            ));
+        }
+        Ok(RunValue {
+            source: source.to_string(),
+            line: self.line(v.span.start),
+            key: key.to_string(),
+            tree,
+        })
+    }
+
     /// A spec value as `class`, dates and timestamps checked against the
     /// range of their Arrow type (i32 days, i64 units).
     pub(super) fn value(

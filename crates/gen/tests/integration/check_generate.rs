@@ -32,9 +32,19 @@ fn field(r: &mut RowRng, name: &str, before: &[(String, &str)]) -> (String, &'st
         .filter(|(_, t)| matches!(*t, "int64" | "int32"))
         .map(|(n, _)| n)
         .collect();
-    let generator = match (ty, r.next_u64() % 6) {
+    let generator = match (ty, r.next_u64() % 7) {
         ("int64" | "int32", 0) => "uniform = { min = -5, max = 50 }".to_string(),
         ("int64" | "int32", 1) => "sequence = { start = 1 }".to_string(),
+        // Computed once per run.
+        ("int64" | "int32", 6) => pick(
+            r,
+            &[
+                "uniform = { min = 1, max = \"rows('t0') // 2\" }",
+                "sequence = { start = \"round(100 * scale())\", step = 3 }",
+                "constant = \"rows('t0') * 2 + 1\"",
+            ],
+        )
+        .to_string(),
         ("int64" | "int32", 2) => {
             "weighted = { values = [1, 2, 3], weights = [1, 0, 2] }".to_string()
         }
@@ -68,6 +78,7 @@ fn field(r: &mut RowRng, name: &str, before: &[(String, &str)]) -> (String, &'st
                 .to_string()
         }
         ("float64", 0) => "normal = { mean = 0, std = 2, min = -1 }".to_string(),
+        ("float64", 1) => "uniform = { min = 0.5, max = \"9.5 * scale()\" }".to_string(),
         ("float64", _) => "uniform = { min = 0.5, max = 9.5 }".to_string(),
         ("date32", 0) => "uniform = { min = 1995-01-01, max = 1998-12-31 }".to_string(),
         ("date32", _) => "sequence = { start = 2000-01-01, step = 7 }".to_string(),
@@ -121,7 +132,15 @@ fn dataset(seed: u64) -> String {
         text.push_str(
             "[[tables.fields]]\nname = \"big\"\ntype = \"boolean\"\nexpr = \"n_children > 1\"\n",
         );
-        text.push_str("[[tables]]\nname = \"t1\"\nchildren_of = \"t0\"\ncount = { uniform = { min = 0, max = 3 } }\n");
+        text.push_str("[[tables]]\nname = \"t1\"\nchildren_of = \"t0\"\n");
+        text.push_str(pick(
+            &mut r,
+            &[
+                "count = { uniform = { min = 0, max = 3 } }\n",
+                "count = { uniform = { min = 0, max = \"round(2 * scale())\" } }\n",
+                "count = \"round(2 * scale())\"\n",
+            ],
+        ));
         text.push_str("[[tables.fields]]\nname = \"c_k\"\ntype = \"int64\"\nparent = \"k\"\n");
         let mut fields1: Vec<(String, &str)> = vec![("c_k".into(), "int64")];
         for i in 0..(1 + r.next_u64() % 3) {
@@ -151,7 +170,15 @@ fn dataset(seed: u64) -> String {
         }
     }
     if r.next_u64().is_multiple_of(2) {
-        text.push_str("[[tables]]\nname = \"t2\"\nrows_per_scale = 40\n[[tables.fields]]\nname = \"r_k\"\ntype = \"int64\"\nref = { table = \"t0\", field = \"k\", draw = \"o\" }\n");
+        text.push_str(pick(
+            &mut r,
+            &[
+                "[[tables]]\nname = \"t2\"\nrows_per_scale = 40\n",
+                "[[tables]]\nname = \"t2\"\nrows_per_scale = \"rows('t0') * 2 / 3\"\n",
+                "[[tables]]\nname = \"t2\"\nrows = \"greatest(1, round(40 * scale()))\"\n",
+            ],
+        ));
+        text.push_str("[[tables.fields]]\nname = \"r_k\"\ntype = \"int64\"\nref = { table = \"t0\", field = \"k\", draw = \"o\" }\n");
         if child && r.next_u64().is_multiple_of(3) {
             text.push_str(
                 "[[tables.fields]]\nname = \"r_big\"\ntype = \"boolean\"\nref = { table = \"t0\", field = \"big\" }\n",
@@ -180,12 +207,14 @@ fn every_dataset_the_check_accepts_generates() {
         };
         accepted += 1;
         for scale in [0.5, 2.0] {
+            // Row counts computed per run are known at a scale.
+            let d = d.at_scale(scale).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
             for (i, t) in d.tables.iter().enumerate() {
                 let g = d
                     .generator(i, seed, scale)
                     .unwrap_or_else(|e| panic!("seed {seed}, table {}: {e}\n{text}", t.spec.name));
                 let root = d.root_of(i);
-                let rows = d.tables[root].rows.map_or(0, |r| r.at(scale)).min(200);
+                let rows = d.tables[root].rows.as_ref().map_or(0, |r| r.at(scale)).min(200);
                 let mut s = Default::default();
                 let mut at = 0;
                 while at < rows {

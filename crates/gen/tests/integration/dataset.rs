@@ -135,7 +135,7 @@ fn references_hold_their_parent_rows_values() {
     for scale in [1.0, 0.5] {
         let customers = table(&d, "customers", 42, scale, 333);
         let orders = table(&d, "orders", 42, scale, 1024);
-        let n_cust = d.tables[0].rows.unwrap().at(scale);
+        let n_cust = d.tables[0].rows.as_ref().unwrap().at(scale);
         let c_id = ints(&customers, "c_id");
         let seg = strs(&customers, "c_segment");
         let limit = ints(&customers, "c_limit");
@@ -219,7 +219,7 @@ fn zipf_references_follow_the_declared_skew_spread_over_the_table() {
     let d = Dataset::parse(SHOP, "shop.toml").unwrap();
     let scale = 4.0;
     let orders = table(&d, "orders", 7, scale, 8192);
-    let n_cust = d.tables[0].rows.unwrap().at(scale);
+    let n_cust = d.tables[0].rows.as_ref().unwrap().at(scale);
     let mut counts: HashMap<i64, usize> = HashMap::new();
     let keys = ints(&orders, "o_cust");
     for k in &keys {
@@ -530,7 +530,7 @@ pub(crate) fn all_rows(
     let i = d.table(name).unwrap();
     let g = d.generator(i, seed, scale).unwrap();
     let root = d.root_of(i);
-    let rows = d.tables[root].rows.unwrap().at(scale);
+    let rows = d.tables[root].rows.as_ref().unwrap().at(scale);
     let mut s = Default::default();
     let mut out = Vec::new();
     let mut at = 0;

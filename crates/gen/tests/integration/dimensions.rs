@@ -242,7 +242,7 @@ impl Walk {
 fn calendar_rows_are_every_day_with_its_parts() {
     let d = Dataset::parse(DIMS, "dims.toml").unwrap();
     let t = d.table("days").unwrap();
-    assert_eq!(d.tables[t].rows.unwrap().at(1.0), 12 + 366 + 10);
+    assert_eq!(d.tables[t].rows.as_ref().unwrap().at(1.0), 12 + 366 + 10);
     let b = rows_of(&d, "days", 1.0, 100);
     let date = col(&b, "date", |a: &Date32Array, i| a.value(i));
     let key = i32s(&b, "date_key");

@@ -13,4 +13,5 @@ mod draws;
 mod expressions;
 mod schema;
 mod sequences;
+mod run_values;
 mod spec;
