@@ -22,7 +22,7 @@ def test_presets_validate_against_the_json_schema(strata_bin):
     schema = json.loads(subprocess.run([strata_bin, "spec", "schema"], check=True, capture_output=True).stdout)
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    for name in ["contacts", "wide-u64", "events", "lineitem", "star", "orders"]:
+    for name in ["contacts", "wide-u64", "events", "lineitem", "star", "orders", "tpch"]:
         text = subprocess.run([strata_bin, "spec", "show", name], check=True, capture_output=True).stdout
         doc = json.loads(json.dumps(tomllib.loads(text.decode()), default=str))
         errors = list(validator.iter_errors(doc))
@@ -33,6 +33,21 @@ def test_presets_validate_against_the_json_schema(strata_bin):
         doc = json.loads(json.dumps(tomllib.loads(path.read_text()), default=str))
         errors = list(validator.iter_errors(doc))
         assert not errors, f"{path.name}: {errors[0].message}"
+    # Numbers computed once per run: row counts, bounds, starts and counts as SQL.
+    scaled = {
+        "name": "scaled",
+        "tables": [
+            {"name": "clerk", "rows": "greatest(2, round(1000 * scale()))",
+             "fields": [{"name": "c", "type": "int64", "sequence": {"start": "rows('orders')", "step": 2}}]},
+            {"name": "orders", "rows_per_scale": "rows('clerk') * 3",
+             "fields": [{"name": "o", "type": "int64", "uniform": {"min": 1, "max": "rows('clerk')"}}]},
+            {"name": "lines", "children_of": "orders", "count": "round(4 * scale())",
+             "fields": [{"name": "l", "type": "int64", "constant": "1 + 2"}]},
+        ],
+    }
+    errors = list(validator.iter_errors(scaled))
+    assert not errors, errors[0].message
+    assert list(validator.iter_errors({**scaled, "tables": [{**scaled["tables"][0], "rows": -1}]}))
     # The schema rejects what the checker rejects, where it can see it.
     bad = {"name": "x", "fields": [{"name": "a", "type": "int64", "constant": 1, "uniform": {"min": 1, "max": 2}}]}
     assert list(validator.iter_errors(bad))

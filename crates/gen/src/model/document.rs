@@ -449,12 +449,12 @@ pub struct Table {
     /// A fixed row count (a dimension such as regions), or SQL computing
     /// it once per run from literals, `scale()` and `rows('table')`
     /// (rounded to the nearest integer).
-    #[schemars(with = "RowCount")]
+    #[schemars(with = "Option<RowCount>")]
     pub rows: Option<Loose<u64>>,
     /// Rows per unit of `--scale` (a number, or SQL computing it once per
     /// run as `rows` takes it), rounded to the nearest integer once
     /// multiplied by the scale.
-    #[schemars(with = "RowsPerScale")]
+    #[schemars(with = "Option<RowsPerScale>")]
     pub rows_per_scale: Option<Loose<f64>>,
     /// The table's fields.
     #[schemars(length(min = 1))]
