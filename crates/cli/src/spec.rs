@@ -133,8 +133,15 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                         (Some(Rows::Expr { value, per_scale }), _) => format!(
                             "{} rows{}, computed per run ({} at scale 1)",
                             value.source,
-                            if *per_scale { " per unit of --scale" } else { "" },
-                            dataset.at_scale(1.0)?.tables[i].rows.as_ref().map_or(0, |r| r.at(1.0))
+                            if *per_scale {
+                                " per unit of --scale"
+                            } else {
+                                ""
+                            },
+                            dataset.at_scale(1.0)?.tables[i]
+                                .rows
+                                .as_ref()
+                                .map_or(0, |r| r.at(1.0))
                         ),
                         (None, None) => String::new(),
                     };

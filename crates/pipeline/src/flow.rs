@@ -380,7 +380,10 @@ fn dataset_jobs(
         let table = &dataset.tables[i];
         let driver = dataset.root_of(i);
         let driver_name = &dataset.tables[driver].spec.name;
-        let rows = dataset.tables[driver].rows.as_ref().map_or(0, |r| r.at(scale));
+        let rows = dataset.tables[driver]
+            .rows
+            .as_ref()
+            .map_or(0, |r| r.at(scale));
         if rows == 0 {
             return Err(Error::InvalidConfig(format!(
                 "table `{driver_name}` has no rows at scale {scale} (rows_per_scale x scale rounds to 0); use a larger --scale"

@@ -47,19 +47,11 @@ impl Dataset {
             .iter()
             .map(|t| (t.spec.name.clone(), t.rows.as_ref().map(|r| r.at(scale))))
             .collect();
-        let rows = |name: &str| {
-            counts
-                .iter()
-                .find(|(n, _)| n == name)
-                .and_then(|(_, r)| *r)
-        };
+        let rows = |name: &str| counts.iter().find(|(n, _)| n == name).and_then(|(_, r)| *r);
         let origin = d.origin.clone();
         for t in &mut d.tables {
             let table = t.spec.name.clone();
-            let run = Run {
-                scale,
-                rows: &rows,
-            };
+            let run = Run { scale, rows: &rows };
             run.fields(&mut t.spec.fields)
                 .map_err(|e| e.in_table(&table, &origin))?;
             if let Some(c) = &mut t.children_of {
@@ -71,8 +63,13 @@ impl Dataset {
                 run.generator(&mut c.count, &DataType::Int64, class, at)
                     .map_err(|e| e.in_table(&table, &origin))?;
                 for case in &mut c.count_when {
-                    run.generator(&mut case.count, &DataType::Int64, class, ("count", case.line))
-                        .map_err(|e| e.in_table(&table, &origin))?;
+                    run.generator(
+                        &mut case.count,
+                        &DataType::Int64,
+                        class,
+                        ("count", case.line),
+                    )
+                    .map_err(|e| e.in_table(&table, &origin))?;
                 }
             }
         }
@@ -154,7 +151,8 @@ impl Spec {
 fn table_has_runs(t: &crate::model::Table) -> bool {
     t.spec.fields.iter().any(field_has_runs)
         || t.children_of.as_ref().is_some_and(|c| {
-            generator_has_runs(&c.count) || c.count_when.iter().any(|w| generator_has_runs(&w.count))
+            generator_has_runs(&c.count)
+                || c.count_when.iter().any(|w| generator_has_runs(&w.count))
         })
 }
 

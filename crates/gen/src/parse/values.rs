@@ -6,9 +6,9 @@ use arrow_schema::TimeUnit;
 use super::reader::{P, V};
 use super::types::decimal_units;
 use crate::dates::{days_from_civil, spec_date};
+use crate::expr;
 use crate::model::class::Class;
 use crate::model::document::Raw;
-use crate::expr;
 use crate::model::expression::{ETy, NodeK};
 use crate::model::{RunValue, SpecError, Value, units_per_second};
 

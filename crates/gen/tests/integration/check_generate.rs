@@ -208,13 +208,19 @@ fn every_dataset_the_check_accepts_generates() {
         accepted += 1;
         for scale in [0.5, 2.0] {
             // Row counts computed per run are known at a scale.
-            let d = d.at_scale(scale).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+            let d = d
+                .at_scale(scale)
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
             for (i, t) in d.tables.iter().enumerate() {
                 let g = d
                     .generator(i, seed, scale)
                     .unwrap_or_else(|e| panic!("seed {seed}, table {}: {e}\n{text}", t.spec.name));
                 let root = d.root_of(i);
-                let rows = d.tables[root].rows.as_ref().map_or(0, |r| r.at(scale)).min(200);
+                let rows = d.tables[root]
+                    .rows
+                    .as_ref()
+                    .map_or(0, |r| r.at(scale))
+                    .min(200);
                 let mut s = Default::default();
                 let mut at = 0;
                 while at < rows {

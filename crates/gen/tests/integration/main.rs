@@ -11,7 +11,7 @@ mod decimal;
 mod dimensions;
 mod draws;
 mod expressions;
+mod run_values;
 mod schema;
 mod sequences;
-mod run_values;
 mod spec;

@@ -91,8 +91,20 @@ fn ints(batches: &[RecordBatch], column: usize) -> Vec<i64> {
 fn values_computed_per_run_follow_the_scale() {
     let d = Dataset::parse(SCALED, "scaled.toml").unwrap();
     // Unresolved, the computed row counts keep their SQL.
-    assert!(matches!(&d.tables[1].rows, Some(Rows::Expr { per_scale: false, .. })));
-    assert!(matches!(&d.tables[2].rows, Some(Rows::Expr { per_scale: true, .. })));
+    assert!(matches!(
+        &d.tables[1].rows,
+        Some(Rows::Expr {
+            per_scale: false,
+            ..
+        })
+    ));
+    assert!(matches!(
+        &d.tables[2].rows,
+        Some(Rows::Expr {
+            per_scale: true,
+            ..
+        })
+    ));
     for scale in [0.5, 2.0] {
         let r = d.at_scale(scale).unwrap();
         let clerks = (1000.0 * scale) as u64;
@@ -124,7 +136,10 @@ fn values_computed_per_run_follow_the_scale() {
             })
             .collect();
         let top = (100.0 * scale * 100.0) as i128;
-        assert!(cents.iter().all(|&c| (50..=top).contains(&c)), "scale {scale}");
+        assert!(
+            cents.iter().all(|&c| (50..=top).contains(&c)),
+            "scale {scale}"
+        );
         let rate = orders[0].column(2).as_primitive::<Float64Type>().value(0);
         assert_eq!(rate, 0.25);
 
@@ -166,7 +181,10 @@ fn bad_values_computed_per_run_are_refused_with_line_and_field() {
             "type = \"int64\"\nsequence = { start = \"parent.x\" }",
             "`start` = \"parent.x\"",
         ),
-        ("type = \"float64\"\nuniform = { min = 0, max = \"1 +\" }", "`max` = \"1 +\""),
+        (
+            "type = \"float64\"\nuniform = { min = 0, max = \"1 +\" }",
+            "`max` = \"1 +\"",
+        ),
     ] {
         let text = one("10", field);
         let e = Dataset::parse(&text, "bad.toml").unwrap_err().to_string();
@@ -184,7 +202,10 @@ fn bad_values_computed_per_run_are_refused_with_line_and_field() {
             .map(|e| e.to_string())
             .unwrap_or_default()
     };
-    let text = one("10", "type = \"int64\"\nuniform = { min = 5, max = \"round(10 * scale())\" }");
+    let text = one(
+        "10",
+        "type = \"int64\"\nuniform = { min = 5, max = \"round(10 * scale())\" }",
+    );
     assert_eq!(at(&text, 1.0), "");
     let e = at(&text, 0.2);
     assert!(
@@ -199,12 +220,18 @@ fn bad_values_computed_per_run_are_refused_with_line_and_field() {
             && e.contains("gives 200 at scale 2, outside the range -128..=127"),
         "{e}"
     );
-    let e = at(&one("\"10 - 20 * scale()\"", "type = \"int64\"\nconstant = 1"), 1.0);
+    let e = at(
+        &one("\"10 - 20 * scale()\"", "type = \"int64\"\nconstant = 1"),
+        1.0,
+    );
     assert!(
         e.contains("bad.toml:4: table `t`: `rows` = \"10 - 20 * scale()\": gives -10 rows"),
         "{e}"
     );
-    let e = at(&one("\"rows('nowhere')\"", "type = \"int64\"\nconstant = 1"), 1.0);
+    let e = at(
+        &one("\"rows('nowhere')\"", "type = \"int64\"\nconstant = 1"),
+        1.0,
+    );
     assert!(e.contains("rows('nowhere'): no table"), "{e}");
 
     // Row counts that read each other.
@@ -215,5 +242,8 @@ fn bad_values_computed_per_run_are_refused_with_line_and_field() {
     // A child count past the most a row may have.
     let child = "name = \"c\"\n[[tables]]\nname = \"a\"\nrows = 3\n[[tables.fields]]\nname = \"x\"\ntype = \"int64\"\nconstant = 1\n[[tables]]\nname = \"b\"\nchildren_of = \"a\"\ncount = \"2000000 * scale()\"\n[[tables.fields]]\nname = \"y\"\ntype = \"int64\"\nconstant = 1\n";
     let e = at(child, 1.0);
-    assert!(e.contains("`count` = \"2000000 * scale()\": gives 2000000 at scale 1"), "{e}");
+    assert!(
+        e.contains("`count` = \"2000000 * scale()\": gives 2000000 at scale 1"),
+        "{e}"
+    );
 }
