@@ -1,0 +1,281 @@
+//! Hive-style partition directories: `name=value` segments, values as
+//! text (Iceberg's human form of a partition value: `1998-01` for a
+//! month) escaped as Hive escapes them, null as Hive's default partition.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Decimal128Type, Int32Type};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType;
+
+use crate::transform::{PartitionField, Transform, civil};
+
+/// The directory name Hive, Spark, DuckDB and pyarrow read as null.
+pub const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// `text` as Hive escapes a path name: control characters, `"`, `#`,
+/// `%`, `'`, `*`, `/`, `:`, `=`, `?`, `\`, DEL, `{`, `[`, `]` and `^` as
+/// `%XX` (upper-case hex); an empty value is the default partition.
+pub fn escape(text: &str) -> String {
+    if text.is_empty() {
+        return NULL_PARTITION.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let escaped = matches!(
+            c,
+            '\u{1}'
+                ..='\u{1F}'
+                    | '"'
+                    | '#'
+                    | '%'
+                    | '\''
+                    | '*'
+                    | '/'
+                    | ':'
+                    | '='
+                    | '?'
+                    | '\\'
+                    | '\u{7F}'
+                    | '{'
+                    | '['
+                    | ']'
+                    | '^'
+        );
+        if escaped {
+            out.push_str(&format!("%{:02X}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Row `i` of `values` (what `field` gave a column) as its directory's
+/// text, unescaped; `None` for null.
+pub fn human(field: &PartitionField, values: &dyn Array, i: usize) -> Option<String> {
+    if values.is_null(i) {
+        return None;
+    }
+    let date = |days: i64| {
+        let (y, m, d) = civil(days);
+        format!("{y:04}-{m:02}-{d:02}")
+    };
+    match field.transform {
+        Transform::Year => {
+            let v = values.as_primitive_opt::<Int32Type>()?.value(i);
+            Some(format!("{:04}", 1970 + i64::from(v)))
+        }
+        Transform::Month => {
+            let v = i64::from(values.as_primitive_opt::<Int32Type>()?.value(i));
+            Some(format!(
+                "{:04}-{:02}",
+                1970 + v.div_euclid(12),
+                v.rem_euclid(12) + 1
+            ))
+        }
+        Transform::Hour => {
+            let v = i64::from(values.as_primitive_opt::<Int32Type>()?.value(i));
+            Some(format!(
+                "{}-{:02}",
+                date(v.div_euclid(24)),
+                v.rem_euclid(24)
+            ))
+        }
+        _ => Some(match values.data_type() {
+            DataType::Date32 => date(i64::from(values.as_primitive::<Date32Type>().value(i))),
+            DataType::Decimal128(_, s) => {
+                let v = values.as_primitive::<Decimal128Type>().value(i);
+                decimal_text(v, *s)
+            }
+            DataType::Utf8 => values.as_string::<i32>().value(i).to_string(),
+            _ => {
+                let formatter = arrow_cast_display(values)?;
+                formatter(i)
+            }
+        }),
+    }
+}
+
+/// `unscaled` at `scale` as text (`1420` at 2: `14.20`).
+fn decimal_text(unscaled: i128, scale: i8) -> String {
+    if scale <= 0 {
+        return (unscaled * 10i128.pow(scale.unsigned_abs() as u32)).to_string();
+    }
+    let digits = unscaled.unsigned_abs().to_string();
+    let s = scale as usize;
+    let padded = format!("{digits:0>width$}", width = s + 1);
+    let (int, frac) = padded.split_at(padded.len() - s);
+    let sign = if unscaled < 0 { "-" } else { "" };
+    format!("{sign}{int}.{frac}")
+}
+
+/// A formatter of integers, booleans and timestamps (ISO 8601, as
+/// Iceberg writes them).
+fn arrow_cast_display(values: &dyn Array) -> Option<Box<dyn Fn(usize) -> String + '_>> {
+    use arrow_array::types::*;
+    macro_rules! ints {
+        ($t:ty) => {{
+            let a = values.as_primitive::<$t>();
+            Some(Box::new(move |i| a.value(i).to_string()))
+        }};
+    }
+    match values.data_type() {
+        DataType::Boolean => {
+            let a = values.as_boolean();
+            Some(Box::new(move |i| a.value(i).to_string()))
+        }
+        DataType::Int8 => ints!(Int8Type),
+        DataType::Int16 => ints!(Int16Type),
+        DataType::Int32 => ints!(Int32Type),
+        DataType::Int64 => ints!(Int64Type),
+        DataType::UInt8 => ints!(UInt8Type),
+        DataType::UInt16 => ints!(UInt16Type),
+        DataType::UInt32 => ints!(UInt32Type),
+        DataType::Timestamp(unit, _) => {
+            let per_second: i64 = match unit {
+                arrow_schema::TimeUnit::Second => 1,
+                arrow_schema::TimeUnit::Millisecond => 1_000,
+                arrow_schema::TimeUnit::Microsecond => 1_000_000,
+                arrow_schema::TimeUnit::Nanosecond => 1_000_000_000,
+            };
+            let raw: ArrayRef = arrow_array::make_array(values.to_data());
+            Some(Box::new(move |i| {
+                let v = raw.to_data().buffers()[0].typed_data::<i64>()[raw.offset() + i];
+                let secs = v.div_euclid(per_second);
+                let frac = v.rem_euclid(per_second);
+                let (y, m, d) = civil(secs.div_euclid(86_400));
+                let t = secs.rem_euclid(86_400);
+                let mut s = format!(
+                    "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+                    t / 3600,
+                    t / 60 % 60,
+                    t % 60
+                );
+                if frac != 0 {
+                    let width = per_second.ilog10() as usize;
+                    s.push_str(&format!(".{frac:0width$}"));
+                }
+                s
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// The directory of one partition: `name=value` segments joined by `/`,
+/// values escaped ([`escape`]) and null as [`NULL_PARTITION`].
+pub fn directory(segments: &[(&str, Option<String>)]) -> String {
+    segments
+        .iter()
+        .map(|(name, v)| {
+            format!(
+                "{}={}",
+                escape(name),
+                v.as_deref().map_or(NULL_PARTITION.to_string(), escape)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use arrow_array::{
+        BooleanArray, Date32Array, Decimal128Array, Int32Array, StringArray,
+        TimestampMicrosecondArray,
+    };
+
+    #[test]
+    fn values_are_escaped_as_hive_escapes_them() {
+        assert_eq!(escape("plain-value_1.5 x"), "plain-value_1.5 x");
+        assert_eq!(escape("a/b=c:d"), "a%2Fb%3Dc%3Ad");
+        assert_eq!(escape("100%"), "100%25");
+        // `}` is not in Hive's list; `{` is.
+        assert_eq!(escape("{[^]}*?#'\"\\"), "%7B%5B%5E%5D}%2A%3F%23%27%22%5C");
+        assert_eq!(escape("tab\there\u{7f}"), "tab%09here%7F");
+        assert_eq!(escape("été"), "été");
+        assert_eq!(escape(""), NULL_PARTITION);
+        assert_eq!(
+            directory(&[
+                ("m", Some("1998-01".into())),
+                ("f", None),
+                ("s", Some("a/b".into()))
+            ]),
+            "m=1998-01/f=__HIVE_DEFAULT_PARTITION__/s=a%2Fb"
+        );
+    }
+
+    #[test]
+    fn partition_values_read_as_iceberg_writes_them() {
+        let f = |t: &str| PartitionField::parse(t).unwrap();
+        let text = |field: &PartitionField, a: ArrayRef| {
+            let v = field.apply(&a).unwrap();
+            (0..v.len())
+                .map(|i| human(field, &v, i))
+                .collect::<Vec<_>>()
+        };
+        let dates: ArrayRef = Arc::new(Date32Array::from(vec![Some(17486), None, Some(-1)]));
+        assert_eq!(
+            text(&f("month(d)"), dates.clone()),
+            [Some("2017-11".into()), None, Some("1969-12".into())]
+        );
+        assert_eq!(
+            text(&f("year(d)"), dates.clone()),
+            [Some("2017".into()), None, Some("1969".into())]
+        );
+        assert_eq!(
+            text(&f("d"), dates),
+            [Some("2017-11-16".into()), None, Some("1969-12-31".into())]
+        );
+        let ts: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![
+            1_510_871_468_000_000,
+            1_510_871_468_000_001,
+        ]));
+        assert_eq!(
+            text(&f("hour(t)"), ts.clone()),
+            [Some("2017-11-16-22".into()), Some("2017-11-16-22".into())]
+        );
+        assert_eq!(
+            text(&f("t"), ts),
+            [
+                Some("2017-11-16T22:31:08".into()),
+                Some("2017-11-16T22:31:08.000001".into())
+            ]
+        );
+        let dec: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![1420, -5, 0])
+                .with_precision_and_scale(9, 2)
+                .unwrap(),
+        );
+        assert_eq!(
+            text(&f("v"), dec),
+            [
+                Some("14.20".into()),
+                Some("-0.05".into()),
+                Some("0.00".into())
+            ]
+        );
+        let ints: ArrayRef = Arc::new(Int32Array::from(vec![34, -7]));
+        assert_eq!(
+            text(&f("bucket(100, k)"), ints.clone()),
+            [
+                Some("79".into()),
+                Some(format!(
+                    "{}",
+                    (crate::transform::hash_long(-7) & i32::MAX) % 100
+                ))
+            ]
+        );
+        assert_eq!(text(&f("k"), ints), [Some("34".into()), Some("-7".into())]);
+        let b: ArrayRef = Arc::new(BooleanArray::from(vec![true, false]));
+        assert_eq!(
+            text(&f("b"), b),
+            [Some("true".into()), Some("false".into())]
+        );
+        let s: ArrayRef = Arc::new(StringArray::from(vec!["R", "a/b"]));
+        assert_eq!(text(&f("s"), s), [Some("R".into()), Some("a/b".into())]);
+    }
+}
