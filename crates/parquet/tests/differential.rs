@@ -310,7 +310,39 @@ fn properties(rng: &mut Rng) -> WriterProperties {
         // chunk falls back to `PLAIN` part way.
         .set_dictionary_enabled(rng.below(4) != 0)
         .set_dictionary_page_size_limit([64, 1024, 1 << 20][rng.below(3) as usize])
+        // Bloom filters in one file of three, of several sizes and rates;
+        // kept or not for chunks of dictionary pages alone.
+        .set_bloom_filter_enabled(rng.below(3) == 0)
+        .set_bloom_filter_max_ndv([10, 1000, 100_000][rng.below(3) as usize])
+        .set_bloom_filter_fpp([0.01, 0.05, 0.3][rng.below(3) as usize])
+        .set_bloom_filter_for_dictionary_encoded_chunks(rng.below(4) != 0)
         .build()
+}
+
+/// Each column chunk's Bloom filter, header and bits, in file order
+/// (`None` where a chunk has none).
+fn bloom_filters(file: &Bytes) -> Vec<Option<Vec<u8>>> {
+    use parquet::file::properties::ReaderProperties;
+    let options = ReadOptionsBuilder::new()
+        .with_reader_properties(
+            ReaderProperties::builder()
+                .set_read_bloom_filter(true)
+                .build(),
+        )
+        .build();
+    let reader = SerializedFileReader::new_with_options(file.clone(), options).unwrap();
+    let mut out = Vec::new();
+    for g in 0..reader.num_row_groups() {
+        let rg = reader.get_row_group(g).unwrap();
+        for c in 0..rg.num_columns() {
+            out.push(rg.get_column_bloom_filter(c).map(|b| {
+                let mut bytes = Vec::new();
+                b.write(&mut bytes).unwrap();
+                bytes
+            }));
+        }
+    }
+    out
 }
 
 /// One integer leaf in three `DELTA_BINARY_PACKED`, one float leaf in
@@ -485,6 +517,7 @@ fn random_specs_agree_with_parquets_writer() {
     let mut decimals_seen = [0usize; 3];
     let mut split_seen = 0usize;
     let mut lengths_seen = 0usize;
+    let mut bloom_seen = 0usize;
     for seed in 0..count {
         let text = random_spec(seed);
         let spec = Spec::parse(&text, "random.toml")
@@ -559,6 +592,20 @@ fn random_specs_agree_with_parquets_writer() {
         }
         assert_eq!(a.len(), b.len(), "{what}");
         check_page_indexes(&direct, &what);
+        // The same values in each chunk make the same filter bits. A chunk
+        // of dictionary pages alone may go without one
+        // (`bloom_filter_for_dictionary_encoded_chunks` off), and which
+        // chunks fall back from their dictionary lies with the writer
+        // (above): then the filters both writers kept are compared.
+        let filters = bloom_filters(&direct);
+        bloom_seen += filters.iter().flatten().count();
+        let theirs = bloom_filters(&reference);
+        assert_eq!(filters.len(), theirs.len(), "{what}");
+        for (c, (a, b)) in filters.iter().zip(&theirs).enumerate() {
+            if props.bloom_filter_for_dictionary_encoded_chunks() || (a.is_some() && b.is_some()) {
+                assert_eq!(a, b, "chunk {c} of {what}");
+            }
+        }
         assert!(created_by(&direct).starts_with("strata version "), "{what}");
 
         for rg in descr.metadata().row_groups() {
@@ -594,6 +641,7 @@ fn random_specs_agree_with_parquets_writer() {
         assert!(decimals_seen.iter().all(|&n| n > 0), "{decimals_seen:?}");
         assert!(split_seen > 0, "no BYTE_STREAM_SPLIT chunk");
         assert!(lengths_seen > 0, "no DELTA_LENGTH_BYTE_ARRAY chunk");
+        assert!(bloom_seen > 0, "no Bloom filter");
     }
 }
 

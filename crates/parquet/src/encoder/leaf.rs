@@ -10,6 +10,7 @@ use arrow_array::{
 };
 use parquet::{
     basic::{Encoding, Type as PhysicalType},
+    bloom_filter::Sbbf,
     column::writer::ColumnCloseResult,
     data_type::ByteArray,
     file::{
@@ -176,6 +177,12 @@ pub struct LeafEncoder {
     rows: u64,
     /// Whether page headers carry the CRC-32 of the stored body.
     pub(super) checksums: bool,
+    /// The chunk's Bloom filter, where the properties ask for one: every
+    /// present value inserted as its `PLAIN` bytes, as parquet's writer
+    /// inserts them (so the filters are the same bits).
+    bloom: Option<Sbbf>,
+    /// Whether some data page of the chunk is not dictionary-encoded.
+    plain_pages: bool,
 }
 
 /// Checks that every `(batch, row)` pair names a row of `batches`.
@@ -237,6 +244,8 @@ impl LeafEncoder {
             body: Vec::new(),
             rows: 0,
             checksums: true,
+            bloom: None,
+            plain_pages: false,
         }
     }
 
@@ -895,6 +904,90 @@ impl LeafEncoder {
         true
     }
 
+    /// Inserts the open page's present values into the chunk's Bloom
+    /// filter (made at the chunk's first page), each as its `PLAIN` bytes:
+    /// numbers little-endian, booleans one byte, byte strings without
+    /// their length, dictionary keys as their entries.
+    fn bloom_page(&mut self) -> Result<(), Error> {
+        let Some((ndv, fpp)) = self.shape.bloom else {
+            return Ok(());
+        };
+        if self.bloom.is_none() {
+            self.bloom = Some(Sbbf::new_with_ndv_fpp(ndv, fpp)?);
+        }
+        let Some(bloom) = &mut self.bloom else {
+            return Ok(());
+        };
+        let interning =
+            self.shape.values == Values::Plain && self.shape.dictionary && !self.fell_back;
+        match self.shape.values {
+            Values::Int(w) | Values::UInt(w) | Values::Float(w) if !self.shared.is_empty() => {
+                for b in &self.shared {
+                    for v in b.as_slice().chunks_exact(w) {
+                        bloom.insert(v);
+                    }
+                }
+            }
+            Values::Int(w)
+            | Values::UInt(w)
+            | Values::Float(w)
+            | Values::Fixed(w)
+            | Values::FixedBytes(w) => {
+                for v in self.values.chunks_exact(w) {
+                    bloom.insert(v);
+                }
+            }
+            Values::Bool => {
+                for v in &self.values {
+                    bloom.insert(&[*v & 1][..]);
+                }
+            }
+            Values::Plain if interning => {
+                for &k in &self.keys {
+                    if let Some(v) = self.dict.get(k as usize) {
+                        bloom.insert(v);
+                    }
+                }
+            }
+            Values::Plain if self.shape.split_lengths() => {
+                let mut at = 0;
+                for l in self.lengths.chunks_exact(4) {
+                    let len = u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize;
+                    if let Some(v) = self.values.get(at..at + len) {
+                        bloom.insert(v);
+                    }
+                    at += len;
+                }
+            }
+            Values::Plain => {
+                let mut at = 0;
+                while let Some(l) = self.values.get(at..at + 4) {
+                    let len = u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize;
+                    if let Some(v) = self.values.get(at + 4..at + 4 + len) {
+                        bloom.insert(v);
+                    }
+                    at += 4 + len;
+                }
+            }
+            Values::Dictionary => {
+                for &k in &self.values {
+                    if let Some(v) = self.dict.get(usize::from(k)) {
+                        bloom.insert(v);
+                    }
+                }
+            }
+            Values::Dict => {
+                for k in self.values.chunks_exact(4) {
+                    let k = u32::from_le_bytes([k[0], k[1], k[2], k[3]]) as usize;
+                    if let Some(v) = self.dict.get(k) {
+                        bloom.insert(v);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Replaces the page's values with what `encode` makes of them.
     fn reencode(&mut self, encode: impl FnOnce(&mut Vec<u8>, &[u8])) {
         self.body.clear();
@@ -962,6 +1055,7 @@ impl LeafEncoder {
             self.page_rows
         } as u32;
         self.encode_page_levels();
+        self.bloom_page()?;
         let mut stats = std::mem::take(&mut self.page_stats);
         let encoding = match self.shape.values {
             Values::Plain => {
@@ -1111,6 +1205,7 @@ impl LeafEncoder {
                 Encoding::RLE_DICTIONARY
             }
         };
+        self.plain_pages |= encoding != Encoding::RLE_DICTIONARY;
         if self.chunk.capacity() == 0
             && let Some(pool) = &self.pool
         {
@@ -1299,11 +1394,20 @@ impl LeafEncoder {
         self.fell_back = false;
         self.dict_pages = false;
         let rows = std::mem::take(&mut self.rows);
+        // Folded to the smallest size within the target rate, and left out
+        // of a chunk of dictionary pages alone where the properties say
+        // so, as parquet's writer does.
+        let bloom_filter = self.bloom.take().and_then(|mut b| {
+            let (_, fpp) = self.shape.bloom?;
+            b.fold_to_target_fpp(fpp);
+            (self.shape.bloom_dictionary || self.plain_pages).then_some(b)
+        });
+        self.plain_pages = false;
         let close = ColumnCloseResult {
             bytes_written: compressed as u64,
             rows_written: rows,
             metadata,
-            bloom_filter: None,
+            bloom_filter,
             column_index: Some(column_index.build()?),
             offset_index: Some(offset_index.build()),
         };

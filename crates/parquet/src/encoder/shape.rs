@@ -144,6 +144,11 @@ pub(super) struct LeafShape {
     /// floats also leave it when their first page would not shrink.
     pub(super) dictionary: bool,
     pub(super) dict_limit: usize,
+    /// A Bloom filter per chunk for this many distinct values at this
+    /// false-positive rate (folded smaller when fewer come).
+    pub(super) bloom: Option<(u64, f64)>,
+    /// Whether a chunk of dictionary pages alone keeps its filter.
+    pub(super) bloom_dictionary: bool,
 }
 
 impl LeafShape {
@@ -172,6 +177,8 @@ impl LeafShape {
             page_bytes: PAGE_BYTES,
             dictionary: false,
             dict_limit: 0,
+            bloom: None,
+            bloom_dictionary: true,
         }
     }
 
