@@ -1,7 +1,8 @@
 //! Joining Parquet files of one schema into one file without decoding:
 //! every row group of every part, in order, its column chunks' bytes
 //! copied as they are and their metadata (statistics, page indexes)
-//! moved to the new offsets. A writer that encodes key ranges on several
+//! moved to the new offsets, and their Bloom filters kept. A writer that
+//! encodes key ranges on several
 //! threads into parts of its own, and then joins them, gives one file at
 //! the cost of one sequential copy.
 
@@ -32,17 +33,19 @@ pub fn concat_files<W: Write + Send>(parts: &[std::path::PathBuf], out: W) -> Re
         return Err(Error::InvalidConfig("no Parquet files to join".into()));
     };
     let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
-    let open = |p: &std::path::Path| -> Result<(File, Arc<parquet::file::metadata::ParquetMetaData>), Error> {
-        let file = File::open(p).map_err(|e| Error::InvalidConfig(format!("{}: {e}", p.display())))?;
+    type Reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<File>;
+    let open = |p: &std::path::Path| -> Result<(File, Reader), Error> {
+        let file =
+            File::open(p).map_err(|e| Error::InvalidConfig(format!("{}: {e}", p.display())))?;
         let reader = read::open(
             file.try_clone()
                 .map_err(|e| Error::InvalidConfig(format!("{}: {e}", p.display())))?,
             options.clone(),
         )
         .map_err(|e| Error::InvalidConfig(format!("{}: {e}", p.display())))?;
-        Ok((file, reader.metadata().clone()))
+        Ok((file, reader))
     };
-    let (_, head) = open(first)?;
+    let head = open(first)?.1.metadata().clone();
     let schema = head.file_metadata().schema_descr_ptr();
     // The parts' own settings decide what their chunks hold; these only
     // say what the joined footer records beside them.
@@ -52,7 +55,8 @@ pub fn concat_files<W: Write + Send>(parts: &[std::path::PathBuf], out: W) -> Re
         .build();
     let mut writer = SerializedFileWriter::new(out, schema.root_schema_ptr(), Arc::new(props))?;
     for part in parts {
-        let (file, md) = open(part)?;
+        let (file, reader) = open(part)?;
+        let md = reader.metadata().clone();
         if md.file_metadata().schema_descr().root_schema() != schema.root_schema() {
             return Err(Error::InvalidConfig(format!(
                 "{} has a different schema from {}",
@@ -64,11 +68,12 @@ pub fn concat_files<W: Write + Send>(parts: &[std::path::PathBuf], out: W) -> Re
             let index = md.page_index_for_row_group(g);
             let mut out_rg = writer.next_row_group()?;
             for (c, col) in rg.columns().iter().enumerate() {
+                let bloom_filter = reader.get_row_group_column_bloom_filter(g, c)?;
                 let close = ColumnCloseResult {
                     bytes_written: col.compressed_size().max(0) as u64,
                     rows_written: rg.num_rows().max(0) as u64,
                     metadata: col.clone(),
-                    bloom_filter: None,
+                    bloom_filter,
                     column_index: index.column_index(c).cloned(),
                     offset_index: index.offset_index(c).cloned(),
                 };
@@ -119,8 +124,8 @@ mod tests {
 
     /// Parts written with row groups of different sizes, through the
     /// parallel and the gathering paths, join into one file with the
-    /// parts' rows in order, every row group, the Arrow schema, and page
-    /// indexes that still point at the pages.
+    /// parts' rows in order, every row group, the Arrow schema, page
+    /// indexes that still point at the pages, and Bloom filters.
     #[test]
     fn joined_parts_read_back_as_their_concatenation() {
         let dir = tempfile::tempdir().unwrap();
@@ -135,6 +140,7 @@ mod tests {
             let path = dir.path().join(format!("p{p}.parquet"));
             let props = WriterProperties::builder()
                 .set_max_row_group_row_count(Some(*group))
+                .set_bloom_filter_enabled(true)
                 .build();
             let mut w =
                 ParquetWriter::try_new(std::fs::File::create(&path).unwrap(), b.schema(), props)
@@ -161,6 +167,13 @@ mod tests {
         assert_eq!(builder.schema().fields(), want[0].schema().fields());
         let index = builder.metadata().page_index_for_row_group(groups - 1);
         assert!(index.offset_index(0).is_some());
+        // The parts' Bloom filters come along: the last row group's finds
+        // the last part's last id.
+        let bloom = builder
+            .get_row_group_column_bloom_filter(groups - 1, 0)
+            .unwrap()
+            .expect("a Bloom filter");
+        assert!(bloom.check(&(200_000i64 + 8_999)));
         // A read that skips by the offset index finds the right rows.
         let selection = parquet::arrow::arrow_reader::RowSelection::from(vec![
             parquet::arrow::arrow_reader::RowSelector::skip(10_004),
