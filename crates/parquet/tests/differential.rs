@@ -345,7 +345,7 @@ fn bloom_filters(file: &Bytes) -> Vec<Option<Vec<u8>>> {
     out
 }
 
-/// One integer leaf in three `DELTA_BINARY_PACKED`, one float leaf in
+/// One column in four with a codec of its own; one integer leaf in three `DELTA_BINARY_PACKED`, one float leaf in
 /// three `BYTE_STREAM_SPLIT` and one byte-string leaf in three
 /// `DELTA_LENGTH_BYTE_ARRAY` (their dictionaries off; one leaf in six more
 /// with the dictionary left as it is, the encoding for after a fall-back).
@@ -363,6 +363,18 @@ fn with_delta(
     }
     assert_eq!(leaves.len(), parquet.num_columns());
     let mut b = props.into_builder();
+    // One column in four with a codec of its own.
+    for col in parquet.columns() {
+        if rng.below(4) == 0 {
+            let codec = match rng.below(4) {
+                0 => Compression::UNCOMPRESSED,
+                1 => Compression::SNAPPY,
+                2 => Compression::LZ4_RAW,
+                _ => Compression::ZSTD(ZstdLevel::try_new(1 + rng.below(5) as i32).unwrap()),
+            };
+            b = b.set_column_compression(col.path().clone(), codec);
+        }
+    }
     for (col, leaf) in parquet.columns().iter().zip(leaves) {
         let encoding = match col.physical_type() {
             Physical::INT32 | Physical::INT64 => Encoding::DELTA_BINARY_PACKED,

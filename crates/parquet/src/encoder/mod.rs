@@ -24,8 +24,8 @@
 //!   so flat columns and contiguous list entries are copied in one piece,
 //!   and byte strings are interned as they are written.
 //!
-//! Pages are version 1 data pages, compressed with the run's codec
-//! (Snappy, `LZ4_RAW` or zstd) when one is set: levels as bit-packed
+//! Pages are version 1 data pages, compressed with the column's codec
+//! (Snappy, `LZ4_RAW` or zstd, each column its own) when one is set: levels as bit-packed
 //! RLE-hybrid runs. Where the properties turn the dictionary on (parquet's
 //! default), byte strings, integers and floats are `RLE_DICTIONARY`, with
 //! one `PLAIN` dictionary page per column chunk, until the dictionary
@@ -67,7 +67,7 @@
 //!
 //! [`Shredder::for_properties`] decides per schema and writer properties
 //! (the one rule every strata writer uses); types outside the list above
-//! (`Decimal256`, float16, views, fixed-size binary) and mixed codecs go
+//! (`Decimal256`, float16, views, fixed-size binary) and other codecs go
 //! through `ArrowColumnWriter`. The differential tests (`tests/
 //! differential.rs`, and their pyarrow and DuckDB half) write random specs
 //! both ways and require identical rows and statistics.
@@ -147,34 +147,26 @@ fn leaf_values(t: &DataType) -> Option<Values> {
     }
 }
 
-/// The codec every column of `props` uses, when they all use the same one
-/// and the direct encoder has it.
-fn common_codec(
+/// The codec of column `path` under `props`, when the direct encoder has
+/// it (Snappy, `LZ4_RAW`, zstd or none).
+fn codec_of(
     props: &parquet::file::properties::WriterProperties,
-    parquet: &SchemaDescriptor,
+    path: &parquet::schema::types::ColumnPath,
 ) -> Option<Compression> {
-    let mut codec = None;
-    for c in parquet.columns() {
-        let this = match props.compression(c.path()) {
-            PqCompression::UNCOMPRESSED => Compression::None,
-            PqCompression::SNAPPY => Compression::Snappy,
-            PqCompression::LZ4_RAW => Compression::Lz4,
-            PqCompression::ZSTD(l) => Compression::Zstd(l.compression_level()),
-            _ => return None,
-        };
-        match codec {
-            None => codec = Some(this),
-            Some(c) if c != this => return None,
-            Some(_) => {}
-        }
-    }
-    codec
+    Some(match props.compression(path) {
+        PqCompression::UNCOMPRESSED => Compression::None,
+        PqCompression::SNAPPY => Compression::Snappy,
+        PqCompression::LZ4_RAW => Compression::Lz4,
+        PqCompression::ZSTD(l) => Compression::Zstd(l.compression_level()),
+        _ => return None,
+    })
 }
 
 impl Shredder {
     /// The direct encoder for files of `schema` written with `props`: the
     /// one rule every Parquet writer of strata uses to choose it. `None`
-    /// when the columns do not all use one codec the direct encoder has, or
+    /// when a column's codec is one the direct encoder lacks (each column
+    /// takes its own: Snappy, `LZ4_RAW`, zstd at any level, or none), or
     /// some column has a shape it does not handle; integer columns that
     /// `props` gives `DELTA_BINARY_PACKED` use it.
     pub fn for_properties(
@@ -182,7 +174,16 @@ impl Shredder {
         parquet: &SchemaDescriptor,
         props: &parquet::file::properties::WriterProperties,
     ) -> Option<Shredder> {
-        let mut shredder = Shredder::supports(schema, parquet, common_codec(props, parquet)?)?;
+        let first = parquet.columns().first().map(|c| codec_of(props, c.path()));
+        let mut shredder = Shredder::supports(
+            schema,
+            parquet,
+            first.flatten().unwrap_or(Compression::None),
+        )?;
+        // Each column's own codec (the same for all, or not).
+        for (leaf, descr) in shredder.leaves.iter_mut().zip(&shredder.descrs) {
+            leaf.codec = Some(codec_of(props, descr.path())?);
+        }
         shredder.use_encodings(props);
         Some(shredder)
     }
@@ -345,7 +346,8 @@ impl Shredder {
             .iter()
             .zip(&self.descrs)
             .map(|(shape, descr)| {
-                let mut leaf = LeafEncoder::new(shape.clone(), descr.clone(), self.codec);
+                let codec = shape.codec.unwrap_or(self.codec);
+                let mut leaf = LeafEncoder::new(shape.clone(), descr.clone(), codec);
                 leaf.checksums = self.checksums;
                 if shape.max_def > 0 || shape.max_rep > 0 {
                     leaf.level_pages = Some(pages.clone());

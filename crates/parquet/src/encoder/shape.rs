@@ -149,6 +149,9 @@ pub(super) struct LeafShape {
     pub(super) bloom: Option<(u64, f64)>,
     /// Whether a chunk of dictionary pages alone keeps its filter.
     pub(super) bloom_dictionary: bool,
+    /// The column's codec, where the properties set one (else the
+    /// shredder's).
+    pub(super) codec: Option<crate::Compression>,
 }
 
 impl LeafShape {
@@ -179,6 +182,7 @@ impl LeafShape {
             dict_limit: 0,
             bloom: None,
             bloom_dictionary: true,
+            codec: None,
         }
     }
 
