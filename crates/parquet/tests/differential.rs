@@ -363,8 +363,14 @@ fn with_delta(
     }
     assert_eq!(leaves.len(), parquet.num_columns());
     let mut b = props.into_builder();
-    // One column in four with a codec of its own.
+    // One column in four with a codec of its own; one in five with
+    // statistics of the chunk alone, or none.
     for col in parquet.columns() {
+        match rng.below(10) {
+            0 => b = b.set_column_statistics_enabled(col.path().clone(), EnabledStatistics::Chunk),
+            1 => b = b.set_column_statistics_enabled(col.path().clone(), EnabledStatistics::None),
+            _ => {}
+        }
         if rng.below(4) == 0 {
             let codec = match rng.below(4) {
                 0 => Compression::UNCOMPRESSED,
@@ -456,9 +462,10 @@ fn statistics(file: &Bytes, fallbacks: &[bool]) -> Vec<String> {
     out
 }
 
-/// Checks the direct file's page indexes: every chunk has both, the pages
-/// cover the row group's rows, and the column index has an entry per page.
-fn check_page_indexes(file: &Bytes, what: &str) {
+/// Checks the direct file's page indexes: every chunk has an offset index
+/// whose pages cover the row group's rows, and a column index exactly
+/// where `props` keep page statistics.
+fn check_page_indexes(file: &Bytes, props: &WriterProperties, what: &str) {
     let options = ReadOptionsBuilder::new().with_page_index().build();
     let reader = SerializedFileReader::new_with_options(file.clone(), options).unwrap();
     let md = reader.metadata();
@@ -478,9 +485,11 @@ fn check_page_indexes(file: &Bytes, what: &str) {
                 rows += end - loc.first_row_index;
             }
             assert_eq!(rows, rg.num_rows(), "{what}: group {g} column {c}");
-            assert!(
+            let path = rg.column(c).column_path();
+            assert_eq!(
                 index.column_index(c).is_some(),
-                "{what}: no column index for group {g} column {c}"
+                props.statistics_enabled(path) == EnabledStatistics::Page,
+                "{what}: the column index of group {g} column {c}"
             );
         }
     }
@@ -603,7 +612,7 @@ fn random_specs_agree_with_parquets_writer() {
             assert_eq!(x, y, "{what}");
         }
         assert_eq!(a.len(), b.len(), "{what}");
-        check_page_indexes(&direct, &what);
+        check_page_indexes(&direct, &props, &what);
         // The same values in each chunk make the same filter bits. A chunk
         // of dictionary pages alone may go without one
         // (`bloom_filter_for_dictionary_encoded_chunks` off), and which

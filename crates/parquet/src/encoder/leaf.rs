@@ -13,6 +13,7 @@ use parquet::{
     bloom_filter::Sbbf,
     column::writer::ColumnCloseResult,
     data_type::ByteArray,
+    file::properties::EnabledStatistics,
     file::{
         metadata::{ColumnChunkMetaData, ColumnIndexBuilder, OffsetIndexBuilder},
         statistics::{Statistics, ValueStatistics},
@@ -1376,16 +1377,25 @@ impl LeafEncoder {
         let chunk = ColumnChunk::new(chunk, std::mem::take(&mut self.splices));
         self.spliced = 0;
         let compressed = chunk.len();
-        let metadata = ColumnChunkMetaData::builder(self.descr.clone())
+        let mut metadata = ColumnChunkMetaData::builder(self.descr.clone())
             .set_compression(parquet_codec(self.codec.codec)?)
             .set_encodings(encodings)
             .set_num_values(num_values)
             .set_total_compressed_size(compressed as i64)
             .set_total_uncompressed_size(uncompressed as i64)
             .set_data_page_offset(shift as i64)
-            .set_dictionary_page_offset(dictionary_offset)
-            .set_statistics(stats)
-            .build()?;
+            .set_dictionary_page_offset(dictionary_offset);
+        // Statistics per the column's setting, as parquet's writer keeps
+        // them: none, the chunk's alone, or the chunk's and each page's
+        // (the column index).
+        if self.shape.statistics != EnabledStatistics::None {
+            metadata = metadata.set_statistics(stats);
+        }
+        let metadata = metadata.build()?;
+        let column_index = match self.shape.statistics {
+            EnabledStatistics::Page => Some(column_index.build()?),
+            _ => None,
+        };
         self.dict.clear();
         self.numbers.clear();
         self.page_dict_start = 0;
@@ -1408,7 +1418,7 @@ impl LeafEncoder {
             rows_written: rows,
             metadata,
             bloom_filter,
-            column_index: Some(column_index.build()?),
+            column_index,
             offset_index: Some(offset_index.build()),
         };
         Ok((chunk, close))

@@ -315,6 +315,7 @@ impl Shredder {
                 .bloom_filter_properties(descr.path())
                 .map(|b| (b.ndv(), b.fpp()));
             leaf.bloom_dictionary = props.bloom_filter_for_dictionary_encoded_chunks();
+            leaf.statistics = props.statistics_enabled(descr.path());
             leaf.page_rows = props.data_page_row_count_limit().max(1);
             leaf.page_bytes = props.column_data_page_size_limit(descr.path()).max(1);
         }

@@ -152,6 +152,9 @@ pub(super) struct LeafShape {
     /// The column's codec, where the properties set one (else the
     /// shredder's).
     pub(super) codec: Option<crate::Compression>,
+    /// Which statistics the chunk keeps: none, the chunk's, or also each
+    /// page's (the column index).
+    pub(super) statistics: parquet::file::properties::EnabledStatistics,
 }
 
 impl LeafShape {
@@ -183,6 +186,7 @@ impl LeafShape {
             bloom: None,
             bloom_dictionary: true,
             codec: None,
+            statistics: parquet::file::properties::EnabledStatistics::Page,
         }
     }
 
