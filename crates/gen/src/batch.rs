@@ -51,4 +51,10 @@ pub trait BatchGenerator: Send + Sync {
     fn delta_leaves(&self) -> Vec<Vec<String>> {
         Vec::new()
     }
+
+    /// Parquet leaf paths and the settings the spec gives them
+    /// (`parquet = { ... }`), which win over the hints above.
+    fn parquet_columns(&self) -> Vec<(Vec<String>, crate::model::ParquetColumn)> {
+        Vec::new()
+    }
 }

@@ -465,7 +465,60 @@ pub fn parquet_properties<G: BatchGenerator>(
     for leaf in lengths_leaves(generator)? {
         b = b.set_column_encoding(ColumnPath::new(leaf), Encoding::DELTA_LENGTH_BYTE_ARRAY);
     }
+    // The spec's own settings (`parquet = { ... }`) win.
+    for (leaf, c) in generator.parquet_columns() {
+        b = apply_column(b, ColumnPath::new(leaf), &c)?;
+    }
     Ok(b.build())
+}
+
+/// `b` with column `path` set as the spec's `parquet = { ... }` says.
+fn apply_column(
+    mut b: parquet::file::properties::WriterPropertiesBuilder,
+    path: ColumnPath,
+    c: &strata_gen::ParquetColumn,
+) -> Result<parquet::file::properties::WriterPropertiesBuilder, Error> {
+    use strata_gen::{ParquetCodec, ParquetEncoding, ParquetStatistics};
+    if let Some(codec) = c.compression {
+        let codec = match codec {
+            ParquetCodec::None => Compression::None,
+            ParquetCodec::Snappy => Compression::Snappy,
+            ParquetCodec::Lz4 => Compression::Lz4,
+            ParquetCodec::Zstd(level) => Compression::Zstd(level),
+        };
+        b = b.set_column_compression(path.clone(), parquet_codec(codec)?);
+    }
+    if let Some(e) = c.encoding {
+        b = b.set_column_encoding(
+            path.clone(),
+            match e {
+                ParquetEncoding::Plain => Encoding::PLAIN,
+                ParquetEncoding::DeltaBinaryPacked => Encoding::DELTA_BINARY_PACKED,
+                ParquetEncoding::ByteStreamSplit => Encoding::BYTE_STREAM_SPLIT,
+                ParquetEncoding::DeltaLengthByteArray => Encoding::DELTA_LENGTH_BYTE_ARRAY,
+            },
+        );
+    }
+    if let Some(d) = c.dictionary {
+        b = b.set_column_dictionary_enabled(path.clone(), d);
+    }
+    if let Some(s) = c.statistics {
+        b = b.set_column_statistics_enabled(
+            path.clone(),
+            match s {
+                ParquetStatistics::None => EnabledStatistics::None,
+                ParquetStatistics::Chunk => EnabledStatistics::Chunk,
+                ParquetStatistics::Page => EnabledStatistics::Page,
+            },
+        );
+    }
+    if let Some((ndv, fpp)) = c.bloom_filter {
+        b = b
+            .set_column_bloom_filter_enabled(path.clone(), true)
+            .set_column_bloom_filter_max_ndv(path.clone(), ndv)
+            .set_column_bloom_filter_fpp(path, fpp);
+    }
+    Ok(b)
 }
 
 /// The byte-string leaves written `DELTA_LENGTH_BYTE_ARRAY`: those the

@@ -682,7 +682,7 @@ pub(super) fn compile(
                         },
                         null_rate: 0.0,
                         nullable: true,
-                        parquet_dictionary: None,
+                        parquet: Default::default(),
                         when: Vec::new(),
                         hidden: true,
                     };
@@ -802,12 +802,17 @@ pub(super) fn compile(
                 }
                 _ => false,
             };
-            let friendly = match f.parquet_dictionary {
+            let friendly = match f.parquet.dictionary {
                 Some(b) => b,
                 None => cardinality(generator, class).is_some_and(|c| c <= DICTIONARY_LIMIT),
             };
             if !friendly && dictionary.is_none() {
                 hints.unfriendly.push(parquet_path.clone());
+            }
+            if !f.parquet.is_empty() {
+                hints
+                    .columns
+                    .push((parquet_path.clone(), f.parquet.clone()));
             }
             // Sequences step by a constant (lists' elements with gaps):
             // DELTA_BINARY_PACKED stores a few bits per value where PLAIN
@@ -820,7 +825,7 @@ pub(super) fn compile(
                     Class::Int { .. } | Class::Date | Class::Timestamp(_) | Class::Time(_)
                 )
                 && dictionary.is_none()
-                && f.parquet_dictionary != Some(true);
+                && f.parquet.dictionary != Some(true);
             if sequence {
                 hints.delta.push(parquet_path.clone());
             }

@@ -19,6 +19,8 @@ pub(super) struct Hints {
     pub(super) unfriendly: Vec<Vec<String>>,
     /// Integer-like leaves drawn as sequences: `DELTA_BINARY_PACKED`.
     pub(super) delta: Vec<Vec<String>>,
+    /// The spec's own Parquet settings of leaves, by leaf path.
+    pub(super) columns: Vec<(Vec<String>, crate::model::ParquetColumn)>,
 }
 
 /// A compiled spec: a [`BatchGenerator`] for one seed.
@@ -66,6 +68,10 @@ impl BatchGenerator for SpecGenerator {
 
     fn delta_leaves(&self) -> Vec<Vec<String>> {
         self.hints.delta.clone()
+    }
+
+    fn parquet_columns(&self) -> Vec<(Vec<String>, crate::model::ParquetColumn)> {
+        self.hints.columns.clone()
     }
 
     fn generate(

@@ -393,6 +393,96 @@ pub struct Document {
     /// Word lists of the spec's own, by name, for any `words` or `text`
     /// generator of it to read as `list = "NAME"` (each word once).
     pub lists: Option<Tab<std::collections::BTreeMap<String, Tab<WordFile, WordSource>>>>,
+    /// Parquet settings of every leaf of a single-table spec (its fields'
+    /// own `parquet` win).
+    pub parquet: Option<Tab<ParquetColumn>>,
+}
+
+/// Parquet settings of a column (`parquet = { ... }`): on a table for all
+/// its leaves, on a field for the leaves under it. Each key left out keeps
+/// the setting strata picks for the column.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ParquetColumn {
+    /// The codec (default: the run's `--compression`).
+    #[schemars(with = "Option<ParquetCodecName>")]
+    pub compression: Option<Loose<String>>,
+    /// zstd's level, 1 to 22 (with `compression = "zstd"`; default 1).
+    #[schemars(range(min = 1, max = 22))]
+    pub level: Option<Loose<i64>>,
+    /// The pages' encoding where no dictionary is used (the dictionary
+    /// off, or after its fall-back).
+    #[schemars(with = "Option<ParquetEncodingName>")]
+    pub encoding: Option<Loose<String>>,
+    /// Dictionary encoding on or off (default: on for values from a known
+    /// set of at most 100,000).
+    pub dictionary: Option<Loose<bool>>,
+    /// Statistics kept (default `page`: the chunk's and each page's, the
+    /// column index).
+    #[schemars(with = "Option<ParquetStatisticsName>")]
+    pub statistics: Option<Loose<String>>,
+    /// A split-block Bloom filter per column chunk (default none).
+    pub bloom_filter: Option<Tab<BloomFilter>>,
+    /// Whether the column index (page statistics) is written; `false`
+    /// keeps the chunk's statistics alone.
+    pub page_index: Option<Loose<bool>>,
+}
+
+/// A Bloom filter's size: for `ndv` distinct values at false-positive rate
+/// `fpp` (folded smaller when a chunk has fewer).
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct BloomFilter {
+    /// Distinct values per chunk it is sized for (default 1,000,000).
+    #[schemars(range(min = 1))]
+    pub ndv: Option<Loose<u64>>,
+    /// The false-positive rate, above 0 and below 1 (default 0.05).
+    #[schemars(extend("exclusiveMinimum" = 0, "exclusiveMaximum" = 1))]
+    pub fpp: Option<Loose<f64>>,
+}
+
+/// Parquet codecs (schema only).
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum ParquetCodecName {
+    /// Uncompressed.
+    None,
+    /// Snappy.
+    Snappy,
+    /// `LZ4_RAW`.
+    Lz4,
+    /// Zstandard.
+    Zstd,
+}
+
+/// Parquet value encodings (schema only).
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum ParquetEncodingName {
+    /// Values as they are.
+    Plain,
+    /// Integer deltas bit-packed (integers, dates, times, timestamps,
+    /// decimals of up to 18 digits).
+    DeltaBinaryPacked,
+    /// Each byte of the values together (floats).
+    ByteStreamSplit,
+    /// Lengths delta-encoded, then the bytes (strings and binary).
+    DeltaLengthByteArray,
+}
+
+/// Parquet statistics levels (schema only).
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum ParquetStatisticsName {
+    /// None.
+    None,
+    /// The chunk's min, max and null count.
+    Chunk,
+    /// The chunk's, and each page's in the column index.
+    Page,
 }
 
 /// A word list of the spec's own: its words, or a text file of them.
@@ -472,6 +562,9 @@ pub struct Table {
     /// day with `calendar = PART`, and without `fields` it has one field
     /// per part.
     pub calendar: Option<Tab<CalendarDays>>,
+    /// Parquet settings of every leaf of the table (its fields' own
+    /// `parquet` win).
+    pub parquet: Option<Tab<ParquetColumn>>,
 }
 
 /// The days of a calendar table.
@@ -570,8 +663,12 @@ with_generators! {
         /// a null can occur).
         pub nullable: Option<Loose<bool>>,
         /// Parquet dictionary encoding for this leaf (default: on when the
-        /// field has at most 100,000 distinct values).
+        /// field has at most 100,000 distinct values); the same as
+        /// `parquet = { dictionary = ... }`.
         pub parquet_dictionary: Option<Loose<bool>>,
+        /// Parquet settings of the field's leaves (every leaf under a
+        /// struct, list or map), over the table's.
+        pub parquet: Option<Tab<ParquetColumn>>,
         /// Free text.
         pub description: Option<Loose<String>>,
         /// Computed for the table's expressions, conditions, references and

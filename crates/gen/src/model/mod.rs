@@ -224,15 +224,85 @@ pub struct Field {
     /// Whether the Arrow field is nullable: true when any case can make it
     /// null, or when the spec says so.
     pub nullable: bool,
-    /// Parquet dictionary encoding for this leaf; `None` lets the writer
-    /// decide from the field's cardinality.
-    pub parquet_dictionary: Option<bool>,
+    /// Parquet settings of the field's leaves, the table's and its parents'
+    /// already applied (a setting left `None` is the writer's choice).
+    pub parquet: ParquetColumn,
     /// Cases that replace the null rate or generator when a sibling field
     /// has a given value; the first that matches wins.
     pub when: Vec<When>,
     /// Computed for its table's expressions, conditions, references and
     /// aggregates to read, but not written (top-level fields only).
     pub hidden: bool,
+}
+
+/// Parquet settings of a column; `None` leaves each to the writer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParquetColumn {
+    /// The codec.
+    pub compression: Option<ParquetCodec>,
+    /// The encoding of pages without a dictionary.
+    pub encoding: Option<ParquetEncoding>,
+    /// Dictionary encoding on or off.
+    pub dictionary: Option<bool>,
+    /// The statistics kept.
+    pub statistics: Option<ParquetStatistics>,
+    /// A Bloom filter per chunk: distinct values and false-positive rate.
+    pub bloom_filter: Option<(u64, f64)>,
+}
+
+impl ParquetColumn {
+    /// These settings, each one left out taken from `outer`.
+    pub fn over(&self, outer: &ParquetColumn) -> ParquetColumn {
+        ParquetColumn {
+            compression: self.compression.or(outer.compression),
+            encoding: self.encoding.or(outer.encoding),
+            dictionary: self.dictionary.or(outer.dictionary),
+            statistics: self.statistics.or(outer.statistics),
+            bloom_filter: self.bloom_filter.or(outer.bloom_filter),
+        }
+    }
+
+    /// Whether every setting is left to the writer.
+    pub fn is_empty(&self) -> bool {
+        *self == ParquetColumn::default()
+    }
+}
+
+/// A Parquet codec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParquetCodec {
+    /// Uncompressed.
+    None,
+    /// Snappy.
+    Snappy,
+    /// `LZ4_RAW`.
+    Lz4,
+    /// Zstandard at a level (1 to 22).
+    Zstd(i32),
+}
+
+/// A Parquet encoding of pages without a dictionary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParquetEncoding {
+    /// `PLAIN`.
+    Plain,
+    /// `DELTA_BINARY_PACKED` (integer-like leaves).
+    DeltaBinaryPacked,
+    /// `BYTE_STREAM_SPLIT` (floats).
+    ByteStreamSplit,
+    /// `DELTA_LENGTH_BYTE_ARRAY` (strings and binary).
+    DeltaLengthByteArray,
+}
+
+/// The Parquet statistics a column keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParquetStatistics {
+    /// None.
+    None,
+    /// The chunk's.
+    Chunk,
+    /// The chunk's and each page's (the column index).
+    Page,
 }
 
 /// The shape of a field.

@@ -44,7 +44,7 @@ pub(crate) fn parse_dataset(
     }
     p.check_keys(
         &p.root(),
-        &["name", "description", "lists", "tables"],
+        &["name", "description", "lists", "tables", "parquet"],
         None,
         "the dataset",
     )?;
@@ -60,6 +60,8 @@ pub(crate) fn parse_dataset(
     if items.is_empty() {
         return Err(p.err(tables_v.span(), None, "`tables` is empty"));
     }
+    // The dataset's Parquet settings, under each table's.
+    let dataset_parquet = p.parquet_column(t.parquet.as_ref(), None)?;
     let mut tables: Vec<Table> = Vec::new();
     for item in &items {
         let tt = p.item_table(item, None, "a table")?;
@@ -75,6 +77,7 @@ pub(crate) fn parse_dataset(
                 "count",
                 "calendar",
                 "fields",
+                "parquet",
             ],
             None,
             "a table",
@@ -239,7 +242,7 @@ pub(crate) fn parse_dataset(
             .map(|d| p.string(d, None, "description"))
             .transpose()?;
         let table_line = p.line(at.start);
-        let fields = match &tt.fields {
+        let mut fields = match &tt.fields {
             None if calendar.is_some() => calendar_fields(table_line),
             None => {
                 return Err(p.err(
@@ -256,6 +259,14 @@ pub(crate) fn parse_dataset(
                 e
             })?,
         };
+        let table_parquet = p
+            .parquet_column(tt.parquet.as_ref(), None)?
+            .over(&dataset_parquet);
+        p.hand_down_parquet(&table_parquet, &mut fields)
+            .map_err(|mut e| {
+                e.field = e.field.take().map(|f| format!("{tname}.{f}"));
+                e
+            })?;
         tables.push(Table {
             spec: Spec {
                 name: tname,

@@ -20,6 +20,7 @@ pub(super) const COMMON: &[&str] = &[
     "null_rate",
     "nullable",
     "parquet_dictionary",
+    "parquet",
     "when",
     "description",
     "hidden",
@@ -123,6 +124,18 @@ impl<'s> P<'s> {
             .as_ref()
             .map(|d| self.boolean(d, f, "parquet_dictionary"))
             .transpose()?;
+        let mut parquet = self.parquet_column(t.parquet.as_ref(), f)?;
+        match (parquet_dictionary, parquet.dictionary) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(self.err(
+                    span.clone(),
+                    f,
+                    "`parquet_dictionary` and `parquet = { dictionary }` disagree; give one",
+                ));
+            }
+            (Some(a), _) => parquet.dictionary = Some(a),
+            _ => {}
+        }
         let hidden = match &t.hidden {
             Some(h) if !parent.is_empty() || default_name.is_some() => {
                 return Err(self.err(
@@ -410,7 +423,7 @@ impl<'s> P<'s> {
                 kind,
                 null_rate,
                 nullable,
-                parquet_dictionary,
+                parquet,
                 when: Vec::new(),
                 hidden,
             },

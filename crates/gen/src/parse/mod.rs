@@ -7,7 +7,8 @@
 //! references and cycles. Each module uses only those listed before it:
 //! `types` (Arrow type names, decimal text), `reader` (the document read,
 //! the order and place of each table's keys, errors, typed reads of
-//! values), `values`, `generators`, `siblings` (draw names, and
+//! values), `values`, `generators`, `parquet` (Parquet settings, handed
+//! down to leaves), `siblings` (draw names, and
 //! expressions over a table's own fields), `fields`, `qualified` (names
 //! of other rows), `rows` (fixed rows, calendars), `references` (between
 //! tables), `spec` (one table) and `dataset` (`[[tables]]`).
@@ -15,6 +16,7 @@
 mod dataset;
 mod fields;
 mod generators;
+mod parquet;
 mod qualified;
 mod reader;
 mod references;

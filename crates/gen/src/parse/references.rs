@@ -639,7 +639,7 @@ pub(super) fn expression_aggregates(p: &P<'_>, tables: &mut [Table]) -> Result<(
             },
             null_rate: 0.0,
             nullable: true,
-            parquet_dictionary: None,
+            parquet: Default::default(),
             when: Vec::new(),
             hidden: true,
         });

@@ -29,7 +29,7 @@ pub(super) fn calendar_fields(line: usize) -> Vec<Field> {
                 },
                 null_rate: 0.0,
                 nullable: false,
-                parquet_dictionary: None,
+                parquet: Default::default(),
                 when: Vec::new(),
                 hidden: false,
             }

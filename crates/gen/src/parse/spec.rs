@@ -63,7 +63,7 @@ pub(super) fn one_table(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
 fn single(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
     p.check_keys(
         &p.root(),
-        &["name", "description", "lists", "fields"],
+        &["name", "description", "lists", "fields", "parquet"],
         None,
         "the spec",
     )?;
@@ -76,7 +76,8 @@ fn single(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
     let Some(fields) = &t.fields else {
         return Err(p.err(0..0, None, "the spec needs `fields` ([[fields]] tables)"));
     };
-    let fields = p.fields(fields, "")?;
+    let mut fields = p.fields(fields, "")?;
+    p.hand_down_parquet(&p.parquet_column(t.parquet.as_ref(), None)?, &mut fields)?;
     Ok(Spec {
         name,
         description,

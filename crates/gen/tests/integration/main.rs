@@ -11,6 +11,7 @@ mod decimal;
 mod dimensions;
 mod draws;
 mod expressions;
+mod parquet_settings;
 mod run_values;
 mod schema;
 mod sequences;

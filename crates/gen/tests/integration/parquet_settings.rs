@@ -1,0 +1,152 @@
+//! `parquet = { ... }` on a dataset, a table and fields: handed down to
+//! every leaf (a field's own over its parent's, over the table's, over the
+//! dataset's), and bad settings refused with their line and field.
+
+use strata_gen::{
+    BatchGenerator, Dataset, Kind, ParquetCodec, ParquetColumn, ParquetEncoding, ParquetStatistics,
+    Spec,
+};
+
+const DATASET: &str = r#"
+name = "d"
+parquet = { compression = "zstd", level = 5, statistics = "chunk" }
+
+[[tables]]
+name = "t"
+rows = 10
+parquet = { compression = "snappy", bloom_filter = { ndv = 500 } }
+[[tables.fields]]
+name = "k"
+type = "int64"
+sequence = { start = 1 }
+[[tables.fields]]
+name = "s"
+type = "struct"
+parquet = { page_index = true, dictionary = false }
+fields = [
+  { name = "x", type = "float64", uniform = { min = 0.0, max = 1.0 }, parquet = { encoding = "byte_stream_split" } },
+  { name = "y", type = "utf8", words = { min = 1, max = 2 }, parquet_dictionary = true, parquet = { compression = "lz4" } },
+]
+
+[[tables]]
+name = "u"
+rows = 5
+[[tables.fields]]
+name = "v"
+type = "int32"
+constant = 1
+"#;
+
+#[test]
+fn settings_are_handed_down_to_every_leaf() {
+    let d = Dataset::parse(DATASET, "d.toml").unwrap();
+    let t = &d.tables[0].spec;
+    let table = ParquetColumn {
+        compression: Some(ParquetCodec::Snappy),
+        statistics: Some(ParquetStatistics::Chunk),
+        bloom_filter: Some((500, 0.05)),
+        ..Default::default()
+    };
+    assert_eq!(t.fields[0].parquet, table);
+    let Kind::Struct(children) = &t.fields[1].kind else {
+        panic!("a struct");
+    };
+    assert_eq!(
+        children[0].parquet,
+        ParquetColumn {
+            encoding: Some(ParquetEncoding::ByteStreamSplit),
+            dictionary: Some(false),
+            statistics: Some(ParquetStatistics::Page),
+            ..table.clone()
+        }
+    );
+    assert_eq!(
+        children[1].parquet,
+        ParquetColumn {
+            compression: Some(ParquetCodec::Lz4),
+            dictionary: Some(true),
+            statistics: Some(ParquetStatistics::Page),
+            ..table
+        }
+    );
+    // The other table takes the dataset's alone.
+    assert_eq!(
+        d.tables[1].spec.fields[0].parquet,
+        ParquetColumn {
+            compression: Some(ParquetCodec::Zstd(5)),
+            statistics: Some(ParquetStatistics::Chunk),
+            ..Default::default()
+        }
+    );
+    // The generator names each leaf with its settings for the writer.
+    let g = d.generator(0, 1, 1.0).unwrap();
+    let leaves: Vec<Vec<String>> = g.parquet_columns().into_iter().map(|(l, _)| l).collect();
+    assert_eq!(leaves, [vec!["k"], vec!["s", "x"], vec!["s", "y"]]);
+    // A spec without settings leaves every leaf to the writer.
+    let plain = Spec::parse(
+        "name = \"p\"\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\n",
+        "p.toml",
+    )
+    .unwrap();
+    assert!(plain.fields[0].parquet.is_empty());
+}
+
+#[test]
+fn bad_settings_are_refused_with_line_and_field() {
+    let field = |settings: &str, ty: &str| {
+        format!(
+            "name = \"b\"\n[[fields]]\nname = \"a\"\ntype = \"{ty}\"\nconstant = 1\nparquet = {settings}\n"
+        )
+    };
+    for (text, want) in [
+        (
+            field("{ compression = \"gzip\" }", "int64"),
+            "b.toml:6: field `a`: `parquet.compression` = \"gzip\": expected one of none, snappy, lz4, zstd",
+        ),
+        (
+            field("{ level = 3 }", "int64"),
+            "`parquet.level` is zstd's; give `compression = \"zstd\"` with it",
+        ),
+        (
+            field("{ compression = \"zstd\", level = 30 }", "int64"),
+            "`parquet.level` = 30: zstd's levels are 1 to 22",
+        ),
+        (
+            field("{ encoding = \"byte_stream_split\" }", "int64"),
+            "b.toml:2: field `a`: `parquet.encoding` = \"byte_stream_split\" takes float32 and float64, not Int64",
+        ),
+        (
+            field("{ encoding = \"delta_binary_packed\" }", "float64"),
+            "takes integers, dates, times, timestamps and decimals of up to 18 digits, not Float64",
+        ),
+        (
+            field("{ bloom_filter = { fpp = 1.5 } }", "int64"),
+            "`parquet.bloom_filter.fpp` = 1.5: a rate above 0 and below 1",
+        ),
+        (
+            field("{ bloom_filter = { ndv = 0 } }", "int64"),
+            "`parquet.bloom_filter.ndv` = 0",
+        ),
+        (
+            field("{ statistics = \"chunk\", page_index = true }", "int64"),
+            "`parquet.page_index = true` needs page statistics",
+        ),
+        (field("{ codec = \"zstd\" }", "int64"), "codec"),
+        (
+            "name = \"b\"\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\nparquet_dictionary = true\nparquet = { dictionary = false }\n".to_string(),
+            "`parquet_dictionary` and `parquet = { dictionary }` disagree",
+        ),
+    ] {
+        let e = Spec::parse(&text, "b.toml").unwrap_err().to_string();
+        assert!(e.contains(want), "{e}\nwant: {want}\n{text}");
+    }
+    // A struct's encoding reaches a leaf that cannot take it: the leaf is named.
+    let text = "name = \"b\"\n[[fields]]\nname = \"s\"\ntype = \"struct\"\nparquet = { encoding = \"delta_length_byte_array\" }\nfields = [{ name = \"n\", type = \"int32\", constant = 1 }]\n";
+    let e = Spec::parse(text, "b.toml").unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "field `s.n`: `parquet.encoding` = \"delta_length_byte_array\" takes strings and binary"
+        ),
+        "{e}"
+    );
+}
