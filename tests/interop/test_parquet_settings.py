@@ -28,6 +28,11 @@ type = "float64"
 normal = { mean = 100.0, std = 10.0 }
 parquet = { encoding = "byte_stream_split", dictionary = false, statistics = "none" }
 [[fields]]
+name = "code"
+type = "utf8"
+template = "ORDER-{seq:08}"
+parquet = { encoding = "delta_byte_array", dictionary = false }
+[[fields]]
 name = "s"
 type = "struct"
 parquet = { compression = "lz4", page_index = false }
@@ -42,6 +47,7 @@ WANT = {
     "id": ("ZSTD", "PLAIN", True, False, False),
     "qty": ("SNAPPY", "RLE_DICTIONARY", True, True, True),
     "price": ("ZSTD", "BYTE_STREAM_SPLIT", False, False, False),
+    "code": ("ZSTD", "DELTA_BYTE_ARRAY", True, True, False),
     "s.a": ("LZ4", "DELTA_LENGTH_BYTE_ARRAY", True, False, False),
     "s.b": ("UNCOMPRESSED", "RLE_DICTIONARY", True, False, False),
 }

@@ -347,6 +347,7 @@ fn bloom_filters(file: &Bytes) -> Vec<Option<Vec<u8>>> {
 
 /// One column in four with a codec of its own; one integer leaf in three `DELTA_BINARY_PACKED`, one float leaf in
 /// three `BYTE_STREAM_SPLIT` and one byte-string leaf in three
+/// (`DELTA_BYTE_ARRAY` half the time, else)
 /// `DELTA_LENGTH_BYTE_ARRAY` (their dictionaries off; one leaf in six more
 /// with the dictionary left as it is, the encoding for after a fall-back).
 fn with_delta(
@@ -389,7 +390,11 @@ fn with_delta(
             // back as a dictionary from such pages, and the direct
             // encoder writes them `RLE_DICTIONARY` whatever the settings.
             Physical::BYTE_ARRAY if !matches!(leaf, DataType::Dictionary(..)) => {
-                Encoding::DELTA_LENGTH_BYTE_ARRAY
+                if rng.below(2) == 0 {
+                    Encoding::DELTA_LENGTH_BYTE_ARRAY
+                } else {
+                    Encoding::DELTA_BYTE_ARRAY
+                }
             }
             _ => continue,
         };
@@ -441,7 +446,8 @@ fn statistics(file: &Bytes, fallbacks: &[bool]) -> Vec<String> {
                     .filter(|e| match e {
                         Encoding::DELTA_BINARY_PACKED
                         | Encoding::BYTE_STREAM_SPLIT
-                        | Encoding::DELTA_LENGTH_BYTE_ARRAY => {
+                        | Encoding::DELTA_LENGTH_BYTE_ARRAY
+                        | Encoding::DELTA_BYTE_ARRAY => {
                             fallbacks.get(out.len()).copied().unwrap_or(true)
                         }
                         _ => false,
@@ -539,6 +545,7 @@ fn random_specs_agree_with_parquets_writer() {
     let mut split_seen = 0usize;
     let mut lengths_seen = 0usize;
     let mut bloom_seen = 0usize;
+    let mut prefixes_seen = 0usize;
     for seed in 0..count {
         let text = random_spec(seed);
         let spec = Spec::parse(&text, "random.toml")
@@ -637,6 +644,8 @@ fn random_specs_agree_with_parquets_writer() {
                     col.encodings()
                         .any(|e| e == Encoding::DELTA_LENGTH_BYTE_ARRAY),
                 );
+                prefixes_seen +=
+                    usize::from(col.encodings().any(|e| e == Encoding::DELTA_BYTE_ARRAY));
             }
         }
         for c in descr.metadata().file_metadata().schema_descr().columns() {
@@ -663,6 +672,7 @@ fn random_specs_agree_with_parquets_writer() {
         assert!(split_seen > 0, "no BYTE_STREAM_SPLIT chunk");
         assert!(lengths_seen > 0, "no DELTA_LENGTH_BYTE_ARRAY chunk");
         assert!(bloom_seen > 0, "no Bloom filter");
+        assert!(prefixes_seen > 0, "no DELTA_BYTE_ARRAY chunk");
     }
 }
 

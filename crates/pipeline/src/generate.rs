@@ -496,6 +496,7 @@ fn apply_column(
                 ParquetEncoding::DeltaBinaryPacked => Encoding::DELTA_BINARY_PACKED,
                 ParquetEncoding::ByteStreamSplit => Encoding::BYTE_STREAM_SPLIT,
                 ParquetEncoding::DeltaLengthByteArray => Encoding::DELTA_LENGTH_BYTE_ARRAY,
+                ParquetEncoding::DeltaByteArray => Encoding::DELTA_BYTE_ARRAY,
             },
         );
     }

@@ -470,6 +470,9 @@ enum ParquetEncodingName {
     ByteStreamSplit,
     /// Lengths delta-encoded, then the bytes (strings and binary).
     DeltaLengthByteArray,
+    /// Prefixes shared with the value before, then the rest (strings and
+    /// binary).
+    DeltaByteArray,
 }
 
 /// Parquet statistics levels (schema only).

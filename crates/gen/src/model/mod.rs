@@ -292,6 +292,9 @@ pub enum ParquetEncoding {
     ByteStreamSplit,
     /// `DELTA_LENGTH_BYTE_ARRAY` (strings and binary).
     DeltaLengthByteArray,
+    /// `DELTA_BYTE_ARRAY`: each value's prefix shared with the one before,
+    /// then the rest (strings and binary).
+    DeltaByteArray,
 }
 
 /// The Parquet statistics a column keeps.

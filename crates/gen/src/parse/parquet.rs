@@ -95,6 +95,7 @@ impl P<'_> {
                 "delta_binary_packed",
                 "byte_stream_split",
                 "delta_length_byte_array",
+                "delta_byte_array",
             ],
         )?
         .map(|i| {
@@ -103,6 +104,7 @@ impl P<'_> {
                 ParquetEncoding::DeltaBinaryPacked,
                 ParquetEncoding::ByteStreamSplit,
                 ParquetEncoding::DeltaLengthByteArray,
+                ParquetEncoding::DeltaByteArray,
             ][i]
         });
         let dictionary = pt
@@ -239,7 +241,7 @@ fn check_encoding(
             ) || matches!(t, DataType::Decimal128(p, _) if *p <= 18)
         }
         ParquetEncoding::ByteStreamSplit => matches!(t, DataType::Float32 | DataType::Float64),
-        ParquetEncoding::DeltaLengthByteArray => matches!(
+        ParquetEncoding::DeltaLengthByteArray | ParquetEncoding::DeltaByteArray => matches!(
             t,
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary
         ),
@@ -258,6 +260,9 @@ fn check_encoding(
             "delta_length_byte_array",
             "strings and binary (not dictionaries)",
         ),
+        ParquetEncoding::DeltaByteArray => {
+            ("delta_byte_array", "strings and binary (not dictionaries)")
+        }
     };
     Err(p.err_at(
         line,

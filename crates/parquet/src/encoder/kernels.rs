@@ -30,6 +30,27 @@ pub(super) fn plain_to_split(out: &mut Vec<u8>, plain: &[u8]) {
     out.extend_from_slice(&bytes);
 }
 
+/// `PLAIN` byte strings rewritten as `DELTA_BYTE_ARRAY`: each value's
+/// prefix shared with the value before it (its length), and the rest (its
+/// suffix): the prefix lengths `DELTA_BINARY_PACKED`, then the suffixes as
+/// `DELTA_LENGTH_BYTE_ARRAY` writes them.
+pub(super) fn plain_to_prefixed(out: &mut Vec<u8>, plain: &[u8]) {
+    let mut prefixes = Vec::new();
+    let mut lengths = Vec::new();
+    let mut bytes = Vec::with_capacity(plain.len());
+    let mut last: &[u8] = &[];
+    for v in plain_values(plain) {
+        let shared = last.iter().zip(v).take_while(|(a, b)| a == b).count();
+        prefixes.extend_from_slice(&(shared as u32).to_le_bytes());
+        lengths.extend_from_slice(&((v.len() - shared) as u32).to_le_bytes());
+        bytes.extend_from_slice(&v[shared..]);
+        last = v;
+    }
+    delta_binary_packed(out, &prefixes, 4);
+    delta_binary_packed(out, &lengths, 4);
+    out.extend_from_slice(&bytes);
+}
+
 /// The byte strings of a `PLAIN` buffer (a 4-byte length before each).
 fn plain_values(plain: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut o = 0;

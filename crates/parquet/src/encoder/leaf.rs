@@ -30,7 +30,7 @@ use super::{
     general,
     kernels::{
         bit_width, byte_stream_split, delta_binary_packed, encode_hybrid, encode_hybrid_wide,
-        encode_levels, plain_to_split, take_seen,
+        encode_levels, plain_to_prefixed, plain_to_split, take_seen,
     },
     page::{Page, PageCompressor, PageKind, page_header, parquet_codec, write_page},
     pool::BufferPool,
@@ -1100,6 +1100,9 @@ impl LeafEncoder {
                         // A chunk past its dictionary's limit.
                         self.reencode(plain_to_split);
                         Encoding::DELTA_LENGTH_BYTE_ARRAY
+                    } else if self.shape.prefixes {
+                        self.reencode(plain_to_prefixed);
+                        Encoding::DELTA_BYTE_ARRAY
                     } else {
                         Encoding::PLAIN
                     }
@@ -1292,6 +1295,9 @@ impl LeafEncoder {
         }
         if self.shape.lengths && fallback {
             encodings.push(Encoding::DELTA_LENGTH_BYTE_ARRAY);
+        }
+        if self.shape.prefixes && fallback {
+            encodings.push(Encoding::DELTA_BYTE_ARRAY);
         }
         let mut uncompressed = 0usize;
         let dictionary = match self.shape.values {

@@ -33,7 +33,8 @@
 //! would not shrink: nearly distinct values); the chunk's later pages take
 //! the other encoding. That is: strings `PLAIN`, or `DELTA_LENGTH_BYTE_ARRAY`
 //! where the properties ask for it (lengths delta-encoded, then the bytes:
-//! a run of present values is one copy); floats `PLAIN` or
+//! a run of present values is one copy), or `DELTA_BYTE_ARRAY` (each
+//! value's prefix shared with the one before, then the rest); floats `PLAIN` or
 //! `BYTE_STREAM_SPLIT` likewise; integers `PLAIN` or `DELTA_BINARY_PACKED`
 //! likewise. Wide decimals and booleans are `PLAIN` (booleans bit-packed);
 //! dictionary columns always `RLE_DICTIONARY`. Pages end on row boundaries
@@ -304,6 +305,8 @@ impl Shredder {
                 && props.encoding(descr.path()) == Some(Encoding::BYTE_STREAM_SPLIT);
             leaf.lengths = leaf.values == Values::Plain
                 && props.encoding(descr.path()) == Some(Encoding::DELTA_LENGTH_BYTE_ARRAY);
+            leaf.prefixes = leaf.values == Values::Plain
+                && props.encoding(descr.path()) == Some(Encoding::DELTA_BYTE_ARRAY);
             leaf.truncate = props.statistics_truncate_length();
             leaf.index_truncate = props.column_index_truncate_length();
             leaf.dictionary = matches!(

@@ -128,6 +128,9 @@ pub(super) struct LeafShape {
     pub(super) split: bool,
     /// Byte strings as `DELTA_LENGTH_BYTE_ARRAY` instead of `PLAIN`.
     pub(super) lengths: bool,
+    /// Byte strings as `DELTA_BYTE_ARRAY` (prefixes shared with the value
+    /// before, then suffixes) instead of `PLAIN`.
+    pub(super) prefixes: bool,
     /// The path to a leaf that is not a top-level integer or `UInt8`
     /// dictionary column (the fast shape).
     pub(super) general: Option<general::Path>,
@@ -176,6 +179,7 @@ impl LeafShape {
             delta: false,
             split: false,
             lengths: false,
+            prefixes: false,
             general,
             truncate: DEFAULT_TRUNCATE,
             index_truncate: DEFAULT_TRUNCATE,
