@@ -28,6 +28,11 @@ type = "float64"
 normal = { mean = 100.0, std = 10.0 }
 parquet = { encoding = "byte_stream_split", dictionary = false, statistics = "none" }
 [[fields]]
+name = "score"
+type = "int64"
+zipf = { s = 1.1, n = 100000 }
+parquet = { encoding = "byte_stream_split", dictionary = false }
+[[fields]]
 name = "code"
 type = "utf8"
 template = "ORDER-{seq:08}"
@@ -47,6 +52,7 @@ WANT = {
     "id": ("ZSTD", "PLAIN", True, False, False),
     "qty": ("SNAPPY", "RLE_DICTIONARY", True, True, True),
     "price": ("ZSTD", "BYTE_STREAM_SPLIT", False, False, False),
+    "score": ("ZSTD", "BYTE_STREAM_SPLIT", True, True, False),
     "code": ("ZSTD", "DELTA_BYTE_ARRAY", True, True, False),
     "s.a": ("LZ4", "DELTA_LENGTH_BYTE_ARRAY", True, False, False),
     "s.b": ("UNCOMPRESSED", "RLE_DICTIONARY", True, False, False),

@@ -466,7 +466,8 @@ enum ParquetEncodingName {
     /// Integer deltas bit-packed (integers, dates, times, timestamps,
     /// decimals of up to 18 digits).
     DeltaBinaryPacked,
-    /// Each byte of the values together (floats).
+    /// Each byte significance of the values together (floats, and
+    /// integer-like leaves).
     ByteStreamSplit,
     /// Lengths delta-encoded, then the bytes (strings and binary).
     DeltaLengthByteArray,

@@ -288,7 +288,7 @@ pub enum ParquetEncoding {
     Plain,
     /// `DELTA_BINARY_PACKED` (integer-like leaves).
     DeltaBinaryPacked,
-    /// `BYTE_STREAM_SPLIT` (floats).
+    /// `BYTE_STREAM_SPLIT` (floats and integer-like leaves).
     ByteStreamSplit,
     /// `DELTA_LENGTH_BYTE_ARRAY` (strings and binary).
     DeltaLengthByteArray,

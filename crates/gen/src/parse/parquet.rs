@@ -222,7 +222,11 @@ fn check_encoding(
     };
     let ok = match e {
         ParquetEncoding::Plain => true,
-        ParquetEncoding::DeltaBinaryPacked => {
+        ParquetEncoding::ByteStreamSplit if matches!(t, DataType::Float32 | DataType::Float64) => {
+            true
+        }
+        // Integer-like leaves, stored as `INT32` or `INT64`.
+        ParquetEncoding::DeltaBinaryPacked | ParquetEncoding::ByteStreamSplit => {
             matches!(
                 t,
                 DataType::Int8
@@ -240,7 +244,6 @@ fn check_encoding(
                     | DataType::Duration(_)
             ) || matches!(t, DataType::Decimal128(p, _) if *p <= 18)
         }
-        ParquetEncoding::ByteStreamSplit => matches!(t, DataType::Float32 | DataType::Float64),
         ParquetEncoding::DeltaLengthByteArray | ParquetEncoding::DeltaByteArray => matches!(
             t,
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary
@@ -255,7 +258,10 @@ fn check_encoding(
             "delta_binary_packed",
             "integers, dates, times, timestamps and decimals of up to 18 digits",
         ),
-        ParquetEncoding::ByteStreamSplit => ("byte_stream_split", "float32 and float64"),
+        ParquetEncoding::ByteStreamSplit => (
+            "byte_stream_split",
+            "floats, integers, dates, times, timestamps and decimals of up to 18 digits",
+        ),
         ParquetEncoding::DeltaLengthByteArray => (
             "delta_length_byte_array",
             "strings and binary (not dictionaries)",

@@ -112,8 +112,8 @@ fn bad_settings_are_refused_with_line_and_field() {
             "`parquet.level` = 30: zstd's levels are 1 to 22",
         ),
         (
-            field("{ encoding = \"byte_stream_split\" }", "int64"),
-            "b.toml:2: field `a`: `parquet.encoding` = \"byte_stream_split\" takes float32 and float64, not Int64",
+            "name = \"b\"\n[[fields]]\nname = \"a\"\ntype = \"utf8\"\nconstant = \"x\"\nparquet = { encoding = \"byte_stream_split\" }\n".to_string(),
+            "b.toml:2: field `a`: `parquet.encoding` = \"byte_stream_split\" takes floats, integers, dates, times, timestamps and decimals of up to 18 digits, not Utf8",
         ),
         (
             field("{ encoding = \"delta_binary_packed\" }", "float64"),

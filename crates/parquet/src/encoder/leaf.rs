@@ -1124,6 +1124,9 @@ impl LeafEncoder {
                 }
                 if self.number_dictionary(width) {
                     Encoding::RLE_DICTIONARY
+                } else if self.shape.split {
+                    self.reencode(|out, v| byte_stream_split(out, v, width));
+                    Encoding::BYTE_STREAM_SPLIT
                 } else if self.shape.delta {
                     self.reencode(|out, v| delta_binary_packed(out, v, width));
                     Encoding::DELTA_BINARY_PACKED

@@ -301,8 +301,14 @@ impl Shredder {
         for (leaf, descr) in self.leaves.iter_mut().zip(&self.descrs) {
             leaf.delta = matches!(leaf.values, Values::Int(_) | Values::UInt(_))
                 && props.encoding(descr.path()) == Some(Encoding::DELTA_BINARY_PACKED);
-            leaf.split = matches!(leaf.values, Values::Float(_))
-                && props.encoding(descr.path()) == Some(Encoding::BYTE_STREAM_SPLIT);
+            // Not fixed-length byte arrays, which parquet allows but DuckDB
+            // refuses to read ("BYTE_STREAM_SPLIT encoding is only
+            // supported for FLOAT, DOUBLE, INT32 or INT64 data"): those
+            // stay `PLAIN`.
+            leaf.split = matches!(
+                leaf.values,
+                Values::Float(_) | Values::Int(_) | Values::UInt(_)
+            ) && props.encoding(descr.path()) == Some(Encoding::BYTE_STREAM_SPLIT);
             leaf.lengths = leaf.values == Values::Plain
                 && props.encoding(descr.path()) == Some(Encoding::DELTA_LENGTH_BYTE_ARRAY);
             leaf.prefixes = leaf.values == Values::Plain
