@@ -227,22 +227,16 @@ fn check_encoding(
         }
         // Integer-like leaves, stored as `INT32` or `INT64`.
         ParquetEncoding::DeltaBinaryPacked | ParquetEncoding::ByteStreamSplit => {
-            matches!(
-                t,
-                DataType::Int8
-                    | DataType::Int16
-                    | DataType::Int32
-                    | DataType::Int64
-                    | DataType::UInt8
-                    | DataType::UInt16
-                    | DataType::UInt32
-                    | DataType::UInt64
-                    | DataType::Date32
-                    | DataType::Timestamp(..)
-                    | DataType::Time32(_)
-                    | DataType::Time64(_)
-                    | DataType::Duration(_)
-            ) || matches!(t, DataType::Decimal128(p, _) if *p <= 18)
+            t.is_integer()
+                || matches!(
+                    t,
+                    DataType::Date32
+                        | DataType::Timestamp(..)
+                        | DataType::Time32(_)
+                        | DataType::Time64(_)
+                        | DataType::Duration(_)
+                )
+                || matches!(t, DataType::Decimal128(p, _) if *p <= 18)
         }
         ParquetEncoding::DeltaLengthByteArray | ParquetEncoding::DeltaByteArray => matches!(
             t,
