@@ -255,17 +255,7 @@ impl Run<'_> {
             Generator::Constant(v) => one(v, class),
             Generator::Sequence { start, step } => {
                 one(start, class)?;
-                // A step of a date or time is in its units; any integer.
-                let step_class = match class {
-                    Class::Int { .. } | Class::Date | Class::Timestamp(_) | Class::Time(_) => {
-                        Class::Int {
-                            min: -i128::from(u64::MAX),
-                            max: u64::MAX.into(),
-                        }
-                    }
-                    c => c,
-                };
-                one(step, step_class)
+                one(step, class.step())
             }
             Generator::Uniform { min, max } => {
                 let was = (
@@ -274,12 +264,7 @@ impl Run<'_> {
                 );
                 one(min, class)?;
                 one(max, class)?;
-                let ok = match (&*min, &*max) {
-                    (Value::Int(a), Value::Int(b)) => a <= b,
-                    (Value::Float(a), Value::Float(b)) => a < b && (b - a).is_finite(),
-                    _ => false,
-                };
-                if ok {
+                if Value::uniform_bounds(min, max) {
                     return Ok(());
                 }
                 Err(fail(

@@ -95,6 +95,28 @@ impl Class {
         }
     }
 
+    /// The class of a `sequence`'s step for a leaf of this class: dates,
+    /// times and timestamps step by any 64-bit count of their units,
+    /// integers by any integer a `u64` holds (either sign), decimals by
+    /// up to `i64::MAX` units of their scale.
+    pub(crate) fn step(self) -> Class {
+        match self {
+            Class::Date | Class::Timestamp(_) | Class::Time(_) => Class::Int {
+                min: i64::MIN.into(),
+                max: i64::MAX.into(),
+            },
+            Class::Int { .. } => Class::Int {
+                min: -i128::from(u64::MAX),
+                max: u64::MAX.into(),
+            },
+            Class::Decimal { scale, .. } => Class::Decimal {
+                scale,
+                max: i64::MAX.into(),
+            },
+            c => c,
+        }
+    }
+
     pub(crate) fn numeric(self) -> bool {
         matches!(
             self,

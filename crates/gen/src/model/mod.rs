@@ -373,6 +373,18 @@ impl fmt::Display for Value {
 }
 
 impl Value {
+    /// Whether `min` and `max` bound a `uniform`: integers (dates, units)
+    /// `min <= max`, floats `min < max` a finite distance apart; a bound
+    /// computed per run is checked once it is ([`Dataset::at_scale`]).
+    pub(crate) fn uniform_bounds(min: &Value, max: &Value) -> bool {
+        match (min, max) {
+            (Value::Int(a), Value::Int(b)) => a <= b,
+            (Value::Float(a), Value::Float(b)) => a < b && (b - a).is_finite(),
+            (Value::Run(_), _) | (_, Value::Run(_)) => true,
+            _ => false,
+        }
+    }
+
     /// This value as a spec writes it for a field of type `data_type`:
     /// decimals with their scale (`12.50`, not `1250`), dates as
     /// `YYYY-MM-DD`, timestamps as `YYYY-MM-DDTHH:MM:SS[.f]` (UTC), times

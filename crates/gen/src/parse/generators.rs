@@ -214,21 +214,7 @@ impl<'s> P<'s> {
                     }
                     return Ok(Some(Generator::Position(start)));
                 }
-                let step_class = match class {
-                    Class::Date | Class::Timestamp(_) | Class::Time(_) => Class::Int {
-                        min: i64::MIN.into(),
-                        max: i64::MAX.into(),
-                    },
-                    Class::Int { .. } => Class::Int {
-                        min: -i128::from(u64::MAX),
-                        max: u64::MAX.into(),
-                    },
-                    Class::Decimal { scale, .. } => Class::Decimal {
-                        scale,
-                        max: i64::MAX.into(),
-                    },
-                    c => c,
-                };
+                let step_class = class.step();
                 let start = match &p.start {
                     Some(s) => self.run_value(s, class, field, "start")?,
                     None if class == Class::Float => Value::Float(0.0),
@@ -256,14 +242,7 @@ impl<'s> P<'s> {
                 )?;
                 let min = self.run_value(need(&p.min, || needs("min"))?, class, field, "min")?;
                 let max = self.run_value(need(&p.max, || needs("max"))?, class, field, "max")?;
-                let ok = match (&min, &max) {
-                    (Value::Int(a), Value::Int(b)) => a <= b,
-                    (Value::Float(a), Value::Float(b)) => a < b && (b - a).is_finite(),
-                    // Checked when computed, at the run's scale.
-                    (Value::Run(_), _) | (_, Value::Run(_)) => true,
-                    _ => false,
-                };
-                if !ok {
+                if !Value::uniform_bounds(&min, &max) {
                     return Err(bad(format!(
                         "uniform needs min below max, not {min} and {max}"
                     )));
