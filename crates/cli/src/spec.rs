@@ -6,7 +6,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Subcommand;
 use strata_gen::{BatchGenerator, Dataset, Rows, Spec};
 
@@ -57,22 +57,7 @@ pub(crate) fn preset_names() -> Vec<&'static str> {
 /// A spec file: one table (a plain spec) or a dataset of `[[tables]]`,
 /// of at most [`strata_gen::MAX_SPEC_BYTES`].
 pub(crate) fn read_dataset(path: &Path) -> Result<Dataset> {
-    let text = std::fs::File::open(path)
-        .and_then(strata_gen::read_text)
-        .with_context(|| format!("cannot read spec file {}", path.display()))?;
-    // A word list's file is read relative to the spec file's directory,
-    // as a spec file is (at most `MAX_SPEC_BYTES`, UTF-8).
-    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
-    let read = move |name: &str| -> Result<String, String> {
-        std::fs::File::open(dir.join(name))
-            .and_then(strata_gen::read_text)
-            .map_err(|e| e.to_string())
-    };
-    Ok(Dataset::parse_with_files(
-        &text,
-        &path.display().to_string(),
-        &read,
-    )?)
+    Ok(strata_pipeline::flow::read_spec_file(path)?)
 }
 
 /// A spec file, or a preset when `spec` names no file but a preset.
@@ -107,12 +92,15 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                     dataset.tables.len()
                 )?;
             }
+            // What the spec computes per run, at scale 1, once for all its
+            // tables; the unresolved dataset shows what it was written as.
+            let at_one = dataset.at_scale(1.0)?;
             for (i, table) in dataset.tables.iter().enumerate() {
                 let spec = &table.spec;
                 // Compiling checks what parsing cannot (nothing, for a
                 // parsed spec; but a failure here is a bug worth reporting
                 // plainly).
-                let generator = dataset.generator(i, 0, 1.0)?;
+                let generator = at_one.generator(i, 0, 1.0)?;
                 if dataset.multi_table {
                     let rows = match (&table.rows, &table.children_of) {
                         (_, Some(c)) => {
@@ -138,10 +126,7 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                             } else {
                                 ""
                             },
-                            dataset.at_scale(1.0)?.tables[i]
-                                .rows
-                                .as_ref()
-                                .map_or(0, |r| r.at(1.0))
+                            at_one.tables[i].rows.as_ref().map_or(0, |r| r.at(1.0))
                         ),
                         (None, None) => String::new(),
                     };

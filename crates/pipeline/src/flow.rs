@@ -15,8 +15,11 @@
 //! directory of its [`GenerateConfig`]; table `T` of a dataset of several
 //! tables writes `DIR/T/T_N.EXT`, with rows from its `rows_per_scale` at
 //! the run's scale.
+//!
+//! A spec file is read by [`read_spec_file`], its word lists' files from
+//! its own directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use strata_gen::{BatchGenerator, Dataset, SpecGenerator};
@@ -26,6 +29,53 @@ use crate::{
     Error,
     generate::{GenerateConfig, MAX_TARGET_RECORDS, RunOptions, Summary, generate_tables_with},
 };
+
+/// Why a spec file gave no dataset.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecFileError {
+    /// The file could not be read (missing, unreadable, not UTF-8, or
+    /// larger than [`strata_gen::MAX_SPEC_BYTES`]).
+    #[error("cannot read spec file {}: {error}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        error: std::io::Error,
+    },
+    /// The spec's own error (its file, line and field), a word list's
+    /// file that cannot be read among them.
+    #[error(transparent)]
+    Spec(#[from] strata_gen::SpecError),
+}
+
+/// The dataset of spec file `path`: one table (a plain spec) or a dataset
+/// of `[[tables]]`. The file and each of its word lists' files (read
+/// relative to the spec file's directory) hold at most
+/// [`strata_gen::MAX_SPEC_BYTES`] of UTF-8.
+///
+/// # Errors
+/// [`SpecFileError::Read`] when the spec file cannot be read;
+/// [`SpecFileError::Spec`] for the spec's errors.
+pub fn read_spec_file(path: &Path) -> Result<Dataset, SpecFileError> {
+    let text = std::fs::File::open(path)
+        .and_then(strata_gen::read_text)
+        .map_err(|error| SpecFileError::Read {
+            path: path.to_path_buf(),
+            error,
+        })?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let read = |name: &str| -> Result<String, String> {
+        std::fs::File::open(dir.join(name))
+            .and_then(strata_gen::read_text)
+            .map_err(|e| e.to_string())
+    };
+    Ok(Dataset::parse_with_files(
+        &text,
+        &path.display().to_string(),
+        &read,
+    )?)
+}
 
 /// The tables of one run, each with its generator and settings: a spec
 /// of one table, or the chosen tables of a dataset of several.
@@ -75,9 +125,12 @@ impl Flow {
         }
         // Row counts, bounds and counts computed once per run, at this
         // scale (or 1 for a plain spec, as its generator has them).
-        let dataset = dataset
-            .at_scale(if dataset.multi_table { scale } else { 1.0 })?
-            .into_owned();
+        let resolved = match dataset.at_scale(if dataset.multi_table { scale } else { 1.0 })? {
+            std::borrow::Cow::Owned(d) => Some(d),
+            // Nothing to compute: the dataset as it is, not a copy.
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        let dataset = resolved.unwrap_or(dataset);
         let (tables, jobs) = if dataset.multi_table {
             let jobs = dataset_jobs(&dataset, tables, base, scale)?;
             for (_, cfg) in &jobs {

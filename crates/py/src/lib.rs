@@ -60,7 +60,7 @@ use strata_gen::{BatchGenerator, DATASET_PRESETS, Dataset, PRESETS, SpecGenerato
 use strata_parquet::Compression;
 use strata_parquet::Format;
 use strata_pipeline::{
-    flow::{Flow, Report},
+    flow::{Flow, Report, SpecFileError, read_spec_file},
     generate::{DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Part, RunOptions},
 };
 
@@ -95,26 +95,20 @@ impl SpecSource {
         let parsed = match self {
             SpecSource::Text(text) => Dataset::parse(text, "<string>"),
             SpecSource::Preset(name) => Dataset::preset(name),
-            SpecSource::File(path) => {
-                let text = std::fs::File::open(path)
-                    .and_then(strata_gen::read_text)
-                    .map_err(|e| {
-                        let msg = format!("cannot read spec file {}: {e}", path.display());
-                        if e.kind() == std::io::ErrorKind::NotFound {
-                            PyFileNotFoundError::new_err(msg)
-                        } else {
-                            PyOSError::new_err(msg)
+            SpecSource::File(path) => match read_spec_file(path) {
+                Ok(d) => Ok(d),
+                Err(SpecFileError::Spec(e)) => Err(e),
+                Err(e) => {
+                    return Err(match &e {
+                        SpecFileError::Read { error, .. }
+                            if error.kind() == std::io::ErrorKind::NotFound =>
+                        {
+                            PyFileNotFoundError::new_err(e.to_string())
                         }
-                    })?;
-                // A word list's file is read next to the spec file.
-                let dir = path.parent().unwrap_or(std::path::Path::new(""));
-                let read = |name: &str| -> Result<String, String> {
-                    std::fs::File::open(dir.join(name))
-                        .and_then(strata_gen::read_text)
-                        .map_err(|e| e.to_string())
-                };
-                Dataset::parse_with_files(&text, &path.display().to_string(), &read)
-            }
+                        _ => PyOSError::new_err(e.to_string()),
+                    });
+                }
+            },
         };
         parsed.map_err(|e| PyValueError::new_err(e.to_string()))
     }
