@@ -52,7 +52,7 @@ pub(super) fn plain_to_prefixed(out: &mut Vec<u8>, plain: &[u8]) {
 }
 
 /// The byte strings of a `PLAIN` buffer (a 4-byte length before each).
-fn plain_values(plain: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(super) fn plain_values(plain: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut o = 0;
     std::iter::from_fn(move || {
         let len = plain.get(o..o + 4)?;

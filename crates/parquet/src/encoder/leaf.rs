@@ -30,7 +30,7 @@ use super::{
     general,
     kernels::{
         bit_width, byte_stream_split, delta_binary_packed, encode_hybrid, encode_hybrid_wide,
-        encode_levels, plain_to_prefixed, plain_to_split, take_seen,
+        encode_levels, plain_to_prefixed, plain_to_split, plain_values, take_seen,
     },
     page::{Page, PageCompressor, PageKind, page_header, parquet_codec, write_page},
     pool::BufferPool,
@@ -626,8 +626,8 @@ impl LeafEncoder {
     /// Whether this leaf's pages can be the batches' value buffers: a
     /// required, unnested fixed-width leaf written `PLAIN` (with no
     /// dictionary, or after its chunk fell back from one, from a page not
-    /// yet holding values of its own) and uncompressed (the caller checks that the values are stored as
-    /// Arrow holds them).
+    /// yet holding values of its own) and uncompressed (the caller checks
+    /// that the values are stored as Arrow holds them).
     fn shares(&self) -> bool {
         self.shape.max_def == 0
             && self.shape.max_rep == 0
@@ -961,13 +961,8 @@ impl LeafEncoder {
                 }
             }
             Values::Plain => {
-                let mut at = 0;
-                while let Some(l) = self.values.get(at..at + 4) {
-                    let len = u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize;
-                    if let Some(v) = self.values.get(at + 4..at + 4 + len) {
-                        bloom.insert(v);
-                    }
-                    at += 4 + len;
+                for v in plain_values(&self.values) {
+                    bloom.insert(v);
                 }
             }
             Values::Dictionary => {

@@ -25,18 +25,19 @@
 //!   and byte strings are interned as they are written.
 //!
 //! Pages are version 1 data pages, compressed with the column's codec
-//! (Snappy, `LZ4_RAW` or zstd, each column its own) when one is set: levels as bit-packed
-//! RLE-hybrid runs. Where the properties turn the dictionary on (parquet's
-//! default), byte strings, integers and floats are `RLE_DICTIONARY`, with
-//! one `PLAIN` dictionary page per column chunk, until the dictionary
-//! passes its size limit (or, for numbers, when the chunk's first page
-//! would not shrink: nearly distinct values); the chunk's later pages take
-//! the other encoding. That is: strings `PLAIN`, or `DELTA_LENGTH_BYTE_ARRAY`
-//! where the properties ask for it (lengths delta-encoded, then the bytes:
-//! a run of present values is one copy), or `DELTA_BYTE_ARRAY` (each
-//! value's prefix shared with the one before, then the rest); floats `PLAIN` or
-//! `BYTE_STREAM_SPLIT` likewise; integers `PLAIN` or `DELTA_BINARY_PACKED`
-//! likewise. Wide decimals and booleans are `PLAIN` (booleans bit-packed);
+//! (Snappy, `LZ4_RAW` or zstd, each column its own) when one is set:
+//! levels as bit-packed RLE-hybrid runs. Where the properties turn the
+//! dictionary on (parquet's default), byte strings, integers and floats
+//! are `RLE_DICTIONARY`, with one `PLAIN` dictionary page per column
+//! chunk, until the dictionary passes its size limit (or, for numbers,
+//! when the chunk's first page would not shrink: nearly distinct values);
+//! the chunk's later pages take the other encoding. That is: strings
+//! `PLAIN`, or `DELTA_LENGTH_BYTE_ARRAY` where the properties ask for it
+//! (lengths delta-encoded, then the bytes: a run of present values is one
+//! copy), or `DELTA_BYTE_ARRAY` (each value's prefix shared with the one
+//! before, then the rest); floats `PLAIN` or `BYTE_STREAM_SPLIT`
+//! likewise; integers `PLAIN`, `DELTA_BINARY_PACKED` or
+//! `BYTE_STREAM_SPLIT` likewise. Wide decimals and booleans are `PLAIN` (booleans bit-packed);
 //! dictionary columns always `RLE_DICTIONARY`. Pages end on row boundaries
 //! after the properties' row count (20,000 by default) or page size (1 MiB)
 //! of values, and carry exact min, max, null and NaN counts in the column
@@ -133,7 +134,6 @@ pub fn direct_properties(
 pub struct Shredder {
     leaves: Vec<LeafShape>,
     descrs: Vec<ColumnDescPtr>,
-    codec: Compression,
     checksums: bool,
 }
 
@@ -175,22 +175,17 @@ impl Shredder {
         parquet: &SchemaDescriptor,
         props: &parquet::file::properties::WriterProperties,
     ) -> Option<Shredder> {
-        let first = parquet.columns().first().map(|c| codec_of(props, c.path()));
-        let mut shredder = Shredder::supports(
-            schema,
-            parquet,
-            first.flatten().unwrap_or(Compression::None),
-        )?;
+        let mut shredder = Shredder::supports(schema, parquet, Compression::None)?;
         // Each column's own codec (the same for all, or not).
         for (leaf, descr) in shredder.leaves.iter_mut().zip(&shredder.descrs) {
-            leaf.codec = Some(codec_of(props, descr.path())?);
+            leaf.codec = codec_of(props, descr.path())?;
         }
         shredder.use_encodings(props);
         Some(shredder)
     }
 
-    /// The shredder for `schema`, or `None` when some column has a shape it
-    /// does not handle.
+    /// The shredder for `schema`, every column compressed with `codec`, or
+    /// `None` when some column has a shape it does not handle.
     pub fn supports(
         schema: &Schema,
         parquet: &SchemaDescriptor,
@@ -223,10 +218,12 @@ impl Shredder {
                 return None;
             }
         }
+        for leaf in &mut leaves {
+            leaf.codec = codec;
+        }
         Some(Shredder {
             leaves,
             descrs,
-            codec,
             checksums: true,
         })
     }
@@ -356,8 +353,7 @@ impl Shredder {
             .iter()
             .zip(&self.descrs)
             .map(|(shape, descr)| {
-                let codec = shape.codec.unwrap_or(self.codec);
-                let mut leaf = LeafEncoder::new(shape.clone(), descr.clone(), codec);
+                let mut leaf = LeafEncoder::new(shape.clone(), descr.clone(), shape.codec);
                 leaf.checksums = self.checksums;
                 if shape.max_def > 0 || shape.max_rep > 0 {
                     leaf.level_pages = Some(pages.clone());

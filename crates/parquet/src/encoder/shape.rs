@@ -152,9 +152,8 @@ pub(super) struct LeafShape {
     pub(super) bloom: Option<(u64, f64)>,
     /// Whether a chunk of dictionary pages alone keeps its filter.
     pub(super) bloom_dictionary: bool,
-    /// The column's codec, where the properties set one (else the
-    /// shredder's).
-    pub(super) codec: Option<crate::Compression>,
+    /// The column's codec.
+    pub(super) codec: crate::Compression,
     /// Which statistics the chunk keeps: none, the chunk's, or also each
     /// page's (the column index).
     pub(super) statistics: parquet::file::properties::EnabledStatistics,
@@ -189,7 +188,7 @@ impl LeafShape {
             dict_limit: 0,
             bloom: None,
             bloom_dictionary: true,
-            codec: None,
+            codec: crate::Compression::None,
             statistics: parquet::file::properties::EnabledStatistics::Page,
         }
     }
