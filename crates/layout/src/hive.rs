@@ -2,9 +2,9 @@
 //! text (Iceberg's human form of a partition value: `1998-01` for a
 //! month) escaped as Hive escapes them, null as Hive's default partition.
 
+use arrow_array::Array;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Date32Type, Decimal128Type, Int32Type};
-use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 
 use crate::transform::{PartitionField, Transform, civil};
@@ -88,10 +88,7 @@ pub fn human(field: &PartitionField, values: &dyn Array, i: usize) -> Option<Str
                 decimal_text(v, *s)
             }
             DataType::Utf8 => values.as_string::<i32>().value(i).to_string(),
-            _ => {
-                let formatter = arrow_cast_display(values)?;
-                formatter(i)
-            }
+            _ => scalar_text(values, i)?,
         }),
     }
 }
@@ -109,57 +106,55 @@ fn decimal_text(unscaled: i128, scale: i8) -> String {
     format!("{sign}{int}.{frac}")
 }
 
-/// A formatter of integers, booleans and timestamps (ISO 8601, as
-/// Iceberg writes them).
-fn arrow_cast_display(values: &dyn Array) -> Option<Box<dyn Fn(usize) -> String + '_>> {
+/// Row `i` of an integer, boolean or timestamp array as text (timestamps
+/// in ISO 8601, as Iceberg writes them); `None` for other types.
+fn scalar_text(values: &dyn Array, i: usize) -> Option<String> {
     use arrow_array::types::*;
-    macro_rules! ints {
-        ($t:ty) => {{
-            let a = values.as_primitive::<$t>();
-            Some(Box::new(move |i| a.value(i).to_string()))
-        }};
-    }
-    match values.data_type() {
-        DataType::Boolean => {
-            let a = values.as_boolean();
-            Some(Box::new(move |i| a.value(i).to_string()))
+    use arrow_schema::TimeUnit;
+    // `v` units of which `per_second` make a second.
+    let timestamp = |v: i64, per_second: i64| {
+        let secs = v.div_euclid(per_second);
+        let frac = v.rem_euclid(per_second);
+        let (y, m, d) = civil(secs.div_euclid(86_400));
+        let t = secs.rem_euclid(86_400);
+        let mut s = format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+            t / 3600,
+            t / 60 % 60,
+            t % 60
+        );
+        if frac != 0 {
+            let width = per_second.ilog10() as usize;
+            s.push_str(&format!(".{frac:0width$}"));
         }
-        DataType::Int8 => ints!(Int8Type),
-        DataType::Int16 => ints!(Int16Type),
-        DataType::Int32 => ints!(Int32Type),
-        DataType::Int64 => ints!(Int64Type),
-        DataType::UInt8 => ints!(UInt8Type),
-        DataType::UInt16 => ints!(UInt16Type),
-        DataType::UInt32 => ints!(UInt32Type),
-        DataType::Timestamp(unit, _) => {
-            let per_second: i64 = match unit {
-                arrow_schema::TimeUnit::Second => 1,
-                arrow_schema::TimeUnit::Millisecond => 1_000,
-                arrow_schema::TimeUnit::Microsecond => 1_000_000,
-                arrow_schema::TimeUnit::Nanosecond => 1_000_000_000,
-            };
-            let raw: ArrayRef = arrow_array::make_array(values.to_data());
-            Some(Box::new(move |i| {
-                let v = raw.to_data().buffers()[0].typed_data::<i64>()[raw.offset() + i];
-                let secs = v.div_euclid(per_second);
-                let frac = v.rem_euclid(per_second);
-                let (y, m, d) = civil(secs.div_euclid(86_400));
-                let t = secs.rem_euclid(86_400);
-                let mut s = format!(
-                    "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
-                    t / 3600,
-                    t / 60 % 60,
-                    t % 60
-                );
-                if frac != 0 {
-                    let width = per_second.ilog10() as usize;
-                    s.push_str(&format!(".{frac:0width$}"));
-                }
-                s
-            }))
+        s
+    };
+    Some(match values.data_type() {
+        DataType::Boolean => values.as_boolean().value(i).to_string(),
+        DataType::Int8 => values.as_primitive::<Int8Type>().value(i).to_string(),
+        DataType::Int16 => values.as_primitive::<Int16Type>().value(i).to_string(),
+        DataType::Int32 => values.as_primitive::<Int32Type>().value(i).to_string(),
+        DataType::Int64 => values.as_primitive::<Int64Type>().value(i).to_string(),
+        DataType::UInt8 => values.as_primitive::<UInt8Type>().value(i).to_string(),
+        DataType::UInt16 => values.as_primitive::<UInt16Type>().value(i).to_string(),
+        DataType::UInt32 => values.as_primitive::<UInt32Type>().value(i).to_string(),
+        DataType::Timestamp(TimeUnit::Second, _) => {
+            timestamp(values.as_primitive::<TimestampSecondType>().value(i), 1)
         }
-        _ => None,
-    }
+        DataType::Timestamp(TimeUnit::Millisecond, _) => timestamp(
+            values.as_primitive::<TimestampMillisecondType>().value(i),
+            1_000,
+        ),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => timestamp(
+            values.as_primitive::<TimestampMicrosecondType>().value(i),
+            1_000_000,
+        ),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => timestamp(
+            values.as_primitive::<TimestampNanosecondType>().value(i),
+            1_000_000_000,
+        ),
+        _ => return None,
+    })
 }
 
 /// The directory of one partition: `name=value` segments joined by `/`,
@@ -182,6 +177,8 @@ pub fn directory(segments: &[(&str, Option<String>)]) -> String {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    use arrow_array::ArrayRef;
 
     use arrow_array::{
         BooleanArray, Date32Array, Decimal128Array, Int32Array, StringArray,

@@ -12,8 +12,7 @@ use arrow_array::types::{
     TimestampSecondType, UInt8Type, UInt16Type, UInt32Type,
 };
 use arrow_array::{
-    Array, ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Array, PrimitiveArray,
-    StringArray,
+    Array, ArrayRef, Date32Array, Decimal128Array, Int32Array, PrimitiveArray, StringArray,
 };
 use arrow_schema::{DataType, Schema, TimeUnit};
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value};
@@ -412,30 +411,10 @@ fn truncate_int(v: i128, w: i128) -> i128 {
     v - v.rem_euclid(w)
 }
 
-/// Iceberg's truncation of each row, or `None` for a type it does not take.
+/// Iceberg's truncation of each row, or `None` for a type it does not take
+/// (or an integer rounded below its type's least).
 fn truncate(column: &dyn Array, w: u32) -> Option<ArrayRef> {
     let wide = i128::from(w);
-    let ints = |column: &dyn Array| -> Option<Vec<Option<i128>>> {
-        macro_rules! of {
-            ($t:ty) => {
-                column
-                    .as_primitive_opt::<$t>()?
-                    .iter()
-                    .map(|v| v.map(i128::from))
-                    .collect()
-            };
-        }
-        Some(match column.data_type() {
-            DataType::Int8 => of!(Int8Type),
-            DataType::Int16 => of!(Int16Type),
-            DataType::Int32 => of!(Int32Type),
-            DataType::Int64 => of!(Int64Type),
-            DataType::UInt8 => of!(UInt8Type),
-            DataType::UInt16 => of!(UInt16Type),
-            DataType::UInt32 => of!(UInt32Type),
-            _ => return None,
-        })
-    };
     Some(match column.data_type() {
         DataType::Utf8 => Arc::new(StringArray::from_iter(
             column.as_string_opt::<i32>()?.iter().map(|v| {
@@ -450,53 +429,42 @@ fn truncate(column: &dyn Array, w: u32) -> Option<ArrayRef> {
             let out: Decimal128Array = a.iter().map(|v| v.map(|v| truncate_int(v, wide))).collect();
             Arc::new(out.with_precision_and_scale(*p, *s).ok()?)
         }
-        t => {
-            // Rounded down, a value may pass its type's least (Iceberg
-            // truncates ints as longs): computed wide, cast back where it
-            // fits, else kept as a 64-bit value of the same rows.
-            let v = ints(column)?;
-            let out: Vec<Option<i64>> = v
-                .into_iter()
-                .map(|v| v.map(|v| truncate_int(v, wide) as i64))
-                .collect();
-            let longs: ArrayRef = Arc::new(Int64Array::from(out));
-            arrow_cast_back(longs, t)?
-        }
+        DataType::Int8 => truncate_ints::<Int8Type>(column, wide)?,
+        DataType::Int16 => truncate_ints::<Int16Type>(column, wide)?,
+        DataType::Int32 => truncate_ints::<Int32Type>(column, wide)?,
+        DataType::Int64 => truncate_ints::<Int64Type>(column, wide)?,
+        DataType::UInt8 => truncate_ints::<UInt8Type>(column, wide)?,
+        DataType::UInt16 => truncate_ints::<UInt16Type>(column, wide)?,
+        DataType::UInt32 => truncate_ints::<UInt32Type>(column, wide)?,
+        _ => return None,
     })
 }
 
-/// `longs` as type `t` (an integer type whose values they came from,
-/// rounded down): `None` when one no longer fits.
-fn arrow_cast_back(longs: ArrayRef, t: &DataType) -> Option<ArrayRef> {
-    let a = longs.as_primitive::<Int64Type>();
-    macro_rules! back {
-        ($arr:ty, $native:ty) => {{
-            let mut out = Vec::with_capacity(a.len());
-            for v in a.iter() {
-                out.push(match v {
-                    Some(v) => Some(<$native>::try_from(v).ok()?),
-                    None => None,
-                });
-            }
-            Arc::new(<$arr>::from(out)) as ArrayRef
-        }};
+/// Integers of type `T` rounded down to multiples of `w`, computed wide
+/// (Iceberg truncates ints as longs); `None` when one passes the type's
+/// least value.
+fn truncate_ints<T: arrow_array::ArrowPrimitiveType>(
+    column: &dyn Array,
+    w: i128,
+) -> Option<ArrayRef>
+where
+    T::Native: Into<i128> + TryFrom<i128>,
+{
+    let a = column.as_primitive_opt::<T>()?;
+    let mut out = Vec::with_capacity(a.len());
+    for v in a.iter() {
+        out.push(match v {
+            Some(v) => Some(T::Native::try_from(truncate_int(v.into(), w)).ok()?),
+            None => None,
+        });
     }
-    Some(match t {
-        DataType::Int8 => back!(arrow_array::Int8Array, i8),
-        DataType::Int16 => back!(arrow_array::Int16Array, i16),
-        DataType::Int32 => back!(Int32Array, i32),
-        DataType::Int64 => longs,
-        DataType::UInt8 => back!(arrow_array::UInt8Array, u8),
-        DataType::UInt16 => back!(arrow_array::UInt16Array, u16),
-        DataType::UInt32 => back!(arrow_array::UInt32Array, u32),
-        _ => return None,
-    })
+    Some(Arc::new(out.into_iter().collect::<PrimitiveArray<T>>()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_array::{BinaryArray, FixedSizeBinaryArray, TimestampMicrosecondArray};
+    use arrow_array::{BinaryArray, FixedSizeBinaryArray, Int64Array, TimestampMicrosecondArray};
     use arrow_schema::Field;
 
     /// The hashes listed in the Iceberg spec (Appendix B).
