@@ -51,6 +51,22 @@ pub(super) struct Parents<'a> {
 /// A map shared by the [`Parents`] of one compilation.
 pub(super) type Shared<K, V> = std::rc::Rc<std::cell::RefCell<std::collections::HashMap<K, V>>>;
 
+/// The value of `key` in `map`, made by `make` and kept there the first
+/// time. The map is not borrowed while `make` runs: compiling a table
+/// may look up (and fill) the same map.
+fn cached<K: std::hash::Hash + Eq, V: Clone>(
+    map: &Shared<K, V>,
+    key: K,
+    make: impl FnOnce() -> Result<V, Error>,
+) -> Result<V, Error> {
+    if let Some(v) = map.borrow().get(&key) {
+        return Ok(v.clone());
+    }
+    let v = make()?;
+    map.borrow_mut().insert(key, v.clone());
+    Ok(v)
+}
+
 impl<'a> Parents<'a> {
     pub(super) fn none() -> Self {
         Parents {
@@ -138,17 +154,15 @@ impl<'a> Parents<'a> {
         if current != Some(&c.parent) || dataset.tables[at].children_of.is_some() {
             return Err(bad());
         }
-        let cached = self.aggregated.borrow().get(&a.table).cloned();
-        let child = match cached {
-            Some(c) => c,
-            None => {
-                let c = Arc::new(table_eval(dataset, ci, seed, scale, &self.for_child(ci))?);
-                self.aggregated
-                    .borrow_mut()
-                    .insert(a.table.clone(), c.clone());
-                c
-            }
-        };
+        let child = cached(&self.aggregated, a.table.clone(), || {
+            Ok(Arc::new(table_eval(
+                dataset,
+                ci,
+                seed,
+                scale,
+                &self.for_child(ci),
+            )?))
+        })?;
         let field = match &a.field {
             None => None,
             Some(name) => Some(
@@ -178,9 +192,11 @@ impl<'a> Parents<'a> {
         weight: &str,
     ) -> Result<Arc<Alias>, Error> {
         let key = (name.to_string(), weight.to_string());
-        if let Some(a) = self.weights.borrow().get(&key) {
-            return Ok(a.clone());
-        }
+        cached(&self.weights, key, || self.alias(table, name, weight))
+    }
+
+    /// What [`Self::weights`] keeps, made on its first call.
+    fn alias(&self, table: &TableEval, name: &str, weight: &str) -> Result<Arc<Alias>, Error> {
         let bad = |m: String| Error::InvalidDistribution(format!("weights {name}.{weight}: {m}"));
         if table.rows > MAX_WEIGHTED_ROWS {
             return Err(bad(format!(
@@ -209,9 +225,9 @@ impl<'a> Parents<'a> {
                 values[i]
             )));
         }
-        let alias = Arc::new(Alias::new(&values).map_err(|e| bad(e.to_string()))?);
-        self.weights.borrow_mut().insert(key, alias.clone());
-        Ok(alias)
+        Ok(Arc::new(
+            Alias::new(&values).map_err(|e| bad(e.to_string()))?,
+        ))
     }
 
     /// The most rows per parent row of the table being compiled, a child
@@ -340,13 +356,16 @@ impl<'a> Parents<'a> {
                 "{path} reads another table outside a dataset"
             )));
         };
-        let name = &dataset.tables[ti].spec.name;
-        if let Some(t) = self.built.borrow().get(name) {
-            return Ok(t.clone());
-        }
-        let t = Arc::new(table_eval(dataset, ti, seed, scale, &self.for_table(ti))?);
-        self.built.borrow_mut().insert(name.clone(), t.clone());
-        Ok(t)
+        let name = dataset.tables[ti].spec.name.clone();
+        cached(&self.built, name, || {
+            Ok(Arc::new(table_eval(
+                dataset,
+                ti,
+                seed,
+                scale,
+                &self.for_table(ti),
+            )?))
+        })
     }
 }
 
