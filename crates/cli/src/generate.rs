@@ -27,6 +27,7 @@ use strata_pipeline::{
         DEFAULT_TARGET_RECORDS, GenerateConfig, ParquetEncoder, RunOptions, Summary,
         default_output_dir, default_threads,
     },
+    layout::LayoutFlags,
 };
 use strata_store::output::PendingFile;
 
@@ -129,7 +130,63 @@ pub(crate) struct GenerateArgs {
     #[arg(long)]
     verify_distribution: bool,
     #[command(flatten)]
+    layout: LayoutArgs,
+    #[command(flatten)]
     store: StoreArgs,
+}
+
+/// How the files are laid out; over each table's spec `layout`. In a
+/// dataset, a value starting `TABLE:` is that table's alone.
+#[derive(Args, Debug)]
+struct LayoutArgs {
+    /// Hive-style partition directories by these fields, outermost first
+    /// (comma-separated): a column, or year(c), month(c), day(c), hour(c),
+    /// bucket(N, c), truncate(W, c) as Iceberg computes them.
+    #[arg(long, value_name = "FIELDS", help_heading = "Layout")]
+    partition_by: Vec<String>,
+    /// Rows in each partition in this order: COL[:desc][:nulls_first|
+    /// :nulls_last], comma-separated, most significant first.
+    #[arg(long, value_name = "KEYS", help_heading = "Layout")]
+    sort_by: Vec<String>,
+    /// Close a file at about this many compressed bytes (512MiB, 1GB);
+    /// each partition's last file holds the rest.
+    #[arg(long, value_name = "SIZE", help_heading = "Layout")]
+    target_file_size: Vec<String>,
+    /// Close a row group at this many rows (1000000) or bytes (128MiB);
+    /// over --row-group-rows.
+    #[arg(long, value_name = "ROWS|SIZE", help_heading = "Layout")]
+    row_group_size: Vec<String>,
+    /// Whether identity partition columns are also written in the files
+    /// (keep) or only in the directory names (drop, as Hive, Spark and
+    /// DuckDB write them) [default: drop].
+    #[arg(long, value_name = "keep|drop", value_parser = ["keep", "drop"], help_heading = "Layout")]
+    partition_columns: Option<String>,
+    /// Memory the rows held for partitioning and sorting may use; past
+    /// it they are spilled to disk as sorted runs and merged.
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse::<strata_sort::ByteSize, _>, help_heading = "Layout")]
+    memory_limit: strata_sort::ByteSize,
+    /// Where sorted runs are spilled (a temporary directory inside it,
+    /// removed at the end) [default: the output directory].
+    #[arg(long, value_name = "DIR", help_heading = "Layout")]
+    spill_dir: Option<PathBuf>,
+    /// Refuse a run expected to write more partitions than this.
+    #[arg(long, value_name = "N", default_value_t = strata_pipeline::layout::DEFAULT_MAX_PARTITIONS, help_heading = "Layout")]
+    max_partitions: u64,
+}
+
+impl LayoutArgs {
+    fn flags(&self) -> LayoutFlags {
+        LayoutFlags {
+            partition_by: self.partition_by.clone(),
+            sort_by: self.sort_by.clone(),
+            target_file_size: self.target_file_size.clone(),
+            row_group_size: self.row_group_size.clone(),
+            keep_partition_columns: self.partition_columns.as_deref().map(|c| c == "keep"),
+            memory_limit: self.memory_limit.0,
+            spill_dir: self.spill_dir.clone(),
+            max_partitions: self.max_partitions,
+        }
+    }
 }
 
 /// The dataset `--spec` names, or the `--preset`'s one table.
@@ -171,6 +228,7 @@ fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
             index: args.part.unwrap_or(1),
             count: args.parts.unwrap_or(1),
         },
+        layout: None,
     }
 }
 
@@ -186,7 +244,7 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     }
     let flow = flow(&args, load_dataset(&args)?)?;
     if args.dry_run {
-        return print_json(&flow.plan());
+        return print_json(&flow.plan()?);
     }
     if let Some(p) = &args.summary_json {
         check_writable_parent(p)?;
@@ -243,7 +301,9 @@ fn flow(args: &GenerateArgs, dataset: Dataset) -> Result<Flow> {
             "--scale and --tables apply to a spec of several `[[tables]]`; this one has one table (set its rows with --target-records)"
         );
         let cfg = config(args, &dataset.tables[0].spec);
-        return Ok(Flow::new(dataset, &[0], &cfg, 1.0)?);
+        let mut flow = Flow::new(dataset, &[0], &cfg, 1.0)?;
+        flow.set_layouts(&args.layout.flags())?;
+        return Ok(flow);
     }
     anyhow::ensure!(
         args.target_records.is_none(),
@@ -256,12 +316,9 @@ fn flow(args: &GenerateArgs, dataset: Dataset) -> Result<Flow> {
     );
     let chosen = chosen_tables(args, &dataset)?;
     let cfg = config(args, &dataset.tables[chosen[0]].spec);
-    Ok(Flow::new(
-        dataset,
-        &chosen,
-        &cfg,
-        args.scale.unwrap_or(1.0),
-    )?)
+    let mut flow = Flow::new(dataset, &chosen, &cfg, args.scale.unwrap_or(1.0))?;
+    flow.set_layouts(&args.layout.flags())?;
+    Ok(flow)
 }
 
 /// The indices of the `--tables` of `dataset` (each once, in the order
@@ -438,6 +495,9 @@ fn print_summary(s: &Summary) -> std::io::Result<()> {
         s.mb_per_s,
         s.cpu_s
     )?;
+    if let Some(p) = s.partitions {
+        return print_partitions(&mut out, s, p);
+    }
     for f in &s.files {
         writeln!(
             out,
@@ -446,6 +506,39 @@ fn print_summary(s: &Summary) -> std::io::Result<()> {
             f.rows,
             f.bytes
         )?;
+    }
+    Ok(())
+}
+
+/// A partitioned run's files by partition: counts, and the largest
+/// partitions.
+fn print_partitions(out: &mut impl Write, s: &Summary, partitions: usize) -> std::io::Result<()> {
+    let mut by: std::collections::BTreeMap<&Path, (u64, u64, usize)> = Default::default();
+    for f in &s.files {
+        let e = by
+            .entry(f.path.parent().unwrap_or(Path::new("")))
+            .or_default();
+        e.0 += f.rows;
+        e.1 += f.bytes;
+        e.2 += 1;
+    }
+    writeln!(
+        out,
+        "{partitions} partition(s), {} file(s), {:.1} files per partition",
+        s.files.len(),
+        s.files.len() as f64 / partitions.max(1) as f64
+    )?;
+    let mut largest: Vec<_> = by.into_iter().collect();
+    largest.sort_by(|a, b| b.1.1.cmp(&a.1.1).then_with(|| a.0.cmp(b.0)));
+    for (dir, (rows, bytes, files)) in largest.iter().take(5) {
+        writeln!(
+            out,
+            "  {}  {rows} rows  {bytes} bytes  {files} file(s)",
+            dir.display()
+        )?;
+    }
+    if largest.len() > 5 {
+        writeln!(out, "  ... and {} more", largest.len() - 5)?;
     }
     Ok(())
 }

@@ -127,9 +127,9 @@ pub use model::document::{self, json_schema};
 pub use model::share_text;
 pub use model::{
     AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, DATASET_PRESETS,
-    Dataset, Expression, Field, Generator, Kind, PRESETS, ParquetCodec, ParquetColumn,
-    ParquetEncoding, ParquetStatistics, Pick, QualifiedField, Reference, Rows, RunValue, Spec,
-    SpecError, Table, Value, When, WordList,
+    Dataset, Expression, Field, Generator, Kind, Layout, PRESETS, ParquetCodec, ParquetColumn,
+    ParquetEncoding, ParquetStatistics, Pick, QualifiedField, Reference, RowGroupSize, Rows,
+    RunValue, Spec, SpecError, Table, Value, When, WordList, parse_byte_size,
 };
 pub use template::{Placeholder, Template};
 

@@ -245,6 +245,20 @@ impl<W: Write + Send> ParquetWriter<W> {
         self.write(&batch)
     }
 
+    /// Closes the open row group now (if it has rows), whatever its size:
+    /// for row groups cut at a byte size ([`ParquetWriter::in_progress_size`])
+    /// rather than at the properties' row count.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Parquet`] for write failures.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        match &mut self.inner {
+            Inner::Arrow(w) => Ok(w.flush()?),
+            Inner::Direct(d) => d.flush(),
+        }
+    }
+
     /// Bytes already written to the sink.
     pub fn bytes_written(&self) -> u64 {
         match &self.inner {

@@ -27,7 +27,11 @@ use strata_parquet::Format;
 
 use crate::{
     Error,
-    generate::{GenerateConfig, MAX_TARGET_RECORDS, RunOptions, Summary, generate_tables_with},
+    generate::{
+        GenerateConfig, MAX_TARGET_RECORDS, RunOptions, Summary, generate_tables_with,
+        parquet_properties,
+    },
+    layout::{Layout, LayoutFlags, LayoutPlan, plan_layout},
 };
 
 /// Why a spec file gave no dataset.
@@ -145,12 +149,72 @@ impl Flow {
             })?;
             (vec![0], vec![(generator, base.clone())])
         };
-        Ok(Flow {
+        let mut flow = Flow {
             dataset,
             scale,
             tables,
             jobs,
-        })
+        };
+        flow.set_layouts(&LayoutFlags::default())?;
+        Ok(flow)
+    }
+
+    /// Lays each table out as its spec's `layout` says with `flags` over
+    /// it ([`Layout::resolve`]), checked before anything is written.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] naming the table and the setting.
+    pub fn set_layouts(&mut self, flags: &LayoutFlags) -> Result<(), Error> {
+        let names: Vec<&str> = self
+            .tables
+            .iter()
+            .map(|&t| self.dataset.tables[t].spec.name.as_str())
+            .collect();
+        flags.check_tables(&names)?;
+        for ((generator, cfg), &t) in self.jobs.iter_mut().zip(&self.tables) {
+            let spec = &self.dataset.tables[t].spec;
+            let layout =
+                Layout::resolve(&spec.layout, flags, &spec.name, &names, &generator.schema())?;
+            if let Some(l) = &layout
+                && !l.own_path()
+                && let Some(strata_gen::RowGroupSize::Rows(n)) = l.row_group_size
+            {
+                // Row groups in rows are the plain run's own (a child
+                // table's counted in the rows of the table it walks).
+                let per_root = if self.dataset.multi_table {
+                    self.dataset.rows_per_root_row(t).max(1.0)
+                } else {
+                    1.0
+                };
+                cfg.row_group_rows = ((n as f64 / per_root).round() as usize).max(1);
+            }
+            cfg.layout = layout;
+        }
+        Ok(())
+    }
+
+    /// The layout plan of each table with a layout of its own (`None`
+    /// for the others), from a sample of its rows.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for a table expected to pass
+    /// `--max-partitions`; the generator's and encoder's errors.
+    pub fn layout_plans(&self) -> Result<Vec<Option<LayoutPlan>>, Error> {
+        self.jobs
+            .iter()
+            .map(
+                |(g, cfg)| match cfg.layout.as_ref().filter(|l| l.own_path()) {
+                    Some(l) => Ok(Some(plan_layout(
+                        g,
+                        &cfg.layout_target(),
+                        l,
+                        parquet_properties(g, cfg)?,
+                        true,
+                    )?)),
+                    None => Ok(None),
+                },
+            )
+            .collect()
     }
 
     /// The dataset (for a spec of one table, the dataset of that table),
@@ -189,15 +253,29 @@ impl Flow {
             .sum()
     }
 
-    /// What the run would write, without writing.
-    pub fn plan(&self) -> DatasetPlan {
+    /// What the run would write, without writing: for a table with a
+    /// layout of its own, the partitions and files expected (from a
+    /// sample of its rows) instead of its files.
+    ///
+    /// # Errors
+    /// As [`Flow::layout_plans`].
+    pub fn plan(&self) -> Result<DatasetPlan, Error> {
+        let layouts = self.layout_plans()?;
         let plans = self
             .jobs
             .iter()
             .zip(&self.tables)
-            .map(|((_, cfg), &t)| cfg.plan_table(&self.dataset, t))
+            .zip(layouts)
+            .map(|(((_, cfg), &t), layout)| {
+                let mut plan = cfg.plan_table(&self.dataset, t);
+                if layout.is_some() {
+                    plan.files.clear();
+                }
+                plan.layout = layout;
+                plan
+            })
             .collect();
-        self.shaped(plans)
+        Ok(self.shaped(plans))
     }
 
     /// Runs every table and makes their files visible together
@@ -285,6 +363,7 @@ impl GenerateConfig {
             rows: r.end - r.start,
             estimate: false,
             children_of: None,
+            layout: None,
             files: (0..self.num_writers)
                 .map(|i| {
                     let rows = self.file_rows(i);
@@ -359,8 +438,13 @@ pub struct Plan {
     /// For a child table, the rows it is drawn from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub children_of: Option<ParentRows>,
-    /// The files, in order.
+    /// The files, in order (none listed for a table with a layout of its
+    /// own: see `layout`).
     pub files: Vec<PlannedFile>,
+    /// For a table with a layout of its own: the partitions and files
+    /// expected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout: Option<LayoutPlan>,
 }
 
 /// The rows a child table's [`Plan`] is drawn from: `mean` rows for each

@@ -65,7 +65,7 @@ use std::{
 };
 use strata_store::FromStore as _;
 
-use arrow_array::{Array, RecordBatch, cast::AsArray};
+use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::{
     basic::Encoding,
@@ -92,6 +92,8 @@ use strata_store::{
 };
 
 use crate::Error;
+pub use crate::counts::{ColumnCounts, FileSummary};
+use crate::counts::{count_batch, empty_counts};
 
 pub use strata_parquet::{DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, ParquetEncoder};
 /// Largest batch accepted: keeps every string column far below 2 GiB.
@@ -156,6 +158,9 @@ pub struct GenerateConfig {
     pub page_checksums: bool,
     /// The part of the rows this run writes (all by default).
     pub part: Part,
+    /// How the table's files are laid out (partitions, order, sizes);
+    /// `None`: `num_writers` files of contiguous rows.
+    pub layout: Option<crate::layout::Layout>,
 }
 
 impl GenerateConfig {
@@ -182,6 +187,7 @@ impl GenerateConfig {
             encoder: ParquetEncoder::Auto,
             page_checksums: true,
             part: Part::default(),
+            layout: None,
         }
     }
 }
@@ -292,58 +298,24 @@ impl GenerateConfig {
         }
     }
 
+    /// What a laid-out run of these settings takes of them.
+    pub fn layout_target(&self) -> crate::layout::Target {
+        crate::layout::Target {
+            rows: self.rows(),
+            batch_rows: self.record_batch_size,
+            threads: self.threads,
+            dir: self.output_dir.clone(),
+            stem: self.stem(),
+            overwrite: self.overwrite,
+            encoder: self.encoder,
+            page_checksums: self.page_checksums,
+        }
+    }
+
     /// The final path of file `i`.
     pub fn file_path(&self, i: usize) -> PathBuf {
         self.output_dir
             .join(format!("{}_{i}.{}", self.stem(), self.format.extension()))
-    }
-}
-
-/// One written file.
-#[derive(Debug, Clone, Serialize)]
-pub struct FileSummary {
-    /// Final path.
-    pub path: PathBuf,
-    /// The index of its first row in the whole dataset.
-    pub first_row: u64,
-    /// Rows in the file.
-    pub rows: u64,
-    /// File size in bytes.
-    pub bytes: u64,
-    /// Row groups (Parquet) or record batches (IPC).
-    pub groups: usize,
-}
-
-/// Counts of one top-level column over the whole run, for checking the
-/// output against any reader.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct ColumnCounts {
-    /// Column name.
-    pub name: String,
-    /// Null values.
-    pub nulls: u64,
-    /// For list columns: entries in all lists together.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub list_values: Option<u64>,
-}
-
-impl ColumnCounts {
-    fn add(&mut self, other: &ColumnCounts) {
-        self.nulls += other.nulls;
-        if let Some(v) = other.list_values {
-            *self.list_values.get_or_insert(0) += v;
-        }
-    }
-}
-
-fn count_batch(batch: &RecordBatch, counts: &mut [ColumnCounts]) {
-    for (c, col) in counts.iter_mut().zip(batch.columns()) {
-        c.nulls += col.null_count() as u64;
-        if let Some(list) = col.as_list_opt::<i32>() {
-            let o = list.value_offsets();
-            let n = (o[o.len() - 1] - o[0]) as u64;
-            *c.list_values.get_or_insert(0) += n;
-        }
     }
 }
 
@@ -370,8 +342,15 @@ pub struct Summary {
     pub mb_per_s: f64,
     /// Per-column counts (nulls, list entries).
     pub columns: Vec<ColumnCounts>,
-    /// The files, in order.
+    /// The files, in order (of a laid-out run: partition by partition,
+    /// each partition's in key order).
     pub files: Vec<FileSummary>,
+    /// Of a partitioned run, the partitions written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<usize>,
+    /// Of a laid-out run, the bytes it spilled to disk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spill_bytes: Option<u64>,
 }
 
 /// Existing files a run would replace: its own targets and any
@@ -464,6 +443,9 @@ pub fn parquet_properties<G: BatchGenerator>(
     }
     for leaf in lengths_leaves(generator)? {
         b = b.set_column_encoding(ColumnPath::new(leaf), Encoding::DELTA_LENGTH_BYTE_ARRAY);
+    }
+    if let Some(p) = cfg.layout.as_ref().and_then(|l| l.page_size) {
+        b = b.set_data_page_size_limit(usize::try_from(p).unwrap_or(usize::MAX));
     }
     // The spec's own settings (`parquet = { ... }`) win.
     for (leaf, c) in generator.parquet_columns() {
@@ -657,6 +639,9 @@ impl std::io::Write for OutputFile {
 enum Finished {
     Local(PendingFile),
     Upload(Upload),
+    /// A file of a laid-out run, in its hidden directory (which the run
+    /// commits whole).
+    Tree,
 }
 
 impl Finished {
@@ -664,7 +649,7 @@ impl Finished {
     /// every part done.
     fn seal(&mut self) -> Result<(), Error> {
         match self {
-            Finished::Local(_) => Ok(()),
+            Finished::Local(_) | Finished::Tree => Ok(()),
             Finished::Upload(u) => Ok(u.seal()?),
         }
     }
@@ -677,6 +662,7 @@ impl Finished {
             Finished::Upload(u) => {
                 u.commit()?;
             }
+            Finished::Tree => {}
         }
         Ok(())
     }
@@ -953,6 +939,9 @@ fn stage<'a, G: BatchGenerator>(
     interrupt: Option<&AtomicBool>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Staged<'a>, Error> {
+    if let Some(layout) = cfg.layout.as_ref().filter(|l| l.own_path()) {
+        return stage_laid_out(generator, cfg, dest, layout, interrupt, progress);
+    }
     let conflicts = match dest {
         Destination::Local => conflicting_outputs(cfg),
         Destination::Object(o) => {
@@ -1058,6 +1047,67 @@ fn stage<'a, G: BatchGenerator>(
         cpu0,
         threads,
         columns: run.counts.into_inner().unwrap_or_else(|p| p.into_inner()),
+        tree: None,
+        partitions: None,
+        spill_bytes: None,
+    })
+}
+
+/// [`stage`] for a table with a layout of its own ([`crate::layout`]).
+fn stage_laid_out<'a, G: BatchGenerator>(
+    generator: &G,
+    cfg: &'a GenerateConfig,
+    dest: &'a Destination,
+    layout: &crate::layout::Layout,
+    interrupt: Option<&AtomicBool>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Staged<'a>, Error> {
+    if let Destination::Object(_) = dest {
+        return Err(Error::InvalidConfig(
+            "a layout (partitions, a sort order, a target file size or row groups in bytes) is \
+             written to a local directory; write it there and copy it to the object store"
+                .into(),
+        ));
+    }
+    if cfg.format != Format::Parquet {
+        return Err(Error::InvalidConfig(
+            "a layout (partitions, a sort order, sizes) is written as Parquet; drop --format ipc"
+                .into(),
+        ));
+    }
+    let target = cfg.layout_target();
+    let conflicts = crate::layout::conflicting_files(&target);
+    if !cfg.overwrite && !conflicts.is_empty() {
+        return Err(Error::Store(strata_store::Error::OutputExists {
+            path: conflicts[0].clone(),
+            count: conflicts.len(),
+        }));
+    }
+    let start = Instant::now();
+    let cpu0 = crate::clock::process_cpu_seconds();
+    let props = parquet_properties(generator, cfg)?;
+    if !layout.fields().is_empty() {
+        // Refuses a run expected to pass --max-partitions before writing.
+        crate::layout::plan_layout(generator, &target, layout, props.clone(), false)?;
+    }
+    let staged =
+        crate::layout::stage_layout(generator, &target, layout, props, interrupt, progress)?;
+    Ok(Staged {
+        cfg,
+        dest,
+        finished: staged
+            .files
+            .into_iter()
+            .map(|f| (Finished::Tree, f))
+            .collect(),
+        conflicts,
+        start,
+        cpu0,
+        threads: staged.threads,
+        columns: staged.columns,
+        tree: Some(staged.tree),
+        partitions: (!layout.fields().is_empty()).then_some(staged.partitions),
+        spill_bytes: Some(staged.spill_bytes),
     })
 }
 
@@ -1073,6 +1123,11 @@ struct Staged<'a> {
     cpu0: f64,
     threads: usize,
     columns: Vec<ColumnCounts>,
+    /// A laid-out run's hidden directory, holding its files by their
+    /// paths relative to the output directory.
+    tree: Option<PendingDir>,
+    partitions: Option<usize>,
+    spill_bytes: Option<u64>,
 }
 
 impl Staged<'_> {
@@ -1094,9 +1149,11 @@ impl Staged<'_> {
         let files: Vec<FileSummary> = self
             .finished
             .iter()
-            .map(|(_, f)| {
+            .map(|(fin, f)| {
                 let mut f = f.clone();
-                if let (Destination::Local, Some(name)) = (self.dest, f.path.file_name()) {
+                if let Finished::Tree = fin {
+                    f.path = target.join(&f.path);
+                } else if let (Destination::Local, Some(name)) = (self.dest, f.path.file_name()) {
                     f.path = target.join(name);
                 }
                 f
@@ -1116,6 +1173,8 @@ impl Staged<'_> {
             mb_per_s: bytes as f64 / 1e6 / elapsed_s,
             columns: self.columns.clone(),
             files,
+            partitions: self.partitions,
+            spill_bytes: self.spill_bytes,
         }
     }
 
@@ -1127,20 +1186,38 @@ impl Staged<'_> {
             dest,
             finished,
             conflicts,
+            tree,
             ..
         } = self;
+        let laid_out = tree.is_some();
+        if let Some(tree) = tree {
+            tree.commit()?;
+        }
         let mut paths = Vec::with_capacity(finished.len());
         for (pending, summary) in finished {
             pending.commit()?;
-            paths.push(summary.path);
+            paths.push(if laid_out {
+                cfg.output_dir.join(&summary.path)
+            } else {
+                summary.path
+            });
         }
         // Every file is in place: stale outputs an overwrite replaces go.
         if cfg.overwrite {
             for stale in conflicts {
                 if !paths.contains(&stale) {
                     match dest {
-                        Destination::Local => fs::remove_file(&stale)
-                            .map_err(|e| Error::io("remove stale output", &stale, e))?,
+                        Destination::Local => {
+                            fs::remove_file(&stale)
+                                .map_err(|e| Error::io("remove stale output", &stale, e))?;
+                            // A partition directory the run left empty
+                            // goes too.
+                            for d in stale.ancestors().skip(1) {
+                                if d == cfg.output_dir || fs::remove_dir(d).is_err() {
+                                    break;
+                                }
+                            }
+                        }
                         Destination::Object(o) => o.remove(
                             &stale
                                 .file_name()
@@ -1403,16 +1480,4 @@ impl<G: BatchGenerator> Run<'_, G> {
         w.done = Some((finished, summary));
         Ok(())
     }
-}
-
-fn empty_counts(schema: &SchemaRef) -> Vec<ColumnCounts> {
-    schema
-        .fields()
-        .iter()
-        .map(|f| ColumnCounts {
-            name: f.name().clone(),
-            nulls: 0,
-            list_values: matches!(f.data_type(), arrow_schema::DataType::List(_)).then_some(0),
-        })
-        .collect()
 }

@@ -56,6 +56,7 @@
 //!     encoder: Default::default(),
 //!     page_checksums: true,
 //!     part: Default::default(),
+//!     layout: None,
 //! };
 //! let summary = generate(&strata_gen::contacts(42), &cfg, &|_| {}).unwrap();
 //! assert_eq!(summary.records, 10_000);
@@ -64,9 +65,11 @@
 //! ```
 
 pub mod clock;
+mod counts;
 mod error;
 pub mod flow;
 pub mod generate;
+pub mod layout;
 pub mod verify;
 
 pub use error::Error;

@@ -372,6 +372,7 @@ fn generate<'py>(
         encoder: ParquetEncoder::Auto,
         page_checksums: true,
         part: part_of(part, parts)?,
+        layout: None,
     };
     // The flow the CLI runs, for this one table: a table of a dataset
     // gets its rows, files and batches from the dataset at `scale` (into

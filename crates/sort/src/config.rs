@@ -124,43 +124,9 @@ impl FromStr for ByteSize {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self, Error> {
-        let bad = |why: &str| Error::InvalidConfig(format!("bad size '{s}': {why}"));
-        let t = s.trim();
-        let split = t
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(t.len());
-        let (number, unit) = t.split_at(split);
-        let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-            "" | "b" => 1,
-            "kb" => 1_000,
-            "mb" => 1_000_000,
-            "gb" => 1_000_000_000,
-            "tb" => 1_000_000_000_000,
-            "kib" => 1 << 10,
-            "mib" => 1 << 20,
-            "gib" => 1 << 30,
-            "tib" => 1 << 40,
-            _ => {
-                return Err(bad(
-                    "expected a number with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB or TiB",
-                ));
-            }
-        };
-        let bytes = if number.contains('.') {
-            let v: f64 = number.parse().map_err(|_| bad("not a number"))?;
-            let b = (v * multiplier as f64).round();
-            if !b.is_finite() || b >= u64::MAX as f64 {
-                return Err(bad("too large"));
-            }
-            b as u64
-        } else {
-            let v: u64 = number.parse().map_err(|_| bad("not a number"))?;
-            v.checked_mul(multiplier).ok_or_else(|| bad("too large"))?
-        };
-        if bytes == 0 {
-            return Err(bad("must be greater than zero"));
-        }
-        Ok(ByteSize(bytes))
+        strata_gen::parse_byte_size(s)
+            .map(ByteSize)
+            .map_err(Error::InvalidConfig)
     }
 }
 

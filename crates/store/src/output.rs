@@ -400,21 +400,17 @@ impl PendingDir {
         Ok(self.target.clone())
     }
 
-    /// Renames the entries of the temporary into the target.
+    /// Renames the entries of the temporary into the target. A directory
+    /// whose name the target holds as a directory already is merged into
+    /// it, entry by entry (a partitioned output written into the
+    /// directories of an earlier one), so only files can be taken.
     fn move_entries(&self) -> Result<(), Error> {
         let replace = matches!(self.publish, Publish::Entries { replace: true });
-        let mut names: Vec<_> = fs::read_dir(&self.temp)
-            .and_then(|entries| entries.map(|e| e.map(|e| e.file_name())).collect())
-            .map_err(|e| Error::io("read", &self.temp, e))?;
-        names.sort();
         // Every name is checked before the first rename, so a taken one
         // leaves none of the files visible.
         if !replace {
-            let taken: Vec<PathBuf> = names
-                .iter()
-                .map(|n| self.target.join(n))
-                .filter(|to| fs::symlink_metadata(to).is_ok())
-                .collect();
+            let mut taken = Vec::new();
+            taken_names(&self.temp, &self.target, &mut taken)?;
             if let Some(first) = taken.first() {
                 return Err(Error::OutputExists {
                     path: first.clone(),
@@ -422,12 +418,54 @@ impl PendingDir {
                 });
             }
         }
-        for name in names {
-            let to = self.target.join(&name);
-            fs::rename(self.temp.join(&name), &to).map_err(|e| Error::io("rename into", &to, e))?;
-        }
-        Ok(())
+        move_tree(&self.temp, &self.target)
     }
+}
+
+/// The entries of directory `dir`, by name.
+fn sorted_names(dir: &Path) -> Result<Vec<std::ffi::OsString>, Error> {
+    let mut names: Vec<_> = fs::read_dir(dir)
+        .and_then(|entries| entries.map(|e| e.map(|e| e.file_name())).collect())
+        .map_err(|e| Error::io("read", dir, e))?;
+    names.sort();
+    Ok(names)
+}
+
+/// Whether `path` is a directory (not a link to one).
+fn is_dir(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// Adds to `taken` the paths under `to` that moving the tree `from` into
+/// it would replace: files, and directories where `from` has a file.
+fn taken_names(from: &Path, to: &Path, taken: &mut Vec<PathBuf>) -> Result<(), Error> {
+    for name in sorted_names(from)? {
+        let (src, dst) = (from.join(&name), to.join(&name));
+        if fs::symlink_metadata(&dst).is_err() {
+            continue;
+        }
+        if is_dir(&src) && is_dir(&dst) {
+            taken_names(&src, &dst, taken)?;
+        } else {
+            taken.push(dst);
+        }
+    }
+    Ok(())
+}
+
+/// Renames every entry of `from` into `to`, merging directories that
+/// both hold.
+fn move_tree(from: &Path, to: &Path) -> Result<(), Error> {
+    for name in sorted_names(from)? {
+        let (src, dst) = (from.join(&name), to.join(&name));
+        if is_dir(&src) && is_dir(&dst) {
+            move_tree(&src, &dst)?;
+            sync(&dst);
+        } else {
+            fs::rename(&src, &dst).map_err(|e| Error::io("rename into", &dst, e))?;
+        }
+    }
+    Ok(())
 }
 
 impl Drop for PendingDir {

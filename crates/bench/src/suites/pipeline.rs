@@ -107,6 +107,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                 encoder,
                 page_checksums: true,
                 part: Part::default(),
+                layout: None,
             };
             out.push(generate_case(name, subject, &generator, gen_cfg, &dir));
         }

@@ -396,6 +396,75 @@ pub struct Document {
     /// Parquet settings of every leaf of a single-table spec (its fields'
     /// own `parquet` win).
     pub parquet: Option<Tab<ParquetColumn>>,
+    /// How a single-table spec's files are laid out.
+    pub layout: Option<Tab<Layout>>,
+}
+
+/// How a table's files are laid out: Hive-style partition directories,
+/// the rows' order, and the sizes of files, row groups and pages. The
+/// command line's `--partition-by`, `--sort-by`, `--target-file-size` and
+/// `--row-group-size` win over these.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Layout {
+    /// Partition fields, outermost first: a column (`l_returnflag`), or
+    /// one of Iceberg's transforms of one: `year(c)`, `month(c)`,
+    /// `day(c)`, `hour(c)`, `bucket(N, c)`, `truncate(W, c)`.
+    #[schemars(with = "Option<Names>")]
+    pub partition_by: Option<Loose<Vec<String>>>,
+    /// Sort keys, most significant first: `COLUMN[:asc|:desc]
+    /// [:nulls_first|:nulls_last]`, a nested field by its dotted path.
+    #[schemars(with = "Option<Names>")]
+    pub sort_by: Option<Loose<Vec<String>>>,
+    /// Compressed bytes at which a file is closed and the next begun:
+    /// bytes, or text with a unit (`"512MiB"`).
+    #[schemars(with = "Option<Size>")]
+    pub target_file_size: Option<Loose<u64>>,
+    /// When a row group is closed: a row count (`1000000`), or bytes with
+    /// a unit (`"128MiB"`).
+    #[schemars(with = "Option<Size>")]
+    pub row_group_size: Option<Loose<u64>>,
+    /// Bytes at which a data page is closed (default 1 MiB).
+    #[schemars(with = "Option<Size>")]
+    pub page_size: Option<Loose<u64>>,
+    /// Whether an identity partition's column is also written in the
+    /// files (`keep`) or only in the directory names (`drop`, the
+    /// default, as Hive, Spark and DuckDB write them).
+    #[schemars(with = "Option<PartitionColumns>")]
+    pub partition_columns: Option<Loose<String>>,
+}
+
+/// Names: one, or a list (schema only).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum Names {
+    /// One.
+    One(String),
+    /// Several, in order.
+    Many(Vec<String>),
+}
+
+/// A size (schema only).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum Size {
+    /// A plain number.
+    Plain(u64),
+    /// A number with a unit: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB.
+    Unit(#[schemars(regex(pattern = r"^\s*[0-9]+(\.[0-9]+)?\s*[A-Za-z]*\s*$"))] String),
+}
+
+/// Where identity partition columns are written (schema only).
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum PartitionColumns {
+    /// In the files and in the directory names.
+    Keep,
+    /// In the directory names only.
+    Drop,
 }
 
 /// Parquet settings of a column (`parquet = { ... }`): on a table for all
@@ -569,6 +638,8 @@ pub struct Table {
     /// Parquet settings of every leaf of the table (its fields' own
     /// `parquet` win).
     pub parquet: Option<Tab<ParquetColumn>>,
+    /// How the table's files are laid out.
+    pub layout: Option<Tab<Layout>>,
 }
 
 /// The days of a calendar table.

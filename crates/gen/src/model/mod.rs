@@ -23,6 +23,109 @@ pub struct Spec {
     pub description: Option<String>,
     /// Top-level fields, in schema order.
     pub fields: Vec<Field>,
+    /// How the table's files are laid out (`layout = { ... }`): all unset
+    /// when the spec says nothing.
+    pub layout: Layout,
+}
+
+/// How a table's files are laid out, as its spec's `layout = { ... }`
+/// writes it: the text of partition fields and sort keys is checked
+/// against the table where the files are written (`strata-pipeline`),
+/// which also takes the command line's settings over these.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Layout {
+    /// The line `layout` is written on (0: none).
+    pub line: usize,
+    /// Partition fields, outermost first: a column, or one of Iceberg's
+    /// transforms of it (`month(l_shipdate)`, `bucket(16, l_orderkey)`).
+    pub partition_by: Vec<String>,
+    /// Sort keys, most significant first: `COLUMN[:desc][:nulls_first]`.
+    pub sort_by: Vec<String>,
+    /// Compressed bytes at which a file is closed and the next begun.
+    pub target_file_size: Option<u64>,
+    /// When a row group is closed.
+    pub row_group_size: Option<RowGroupSize>,
+    /// Bytes at which a data page is closed.
+    pub page_size: Option<u64>,
+    /// Whether the columns of identity partitions are also written in the
+    /// files (`partition_columns = "keep"`) or only in the directory names
+    /// (`"drop"`).
+    pub keep_partition_columns: Option<bool>,
+}
+
+/// When a row group is closed: at a row count, or once its encoded
+/// columns reach a byte size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowGroupSize {
+    /// This many rows.
+    Rows(u64),
+    /// About this many encoded bytes.
+    Bytes(u64),
+}
+
+impl std::str::FromStr for RowGroupSize {
+    type Err = String;
+
+    /// A plain integer counts rows (`1000000`); one with a unit counts
+    /// bytes (`128MiB`, see [`parse_byte_size`]).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+            return match t.parse::<u64>() {
+                Ok(0) | Err(_) => Err(format!(
+                    "bad row group size '{s}': a row count from 1, or bytes with a unit (128MiB)"
+                )),
+                Ok(n) => Ok(RowGroupSize::Rows(n)),
+            };
+        }
+        parse_byte_size(t).map(RowGroupSize::Bytes)
+    }
+}
+
+/// A byte count parsed from `123`, `64KiB`, `1.5 GiB`, `10MB` and the
+/// like (units B, KB, MB, GB, TB in powers of 1000 and KiB, MiB, GiB, TiB
+/// in powers of 1024, case-insensitive); zero is refused.
+///
+/// # Errors
+/// A message naming the text and what is wrong with it.
+pub fn parse_byte_size(s: &str) -> Result<u64, String> {
+    let bad = |why: &str| format!("bad size '{s}': {why}");
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        _ => {
+            return Err(bad(
+                "expected a number with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB or TiB",
+            ));
+        }
+    };
+    let bytes = if number.contains('.') {
+        let v: f64 = number.parse().map_err(|_| bad("not a number"))?;
+        let b = (v * multiplier as f64).round();
+        if !b.is_finite() || b >= u64::MAX as f64 {
+            return Err(bad("too large"));
+        }
+        b as u64
+    } else {
+        let v: u64 = number.parse().map_err(|_| bad("not a number"))?;
+        v.checked_mul(multiplier).ok_or_else(|| bad("too large"))?
+    };
+    if bytes == 0 {
+        return Err(bad("must be greater than zero"));
+    }
+    Ok(bytes)
 }
 
 /// A dataset of one table or several: a spec file with `[[tables]]`,

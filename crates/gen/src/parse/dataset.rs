@@ -78,6 +78,7 @@ pub(crate) fn parse_dataset(
                 "calendar",
                 "fields",
                 "parquet",
+                "layout",
             ],
             None,
             "a table",
@@ -267,11 +268,16 @@ pub(crate) fn parse_dataset(
                 e.field = e.field.take().map(|f| format!("{tname}.{f}"));
                 e
             })?;
+        let layout = p.layout(tt.layout.as_ref()).map_err(|mut e| {
+            e.field = Some(tname.clone());
+            e
+        })?;
         tables.push(Table {
             spec: Spec {
                 name: tname,
                 description: tdesc,
                 fields,
+                layout,
             },
             line: table_line,
             rows: children_of.is_none().then_some(rows),

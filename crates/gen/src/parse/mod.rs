@@ -16,6 +16,7 @@
 mod dataset;
 mod fields;
 mod generators;
+mod layout;
 mod parquet;
 mod qualified;
 mod reader;

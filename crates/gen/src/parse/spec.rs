@@ -63,7 +63,14 @@ pub(super) fn one_table(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
 fn single(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
     p.check_keys(
         &p.root(),
-        &["name", "description", "lists", "fields", "parquet"],
+        &[
+            "name",
+            "description",
+            "lists",
+            "fields",
+            "parquet",
+            "layout",
+        ],
         None,
         "the spec",
     )?;
@@ -78,9 +85,11 @@ fn single(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
     };
     let mut fields = p.fields(fields, "")?;
     p.hand_down_parquet(&p.parquet_column(t.parquet.as_ref(), None)?, &mut fields)?;
+    let layout = p.layout(t.layout.as_ref())?;
     Ok(Spec {
         name,
         description,
         fields,
+        layout,
     })
 }

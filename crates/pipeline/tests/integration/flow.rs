@@ -62,7 +62,7 @@ fn a_spec_of_one_table_is_planned_and_reported_as_that_table_alone() {
     assert_eq!(flow.tables(), [0]);
     assert_eq!(flow.rows(), 1_001);
 
-    let plan = serde_json::to_string(&flow.plan()).unwrap();
+    let plan = serde_json::to_string(&flow.plan().unwrap()).unwrap();
     assert_eq!(plan, serde_json::to_string(&cfg.plan("contacts")).unwrap());
     assert_eq!(keys(&plan), ["spec", "config", "rows", "estimate", "files"]);
 
@@ -100,7 +100,7 @@ fn a_dataset_is_planned_and_reported_per_table_with_the_keys_of_one_table() {
     // The child table walks its parent's 500 rows.
     assert_eq!(flow.rows(), 1_000);
 
-    let plan = serde_json::to_string(&flow.plan()).unwrap();
+    let plan = serde_json::to_string(&flow.plan().unwrap()).unwrap();
     assert_eq!(keys(&plan), ["dataset", "scale", "tables"]);
     let value: serde_json::Value = serde_json::from_str(&plan).unwrap();
     assert_eq!(value["dataset"], "shop");

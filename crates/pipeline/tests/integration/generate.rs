@@ -30,6 +30,7 @@ fn config(dir: &Path, records: u64) -> GenerateConfig {
         encoder: Default::default(),
         page_checksums: true,
         part: Default::default(),
+        layout: None,
     }
 }
 

@@ -5,4 +5,5 @@
 
 mod flow;
 mod generate;
+mod layout;
 mod verify;

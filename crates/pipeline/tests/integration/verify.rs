@@ -27,6 +27,7 @@ fn config(dir: &Path, stem: &str, records: u64, format: Format) -> GenerateConfi
         encoder: Default::default(),
         page_checksums: true,
         part: Default::default(),
+        layout: None,
     }
 }
 
