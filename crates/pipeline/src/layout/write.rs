@@ -648,18 +648,18 @@ impl<G: BatchGenerator> Run<'_, G> {
             files.push(self.write_file(&self.file_path(dir, 0), batch, None)?);
             return Ok(files);
         };
-        // Bytes per row: from a trial encoding of the first rows (not
-        // needed when the rows in memory fit one file), then from the
-        // files written.
-        let mut bpr = if batch.get_array_memory_size() as u64 <= target {
-            0.0
+        // A file's bytes as a fixed part (footer, indexes) and bytes per
+        // row: from trial encodings of the first rows (not needed when the
+        // rows in memory fit one file), then from the files written.
+        let (fixed, mut per_row) = if batch.get_array_memory_size() as u64 <= target {
+            (0.0, 0.0)
         } else {
-            self.trial_bytes_per_row(batch)?
+            self.trial_sizes(batch)?
         };
         // The first sort key of each row, to cut files where it changes
         // (within a twentieth of the rows wanted): then no two files of a
         // partition share a value of it.
-        let first_key = match (bpr > 0.0, self.keys.file_keys.first()) {
+        let first_key = match (per_row > 0.0, self.keys.file_keys.first()) {
             (true, Some(k)) => {
                 let sorter = Sorter::new(&self.keys.file_schema, std::slice::from_ref(k))
                     .map_err(sort_error)?;
@@ -671,10 +671,10 @@ impl<G: BatchGenerator> Run<'_, G> {
         let mut at = 0;
         while at < n {
             let rest = n - at;
-            let rows = if bpr <= 0.0 {
+            let rows = if per_row <= 0.0 {
                 rest
             } else {
-                let want = ((target as f64 / bpr).round() as usize).max(1);
+                let want = (((target as f64 - fixed) / per_row).round() as usize).max(1);
                 // A last file of less than a tenth of the target joins
                 // this one.
                 if rest <= want + want / 10 {
@@ -689,21 +689,40 @@ impl<G: BatchGenerator> Run<'_, G> {
             let f = self.write_file(
                 &self.file_path(dir, files.len()),
                 &batch.slice(at, rows),
-                (bpr > 0.0).then_some(bpr),
+                (per_row > 0.0).then_some(per_row),
             )?;
             done_rows += f.rows;
             done_bytes += f.bytes;
-            bpr = done_bytes as f64 / done_rows as f64;
             files.push(f);
+            let measured = (done_bytes as f64 - files.len() as f64 * fixed) / done_rows as f64;
+            if measured > 0.0 {
+                per_row = measured;
+            }
             at += rows;
         }
         Ok(files)
     }
 
-    /// Bytes per row of the first rows of `batch`, encoded as a file on
-    /// trial.
-    fn trial_bytes_per_row(&self, batch: &RecordBatch) -> Result<f64, Error> {
-        let trial = batch.slice(0, batch.num_rows().min(TRIAL_ROWS));
+    /// A file's bytes as (fixed, per row), from two trial encodings of
+    /// the first rows of `batch`: all of up to [`TRIAL_ROWS`], and half
+    /// as many.
+    fn trial_sizes(&self, batch: &RecordBatch) -> Result<(f64, f64), Error> {
+        let r1 = batch.num_rows().min(TRIAL_ROWS);
+        let b1 = self.trial_bytes(&batch.slice(0, r1))? as f64;
+        let r2 = r1 / 2;
+        if r2 == 0 {
+            return Ok((0.0, b1 / r1.max(1) as f64));
+        }
+        let b2 = self.trial_bytes(&batch.slice(0, r2))? as f64;
+        let per_row = (b1 - b2) / (r1 - r2) as f64;
+        if per_row <= 0.0 {
+            return Ok((0.0, b1 / r1 as f64));
+        }
+        Ok(((b1 - r1 as f64 * per_row).max(0.0), per_row))
+    }
+
+    /// The bytes of `rows` encoded as a file.
+    fn trial_bytes(&self, rows: &RecordBatch) -> Result<usize, Error> {
         let mut w = ParquetWriter::with_encoder(
             Vec::new(),
             self.keys.file_schema.clone(),
@@ -711,9 +730,8 @@ impl<G: BatchGenerator> Run<'_, G> {
             self.cfg.encoder,
         )?;
         w.set_page_checksums(self.cfg.page_checksums);
-        w.write(&trial)?;
-        let bytes = w.finish()?.len();
-        Ok(bytes as f64 / trial.num_rows().max(1) as f64)
+        w.write(rows)?;
+        Ok(w.finish()?.len())
     }
 
     /// Writes `batch` as the file `path`. Where the layout gives row
@@ -738,7 +756,7 @@ impl<G: BatchGenerator> Run<'_, G> {
             Some(RowGroupSize::Bytes(g)) => {
                 let mut bpr = match bpr {
                     Some(b) => b,
-                    None => self.trial_bytes_per_row(batch)?,
+                    None => self.trial_sizes(batch)?.1,
                 };
                 let mut at = 0;
                 while at < batch.num_rows() {
