@@ -279,14 +279,37 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     }
     if args.verify_distribution {
         let (mut off, mut checks) = (0, 0);
-        for (&i, s) in flow.tables().iter().zip(&summaries) {
+        let mut layout_failures = 0;
+        for ((&i, s), (g, cfg)) in flow.tables().iter().zip(&summaries).zip(flow.jobs()) {
             let spec = &flow.dataset().tables[i].spec;
             let table = flow.is_dataset().then_some(spec.name.as_str());
-            let (o, c) = verify(spec, s, table)?;
+            let layout = cfg.layout.as_ref().filter(|l| l.own_path());
+            // Identity partition columns left out of the files are checked
+            // by the layout check (their values are the directories').
+            let mut shown = spec.clone();
+            if let Some(l) = layout {
+                let dropped = l.dropped_columns();
+                shown.fields.retain(|f| !dropped.contains(&f.name.as_str()));
+            }
+            let (o, c) = verify(&shown, s, table)?;
             off += o;
             checks += c;
+            if let Some(l) = layout {
+                let check = strata_pipeline::layout::check_layout(
+                    l,
+                    &g.schema(),
+                    &cfg.output_dir,
+                    &s.files,
+                )?;
+                write!(std::io::stdout().lock(), "{check}")?;
+                layout_failures += check.failures();
+            }
         }
         fail_if_off(off, checks)?;
+        anyhow::ensure!(
+            layout_failures == 0,
+            "{layout_failures} layout check(s) failed"
+        );
     }
     Ok(())
 }

@@ -38,6 +38,7 @@ use crate::{Body, Case, Config, Error, Sample, Size, Unit, case_err};
 
 const PEER: &str = include_str!("../../python/generate_peer.py");
 const TPCHGEN_PEER: &str = include_str!("../../python/tpchgen_peer.py");
+const LAYOUT_PEER: &str = include_str!("../../python/layout_peer.py");
 
 /// Rows of TPC-H's lineitem table at scale factor 1.
 pub const LINEITEM_SF1_ROWS: u64 = 6_001_215;
@@ -233,6 +234,75 @@ fn lineitem_cases(
         };
         out.push(peer.case(cfg, dir, &name, rows as f64));
     }
+    out.extend(layout_cases(cfg, dir, scale_factor, rows)?);
+    Ok(out)
+}
+
+/// `lineitem` partitioned by month and flag and sorted by (l_shipdate,
+/// l_orderkey), zstd, 2 threads: strata laid out, strata's plain run of
+/// the same rows, and `tpchgen-cli` then DuckDB's `COPY ... ORDER BY ...
+/// PARTITION_BY` (`python/layout_peer.py`).
+fn layout_cases(
+    cfg: &Config,
+    dir: &Arc<tempfile::TempDir>,
+    scale_factor: f64,
+    rows: u64,
+) -> Result<Vec<Case>, Error> {
+    let threads = 2;
+    let name = format!(
+        "generate lineitem SF {scale_factor} ({rows} rows), by month and flag, sorted/parquet zstd"
+    );
+    let generator = Arc::new(strata_gen::preset("lineitem", 42));
+    let mut out = vec![];
+    for (subject, laid_out) in [("strata laid out", true), ("strata plain", false)] {
+        let mut gen_cfg = GenerateConfig {
+            target_records: rows,
+            ..peer_config("lineitem", subject, Compression::Zstd(1), dir, threads)
+        };
+        if laid_out {
+            let flags = strata_pipeline::layout::LayoutFlags {
+                partition_by: vec!["month(l_shipdate),l_returnflag".into()],
+                sort_by: vec!["l_shipdate,l_orderkey".into()],
+                ..Default::default()
+            };
+            gen_cfg.layout = strata_pipeline::layout::Layout::resolve(
+                &strata_gen::Layout::default(),
+                &flags,
+                "lineitem",
+                &["lineitem"],
+                &strata_gen::BatchGenerator::schema(&*generator),
+            )
+            .map_err(case_err)?;
+        }
+        out.push(generate_case(
+            name.clone(),
+            subject,
+            &generator,
+            gen_cfg,
+            dir,
+        ));
+    }
+    let mut request = peer_timing(cfg);
+    request["name"] = name.clone().into();
+    request["dir"] = dir.path().display().to_string().into();
+    request["scale_factor"] = scale_factor.into();
+    request["threads"] = threads.into();
+    let subject = "tpchgen-cli + duckdb";
+    let reply = python_peer(
+        cfg,
+        LAYOUT_PEER,
+        &request,
+        subject,
+        std::slice::from_ref(&name),
+    );
+    out.push(Case {
+        name: name.clone(),
+        subject: subject.into(),
+        unit: Unit::Rows,
+        work: rows as f64,
+        repeats: 1,
+        body: peer_body(&reply, &name),
+    });
     Ok(out)
 }
 

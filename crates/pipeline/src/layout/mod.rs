@@ -30,6 +30,7 @@
 //!   directories at the end ([`strata_store::output::PendingDir`]); spill
 //!   files are removed however the run ends.
 
+mod check;
 mod write;
 
 use std::{ops::Range, path::PathBuf};
@@ -43,6 +44,7 @@ use strata_sort::SortKey;
 
 use crate::Error;
 
+pub use check::{LayoutCheck, SIZE_TOLERANCE, check_layout};
 pub use write::{LayoutPlan, plan_layout};
 pub(crate) use write::{conflicting_files, stage_layout};
 
@@ -340,14 +342,22 @@ impl Layout {
     /// The columns of `schema` written in the files: all but identity
     /// partitions' columns, unless they are kept.
     pub fn file_columns(&self, schema: &Schema) -> Vec<usize> {
+        let dropped = self.dropped_columns();
         (0..schema.fields().len())
-            .filter(|&i| {
-                self.keep_partition_columns
-                    || !self.fields.iter().any(|f| {
-                        f.transform == strata_layout::Transform::Identity
-                            && f.source == *schema.field(i).name()
-                    })
-            })
+            .filter(|&i| !dropped.contains(&schema.field(i).name().as_str()))
+            .collect()
+    }
+
+    /// The identity partition columns left out of the files (none when
+    /// they are kept).
+    pub fn dropped_columns(&self) -> Vec<&str> {
+        if self.keep_partition_columns {
+            return Vec::new();
+        }
+        self.fields
+            .iter()
+            .filter(|f| f.transform == strata_layout::Transform::Identity)
+            .map(|f| f.source.as_str())
             .collect()
     }
 

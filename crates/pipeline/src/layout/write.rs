@@ -654,7 +654,7 @@ impl<G: BatchGenerator> Run<'_, G> {
         let (fixed, mut per_row) = if batch.get_array_memory_size() as u64 <= target {
             (0.0, 0.0)
         } else {
-            self.trial_sizes(batch)?
+            self.trial_sizes(batch, target)?
         };
         // The first sort key of each row, to cut files where it changes
         // (within a twentieth of the rows wanted): then no two files of a
@@ -703,22 +703,31 @@ impl<G: BatchGenerator> Run<'_, G> {
         Ok(files)
     }
 
-    /// A file's bytes as (fixed, per row), from two trial encodings of
-    /// the first rows of `batch`: all of up to [`TRIAL_ROWS`], and half
-    /// as many.
-    fn trial_sizes(&self, batch: &RecordBatch) -> Result<(f64, f64), Error> {
+    /// A file's bytes as (fixed, per row) near `target` bytes: a trial
+    /// encoding of up to [`TRIAL_ROWS`] first rows of `batch` guesses the
+    /// rows of a file of `target` bytes, then two trials of that many rows
+    /// (at most [`TRIAL_ROWS`]) and half as many fit a line (dictionaries
+    /// and footers make bytes per row depend on the rows).
+    fn trial_sizes(&self, batch: &RecordBatch, target: u64) -> Result<(f64, f64), Error> {
         let r1 = batch.num_rows().min(TRIAL_ROWS);
         let b1 = self.trial_bytes(&batch.slice(0, r1))? as f64;
-        let r2 = r1 / 2;
-        if r2 == 0 {
+        let guess = (target as f64 / (b1 / r1.max(1) as f64)).round() as usize;
+        let hi = guess.clamp(1, r1);
+        let lo = hi / 2;
+        if lo == 0 {
             return Ok((0.0, b1 / r1.max(1) as f64));
         }
-        let b2 = self.trial_bytes(&batch.slice(0, r2))? as f64;
-        let per_row = (b1 - b2) / (r1 - r2) as f64;
+        let b_hi = if hi == r1 {
+            b1
+        } else {
+            self.trial_bytes(&batch.slice(0, hi))? as f64
+        };
+        let b_lo = self.trial_bytes(&batch.slice(0, lo))? as f64;
+        let per_row = (b_hi - b_lo) / (hi - lo) as f64;
         if per_row <= 0.0 {
-            return Ok((0.0, b1 / r1 as f64));
+            return Ok((0.0, b_hi / hi as f64));
         }
-        Ok(((b1 - r1 as f64 * per_row).max(0.0), per_row))
+        Ok(((b_hi - hi as f64 * per_row).max(0.0), per_row))
     }
 
     /// The bytes of `rows` encoded as a file.
@@ -756,7 +765,7 @@ impl<G: BatchGenerator> Run<'_, G> {
             Some(RowGroupSize::Bytes(g)) => {
                 let mut bpr = match bpr {
                     Some(b) => b,
-                    None => self.trial_sizes(batch)?.1,
+                    None => self.trial_sizes(batch, g)?.1,
                 };
                 let mut at = 0;
                 while at < batch.num_rows() {

@@ -433,3 +433,54 @@ fn row_groups_close_at_a_byte_size() {
     }
     assert_eq!(read(&s.files[0].path).column(0).len(), 40_000);
 }
+
+#[test]
+fn the_layout_check_finds_misplaced_unsorted_and_overlapping_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("checked");
+    let dataset = Dataset::parse(SPEC, "events.toml").unwrap();
+    let layout_of = |f: &LayoutFlags| {
+        let mut flow = Flow::new(dataset.clone(), &[0], &config(&dir, 20_000, 2), 1.0).unwrap();
+        flow.set_layouts(f).unwrap();
+        let (g, cfg) = &flow.jobs()[0];
+        (
+            cfg.layout.clone().unwrap(),
+            strata_gen::BatchGenerator::schema(g),
+        )
+    };
+    let mut f = flags("month(day)", "score, id");
+    f.target_file_size = vec!["16KiB".into()];
+    let s = run(&config(&dir, 20_000, 2), &f).unwrap();
+    let (layout, schema) = layout_of(&f);
+    let check = strata_pipeline::layout::check_layout(&layout, &schema, &dir, &s.files).unwrap();
+    assert!(check.passed(), "{check}");
+    assert_eq!(check.partitions, 3);
+    assert!(check.sized > 0);
+    // Sorted the other way, every file is out of order.
+    let (desc, _) = layout_of(&flags("month(day)", "score:desc, id"));
+    let check = strata_pipeline::layout::check_layout(&desc, &schema, &dir, &s.files).unwrap();
+    assert_eq!(check.unsorted_files.len(), s.files.len(), "{check}");
+    // A January file in March's directory: all its rows are misplaced, and
+    // its key range overlaps March's files.
+    let jan = s
+        .files
+        .iter()
+        .find(|f| f.path.to_string_lossy().contains("2024-01"))
+        .unwrap();
+    let moved = dir.join("day_month=2024-03/events_99.parquet");
+    fs::copy(&jan.path, &moved).unwrap();
+    let mut files = s.files.clone();
+    let mut m = jan.clone();
+    m.path = moved;
+    files.insert(
+        files
+            .iter()
+            .position(|f| f.path.to_string_lossy().contains("2024-03"))
+            .unwrap(),
+        m,
+    );
+    let check = strata_pipeline::layout::check_layout(&layout, &schema, &dir, &files).unwrap();
+    assert_eq!(check.misplaced_rows, jan.rows, "{check}");
+    assert!(!check.overlapping.is_empty(), "{check}");
+    assert!(!check.passed());
+}
