@@ -709,3 +709,86 @@ fn wide_fixed_size_binary_statistics_stay_whole() {
     assert_eq!(stats.max_bytes_opt().unwrap(), "b".repeat(70).as_bytes());
     assert!(stats.min_is_exact() && stats.max_is_exact());
 }
+
+/// The direct encoder's Bloom filters hold every value written, and let
+/// through absent values at the rate their size gives, which is at most
+/// the rate asked for: 100,000 absent longs and strings probed against
+/// filters for the 20,000 values each of their chunks holds.
+#[test]
+fn bloom_filters_find_every_value_and_about_fpp_of_the_absent() {
+    use arrow_array::{ArrayRef, Int64Array, StringArray};
+    use parquet::file::properties::ReaderProperties;
+    use std::sync::Arc;
+    let n = 20_000i64;
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n));
+    let names: ArrayRef = Arc::new(StringArray::from_iter_values(
+        (0..n).map(|i| format!("name-{i}")),
+    ));
+    let batch = RecordBatch::try_from_iter([("id", ids), ("name", names)]).unwrap();
+    for fpp in [0.01, 0.05, 0.2] {
+        let props = WriterProperties::builder()
+            .set_dictionary_enabled(false)
+            .set_bloom_filter_enabled(true)
+            .set_bloom_filter_ndv(n as u64)
+            .set_bloom_filter_fpp(fpp)
+            .build();
+        let mut w = ParquetWriter::try_new(Vec::new(), batch.schema(), props).unwrap();
+        assert!(w.is_direct());
+        w.write(&batch).unwrap();
+        let file = Bytes::from(w.finish().unwrap());
+        let options = ReadOptionsBuilder::new()
+            .with_reader_properties(
+                ReaderProperties::builder()
+                    .set_read_bloom_filter(true)
+                    .build(),
+            )
+            .build();
+        let reader = SerializedFileReader::new_with_options(file, options).unwrap();
+        let rg = reader.get_row_group(0).unwrap();
+        let (ids, names) = (
+            rg.get_column_bloom_filter(0).unwrap(),
+            rg.get_column_bloom_filter(1).unwrap(),
+        );
+        for i in 0..n {
+            assert!(ids.check(&i), "id {i} is missing");
+            assert!(
+                names.check(&format!("name-{i}").as_str()),
+                "name-{i} is missing"
+            );
+        }
+        // The bitset: the largest power of two in the filter's bytes (the
+        // rest is its small header).
+        let mut bytes = Vec::new();
+        ids.write(&mut bytes).unwrap();
+        let bitset = 1usize << (usize::BITS - 1 - bytes.len().leading_zeros());
+        // A split-block filter sets 8 bits, one per 32-bit word, of one
+        // 256-bit block per value: with j values in a block, an absent
+        // value passes with probability (1 - (31/32)^j)^8; j is Poisson.
+        let blocks = (bitset / 32) as f64;
+        let lambda = n as f64 / blocks;
+        let (mut p_j, mut expected) = ((-lambda).exp(), 0.0);
+        for j in 0..2000 {
+            if j > 0 {
+                p_j *= lambda / j as f64;
+            }
+            expected += p_j * (1.0 - (31.0f64 / 32.0).powi(j)).powi(8);
+        }
+        assert!(
+            expected <= fpp,
+            "a filter of {bitset} bytes gives {expected}, over {fpp}"
+        );
+        let absent = 100_000i64;
+        let id_hits = (n..n + absent).filter(|i| ids.check(i)).count() as f64 / absent as f64;
+        let name_hits = (n..n + absent)
+            .filter(|i| names.check(&format!("name-{i}").as_str()))
+            .count() as f64
+            / absent as f64;
+        for (what, rate) in [("id", id_hits), ("name", name_hits)] {
+            assert!(
+                (rate - expected).abs() <= 0.25 * expected,
+                "{what}: {rate} of absent values pass a filter of {bitset} bytes (expected \
+                 {expected}, asked for at most {fpp})"
+            );
+        }
+    }
+}
