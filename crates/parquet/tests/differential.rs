@@ -729,7 +729,7 @@ fn bloom_filters_find_every_value_and_about_fpp_of_the_absent() {
         let props = WriterProperties::builder()
             .set_dictionary_enabled(false)
             .set_bloom_filter_enabled(true)
-            .set_bloom_filter_ndv(n as u64)
+            .set_bloom_filter_max_ndv(n as u64)
             .set_bloom_filter_fpp(fpp)
             .build();
         let mut w = ParquetWriter::try_new(Vec::new(), batch.schema(), props).unwrap();
