@@ -5,14 +5,19 @@
 
 use std::fmt;
 
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{Schema, SortOptions};
+use arrow_array::{Array, ArrayRef, RecordBatch, cast::AsArray, make_array};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType, Field, Schema, SortOptions};
 
 use crate::{Error, RowEncoder, Rows, SortField};
 
 /// The key columns of a schema and the row encoder for them.
 pub struct KeyColumns {
     encoder: RowEncoder,
+    /// Each key column's path: its top-level column, then the child of
+    /// each struct down to it.
+    paths: Vec<Vec<usize>>,
+    /// Each key column's top-level column.
     columns: Vec<usize>,
 }
 
@@ -26,7 +31,9 @@ impl fmt::Debug for KeyColumns {
 
 impl KeyColumns {
     /// Resolves `keys` (column name and order, most significant first)
-    /// against the top-level columns of `schema` and builds the encoder.
+    /// against `schema` and builds the encoder. A name is a top-level
+    /// column, or else a field inside structs by its dotted path
+    /// (`address.city`); a row whose struct is null has a null key there.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for no key columns,
@@ -39,26 +46,31 @@ impl KeyColumns {
                 "a key needs at least one column".into(),
             ));
         }
-        let mut columns = Vec::with_capacity(keys.len());
+        let mut paths = Vec::with_capacity(keys.len());
         let mut fields = Vec::with_capacity(keys.len());
+        let mut named = Vec::with_capacity(keys.len());
         for (name, options) in keys {
             let name = name.as_ref();
-            let i = schema.index_of(name).map_err(|_| Error::UnknownColumn {
+            let (path, field) = resolve(schema, name).ok_or_else(|| Error::UnknownColumn {
                 name: name.to_string(),
                 available: schema.fields().iter().map(|f| f.name().clone()).collect(),
             })?;
-            columns.push(i);
-            fields.push(SortField::new(schema.field(i).data_type().clone()).with_options(*options));
+            paths.push(path);
+            named.push((name.to_string(), field.data_type().clone()));
+            fields.push(SortField::new(field.data_type().clone()).with_options(*options));
         }
         match RowEncoder::new(fields.clone()) {
-            Ok(encoder) => Ok(KeyColumns { encoder, columns }),
+            Ok(encoder) => Ok(KeyColumns {
+                encoder,
+                columns: paths.iter().map(|p| p[0]).collect(),
+                paths,
+            }),
             Err(e) => {
-                for (field, &i) in fields.into_iter().zip(&columns) {
+                for (field, (name, data_type)) in fields.into_iter().zip(named) {
                     if let Err(source) = RowEncoder::new(vec![field]) {
-                        let f = schema.field(i);
                         return Err(Error::UnsupportedKey {
-                            column: f.name().clone(),
-                            data_type: f.data_type().clone(),
+                            column: name,
+                            data_type,
                             source: Box::new(source),
                         });
                     }
@@ -87,22 +99,30 @@ impl KeyColumns {
     /// # Errors
     /// The encoder's error when a column does not match its field.
     pub fn encode(&self, batch: &RecordBatch) -> Result<Rows, Error> {
+        self.encoder.encode(&self.arrays(batch)?)
+    }
+
+    /// The key columns of `batch` as arrays, most significant first (a
+    /// field inside structs null wherever a struct on its path is).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `batch` lacks a key column or a
+    /// path does not go through structs.
+    pub fn arrays(&self, batch: &RecordBatch) -> Result<Vec<ArrayRef>, Error> {
         if let Some(&i) = self.columns.iter().find(|&&i| i >= batch.num_columns()) {
             return Err(Error::InvalidArgument(format!(
                 "the batch has {} columns, key column {i} is missing",
                 batch.num_columns()
             )));
         }
-        let keys: Vec<ArrayRef> = self
-            .columns
+        self.paths
             .iter()
-            .map(|&i| batch.column(i).clone())
-            .collect();
-        self.encoder.encode(&keys)
+            .map(|p| child(batch.column(p[0]), &p[1..]))
+            .collect()
     }
 
-    /// The positions of the key columns in the schema, most significant
-    /// first.
+    /// The positions of the key columns' top-level columns in the schema,
+    /// most significant first.
     pub fn columns(&self) -> &[usize] {
         &self.columns
     }
@@ -111,6 +131,51 @@ impl KeyColumns {
     pub fn encoder(&self) -> &RowEncoder {
         &self.encoder
     }
+}
+
+/// The path of column `name` in `schema` (a top-level column, else a
+/// dotted path through structs) and its field.
+fn resolve<'a>(schema: &'a Schema, name: &str) -> Option<(Vec<usize>, &'a Field)> {
+    if let Ok(i) = schema.index_of(name) {
+        return Some((vec![i], schema.field(i)));
+    }
+    let mut parts = name.split('.');
+    let first = parts.next()?;
+    let i = schema.index_of(first).ok()?;
+    let mut path = vec![i];
+    let mut field = schema.field(i);
+    for part in parts {
+        let DataType::Struct(children) = field.data_type() else {
+            return None;
+        };
+        let (j, f) = children.find(part)?;
+        path.push(j);
+        field = f;
+    }
+    Some((path, field))
+}
+
+/// The child of `array` down `path` through structs, null wherever a
+/// struct on the way is.
+fn child(array: &ArrayRef, path: &[usize]) -> Result<ArrayRef, Error> {
+    let mut a = array.clone();
+    for &j in path {
+        let s = a.as_struct_opt().ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "key column path: {} is not a struct",
+                a.data_type()
+            ))
+        })?;
+        let c = s.column(j).clone();
+        a = match NullBuffer::union(s.nulls(), c.logical_nulls().as_ref()) {
+            Some(nulls) if c.null_count() != nulls.null_count() => {
+                let data = c.to_data().into_builder().nulls(Some(nulls)).build()?;
+                make_array(data)
+            }
+            _ => c,
+        };
+    }
+    Ok(a)
 }
 
 #[cfg(test)]
@@ -160,6 +225,35 @@ mod tests {
         let rows = keys.encode(&b).unwrap();
         for i in 0..3 {
             assert_eq!(rows.row(i).as_bytes(), direct.row(i).as_bytes());
+        }
+    }
+
+    #[test]
+    fn fields_inside_structs_are_keys_by_path_null_where_the_struct_is() {
+        use arrow_array::{StructArray, types::Int64Type};
+        let x: ArrayRef = Arc::new(Int64Array::from(vec![Some(5), Some(7), None, Some(1)]));
+        let fields = vec![Field::new("x", DataType::Int64, true)];
+        let s = StructArray::new(
+            fields.into(),
+            vec![x],
+            Some(NullBuffer::from(vec![true, false, true, true])),
+        );
+        let b = RecordBatch::try_from_iter([("s", Arc::new(s) as ArrayRef)]).unwrap();
+        let keys = KeyColumns::ascending(b.schema_ref(), &["s.x"]).unwrap();
+        assert_eq!(keys.columns(), &[0]);
+        let got = keys.arrays(&b).unwrap();
+        let got = got[0].as_primitive::<Int64Type>();
+        // The second row's struct is null: so is its key, whatever the child holds.
+        assert_eq!(
+            got.iter().collect::<Vec<_>>(),
+            vec![Some(5), None, None, Some(1)]
+        );
+        let rows = keys.encode(&b).unwrap();
+        assert!(rows.row(1) == rows.row(2), "two nulls encode alike");
+        assert!(rows.row(1) < rows.row(3) && rows.row(3) < rows.row(0));
+        match KeyColumns::ascending(b.schema_ref(), &["s.y"]) {
+            Err(Error::UnknownColumn { name, .. }) => assert_eq!(name, "s.y"),
+            other => panic!("{other:?}"),
         }
     }
 

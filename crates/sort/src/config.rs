@@ -23,10 +23,11 @@ use crate::{
 /// The memory limit used when none is given: 4 GiB.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
 
-/// One sort key: a top-level column and its order.
+/// One sort key: a column (a field inside structs by its dotted path,
+/// `home.zip`) and its order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SortKey {
-    /// The column name.
+    /// The column name, or the dotted path of a field inside structs.
     pub column: String,
     /// Direction and null placement; Arrow's default (ascending, nulls
     /// first) unless suffixes say otherwise.

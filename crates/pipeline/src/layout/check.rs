@@ -127,12 +127,7 @@ pub fn check_layout(
     let file_schema = schema.project(&file_columns)?;
     // The sort keys within a partition (a dropped identity partition
     // column is constant there).
-    let keys: Vec<_> = layout
-        .keys()
-        .iter()
-        .filter(|k| file_schema.index_of(&k.column).is_ok())
-        .cloned()
-        .collect();
+    let keys = super::keys_in(layout.keys(), &file_schema);
     let bad = |e: strata_sort::Error| Error::InvalidConfig(e.to_string());
     let sorter = match keys.first() {
         Some(first) => Some((

@@ -376,6 +376,15 @@ impl Layout {
     }
 }
 
+/// The sort keys of `keys` that `schema` holds (a key on an identity
+/// partition column left out of the files is constant in a partition).
+pub(crate) fn keys_in(keys: &[SortKey], schema: &Schema) -> Vec<SortKey> {
+    keys.iter()
+        .filter(|k| strata_row::KeyColumns::new(schema, &[(k.column.as_str(), k.options)]).is_ok())
+        .cloned()
+        .collect()
+}
+
 /// The type a partition field of `schema` gives (checked already).
 pub(crate) fn partition_type(f: &PartitionField, schema: &Schema) -> DataType {
     f.check(schema).map_or(DataType::Null, |(_, t)| t)

@@ -23,7 +23,7 @@ use serde::Serialize;
 use strata_gen::{BatchGenerator, RowGroupSize};
 use strata_layout::{PartitionField, hive};
 use strata_parquet::writer::ParquetWriter;
-use strata_row::{RowEncoder, Rows, SortField};
+use strata_row::{KeyColumns, RowEncoder, Rows, SortField};
 use strata_sort::{SortKey, Sorter};
 use strata_store::FromStore as _;
 use strata_store::output::{PendingDir, PendingFile};
@@ -55,8 +55,8 @@ struct Keys {
     /// The encoder of (partition values, sort columns) (none when rows keep
     /// their generation order).
     order: Option<RowEncoder>,
-    /// The sort columns in the table.
-    sort_columns: Vec<usize>,
+    /// The sort keys in the table (columns, or fields inside structs).
+    sort: Option<KeyColumns>,
     /// The table's columns written in the files.
     file_columns: Vec<usize>,
     /// The files' schema.
@@ -88,16 +88,20 @@ impl Keys {
         } else {
             Some(RowEncoder::new(part_fields.clone()).map_err(row)?)
         };
-        let mut sort_columns = Vec::with_capacity(layout.keys().len());
         let mut order_fields = part_fields;
-        for k in layout.keys() {
-            let i = schema
-                .index_of(&k.column)
-                .map_err(|e| Error::InvalidConfig(format!("layout.sort_by `{}`: {e}", k.column)))?;
-            sort_columns.push(i);
-            order_fields
-                .push(SortField::new(schema.field(i).data_type().clone()).with_options(k.options));
-        }
+        let sort = if layout.keys().is_empty() {
+            None
+        } else {
+            let named: Vec<(&str, SortOptions)> = layout
+                .keys()
+                .iter()
+                .map(|k| (k.column.as_str(), k.options))
+                .collect();
+            let keys = KeyColumns::new(schema, &named)
+                .map_err(|e| Error::InvalidConfig(format!("layout.sort_by: {e}")))?;
+            order_fields.extend(keys.encoder().fields().iter().cloned());
+            Some(keys)
+        };
         let order = if order_fields.is_empty() {
             None
         } else {
@@ -105,17 +109,12 @@ impl Keys {
         };
         let file_columns = layout.file_columns(schema);
         let file_schema = SchemaRef::new(schema.project(&file_columns)?);
-        let file_keys = layout
-            .keys()
-            .iter()
-            .filter(|k| file_schema.index_of(&k.column).is_ok())
-            .cloned()
-            .collect();
+        let file_keys = super::keys_in(layout.keys(), &file_schema);
         Ok(Keys {
             fields,
             partition,
             order,
-            sort_columns,
+            sort,
             file_columns,
             file_schema,
             file_keys,
@@ -152,7 +151,9 @@ impl Keys {
         let order: Option<Vec<u32>> = match &self.order {
             Some(enc) => {
                 let mut columns = values.clone();
-                columns.extend(self.sort_columns.iter().map(|&i| batch.column(i).clone()));
+                if let Some(sort) = &self.sort {
+                    columns.extend(sort.arrays(batch).map_err(row_error)?);
+                }
                 let rows = enc.encode(&columns).map_err(row_error)?;
                 Some(Sorter::sorted_indices(&rows).map_err(sort_error)?)
             }
@@ -388,8 +389,9 @@ fn with_layout(
             parquet::arrow::ArrowSchemaConverter::new().convert(&keys.file_schema)?;
         let mut sorting = Vec::with_capacity(keys.file_keys.len());
         for k in &keys.file_keys {
+            let path: Vec<&str> = k.column.split('.').collect();
             let column_idx = (0..parquet_schema.num_columns())
-                .find(|&c| parquet_schema.column(c).path().parts() == [k.column.as_str()])
+                .find(|&c| parquet_schema.column(c).path().parts() == path.as_slice())
                 .ok_or_else(|| {
                     Error::InvalidConfig(format!(
                         "layout.sort_by `{}`: not a leaf column the files can record as sorted",

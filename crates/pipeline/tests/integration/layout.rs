@@ -484,3 +484,77 @@ fn the_layout_check_finds_misplaced_unsorted_and_overlapping_files() {
     assert!(!check.overlapping.is_empty(), "{check}");
     assert!(!check.passed());
 }
+
+#[test]
+fn a_field_inside_a_struct_sorts_by_its_path_in_memory_and_spilled() {
+    const NESTED: &str = r#"
+name = "people"
+
+[[fields]]
+name = "id"
+type = "int64"
+sequence = { start = 1 }
+
+[[fields]]
+name = "home"
+type = "struct"
+null_rate = 0.1
+
+[[fields.fields]]
+name = "zip"
+type = "int32"
+null_rate = 0.1
+uniform = { min = 1000, max = 1100 }
+
+[[fields.fields]]
+name = "city"
+type = "utf8"
+words = { min = 1, max = 2 }
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut outs = Vec::new();
+    for memory in [4u64 << 30, 128 << 10] {
+        let dir = tmp.path().join(format!("m{memory}"));
+        let dataset = Dataset::parse(NESTED, "people.toml").unwrap();
+        let mut cfg = config(&dir, 20_000, 2);
+        cfg.output_filename = "people".into();
+        let mut flow = Flow::new(dataset, &[0], &cfg, 1.0).unwrap();
+        let f = LayoutFlags {
+            memory_limit: memory,
+            ..flags("", "home.zip:desc:nulls_last, id")
+        };
+        flow.set_layouts(&f).unwrap();
+        let s = flow.run(RunOptions::default(), &|_| {}).unwrap().remove(0);
+        assert_eq!(s.files.len(), 1);
+        let b = read(&s.files[0].path);
+        let home = b.column_by_name("home").unwrap().as_struct();
+        let zip = home
+            .column_by_name("zip")
+            .unwrap()
+            .as_primitive::<arrow_array::types::Int32Type>();
+        let id = b.column_by_name("id").unwrap().as_primitive::<Int64Type>();
+        // A null struct's zip is null whatever the child holds.
+        let key = |i: usize| (!home.is_null(i) && zip.is_valid(i)).then(|| zip.value(i));
+        for i in 1..b.num_rows() {
+            let (a, c) = (key(i - 1), key(i));
+            let ok = match (a, c) {
+                (Some(x), Some(y)) => x > y || (x == y && id.value(i - 1) < id.value(i)),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => id.value(i - 1) < id.value(i),
+            };
+            assert!(ok, "row {i}: {a:?} then {c:?}");
+        }
+        let md =
+            ParquetRecordBatchReaderBuilder::try_new(fs::File::open(&s.files[0].path).unwrap())
+                .unwrap()
+                .metadata()
+                .clone();
+        // `home.zip` is the second leaf column.
+        let sorting = md.row_group(0).sorting_columns().unwrap();
+        assert_eq!(sorting[0].column_idx, 1);
+        assert!(sorting[0].descending && !sorting[0].nulls_first);
+        outs.push(b);
+    }
+    assert_eq!(outs[0], outs[1], "spilled and in memory agree");
+}
