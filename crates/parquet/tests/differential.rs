@@ -26,7 +26,7 @@ use parquet::{
     arrow::{ArrowWriter, arrow_reader::ParquetRecordBatchReaderBuilder},
     basic::{Compression, Encoding, Type as Physical, ZstdLevel},
     file::{
-        properties::{EnabledStatistics, WriterProperties},
+        properties::{EnabledStatistics, WriterProperties, WriterVersion},
         reader::FileReader,
         serialized_reader::{ReadOptionsBuilder, SerializedFileReader},
     },
@@ -316,6 +316,15 @@ fn properties(rng: &mut Rng) -> WriterProperties {
         .set_bloom_filter_max_ndv([10, 1000, 100_000][rng.below(3) as usize])
         .set_bloom_filter_fpp([0.01, 0.05, 0.3][rng.below(3) as usize])
         .set_bloom_filter_for_dictionary_encoded_chunks(rng.below(4) != 0)
+        // Data pages v2 in one file of three. (The writer version also
+        // changes parquet's writer's encodings where none is set, to the
+        // `DELTA_` ones: set to `PLAIN`, as the direct encoder keeps them.)
+        .set_writer_version(if rng.below(3) == 0 {
+            WriterVersion::PARQUET_2_0
+        } else {
+            WriterVersion::PARQUET_1_0
+        })
+        .set_encoding(Encoding::PLAIN)
         .build()
 }
 
@@ -549,6 +558,7 @@ fn random_specs_agree_with_parquets_writer() {
     let mut split_seen = 0usize;
     let mut lengths_seen = 0usize;
     let mut bloom_seen = 0usize;
+    let mut v2_pages_seen = 0usize;
     let mut prefixes_seen = 0usize;
     for seed in 0..count {
         let text = random_spec(seed);
@@ -652,6 +662,25 @@ fn random_specs_agree_with_parquets_writer() {
                     usize::from(col.encodings().any(|e| e == Encoding::DELTA_BYTE_ARRAY));
             }
         }
+        // Every data page is of the version the properties ask for.
+        let v2 = props.writer_version() == WriterVersion::PARQUET_2_0;
+        for g in 0..descr.num_row_groups() {
+            let rg = descr.get_row_group(g).unwrap();
+            for c in 0..rg.num_columns() {
+                for page in rg.get_column_page_reader(c).unwrap() {
+                    match page.unwrap() {
+                        parquet::column::page::Page::DataPage { .. } => {
+                            assert!(!v2, "a v1 data page in a v2 file: {what}")
+                        }
+                        parquet::column::page::Page::DataPageV2 { .. } => {
+                            assert!(v2, "a v2 data page in a v1 file: {what}");
+                            v2_pages_seen += 1;
+                        }
+                        parquet::column::page::Page::DictionaryPage { .. } => {}
+                    }
+                }
+            }
+        }
         for c in descr.metadata().file_metadata().schema_descr().columns() {
             levels_seen[(c.max_rep_level() as usize).min(4)] += 1;
             if matches!(
@@ -677,6 +706,7 @@ fn random_specs_agree_with_parquets_writer() {
         assert!(lengths_seen > 0, "no DELTA_LENGTH_BYTE_ARRAY chunk");
         assert!(bloom_seen > 0, "no Bloom filter");
         assert!(prefixes_seen > 0, "no DELTA_BYTE_ARRAY chunk");
+        assert!(v2_pages_seen > 0, "no data page v2");
     }
 }
 

@@ -447,6 +447,14 @@ pub fn parquet_properties<G: BatchGenerator>(
     if let Some(p) = cfg.layout.as_ref().and_then(|l| l.page_size) {
         b = b.set_data_page_size_limit(usize::try_from(p).unwrap_or(usize::MAX));
     }
+    // Data pages v2 are a whole file's (the spec sets them on a table).
+    if generator
+        .parquet_columns()
+        .iter()
+        .any(|(_, c)| c.data_page_v2 == Some(true))
+    {
+        b = b.set_writer_version(WriterVersion::PARQUET_2_0);
+    }
     // The spec's own settings (`parquet = { ... }`) win.
     for (leaf, c) in generator.parquet_columns() {
         b = apply_column(b, ColumnPath::new(leaf), &c)?;

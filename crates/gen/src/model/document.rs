@@ -495,6 +495,12 @@ pub struct ParquetColumn {
     /// Whether the column index (page statistics) is written; `false`
     /// keeps the chunk's statistics alone.
     pub page_index: Option<Loose<bool>>,
+    /// Data pages of version 1 (`DATA_PAGE`, the default) or 2
+    /// (`DATA_PAGE_V2`: levels apart from the values, uncompressed, and
+    /// the page's null and row counts in its header). A whole file's: on
+    /// a spec, dataset or table only.
+    #[schemars(range(min = 1, max = 2))]
+    pub data_page_version: Option<Loose<i64>>,
 }
 
 /// A Bloom filter's size: for `ndv` distinct values at false-positive rate

@@ -351,6 +351,9 @@ pub struct ParquetColumn {
     pub statistics: Option<ParquetStatistics>,
     /// A Bloom filter per chunk: distinct values and false-positive rate.
     pub bloom_filter: Option<(u64, f64)>,
+    /// Whether data pages are `DATA_PAGE_V2` (a whole file's: set on a
+    /// spec, dataset or table, handed down to every leaf).
+    pub data_page_v2: Option<bool>,
 }
 
 impl ParquetColumn {
@@ -362,6 +365,7 @@ impl ParquetColumn {
             dictionary: self.dictionary.or(outer.dictionary),
             statistics: self.statistics.or(outer.statistics),
             bloom_filter: self.bloom_filter.or(outer.bloom_filter),
+            data_page_v2: self.data_page_v2.or(outer.data_page_v2),
         }
     }
 

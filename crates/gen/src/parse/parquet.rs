@@ -12,7 +12,7 @@ use crate::model::{
 };
 
 /// The keys of `parquet = { ... }`.
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 8] = [
     "compression",
     "level",
     "encoding",
@@ -20,6 +20,7 @@ const KEYS: [&str; 7] = [
     "statistics",
     "bloom_filter",
     "page_index",
+    "data_page_version",
 ];
 
 impl P<'_> {
@@ -171,12 +172,36 @@ impl P<'_> {
                 Some((ndv, fpp))
             }
         };
+        let data_page_v2 = match &pt.data_page_version {
+            None => None,
+            Some(v) => {
+                if f.is_some() {
+                    return Err(self.err(
+                        v.span(),
+                        f,
+                        "`parquet.data_page_version` is a whole file's: set it on the spec, the dataset or the table",
+                    ));
+                }
+                match self.integer(v, f, "data_page_version")? {
+                    1 => Some(false),
+                    2 => Some(true),
+                    n => {
+                        return Err(self.err(
+                            v.span(),
+                            f,
+                            format!("`parquet.data_page_version` = {n}: expected 1 or 2"),
+                        ));
+                    }
+                }
+            }
+        };
         Ok(ParquetColumn {
             compression,
             encoding,
             dictionary,
             statistics,
             bloom_filter,
+            data_page_v2,
         })
     }
 

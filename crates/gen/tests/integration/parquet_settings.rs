@@ -133,6 +133,14 @@ fn bad_settings_are_refused_with_line_and_field() {
         ),
         (field("{ codec = \"zstd\" }", "int64"), "codec"),
         (
+            field("{ data_page_version = 2 }", "int64"),
+            "`parquet.data_page_version` is a whole file's",
+        ),
+        (
+            "name = \"b\"\nparquet = { data_page_version = 3 }\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\n".to_string(),
+            "`parquet.data_page_version` = 3: expected 1 or 2",
+        ),
+        (
             "name = \"b\"\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\nparquet_dictionary = true\nparquet = { dictionary = false }\n".to_string(),
             "`parquet_dictionary` and `parquet = { dictionary }` disagree",
         ),

@@ -32,7 +32,7 @@ use super::{
         bit_width, byte_stream_split, delta_binary_packed, encode_hybrid, encode_hybrid_wide,
         encode_levels, plain_to_prefixed, plain_to_split, plain_values, take_seen,
     },
-    page::{Page, PageCompressor, PageKind, page_header, parquet_codec, write_page},
+    page::{Page, PageCompressor, PageKind, page_header, parquet_codec, write_page, write_page_v2},
     pool::BufferPool,
     shape::{LeafShape, Values, float_le, int_le, uint_le, unsupported},
     stats::{
@@ -175,6 +175,8 @@ pub struct LeafEncoder {
     /// Scratch: a page's encoded levels, and a page body to compress.
     levels: Vec<u8>,
     body: Vec<u8>,
+    /// Scratch: a v2 page's levels, without length prefixes.
+    v2_levels: Vec<u8>,
     rows: u64,
     /// Whether page headers carry the CRC-32 of the stored body.
     pub(super) checksums: bool,
@@ -243,6 +245,7 @@ impl LeafEncoder {
             shared_bytes: 0,
             levels: Vec::new(),
             body: Vec::new(),
+            v2_levels: Vec::new(),
             rows: 0,
             checksums: true,
             bloom: None,
@@ -1050,6 +1053,13 @@ impl LeafEncoder {
         } else {
             self.page_rows
         } as u32;
+        // A v2 page's header counts its nulls (levels below the leaf's).
+        let nulls = if self.shape.page_v2 && self.shape.max_def > 0 {
+            let max = self.shape.max_def;
+            self.def.iter().filter(|&&d| d < max).count() as u32
+        } else {
+            0
+        };
         self.encode_page_levels();
         self.bloom_page()?;
         let mut stats = std::mem::take(&mut self.page_stats);
@@ -1214,7 +1224,47 @@ impl LeafEncoder {
             self.chunk = pool.take(self.last_bytes);
         }
         let offset = self.chunk.len() + self.spliced;
-        let (size, uncompressed) = if self.shared.is_empty() {
+        let (size, uncompressed) = if self.shape.page_v2 && self.shared.is_empty() {
+            // The levels without their length prefixes, repetition first.
+            let mut v2_levels = std::mem::take(&mut self.v2_levels);
+            v2_levels.clear();
+            let (mut at, mut rep_bytes, mut def_bytes) = (0, 0, 0);
+            for (present, bytes) in [
+                (self.shape.max_rep > 0, &mut rep_bytes),
+                (self.shape.max_def > 0, &mut def_bytes),
+            ] {
+                if present && at + 4 <= self.levels.len() {
+                    let mut len = [0u8; 4];
+                    len.copy_from_slice(&self.levels[at..at + 4]);
+                    let len = (u32::from_le_bytes(len) as usize).min(self.levels.len() - at - 4);
+                    v2_levels.extend_from_slice(&self.levels[at + 4..at + 4 + len]);
+                    *bytes = len as u32;
+                    at += 4 + len;
+                }
+            }
+            let compressed = self.codec.codec != crate::Compression::None;
+            let written = write_page_v2(
+                &mut self.chunk,
+                &mut self.body,
+                &mut self.codec,
+                Page {
+                    kind: PageKind::DataV2 {
+                        encoding,
+                        nulls,
+                        rows: self.page_rows as u32,
+                        rep_bytes,
+                        def_bytes,
+                        compressed,
+                    },
+                    values: num_levels,
+                    checksum: self.checksums,
+                },
+                &v2_levels,
+                &[&self.lengths_out, &self.values],
+            );
+            self.v2_levels = v2_levels;
+            written?
+        } else if self.shared.is_empty() {
             write_page(
                 &mut self.chunk,
                 &mut self.body,
@@ -1236,14 +1286,21 @@ impl LeafEncoder {
                 }
                 h.finalize()
             });
-            page_header(
-                &mut self.chunk,
-                PageKind::Data { encoding },
-                raw,
-                raw,
-                num_levels,
-                crc,
-            );
+            // Shared slices are values alone (a leaf without levels),
+            // never compressed.
+            let kind = if self.shape.page_v2 {
+                PageKind::DataV2 {
+                    encoding,
+                    nulls,
+                    rows: self.page_rows as u32,
+                    rep_bytes: 0,
+                    def_bytes: 0,
+                    compressed: false,
+                }
+            } else {
+                PageKind::Data { encoding }
+            };
+            page_header(&mut self.chunk, kind, raw, raw, num_levels, crc);
             for b in self.shared.drain(..) {
                 self.splices.push((self.chunk.len(), b));
             }

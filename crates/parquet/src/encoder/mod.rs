@@ -324,6 +324,8 @@ impl Shredder {
             leaf.statistics = props.statistics_enabled(descr.path());
             leaf.page_rows = props.data_page_row_count_limit().max(1);
             leaf.page_bytes = props.column_data_page_size_limit(descr.path()).max(1);
+            leaf.page_v2 =
+                props.writer_version() == parquet::file::properties::WriterVersion::PARQUET_2_0;
         }
     }
 

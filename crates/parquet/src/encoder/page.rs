@@ -11,7 +11,20 @@ use crate::{Compression, Error};
 /// A page's kind and what its header records.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum PageKind {
-    Data { encoding: Encoding },
+    Data {
+        encoding: Encoding,
+    },
+    /// A `DATA_PAGE_V2`: its nulls and rows, the bytes of its repetition
+    /// and definition levels (stored first, never compressed), and
+    /// whether its values are compressed.
+    DataV2 {
+        encoding: Encoding,
+        nulls: u32,
+        rows: u32,
+        rep_bytes: u32,
+        def_bytes: u32,
+        compressed: bool,
+    },
     Dictionary,
 }
 
@@ -49,9 +62,11 @@ fn i32_field(out: &mut Vec<u8>, delta: u8, v: i32) {
 /// Appends a `PageHeader` (parquet.thrift) in the compact protocol:
 /// type (1), uncompressed and compressed size (2, 3), the CRC-32 of the
 /// stored body when given (4: the standard CRC-32 of zlib and gzip, as a
-/// signed 32-bit integer), then either a `DataPageHeader` (5: values,
-/// encoding, RLE definition and repetition level encodings) or a
-/// `DictionaryPageHeader` (7: values, PLAIN, is_sorted false).
+/// signed 32-bit integer), then a `DataPageHeader` (5: values, encoding,
+/// RLE definition and repetition level encodings), a
+/// `DataPageHeaderV2` (8: values, nulls, rows, encoding, definition and
+/// repetition level bytes, is_compressed) or a `DictionaryPageHeader`
+/// (7: values, PLAIN, is_sorted false).
 pub(super) fn page_header(
     out: &mut Vec<u8>,
     kind: PageKind,
@@ -63,6 +78,7 @@ pub(super) fn page_header(
     let page_type = match kind {
         PageKind::Data { .. } => 0,
         PageKind::Dictionary => 2,
+        PageKind::DataV2 { .. } => 3,
     };
     i32_field(out, 1, page_type);
     i32_field(out, 1, uncompressed as i32);
@@ -82,6 +98,24 @@ pub(super) fn page_header(
             i32_field(out, 1, encoding_id(encoding));
             i32_field(out, 1, encoding_id(Encoding::RLE));
             i32_field(out, 1, encoding_id(Encoding::RLE));
+        }
+        PageKind::DataV2 {
+            encoding,
+            nulls,
+            rows,
+            rep_bytes,
+            def_bytes,
+            compressed,
+        } => {
+            out.push(((8 - last) << 4) | 12);
+            i32_field(out, 1, values as i32);
+            i32_field(out, 1, nulls as i32);
+            i32_field(out, 1, rows as i32);
+            i32_field(out, 1, encoding_id(encoding));
+            i32_field(out, 1, def_bytes as i32);
+            i32_field(out, 1, rep_bytes as i32);
+            // A bool field's value is its type: 1 true, 2 false.
+            out.push((1 << 4) | if compressed { 1 } else { 2 });
         }
         PageKind::Dictionary => {
             out.push(((7 - last) << 4) | 12);
@@ -173,6 +207,53 @@ pub(super) fn write_page(
     let header = out.len() - start;
     out.extend_from_slice(stored);
     Ok((header + stored.len(), header + raw))
+}
+
+/// Appends one `DATA_PAGE_V2` (`page.kind` says its counts): header,
+/// then `levels` as they are (repetition then definition levels, no
+/// length prefixes), then the concatenation of `values` compressed with
+/// `codec` (`scratch` holds it meanwhile). Returns the page's stored and
+/// uncompressed sizes, headers included.
+pub(super) fn write_page_v2(
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+    codec: &mut PageCompressor,
+    page: Page,
+    levels: &[u8],
+    values: &[&[u8]],
+) -> Result<(usize, usize), Error> {
+    let raw: usize = values.iter().map(|p| p.len()).sum();
+    scratch.clear();
+    for p in values {
+        scratch.extend_from_slice(p);
+    }
+    let stored: &[u8] = if codec.codec == Compression::None {
+        scratch
+    } else {
+        codec.compress(scratch)?
+    };
+    let crc = page.checksum.then(|| {
+        let mut h = crc32fast::Hasher::new();
+        h.update(levels);
+        h.update(stored);
+        h.finalize()
+    });
+    let start = out.len();
+    page_header(
+        out,
+        page.kind,
+        levels.len() + raw,
+        levels.len() + stored.len(),
+        page.values,
+        crc,
+    );
+    let header = out.len() - start;
+    out.extend_from_slice(levels);
+    out.extend_from_slice(stored);
+    Ok((
+        header + levels.len() + stored.len(),
+        header + levels.len() + raw,
+    ))
 }
 
 /// The Parquet codec of a [`Compression`].

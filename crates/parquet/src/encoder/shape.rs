@@ -157,6 +157,11 @@ pub(super) struct LeafShape {
     /// Which statistics the chunk keeps: none, the chunk's, or also each
     /// page's (the column index).
     pub(super) statistics: parquet::file::properties::EnabledStatistics,
+    /// Whether data pages are written as `DATA_PAGE_V2` (the writer
+    /// version 2.0): levels stored apart from the values, uncompressed and
+    /// without length prefixes, and the page's null and row counts in its
+    /// header.
+    pub(super) page_v2: bool,
 }
 
 impl LeafShape {
@@ -190,6 +195,7 @@ impl LeafShape {
             bloom_dictionary: true,
             codec: crate::Compression::None,
             statistics: parquet::file::properties::EnabledStatistics::Page,
+            page_v2: false,
         }
     }
 

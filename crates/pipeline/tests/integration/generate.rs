@@ -813,3 +813,41 @@ fn lineitem_takes_the_direct_encoder() {
         assert_eq!(stats[0], stats[1], "{compression:?}");
     }
 }
+
+/// `parquet = { data_page_version = 2 }` on a spec makes every data page of
+/// its files a `DATA_PAGE_V2`, through the direct encoder, and the rows
+/// read back are those generated.
+#[test]
+fn a_spec_asks_for_data_pages_v2() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let text = "name = \"v2\"\nparquet = { data_page_version = 2, compression = \"snappy\" }\n\
+        [[fields]]\nname = \"id\"\ntype = \"int64\"\nsequence = { start = 1 }\n\
+        [[fields]]\nname = \"w\"\ntype = \"utf8\"\nnull_rate = 0.3\nwords = { min = 1, max = 2 }\n";
+    let spec = strata_gen::Spec::parse(text, "v2.toml").unwrap();
+    let g = spec.generator(7).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path(), 30_000);
+    cfg.output_filename = "v2".into();
+    cfg.num_writers = 1;
+    let s = generate(&g, &cfg, &|_| {}).unwrap();
+    let file = std::fs::File::open(&s.files[0].path).unwrap();
+    let reader = SerializedFileReader::new(file).unwrap();
+    let (mut v1, mut v2) = (0, 0);
+    for r in 0..reader.num_row_groups() {
+        let rg = reader.get_row_group(r).unwrap();
+        for c in 0..rg.num_columns() {
+            for page in rg.get_column_page_reader(c).unwrap() {
+                match page.unwrap() {
+                    parquet::column::page::Page::DataPage { .. } => v1 += 1,
+                    parquet::column::page::Page::DataPageV2 { .. } => v2 += 1,
+                    _ => {}
+                }
+            }
+        }
+    }
+    assert_eq!(v1, 0);
+    assert!(v2 >= 2, "{v2} pages");
+    let want = g.generate(0, 30_000, &mut Default::default()).unwrap();
+    let got = read_batches(&s.files[0].path).unwrap();
+    assert_eq!(rows_as_text(&got).unwrap(), rows_as_text(&[want]).unwrap());
+}
