@@ -558,3 +558,103 @@ words = { min = 1, max = 2 }
     }
     assert_eq!(outs[0], outs[1], "spilled and in memory agree");
 }
+
+#[test]
+fn a_tables_spec_layout_applies_and_the_command_line_wins_per_table() {
+    const SHOP: &str = r#"
+name = "shop"
+
+[[tables]]
+name = "customers"
+rows = 500
+layout = { partition_by = "bucket(4, c_id)", sort_by = "c_id:desc" }
+
+[[tables.fields]]
+name = "c_id"
+type = "int64"
+sequence = { start = 1 }
+
+[[tables]]
+name = "orders"
+rows = 2000
+layout = { partition_by = ["o_kind"], partition_columns = "keep" }
+
+[[tables.fields]]
+name = "o_id"
+type = "int64"
+sequence = { start = 1 }
+
+[[tables.fields]]
+name = "o_kind"
+type = "utf8"
+weighted = { values = ["a", "b"] }
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = Dataset::parse(SHOP, "shop.toml").unwrap();
+    let base = config(tmp.path(), 1, 2);
+    let mut flow = Flow::new(dataset, &[0, 1], &base, 1.0).unwrap();
+    // The spec's layouts as they are.
+    let layouts: Vec<_> = flow
+        .jobs()
+        .iter()
+        .map(|(_, c)| c.layout.clone().unwrap())
+        .collect();
+    assert_eq!(layouts[0].partition_by, ["bucket(4, c_id)"]);
+    assert_eq!(layouts[0].sort_by, ["c_id:desc"]);
+    assert!(layouts[1].keep_partition_columns);
+    // A flag for one table replaces that table's setting alone.
+    let f = LayoutFlags {
+        partition_by: vec!["orders:o_kind, bucket(2, o_id)".into()],
+        ..LayoutFlags::default()
+    };
+    flow.set_layouts(&f).unwrap();
+    let layouts: Vec<_> = flow
+        .jobs()
+        .iter()
+        .map(|(_, c)| c.layout.clone().unwrap())
+        .collect();
+    assert_eq!(layouts[0].partition_by, ["bucket(4, c_id)"]);
+    assert_eq!(layouts[1].partition_by, ["o_kind", "bucket(2, o_id)"]);
+    let s = flow.run(RunOptions::default(), &|_| {}).unwrap();
+    assert_eq!(s[0].partitions, Some(4));
+    assert_eq!(s[1].partitions, Some(4));
+    let customers = tmp.path().join("customers");
+    let dirs: Vec<String> = fs::read_dir(&customers)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        dirs.iter().all(|d| d.starts_with("c_id_bucket=")),
+        "{dirs:?}"
+    );
+    assert_eq!(ids_of(&customers, "c_id"), (1..=500).collect::<Vec<i64>>());
+    let orders = tmp.path().join("orders");
+    assert!(
+        orders
+            .join("o_kind=a/o_id_bucket=0/orders_0.parquet")
+            .exists()
+    );
+    // Kept: the files hold the partition column too.
+    let b = read(&orders.join("o_kind=b/o_id_bucket=1/orders_0.parquet"));
+    let kind = b.column_by_name("o_kind").unwrap().as_string::<i32>();
+    assert!(kind.iter().all(|k| k == Some("b")));
+    assert_eq!(ids_of(&orders, "o_id"), (1..=2000).collect::<Vec<i64>>());
+}
+
+/// The values of Int64 column `column` of every file under `dir`, sorted.
+fn ids_of(dir: &Path, column: &str) -> Vec<i64> {
+    let mut all = Vec::new();
+    for p in files(dir).keys() {
+        let b = read(&dir.join(p));
+        all.extend(
+            b.column_by_name(column)
+                .unwrap()
+                .as_primitive::<Int64Type>()
+                .values()
+                .iter()
+                .copied(),
+        );
+    }
+    all.sort_unstable();
+    all
+}
