@@ -31,6 +31,9 @@
 //!   files are removed however the run ends.
 
 mod check;
+mod files;
+mod keys;
+mod plan;
 mod write;
 
 use std::{ops::Range, path::PathBuf};
@@ -45,8 +48,9 @@ use strata_sort::SortKey;
 use crate::Error;
 
 pub use check::{LayoutCheck, SIZE_TOLERANCE, check_layout};
-pub use write::{LayoutPlan, plan_layout};
-pub(crate) use write::{conflicting_files, stage_layout};
+pub(crate) use plan::conflicting_files;
+pub use plan::{LayoutPlan, plan_layout};
+pub(crate) use write::stage_layout;
 
 /// Where and how a laid-out run writes: what it takes of the run's
 /// settings.
