@@ -12,6 +12,13 @@
 //! the Python module and the benchmarks share: a spec of one table or the
 //! chosen tables of a dataset (each table's rows, files and batches) ->
 //! the dry run's [`flow::Plan`] or the run -> its [`flow::Report`].
+//! A table with a [`layout::Layout`] (its spec's `layout`, the command
+//! line's `--partition-by`, `--sort-by`, `--target-file-size` and
+//! `--row-group-size` over it) is written into Hive-style partition
+//! directories instead, each partition's rows in sort-key order, in
+//! files of a target size, through any memory limit (the [`layout`]
+//! module); [`layout::check_layout`] checks such files against their
+//! layout.
 //! [`verify::verify_distribution`] reads generated files back
 //! (through `strata-scan`) and reports the realised shares of nulls,
 //! categories and list lengths next to the ones their
@@ -32,7 +39,11 @@
 //! * Nothing appears under a final name unless the whole run succeeded
 //!   ([`strata_store::output`], [`strata_store::upload`]); for a dataset,
 //!   unless every table's files are complete.
-//! * Memory is bounded by the number of threads times one row group.
+//! * Memory is bounded by the number of threads times one row group (a
+//!   laid-out table: by its memory limit).
+//! * A laid-out table holds the plain run's rows, whatever the threads,
+//!   parts or memory limit, its files' bytes independent of the threads
+//!   and the memory limit.
 //!
 //! # Example
 //!
