@@ -58,7 +58,7 @@ use std::{
     ops::Range,
     path::PathBuf,
     sync::{
-        Mutex, MutexGuard,
+        Mutex,
         atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     time::Instant,
@@ -94,6 +94,7 @@ use strata_store::{
 use crate::Error;
 pub use crate::counts::{ColumnCounts, FileSummary};
 use crate::counts::{count_batch, empty_counts};
+use crate::stop::{Stop, lock};
 
 pub use strata_parquet::{DEFAULT_BATCH_SIZE, DEFAULT_ROW_GROUP_ROWS, ParquetEncoder};
 /// Largest batch accepted: keeps every string column far below 2 GiB.
@@ -699,12 +700,6 @@ struct FileSlot {
     writer: Mutex<WriterState>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A worker that panicked cannot leave the data half-updated in a way
-    // that matters: the run is reported failed either way.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 struct Run<'a, G: BatchGenerator> {
     generator: &'a G,
     cfg: &'a GenerateConfig,
@@ -716,11 +711,9 @@ struct Run<'a, G: BatchGenerator> {
     group_starts: Vec<usize>,
     total_groups: usize,
     next_task: AtomicUsize,
-    failed: AtomicBool,
-    error: Mutex<Option<Error>>,
+    stop: Stop<'a>,
     counts: Mutex<Vec<ColumnCounts>>,
     progress: &'a (dyn Fn(u64) + Sync),
-    interrupt: Option<&'a AtomicBool>,
 }
 
 /// Runs the pipeline. `progress` is called with the row count of each
@@ -1022,11 +1015,9 @@ fn stage<'a, G: BatchGenerator>(
         group_starts,
         total_groups,
         next_task: AtomicUsize::new(0),
-        failed: AtomicBool::new(false),
-        error: Mutex::new(None),
+        stop: Stop::new(interrupt),
         counts: Mutex::new(counts),
         progress,
-        interrupt,
     };
     let threads = cfg.threads.min(total_groups).max(1);
     std::thread::scope(|s| {
@@ -1034,7 +1025,7 @@ fn stage<'a, G: BatchGenerator>(
             s.spawn(|| run.worker());
         }
     });
-    if let Some(e) = lock(&run.error).take() {
+    if let Some(e) = run.stop.take() {
         return Err(e);
     }
 
@@ -1241,28 +1232,16 @@ impl Staged<'_> {
 }
 
 impl<G: BatchGenerator> Run<'_, G> {
-    fn fail(&self, e: Error) {
-        let mut slot = lock(&self.error);
-        if slot.is_none() {
-            *slot = Some(e);
-        }
-        self.failed.store(true, Ordering::Relaxed);
-    }
-
-    fn interrupted(&self) -> bool {
-        self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed))
-    }
-
     fn worker(&self) {
         let mut scratch = G::Scratch::default();
         let mut encoder = None;
         let mut counts = empty_counts(&self.schema);
         loop {
-            if self.failed.load(Ordering::Relaxed) {
+            if self.stop.failed() {
                 return;
             }
-            if self.interrupted() {
-                self.fail(Error::Interrupted);
+            if self.stop.interrupted() {
+                self.stop.fail(Error::Interrupted);
                 return;
             }
             let task = self.next_task.fetch_add(1, Ordering::Relaxed);
@@ -1275,7 +1254,7 @@ impl<G: BatchGenerator> Run<'_, G> {
                 .encode(file, group, &mut scratch, &mut encoder, &mut counts)
                 .and_then(|enc| self.deliver(file, group, enc, &mut scratch));
             if let Err(e) = result {
-                self.fail(e);
+                self.stop.fail(e);
                 return;
             }
         }
@@ -1335,10 +1314,10 @@ impl<G: BatchGenerator> Run<'_, G> {
         let step = self.cfg.record_batch_size as u64;
         let mut at = rows.start;
         while at < rows.end {
-            if self.failed.load(Ordering::Relaxed) {
+            if self.stop.failed() {
                 return Err(Error::Cancelled);
             }
-            if self.interrupted() {
+            if self.stop.interrupted() {
                 return Err(Error::Interrupted);
             }
             let n = step.min(rows.end - at) as usize;

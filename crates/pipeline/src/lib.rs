@@ -81,6 +81,7 @@ mod error;
 pub mod flow;
 pub mod generate;
 pub mod layout;
+mod stop;
 pub mod verify;
 
 pub use error::Error;

@@ -9,7 +9,7 @@ use std::{
     ops::Range,
     path::{Path, PathBuf},
     sync::{
-        Mutex, MutexGuard,
+        Mutex,
         atomic::{AtomicBool, AtomicUsize, Ordering},
     },
 };
@@ -28,6 +28,7 @@ use super::{
 use crate::{
     Error,
     counts::{ColumnCounts, FileSummary, count_batch, empty_counts},
+    stop::{Stop, lock},
 };
 
 /// Rows generated and keyed as one piece of work: large enough that a
@@ -76,10 +77,6 @@ pub(crate) struct LayoutStaged {
     pub(crate) threads: usize,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The run's shared state.
 struct Run<'a, G: BatchGenerator> {
     generator: &'a G,
@@ -89,12 +86,10 @@ struct Run<'a, G: BatchGenerator> {
     props: WriterProperties,
     tasks: Vec<Range<u64>>,
     next_task: AtomicUsize,
-    failed: AtomicBool,
-    error: Mutex<Option<Error>>,
+    stop: Stop<'a>,
     collector: Mutex<Collector>,
     counts: Mutex<Vec<ColumnCounts>>,
     progress: &'a (dyn Fn(u64) + Sync),
-    interrupt: Option<&'a AtomicBool>,
     /// Bytes of chunks held before they are spilled.
     budget: u64,
 }
@@ -132,8 +127,7 @@ pub(crate) fn stage_layout<G: BatchGenerator>(
         props,
         tasks,
         next_task: AtomicUsize::new(0),
-        failed: AtomicBool::new(false),
-        error: Mutex::new(None),
+        stop: Stop::new(interrupt),
         collector: Mutex::new(Collector {
             next: 0,
             waiting: BTreeMap::new(),
@@ -146,7 +140,6 @@ pub(crate) fn stage_layout<G: BatchGenerator>(
         }),
         counts: Mutex::new(empty_counts(&schema)),
         progress,
-        interrupt,
         budget: (layout.memory_limit / 3).max(1),
     };
     let threads = cfg.threads.clamp(1, run.tasks.len().max(1));
@@ -161,7 +154,7 @@ pub(crate) fn stage_layout<G: BatchGenerator>(
             }
         })
     });
-    if let Some(e) = lock(&run.error).take() {
+    if let Some(e) = run.stop.take() {
         return Err(e);
     }
     let files = pool.install(|| run.write_partitions(tree.path()))?;
@@ -215,18 +208,6 @@ pub(super) fn with_layout(
 }
 
 impl<G: BatchGenerator> Run<'_, G> {
-    fn fail(&self, e: Error) {
-        let mut slot = lock(&self.error);
-        if slot.is_none() {
-            *slot = Some(e);
-        }
-        self.failed.store(true, Ordering::Relaxed);
-    }
-
-    fn interrupted(&self) -> bool {
-        self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed))
-    }
-
     /// The writer of partitions' files, their leaves encoded on all
     /// threads when `parallel_leaves`.
     fn files(&self, parallel_leaves: bool) -> Files<'_> {
@@ -245,11 +226,11 @@ impl<G: BatchGenerator> Run<'_, G> {
         // Files cut at a size are cut where the first sort key changes.
         let first_keys = self.layout.target_file_size.is_some();
         loop {
-            if self.failed.load(Ordering::Relaxed) {
+            if self.stop.failed() {
                 return;
             }
-            if self.interrupted() {
-                self.fail(Error::Interrupted);
+            if self.stop.interrupted() {
+                self.stop.fail(Error::Interrupted);
                 return;
             }
             let task = self.next_task.fetch_add(1, Ordering::Relaxed);
@@ -269,7 +250,7 @@ impl<G: BatchGenerator> Run<'_, G> {
                     self.deliver(task, c)
                 });
             if let Err(e) = result {
-                self.fail(e);
+                self.stop.fail(e);
                 return;
             }
         }
@@ -409,11 +390,11 @@ impl<G: BatchGenerator> Run<'_, G> {
         let written: Vec<Vec<FileSummary>> = jobs
             .into_par_iter()
             .map(|(dir, parts, runs)| {
-                if self.failed.load(Ordering::Relaxed) {
+                if self.stop.failed() {
                     return Err(Error::Cancelled);
                 }
-                if self.interrupted() {
-                    self.failed.store(true, Ordering::Relaxed);
+                if self.stop.interrupted() {
+                    self.stop.mark_failed();
                     return Err(Error::Interrupted);
                 }
                 let out = root.join(&dir);
@@ -424,8 +405,7 @@ impl<G: BatchGenerator> Run<'_, G> {
                 } else {
                     files.merge_runs(&out, &runs, threads)
                 };
-                let written =
-                    written.inspect_err(|_| self.failed.store(true, Ordering::Relaxed))?;
+                let written = written.inspect_err(|_| self.stop.mark_failed())?;
                 Ok(written
                     .into_iter()
                     .map(|mut f| {
