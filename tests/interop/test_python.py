@@ -583,3 +583,28 @@ def test_word_lists_are_read_next_to_the_spec_file(tmp_path):
     # Given as text, the spec has no directory to read the file from.
     with pytest.raises(ValueError, match="a list's file is read next to its spec file"):
         strata.generate(spec.read_text(), rows=10)
+
+
+def test_layouts_from_python(tmp_path):
+    out = tmp_path / "laid"
+    summary = strata.generate(
+        "lineitem", rows=30_000, output_dir=str(out), compression="zstd",
+        partition_by="l_returnflag, bucket(2, l_orderkey)", sort_by="l_shipdate,l_orderkey",
+        target_file_size="64KiB", memory_limit="64MiB",
+    )
+    assert summary["partitions"] == 6
+    assert summary["records"] == 30_000
+    dirs = sorted({str(Path(f["path"]).parent.relative_to(out)) for f in summary["files"]})
+    assert dirs[0] == "l_returnflag=A/l_orderkey_bucket=0", dirs
+    import pyarrow.dataset as ds
+    table = ds.dataset(out, format="parquet", partitioning="hive").to_table()
+    plain = strata.generate("lineitem", rows=30_000)
+    assert table.num_rows == plain.num_rows
+    assert sorted(table.column("l_orderkey").to_pylist()) == sorted(plain.column("l_orderkey").to_pylist())
+    for f in summary["files"]:
+        days = pq.read_table(f["path"], columns=["l_shipdate"]).column(0).to_pylist()
+        assert days == sorted(days), f["path"]
+    with pytest.raises(ValueError, match="pass output_dir"):
+        strata.generate("lineitem", rows=100, sort_by="l_shipdate")
+    with pytest.raises(ValueError, match="partition_by"):
+        strata.generate("lineitem", rows=100, output_dir=str(tmp_path / "bad"), partition_by="month(l_comment)")

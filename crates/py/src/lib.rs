@@ -62,6 +62,7 @@ use strata_parquet::Format;
 use strata_pipeline::{
     flow::{Flow, Report, SpecFileError, read_spec_file},
     generate::{DEFAULT_ROW_GROUP_ROWS, GenerateConfig, ParquetEncoder, Part, RunOptions},
+    layout::LayoutFlags,
 };
 
 /// Where a spec comes from, decided from the `spec` argument alone.
@@ -138,6 +139,9 @@ const KEYWORDS: &[(&str, &str)] = &[
     ("--scale", "scale"),
     ("--record-batch-size", "batch_size"),
     ("--num-writers", "num_writers"),
+    // Before `--part`, which they start with.
+    ("--partition-by", "partition_by"),
+    ("--partition-columns", "partition_columns"),
     ("--parts", "parts"),
     ("--part", "part"),
     ("--threads", "threads"),
@@ -145,6 +149,10 @@ const KEYWORDS: &[(&str, &str)] = &[
     ("--output-filename", "the output file name stem"),
     ("--compression", "compression"),
     ("--format", "format"),
+    ("--sort-by", "sort_by"),
+    ("--target-file-size", "target_file_size"),
+    ("--row-group-size", "row_group_size"),
+    ("--memory-limit", "memory_limit"),
 ];
 
 /// A pipeline message in this module's terms (`--target-records` ->
@@ -274,6 +282,16 @@ fn report_dict<'py>(py: Python<'py>, report: &Report) -> PyResult<Bound<'py, PyA
 /// order. Existing files are
 /// an error (`FileExistsError`) unless `overwrite=True`.
 ///
+/// `partition_by`, `sort_by`, `target_file_size` and `row_group_size`
+/// lay the files out as `strata generate`'s flags of the same names do
+/// (over the spec's `layout`): Hive-style partition directories (a column,
+/// or `year(c)`, `month(c)`, `day(c)`, `hour(c)`, `bucket(N, c)`,
+/// `truncate(W, c)`, comma-separated), rows in sort-key order
+/// (`"l_shipdate,l_orderkey:desc"`), files of about a size (`"512MiB"` or
+/// bytes), row groups of rows or bytes; `memory_limit` bounds the rows
+/// held for it (past it they are spilled and merged). They apply to
+/// files: a layout without `output_dir` is refused.
+///
 /// The GIL is released while rows are generated and written.
 ///
 /// Raises `ValueError` for a bad spec (the message names the file, line and
@@ -297,8 +315,13 @@ fn report_dict<'py>(py: Python<'py>, report: &Report) -> PyResult<Bound<'py, PyA
         batch_size = strata_pipeline::generate::DEFAULT_BATCH_SIZE as i64,
         threads = None,
         overwrite = false,
+        partition_by = None,
+        sort_by = None,
+        target_file_size = None,
+        row_group_size = None,
+        memory_limit = None,
     ),
-    text_signature = "(spec='contacts', *, table=None, scale=None, part=1, parts=1, rows=None, seed=42, output_dir=None, format='parquet', compression='none', num_writers=1, batch_size=8192, threads=None, overwrite=False)"
+    text_signature = "(spec='contacts', *, table=None, scale=None, part=1, parts=1, rows=None, seed=42, output_dir=None, format='parquet', compression='none', num_writers=1, batch_size=8192, threads=None, overwrite=False, partition_by=None, sort_by=None, target_file_size=None, row_group_size=None, memory_limit=None)"
 )]
 #[allow(clippy::too_many_arguments)]
 fn generate<'py>(
@@ -317,6 +340,11 @@ fn generate<'py>(
     batch_size: i64,
     threads: Option<i64>,
     overwrite: bool,
+    partition_by: Option<String>,
+    sort_by: Option<String>,
+    target_file_size: Option<Bound<'py, PyAny>>,
+    row_group_size: Option<Bound<'py, PyAny>>,
+    memory_limit: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let dataset = spec.source().load()?;
     let table_index = match (&table, dataset.multi_table) {
@@ -377,7 +405,32 @@ fn generate<'py>(
     // The flow the CLI runs, for this one table: a table of a dataset
     // gets its rows, files and batches from the dataset at `scale` (into
     // `output_dir/TABLE/`); a plain spec keeps its single-table layout.
-    let flow = Flow::new(dataset, &[table_index], &cfg, scale.unwrap_or(1.0)).map_err(io_error)?;
+    let mut flow =
+        Flow::new(dataset, &[table_index], &cfg, scale.unwrap_or(1.0)).map_err(io_error)?;
+    let text = |v: Option<Bound<'py, PyAny>>| -> PyResult<Option<String>> {
+        v.map(|v| v.str().map(|s| s.to_string())).transpose()
+    };
+    let mut flags = LayoutFlags {
+        partition_by: partition_by.into_iter().collect(),
+        sort_by: sort_by.into_iter().collect(),
+        target_file_size: text(target_file_size)?.into_iter().collect(),
+        row_group_size: text(row_group_size)?.into_iter().collect(),
+        ..LayoutFlags::default()
+    };
+    if let Some(m) = text(memory_limit)? {
+        flags.memory_limit = strata_gen::parse_byte_size(&m)
+            .map_err(|e| PyValueError::new_err(format!("memory_limit: {e}")))?;
+    }
+    let asked = !(flags.partition_by.is_empty()
+        && flags.sort_by.is_empty()
+        && flags.target_file_size.is_empty()
+        && flags.row_group_size.is_empty());
+    if asked && !to_file {
+        return Err(PyValueError::new_err(
+            "partition_by, sort_by, target_file_size and row_group_size lay out files: pass output_dir",
+        ));
+    }
+    flow.set_layouts(&flags).map_err(io_error)?;
     let (generator, cfg) = flow
         .jobs()
         .first()
