@@ -8,7 +8,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::common::{files, stderr, strata};
+use crate::common::{failed_cleanly, files, stderr, strata};
 
 /// Every entry directly in `dir`, hidden ones included, sorted.
 fn entries(dir: &Path) -> Vec<String> {
@@ -380,4 +380,85 @@ fn sort_and_scan_outputs_refuse_urls() {
         }
     }
     assert_eq!(files(cwd.path()), ["in/contacts_0.parquet"]);
+}
+
+#[test]
+fn bad_layouts_fail_on_one_line_and_write_nothing() {
+    let cwd = tempfile::tempdir().unwrap();
+    let base = [
+        "generate",
+        "--preset",
+        "lineitem",
+        "--target-records",
+        "5000",
+        "-q",
+    ];
+    for (flags, needle) in [
+        (
+            vec!["--partition-by", "month(l_comment)"],
+            "layout.partition_by: partition field `month(l_comment)`: month does not take a column of type Utf8",
+        ),
+        (
+            vec!["--partition-by", "bucket(0, l_orderkey)"],
+            "bucket needs a bucket count of at least 1",
+        ),
+        (vec!["--sort-by", "l_nope"], "l_nope"),
+        (
+            vec!["--target-file-size", "1MiB", "--row-group-size", "64MiB"],
+            "below the row group size",
+        ),
+        (
+            vec!["--partition-by", "l_orderkey", "--max-partitions", "100"],
+            "more than --max-partitions (100)",
+        ),
+        (
+            vec!["--partition-by", "l_returnflag", "--format", "ipc"],
+            "written as Parquet",
+        ),
+        (vec!["--target-file-size", "lots"], "bad size 'lots'"),
+    ] {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend(["--output-dir", "out"]);
+        args.extend(flags.iter().copied());
+        let o = strata(&args, cwd.path());
+        let e = failed_cleanly(&o, cwd.path(), needle, &[]);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+    }
+    // The same run, well formed, writes its partitions; the dry run only
+    // prints its plan.
+    let o = strata(
+        &[
+            &base[..],
+            &[
+                "--output-dir",
+                "out",
+                "--partition-by",
+                "l_returnflag",
+                "--dry-run",
+            ],
+        ]
+        .concat(),
+        cwd.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["layout"]["partitions"], 3);
+    assert!(files(cwd.path()).is_empty());
+    let o = strata(
+        &[
+            &base[..],
+            &["--output-dir", "out", "--partition-by", "l_returnflag"],
+        ]
+        .concat(),
+        cwd.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        files(cwd.path()),
+        [
+            "out/l_returnflag=A/lineitem_0.parquet",
+            "out/l_returnflag=N/lineitem_0.parquet",
+            "out/l_returnflag=R/lineitem_0.parquet"
+        ]
+    );
 }
