@@ -136,7 +136,7 @@ pub(crate) struct Entry {
 /// smaller pair means a smaller key; equal pairs need the keys. Sixteen
 /// bytes hold two encoded 64-bit keys but for the last byte, so most
 /// comparisons never leave the array being sorted.
-pub(crate) fn prefix(k: &[u8]) -> [u64; 2] {
+pub fn prefix(k: &[u8]) -> [u64; 2] {
     let mut b = [0u8; 16];
     let n = k.len().min(16);
     b[..n].copy_from_slice(&k[..n]);

@@ -167,7 +167,7 @@ impl Files<'_> {
             let mut at = r.start;
             while at < r.end {
                 let end = (at + BATCH_ROWS * 8).min(r.end);
-                w.write_gather_auto(&rows.batches, &rows.order[at..end])?;
+                w.write(&rows.gather(at..end)?)?;
                 at = end;
             }
             Ok(())
@@ -232,7 +232,7 @@ impl Files<'_> {
         let mut at = 0;
         while at < rows.order.len() {
             let end = (at + BATCH_ROWS * 8).min(rows.order.len());
-            w.write_gather_auto(&rows.batches, &rows.order[at..end])?;
+            w.write(&rows.gather(at..end)?)?;
             at = end;
         }
         let b = w.finish()?;

@@ -1,11 +1,13 @@
 //! A layout's keys over a table's batches: each row's partition (the
-//! directory it goes to) and its sort key, and one task's rows grouped by
-//! partition ([`Chunk`]), none of them copied.
+//! directory it goes to) and its sort key; one task's rows grouped by
+//! partition while they are fresh in cache, each partition's rows a
+//! contiguous piece ([`Chunk`]); and a partition's pieces of all tasks in
+//! sort-key order ([`Ordered`]).
 
-use std::collections::HashMap;
-
+use arrow_array::UInt32Array;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Schema, SchemaRef, SortOptions};
+use rayon::prelude::*;
 use strata_layout::{PartitionField, hive};
 use strata_row::{KeyColumns, RowEncoder, Rows, SortField};
 use strata_sort::SortKey;
@@ -33,8 +35,9 @@ pub(super) struct Keys {
     first: Option<KeyColumns>,
 }
 
-/// One task's rows: its batch (the files' columns, in generation order),
-/// each row's encoded sort key, and the rows of each partition.
+/// One task's rows: its batch (the files' columns) grouped by partition
+/// (in generation order within each), each row's encoded sort key, and
+/// where each partition's rows are.
 pub(super) struct Chunk {
     pub(super) batch: RecordBatch,
     /// Each row's sort key.
@@ -53,8 +56,8 @@ pub(super) struct Piece {
     pub(super) key: Vec<u8>,
     /// Its directory.
     pub(super) dir: String,
-    /// Its rows, ascending.
-    pub(super) rows: Vec<u32>,
+    /// Its rows.
+    pub(super) rows: std::ops::Range<usize>,
 }
 
 fn row_error(e: strata_row::Error) -> Error {
@@ -80,7 +83,7 @@ impl Keys {
         let partition = if part_fields.is_empty() {
             None
         } else {
-            Some(RowEncoder::new(part_fields).map_err(row_error)?)
+            Some(RowEncoder::new(part_fields.clone()).map_err(row_error)?)
         };
         let file_columns = layout.file_columns(schema);
         let file_schema = SchemaRef::new(schema.project(&file_columns)?);
@@ -136,56 +139,109 @@ impl Keys {
         hive::directory(&segments)
     }
 
-    /// `batch` (the table's schema) as a [`Chunk`]: its file columns, each
-    /// row's sort key (and first sort key, when `first_keys`), and its
-    /// rows grouped by partition.
+    /// `batch` (the table's schema) as a [`Chunk`]: its file columns
+    /// grouped by partition (in generation order within each), each row's
+    /// sort key (and first sort key, when `first_keys`), and each
+    /// partition's piece of rows.
     pub(super) fn chunk(&self, batch: &RecordBatch, first_keys: bool) -> Result<Chunk, Error> {
         let n = batch.num_rows();
+        let values = self.partition_values(batch)?;
         let projected = batch.project(&self.file_columns)?;
+        // Each row's partition as its rank among the task's partitions (in
+        // key order).
+        let (partitions, part_of): (Vec<(Vec<u8>, usize)>, Vec<u32>) = match &self.partition {
+            None => (vec![(Vec::new(), 0)], vec![0; n]),
+            Some(enc) => {
+                let encoded = enc.encode(&values).map_err(row_error)?;
+                let mut first: std::collections::HashMap<&[u8], usize> = Default::default();
+                let mut ids = Vec::with_capacity(n);
+                for i in 0..n {
+                    let next = first.len();
+                    let id = *first.entry(encoded.row(i).as_bytes()).or_insert(next);
+                    ids.push(id as u32);
+                }
+                let mut seen: Vec<(&[u8], usize)> = first.into_iter().collect();
+                seen.sort_unstable();
+                let mut rank = vec![0u32; seen.len()];
+                for (r, (_, id)) in seen.iter().enumerate() {
+                    rank[*id] = r as u32;
+                }
+                // A partition's key, and a row of it (for its directory).
+                let mut row_of = vec![0usize; seen.len()];
+                for (i, id) in ids.iter_mut().enumerate() {
+                    *id = rank[*id as usize];
+                    row_of[*id as usize] = i;
+                }
+                (
+                    seen.iter()
+                        .enumerate()
+                        .map(|(r, (k, _))| (k.to_vec(), row_of[r]))
+                        .collect(),
+                    ids,
+                )
+            }
+        };
+        // The rows grouped by partition, in generation order within each
+        // (a counting sort: their order by sort key is found once, for
+        // the whole partition, when it is written).
+        let mut counts = vec![0usize; partitions.len()];
+        for &p in &part_of {
+            counts[p as usize] += 1;
+        }
+        let idx: Option<Vec<u32>> = if partitions.len() <= 1 {
+            None
+        } else {
+            let mut next: Vec<usize> = counts
+                .iter()
+                .scan(0, |at, &c| {
+                    let start = *at;
+                    *at += c;
+                    Some(start)
+                })
+                .collect();
+            let mut idx = vec![0u32; n];
+            for (i, &p) in part_of.iter().enumerate() {
+                idx[next[p as usize]] = i as u32;
+                next[p as usize] += 1;
+            }
+            Some(idx)
+        };
+        let sorted = match &idx {
+            Some(idx) => take(&projected, idx)?,
+            None => projected,
+        };
         let keys = match &self.sort {
-            Some(k) => Some(k.encode(&projected).map_err(row_error)?),
+            Some(k) => Some(k.encode(&sorted).map_err(row_error)?),
             None => None,
         };
         let first = match (&self.first, first_keys) {
-            (Some(k), true) => Some(k.encode(&projected).map_err(row_error)?),
+            (Some(k), true) => Some(k.encode(&sorted).map_err(row_error)?),
             _ => None,
         };
-        let pieces = match &self.partition {
-            None => vec![Piece {
-                key: Vec::new(),
-                dir: String::new(),
-                rows: (0..n as u32).collect(),
-            }],
-            Some(enc) => {
-                let values = self.partition_values(batch)?;
-                let encoded = enc.encode(&values).map_err(row_error)?;
-                let mut at: HashMap<&[u8], usize> = HashMap::new();
-                let mut pieces: Vec<Piece> = Vec::new();
-                for i in 0..n {
-                    let key = encoded.row(i).as_bytes();
-                    let p = *at.entry(key).or_insert_with(|| {
-                        pieces.push(Piece {
-                            key: key.to_vec(),
-                            dir: self.directory(&values, i),
-                            rows: Vec::new(),
-                        });
-                        pieces.len() - 1
-                    });
-                    pieces[p].rows.push(i as u32);
-                }
-                pieces
-            }
-        };
+        // The pieces, in partition order: each partition's rows are
+        // contiguous now.
+        let mut pieces = Vec::with_capacity(partitions.len());
+        let mut start = 0;
+        for ((key, row), count) in partitions.into_iter().zip(counts) {
+            let dir = if self.partition.is_some() {
+                self.directory(&values, row)
+            } else {
+                String::new()
+            };
+            pieces.push(Piece {
+                key,
+                dir,
+                rows: start..start + count,
+            });
+            start += count;
+        }
         let rows_bytes = |r: &Option<Rows>| {
             r.as_ref()
                 .map_or(0, |r| r.data().len() + r.offsets().len() * 8) as u64
         };
-        let bytes = projected.get_array_memory_size() as u64
-            + rows_bytes(&keys)
-            + rows_bytes(&first)
-            + 4 * n as u64;
+        let bytes = sorted.get_array_memory_size() as u64 + rows_bytes(&keys) + rows_bytes(&first);
         Ok(Chunk {
-            batch: projected,
+            batch: sorted,
             keys,
             first,
             pieces,
@@ -210,13 +266,16 @@ pub(super) struct Ordered<'a> {
 }
 
 impl<'a> Ordered<'a> {
-    /// The rows of `parts` (each a chunk and the rows of one partition in
-    /// it, in task order) in sort-key order; equal keys keep their order.
-    pub(super) fn of(keys: &Keys, parts: &[(&'a Chunk, &[u32])]) -> Result<Ordered<'a>, Error> {
+    /// The rows of `parts` (each a chunk and its piece of one partition,
+    /// in task order) in sort-key order; equal keys keep their order.
+    pub(super) fn of(
+        keys: &Keys,
+        parts: &[(&'a Chunk, std::ops::Range<usize>)],
+    ) -> Result<Ordered<'a>, Error> {
         let rows = parts
             .iter()
             .enumerate()
-            .flat_map(|(b, (_, rows))| rows.iter().map(move |&r| (b, r as usize)));
+            .flat_map(|(b, (_, rows))| rows.clone().map(move |r| (b, r)));
         let order = if keys.sorts() {
             let encoded: Vec<&Rows> = parts
                 .iter()
@@ -262,12 +321,26 @@ impl<'a> Ordered<'a> {
         Some(self.firsts.get(b).copied()??.row(r).as_bytes())
     }
 
-    /// The rows at positions `range` gathered into one batch.
+    /// The rows at positions `range` gathered into one batch, its columns
+    /// on all threads.
     pub(super) fn gather(&self, range: std::ops::Range<usize>) -> Result<RecordBatch, Error> {
-        let refs: Vec<&RecordBatch> = self.batches.iter().collect();
-        Ok(arrow_select::interleave::interleave_record_batch(
-            &refs,
-            &self.order[range],
+        let Some(first) = self.batches.first() else {
+            return Err(Error::InvalidConfig("layout: no rows to gather".into()));
+        };
+        let rows = &self.order[range];
+        let columns = (0..first.num_columns())
+            .into_par_iter()
+            .map(|c| {
+                let arrays: Vec<&dyn arrow_array::Array> =
+                    self.batches.iter().map(|b| b.column(c).as_ref()).collect();
+                arrow_select::interleave::interleave(&arrays, rows)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.len()));
+        Ok(RecordBatch::try_new_with_options(
+            first.schema(),
+            columns,
+            &options,
         )?)
     }
 
@@ -286,4 +359,20 @@ impl<'a> Ordered<'a> {
             })
             .sum()
     }
+}
+
+/// `batch`'s rows at `idx`, the columns gathered on all threads.
+fn take(batch: &RecordBatch, idx: &[u32]) -> Result<RecordBatch, Error> {
+    let indices = UInt32Array::from(idx.to_vec());
+    let columns = batch
+        .columns()
+        .par_iter()
+        .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(idx.len()));
+    Ok(RecordBatch::try_new_with_options(
+        batch.schema(),
+        columns,
+        &options,
+    )?)
 }

@@ -34,11 +34,11 @@ use crate::{
 /// Rows generated and keyed as one piece of work: large enough that a
 /// task's rows of one partition are seldom only a few, small enough that
 /// every thread has several tasks.
-const TASK_ROWS: u64 = 1 << 17;
+const TASK_ROWS: u64 = 1 << 16;
 
 /// A partition's rows among the held chunks: each chunk and its rows of
 /// the partition, in task order.
-type Parts<'c> = Vec<(&'c Chunk, &'c [u32])>;
+type Parts<'c> = Vec<(&'c Chunk, std::ops::Range<usize>)>;
 
 /// One partition of the run.
 struct Partition {
@@ -312,7 +312,7 @@ impl<G: BatchGenerator> Run<'_, G> {
             for p in &chunk.pieces {
                 by.entry(p.key.as_slice())
                     .or_default()
-                    .push((chunk, p.rows.as_slice()));
+                    .push((chunk, p.rows.clone()));
             }
         }
         by
