@@ -628,3 +628,32 @@ fn empty_input_gives_empty_output() {
     let d = back.schema.field_with_name("d").unwrap();
     assert!(matches!(d.data_type(), DataType::Dictionary(..)));
 }
+
+#[test]
+fn sorts_by_a_field_inside_a_struct() {
+    use arrow_array::{ArrayRef, Int64Array, StructArray};
+    let zip: ArrayRef = Arc::new(Int64Array::from(vec![
+        Some(3),
+        Some(1),
+        None,
+        Some(2),
+        Some(0),
+    ]));
+    let home = StructArray::new(
+        vec![Field::new("zip", DataType::Int64, true)].into(),
+        vec![zip],
+        // The last row's struct is null: its zip sorts as null.
+        Some(arrow_buffer::NullBuffer::from(vec![
+            true, true, true, true, false,
+        ])),
+    );
+    let id: ArrayRef = Arc::new(Int64Array::from(vec![10, 11, 12, 13, 14]));
+    let batch =
+        RecordBatch::try_from_iter([("id", id), ("home", Arc::new(home) as ArrayRef)]).unwrap();
+    let sorted = sort_batch(&batch, &keys("home.zip:desc:nulls_last")).unwrap();
+    assert_eq!(ids(&sorted), vec![10, 13, 11, 12, 14]);
+    match Sorter::new(batch.schema_ref(), &keys("home.nope")) {
+        Err(Error::UnknownColumn { name, .. }) => assert_eq!(name, "home.nope"),
+        other => panic!("{other:?}"),
+    }
+}
