@@ -28,7 +28,11 @@ fn every_suite_runs_at_tiny_size() {
         for c in &run.cases {
             let python_peer = matches!(
                 c.subject.as_str(),
-                "pyarrow" | "pyarrow (Arrow C++)" | "duckdb" | "tpchgen-cli"
+                "pyarrow"
+                    | "pyarrow (Arrow C++)"
+                    | "duckdb"
+                    | "tpchgen-cli"
+                    | "tpchgen-cli + duckdb"
             );
             if python_peer && !with_python {
                 continue;

@@ -1237,11 +1237,7 @@ impl<G: BatchGenerator> Run<'_, G> {
         let mut encoder = None;
         let mut counts = empty_counts(&self.schema);
         loop {
-            if self.stop.failed() {
-                return;
-            }
-            if self.stop.interrupted() {
-                self.stop.fail(Error::Interrupted);
+            if !self.stop.go_on() {
                 return;
             }
             let task = self.next_task.fetch_add(1, Ordering::Relaxed);

@@ -42,8 +42,9 @@
 //! * Memory is bounded by the number of threads times one row group (a
 //!   laid-out table: by its memory limit).
 //! * A laid-out table holds the plain run's rows, whatever the threads,
-//!   parts or memory limit, its files' bytes independent of the threads
-//!   and the memory limit.
+//!   parts or memory limit; a partition's rows and their order do not
+//!   depend on the threads or the memory limit, nor its files' bytes on
+//!   the threads.
 //!
 //! # Example
 //!

@@ -56,6 +56,19 @@ impl<'a> Stop<'a> {
         self.interrupt.is_some_and(|i| i.load(Ordering::Relaxed))
     }
 
+    /// Whether a worker goes on to its next task: not once the run
+    /// failed, nor once it is interrupted (which fails it).
+    pub(crate) fn go_on(&self) -> bool {
+        if self.failed() {
+            return false;
+        }
+        if self.interrupted() {
+            self.fail(Error::Interrupted);
+            return false;
+        }
+        true
+    }
+
     /// The error the run failed with, if any.
     pub(crate) fn take(&self) -> Option<Error> {
         lock(&self.error).take()

@@ -6,25 +6,30 @@
 //! the command line's [`LayoutFlags`] over it is checked against the
 //! table's schema into a [`Layout`] ([`Layout::resolve`]), before anything
 //! is written. [`crate::generate`] hands a table with a layout to the
-//! `write` module, which generates the rows in tasks on all threads, sorts
-//! each task's rows by (partition, sort key), keeps them in memory up to
-//! the memory limit (past it, spills each partition's rows as a sorted
-//! run) and at the end writes each partition's files, on all threads:
-//! from memory, or by the stable k-way merge of its runs
-//! ([`strata_sort::merge::merge_files`]).
+//! `write` module, which generates the rows in tasks on all threads,
+//! groups each task's rows by partition, keeps them in memory up to a
+//! third of the memory limit (past it, spills each partition's rows as a
+//! sorted run) and at the end writes each partition's files, on all
+//! threads: its rows put in sort-key order and gathered from memory, or
+//! the stable k-way merge of its runs ([`strata_sort::merge::merge_files`]).
 //!
 //! # Guarantees
 //!
 //! * The rows are the plain run's, whatever the layout, threads, parts
 //!   or memory limit; within a partition they are in sort-key order, rows
-//!   of equal keys in generation order, so the files' bytes do not depend
-//!   on the threads or the memory limit.
-//! * The files of one partition hold disjoint, ascending key ranges; each
-//!   row group's metadata lists its `sorting_columns`.
+//!   of equal keys in generation order, so a partition's rows and their
+//!   order do not depend on the threads or the memory limit, nor its
+//!   files' bytes on the threads.
+//! * The files of one partition hold ascending key ranges; each row
+//!   group's metadata lists its `sorting_columns`. A partition written
+//!   from memory is cut where its first sort key changes (near the size
+//!   wanted), so its files do not share a value of it; one merged from
+//!   spilled runs is cut by the merge at the size.
 //! * Files close at `target_file_size` compressed bytes (each
 //!   partition's last file holds what is left): a file's rows are sized
-//!   from the bytes per row of a trial encoding of the partition's first
-//!   rows, then of the partition's files written so far.
+//!   from a fixed part and bytes per row, fitted by trial encodings of the
+//!   partition's first rows, then measured on its files written so far,
+//!   and cut where the first sort key changes when it changes nearby.
 //! * Nothing is visible before the whole run is complete: the files are
 //!   written in a hidden directory and moved into their partition
 //!   directories at the end ([`strata_store::output::PendingDir`]); spill

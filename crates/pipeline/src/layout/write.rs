@@ -226,11 +226,7 @@ impl<G: BatchGenerator> Run<'_, G> {
         // Files cut at a size are cut where the first sort key changes.
         let first_keys = self.layout.target_file_size.is_some();
         loop {
-            if self.stop.failed() {
-                return;
-            }
-            if self.stop.interrupted() {
-                self.stop.fail(Error::Interrupted);
+            if !self.stop.go_on() {
                 return;
             }
             let task = self.next_task.fetch_add(1, Ordering::Relaxed);
