@@ -55,7 +55,8 @@ struct Collector {
     held: Vec<Chunk>,
     held_bytes: u64,
     partitions: BTreeMap<Vec<u8>, Partition>,
-    spill: Option<tempfile::TempDir>,
+    /// The spill directory (never committed: dropping it removes it).
+    spill: Option<PendingDir>,
     spilled_files: usize,
     spill_bytes: u64,
 }
@@ -318,14 +319,18 @@ impl<G: BatchGenerator> Run<'_, G> {
     /// directory, on all threads, and lets the chunks go.
     fn spill(&self, c: &mut Collector) -> Result<(), Error> {
         if c.spill.is_none() {
-            let mut b = tempfile::Builder::new();
-            b.prefix(".strata-layout-spill-");
             // By default beside the output, on its disk (a temporary
-            // directory may live in memory).
+            // directory may live in memory). Named `.STEM-spill.PID.strata-tmp`:
+            // removed when the run ends, and by the next run for the same
+            // stem when a killed one left it.
             let parent = self.layout.spill_dir.as_deref().unwrap_or(&self.cfg.dir);
-            let dir = b
-                .tempdir_in(parent)
-                .map_err(|e| Error::io("create the spill directory in", parent, e))?;
+            let dir = PendingDir::create(&parent.join(format!("{}-spill", self.cfg.stem)))
+                .map_err(|e| match e {
+                    strata_store::Error::Io { source, .. } => {
+                        Error::io("create the spill directory in", parent, source)
+                    }
+                    e => Error::Store(e),
+                })?;
             c.spill = Some(dir);
         }
         let Some(dir) = c.spill.as_ref().map(|d| d.path().to_path_buf()) else {

@@ -658,3 +658,24 @@ fn ids_of(dir: &Path, column: &str) -> Vec<i64> {
     all.sort_unstable();
     all
 }
+
+#[test]
+fn a_killed_runs_spill_is_removed_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    fs::create_dir_all(&dir).unwrap();
+    // What a killed run leaves: its spill directory, named for a process
+    // that is gone (pid 0x7fff_fff0 is above any real one here).
+    let stale = dir.join(".events-spill.2147483632.strata-tmp");
+    fs::create_dir_all(&stale).unwrap();
+    fs::write(stale.join("run-0.parquet"), b"partial").unwrap();
+    let mut f = flags("kind", "score");
+    f.memory_limit = 256 << 10;
+    let s = run(&config(&dir, 20_000, 2), &f).unwrap();
+    assert!(s.spill_bytes.unwrap() > 0);
+    assert!(!stale.exists(), "the stale spill is left");
+    for e in fs::read_dir(&dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(name.starts_with("kind="), "{name} is left");
+    }
+}
