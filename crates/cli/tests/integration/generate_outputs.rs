@@ -166,10 +166,11 @@ fn an_unwritable_summary_leaves_no_data_files() {
     }
 }
 
-/// Starts `strata generate` of many rows into `out` under `cwd`, waits
-/// until it has begun writing (a hidden temporary beside or in `out`),
-/// interrupts it and returns its exit code and stderr.
-fn interrupt_generate(cwd: &Path, out: &str) -> (Option<i32>, String) {
+/// Starts `strata generate` of many rows into `out` under `cwd` (with
+/// `extra` flags), waits until it has begun writing (a hidden temporary
+/// beside or in `out`), interrupts it and returns its exit code and
+/// stderr.
+fn interrupt_generate(cwd: &Path, out: &str, extra: &[&str]) -> (Option<i32>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
         .args([
             "generate",
@@ -183,6 +184,7 @@ fn interrupt_generate(cwd: &Path, out: &str) -> (Option<i32>, String) {
             "--output-dir",
             out,
         ])
+        .args(extra)
         .current_dir(cwd)
         .stderr(Stdio::piped())
         .spawn()
@@ -221,17 +223,34 @@ fn interrupt_generate(cwd: &Path, out: &str) -> (Option<i32>, String) {
 fn an_interrupted_generate_says_so_and_removes_its_outputs() {
     // A new directory: nothing at all is left.
     let cwd = tempfile::tempdir().unwrap();
-    let (code, e) = interrupt_generate(cwd.path(), "out");
+    let (code, e) = interrupt_generate(cwd.path(), "out", &[]);
     assert_eq!(code, Some(130), "{e}");
     assert_eq!(e, "strata: interrupted; unfinished outputs removed\n");
     assert_eq!(entries(cwd.path()), Vec::<String>::new());
     // A directory with other files: they stay, and nothing else.
     std::fs::create_dir(cwd.path().join("out")).unwrap();
     std::fs::write(cwd.path().join("out/keep.txt"), b"x").unwrap();
-    let (code, e) = interrupt_generate(cwd.path(), "out");
+    let (code, e) = interrupt_generate(cwd.path(), "out", &[]);
     assert_eq!(code, Some(130), "{e}");
     assert_eq!(e, "strata: interrupted; unfinished outputs removed\n");
     assert_eq!(files(cwd.path()), ["out/keep.txt"]);
+    // A laid-out run: no partition directory, spill or hidden tree stays.
+    let (code, e) = interrupt_generate(
+        cwd.path(),
+        "out",
+        &[
+            "--partition-by",
+            "bucket(8, name)",
+            "--sort-by",
+            "name",
+            "--memory-limit",
+            "64MiB",
+        ],
+    );
+    assert_eq!(code, Some(130), "{e}");
+    assert_eq!(e, "strata: interrupted; unfinished outputs removed\n");
+    assert_eq!(files(cwd.path()), ["out/keep.txt"]);
+    assert_eq!(entries(&cwd.path().join("out")), ["keep.txt"]);
 }
 
 #[test]
