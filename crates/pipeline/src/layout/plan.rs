@@ -2,7 +2,7 @@
 //! replace, and the partitions and files a sample of its rows promises
 //! (`--dry-run`, `--max-partitions`).
 
-use std::{collections::BTreeMap, fs, ops::Range, path::PathBuf};
+use std::{collections::BTreeMap, fs, path::PathBuf};
 
 use parquet::file::properties::WriterProperties;
 use serde::Serialize;
@@ -90,13 +90,15 @@ pub fn plan_layout<G: BatchGenerator>(
     let each = (total / stretches).clamp(1, 4096);
     let mut scratch = G::Scratch::default();
     let mut counts: BTreeMap<Vec<u8>, (String, u64)> = BTreeMap::new();
-    let mut sample_rows = 0u64;
+    // Rows asked of the generator, and the table's rows it gave (a child
+    // table's batches hold more rows than the rows asked).
+    let (mut asked, mut sample_rows) = (0u64, 0u64);
     let mut bytes = 0u64;
-    let mut encoded_rows = 0u64;
     for s in 0..stretches.min(total) {
         let start = rows.start + total * s / stretches.min(total);
         let n = each.min(rows.end - start);
         let b = generator.generate(start, n as usize, &mut scratch)?;
+        asked += n;
         sample_rows += b.num_rows() as u64;
         let chunk = keys.chunk(&b, false)?;
         for p in &chunk.pieces {
@@ -108,7 +110,6 @@ pub fn plan_layout<G: BatchGenerator>(
                 ParquetWriter::try_new(Vec::new(), keys.file_schema.clone(), props.clone())?;
             w.write(&chunk.batch)?;
             bytes += w.finish()?.len() as u64;
-            encoded_rows += chunk.batch.num_rows() as u64;
         }
     }
     let seen = counts.len() as u64;
@@ -120,7 +121,7 @@ pub fn plan_layout<G: BatchGenerator>(
         } else {
             f1 * (f1 - 1.0) / 2.0
         };
-    let partitions = (chao1.round() as u64).min(total).max(seen.min(1).max(seen));
+    let partitions = (chao1.round() as u64).min(total).max(seen);
     if partitions > layout.max_partitions {
         return Err(Error::InvalidConfig(format!(
             "table `{}`: partitioning by {} gives about {partitions} partitions ({seen} in a \
@@ -131,11 +132,9 @@ pub fn plan_layout<G: BatchGenerator>(
             layout.max_partitions
         )));
     }
-    let bytes_per_row = bytes as f64 / encoded_rows.max(1) as f64;
-    let all_bytes = (bytes_per_row
-        * total as f64
-        * generator_rows_per_row(sample_rows, n_of(&rows, stretches, each)))
-        as u64;
+    let bytes_per_row = bytes as f64 / sample_rows.max(1) as f64;
+    let all_bytes =
+        (bytes_per_row * total as f64 * sample_rows as f64 / asked.max(1) as f64) as u64;
     let per_partition = all_bytes as f64 / partitions.max(1) as f64;
     let files_per_partition = match layout.target_file_size {
         Some(t) => (per_partition / t as f64).ceil().max(1.0),
@@ -157,21 +156,4 @@ pub fn plan_layout<G: BatchGenerator>(
         files_per_partition,
         largest,
     })
-}
-
-/// Rows asked of the generator in the sample (a child table's batches
-/// hold more rows than the rows asked).
-fn n_of(rows: &Range<u64>, stretches: u64, each: u64) -> u64 {
-    let total = rows.end - rows.start;
-    (0..stretches.min(total))
-        .map(|s| {
-            let start = rows.start + total * s / stretches.min(total);
-            each.min(rows.end - start)
-        })
-        .sum()
-}
-
-/// Table rows per row asked of the generator.
-fn generator_rows_per_row(sample_rows: u64, asked: u64) -> f64 {
-    sample_rows as f64 / asked.max(1) as f64
 }

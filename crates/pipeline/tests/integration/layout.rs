@@ -122,20 +122,7 @@ fn read(path: &Path) -> RecordBatch {
 
 /// The ids of the rows of every file under `dir`.
 fn ids(dir: &Path) -> Vec<i64> {
-    let mut all = Vec::new();
-    for p in files(dir).keys() {
-        let b = read(&dir.join(p));
-        all.extend(
-            b.column_by_name("id")
-                .unwrap()
-                .as_primitive::<Int64Type>()
-                .values()
-                .iter()
-                .copied(),
-        );
-    }
-    all.sort_unstable();
-    all
+    ids_of(dir, "id")
 }
 
 #[test]
