@@ -158,3 +158,80 @@ fn bad_settings_are_refused_with_line_and_field() {
         "{e}"
     );
 }
+
+/// `layout = { ... }` is read as written (its text checked against the
+/// table where files are written); its values of the wrong kind are
+/// refused with the line, and a dataset's table is named.
+#[test]
+fn layouts_are_read_and_bad_values_refused() {
+    let spec = |layout: &str| {
+        format!(
+            "name = \"b\"\nlayout = {layout}\n[[fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\n"
+        )
+    };
+    let s = Spec::parse(
+        &spec("{ partition_by = \"bucket(4, a)\", sort_by = [\"a:desc\"], target_file_size = \"1MiB\", row_group_size = 1000, page_size = 65536, partition_columns = \"keep\" }"),
+        "b.toml",
+    )
+    .unwrap();
+    assert_eq!(s.layout.line, 2);
+    assert_eq!(s.layout.partition_by, ["bucket(4, a)"]);
+    assert_eq!(s.layout.sort_by, ["a:desc"]);
+    assert_eq!(s.layout.target_file_size, Some(1 << 20));
+    assert_eq!(
+        s.layout.row_group_size,
+        Some(strata_gen::RowGroupSize::Rows(1000))
+    );
+    assert_eq!(s.layout.page_size, Some(65536));
+    assert_eq!(s.layout.keep_partition_columns, Some(true));
+    let s = Spec::parse(&spec("{ row_group_size = \"128MiB\" }"), "b.toml").unwrap();
+    assert_eq!(
+        s.layout.row_group_size,
+        Some(strata_gen::RowGroupSize::Bytes(128 << 20))
+    );
+    for (layout, want) in [
+        (
+            "{ partition_by = 3 }",
+            "b.toml:2: `layout.partition_by` must be a string or an array of strings, not an integer",
+        ),
+        (
+            "{ sort_by = [\"a\", 1] }",
+            "`layout.sort_by` must be a string or an array of strings, not an array holding an integer",
+        ),
+        (
+            "{ sort_by = [\" \"] }",
+            "`layout.sort_by` holds an empty name",
+        ),
+        (
+            "{ target_file_size = 0 }",
+            "`layout.target_file_size` = 0: must be at least 1",
+        ),
+        (
+            "{ target_file_size = \"lots\" }",
+            "`layout.target_file_size`: bad size 'lots'",
+        ),
+        (
+            "{ page_size = true }",
+            "`layout.page_size` must be a number or text with a unit",
+        ),
+        (
+            "{ partition_columns = \"both\" }",
+            "`layout.partition_columns` = \"both\": expected keep or drop",
+        ),
+        ("{ partition = \"a\" }", "partition"),
+        ("\"a\"", "`layout` must be a table"),
+    ] {
+        let e = Spec::parse(&spec(layout), "b.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{layout}: {want:?} not in {e:?}");
+    }
+    let dataset = "name = \"d\"\n[[tables]]\nname = \"t\"\nrows = 5\nlayout = { sort_by = 2 }\n[[tables.fields]]\nname = \"a\"\ntype = \"int64\"\nconstant = 1\n";
+    let e = strata_gen::Dataset::parse(dataset, "d.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("d.toml:5: field `t`: `layout.sort_by` must be a string"),
+        "{e}"
+    );
+}
