@@ -86,7 +86,7 @@ pub use config::{ByteSize, DEFAULT_MEMORY_LIMIT, SortConfig, SortKey, SortKeys, 
 pub use error::Error;
 pub use input::{Input, read_input};
 pub use memory::{MemoryFloor, memory_floor};
-pub use order::{Sorter, order_rows, prefix as key_prefix, sort_batch};
+pub use order::{Sorter, prefix as key_prefix, sort_batch};
 pub use progress::SortProgress;
 
 use config::{Target, file_len, preflight};

@@ -177,36 +177,6 @@ pub(crate) fn order_run(keys: &[Rows]) -> Vec<Entry> {
     entries
 }
 
-/// `rows`, pairs of a batch and a row in it, in the order of their keys
-/// (`keys[batch]` holds a batch's encoded keys); rows of equal keys keep
-/// their order in `rows`, which must be ascending. On all threads.
-///
-/// # Errors
-/// [`Error::InvalidConfig`] for a batch or row past `u32::MAX`, or one
-/// that `keys` does not hold.
-pub fn order_rows(
-    keys: &[&Rows],
-    rows: impl Iterator<Item = (usize, usize)>,
-) -> Result<Vec<(usize, usize)>, Error> {
-    let mut entries = Vec::with_capacity(rows.size_hint().0);
-    for (b, r) in rows {
-        let row = keys
-            .get(b)
-            .and_then(|k| k.get(r))
-            .ok_or_else(|| Error::InvalidConfig(format!("no key for row {r} of batch {b}")))?;
-        entries.push(Entry {
-            prefix: prefix(row.as_bytes()),
-            batch: u32::try_from(b).map_err(|_| Error::InvalidConfig("too many batches".into()))?,
-            row: u32::try_from(r).map_err(|_| Error::InvalidConfig("too many rows".into()))?,
-        });
-    }
-    sort_entries(&mut entries, keys);
-    Ok(entries
-        .into_iter()
-        .map(|e| (e.batch as usize, e.row as usize))
-        .collect())
-}
-
 /// Sorts `entries` by their keys in `keys`, ties by (batch, row).
 fn sort_entries(entries: &mut [Entry], keys: &[&Rows]) {
     // Ties on the whole key go to the earlier row, which makes the

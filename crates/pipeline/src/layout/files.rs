@@ -1,7 +1,7 @@
-//! A partition's rows into its files: gathered straight from the tasks'
-//! batches into the encoder's pages (no copy of the rows first), cut at
-//! the target size where the first sort key changes and at row groups of
-//! the layout's bytes; a partition that spilled is merged from its runs.
+//! A partition's rows into its files: gathered from the tasks' batches
+//! into batches of [`BATCH_ROWS`] x 8 rows for the encoder, cut at the
+//! target size where the first sort key changes and at row groups of the
+//! layout's bytes; a partition that spilled is merged from its runs.
 
 use std::{
     fs,

@@ -1,8 +1,9 @@
 //! A layout's keys over a table's batches: each row's partition (the
 //! directory it goes to) and its sort key; one task's rows grouped by
-//! partition while they are fresh in cache, each partition's rows a
-//! contiguous piece ([`Chunk`]); and a partition's pieces of all tasks in
-//! sort-key order ([`Ordered`]).
+//! partition and sorted within each while they are fresh in cache, each
+//! partition's rows a contiguous sorted piece ([`Chunk`]); and a
+//! partition's pieces of all tasks merged into sort-key order and
+//! gathered, as runs where rows stay neighbours ([`Ordered`]).
 
 use arrow_array::UInt32Array;
 use arrow_array::{ArrayRef, RecordBatch};
@@ -182,13 +183,16 @@ impl Keys {
             }
         };
         // The rows grouped by partition, in generation order within each
-        // (a counting sort: their order by sort key is found once, for
-        // the whole partition, when it is written).
+        // (a counting sort), then each partition's rows in sort-key order
+        // (stable): a partition's pieces of all tasks are then merged,
+        // not sorted again, and rows next to each other in a piece tend
+        // to stay neighbours in the partition's order, so that they are
+        // gathered as runs.
         let mut counts = vec![0usize; partitions.len()];
         for &p in &part_of {
             counts[p as usize] += 1;
         }
-        let idx: Option<Vec<u32>> = if partitions.len() <= 1 {
+        let mut idx: Option<Vec<u32>> = if partitions.len() <= 1 {
             None
         } else {
             let mut next: Vec<usize> = counts
@@ -206,13 +210,30 @@ impl Keys {
             }
             Some(idx)
         };
+        let mut keys = None;
+        if let Some(k) = &self.sort {
+            let encoded = k.encode(&projected).map_err(row_error)?;
+            let mut order = idx.take().unwrap_or_else(|| (0..n as u32).collect());
+            let mut start = 0;
+            for &c in &counts {
+                sort_by_key(&mut order[start..start + c], &encoded);
+                start += c;
+            }
+            if order.iter().enumerate().all(|(i, &r)| i == r as usize) {
+                // Already in order: the rows stay shared, keys and all.
+                keys = Some(encoded);
+            } else {
+                idx = Some(order);
+            }
+        }
         let sorted = match &idx {
             Some(idx) => take(&projected, idx)?,
             None => projected,
         };
-        let keys = match &self.sort {
-            Some(k) => Some(k.encode(&sorted).map_err(row_error)?),
-            None => None,
+        let keys = match (&self.sort, keys) {
+            (_, Some(k)) => Some(k),
+            (Some(k), None) => Some(k.encode(&sorted).map_err(row_error)?),
+            (None, None) => None,
         };
         let first = match (&self.first, first_keys) {
             (Some(k), true) => Some(k.encode(&sorted).map_err(row_error)?),
@@ -267,25 +288,25 @@ pub(super) struct Ordered<'a> {
 
 impl<'a> Ordered<'a> {
     /// The rows of `parts` (each a chunk and its piece of one partition,
-    /// in task order) in sort-key order; equal keys keep their order.
+    /// in task order, each piece in sort-key order) in sort-key order;
+    /// equal keys keep their order.
     pub(super) fn of(
         keys: &Keys,
         parts: &[(&'a Chunk, std::ops::Range<usize>)],
     ) -> Result<Ordered<'a>, Error> {
-        let rows = parts
-            .iter()
-            .enumerate()
-            .flat_map(|(b, (_, rows))| rows.clone().map(move |r| (b, r)));
         let order = if keys.sorts() {
-            let encoded: Vec<&Rows> = parts
+            let runs: Vec<(&Rows, std::ops::Range<usize>)> = parts
                 .iter()
-                .map(|(c, _)| c.keys.as_ref())
+                .map(|(c, rows)| c.keys.as_ref().map(|k| (k, rows.clone())))
                 .collect::<Option<_>>()
                 .ok_or_else(|| Error::InvalidConfig("layout: a chunk without keys".into()))?;
-            strata_sort::order_rows(&encoded, rows)
-                .map_err(|e| Error::InvalidConfig(format!("layout: {e}")))?
+            strata_sort::merge::merge_rows(&runs)
         } else {
-            rows.collect()
+            parts
+                .iter()
+                .enumerate()
+                .flat_map(|(b, (_, rows))| rows.clone().map(move |r| (b, r)))
+                .collect()
         };
         Ok(Ordered {
             batches: parts.iter().map(|(c, _)| c.batch.clone()).collect(),
@@ -322,18 +343,34 @@ impl<'a> Ordered<'a> {
     }
 
     /// The rows at positions `range` gathered into one batch, its columns
-    /// on all threads.
+    /// on all threads. Rows that follow each other in their batch are
+    /// copied as one run where runs are long enough to pay for their
+    /// per-run cost; otherwise row by row.
     pub(super) fn gather(&self, range: std::ops::Range<usize>) -> Result<RecordBatch, Error> {
         let Some(first) = self.batches.first() else {
             return Err(Error::InvalidConfig("layout: no rows to gather".into()));
         };
         let rows = &self.order[range];
+        let runs = runs_of(rows);
+        let by_runs = runs.len() * MIN_RUN <= rows.len();
         let columns = (0..first.num_columns())
             .into_par_iter()
             .map(|c| {
                 let arrays: Vec<&dyn arrow_array::Array> =
                     self.batches.iter().map(|b| b.column(c).as_ref()).collect();
-                arrow_select::interleave::interleave(&arrays, rows)
+                if by_runs {
+                    let data: Vec<arrow_data::ArrayData> =
+                        arrays.iter().map(|a| a.to_data()).collect();
+                    let refs: Vec<&arrow_data::ArrayData> = data.iter().collect();
+                    let mut out =
+                        arrow_data::transform::MutableArrayData::new(refs, false, rows.len());
+                    for &(b, start, len) in &runs {
+                        out.try_extend(b, start, start + len)?;
+                    }
+                    Ok(arrow_array::make_array(out.freeze()))
+                } else {
+                    arrow_select::interleave::interleave(&arrays, rows)
+                }
             })
             .collect::<Result<Vec<_>, _>>()?;
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.len()));
@@ -358,6 +395,45 @@ impl<'a> Ordered<'a> {
                 (b.get_array_memory_size() as f64 * n as f64 / b.num_rows().max(1) as f64) as u64
             })
             .sum()
+    }
+}
+
+/// The mean rows per run from which [`Ordered::gather`] copies runs
+/// rather than rows.
+const MIN_RUN: usize = 4;
+
+/// `rows` (batch, row) as runs (batch, first row, rows) of consecutive
+/// rows of one batch.
+fn runs_of(rows: &[(usize, usize)]) -> Vec<(usize, usize, usize)> {
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for &(b, r) in rows {
+        match runs.last_mut() {
+            Some((rb, start, len)) if *rb == b && *start + *len == r => *len += 1,
+            _ => runs.push((b, r, 1)),
+        }
+    }
+    runs
+}
+
+/// Sorts the row numbers `rows` by their keys in `keys`, stably (equal
+/// keys keep their order in `rows`, which ascends): by the keys' 16-byte
+/// prefixes first, the whole keys only where those are equal.
+fn sort_by_key(rows: &mut [u32], keys: &Rows) {
+    let mut entries: Vec<([u64; 2], u32)> = rows
+        .iter()
+        .map(|&r| (strata_sort::key_prefix(keys.row(r as usize).as_bytes()), r))
+        .collect();
+    entries.sort_unstable_by(|x, y| {
+        x.0.cmp(&y.0)
+            .then_with(|| {
+                keys.row(x.1 as usize)
+                    .as_bytes()
+                    .cmp(keys.row(y.1 as usize).as_bytes())
+            })
+            .then(x.1.cmp(&y.1))
+    });
+    for (r, (_, e)) in rows.iter_mut().zip(entries) {
+        *r = e;
     }
 }
 

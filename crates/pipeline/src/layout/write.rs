@@ -240,7 +240,12 @@ impl<G: BatchGenerator> Run<'_, G> {
                 .map_err(Error::from)
                 .and_then(|b| {
                     count_batch(&b, &mut counts);
-                    self.keys.chunk(&b, first_keys)
+                    let chunk = self.keys.chunk(&b, first_keys);
+                    // The rows are copied into the chunk (or shared with
+                    // it, when nothing groups them): the generator's
+                    // buffers go back to it, not to the allocator.
+                    self.generator.recycle(b, &mut scratch);
+                    chunk
                 })
                 .and_then(|c| {
                     (self.progress)(rows.end - rows.start);
