@@ -3,7 +3,7 @@
 //! partition and sorted within each while they are fresh in cache, each
 //! partition's rows a contiguous sorted piece ([`Chunk`]); and a
 //! partition's pieces of all tasks merged into sort-key order and
-//! gathered, as runs where rows stay neighbours ([`Ordered`]).
+//! gathered ([`Ordered`]).
 
 use arrow_array::UInt32Array;
 use arrow_array::{ArrayRef, RecordBatch};
@@ -185,9 +185,7 @@ impl Keys {
         // The rows grouped by partition, in generation order within each
         // (a counting sort), then each partition's rows in sort-key order
         // (stable): a partition's pieces of all tasks are then merged,
-        // not sorted again, and rows next to each other in a piece tend
-        // to stay neighbours in the partition's order, so that they are
-        // gathered as runs.
+        // not sorted again, and its gather reads each piece in order.
         let mut counts = vec![0usize; partitions.len()];
         for &p in &part_of {
             counts[p as usize] += 1;
@@ -343,34 +341,18 @@ impl<'a> Ordered<'a> {
     }
 
     /// The rows at positions `range` gathered into one batch, its columns
-    /// on all threads. Rows that follow each other in their batch are
-    /// copied as one run where runs are long enough to pay for their
-    /// per-run cost; otherwise row by row.
+    /// on all threads.
     pub(super) fn gather(&self, range: std::ops::Range<usize>) -> Result<RecordBatch, Error> {
         let Some(first) = self.batches.first() else {
             return Err(Error::InvalidConfig("layout: no rows to gather".into()));
         };
         let rows = &self.order[range];
-        let runs = runs_of(rows);
-        let by_runs = runs.len() * MIN_RUN <= rows.len();
         let columns = (0..first.num_columns())
             .into_par_iter()
             .map(|c| {
                 let arrays: Vec<&dyn arrow_array::Array> =
                     self.batches.iter().map(|b| b.column(c).as_ref()).collect();
-                if by_runs {
-                    let data: Vec<arrow_data::ArrayData> =
-                        arrays.iter().map(|a| a.to_data()).collect();
-                    let refs: Vec<&arrow_data::ArrayData> = data.iter().collect();
-                    let mut out =
-                        arrow_data::transform::MutableArrayData::new(refs, false, rows.len());
-                    for &(b, start, len) in &runs {
-                        out.try_extend(b, start, start + len)?;
-                    }
-                    Ok(arrow_array::make_array(out.freeze()))
-                } else {
-                    arrow_select::interleave::interleave(&arrays, rows)
-                }
+                arrow_select::interleave::interleave(&arrays, rows)
             })
             .collect::<Result<Vec<_>, _>>()?;
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.len()));
@@ -396,23 +378,6 @@ impl<'a> Ordered<'a> {
             })
             .sum()
     }
-}
-
-/// The mean rows per run from which [`Ordered::gather`] copies runs
-/// rather than rows.
-const MIN_RUN: usize = 4;
-
-/// `rows` (batch, row) as runs (batch, first row, rows) of consecutive
-/// rows of one batch.
-fn runs_of(rows: &[(usize, usize)]) -> Vec<(usize, usize, usize)> {
-    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
-    for &(b, r) in rows {
-        match runs.last_mut() {
-            Some((rb, start, len)) if *rb == b && *start + *len == r => *len += 1,
-            _ => runs.push((b, r, 1)),
-        }
-    }
-    runs
 }
 
 /// Sorts the row numbers `rows` by their keys in `keys`, stably (equal
