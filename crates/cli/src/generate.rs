@@ -91,9 +91,12 @@ pub(crate) struct GenerateArgs {
     /// Which part to write, from 1 to --parts (given together).
     #[arg(long, requires = "parts")]
     part: Option<u64>,
-    /// File format: parquet or ipc (Arrow IPC file).
-    #[arg(long, default_value = "parquet", value_parser = parse::<Format, _>)]
-    format: Format,
+    /// Output format: parquet, ipc (Arrow IPC file), or iceberg (each
+    /// table an Iceberg v2 table at OUTPUT/TABLE: Parquet data files under
+    /// data/, laid out as its layout says, then metadata/v1.metadata.json
+    /// and version-hint.text, committed once every data file is complete).
+    #[arg(long, default_value = "parquet", value_parser = parse::<OutputFormat, _>)]
+    format: OutputFormat,
     /// Codec: none, snappy, lz4 or zstd, with zstd:LEVEL for a level from 1
     /// to 22 (default 1).
     #[arg(long, default_value = "none", value_parser = parse::<Compression, _>)]
@@ -189,6 +192,38 @@ impl LayoutArgs {
     }
 }
 
+/// What `--format` writes: loose files of a format, or tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutputFormat {
+    /// Parquet or IPC files.
+    Files(Format),
+    /// Iceberg v2 tables of Parquet files.
+    Iceberg,
+}
+
+impl OutputFormat {
+    /// The data files' format.
+    fn files(self) -> Format {
+        match self {
+            OutputFormat::Files(f) => f,
+            OutputFormat::Iceberg => Format::Parquet,
+        }
+    }
+}
+
+impl std::str::FromStr for OutputFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("iceberg") {
+            return Ok(OutputFormat::Iceberg);
+        }
+        s.parse::<Format>()
+            .map(OutputFormat::Files)
+            .map_err(|e| format!("{e}, or iceberg"))
+    }
+}
+
 /// The dataset `--spec` names, or the `--preset`'s one table.
 fn load_dataset(args: &GenerateArgs) -> Result<Dataset> {
     match &args.spec {
@@ -206,14 +241,17 @@ fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
     let output_dir = args
         .output_dir
         .clone()
-        .unwrap_or_else(|| default_output_dir(args.format));
+        .unwrap_or_else(|| match args.format {
+            OutputFormat::Files(f) => default_output_dir(f),
+            OutputFormat::Iceberg => PathBuf::from("output_iceberg"),
+        });
     GenerateConfig {
         target_records: args.target_records.unwrap_or(DEFAULT_TARGET_RECORDS),
         record_batch_size: args.record_batch_size,
         num_writers: args.num_writers,
         threads,
         row_group_rows: args.row_group_rows,
-        format: args.format,
+        format: args.format.files(),
         compression: args.compression,
         output_dir,
         output_filename: args
@@ -242,7 +280,16 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
         strata_store::location::parse_dir(d, &args.store.config())
             .map_err(|e| anyhow::anyhow!("--output-dir: {e}"))?;
     }
-    let flow = flow(&args, load_dataset(&args)?)?;
+    let mut flow = flow(&args, load_dataset(&args)?)?;
+    let iceberg = if args.format == OutputFormat::Iceberg {
+        anyhow::ensure!(
+            args.parts.is_none(),
+            "--format iceberg writes whole tables; --parts is not supported with it yet"
+        );
+        Some(flow.as_iceberg()?)
+    } else {
+        None
+    };
     if args.dry_run {
         return print_json(&flow.plan()?);
     }
@@ -269,6 +316,21 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
             .flat_map(|s| s.files.iter().map(|f| f.path.clone()))
             .collect()
     })?;
+    if let Some(tables) = &iceberg {
+        let committed = flow.commit_iceberg(tables, &summaries)?;
+        if !args.quiet {
+            for (dir, c) in tables.dirs.iter().zip(&committed) {
+                writeln!(
+                    std::io::stdout().lock(),
+                    "iceberg table {}: version 1, snapshot {}, {} rows ({})",
+                    dir.display(),
+                    c.snapshot_id,
+                    c.rows,
+                    c.metadata.display()
+                )?;
+            }
+        }
+    }
     if !args.quiet {
         for ((g, _), s) in flow.jobs().iter().zip(&summaries) {
             if flow.is_dataset() {

@@ -12,6 +12,9 @@ pub enum Error {
     /// The data generator failed.
     #[error("generate: {0}")]
     Generate(#[from] strata_gen::Error),
+    /// A table format's metadata or commit failed.
+    #[error("table: {0}")]
+    Table(#[from] strata_table::Error),
     /// The run was stopped because another worker failed.
     #[error("cancelled after an earlier error")]
     Cancelled,

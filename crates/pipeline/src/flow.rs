@@ -193,6 +193,12 @@ impl Flow {
         Ok(())
     }
 
+    /// Every job's settings, for the table formats to place data files
+    /// ([`crate::table`]).
+    pub(crate) fn jobs_mut(&mut self) -> &mut [(SpecGenerator, GenerateConfig)] {
+        &mut self.jobs
+    }
+
     /// The layout plan of each table with a layout of its own (`None`
     /// for the others), from a sample of its rows.
     ///

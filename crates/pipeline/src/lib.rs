@@ -83,6 +83,7 @@ pub mod flow;
 pub mod generate;
 pub mod layout;
 mod stop;
+pub mod table;
 pub mod verify;
 
 pub use error::Error;

@@ -177,6 +177,41 @@ impl PendingFile {
     }
 }
 
+impl PendingFile {
+    /// Moves the finished temporary onto the target only if no file is
+    /// there, in one step (a hard link, which never replaces, then the
+    /// temporary's removal): of two writers racing for one name, exactly
+    /// one wins. For commits that claim the next version of a table.
+    ///
+    /// # Errors
+    /// [`Error::OutputExists`] when the target exists (the temporary is
+    /// removed, the target untouched); [`Error::Io`] when the link fails
+    /// otherwise.
+    pub fn commit_new(mut self) -> Result<PathBuf, Error> {
+        if self.durable && !self.synced {
+            self.sync()?;
+        }
+        match fs::hard_link(&self.temp, &self.target) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(Error::OutputExists {
+                    path: self.target.clone(),
+                    count: 1,
+                });
+            }
+            Err(e) => return Err(Error::io("link into", &self.target, e)),
+        }
+        // The target holds the bytes now; the temporary's name goes (its
+        // drop would too).
+        let _ = fs::remove_file(&self.temp);
+        self.committed = true;
+        if self.durable {
+            sync_dir(&self.target);
+        }
+        Ok(self.target.clone())
+    }
+}
+
 impl Drop for PendingFile {
     fn drop(&mut self) {
         if !self.committed {

@@ -1,0 +1,376 @@
+//! An Arrow schema as an Iceberg schema: a field id for every field,
+//! nested ones included (top-level fields first, 1..n, then each nested
+//! level), each type as Iceberg names it, and the same ids on the Arrow
+//! fields (`PARQUET:field_id`) so that the Parquet files record them.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use serde_json::{Value, json};
+
+use crate::Error;
+
+/// The metadata key under which Arrow fields carry their Parquet field id.
+pub const FIELD_ID_KEY: &str = "PARQUET:field_id";
+
+/// An Iceberg primitive type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Primitive {
+    /// `boolean`.
+    Boolean,
+    /// `int` (32 bits).
+    Int,
+    /// `long` (64 bits).
+    Long,
+    /// `float`.
+    Float,
+    /// `double`.
+    Double,
+    /// `decimal(P, S)`.
+    Decimal(u8, i8),
+    /// `date` (days from the epoch).
+    Date,
+    /// `time` (microseconds from midnight).
+    Time,
+    /// `timestamp` (microseconds, no zone).
+    Timestamp,
+    /// `timestamptz` (microseconds, UTC).
+    Timestamptz,
+    /// `string`.
+    String,
+    /// `fixed[N]`.
+    Fixed(i32),
+    /// `binary`.
+    Binary,
+}
+
+impl Primitive {
+    /// The type's name in Iceberg's JSON.
+    pub fn name(self) -> String {
+        match self {
+            Primitive::Boolean => "boolean".into(),
+            Primitive::Int => "int".into(),
+            Primitive::Long => "long".into(),
+            Primitive::Float => "float".into(),
+            Primitive::Double => "double".into(),
+            Primitive::Decimal(p, s) => format!("decimal({p}, {s})"),
+            Primitive::Date => "date".into(),
+            Primitive::Time => "time".into(),
+            Primitive::Timestamp => "timestamp".into(),
+            Primitive::Timestamptz => "timestamptz".into(),
+            Primitive::String => "string".into(),
+            Primitive::Fixed(n) => format!("fixed[{n}]"),
+            Primitive::Binary => "binary".into(),
+        }
+    }
+
+    /// The Iceberg type of an Arrow leaf type.
+    fn of(t: &DataType, column: &str) -> Result<Primitive, Error> {
+        Ok(match t {
+            DataType::Boolean => Primitive::Boolean,
+            DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::UInt8
+            | DataType::UInt16 => Primitive::Int,
+            DataType::Int64 | DataType::UInt32 => Primitive::Long,
+            DataType::Float32 => Primitive::Float,
+            DataType::Float64 => Primitive::Double,
+            DataType::Decimal128(p, s) if *s >= 0 => Primitive::Decimal(*p, *s),
+            DataType::Date32 => Primitive::Date,
+            DataType::Time64(TimeUnit::Microsecond) => Primitive::Time,
+            DataType::Timestamp(TimeUnit::Microsecond, None) => Primitive::Timestamp,
+            DataType::Timestamp(TimeUnit::Microsecond, Some(_)) => Primitive::Timestamptz,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Primitive::String,
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Primitive::Binary,
+            DataType::FixedSizeBinary(n) => Primitive::Fixed(*n),
+            DataType::Dictionary(_, v) => Primitive::of(v, column)?,
+            other => {
+                let hint = match other {
+                    DataType::Timestamp(..) => {
+                        " (Iceberg v2 keeps timestamps in microseconds: use the `us` unit)"
+                    }
+                    DataType::UInt64 => " (Iceberg has no unsigned 64-bit integer)",
+                    _ => "",
+                };
+                return Err(Error::Unsupported(format!(
+                    "column `{column}`: Iceberg v2 has no type for {other}{hint}"
+                )));
+            }
+        })
+    }
+}
+
+/// A table's schema in Iceberg's terms.
+#[derive(Debug, Clone)]
+pub struct TableSchema {
+    /// The schema as Iceberg's JSON (`{"type": "struct", "schema-id": 0,
+    /// "fields": [...]}`).
+    pub json: Value,
+    /// The Arrow schema with each field's id in its metadata.
+    pub arrow: SchemaRef,
+    /// The highest field id.
+    pub last_column_id: i32,
+    /// Each field's id by its path of names (`["l_shipdate"]`, a struct's
+    /// `["address", "city"]`; a list's element is `element`, a map's
+    /// `key` and `value`).
+    pub ids: BTreeMap<Vec<String>, i32>,
+    /// Each primitive field's type, by id.
+    pub primitives: BTreeMap<i32, Primitive>,
+}
+
+impl TableSchema {
+    /// Assigns field ids to `schema` and converts its types.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a type Iceberg v2 cannot hold, naming
+    /// the column.
+    pub fn new(schema: &Schema) -> Result<TableSchema, Error> {
+        let mut ids = Ids {
+            next: 1,
+            by_path: BTreeMap::new(),
+            primitives: BTreeMap::new(),
+        };
+        let (json_fields, arrow_fields) = ids.fields(schema.fields(), &[])?;
+        let arrow = Schema::new_with_metadata(arrow_fields, schema.metadata().clone());
+        Ok(TableSchema {
+            json: json!({"type": "struct", "schema-id": 0, "fields": json_fields}),
+            arrow: Arc::new(arrow),
+            last_column_id: ids.next - 1,
+            ids: ids.by_path,
+            primitives: ids.primitives,
+        })
+    }
+
+    /// The id of the field at `path` (names joined by `.` as sort keys and
+    /// partition sources name them).
+    pub fn id_of(&self, dotted: &str) -> Option<i32> {
+        let path: Vec<String> = dotted.split('.').map(str::to_string).collect();
+        self.ids.get(&path).copied()
+    }
+}
+
+impl TableSchema {
+    /// The table's default name mapping (`schema.name-mapping.default`):
+    /// each field's id by its names, so that readers find the columns of
+    /// data files by name.
+    pub fn name_mapping(&self) -> Value {
+        Value::Array(
+            self.json["fields"]
+                .as_array()
+                .map_or_else(Vec::new, |f| f.iter().map(mapping_of_field).collect()),
+        )
+    }
+
+    /// The id of a Parquet leaf column by its path (`["tags", "list",
+    /// "item"]` is the element of list `tags`; `["m", "key_value",
+    /// "key"]` the key of map `m`).
+    pub fn leaf_id(&self, path: &[String]) -> Option<i32> {
+        let mut ty = &self.json;
+        let mut id = None;
+        let mut at = 0;
+        while at < path.len() {
+            match ty["type"].as_str() {
+                Some("struct") => {
+                    let f = ty["fields"]
+                        .as_array()?
+                        .iter()
+                        .find(|f| f["name"].as_str() == Some(path[at].as_str()))?;
+                    id = f["id"].as_i64();
+                    ty = &f["type"];
+                    at += 1;
+                }
+                Some("list") => {
+                    // The repeated group, then the element.
+                    at += 2;
+                    id = ty["element-id"].as_i64();
+                    ty = &ty["element"];
+                }
+                Some("map") => {
+                    let name = path.get(at + 1)?;
+                    at += 2;
+                    if name == "key" || name == "keys" {
+                        id = ty["key-id"].as_i64();
+                        ty = &ty["key"];
+                    } else {
+                        id = ty["value-id"].as_i64();
+                        ty = &ty["value"];
+                    }
+                }
+                _ => return None,
+            }
+        }
+        id.and_then(|i| i32::try_from(i).ok())
+    }
+}
+
+/// A field's entry in a name mapping.
+fn mapping_of_field(f: &Value) -> Value {
+    let mut m = json!({"field-id": f["id"], "names": [f["name"]]});
+    if let Some(children) = mapping_of_type(&f["type"]) {
+        m["fields"] = children;
+    }
+    m
+}
+
+/// The nested entries of a type's name mapping (none for a primitive).
+fn mapping_of_type(t: &Value) -> Option<Value> {
+    let nested = |id: &Value, names: Value, inner: &Value| {
+        let mut m = json!({"field-id": id, "names": names});
+        if let Some(children) = mapping_of_type(inner) {
+            m["fields"] = children;
+        }
+        m
+    };
+    match t["type"].as_str()? {
+        "struct" => Some(Value::Array(
+            t["fields"]
+                .as_array()?
+                .iter()
+                .map(mapping_of_field)
+                .collect(),
+        )),
+        "list" => Some(json!([nested(
+            &t["element-id"],
+            json!(["element", "item"]),
+            &t["element"]
+        )])),
+        "map" => Some(json!([
+            nested(&t["key-id"], json!(["key"]), &t["key"]),
+            nested(&t["value-id"], json!(["value"]), &t["value"]),
+        ])),
+        _ => None,
+    }
+}
+
+/// Field ids handed out level by level.
+struct Ids {
+    next: i32,
+    by_path: BTreeMap<Vec<String>, i32>,
+    primitives: BTreeMap<i32, Primitive>,
+}
+
+impl Ids {
+    fn take(&mut self, path: Vec<String>) -> i32 {
+        let id = self.next;
+        self.next += 1;
+        self.by_path.insert(path, id);
+        id
+    }
+
+    /// A struct's fields: their ids first (all of this level), then each
+    /// one's type (nested levels).
+    fn fields(
+        &mut self,
+        fields: &Fields,
+        at: &[String],
+    ) -> Result<(Vec<Value>, Vec<Field>), Error> {
+        let own: Vec<i32> = fields
+            .iter()
+            .map(|f| self.take(child(at, f.name())))
+            .collect();
+        let mut json_fields = Vec::with_capacity(fields.len());
+        let mut arrow_fields = Vec::with_capacity(fields.len());
+        for (f, id) in fields.iter().zip(own) {
+            let path = child(at, f.name());
+            let (ty, dt) = self.type_of(f.data_type(), &path, id)?;
+            json_fields.push(json!({
+                "id": id,
+                "name": f.name(),
+                "required": !f.is_nullable(),
+                "type": ty,
+            }));
+            arrow_fields.push(with_id(f, dt, id));
+        }
+        Ok((json_fields, arrow_fields))
+    }
+
+    /// The Iceberg type of a field of Arrow type `t` at `path` (id `id`),
+    /// and its Arrow type with ids on nested fields.
+    fn type_of(
+        &mut self,
+        t: &DataType,
+        path: &[String],
+        id: i32,
+    ) -> Result<(Value, DataType), Error> {
+        let column = path.join(".");
+        Ok(match t {
+            DataType::Struct(fields) => {
+                let (json_fields, arrow_fields) = self.fields(fields, path)?;
+                (
+                    json!({"type": "struct", "fields": json_fields}),
+                    DataType::Struct(arrow_fields.into()),
+                )
+            }
+            DataType::List(item) | DataType::LargeList(item) => {
+                let ep = child(path, "element");
+                let eid = self.take(ep.clone());
+                let (ety, edt) = self.type_of(item.data_type(), &ep, eid)?;
+                let item = Arc::new(with_id(item, edt, eid));
+                let dt = match t {
+                    DataType::List(_) => DataType::List(item.clone()),
+                    _ => DataType::LargeList(item.clone()),
+                };
+                (
+                    json!({
+                        "type": "list",
+                        "element-id": eid,
+                        "element": ety,
+                        "element-required": !item.is_nullable(),
+                    }),
+                    dt,
+                )
+            }
+            DataType::Map(entries, sorted) => {
+                let DataType::Struct(kv) = entries.data_type() else {
+                    return Err(Error::Unsupported(format!(
+                        "column `{column}`: a map whose entries are not a struct"
+                    )));
+                };
+                let (Some(k), Some(v)) = (kv.first(), kv.get(1)) else {
+                    return Err(Error::Unsupported(format!(
+                        "column `{column}`: a map without a key and a value"
+                    )));
+                };
+                let (kp, vp) = (child(path, "key"), child(path, "value"));
+                let kid = self.take(kp.clone());
+                let vid = self.take(vp.clone());
+                let (kty, kdt) = self.type_of(k.data_type(), &kp, kid)?;
+                let (vty, vdt) = self.type_of(v.data_type(), &vp, vid)?;
+                let kv: Fields = vec![with_id(k, kdt, kid), with_id(v, vdt, vid)].into();
+                let entries =
+                    Field::new(entries.name(), DataType::Struct(kv), entries.is_nullable())
+                        .with_metadata(entries.metadata().clone());
+                (
+                    json!({
+                        "type": "map",
+                        "key-id": kid,
+                        "key": kty,
+                        "value-id": vid,
+                        "value": vty,
+                        "value-required": !v.is_nullable(),
+                    }),
+                    DataType::Map(Arc::new(entries), *sorted),
+                )
+            }
+            leaf => {
+                let p = Primitive::of(leaf, &column)?;
+                self.primitives.insert(id, p);
+                (Value::String(p.name()), leaf.clone())
+            }
+        })
+    }
+}
+
+fn child(at: &[String], name: &str) -> Vec<String> {
+    let mut p = at.to_vec();
+    p.push(name.to_string());
+    p
+}
+
+/// `f` with type `dt` and id `id` in its metadata.
+fn with_id(f: &Field, dt: DataType, id: i32) -> Field {
+    let mut md = f.metadata().clone();
+    md.insert(FIELD_ID_KEY.to_string(), id.to_string());
+    Field::new(f.name(), dt, f.is_nullable()).with_metadata(md)
+}

@@ -1,0 +1,56 @@
+//! Table formats over strata's Parquet files: the metadata that makes a
+//! directory of data files a table that engines open, and the commit
+//! that publishes it.
+//!
+//! This crate owns what a data file's entry in a table says of it
+//! ([`stats`]: rows, bytes, row-group offsets, per leaf column its field
+//! id, sizes, value and null counts and exact bounds, all read from the
+//! Parquet footer, never from the data), and Iceberg format version 2
+//! ([`iceberg`]): the table schema with a field id for every nested
+//! field, the partition spec and sort order from a layout, manifests and
+//! the manifest list in Avro, the table metadata JSON, and the commit of
+//! a path table (`metadata/vN.metadata.json` claimed only if absent, then
+//! `version-hint.text`).
+//!
+//! # Data flow
+//!
+//! Arrow schema -> [`iceberg::TableSchema`] (field ids into the files'
+//! Arrow schema, so the Parquet writer records them) -> data files written
+//! by the caller -> [`stats::read_file`] per file -> [`iceberg::create`]:
+//! manifest, manifest list, metadata, commit.
+//!
+//! # Guarantees
+//!
+//! * **Data first, then metadata.** Nothing refers to a file before it is
+//!   complete; the table's new version is one file created only if it
+//!   does not exist, so a killed run leaves the table as it was (at most
+//!   with unreferenced data files), and of two writers claiming the same
+//!   version one fails with [`Error::Conflict`].
+//! * **Exact metrics.** Bounds are the exact minimum and maximum of each
+//!   file's statistics (a truncated statistic gives no bound), written in
+//!   Iceberg's single-value binary form.
+//! * **No panics on input.** Types the format cannot hold and tables that
+//!   are not tables are an [`Error`].
+//!
+//! # Example
+//!
+//! ```
+//! use arrow_schema::{DataType, Field, Schema};
+//! use strata_table::iceberg::TableSchema;
+//!
+//! let schema = Schema::new(vec![
+//!     Field::new("id", DataType::Int64, false),
+//!     Field::new("name", DataType::Utf8, true),
+//! ]);
+//! let table = TableSchema::new(&schema).unwrap();
+//! assert_eq!(table.last_column_id, 2);
+//! // The files' Arrow schema carries the ids for the Parquet writer.
+//! let id = table.arrow.field(1).metadata().get("PARQUET:field_id");
+//! assert_eq!(id.map(String::as_str), Some("2"));
+//! ```
+
+mod error;
+pub mod iceberg;
+pub mod stats;
+
+pub use error::Error;

@@ -1,0 +1,140 @@
+"""Iceberg v2 tables from `generate --format iceberg`, read by pyiceberg:
+`lineitem` partitioned by month and sorted, an unpartitioned table, and
+every table of the `orders` dataset. The rows equal the plain Parquet run
+(DuckDB `EXCEPT ALL` both ways); scans with a partition filter and with a
+range on the sort key plan exactly the files whose values can match
+(brute force over the files with DuckDB); every file's bounds and null
+counts in the manifests equal what DuckDB computes from the file; a
+location that already holds a table is refused and left unchanged."""
+
+import datetime
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+from pyiceberg.conversions import from_bytes
+from pyiceberg.expressions import And, GreaterThanOrEqual, LessThan
+from pyiceberg.table import StaticTable
+
+from conftest import check_same_rows
+
+ROWS = "300000"
+BASE = ["generate", "--target-records", ROWS, "--compression", "zstd", "-q"]
+
+
+def run(strata_bin, *args, check=True):
+    return subprocess.run([strata_bin, *args], check=check, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def lineitem(strata_bin, tmp_path_factory):
+    root = tmp_path_factory.mktemp("iceberg")
+    run(strata_bin, *BASE, "--preset", "lineitem", "--output-dir", str(root / "plain"))
+    run(
+        strata_bin, *BASE, "--preset", "lineitem", "--output-dir", str(root / "ice"), "--format", "iceberg",
+        "--partition-by", "month(l_shipdate)", "--sort-by", "l_shipdate,l_orderkey",
+    )
+    return root
+
+
+def table(root: Path) -> StaticTable:
+    return StaticTable.from_metadata(str(root / "metadata" / "v1.metadata.json"))
+
+
+def test_rows_equal_the_plain_run(lineitem):
+    t = table(lineitem / "ice" / "lineitem")
+    con = duckdb.connect()
+    con.register("ice", t.scan().to_arrow())
+    check_same_rows(con, "SELECT * FROM ice", f"SELECT * FROM read_parquet('{lineitem / 'plain'}/*.parquet')", "iceberg")
+    assert [f.transform.__class__.__name__ for f in t.spec().fields] == ["MonthTransform"]
+    assert [t.schema().find_column_name(f.source_id) for f in t.sort_order().fields] == ["l_shipdate", "l_orderkey"]
+    assert t.properties["write.parquet.compression-codec"] == "zstd"
+
+
+def files_matching(con, files, where):
+    """The data files with at least one row where `where` holds."""
+    return {f for f in files if con.execute(f"SELECT count(*) FROM read_parquet('{f}') WHERE {where}").fetchone()[0]}
+
+
+def test_scans_plan_only_the_files_that_can_match(lineitem):
+    t = table(lineitem / "ice" / "lineitem")
+    con = duckdb.connect()
+    files = [task.file.file_path for task in t.scan().plan_files()]
+    assert len(files) == len(list((lineitem / "ice" / "lineitem" / "data").rglob("*.parquet")))
+    # A partition filter: two months.
+    planned = {
+        task.file.file_path
+        for task in t.scan(
+            row_filter=And(GreaterThanOrEqual("l_shipdate", "1994-01-01"), LessThan("l_shipdate", "1994-03-01"))
+        ).plan_files()
+    }
+    assert planned == files_matching(con, files, "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1994-03-01'")
+    assert len(planned) == 2
+    # A range on the second sort key: pruned by each file's bounds, so
+    # exactly the files whose [min, max] meets the range.
+    planned = {task.file.file_path for task in t.scan(row_filter=LessThan("l_orderkey", 40)).plan_files()}
+    overlapping = {
+        f for f in files if con.execute(f"SELECT min(l_orderkey) FROM read_parquet('{f}')").fetchone()[0] < 40
+    }
+    assert planned == overlapping
+    assert 0 < len(planned) < len(files)
+
+
+def test_bounds_and_null_counts_are_the_files_own(lineitem):
+    t = table(lineitem / "ice" / "lineitem")
+    schema = t.schema()
+    con = duckdb.connect()
+    checked = 0
+    for task in t.scan().plan_files():
+        f = task.file
+        for field in schema.fields:
+            name = field.name
+            lo, hi, nulls = con.execute(
+                f'SELECT min("{name}"), max("{name}"), count(*) - count("{name}") FROM read_parquet(\'{f.file_path}\')'
+            ).fetchone()
+            if isinstance(lo, str):
+                lo, hi = lo.encode(), hi.encode()
+            got_lo = from_bytes(field.field_type, f.lower_bounds[field.field_id])
+            got_hi = from_bytes(field.field_type, f.upper_bounds[field.field_id])
+            if isinstance(got_lo, str):
+                got_lo, got_hi = got_lo.encode(), got_hi.encode()
+            if isinstance(lo, datetime.date):
+                epoch = datetime.date(1970, 1, 1)
+                lo, hi = (lo - epoch).days, (hi - epoch).days
+            assert (got_lo, got_hi) == (lo, hi), (f.file_path, name)
+            assert f.null_value_counts[field.field_id] == nulls, (f.file_path, name)
+            checked += 1
+        assert f.record_count == con.execute(f"SELECT count(*) FROM read_parquet('{f.file_path}')").fetchone()[0]
+        assert f.split_offsets and f.split_offsets[0] == 4
+    assert checked > 0
+
+
+def test_every_table_of_a_dataset(strata_bin, tmp_path):
+    args = ["generate", "-q", "--preset", "orders", "--scale", "0.01"]
+    run(strata_bin, *args, "--output-dir", str(tmp_path / "plain"))
+    run(strata_bin, *args, "--output-dir", str(tmp_path / "ice"), "--format", "iceberg")
+    tables = sorted(p.name for p in (tmp_path / "plain").iterdir() if p.is_dir())
+    assert len(tables) > 1
+    for name in tables:
+        con = duckdb.connect()
+        con.register("ice", table(tmp_path / "ice" / name).scan().to_arrow())
+        check_same_rows(con, "SELECT * FROM ice", f"SELECT * FROM read_parquet('{tmp_path / 'plain' / name}/*.parquet')", name)
+        con.close()
+
+
+def test_an_existing_table_is_refused_and_kept(strata_bin, tmp_path):
+    args = [*BASE, "--preset", "contacts", "--output-dir", str(tmp_path), "--format", "iceberg"]
+    run(strata_bin, *args)
+    meta = tmp_path / "contacts" / "metadata"
+    before = {p.name: p.read_bytes() for p in meta.iterdir()}
+    again = run(strata_bin, *args, check=False)
+    assert again.returncode != 0
+    assert "already an Iceberg table" in again.stderr
+    assert {p.name: p.read_bytes() for p in meta.iterdir()} == before
+    # A Delta table's directory is not taken for an Iceberg table.
+    delta = tmp_path / "d" / "contacts" / "_delta_log"
+    delta.mkdir(parents=True)
+    other = run(strata_bin, *BASE, "--preset", "contacts", "--output-dir", str(tmp_path / "d"), "--format", "iceberg", check=False)
+    assert other.returncode != 0 and "Delta table" in other.stderr
+    assert not (tmp_path / "d" / "contacts" / "metadata").exists()
