@@ -138,3 +138,42 @@ def test_an_existing_table_is_refused_and_kept(strata_bin, tmp_path):
     other = run(strata_bin, *BASE, "--preset", "contacts", "--output-dir", str(tmp_path / "d"), "--format", "iceberg", check=False)
     assert other.returncode != 0 and "Delta table" in other.stderr
     assert not (tmp_path / "d" / "contacts" / "metadata").exists()
+
+
+def test_a_sql_catalog_opens_every_table(strata_bin, tmp_path):
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    args = ["generate", "-q", "--preset", "orders", "--scale", "0.01"]
+    run(strata_bin, *args, "--output-dir", str(tmp_path / "plain"))
+    db = tmp_path / "wh" / "catalog.db"
+    ice = [*args, "--format", "iceberg", "--catalog", f"sqlite:{db}", "--namespace", "bench"]
+    # The namespace must exist unless it is to be created; nothing is
+    # written before that is known.
+    missing = run(strata_bin, *ice, "--output-dir", str(tmp_path / "wh"), check=False)
+    assert missing.returncode != 0 and "namespace `bench` does not exist" in missing.stderr
+    assert not (tmp_path / "wh" / "orders").exists()
+    run(strata_bin, *ice, "--output-dir", str(tmp_path / "wh"), "--create-namespace")
+    catalog = SqlCatalog("default", uri=f"sqlite:///{db}")
+    tables = sorted(t[1] for t in catalog.list_tables("bench"))
+    assert tables == sorted(p.name for p in (tmp_path / "plain").iterdir() if p.is_dir())
+    for name in tables:
+        con = duckdb.connect()
+        con.register("ice", catalog.load_table(("bench", name)).scan().to_arrow())
+        check_same_rows(con, "SELECT * FROM ice", f"SELECT * FROM read_parquet('{tmp_path / 'plain' / name}/*.parquet')", name)
+        con.close()
+    # A table the catalog has is refused, and the catalog is unchanged.
+    before = db.read_bytes()
+    again = run(strata_bin, *ice, "--output-dir", str(tmp_path / "wh2"), check=False)
+    assert again.returncode != 0 and "already has table bench." in again.stderr
+    assert db.read_bytes() == before
+    assert not (tmp_path / "wh2").exists()
+
+
+def test_a_file_that_is_not_a_catalog_is_refused(strata_bin, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database\n" * 300)
+    r = run(strata_bin, *BASE, "--preset", "contacts", "--output-dir", str(tmp_path / "wh"), "--format", "iceberg",
+            "--catalog", f"sqlite:{notes}", "--create-namespace", check=False)
+    assert r.returncode != 0 and "notes.txt" in r.stderr
+    assert notes.read_text() == "not a database\n" * 300
+    assert not (tmp_path / "wh").exists()

@@ -97,6 +97,23 @@ pub(crate) struct GenerateArgs {
     /// and version-hint.text, committed once every data file is complete).
     #[arg(long, default_value = "parquet", value_parser = parse::<OutputFormat, _>)]
     format: OutputFormat,
+    /// With --format iceberg: also register each table in Iceberg's SQL
+    /// catalog in a SQLite file (`sqlite:PATH`, or SQLAlchemy's
+    /// `sqlite:///PATH`; created if missing), which
+    /// pyiceberg's SqlCatalog and Java's JdbcCatalog open.
+    #[arg(long, value_name = "sqlite:PATH")]
+    catalog: Option<String>,
+    /// The catalog's name (its `catalog_name`: pyiceberg's
+    /// `SqlCatalog(NAME, ...)`).
+    #[arg(long, default_value = "default", requires = "catalog")]
+    catalog_name: String,
+    /// The catalog namespace the tables go in.
+    #[arg(long, default_value = "default", requires = "catalog")]
+    namespace: String,
+    /// Create the namespace if the catalog does not have it (else that is
+    /// an error).
+    #[arg(long, requires = "catalog")]
+    create_namespace: bool,
     /// Codec: none, snappy, lz4 or zstd, with zstd:LEVEL for a level from 1
     /// to 22 (default 1).
     #[arg(long, default_value = "none", value_parser = parse::<Compression, _>)]
@@ -286,8 +303,28 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
             args.parts.is_none(),
             "--format iceberg writes whole tables; --parts is not supported with it yet"
         );
-        Some(flow.as_iceberg()?)
+        let catalog = match &args.catalog {
+            Some(c) => {
+                let path = c.strip_prefix("sqlite:").ok_or_else(|| {
+                    anyhow::anyhow!("--catalog {c}: expected sqlite:PATH (a SQLite file)")
+                })?;
+                Some(strata_pipeline::table::Catalog {
+                    // `sqlite:///PATH` as SQLAlchemy writes it (four
+                    // slashes for an absolute path), or `sqlite:PATH`.
+                    path: PathBuf::from(path.strip_prefix("///").unwrap_or(path)),
+                    name: args.catalog_name.clone(),
+                    namespace: args.namespace.clone(),
+                    create_namespace: args.create_namespace,
+                })
+            }
+            None => None,
+        };
+        Some(flow.as_iceberg(catalog)?)
     } else {
+        anyhow::ensure!(
+            args.catalog.is_none(),
+            "--catalog registers Iceberg tables: add --format iceberg"
+        );
         None
     };
     if args.dry_run {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use strata_parquet::Compression;
 use strata_store::FromStore as _;
 use strata_table::{
+    catalog::SqliteCatalog,
     iceberg::{self, Committed, SortField, TableSchema},
     stats,
 };
@@ -19,6 +20,27 @@ use crate::{Error, flow::Flow, generate::Summary};
 pub struct IcebergTables {
     /// Each job's table directory (absolute).
     pub dirs: Vec<PathBuf>,
+    /// The SQL catalog the tables are registered in, if any.
+    pub catalog: Option<Catalog>,
+}
+
+/// A SQL catalog in a SQLite file to register tables in.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    /// The SQLite file.
+    pub path: PathBuf,
+    /// The catalog's name (`catalog_name`; pyiceberg's `SqlCatalog(NAME)`).
+    pub name: String,
+    /// The namespace the tables go in.
+    pub namespace: String,
+    /// Whether a namespace that does not exist is created.
+    pub create_namespace: bool,
+}
+
+impl Catalog {
+    fn open(&self) -> Result<SqliteCatalog, Error> {
+        Ok(SqliteCatalog::open(&self.path, &self.name)?)
+    }
 }
 
 impl Flow {
@@ -26,15 +48,38 @@ impl Flow {
     /// `TABLE/data/` (for a spec of one table, `TABLE` is
     /// `OUTPUT/NAME`; in a dataset, the table's own directory), identity
     /// partition columns stay in the files, and no table may exist there
-    /// yet.
+    /// yet, in its directory nor, with a `catalog`, in the catalog (whose
+    /// namespace must exist unless it is to be created).
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] for an output in an object store or IPC
-    /// files;
-    /// [`Error::Table`] when a table directory already holds a table.
-    pub fn as_iceberg(&mut self) -> Result<IcebergTables, Error> {
+    /// files, or a namespace that does not exist;
+    /// [`Error::Table`] when a table directory already holds a table, a
+    /// catalog already has one of the tables, or the catalog file is not
+    /// a catalog.
+    pub fn as_iceberg(&mut self, catalog: Option<Catalog>) -> Result<IcebergTables, Error> {
         let multi = self.is_dataset();
         let mut dirs = Vec::new();
+        if let Some(c) = &catalog {
+            let open = c.open()?;
+            if !c.create_namespace && !open.namespace_exists(&c.namespace)? {
+                return Err(Error::InvalidConfig(format!(
+                    "namespace `{}` does not exist in catalog `{}` ({}); create it, or pass --create-namespace",
+                    c.namespace,
+                    c.name,
+                    c.path.display()
+                )));
+            }
+            for (g, _) in self.jobs() {
+                let name = strata_gen::BatchGenerator::name(g);
+                if let Some(at) = open.table(&c.namespace, name)? {
+                    return Err(Error::InvalidConfig(format!(
+                        "catalog `{}` already has table {}.{name} (at {at}); appending to a table is not supported yet",
+                        c.name, c.namespace
+                    )));
+                }
+            }
+        }
         for (_, cfg) in self.jobs_mut() {
             let out = cfg.output_dir.to_string_lossy().into_owned();
             if out.contains("://") && !out.starts_with("file://") {
@@ -59,11 +104,13 @@ impl Flow {
             cfg.output_dir = dir.join("data");
             dirs.push(dir);
         }
-        Ok(IcebergTables { dirs })
+        Ok(IcebergTables { dirs, catalog })
     }
 
     /// Commits each table's data files, as `summaries` (one per job, in
-    /// order) list them, as version 1 of its Iceberg table.
+    /// order) list them, as version 1 of its Iceberg table, and registers
+    /// it in the catalog, if any (a table another writer registered
+    /// meanwhile loses its new metadata and is an error).
     ///
     /// # Errors
     /// [`Error::Table`] for a data file whose footer does not read, a
@@ -73,6 +120,16 @@ impl Flow {
         tables: &IcebergTables,
         summaries: &[Summary],
     ) -> Result<Vec<Committed>, Error> {
+        let mut catalog = match &tables.catalog {
+            Some(c) => {
+                let open = c.open()?;
+                if c.create_namespace {
+                    open.create_namespace(&c.namespace)?;
+                }
+                Some((c, open))
+            }
+            None => None,
+        };
         let mut out = Vec::new();
         for (((generator, cfg), dir), summary) in
             self.jobs().iter().zip(&tables.dirs).zip(summaries)
@@ -128,7 +185,7 @@ impl Flow {
                 "schema.name-mapping.default".to_string(),
                 schema.name_mapping().to_string(),
             );
-            out.push(iceberg::create(&iceberg::NewTable {
+            let committed = iceberg::create(&iceberg::NewTable {
                 location: dir,
                 schema: &schema,
                 arrow: &file_schema,
@@ -136,7 +193,17 @@ impl Flow {
                 sort: &sort,
                 properties,
                 files: &files,
-            })?);
+            })?;
+            if let Some((c, open)) = catalog.as_mut() {
+                let name = strata_gen::BatchGenerator::name(generator);
+                let location = committed.metadata.to_string_lossy().into_owned();
+                if let Err(e) = open.register(&c.namespace, name, &location) {
+                    // Not the catalog's table: its version goes.
+                    iceberg::withdraw(&committed);
+                    return Err(e.into());
+                }
+            }
+            out.push(committed);
         }
         Ok(out)
     }

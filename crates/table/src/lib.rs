@@ -49,6 +49,7 @@
 //! assert_eq!(id.map(String::as_str), Some("2"));
 //! ```
 
+pub mod catalog;
 mod error;
 pub mod iceberg;
 pub mod stats;

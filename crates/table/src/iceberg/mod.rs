@@ -135,6 +135,16 @@ pub fn check_new(location: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// Takes back a version [`create`] committed that a catalog then refused:
+/// its metadata file and version hint are removed (the data files and
+/// manifests stay, unreferenced).
+pub fn withdraw(c: &Committed) {
+    if let Some(dir) = c.metadata.parent() {
+        let _ = std::fs::remove_file(dir.join("version-hint.text"));
+    }
+    let _ = std::fs::remove_file(&c.metadata);
+}
+
 /// Writes the metadata of a new table over its data files and commits it
 /// as version 1 of a path table.
 ///
