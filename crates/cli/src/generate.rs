@@ -359,10 +359,17 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
             for (dir, c) in tables.dirs.iter().zip(&committed) {
                 writeln!(
                     std::io::stdout().lock(),
-                    "iceberg table {}: version 1, snapshot {}, {} rows ({})",
+                    "iceberg table {}: version {}, snapshot {} added {} rows ({} in the table){} ({})",
                     dir.display(),
+                    c.version,
                     c.snapshot_id,
                     c.rows,
+                    c.total_rows,
+                    if c.retries > 0 {
+                        format!(", after {} concurrent commit(s)", c.retries)
+                    } else {
+                        String::new()
+                    },
                     c.metadata.display()
                 )?;
             }

@@ -1,7 +1,10 @@
 //! Generated tables as table formats' tables: each table of a run written
 //! as an Iceberg table at `OUTPUT/TABLE` (its data files under `data/`,
-//! laid out as the table's layout says), its metadata committed once
-//! every data file is complete ([`strata_table::iceberg::create`]).
+//! laid out as the table's layout says, named by the run), its metadata
+//! committed once every data file is complete, as version 1 of a new
+//! table or a snapshot appended to an existing one
+//! ([`strata_table::iceberg::commit`]), and registered in a SQL catalog
+//! when one is given.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +23,8 @@ use crate::{Error, flow::Flow, generate::Summary};
 pub struct IcebergTables {
     /// Each job's table directory (absolute).
     pub dirs: Vec<PathBuf>,
+    /// Each job's table schema (of its data files).
+    schemas: Vec<TableSchema>,
     /// The SQL catalog the tables are registered in, if any.
     pub catalog: Option<Catalog>,
 }
@@ -45,42 +50,41 @@ impl Catalog {
 
 impl Flow {
     /// Makes each table an Iceberg table: its data files go to
-    /// `TABLE/data/` (for a spec of one table, `TABLE` is
-    /// `OUTPUT/NAME`; in a dataset, the table's own directory), identity
-    /// partition columns stay in the files, and no table may exist there
-    /// yet, in its directory nor, with a `catalog`, in the catalog (whose
-    /// namespace must exist unless it is to be created).
+    /// `TABLE/data/` (for a spec of one table, `TABLE` is `OUTPUT/NAME`;
+    /// in a dataset, the table's own directory) under names of their
+    /// own, and identity partition columns stay in the files. A table
+    /// that exists is appended to: its schema and partitioning must be
+    /// this run's. With a `catalog`, its namespace must exist unless it is
+    /// to be created, and a table it has must be the one in the table's
+    /// directory.
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] for an output in an object store or IPC
-    /// files, or a namespace that does not exist;
-    /// [`Error::Table`] when a table directory already holds a table, a
-    /// catalog already has one of the tables, or the catalog file is not
-    /// a catalog.
+    /// files, a namespace that does not exist, or a catalog entry that
+    /// is not the directory's table; [`Error::Table`] for a directory
+    /// that holds another format or unreadable metadata, a schema or
+    /// partitioning that differs from the table's, or a catalog file that
+    /// is not a catalog.
     pub fn as_iceberg(&mut self, catalog: Option<Catalog>) -> Result<IcebergTables, Error> {
         let multi = self.is_dataset();
-        let mut dirs = Vec::new();
-        if let Some(c) = &catalog {
-            let open = c.open()?;
-            if !c.create_namespace && !open.namespace_exists(&c.namespace)? {
-                return Err(Error::InvalidConfig(format!(
-                    "namespace `{}` does not exist in catalog `{}` ({}); create it, or pass --create-namespace",
-                    c.namespace,
-                    c.name,
-                    c.path.display()
-                )));
-            }
-            for (g, _) in self.jobs() {
-                let name = strata_gen::BatchGenerator::name(g);
-                if let Some(at) = open.table(&c.namespace, name)? {
+        let open = match &catalog {
+            Some(c) => {
+                let open = c.open()?;
+                if !c.create_namespace && !open.namespace_exists(&c.namespace)? {
                     return Err(Error::InvalidConfig(format!(
-                        "catalog `{}` already has table {}.{name} (at {at}); appending to a table is not supported yet",
-                        c.name, c.namespace
+                        "namespace `{}` does not exist in catalog `{}` ({}); create it, or pass --create-namespace",
+                        c.namespace,
+                        c.name,
+                        c.path.display()
                     )));
                 }
+                Some((c, open))
             }
-        }
-        for (_, cfg) in self.jobs_mut() {
+            None => None,
+        };
+        let run = iceberg::run_id();
+        let (mut dirs, mut schemas) = (Vec::new(), Vec::new());
+        for (generator, cfg) in self.jobs_mut() {
             let out = cfg.output_dir.to_string_lossy().into_owned();
             if out.contains("://") && !out.starts_with("file://") {
                 return Err(Error::InvalidConfig(format!(
@@ -93,28 +97,56 @@ impl Flow {
                 ));
             }
             let base = PathBuf::from(out.strip_prefix("file://").unwrap_or(&out));
+            let name = strata_gen::BatchGenerator::name(generator).to_string();
             let dir = if multi { base } else { base.join(cfg.stem()) };
             let dir = std::path::absolute(&dir)
                 .map_err(|e| Error::io("resolve the table directory", &dir, e))?;
-            iceberg::check_new(&dir)?;
             // Iceberg reads identity partition columns from the files.
             if let Some(layout) = cfg.layout.as_mut() {
                 layout.keep_partition_columns = true;
             }
+            let arrow = strata_gen::BatchGenerator::schema(generator);
+            let schema = TableSchema::new(&arrow)?;
+            let partition = cfg
+                .layout
+                .as_ref()
+                .map(|l| l.fields().to_vec())
+                .unwrap_or_default();
+            let existing = iceberg::check_target(&dir, &schema, &partition)?;
+            if let Some((c, open)) = &open
+                && let Some(at) = open.table(&c.namespace, &name)?
+                && existing
+                    .as_ref()
+                    .map(|e| e.path.to_string_lossy().into_owned())
+                    != Some(at.clone())
+            {
+                return Err(Error::InvalidConfig(format!(
+                    "catalog `{}` has table {}.{name} at {at}, which is not the current version of {}",
+                    c.name,
+                    c.namespace,
+                    dir.display()
+                )));
+            }
             cfg.output_dir = dir.join("data");
+            cfg.output_filename = format!("{}-{run}", cfg.stem());
             dirs.push(dir);
+            schemas.push(schema);
         }
-        Ok(IcebergTables { dirs, catalog })
+        Ok(IcebergTables {
+            dirs,
+            schemas,
+            catalog,
+        })
     }
 
     /// Commits each table's data files, as `summaries` (one per job, in
-    /// order) list them, as version 1 of its Iceberg table, and registers
-    /// it in the catalog, if any (a table another writer registered
-    /// meanwhile loses its new metadata and is an error).
+    /// order) list them, as a new snapshot of its Iceberg table (version
+    /// 1 of a new one), and moves the catalog's entry, if any, to it; a
+    /// version another writer committed first is built on.
     ///
     /// # Errors
     /// [`Error::Table`] for a data file whose footer does not read, a
-    /// type Iceberg cannot hold, or a commit that fails or conflicts.
+    /// type Iceberg cannot hold, or a commit that fails.
     pub fn commit_iceberg(
         &self,
         tables: &IcebergTables,
@@ -131,16 +163,14 @@ impl Flow {
             None => None,
         };
         let mut out = Vec::new();
-        for (((generator, cfg), dir), summary) in
-            self.jobs().iter().zip(&tables.dirs).zip(summaries)
+        for ((((generator, cfg), dir), schema), summary) in self
+            .jobs()
+            .iter()
+            .zip(&tables.dirs)
+            .zip(&tables.schemas)
+            .zip(summaries)
         {
-            let arrow = strata_gen::BatchGenerator::schema(generator);
             let layout = cfg.layout.as_ref();
-            let file_schema = match layout {
-                Some(l) => std::sync::Arc::new(arrow.project(&l.file_columns(&arrow))?),
-                None => arrow.clone(),
-            };
-            let schema = TableSchema::new(&file_schema)?;
             let data = dir.join("data");
             let mut files = Vec::with_capacity(summary.files.len());
             for f in &summary.files {
@@ -185,25 +215,28 @@ impl Flow {
                 "schema.name-mapping.default".to_string(),
                 schema.name_mapping().to_string(),
             );
-            let committed = iceberg::create(&iceberg::NewTable {
-                location: dir,
-                schema: &schema,
-                arrow: &file_schema,
-                partition: &partition,
-                sort: &sort,
-                properties,
-                files: &files,
-            })?;
-            if let Some((c, open)) = catalog.as_mut() {
-                let name = strata_gen::BatchGenerator::name(generator);
-                let location = committed.metadata.to_string_lossy().into_owned();
-                if let Err(e) = open.register(&c.namespace, name, &location) {
-                    // Not the catalog's table: its version goes.
-                    iceberg::withdraw(&committed);
-                    return Err(e.into());
+            let name = strata_gen::BatchGenerator::name(generator);
+            let mut hook = |old: Option<&Path>, new: &Path| -> Result<(), strata_table::Error> {
+                match catalog.as_mut() {
+                    Some((c, open)) => {
+                        let old = old.map(|p| p.to_string_lossy().into_owned());
+                        open.swap(&c.namespace, name, old.as_deref(), &new.to_string_lossy())
+                    }
+                    None => Ok(()),
                 }
-            }
-            out.push(committed);
+            };
+            out.push(iceberg::commit(
+                &iceberg::NewTable {
+                    location: dir,
+                    schema,
+                    arrow: &schema.arrow,
+                    partition: &partition,
+                    sort: &sort,
+                    properties,
+                    files: &files,
+                },
+                Some(&mut hook),
+            )?);
         }
         Ok(out)
     }

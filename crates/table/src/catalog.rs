@@ -194,6 +194,46 @@ impl SqliteCatalog {
     }
 }
 
+impl SqliteCatalog {
+    /// Moves table `ns.table` from metadata `old` to `new` in one
+    /// transaction that changes the row only if it still names `old`
+    /// (compare and swap); with no `old`, registers the table.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] when another writer moved or registered the
+    /// table first; [`Error::BadTable`] when the catalog cannot be
+    /// written.
+    pub fn swap(
+        &mut self,
+        ns: &str,
+        table: &str,
+        old: Option<&str>,
+        new: &str,
+    ) -> Result<(), Error> {
+        let Some(old) = old else {
+            return self.register(ns, table, new);
+        };
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE iceberg_tables
+                 SET metadata_location = ?4, previous_metadata_location = ?5
+                 WHERE catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3
+                   AND metadata_location = ?5",
+                params![self.name, ns, table, new, old],
+            )
+            .map_err(|e| bad(&self.path, e))?;
+        if changed == 1 {
+            Ok(())
+        } else {
+            Err(Error::Conflict {
+                path: self.path.join(format!("{ns}.{table}")),
+                version: 0,
+            })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::SqliteCatalog;
@@ -220,9 +260,26 @@ mod tests {
             other.register("bench", "t", "/elsewhere.json"),
             Err(Error::Conflict { .. })
         ));
+        // A swap moves the table only from the version it names.
+        c.swap(
+            "bench",
+            "t",
+            Some("/w/t/metadata/v1.metadata.json"),
+            "/w/t/metadata/v2.metadata.json",
+        )
+        .unwrap();
+        assert!(matches!(
+            other.swap(
+                "bench",
+                "t",
+                Some("/w/t/metadata/v1.metadata.json"),
+                "/x.json"
+            ),
+            Err(Error::Conflict { .. })
+        ));
         assert_eq!(
             c.table("bench", "t").unwrap().as_deref(),
-            Some("/w/t/metadata/v1.metadata.json")
+            Some("/w/t/metadata/v2.metadata.json")
         );
         // Another catalog name in the same file sees nothing.
         let third = SqliteCatalog::open(&path, "other").unwrap();

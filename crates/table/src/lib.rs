@@ -9,15 +9,18 @@
 //! ([`iceberg`]): the table schema with a field id for every nested
 //! field, the partition spec and sort order from a layout, manifests and
 //! the manifest list in Avro, the table metadata JSON, and the commit of
-//! a path table (`metadata/vN.metadata.json` claimed only if absent, then
-//! `version-hint.text`).
+//! a path table (`metadata/vN.metadata.json` claimed only if absent, built
+//! again on another writer's version when it took that one, then
+//! `version-hint.text`), new or appended to; and Iceberg's SQL catalog in
+//! a SQLite file ([`catalog`]).
 //!
 //! # Data flow
 //!
 //! Arrow schema -> [`iceberg::TableSchema`] (field ids into the files'
 //! Arrow schema, so the Parquet writer records them) -> data files written
-//! by the caller -> [`stats::read_file`] per file -> [`iceberg::create`]:
-//! manifest, manifest list, metadata, commit.
+//! by the caller -> [`stats::read_file`] per file -> [`iceberg::commit`]:
+//! manifest, manifest list, metadata, commit (and a catalog's
+//! compare-and-swap through its hook).
 //!
 //! # Guarantees
 //!
@@ -25,7 +28,8 @@
 //!   complete; the table's new version is one file created only if it
 //!   does not exist, so a killed run leaves the table as it was (at most
 //!   with unreferenced data files), and of two writers claiming the same
-//!   version one fails with [`Error::Conflict`].
+//!   version one builds its commit again on the other's (no commit is
+//!   lost).
 //! * **Exact metrics.** Bounds are the exact minimum and maximum of each
 //!   file's statistics (a truncated statistic gives no bound), written in
 //!   Iceberg's single-value binary form.
@@ -52,6 +56,7 @@
 pub mod catalog;
 mod error;
 pub mod iceberg;
+mod ids;
 pub mod stats;
 
 pub use error::Error;

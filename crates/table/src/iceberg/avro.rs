@@ -358,10 +358,26 @@ pub(crate) struct ManifestFile {
     pub(crate) partitions: Vec<FieldSummary>,
 }
 
-/// The bytes of a manifest list of `manifests`.
+/// The lines of the manifest list at `path`, read into this writer's
+/// schema (so that they are written again as they were).
+///
+/// # Errors
+/// [`Error::Io`] when it does not read; [`Error::Avro`] when it is not a
+/// manifest list.
+pub(crate) fn read_manifest_list(path: &Path) -> Result<Vec<Value>, Error> {
+    let schema = parse(&manifest_list_schema(), path)?;
+    let f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let reader = apache_avro::Reader::with_schema(&schema, std::io::BufReader::new(f))
+        .map_err(|e| avro_error(path, e))?;
+    reader.map(|v| v.map_err(|e| avro_error(path, e))).collect()
+}
+
+/// The bytes of a manifest list of the lines `kept` (read from the
+/// previous list) and then `ours`.
 pub(crate) fn manifest_list(
     path: &Path,
-    manifests: &[ManifestFile],
+    kept: &[Value],
+    ours: &ManifestFile,
     metadata: &[(&str, String)],
 ) -> Result<Vec<u8>, Error> {
     let schema = parse(&manifest_list_schema(), path)?;
@@ -370,11 +386,15 @@ pub(crate) fn manifest_list(
         w.add_user_metadata((*k).to_string(), v.as_bytes())
             .map_err(|e| avro_error(path, e))?;
     }
+    for line in kept {
+        w.append(line.clone()).map_err(|e| avro_error(path, e))?;
+    }
     let bytes_opt = |b: &Option<Vec<u8>>| match b {
         Some(b) => Value::Union(1, Box::new(Value::Bytes(b.clone()))),
         None => Value::Union(0, Box::new(Value::Null)),
     };
-    for m in manifests {
+    {
+        let m = ours;
         let partitions = m
             .partitions
             .iter()

@@ -204,6 +204,69 @@ impl TableSchema {
     }
 }
 
+/// Checks that the table whose metadata is `metadata` has `schema` as
+/// its current schema (the same fields, ids, types and nullability).
+///
+/// # Errors
+/// [`Error::Unsupported`] naming the first field that differs.
+pub(crate) fn check_same(
+    metadata: &Value,
+    schema: &TableSchema,
+    at: &std::path::Path,
+) -> Result<(), Error> {
+    let id = metadata["current-schema-id"].as_i64().unwrap_or(0);
+    let current = metadata["schemas"]
+        .as_array()
+        .and_then(|s| {
+            s.iter()
+                .find(|s| s["schema-id"].as_i64().unwrap_or(0) == id)
+        })
+        .map(|s| s["fields"].clone())
+        .unwrap_or(Value::Null);
+    let ours = &schema.json["fields"];
+    if &current == ours {
+        return Ok(());
+    }
+    let describe = |f: &Value| {
+        format!(
+            "{} {}{}",
+            f["name"].as_str().unwrap_or("?"),
+            f["type"],
+            if f["required"].as_bool() == Some(true) {
+                " not null"
+            } else {
+                ""
+            }
+        )
+    };
+    let (have, want) = (
+        current.as_array().cloned().unwrap_or_default(),
+        ours.as_array().cloned().unwrap_or_default(),
+    );
+    let first = have
+        .iter()
+        .zip(&want)
+        .find(|(a, b)| a != b)
+        .map(|(a, b)| {
+            format!(
+                "the table has `{}` where this run has `{}`",
+                describe(a),
+                describe(b)
+            )
+        })
+        .unwrap_or_else(|| {
+            format!(
+                "the table has {} columns where this run has {}",
+                have.len(),
+                want.len()
+            )
+        });
+    Err(Error::Unsupported(format!(
+        "{}: the schema differs from the table's: {first}",
+        at.display()
+    )))
+}
+
 /// A field's entry in a name mapping.
 fn mapping_of_field(f: &Value) -> Value {
     let mut m = json!({"field-id": f["id"], "names": [f["name"]]});
