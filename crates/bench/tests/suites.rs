@@ -33,6 +33,7 @@ fn every_suite_runs_at_tiny_size() {
                     | "duckdb"
                     | "tpchgen-cli"
                     | "tpchgen-cli + duckdb"
+                    | "tpchgen-cli + pyiceberg"
             );
             if python_peer && !with_python {
                 continue;

@@ -39,6 +39,7 @@ use crate::{Body, Case, Config, Error, Sample, Size, Unit, case_err};
 const PEER: &str = include_str!("../../python/generate_peer.py");
 const TPCHGEN_PEER: &str = include_str!("../../python/tpchgen_peer.py");
 const LAYOUT_PEER: &str = include_str!("../../python/layout_peer.py");
+const ICEBERG_PEER: &str = include_str!("../../python/iceberg_peer.py");
 
 /// Rows of TPC-H's lineitem table at scale factor 1.
 pub const LINEITEM_SF1_ROWS: u64 = 6_001_215;
@@ -282,11 +283,28 @@ fn layout_cases(
             dir,
         ));
     }
+    out.push(iceberg_case(name.clone(), dir, rows, threads)?);
     let mut request = peer_timing(cfg);
     request["name"] = name.clone().into();
     request["dir"] = dir.path().display().to_string().into();
     request["scale_factor"] = scale_factor.into();
     request["threads"] = threads.into();
+    let subject = "tpchgen-cli + pyiceberg";
+    let reply = python_peer(
+        cfg,
+        ICEBERG_PEER,
+        &request,
+        subject,
+        std::slice::from_ref(&name),
+    );
+    out.push(Case {
+        name: name.clone(),
+        subject: subject.into(),
+        unit: Unit::Rows,
+        work: rows as f64,
+        repeats: 1,
+        body: peer_body(&reply, &name),
+    });
     let subject = "tpchgen-cli + duckdb";
     let reply = python_peer(
         cfg,
@@ -304,6 +322,61 @@ fn layout_cases(
         body: peer_body(&reply, &name),
     });
     Ok(out)
+}
+
+/// strata writing the laid-out `lineitem` of [`layout_cases`] as an
+/// Iceberg table (`--format iceberg`: the same layout, identity partition
+/// columns kept in the files, then the manifest, manifest list and
+/// metadata), the whole flow timed.
+fn iceberg_case(
+    name: String,
+    dir: &Arc<tempfile::TempDir>,
+    rows: u64,
+    threads: usize,
+) -> Result<Case, Error> {
+    let text = strata_gen::Dataset::preset_text("lineitem")
+        .ok_or_else(|| case_err("no lineitem preset"))?;
+    let dataset = strata_gen::Dataset::parse(text, "preset lineitem").map_err(case_err)?;
+    let base = GenerateConfig {
+        target_records: rows,
+        seed: 42,
+        ..peer_config(
+            "lineitem",
+            "strata iceberg",
+            Compression::Zstd(1),
+            dir,
+            threads,
+        )
+    };
+    let flags = strata_pipeline::layout::LayoutFlags {
+        partition_by: vec!["month(l_shipdate),l_returnflag".into()],
+        sort_by: vec!["l_shipdate,l_orderkey".into()],
+        ..Default::default()
+    };
+    let output = base.output_dir.clone();
+    let keep = dir.clone();
+    Ok(Case {
+        name,
+        subject: "strata iceberg".into(),
+        unit: Unit::Rows,
+        work: rows as f64,
+        repeats: 1,
+        body: Body::Staged {
+            setup: remove_output(output),
+            run: Box::new(move || {
+                let _keep = &keep;
+                let mut flow = strata_pipeline::flow::Flow::new(dataset.clone(), &[0], &base, 1.0)
+                    .map_err(case_err)?;
+                flow.set_layouts(&flags).map_err(case_err)?;
+                let tables = flow.as_iceberg(None).map_err(case_err)?;
+                let summaries = flow
+                    .run(strata_pipeline::generate::RunOptions::default(), &|_| {})
+                    .map_err(case_err)?;
+                flow.commit_iceberg(&tables, &summaries).map_err(case_err)?;
+                Ok(())
+            }),
+        },
+    })
 }
 
 /// `tpchgen-cli` writing TPC-H `tables` at one scale factor, codec and
