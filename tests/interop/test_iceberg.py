@@ -280,3 +280,18 @@ def test_a_file_that_is_not_a_catalog_is_refused(strata_bin, tmp_path):
     assert r.returncode != 0 and "notes.txt" in r.stderr
     assert notes.read_text() == "not a database\n" * 300
     assert not (tmp_path / "wh").exists()
+
+
+def test_snapshots_split_one_run_into_appends(strata_bin, tmp_path):
+    args = ["generate", "-q", "--preset", "lineitem", "--target-records", "30000"]
+    run(strata_bin, *args, "--output-dir", str(tmp_path / "plain"))
+    run(strata_bin, *args, "--output-dir", str(tmp_path / "wh"), "--format", "iceberg",
+        "--partition-by", "month(l_shipdate)", "--snapshots", "6")
+    t = latest(tmp_path / "wh" / "lineitem")
+    assert len(t.snapshots()) == 6
+    assert [int(s.summary["added-records"]) for s in t.snapshots()] == [5000] * 6
+    con = duckdb.connect()
+    con.register("ice", t.scan().to_arrow())
+    check_same_rows(con, "SELECT * FROM ice", f"SELECT * FROM read_parquet('{tmp_path / 'plain'}/*.parquet')", "snapshots")
+    bad = run(strata_bin, *args, "--output-dir", str(tmp_path / "x"), "--snapshots", "3", check=False)
+    assert bad.returncode != 0 and "add --format iceberg" in bad.stderr

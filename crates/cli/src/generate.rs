@@ -114,6 +114,12 @@ pub(crate) struct GenerateArgs {
     /// an error).
     #[arg(long, requires = "catalog")]
     create_namespace: bool,
+    /// With --format iceberg: write the rows as this many appends, one
+    /// snapshot each (snapshot i holds the i-th of N equal slices of the
+    /// rows, so the table holds the rows of one run), for benchmarks of
+    /// snapshot-heavy metadata.
+    #[arg(long, value_name = "N", conflicts_with_all = ["parts", "part"])]
+    snapshots: Option<u64>,
     /// Codec: none, snappy, lz4 or zstd, with zstd:LEVEL for a level from 1
     /// to 22 (default 1).
     #[arg(long, default_value = "none", value_parser = parse::<Compression, _>)]
@@ -253,7 +259,11 @@ fn load_dataset(args: &GenerateArgs) -> Result<Dataset> {
     }
 }
 
-fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
+fn config(
+    args: &GenerateArgs,
+    spec: &Spec,
+    part: strata_pipeline::generate::Part,
+) -> GenerateConfig {
     let threads = args.threads.unwrap_or_else(default_threads);
     let output_dir = args
         .output_dir
@@ -279,10 +289,7 @@ fn config(args: &GenerateArgs, spec: &Spec) -> GenerateConfig {
         seed: args.seed,
         encoder: args.encoder,
         page_checksums: !args.no_page_checksums,
-        part: strata_pipeline::generate::Part {
-            index: args.part.unwrap_or(1),
-            count: args.parts.unwrap_or(1),
-        },
+        part,
         layout: None,
     }
 }
@@ -297,7 +304,43 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
         strata_store::location::parse_dir(d, &args.store.config())
             .map_err(|e| anyhow::anyhow!("--output-dir: {e}"))?;
     }
-    let mut flow = flow(&args, load_dataset(&args)?)?;
+    let snapshots = args.snapshots.unwrap_or(1);
+    if args.snapshots.is_some() {
+        anyhow::ensure!(
+            args.format == OutputFormat::Iceberg,
+            "--snapshots makes a table of several appends: add --format iceberg"
+        );
+        anyhow::ensure!(snapshots >= 1, "--snapshots must be at least 1");
+        anyhow::ensure!(
+            args.summary_json.is_none() && !args.verify_distribution,
+            "--snapshots: --summary-json and --verify-distribution describe one run; leave them out"
+        );
+    }
+    if snapshots == 1 {
+        let part = strata_pipeline::generate::Part {
+            index: args.part.unwrap_or(1),
+            count: args.parts.unwrap_or(1),
+        };
+        return run_one(&args, part);
+    }
+    // Snapshot i holds the i-th of `snapshots` equal slices of the rows:
+    // together the same rows as one run.
+    for index in 1..=snapshots {
+        run_one(
+            &args,
+            strata_pipeline::generate::Part {
+                index,
+                count: snapshots,
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// One run: generate the tables (rows of `part`) and, for tables,
+/// commit them.
+fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result<()> {
+    let mut flow = flow(args, load_dataset(args)?, part)?;
     let iceberg = if args.format == OutputFormat::Iceberg {
         anyhow::ensure!(
             args.parts.is_none(),
@@ -423,13 +466,17 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
 /// The run the flags ask for: the spec's one table, or the `--tables`
 /// of a dataset of several at `--scale`, with the flags' settings. The
 /// flags that apply to only one of the two are refused for the other.
-fn flow(args: &GenerateArgs, dataset: Dataset) -> Result<Flow> {
+fn flow(
+    args: &GenerateArgs,
+    dataset: Dataset,
+    part: strata_pipeline::generate::Part,
+) -> Result<Flow> {
     if !dataset.multi_table {
         anyhow::ensure!(
             args.scale.is_none() && args.tables.is_none(),
             "--scale and --tables apply to a spec of several `[[tables]]`; this one has one table (set its rows with --target-records)"
         );
-        let cfg = config(args, &dataset.tables[0].spec);
+        let cfg = config(args, &dataset.tables[0].spec, part);
         let mut flow = Flow::new(dataset, &[0], &cfg, 1.0)?;
         flow.set_layouts(&args.layout.flags())?;
         return Ok(flow);
@@ -444,7 +491,7 @@ fn flow(args: &GenerateArgs, dataset: Dataset) -> Result<Flow> {
         "--output-filename: each table's files are named after the table"
     );
     let chosen = chosen_tables(args, &dataset)?;
-    let cfg = config(args, &dataset.tables[chosen[0]].spec);
+    let cfg = config(args, &dataset.tables[chosen[0]].spec, part);
     let mut flow = Flow::new(dataset, &chosen, &cfg, args.scale.unwrap_or(1.0))?;
     flow.set_layouts(&args.layout.flags())?;
     Ok(flow)

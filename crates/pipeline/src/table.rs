@@ -98,7 +98,11 @@ impl Flow {
             }
             let base = PathBuf::from(out.strip_prefix("file://").unwrap_or(&out));
             let name = strata_gen::BatchGenerator::name(generator).to_string();
-            let dir = if multi { base } else { base.join(cfg.stem()) };
+            let dir = if multi {
+                base
+            } else {
+                base.join(&cfg.output_filename)
+            };
             let dir = std::path::absolute(&dir)
                 .map_err(|e| Error::io("resolve the table directory", &dir, e))?;
             // Iceberg reads identity partition columns from the files.
