@@ -381,7 +381,7 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
     let summaries = {
         let json = &mut json;
         let (flow, path) = (&flow, &args.summary_json);
-        let opts = run_options(&args, move |summaries: &[Summary]| {
+        let opts = run_options(args, move |summaries: &[Summary]| {
             if let Some(p) = path {
                 *json = Some(pending_json(p, &flow.report(summaries))?);
             }
