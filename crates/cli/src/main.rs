@@ -36,7 +36,7 @@ enum Command {
     /// fastest sensible settings: no codec (add --compression zstd for 3.4x
     /// smaller files), 8192-row batches, 1,048,576-row row groups, page
     /// statistics on, dictionaries only where values repeat.
-    Generate(generate::GenerateArgs),
+    Generate(Box<generate::GenerateArgs>),
     /// Sort Parquet or Arrow IPC files by one or more columns, in memory or,
     /// past --memory-limit, in sorted runs spilled to disk and merged.
     ///
@@ -78,7 +78,7 @@ fn main() -> ExitCode {
         Err(e) => return parse_error(&e),
     };
     let result = match cli.command {
-        Command::Generate(args) => generate::run(args),
+        Command::Generate(args) => generate::run(*args),
         Command::Sort(args) => sort::run(args),
         Command::Scan(args) => scan::run(args),
         Command::Compact(cmd) => compact::run(cmd),
