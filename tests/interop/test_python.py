@@ -608,3 +608,24 @@ def test_layouts_from_python(tmp_path):
         strata.generate("lineitem", rows=100, sort_by="l_shipdate")
     with pytest.raises(ValueError, match="partition_by"):
         strata.generate("lineitem", rows=100, output_dir=str(tmp_path / "bad"), partition_by="month(l_comment)")
+
+
+def test_python_writes_and_appends_iceberg_tables(tmp_path):
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    db = tmp_path / "catalog.db"
+    first = strata.generate("lineitem", rows=4000, seed=1, output_dir=str(tmp_path), format="iceberg",
+                            partition_by="month(l_shipdate)", catalog=str(db), namespace="bench",
+                            create_namespace=True)
+    assert first["iceberg"]["version"] == 1 and first["iceberg"]["rows"] == 4000
+    second = strata.generate("lineitem", rows=4000, seed=2, output_dir=str(tmp_path), format="iceberg",
+                             partition_by="month(l_shipdate)", catalog=str(db), namespace="bench")
+    assert second["iceberg"]["version"] == 2 and second["iceberg"]["total_rows"] == 8000
+    table = SqlCatalog("default", uri=f"sqlite:///{db}").load_table(("bench", "lineitem"))
+    got = table.scan().to_arrow().sort_by([("l_orderkey", "ascending"), ("l_linenumber", "ascending")])
+    want = pa.concat_tables([strata.generate("lineitem", rows=4000, seed=s) for s in (1, 2)])
+    want = want.sort_by([("l_orderkey", "ascending"), ("l_linenumber", "ascending")])
+    assert got.num_rows == 8000
+    assert sorted(got.column("l_comment").to_pylist()) == sorted(want.column("l_comment").to_pylist())
+    with pytest.raises(ValueError, match="output_dir"):
+        strata.generate("lineitem", rows=10, format="iceberg")

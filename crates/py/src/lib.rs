@@ -292,6 +292,15 @@ fn report_dict<'py>(py: Python<'py>, report: &Report) -> PyResult<Bound<'py, PyA
 /// held for it (past it they are spilled and merged). They apply to
 /// files: a layout without `output_dir` is refused.
 ///
+/// `format="iceberg"` (with `output_dir`, one part) writes the table as
+/// an Iceberg v2 table at `output_dir/NAME` (data files under `data/`,
+/// laid out as above), or appends a snapshot to the one there, as
+/// `strata generate --format iceberg` does; `catalog` (a SQLite file)
+/// also registers it in Iceberg's SQL catalog (catalog name `default`)
+/// under `namespace`, which must exist unless `create_namespace=True`.
+/// The dict returned has an `iceberg` key: `location`, `metadata`,
+/// `version`, `snapshot_id`, `rows` (added) and `total_rows`.
+///
 /// The GIL is released while rows are generated and written.
 ///
 /// Raises `ValueError` for a bad spec (the message names the file, line and
@@ -320,8 +329,11 @@ fn report_dict<'py>(py: Python<'py>, report: &Report) -> PyResult<Bound<'py, PyA
         target_file_size = None,
         row_group_size = None,
         memory_limit = None,
+        catalog = None,
+        namespace = "default",
+        create_namespace = false,
     ),
-    text_signature = "(spec='contacts', *, table=None, scale=None, part=1, parts=1, rows=None, seed=42, output_dir=None, format='parquet', compression='none', num_writers=1, batch_size=8192, threads=None, overwrite=False, partition_by=None, sort_by=None, target_file_size=None, row_group_size=None, memory_limit=None)"
+    text_signature = "(spec='contacts', *, table=None, scale=None, part=1, parts=1, rows=None, seed=42, output_dir=None, format='parquet', compression='none', num_writers=1, batch_size=8192, threads=None, overwrite=False, partition_by=None, sort_by=None, target_file_size=None, row_group_size=None, memory_limit=None, catalog=None, namespace='default', create_namespace=False)"
 )]
 #[allow(clippy::too_many_arguments)]
 fn generate<'py>(
@@ -345,8 +357,22 @@ fn generate<'py>(
     target_file_size: Option<Bound<'py, PyAny>>,
     row_group_size: Option<Bound<'py, PyAny>>,
     memory_limit: Option<Bound<'py, PyAny>>,
+    catalog: Option<PathBuf>,
+    namespace: &str,
+    create_namespace: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let dataset = spec.source().load()?;
+    let iceberg = format.eq_ignore_ascii_case("iceberg");
+    if iceberg && (output_dir.is_none() || parts != 1) {
+        return Err(PyValueError::new_err(
+            "format=\"iceberg\" writes a whole table: pass output_dir, and no parts",
+        ));
+    }
+    if catalog.is_some() && !iceberg {
+        return Err(PyValueError::new_err(
+            "catalog registers Iceberg tables: pass format=\"iceberg\"",
+        ));
+    }
     let table_index = match (&table, dataset.multi_table) {
         (None, false) => 0,
         (Some(t), _) => dataset.table(t).ok_or_else(|| {
@@ -391,7 +417,11 @@ fn generate<'py>(
         },
         threads,
         row_group_rows: DEFAULT_ROW_GROUP_ROWS,
-        format: format.parse::<Format>().map_err(io_error)?,
+        format: if iceberg {
+            Format::Parquet
+        } else {
+            format.parse::<Format>().map_err(io_error)?
+        },
         compression: compression.parse::<Compression>().map_err(io_error)?,
         output_dir: output_dir.unwrap_or_default(),
         output_filename: dataset.tables[table_index].spec.name.clone(),
@@ -436,6 +466,38 @@ fn generate<'py>(
         .first()
         .ok_or_else(|| PyRuntimeError::new_err("no table"))?;
 
+    if iceberg {
+        let catalog = catalog.map(|path| strata_pipeline::table::Catalog {
+            path,
+            name: "default".into(),
+            namespace: namespace.to_string(),
+            create_namespace,
+        });
+        let tables = flow.as_iceberg(catalog).map_err(io_error)?;
+        let (summaries, committed) = py
+            .detach(|| {
+                let summaries = flow.run(RunOptions::default(), &|_| {})?;
+                let committed = flow.commit_iceberg(&tables, &summaries)?;
+                Ok::<_, strata_pipeline::Error>((summaries, committed))
+            })
+            .map_err(io_error)?;
+        let report = flow
+            .reports(&summaries)
+            .pop()
+            .ok_or_else(|| PyRuntimeError::new_err("no report"))?;
+        let dict = report_dict(py, &report)?;
+        if let (Some(c), Some(dir)) = (committed.first(), tables.dirs.first()) {
+            let table = pyo3::types::PyDict::new(py);
+            table.set_item("location", dir)?;
+            table.set_item("metadata", &c.metadata)?;
+            table.set_item("version", c.version)?;
+            table.set_item("snapshot_id", c.snapshot_id)?;
+            table.set_item("rows", c.rows)?;
+            table.set_item("total_rows", c.total_rows)?;
+            dict.set_item("iceberg", table)?;
+        }
+        return Ok(dict);
+    }
     if to_file {
         let summaries = py
             .detach(|| flow.run(RunOptions::default(), &|_| {}))
