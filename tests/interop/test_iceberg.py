@@ -27,7 +27,10 @@ BASE = ["generate", "--target-records", ROWS, "--compression", "zstd", "-q"]
 
 
 def run(strata_bin, *args, check=True):
-    return subprocess.run([strata_bin, *args], check=check, capture_output=True, text=True)
+    done = subprocess.run([strata_bin, *args], capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise AssertionError(f"strata {' '.join(args)} failed ({done.returncode}): {done.stderr}")
+    return done
 
 
 @pytest.fixture(scope="module")
@@ -295,3 +298,30 @@ def test_snapshots_split_one_run_into_appends(strata_bin, tmp_path):
     check_same_rows(con, "SELECT * FROM ice", f"SELECT * FROM read_parquet('{tmp_path / 'plain'}/*.parquet')", "snapshots")
     bad = run(strata_bin, *args, "--output-dir", str(tmp_path / "x"), "--snapshots", "3", check=False)
     assert bad.returncode != 0 and "add --format iceberg" in bad.stderr
+
+
+def test_parts_commit_as_one_snapshot(strata_bin, tmp_path):
+    args = ["generate", "-q", "--preset", "lineitem", "--target-records", "40000", "--format", "iceberg",
+            "--partition-by", "month(l_shipdate)", "--sort-by", "l_shipdate,l_orderkey"]
+    run(strata_bin, *args, "--output-dir", str(tmp_path / "one"))
+    parts = [*args, "--output-dir", str(tmp_path / "parts"), "--parts", "4"]
+    for i in (1, 2, 4):
+        run(strata_bin, *parts, "--part", str(i))
+    table = tmp_path / "parts" / "lineitem"
+    # A part written twice, and a commit with a part missing, are refused.
+    twice = run(strata_bin, *parts, "--part", "2", check=False)
+    assert twice.returncode != 0 and "part 2 of 4" in twice.stderr and "already staged" in twice.stderr
+    missing = run(strata_bin, "table", "commit", str(table), check=False)
+    assert missing.returncode != 0 and "part(s) 3 of 4 are not staged" in missing.stderr
+    assert not (table / "metadata").exists()
+    run(strata_bin, *parts, "--part", "3")
+    run(strata_bin, "table", "commit", str(table))
+    assert not (table / "_strata_parts").exists()
+    t = latest(table)
+    assert len(t.snapshots()) == 1
+    one = latest(tmp_path / "one" / "lineitem")
+    assert t.spec() == one.spec() and t.sort_order() == one.sort_order() and t.schema() == one.schema()
+    con = duckdb.connect()
+    con.register("parts", t.scan().to_arrow())
+    con.register("one", one.scan().to_arrow())
+    check_same_rows(con, "SELECT * FROM parts", "SELECT * FROM one", "4 parts against one run")

@@ -342,26 +342,18 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
 fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result<()> {
     let mut flow = flow(args, load_dataset(args)?, part)?;
     let iceberg = if args.format == OutputFormat::Iceberg {
-        anyhow::ensure!(
-            args.parts.is_none(),
-            "--format iceberg writes whole tables; --parts is not supported with it yet"
-        );
-        let catalog = match &args.catalog {
-            Some(c) => {
-                let path = c.strip_prefix("sqlite:").ok_or_else(|| {
-                    anyhow::anyhow!("--catalog {c}: expected sqlite:PATH (a SQLite file)")
-                })?;
-                Some(strata_pipeline::table::Catalog {
-                    // `sqlite:///PATH` as SQLAlchemy writes it (four
-                    // slashes for an absolute path), or `sqlite:PATH`.
-                    path: PathBuf::from(path.strip_prefix("///").unwrap_or(path)),
-                    name: args.catalog_name.clone(),
-                    namespace: args.namespace.clone(),
-                    create_namespace: args.create_namespace,
-                })
-            }
-            None => None,
-        };
+        let catalog = args
+            .catalog
+            .as_deref()
+            .map(|c| {
+                crate::table::catalog(
+                    c,
+                    &args.catalog_name,
+                    &args.namespace,
+                    args.create_namespace,
+                )
+            })
+            .transpose()?;
         Some(flow.as_iceberg(catalog)?)
     } else {
         anyhow::ensure!(
@@ -396,7 +388,26 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
             .flat_map(|s| s.files.iter().map(|f| f.path.clone()))
             .collect()
     })?;
-    if let Some(tables) = &iceberg {
+    if let Some(tables) = &iceberg
+        && part.count > 1
+        && args.snapshots.is_none()
+    {
+        // A part stages its files; `strata table commit` commits them all.
+        let staged = flow.stage_iceberg(tables, &summaries, part)?;
+        if !args.quiet {
+            for (dir, f) in tables.dirs.iter().zip(&staged) {
+                writeln!(
+                    std::io::stdout().lock(),
+                    "staged part {} of {} of iceberg table {} ({}); once every part is written: strata table commit {}",
+                    part.index,
+                    part.count,
+                    dir.display(),
+                    f.display(),
+                    dir.display()
+                )?;
+            }
+        }
+    } else if let Some(tables) = &iceberg {
         let committed = flow.commit_iceberg(tables, &summaries)?;
         if !args.quiet {
             for (dir, c) in tables.dirs.iter().zip(&committed) {

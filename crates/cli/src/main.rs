@@ -11,6 +11,7 @@ mod generate;
 mod scan;
 mod sort;
 mod spec;
+mod table;
 
 use std::process::ExitCode;
 
@@ -70,6 +71,10 @@ enum Command {
     /// column-IO matrix against Arrow C++ through pyarrow). Reports medians,
     /// min/max, CPU time and throughput as Markdown, and saves every run.
     Bench(bench::BenchArgs),
+    /// Table formats: commit the parts of an Iceberg table written by
+    /// several `generate --parts` runs as one snapshot.
+    #[command(subcommand)]
+    Table(table::TableCommand),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         Command::Scan(args) => scan::run(args),
         Command::Compact(cmd) => compact::run(cmd),
         Command::Spec(cmd) => spec::run(cmd),
+        Command::Table(cmd) => table::run(cmd),
         Command::Bench(args) => match bench::run(args) {
             Ok(0) => Ok(()),
             Ok(code) => return ExitCode::from(code as u8),

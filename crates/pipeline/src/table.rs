@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use strata_parquet::Compression;
 use strata_store::FromStore as _;
 use strata_table::{
@@ -16,7 +17,11 @@ use strata_table::{
     stats,
 };
 
-use crate::{Error, flow::Flow, generate::Summary};
+use crate::{
+    Error,
+    flow::Flow,
+    generate::{GenerateConfig, Summary},
+};
 
 /// Where each table of a run goes as an Iceberg table.
 #[derive(Debug, Clone)]
@@ -175,28 +180,13 @@ impl Flow {
             .zip(summaries)
         {
             let layout = cfg.layout.as_ref();
-            let data = dir.join("data");
-            let mut files = Vec::with_capacity(summary.files.len());
-            for f in &summary.files {
-                let full = if f.path.is_absolute() || f.path.starts_with(&cfg.output_dir) {
-                    f.path.clone()
-                } else {
-                    cfg.output_dir.join(&f.path)
-                };
-                let full =
-                    std::path::absolute(&full).map_err(|e| Error::io("resolve", &full, e))?;
-                let rel = full
-                    .strip_prefix(&data)
-                    .map(|r| Path::new("data").join(r))
-                    .map_err(|_| {
-                        Error::InvalidConfig(format!(
-                            "data file {} is outside the table's data directory {}",
-                            full.display(),
-                            data.display()
-                        ))
-                    })?;
-                files.push((rel.to_string_lossy().into_owned(), stats::read_file(&full)?));
-            }
+            let files = data_files(cfg, dir, summary)?
+                .into_iter()
+                .map(|rel| {
+                    let facts = stats::read_file(&dir.join(&rel))?;
+                    Ok((rel, facts))
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
             let sort: Vec<SortField> = layout
                 .map(|l| {
                     l.keys()
@@ -210,15 +200,7 @@ impl Flow {
                 })
                 .unwrap_or_default();
             let partition = layout.map(|l| l.fields().to_vec()).unwrap_or_default();
-            let mut properties = std::collections::BTreeMap::new();
-            properties.insert(
-                "write.parquet.compression-codec".to_string(),
-                codec_name(cfg.compression).to_string(),
-            );
-            properties.insert(
-                "schema.name-mapping.default".to_string(),
-                schema.name_mapping().to_string(),
-            );
+            let properties = table_properties(cfg, schema);
             let name = strata_gen::BatchGenerator::name(generator);
             let mut hook = |old: Option<&Path>, new: &Path| -> Result<(), strata_table::Error> {
                 match catalog.as_mut() {
@@ -244,6 +226,285 @@ impl Flow {
         }
         Ok(out)
     }
+}
+
+/// The data files of `summary` (a run of `cfg` into table `dir`), as
+/// paths relative to the table.
+fn data_files(cfg: &GenerateConfig, dir: &Path, summary: &Summary) -> Result<Vec<String>, Error> {
+    let data = dir.join("data");
+    summary
+        .files
+        .iter()
+        .map(|f| {
+            let full = if f.path.is_absolute() || f.path.starts_with(&cfg.output_dir) {
+                f.path.clone()
+            } else {
+                cfg.output_dir.join(&f.path)
+            };
+            let full = std::path::absolute(&full).map_err(|e| Error::io("resolve", &full, e))?;
+            let rel = full.strip_prefix(&data).map_err(|_| {
+                Error::InvalidConfig(format!(
+                    "data file {} is outside the table's data directory {}",
+                    full.display(),
+                    data.display()
+                ))
+            })?;
+            Ok(Path::new("data").join(rel).to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+/// The directory in a table where parts stage their commit fragments.
+pub const STAGING_DIR: &str = "_strata_parts";
+
+/// What one part of a run leaves for the table's commit: its data files
+/// and what the commit needs to know of the table.
+#[derive(Debug, Serialize, Deserialize)]
+struct Fragment {
+    /// The table's name (its catalog entry's).
+    table: String,
+    /// This part, from 1.
+    part: u64,
+    /// Parts of the run.
+    parts: u64,
+    /// The table schema (Iceberg's JSON).
+    schema: serde_json::Value,
+    /// Partition fields, as written.
+    partition_by: Vec<String>,
+    /// Sort keys: column, descending, nulls first.
+    sort_by: Vec<(String, bool, bool)>,
+    /// Properties of a new table.
+    properties: std::collections::BTreeMap<String, String>,
+    /// The part's data files, relative to the table.
+    files: Vec<String>,
+}
+
+impl Flow {
+    /// Stages the data files of part `part` of each table (as `summaries`
+    /// list them) for one commit of all parts: a fragment
+    /// `TABLE/_strata_parts/part-I-of-P.json`, created only if absent.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] when that part is already staged; IO
+    /// errors.
+    pub fn stage_iceberg(
+        &self,
+        tables: &IcebergTables,
+        summaries: &[Summary],
+        part: crate::generate::Part,
+    ) -> Result<Vec<PathBuf>, Error> {
+        let mut out = Vec::new();
+        for ((((generator, cfg), dir), schema), summary) in self
+            .jobs()
+            .iter()
+            .zip(&tables.dirs)
+            .zip(&tables.schemas)
+            .zip(summaries)
+        {
+            let layout = cfg.layout.as_ref();
+            let fragment = Fragment {
+                table: strata_gen::BatchGenerator::name(generator).to_string(),
+                part: part.index,
+                parts: part.count,
+                schema: schema.json.clone(),
+                partition_by: layout
+                    .map(|l| l.fields().iter().map(|f| f.text.clone()).collect())
+                    .unwrap_or_default(),
+                sort_by: layout
+                    .map(|l| {
+                        l.keys()
+                            .iter()
+                            .map(|k| {
+                                (
+                                    k.column.clone(),
+                                    k.options.descending,
+                                    k.options.nulls_first,
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                properties: table_properties(cfg, schema),
+                files: data_files(cfg, dir, summary)?,
+            };
+            let staging = dir.join(STAGING_DIR);
+            std::fs::create_dir_all(&staging)
+                .map_err(|e| Error::io("create the staging directory", &staging, e))?;
+            let target = staging.join(format!("part-{}-of-{}.json", part.index, part.count));
+            let body = serde_json::to_vec_pretty(&fragment)
+                .map_err(|e| Error::InvalidConfig(e.to_string()))?;
+            let (pending, mut file) = strata_store::output::PendingFile::start(&target, true)?;
+            std::io::Write::write_all(&mut file, &body)
+                .map_err(|e| Error::io("write", &target, e))?;
+            drop(file);
+            match pending.durable(true).commit_new() {
+                Ok(p) => out.push(p),
+                Err(strata_store::Error::OutputExists { .. }) => {
+                    return Err(Error::InvalidConfig(format!(
+                        "part {} of {} of {} is already staged ({}); each part is written once",
+                        part.index,
+                        part.count,
+                        dir.display(),
+                        target.display()
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Commits every part staged in table `dir` (by `--parts P --part i`
+/// runs) as one snapshot, registers it in `catalog`, if any, and removes
+/// the fragments.
+///
+/// # Errors
+/// [`Error::InvalidConfig`] when no part is staged, a part is missing,
+/// or the parts disagree on their count, schema or layout; the commit's
+/// errors.
+pub fn commit_staged(dir: &Path, catalog: Option<&Catalog>) -> Result<Committed, Error> {
+    let staging = dir.join(STAGING_DIR);
+    let mut fragments: Vec<(PathBuf, Fragment)> = Vec::new();
+    let entries = std::fs::read_dir(&staging).map_err(|e| {
+        Error::InvalidConfig(format!(
+            "{}: no staged parts ({e}); write them with --format iceberg --parts P --part I",
+            staging.display()
+        ))
+    })?;
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let text = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+        let f: Fragment = serde_json::from_slice(&text).map_err(|e| {
+            Error::InvalidConfig(format!("{}: not a staged part: {e}", path.display()))
+        })?;
+        fragments.push((path, f));
+    }
+    fragments.sort_by_key(|(_, f)| f.part);
+    let Some((_, first)) = fragments.first() else {
+        return Err(Error::InvalidConfig(format!(
+            "{}: no staged parts",
+            staging.display()
+        )));
+    };
+    let parts = first.parts;
+    for (path, f) in &fragments {
+        if f.parts != parts
+            || f.schema != first.schema
+            || f.partition_by != first.partition_by
+            || f.sort_by != first.sort_by
+            || f.table != first.table
+        {
+            return Err(Error::InvalidConfig(format!(
+                "{}: part {} of {} does not belong with part {} of {} (another run's count, schema or layout)",
+                path.display(),
+                f.part,
+                f.parts,
+                first.part,
+                parts
+            )));
+        }
+    }
+    let have: Vec<u64> = fragments.iter().map(|(_, f)| f.part).collect();
+    let missing: Vec<String> = (1..=parts)
+        .filter(|p| !have.contains(p))
+        .map(|p| p.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::InvalidConfig(format!(
+            "{}: part(s) {} of {parts} are not staged; write them before the commit",
+            dir.display(),
+            missing.join(", ")
+        )));
+    }
+    let schema = TableSchema::from_json(&first.schema)?;
+    let partition = first
+        .partition_by
+        .iter()
+        .map(|t| {
+            strata_layout::PartitionField::parse(t).map_err(|e| Error::InvalidConfig(e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let sort: Vec<SortField> = first
+        .sort_by
+        .iter()
+        .map(|(column, descending, nulls_first)| SortField {
+            column: column.clone(),
+            descending: *descending,
+            nulls_first: *nulls_first,
+        })
+        .collect();
+    let mut files = Vec::new();
+    for (_, f) in &fragments {
+        for rel in &f.files {
+            files.push((rel.clone(), stats::read_file(&dir.join(rel))?));
+        }
+    }
+    let mut open = match catalog {
+        Some(c) => {
+            let open = c.open()?;
+            if c.create_namespace {
+                open.create_namespace(&c.namespace)?;
+            } else if !open.namespace_exists(&c.namespace)? {
+                return Err(Error::InvalidConfig(format!(
+                    "namespace `{}` does not exist in catalog `{}` ({}); create it, or pass --create-namespace",
+                    c.namespace,
+                    c.name,
+                    c.path.display()
+                )));
+            }
+            Some((c, open))
+        }
+        None => None,
+    };
+    let name = first.table.clone();
+    let mut hook = |old: Option<&Path>, new: &Path| -> Result<(), strata_table::Error> {
+        match open.as_mut() {
+            Some((c, open)) => {
+                let old = old.map(|p| p.to_string_lossy().into_owned());
+                open.swap(&c.namespace, &name, old.as_deref(), &new.to_string_lossy())
+            }
+            None => Ok(()),
+        }
+    };
+    let committed = iceberg::commit(
+        &iceberg::NewTable {
+            location: dir,
+            schema: &schema,
+            arrow: &schema.arrow,
+            partition: &partition,
+            sort: &sort,
+            properties: first.properties.clone(),
+            files: &files,
+        },
+        Some(&mut hook),
+    )?;
+    for (path, _) in &fragments {
+        let _ = std::fs::remove_file(path);
+    }
+    let _ = std::fs::remove_dir(&staging);
+    Ok(committed)
+}
+
+/// A new table's properties: its codec, and the name mapping by which
+/// readers find the files' columns.
+fn table_properties(
+    cfg: &GenerateConfig,
+    schema: &TableSchema,
+) -> std::collections::BTreeMap<String, String> {
+    let mut properties = std::collections::BTreeMap::new();
+    properties.insert(
+        "write.parquet.compression-codec".to_string(),
+        codec_name(cfg.compression).to_string(),
+    );
+    properties.insert(
+        "schema.name-mapping.default".to_string(),
+        schema.name_mapping().to_string(),
+    );
+    properties
 }
 
 /// Iceberg's name of a codec (`write.parquet.compression-codec`).

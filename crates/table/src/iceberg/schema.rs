@@ -204,6 +204,160 @@ impl TableSchema {
     }
 }
 
+impl TableSchema {
+    /// The schema of Iceberg's JSON `json` (as [`TableSchema::json`]
+    /// holds it), for a commit of files staged by other processes. Its
+    /// Arrow schema has the top-level primitive fields alone (the
+    /// partition sources), each of the Arrow type the Iceberg type reads
+    /// as.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for JSON that is not an Iceberg schema.
+    pub fn from_json(json: &Value) -> Result<TableSchema, Error> {
+        let bad = |what: &str| Error::Unsupported(format!("not an Iceberg schema: {what}"));
+        let fields = json["fields"].as_array().ok_or_else(|| bad("no fields"))?;
+        let mut ids = BTreeMap::new();
+        let mut primitives = BTreeMap::new();
+        let mut last = 0i32;
+        walk(json, &mut Vec::new(), &mut ids, &mut primitives, &mut last)
+            .ok_or_else(|| bad("a field without an id, a name or a known type"))?;
+        let mut arrow = Vec::new();
+        for f in fields {
+            let (Some(name), Some(id)) = (f["name"].as_str(), f["id"].as_i64()) else {
+                return Err(bad("a field without a name or an id"));
+            };
+            let id = i32::try_from(id).map_err(|_| bad("an id past 32 bits"))?;
+            if let Some(p) = primitives.get(&id) {
+                arrow.push(Field::new(
+                    name,
+                    arrow_type(*p),
+                    f["required"] != Value::Bool(true),
+                ));
+            }
+        }
+        Ok(TableSchema {
+            json: json.clone(),
+            arrow: Arc::new(Schema::new(arrow)),
+            last_column_id: last,
+            ids,
+            primitives,
+        })
+    }
+}
+
+/// The Arrow type an Iceberg primitive reads as.
+fn arrow_type(p: Primitive) -> DataType {
+    match p {
+        Primitive::Boolean => DataType::Boolean,
+        Primitive::Int => DataType::Int32,
+        Primitive::Long => DataType::Int64,
+        Primitive::Float => DataType::Float32,
+        Primitive::Double => DataType::Float64,
+        Primitive::Decimal(p, s) => DataType::Decimal128(p, s),
+        Primitive::Date => DataType::Date32,
+        Primitive::Time => DataType::Time64(TimeUnit::Microsecond),
+        Primitive::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+        Primitive::Timestamptz => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        Primitive::String => DataType::Utf8,
+        Primitive::Fixed(n) => DataType::FixedSizeBinary(n),
+        Primitive::Binary => DataType::Binary,
+    }
+}
+
+/// An Iceberg primitive by its JSON name.
+fn primitive_named(name: &str) -> Option<Primitive> {
+    Some(match name {
+        "boolean" => Primitive::Boolean,
+        "int" => Primitive::Int,
+        "long" => Primitive::Long,
+        "float" => Primitive::Float,
+        "double" => Primitive::Double,
+        "date" => Primitive::Date,
+        "time" => Primitive::Time,
+        "timestamp" => Primitive::Timestamp,
+        "timestamptz" => Primitive::Timestamptz,
+        "string" => Primitive::String,
+        "binary" => Primitive::Binary,
+        other => {
+            if let Some(n) = other
+                .strip_prefix("fixed[")
+                .and_then(|r| r.strip_suffix(']'))
+            {
+                Primitive::Fixed(n.parse().ok()?)
+            } else {
+                let inner = other.strip_prefix("decimal(")?.strip_suffix(')')?;
+                let (p, s) = inner.split_once(',')?;
+                Primitive::Decimal(p.trim().parse().ok()?, s.trim().parse().ok()?)
+            }
+        }
+    })
+}
+
+/// Records the ids and primitive types of the type `t` at `path`;
+/// `None` for JSON that is not an Iceberg type.
+fn walk(
+    t: &Value,
+    path: &mut Vec<String>,
+    ids: &mut BTreeMap<Vec<String>, i32>,
+    primitives: &mut BTreeMap<i32, Primitive>,
+    last: &mut i32,
+) -> Option<()> {
+    let mut note = |path: Vec<String>, id: &Value, last: &mut i32| -> Option<i32> {
+        let id = i32::try_from(id.as_i64()?).ok()?;
+        *last = (*last).max(id);
+        ids.insert(path, id);
+        Some(id)
+    };
+    let mut child = |name: &str,
+                     id: &Value,
+                     ty: &Value,
+                     path: &mut Vec<String>,
+                     last: &mut i32|
+     -> Option<()> {
+        path.push(name.to_string());
+        let id = note(path.clone(), id, last)?;
+        if let Some(p) = ty.as_str().and_then(primitive_named) {
+            primitives.insert(id, p);
+        }
+        path.pop();
+        Some(())
+    };
+    match t {
+        Value::String(_) => Some(()),
+        _ => match t["type"].as_str()? {
+            "struct" => {
+                for f in t["fields"].as_array()? {
+                    child(f["name"].as_str()?, &f["id"], &f["type"], path, last)?;
+                }
+                for f in t["fields"].as_array()? {
+                    path.push(f["name"].as_str()?.to_string());
+                    walk(&f["type"], path, ids, primitives, last)?;
+                    path.pop();
+                }
+                Some(())
+            }
+            "list" => {
+                child("element", &t["element-id"], &t["element"], path, last)?;
+                path.push("element".into());
+                walk(&t["element"], path, ids, primitives, last)?;
+                path.pop();
+                Some(())
+            }
+            "map" => {
+                child("key", &t["key-id"], &t["key"], path, last)?;
+                child("value", &t["value-id"], &t["value"], path, last)?;
+                for k in ["key", "value"] {
+                    path.push(k.into());
+                    walk(&t[k], path, ids, primitives, last)?;
+                    path.pop();
+                }
+                Some(())
+            }
+            _ => None,
+        },
+    }
+}
+
 /// Checks that the table whose metadata is `metadata` has `schema` as
 /// its current schema (the same fields, ids, types and nullability).
 ///
@@ -436,4 +590,51 @@ fn with_id(f: &Field, dt: DataType, id: i32) -> Field {
     let mut md = f.metadata().clone();
     md.insert(FIELD_ID_KEY.to_string(), id.to_string());
     Field::new(f.name(), dt, f.is_nullable()).with_metadata(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_schema::{DataType, Field, Fields, Schema};
+
+    use super::TableSchema;
+
+    /// A schema read back from its JSON has the same ids, paths and
+    /// primitive types, nested fields included, and the top-level
+    /// primitives as Arrow fields.
+    #[test]
+    fn a_schema_reads_back_from_its_json() {
+        let item = Arc::new(Field::new(
+            "item",
+            DataType::Struct(Fields::from(vec![
+                Field::new("number", DataType::Utf8, true),
+                Field::new("kind", DataType::Int16, false),
+            ])),
+            true,
+        ));
+        let schema = Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("day", DataType::Date32, true),
+            Field::new("price", DataType::Decimal128(15, 2), true),
+            Field::new("phones", DataType::List(item), true),
+        ]);
+        let t = TableSchema::new(&schema).unwrap();
+        let back = TableSchema::from_json(&t.json).unwrap();
+        assert_eq!(back.ids, t.ids);
+        assert_eq!(back.primitives, t.primitives);
+        assert_eq!(back.last_column_id, t.last_column_id);
+        let names: Vec<&str> = back
+            .arrow
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        assert_eq!(names, ["id", "day", "price"]);
+        assert_eq!(
+            back.arrow.field(2).data_type(),
+            &DataType::Decimal128(15, 2)
+        );
+        assert!(TableSchema::from_json(&serde_json::json!({"fields": [{"name": "x"}]})).is_err());
+    }
 }

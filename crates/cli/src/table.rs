@@ -1,0 +1,91 @@
+//! `strata table commit`: tables written in parts, committed as one.
+
+use std::{io::Write, path::PathBuf};
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum TableCommand {
+    /// Commit every part staged in an Iceberg table by `strata generate
+    /// --format iceberg --parts P --part I` runs as one snapshot (a new
+    /// table's version 1, or an append), then remove the staged fragments.
+    /// A missing part, or parts of different runs, are refused and nothing
+    /// is committed.
+    ///
+    /// Example: for i in 1 2 3 4; do strata generate --preset lineitem
+    /// --format iceberg --output-dir wh --parts 4 --part $i; done; strata
+    /// table commit wh/lineitem
+    Commit(CommitArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CommitArgs {
+    /// The table's directory (OUTPUT/TABLE of the part runs).
+    table: PathBuf,
+    /// Also register the table in Iceberg's SQL catalog in a SQLite file
+    /// (`sqlite:PATH`).
+    #[arg(long, value_name = "sqlite:PATH")]
+    catalog: Option<String>,
+    /// The catalog's name (its `catalog_name`).
+    #[arg(long, default_value = "default", requires = "catalog")]
+    catalog_name: String,
+    /// The catalog namespace of the table.
+    #[arg(long, default_value = "default", requires = "catalog")]
+    namespace: String,
+    /// Create the namespace if the catalog does not have it.
+    #[arg(long, requires = "catalog")]
+    create_namespace: bool,
+}
+
+/// A `--catalog sqlite:PATH` as the pipeline's catalog.
+pub(crate) fn catalog(
+    text: &str,
+    name: &str,
+    namespace: &str,
+    create_namespace: bool,
+) -> Result<strata_pipeline::table::Catalog> {
+    let path = text
+        .strip_prefix("sqlite:")
+        .ok_or_else(|| anyhow::anyhow!("--catalog {text}: expected sqlite:PATH (a SQLite file)"))?;
+    Ok(strata_pipeline::table::Catalog {
+        // `sqlite:///PATH` as SQLAlchemy writes it (four slashes for an
+        // absolute path), or `sqlite:PATH`.
+        path: PathBuf::from(path.strip_prefix("///").unwrap_or(path)),
+        name: name.to_string(),
+        namespace: namespace.to_string(),
+        create_namespace,
+    })
+}
+
+pub(crate) fn run(cmd: TableCommand) -> Result<()> {
+    match cmd {
+        TableCommand::Commit(args) => {
+            let catalog = args
+                .catalog
+                .as_deref()
+                .map(|c| {
+                    catalog(
+                        c,
+                        &args.catalog_name,
+                        &args.namespace,
+                        args.create_namespace,
+                    )
+                })
+                .transpose()?;
+            let dir = std::path::absolute(&args.table)?;
+            let c = strata_pipeline::table::commit_staged(&dir, catalog.as_ref())?;
+            writeln!(
+                std::io::stdout().lock(),
+                "iceberg table {}: version {}, snapshot {} added {} rows ({} in the table) ({})",
+                dir.display(),
+                c.version,
+                c.snapshot_id,
+                c.rows,
+                c.total_rows,
+                c.metadata.display()
+            )?;
+            Ok(())
+        }
+    }
+}
