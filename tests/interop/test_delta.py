@@ -3,10 +3,10 @@ package (delta-rs): `lineitem` partitioned by l_returnflag and sorted
 holds the rows of the plain Parquet run (DuckDB `EXCEPT ALL` both ways);
 a partition filter selects exactly that partition's files; every file's
 statistics in the log equal what DuckDB computes from the file; the
-history is one WRITE; nested types, timestamps in partition directories,
-unsigned integers and `timestamp_ntz` read back as written; a location
-that already holds a table is refused and left unchanged, and so is a
-partition field with a transform."""
+history is one WRITE; every table of a dataset, nested types, timestamps
+in partition directories, unsigned integers and `timestamp_ntz` read back
+as written; a location that already holds a table is refused and left
+unchanged, and so is a partition field with a transform."""
 
 import subprocess
 from pathlib import Path
@@ -124,6 +124,16 @@ def test_nested_types_and_timestamp_partitions(strata_bin, tmp_path):
     first = min(t.column("ts").to_pylist())
     (only,) = dt.file_uris(file_pruning_predicate=[("ts", "=", first)])
     assert "%3A" in only and Path(only).exists()
+
+
+def test_every_table_of_a_dataset(strata_bin, tmp_path):
+    args = ["generate", "-q", "--preset", "orders", "--scale", "0.01"]
+    run(strata_bin, *args, "--output-dir", str(tmp_path / "plain"))
+    run(strata_bin, *args, "--output-dir", str(tmp_path / "d"), "--format", "delta")
+    tables = sorted(p.name for p in (tmp_path / "plain").iterdir() if p.is_dir())
+    assert len(tables) > 1
+    for name in tables:
+        same_rows(DeltaTable(str(tmp_path / "d" / name)).to_pyarrow_table(), tmp_path / "plain" / name, name)
 
 
 SPEC = """
