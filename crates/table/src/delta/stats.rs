@@ -6,11 +6,11 @@
 //!
 //! Bounds are exact (the footer's exact statistics, never truncated):
 //! numbers as JSON numbers (decimals with every digit of their scale),
-//! strings, dates as `YYYY-MM-DD`, timestamps in ISO 8601 with
+//! booleans, strings, dates as `YYYY-MM-DD`, timestamps in ISO 8601 with
 //! microseconds (`Z` for a `timestamp`). A leaf inside an array or a map
 //! gets neither bounds nor a null count (its Parquet counts are of
-//! elements, not of the column's values), and booleans and binary
-//! columns no bounds, as Delta's writers leave them out.
+//! elements, not of the column's values), and binary columns no bounds,
+//! as Delta's writers leave them out.
 
 use serde_json::{Number, Value};
 use strata_layout::hive::decimal_text;
@@ -108,11 +108,12 @@ fn write(out: &mut String, stat: &Stat) {
 }
 
 /// A column bound as Delta writes it for a column of type `p`; `None`
-/// for a type whose bounds Delta leaves out (boolean, binary), a float
+/// for a type whose bounds Delta leaves out (binary), a float
 /// that JSON cannot hold (infinite, NaN), text that is not UTF-8, or a
 /// bound of the wrong kind.
 fn bound(p: Primitive, b: &Bound) -> Option<Stat> {
     Some(match (p, b) {
+        (Primitive::Boolean, Bound::Bool(v)) => Stat::Json(Value::from(*v)),
         (
             Primitive::Byte | Primitive::Short | Primitive::Integer | Primitive::Long,
             Bound::Int(v),
@@ -298,10 +299,10 @@ mod tests {
                 r#""minValues":{"id":1,"qty":-5,"price":900.00,"#,
                 r#""big":-12345678901234567890123456789.0123,"day":"1992-01-01","#,
                 r#""at":"2017-11-16T22:31:08.000001Z","local":"1970-01-01T00:00:00.000000","#,
-                r#""ratio":0.5,"score":-0.25,"address":{"city":"Lyon \"2\"","zip":1000}},"#,
+                r#""ratio":0.5,"score":-0.25,"flag":false,"address":{"city":"Lyon \"2\"","zip":1000}},"#,
                 r#""maxValues":{"id":3,"qty":50,"price":-0.05,"big":0.0005,"day":"1998-12-31","#,
                 r#""at":"2017-11-16T22:31:08.500000Z","local":"1969-12-31T23:59:59.999999","#,
-                r#""score":1e+300,"address":{"city":"Zürich","zip":99999}},"#,
+                r#""score":1e+300,"flag":true,"address":{"city":"Zürich","zip":99999}},"#,
                 r#""nullCount":{"id":0,"qty":1,"price":0,"big":0,"day":0,"at":0,"local":0,"#,
                 r#""ratio":0,"score":0,"flag":0,"raw":2,"address":{"city":1},"note":3}}"#,
             )
