@@ -91,10 +91,14 @@ pub(crate) struct GenerateArgs {
     /// Which part to write, from 1 to --parts (given together).
     #[arg(long, requires = "parts")]
     part: Option<u64>,
-    /// Output format: parquet, ipc (Arrow IPC file), or iceberg (each
+    /// Output format: parquet, ipc (Arrow IPC file), iceberg (each
     /// table an Iceberg v2 table at OUTPUT/TABLE: Parquet data files under
     /// data/, laid out as its layout says, then metadata/v1.metadata.json
-    /// and version-hint.text, committed once every data file is complete).
+    /// and version-hint.text, committed once every data file is complete),
+    /// or delta (each table a Delta Lake table at OUTPUT/TABLE: Parquet
+    /// data files in its partition directories, identity partition
+    /// columns left out of them, then _delta_log/00000000000000000000.json,
+    /// committed once every data file is complete).
     #[arg(long, default_value = "parquet", value_parser = parse::<OutputFormat, _>)]
     format: OutputFormat,
     /// With --format iceberg: also register each table in Iceberg's SQL
@@ -222,6 +226,8 @@ enum OutputFormat {
     Files(Format),
     /// Iceberg v2 tables of Parquet files.
     Iceberg,
+    /// Delta Lake tables of Parquet files.
+    Delta,
 }
 
 impl OutputFormat {
@@ -229,7 +235,7 @@ impl OutputFormat {
     fn files(self) -> Format {
         match self {
             OutputFormat::Files(f) => f,
-            OutputFormat::Iceberg => Format::Parquet,
+            OutputFormat::Iceberg | OutputFormat::Delta => Format::Parquet,
         }
     }
 }
@@ -241,10 +247,23 @@ impl std::str::FromStr for OutputFormat {
         if s.eq_ignore_ascii_case("iceberg") {
             return Ok(OutputFormat::Iceberg);
         }
+        if s.eq_ignore_ascii_case("delta") {
+            return Ok(OutputFormat::Delta);
+        }
         s.parse::<Format>()
             .map(OutputFormat::Files)
-            .map_err(|e| format!("{e}, or iceberg"))
+            .map_err(|e| format!("{e}, iceberg or delta"))
     }
+}
+
+/// Where a run's tables go, for the table formats.
+enum Tables {
+    /// Loose files: no table.
+    None,
+    /// Iceberg tables.
+    Iceberg(strata_pipeline::table::IcebergTables),
+    /// Delta tables.
+    Delta(strata_pipeline::table::DeltaTables),
 }
 
 /// The dataset `--spec` names, or the `--preset`'s one table.
@@ -271,6 +290,7 @@ fn config(
         .unwrap_or_else(|| match args.format {
             OutputFormat::Files(f) => default_output_dir(f),
             OutputFormat::Iceberg => PathBuf::from("output_iceberg"),
+            OutputFormat::Delta => PathBuf::from("output_delta"),
         });
     GenerateConfig {
         target_records: args.target_records.unwrap_or(DEFAULT_TARGET_RECORDS),
@@ -341,7 +361,7 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
 /// commit them.
 fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result<()> {
     let mut flow = flow(args, load_dataset(args)?, part)?;
-    let iceberg = if args.format == OutputFormat::Iceberg {
+    let tables = if args.format == OutputFormat::Iceberg {
         let catalog = args
             .catalog
             .as_deref()
@@ -354,13 +374,21 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
                 )
             })
             .transpose()?;
-        Some(flow.as_iceberg(catalog)?)
+        Tables::Iceberg(flow.as_iceberg(catalog)?)
     } else {
         anyhow::ensure!(
             args.catalog.is_none(),
             "--catalog registers Iceberg tables: add --format iceberg"
         );
-        None
+        if args.format == OutputFormat::Delta {
+            anyhow::ensure!(
+                args.parts.is_none(),
+                "--format delta writes whole tables; --parts is not supported with it yet"
+            );
+            Tables::Delta(flow.as_delta()?)
+        } else {
+            Tables::None
+        }
     };
     if args.dry_run {
         return print_json(&flow.plan()?);
@@ -388,44 +416,62 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
             .flat_map(|s| s.files.iter().map(|f| f.path.clone()))
             .collect()
     })?;
-    if let Some(tables) = &iceberg
-        && part.count > 1
-        && args.snapshots.is_none()
-    {
-        // A part stages its files; `strata table commit` commits them all.
-        let staged = flow.stage_iceberg(tables, &summaries, part)?;
-        if !args.quiet {
-            for (dir, f) in tables.dirs.iter().zip(&staged) {
-                writeln!(
-                    std::io::stdout().lock(),
-                    "staged part {} of {} of iceberg table {} ({}); once every part is written: strata table commit {}",
-                    part.index,
-                    part.count,
-                    dir.display(),
-                    f.display(),
-                    dir.display()
-                )?;
+    match &tables {
+        Tables::None => {}
+        Tables::Iceberg(tables) if part.count > 1 && args.snapshots.is_none() => {
+            // A part stages its files; `strata table commit` commits them
+            // all.
+            let staged = flow.stage_iceberg(tables, &summaries, part)?;
+            if !args.quiet {
+                for (dir, f) in tables.dirs.iter().zip(&staged) {
+                    writeln!(
+                        std::io::stdout().lock(),
+                        "staged part {} of {} of iceberg table {} ({}); once every part is written: strata table commit {}",
+                        part.index,
+                        part.count,
+                        dir.display(),
+                        f.display(),
+                        dir.display()
+                    )?;
+                }
             }
         }
-    } else if let Some(tables) = &iceberg {
-        let committed = flow.commit_iceberg(tables, &summaries)?;
-        if !args.quiet {
-            for (dir, c) in tables.dirs.iter().zip(&committed) {
-                writeln!(
-                    std::io::stdout().lock(),
-                    "iceberg table {}: version {}, snapshot {} added {} rows ({} in the table){} ({})",
-                    dir.display(),
-                    c.version,
-                    c.snapshot_id,
-                    c.rows,
-                    c.total_rows,
-                    if c.retries > 0 {
-                        format!(", after {} concurrent commit(s)", c.retries)
-                    } else {
-                        String::new()
-                    },
-                    c.metadata.display()
-                )?;
+        Tables::Iceberg(tables) => {
+            let committed = flow.commit_iceberg(tables, &summaries)?;
+            if !args.quiet {
+                for (dir, c) in tables.dirs.iter().zip(&committed) {
+                    writeln!(
+                        std::io::stdout().lock(),
+                        "iceberg table {}: version {}, snapshot {} added {} rows ({} in the table){} ({})",
+                        dir.display(),
+                        c.version,
+                        c.snapshot_id,
+                        c.rows,
+                        c.total_rows,
+                        if c.retries > 0 {
+                            format!(", after {} concurrent commit(s)", c.retries)
+                        } else {
+                            String::new()
+                        },
+                        c.metadata.display()
+                    )?;
+                }
+            }
+        }
+        Tables::Delta(tables) => {
+            let committed = flow.commit_delta(tables, &summaries)?;
+            if !args.quiet {
+                for (dir, c) in tables.dirs.iter().zip(&committed) {
+                    writeln!(
+                        std::io::stdout().lock(),
+                        "delta table {}: version {}, {} files, {} rows ({})",
+                        dir.display(),
+                        c.version,
+                        c.files,
+                        c.rows,
+                        c.log_file.display()
+                    )?;
+                }
             }
         }
     }

@@ -93,8 +93,9 @@ pub fn human(field: &PartitionField, values: &dyn Array, i: usize) -> Option<Str
     }
 }
 
-/// `unscaled` at `scale` as text (`1420` at 2: `14.20`).
-fn decimal_text(unscaled: i128, scale: i8) -> String {
+/// `unscaled` at `scale` as text (`1420` at 2: `14.20`): every digit
+/// of the scale, no exponent.
+pub fn decimal_text(unscaled: i128, scale: i8) -> String {
     if scale <= 0 {
         return (unscaled * 10i128.pow(scale.unsigned_abs() as u32)).to_string();
     }
@@ -173,6 +174,42 @@ pub fn directory(segments: &[(&str, Option<String>)]) -> String {
         .join("/")
 }
 
+/// `text` with Hive's `%XX` escapes undone: the inverse of [`escape`]
+/// (for a value other than the default partition). `None` when a `%` is
+/// not followed by two hex digits or the bytes are not UTF-8.
+pub fn unescape(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The value of partition `name` in a file's path relative to its
+/// table (`l_returnflag=R/part_0.parquet`), as [`directory`] wrote it:
+/// `Some(Some(value))` unescaped, `Some(None)` for the default (null)
+/// partition, and `None` when no directory of the path is `name`'s (or
+/// its value's escapes are malformed). The file name itself is not
+/// read.
+pub fn value_in_path(path: &str, name: &str) -> Option<Option<String>> {
+    let prefix = format!("{}=", escape(name));
+    let (dirs, _file) = path.rsplit_once('/')?;
+    let value = dirs.split('/').find_map(|d| d.strip_prefix(&prefix))?;
+    if value == NULL_PARTITION {
+        return Some(None);
+    }
+    unescape(value).map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +240,32 @@ mod tests {
             ]),
             "m=1998-01/f=__HIVE_DEFAULT_PARTITION__/s=a%2Fb"
         );
+    }
+
+    #[test]
+    fn escapes_are_undone_and_values_found_in_paths() {
+        for text in [
+            "plain",
+            "a/b=c:d",
+            "100%",
+            "{[^]}*?#'\"\\",
+            "tab\there\u{7f}",
+            "été",
+        ] {
+            assert_eq!(unescape(&escape(text)).as_deref(), Some(text));
+        }
+        assert_eq!(unescape("bad%2"), None);
+        assert_eq!(unescape("bad%zz"), None);
+        assert_eq!(unescape("%FF"), None);
+        let path = "m=1998-01/f=__HIVE_DEFAULT_PARTITION__/s=a%2Fb/x=1.parquet";
+        assert_eq!(value_in_path(path, "m"), Some(Some("1998-01".into())));
+        assert_eq!(value_in_path(path, "f"), Some(None));
+        assert_eq!(value_in_path(path, "s"), Some(Some("a/b".into())));
+        // The file name is no directory.
+        assert_eq!(value_in_path(path, "x"), None);
+        assert_eq!(value_in_path("part_0.parquet", "m"), None);
+        assert_eq!(value_in_path("a=b=c/f", "a=b"), None);
+        assert_eq!(value_in_path("a%3Db=c/f", "a=b"), Some(Some("c".into())));
     }
 
     #[test]

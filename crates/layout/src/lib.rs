@@ -7,7 +7,8 @@
 //! and the type it gives ([`PartitionField::check`]), the partition value
 //! of every row of a column ([`PartitionField::apply`]), and the text of a
 //! partition directory ([`hive::human`], [`hive::escape`],
-//! [`hive::directory`]).
+//! [`hive::directory`]) and, back, a value read from a file's path
+//! ([`hive::unescape`], [`hive::value_in_path`]).
 //!
 //! # Data flow
 //!
@@ -58,4 +59,4 @@ pub mod hive;
 mod transform;
 
 pub use error::Error;
-pub use transform::{PartitionField, Transform, hash_bytes, hash_decimal, hash_long};
+pub use transform::{PartitionField, Transform, civil, hash_bytes, hash_decimal, hash_long};

@@ -322,7 +322,7 @@ fn temporal_micros(column: &dyn Array) -> Option<Box<dyn Iterator<Item = Option<
 
 /// The (year, month, day) of `days` since 1970-01-01 in the proleptic
 /// Gregorian calendar (Howard Hinnant's `civil_from_days`).
-pub(crate) fn civil(days: i64) -> (i64, u32, u32) {
+pub fn civil(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

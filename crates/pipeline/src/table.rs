@@ -1,10 +1,13 @@
 //! Generated tables as table formats' tables: each table of a run written
-//! as an Iceberg table at `OUTPUT/TABLE` (its data files under `data/`,
-//! laid out as the table's layout says, named by the run), its metadata
-//! committed once every data file is complete, as version 1 of a new
-//! table or a snapshot appended to an existing one
-//! ([`strata_table::iceberg::commit`]), and registered in a SQL catalog
-//! when one is given.
+//! at `OUTPUT/TABLE` (for a spec of one table, `TABLE` is `OUTPUT/NAME`;
+//! in a dataset, the table's own directory), its data files laid out as
+//! the table's layout says, its metadata committed once every data file
+//! is complete. As an Iceberg table: data files under `data/`, named by
+//! the run, committed as version 1 of a new table or a snapshot appended
+//! to an existing one ([`strata_table::iceberg::commit`]), and registered
+//! in a SQL catalog when one is given. As a Delta table: data files in
+//! the table's root, committed as version 0 of a new table
+//! ([`strata_table::delta::create`]).
 
 use std::path::{Path, PathBuf};
 
@@ -13,8 +16,9 @@ use strata_parquet::Compression;
 use strata_store::FromStore as _;
 use strata_table::{
     catalog::SqliteCatalog,
+    delta,
     iceberg::{self, Committed, SortField, TableSchema},
-    stats,
+    stats::{self, FileFacts},
 };
 
 use crate::{
@@ -32,6 +36,15 @@ pub struct IcebergTables {
     schemas: Vec<TableSchema>,
     /// The SQL catalog the tables are registered in, if any.
     pub catalog: Option<Catalog>,
+}
+
+/// Where each table of a run goes as a Delta table.
+#[derive(Debug, Clone)]
+pub struct DeltaTables {
+    /// Each job's table directory (absolute): the table's root, which
+    /// holds its data files (in their partition directories) and
+    /// `_delta_log/`.
+    pub dirs: Vec<PathBuf>,
 }
 
 /// A SQL catalog in a SQLite file to register tables in.
@@ -90,26 +103,8 @@ impl Flow {
         let run = iceberg::run_id();
         let (mut dirs, mut schemas) = (Vec::new(), Vec::new());
         for (generator, cfg) in self.jobs_mut() {
-            let out = cfg.output_dir.to_string_lossy().into_owned();
-            if out.contains("://") && !out.starts_with("file://") {
-                return Err(Error::InvalidConfig(format!(
-                    "--format iceberg writes to a local directory; {out} is not one"
-                )));
-            }
-            if cfg.format != strata_parquet::Format::Parquet {
-                return Err(Error::InvalidConfig(
-                    "Iceberg tables hold Parquet files".into(),
-                ));
-            }
-            let base = PathBuf::from(out.strip_prefix("file://").unwrap_or(&out));
+            let dir = table_dir(cfg, multi, "iceberg")?;
             let name = strata_gen::BatchGenerator::name(generator).to_string();
-            let dir = if multi {
-                base
-            } else {
-                base.join(&cfg.output_filename)
-            };
-            let dir = std::path::absolute(&dir)
-                .map_err(|e| Error::io("resolve the table directory", &dir, e))?;
             // Iceberg reads identity partition columns from the files.
             if let Some(layout) = cfg.layout.as_mut() {
                 layout.keep_partition_columns = true;
@@ -180,13 +175,7 @@ impl Flow {
             .zip(summaries)
         {
             let layout = cfg.layout.as_ref();
-            let files = data_files(cfg, dir, summary)?
-                .into_iter()
-                .map(|rel| {
-                    let facts = stats::read_file(&dir.join(&rel))?;
-                    Ok((rel, facts))
-                })
-                .collect::<Result<Vec<_>, Error>>()?;
+            let files = data_files(cfg, summary, dir, &dir.join("data"))?;
             let sort: Vec<SortField> = layout
                 .map(|l| {
                     l.keys()
@@ -226,32 +215,140 @@ impl Flow {
         }
         Ok(out)
     }
+
+    /// Makes each table a Delta table: its data files go to `TABLE/`
+    /// itself (partition directories below it), identity partition
+    /// columns are left out of the files (Delta keeps their values in the
+    /// log), and no table may exist there yet.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for an output in an object store or IPC
+    /// files;
+    /// [`Error::Table`] for a partition field with a transform (Delta
+    /// partitions by column values only), a type Delta cannot hold, or a
+    /// table directory that already holds a table.
+    pub fn as_delta(&mut self) -> Result<DeltaTables, Error> {
+        let multi = self.is_dataset();
+        let mut dirs = Vec::new();
+        for (generator, cfg) in self.jobs_mut() {
+            let dir = table_dir(cfg, multi, "delta")?;
+            // Refused now, before any row is generated.
+            delta::TableSchema::new(&strata_gen::BatchGenerator::schema(generator))?;
+            if let Some(layout) = cfg.layout.as_mut() {
+                delta::partition_columns(layout.fields())?;
+                layout.keep_partition_columns = false;
+            }
+            delta::check_new(&dir)?;
+            cfg.output_dir = dir.clone();
+            dirs.push(dir);
+        }
+        Ok(DeltaTables { dirs })
+    }
+
+    /// Commits each table's data files, as `summaries` (one per job, in
+    /// order) list them, as version 0 of its Delta table.
+    ///
+    /// # Errors
+    /// [`Error::Table`] for a data file whose footer does not read or
+    /// whose path lacks its partition directories, a type Delta cannot
+    /// hold, or a commit that fails or conflicts.
+    pub fn commit_delta(
+        &self,
+        tables: &DeltaTables,
+        summaries: &[Summary],
+    ) -> Result<Vec<delta::Committed>, Error> {
+        let mut out = Vec::new();
+        for (((generator, cfg), dir), summary) in
+            self.jobs().iter().zip(&tables.dirs).zip(summaries)
+        {
+            // The whole schema: partition columns too, which the files lack.
+            let schema = delta::TableSchema::new(&strata_gen::BatchGenerator::schema(generator))?;
+            let files = data_files(cfg, summary, dir, dir)?;
+            let partition = cfg
+                .layout
+                .as_ref()
+                .map(|l| l.fields().to_vec())
+                .unwrap_or_default();
+            out.push(delta::create(&delta::NewTable {
+                location: dir,
+                schema: &schema,
+                partition: &partition,
+                files: &files,
+            })?);
+        }
+        Ok(out)
+    }
 }
 
-/// The data files of `summary` (a run of `cfg` into table `dir`), as
-/// paths relative to the table.
-fn data_files(cfg: &GenerateConfig, dir: &Path, summary: &Summary) -> Result<Vec<String>, Error> {
-    let data = dir.join("data");
-    summary
-        .files
-        .iter()
-        .map(|f| {
-            let full = if f.path.is_absolute() || f.path.starts_with(&cfg.output_dir) {
-                f.path.clone()
-            } else {
-                cfg.output_dir.join(&f.path)
-            };
-            let full = std::path::absolute(&full).map_err(|e| Error::io("resolve", &full, e))?;
-            let rel = full.strip_prefix(&data).map_err(|_| {
+/// The absolute local directory of a job's table, for `--format
+/// {format}`: `OUTPUT/NAME` for a spec of one table (its output file
+/// name, whatever the part), the table's own output directory in a
+/// dataset.
+///
+/// # Errors
+/// [`Error::InvalidConfig`] for an output in an object store or files
+/// other than Parquet.
+fn table_dir(cfg: &GenerateConfig, multi: bool, format: &str) -> Result<PathBuf, Error> {
+    let out = cfg.output_dir.to_string_lossy().into_owned();
+    if out.contains("://") && !out.starts_with("file://") {
+        return Err(Error::InvalidConfig(format!(
+            "--format {format} writes to a local directory; {out} is not one"
+        )));
+    }
+    if cfg.format != strata_parquet::Format::Parquet {
+        return Err(Error::InvalidConfig(format!(
+            "--format {format}: its tables hold Parquet files"
+        )));
+    }
+    let base = PathBuf::from(out.strip_prefix("file://").unwrap_or(&out));
+    let dir = if multi {
+        base
+    } else {
+        base.join(&cfg.output_filename)
+    };
+    std::path::absolute(&dir).map_err(|e| Error::io("resolve the table directory", &dir, e))
+}
+
+/// The data files `summary` lists for a job, each with its path relative
+/// to the table's directory `table` (`/` separated) and its facts from
+/// its footer; every file must lie under `data`, the table's data
+/// directory.
+///
+/// # Errors
+/// [`Error::InvalidConfig`] for a file outside `data`; [`Error::Table`]
+/// for a footer that does not read.
+fn data_files(
+    cfg: &GenerateConfig,
+    summary: &Summary,
+    table: &Path,
+    data: &Path,
+) -> Result<Vec<(String, FileFacts)>, Error> {
+    let mut files = Vec::with_capacity(summary.files.len());
+    for f in &summary.files {
+        let full = if f.path.is_absolute() || f.path.starts_with(&cfg.output_dir) {
+            f.path.clone()
+        } else {
+            cfg.output_dir.join(&f.path)
+        };
+        let full = std::path::absolute(&full).map_err(|e| Error::io("resolve", &full, e))?;
+        let rel = full
+            .strip_prefix(table)
+            .ok()
+            .filter(|_| full.starts_with(data))
+            .ok_or_else(|| {
                 Error::InvalidConfig(format!(
                     "data file {} is outside the table's data directory {}",
                     full.display(),
                     data.display()
                 ))
             })?;
-            Ok(Path::new("data").join(rel).to_string_lossy().into_owned())
-        })
-        .collect()
+        let rel: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        files.push((rel.join("/"), stats::read_file(&full)?));
+    }
+    Ok(files)
 }
 
 /// The directory in a table where parts stage their commit fragments.
@@ -325,7 +422,10 @@ impl Flow {
                     })
                     .unwrap_or_default(),
                 properties: table_properties(cfg, schema),
-                files: data_files(cfg, dir, summary)?,
+                files: data_files(cfg, summary, dir, &dir.join("data"))?
+                    .into_iter()
+                    .map(|(rel, _)| rel)
+                    .collect(),
             };
             let staging = dir.join(STAGING_DIR);
             std::fs::create_dir_all(&staging)

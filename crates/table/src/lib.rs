@@ -5,14 +5,17 @@
 //! This crate owns what a data file's entry in a table says of it
 //! ([`stats`]: rows, bytes, row-group offsets, per leaf column its field
 //! id, sizes, value and null counts and exact bounds, all read from the
-//! Parquet footer, never from the data), and Iceberg format version 2
+//! Parquet footer, never from the data), Iceberg format version 2
 //! ([`iceberg`]): the table schema with a field id for every nested
 //! field, the partition spec and sort order from a layout, manifests and
 //! the manifest list in Avro, the table metadata JSON, and the commit of
 //! a path table (`metadata/vN.metadata.json` claimed only if absent, built
 //! again on another writer's version when it took that one, then
 //! `version-hint.text`), new or appended to; and Iceberg's SQL catalog in
-//! a SQLite file ([`catalog`]).
+//! a SQLite file ([`catalog`]); and Delta Lake ([`delta`]): the schema
+//! JSON, the protocol a table's types need, each data file's partition
+//! values and statistics, and the commit of version 0 of its log
+//! (`_delta_log/00000000000000000000.json`, claimed only if absent).
 //!
 //! # Data flow
 //!
@@ -21,6 +24,10 @@
 //! by the caller -> [`stats::read_file`] per file -> [`iceberg::commit`]:
 //! manifest, manifest list, metadata, commit (and a catalog's
 //! compare-and-swap through its hook).
+//! For Delta: Arrow schema -> [`delta::TableSchema`] -> data files
+//! written by the caller (identity partition columns left out of them,
+//! their values in the directory names) -> [`stats::read_file`] per file
+//! -> [`delta::create`]: the actions of version 0, commit.
 //!
 //! # Guarantees
 //!
@@ -29,10 +36,11 @@
 //!   does not exist, so a killed run leaves the table as it was (at most
 //!   with unreferenced data files), and of two writers claiming the same
 //!   version one builds its commit again on the other's (no commit is
-//!   lost).
+//!   lost; of two writers creating a Delta table, one fails with
+//!   [`Error::Conflict`]).
 //! * **Exact metrics.** Bounds are the exact minimum and maximum of each
 //!   file's statistics (a truncated statistic gives no bound), written in
-//!   Iceberg's single-value binary form.
+//!   Iceberg's single-value binary form, or as Delta's JSON values.
 //! * **No panics on input.** Types the format cannot hold and tables that
 //!   are not tables are an [`Error`].
 //!
@@ -54,6 +62,7 @@
 //! ```
 
 pub mod catalog;
+pub mod delta;
 mod error;
 pub mod iceberg;
 mod ids;

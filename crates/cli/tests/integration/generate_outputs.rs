@@ -435,6 +435,14 @@ fn bad_layouts_fail_on_one_line_and_write_nothing() {
             "written as Parquet",
         ),
         (vec!["--target-file-size", "lots"], "bad size 'lots'"),
+        (
+            vec!["--partition-by", "month(l_shipdate)", "--format", "delta"],
+            "partition field `month(l_shipdate)`: Delta Lake partitions by column values",
+        ),
+        (
+            vec!["--format", "delta", "--parts", "2", "--part", "1"],
+            "--format delta writes whole tables; --parts is not supported",
+        ),
     ] {
         let mut args: Vec<&str> = base.to_vec();
         args.extend(["--output-dir", "out"]);

@@ -1,0 +1,451 @@
+//! Delta Lake: a new table's transaction log over data files already
+//! written, and its commit as version 0 of a table at a local directory.
+//!
+//! [`create`] writes `LOCATION/_delta_log/00000000000000000000.json`,
+//! newline-delimited JSON actions: `commitInfo` (a `WRITE` in mode
+//! `ErrorIfExists`), `protocol` (the lowest versions the table's types
+//! need: reader 1 and writer 2, or reader 3 and writer 7 with the
+//! `timestampNtz` feature), `metaData` (a random id, Parquet, the schema,
+//! the partition columns) and one `add` per data file (its path, its
+//! partition values, size, modification time and statistics). The file
+//! is created only if absent, so a table is either complete or not
+//! there.
+//!
+//! Delta partitions by column values only (no transforms), and keeps a
+//! partition column's values in the log and the directory names, not in
+//! the data files.
+
+pub mod schema;
+pub mod stats;
+pub mod values;
+
+use std::{
+    collections::BTreeMap,
+    io::Write as _,
+    path::{Path, PathBuf},
+    time::UNIX_EPOCH,
+};
+
+use serde::Serialize;
+use strata_layout::{PartitionField, Transform};
+use strata_store::output::PendingFile;
+
+pub use schema::{DeltaType, Primitive, StructField, TableSchema};
+
+use crate::{
+    Error,
+    ids::{now_ms, uuid},
+    stats::FileFacts,
+};
+
+/// The log directory under a table's root.
+pub const LOG_DIR: &str = "_delta_log";
+
+/// The name of the log entry of `version` (20 digits, `.json`).
+pub fn log_file_name(version: u64) -> String {
+    format!("{version:020}.json")
+}
+
+/// A new table: its schema, partition columns and data files.
+#[derive(Debug, Clone, Copy)]
+pub struct NewTable<'a> {
+    /// The table's root directory (absolute, local).
+    pub location: &'a Path,
+    /// Its schema, partition columns included (the data files hold the
+    /// others).
+    pub schema: &'a TableSchema,
+    /// Partition fields, outermost first: identity fields only.
+    pub partition: &'a [PartitionField],
+    /// The data files: each one's path relative to `location` (`/`
+    /// separated, partition directories included) and its facts.
+    pub files: &'a [(String, FileFacts)],
+}
+
+/// What [`create`] committed.
+#[derive(Debug, Clone)]
+pub struct Committed {
+    /// The log entry of the new version.
+    pub log_file: PathBuf,
+    /// The version (0 for a new table).
+    pub version: u64,
+    /// The table's id (`metaData.id`).
+    pub table_id: String,
+    /// Data files added.
+    pub files: usize,
+    /// Rows in them.
+    pub rows: u64,
+}
+
+/// The columns a Delta table is partitioned by, from a layout's partition
+/// fields: each field's column, when every field is an identity field.
+///
+/// # Errors
+/// [`Error::Unsupported`] for a field with a transform (`month(c)`,
+/// `bucket(N, c)`): Delta partitions by column values only.
+pub fn partition_columns(fields: &[PartitionField]) -> Result<Vec<String>, Error> {
+    fields
+        .iter()
+        .map(|f| match f.transform {
+            Transform::Identity => Ok(f.source.clone()),
+            _ => Err(Error::Unsupported(format!(
+                "partition field `{}`: Delta Lake partitions by column values and has no \
+                 partition transforms; partition by a column instead (`--partition-by {}`, or a \
+                 column computed from it in the spec)",
+                f.text, f.source
+            ))),
+        })
+        .collect()
+}
+
+/// Whether `location` can become a new Delta table: it holds no Delta
+/// table (`_delta_log/`) and no Iceberg table (`metadata/`).
+///
+/// # Errors
+/// [`Error::BadTable`] naming what is there.
+pub fn check_new(location: &Path) -> Result<(), Error> {
+    if location.join(LOG_DIR).exists() {
+        return Err(Error::BadTable {
+            path: location.to_path_buf(),
+            reason: "is already a Delta table (_delta_log/); appending to one is not \
+                     supported yet (choose another output directory or remove it)"
+                .into(),
+        });
+    }
+    if location.join("metadata").exists() {
+        return Err(Error::BadTable {
+            path: location.to_path_buf(),
+            reason: "holds an Iceberg table (metadata/), not a Delta table (choose another \
+                     output directory or remove it)"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+/// One line of a log entry: an action, under its name
+/// (`{"add": {...}}`), its fields in the protocol's order.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+enum Action {
+    /// What the commit did.
+    CommitInfo(CommitInfo),
+    /// The versions (and features) readers and writers need.
+    Protocol(Protocol),
+    /// The table's id, format, schema and partition columns.
+    MetaData(MetaData),
+    /// A data file.
+    Add(Add),
+}
+
+/// A `commitInfo` action.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CommitInfo {
+    timestamp: i64,
+    operation: &'static str,
+    /// The operation's settings, each one's value as text (`partitionBy`
+    /// is a JSON array in a string).
+    operation_parameters: BTreeMap<&'static str, String>,
+    is_blind_append: bool,
+    engine_info: &'static str,
+}
+
+/// A `protocol` action.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Protocol {
+    min_reader_version: u32,
+    min_writer_version: u32,
+    /// Only with reader version 3.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reader_features: Option<Vec<&'static str>>,
+    /// Only with writer version 7.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    writer_features: Option<Vec<&'static str>>,
+}
+
+/// A `metaData` action.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MetaData {
+    id: String,
+    format: Format,
+    schema_string: String,
+    partition_columns: Vec<String>,
+    configuration: BTreeMap<String, String>,
+    created_time: i64,
+}
+
+/// The data files' format.
+#[derive(Debug, Serialize)]
+struct Format {
+    provider: &'static str,
+    options: BTreeMap<String, String>,
+}
+
+/// An `add` action.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Add {
+    path: String,
+    partition_values: BTreeMap<String, Option<String>>,
+    size: u64,
+    modification_time: i64,
+    data_change: bool,
+    stats: String,
+}
+
+/// Writes the log of a new table over its data files and commits it as
+/// version 0.
+///
+/// # Errors
+/// [`Error::BadTable`] when `location` already holds a table, or a data
+/// file's path lacks a partition directory; [`Error::Unsupported`] for a
+/// partition field with a transform or on a column that is not a
+/// top-level primitive of the schema; [`Error::Conflict`] when another
+/// writer created version 0 first; IO errors.
+pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
+    check_new(t.location)?;
+    let partition = partition_columns(t.partition)?;
+    let mut typed = Vec::with_capacity(partition.len());
+    for column in &partition {
+        match t.schema.field(column).map(|f| &f.data_type) {
+            Some(DeltaType::Primitive(p)) => typed.push((column.clone(), *p)),
+            Some(_) => {
+                return Err(Error::Unsupported(format!(
+                    "partition column `{column}` is not of a primitive type"
+                )));
+            }
+            None => {
+                return Err(Error::Unsupported(format!(
+                    "partition column `{column}`: the schema has no such column"
+                )));
+            }
+        }
+    }
+    let table_id = uuid();
+    let now = now_ms();
+    let features = t.schema.features();
+
+    let mut lines = vec![
+        Action::CommitInfo(CommitInfo {
+            timestamp: now,
+            operation: "WRITE",
+            operation_parameters: BTreeMap::from([
+                ("mode", "ErrorIfExists".to_string()),
+                (
+                    "partitionBy",
+                    serde_json::Value::from(partition.clone()).to_string(),
+                ),
+            ]),
+            is_blind_append: true,
+            engine_info: concat!("strata/", env!("CARGO_PKG_VERSION")),
+        }),
+        // Writer version 2 is what plain tables get from Delta's own
+        // writers; features need the table-features versions 3 and 7.
+        Action::Protocol(if features.is_empty() {
+            Protocol {
+                min_reader_version: 1,
+                min_writer_version: 2,
+                reader_features: None,
+                writer_features: None,
+            }
+        } else {
+            Protocol {
+                min_reader_version: 3,
+                min_writer_version: 7,
+                reader_features: Some(features.clone()),
+                writer_features: Some(features),
+            }
+        }),
+        Action::MetaData(MetaData {
+            id: table_id.clone(),
+            format: Format {
+                provider: "parquet",
+                options: BTreeMap::new(),
+            },
+            schema_string: t.schema.json(),
+            partition_columns: partition,
+            configuration: BTreeMap::new(),
+            created_time: now,
+        }),
+    ];
+    let mut rows = 0u64;
+    for (rel, facts) in t.files {
+        let full = t.location.join(rel);
+        let modified = std::fs::metadata(&full)
+            .and_then(|m| m.modified())
+            .map_err(|e| Error::io("read the modification time of", &full, e))?;
+        let modification_time = modified
+            .duration_since(UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        let add = Add {
+            path: values::path_uri(rel),
+            partition_values: values::partition_values(rel, &typed)?,
+            size: facts.bytes,
+            modification_time,
+            data_change: true,
+            stats: stats::file_stats(t.schema, facts),
+        };
+        lines.push(Action::Add(add));
+        rows += facts.rows;
+    }
+    let mut body = Vec::new();
+    for line in &lines {
+        serde_json::to_writer(&mut body, line).map_err(|e| Error::BadTable {
+            path: t.location.to_path_buf(),
+            reason: format!("cannot write the log entry: {e}"),
+        })?;
+        body.push(b'\n');
+    }
+
+    let log_dir = t.location.join(LOG_DIR);
+    let made_dir = !log_dir.exists();
+    std::fs::create_dir_all(&log_dir)
+        .map_err(|e| Error::io("create the log directory", &log_dir, e))?;
+    let target = log_dir.join(log_file_name(0));
+    let result = commit(&target, &body).map_err(|e| match e {
+        Error::Store(strata_store::Error::OutputExists { .. }) => Error::Conflict {
+            path: t.location.to_path_buf(),
+            version: 0,
+        },
+        e => e,
+    });
+    if let Err(e) = result {
+        if made_dir && !matches!(e, Error::Conflict { .. }) {
+            // Only an empty directory goes: another writer's log stays.
+            let _ = std::fs::remove_dir(&log_dir);
+        }
+        return Err(e);
+    }
+    Ok(Committed {
+        log_file: target,
+        version: 0,
+        table_id,
+        files: t.files.len(),
+        rows,
+    })
+}
+
+/// Writes `body` to a temporary beside `target`, synced, then links it
+/// to `target` only if no file is there.
+fn commit(target: &Path, body: &[u8]) -> Result<PathBuf, Error> {
+    let (pending, mut file) = PendingFile::start(target, false)?;
+    file.write_all(body)
+        .map_err(|e| Error::io("write", target, e))?;
+    drop(file);
+    Ok(pending.durable(true).commit_new()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow_schema::{DataType, Field, Schema};
+    use serde_json::Value;
+
+    use super::*;
+    use crate::stats::{Bound, LeafFacts};
+
+    #[test]
+    fn a_new_table_commits_its_actions_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let schema = TableSchema::new(&Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("flag", DataType::Utf8, true),
+        ]))
+        .unwrap();
+        let rel = "flag=a%3Ab/part_0.parquet";
+        std::fs::create_dir_all(root.join("flag=a%3Ab")).unwrap();
+        std::fs::write(root.join(rel), b"not read").unwrap();
+        let facts = FileFacts {
+            rows: 2,
+            bytes: 8,
+            split_offsets: vec![4],
+            leaves: vec![LeafFacts {
+                path: vec!["id".into()],
+                field_id: None,
+                repeated: false,
+                compressed_bytes: 4,
+                values: 2,
+                nulls: Some(0),
+                min: Some(Bound::Int(1)),
+                max: Some(Bound::Int(2)),
+            }],
+        };
+        let files = [(rel.to_string(), facts)];
+        let partition = [PartitionField::parse("flag").unwrap()];
+        let table = NewTable {
+            location: root,
+            schema: &schema,
+            partition: &partition,
+            files: &files,
+        };
+        let c = create(&table).unwrap();
+        assert_eq!((c.version, c.files, c.rows), (0, 1, 2));
+        let text = std::fs::read_to_string(&c.log_file).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4);
+        let info = &lines[0]["commitInfo"];
+        assert_eq!(info["operation"], "WRITE");
+        assert_eq!(info["operationParameters"]["mode"], "ErrorIfExists");
+        assert_eq!(info["operationParameters"]["partitionBy"], r#"["flag"]"#);
+        assert_eq!(
+            text.lines().nth(1),
+            Some(r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#)
+        );
+        let meta = &lines[2]["metaData"];
+        assert_eq!(meta["id"], c.table_id.as_str());
+        assert_eq!(
+            meta["format"],
+            serde_json::json!({"provider": "parquet", "options": {}})
+        );
+        assert_eq!(meta["schemaString"], schema.json().as_str());
+        assert_eq!(meta["partitionColumns"], serde_json::json!(["flag"]));
+        let add = &lines[3]["add"];
+        assert_eq!(add["path"], "flag=a%253Ab/part_0.parquet");
+        assert_eq!(add["partitionValues"], serde_json::json!({"flag": "a:b"}));
+        assert_eq!(add["size"], 8);
+        assert_eq!(add["dataChange"], true);
+        assert_eq!(
+            add["stats"],
+            r#"{"numRecords":2,"minValues":{"id":1},"maxValues":{"id":2},"nullCount":{"id":0}}"#
+        );
+        assert!(add["modificationTime"].as_i64().unwrap() > 0);
+
+        // A second table at the same place is refused; the log stays.
+        let e = create(&table).unwrap_err();
+        assert!(matches!(e, Error::BadTable { .. }), "{e}");
+        assert!(e.to_string().contains("already a Delta table"), "{e}");
+        assert_eq!(std::fs::read_to_string(&c.log_file).unwrap(), text);
+        let names: Vec<_> = std::fs::read_dir(root.join(LOG_DIR))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, [std::ffi::OsString::from(log_file_name(0))]);
+    }
+
+    #[test]
+    fn iceberg_tables_and_transforms_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("metadata")).unwrap();
+        let e = check_new(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("holds an Iceberg table"), "{e}");
+        let fields = [
+            PartitionField::parse("l_returnflag").unwrap(),
+            PartitionField::parse("month(l_shipdate)").unwrap(),
+        ];
+        let e = partition_columns(&fields).unwrap_err().to_string();
+        assert!(
+            e.contains("`month(l_shipdate)`") && e.contains("partitions by column values"),
+            "{e}"
+        );
+        assert_eq!(
+            partition_columns(&fields[..1]).unwrap(),
+            ["l_returnflag".to_string()]
+        );
+    }
+}

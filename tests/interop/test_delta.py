@@ -1,0 +1,231 @@
+"""Delta Lake tables from `generate --format delta`, read by the `deltalake`
+package (delta-rs): `lineitem` partitioned by l_returnflag and sorted
+holds the rows of the plain Parquet run (DuckDB `EXCEPT ALL` both ways);
+a partition filter selects exactly that partition's files; every file's
+statistics in the log equal what DuckDB computes from the file; the
+history is one WRITE; every table of a dataset, nested types, timestamps
+in partition directories, unsigned integers and `timestamp_ntz` read back
+as written; a location that already holds a table is refused and left
+unchanged, and so is a partition field with a transform."""
+
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable
+
+from conftest import check_same_rows
+
+ROWS = "300000"
+BASE = ["generate", "--target-records", ROWS, "--compression", "zstd", "-q"]
+LOG = Path("_delta_log") / "00000000000000000000.json"
+
+
+def run(strata_bin, *args, check=True):
+    return subprocess.run([strata_bin, *args], check=check, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def lineitem(strata_bin, tmp_path_factory):
+    root = tmp_path_factory.mktemp("delta")
+    run(strata_bin, *BASE, "--preset", "lineitem", "--output-dir", str(root / "plain"))
+    done = run(
+        strata_bin, "generate", "--target-records", ROWS, "--compression", "zstd", "--preset", "lineitem",
+        "--output-dir", str(root / "delta"), "--format", "delta",
+        "--partition-by", "l_returnflag", "--sort-by", "l_shipdate,l_orderkey",
+    )
+    assert f"delta table {root / 'delta' / 'lineitem'}: version 0, 3 files, {ROWS} rows" in done.stdout
+    return root
+
+
+def same_rows(table: pa.Table, plain: Path, what: str):
+    """The rows of `table` against the Parquet files of `plain`, column by
+    column in the plain run's order."""
+    con = duckdb.connect()
+    con.register("t", table)
+    names = [r[0] for r in con.sql(f"DESCRIBE SELECT * FROM read_parquet('{plain}/*.parquet')").fetchall()]
+    assert sorted(names) == sorted(table.column_names), what
+    cols = ", ".join(f'"{n}"' for n in names)
+    check_same_rows(con, f"SELECT {cols} FROM t", f"SELECT {cols} FROM read_parquet('{plain}/*.parquet')", what)
+    con.close()
+
+
+def test_rows_equal_the_plain_run(lineitem):
+    dt = DeltaTable(str(lineitem / "delta" / "lineitem"))
+    assert dt.version() == 0
+    p = dt.protocol()
+    assert (p.min_reader_version, p.min_writer_version) == (1, 2)
+    assert not p.reader_features and not p.writer_features
+    assert dt.metadata().partition_columns == ["l_returnflag"]
+    same_rows(dt.to_pyarrow_table(), lineitem / "plain", "delta")
+    # By Delta's convention the partition column is in the log and the
+    # directory names, not in the files.
+    for f in dt.file_uris():
+        assert "l_returnflag" not in pq.read_schema(f).names, f
+
+
+def test_a_partition_filter_selects_its_files(lineitem):
+    root = lineitem / "delta" / "lineitem"
+    dt = DeltaTable(str(root))
+    for flag in ["A", "N", "R"]:
+        on_disk = {str(p) for p in (root / f"l_returnflag={flag}").glob("*.parquet")}
+        assert on_disk
+        assert set(dt.file_uris(file_pruning_predicate=[("l_returnflag", "=", flag)])) == on_disk
+    assert len(dt.file_uris()) == len(list(root.rglob("*.parquet")))
+
+
+STATS_COLUMNS = ["l_orderkey", "l_partkey", "l_linenumber", "l_quantity", "l_extendedprice", "l_shipdate",
+                 "l_receiptdate", "l_shipmode", "l_comment"]
+
+
+def test_statistics_are_the_files_own(lineitem):
+    root = lineitem / "delta" / "lineitem"
+    dt = DeltaTable(str(root))
+    actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
+    assert len(actions) == 3
+    con = duckdb.connect()
+    types = {r[0]: r[1] for r in con.sql(f"DESCRIBE SELECT * FROM read_parquet('{root}/*/*.parquet')").fetchall()}
+    assert {types[c] for c in STATS_COLUMNS} == {"BIGINT", "INTEGER", "DECIMAL(15,2)", "DATE", "VARCHAR"}
+    for a in actions:
+        f = root / a["path"]
+        assert a["partition.l_returnflag"] == f.parent.name.split("=", 1)[1]
+        assert a["num_records"] == con.execute(f"SELECT count(*) FROM read_parquet('{f}')").fetchone()[0]
+        assert a["size_bytes"] == f.stat().st_size
+        for c in STATS_COLUMNS:
+            lo, hi, nulls = con.execute(
+                f"SELECT min({c}), max({c}), count(*) - count({c}) FROM read_parquet('{f}')"
+            ).fetchone()
+            assert (a[f"min.{c}"], a[f"max.{c}"], a[f"null_count.{c}"]) == (lo, hi, nulls), (f, c)
+
+
+def test_the_history_is_one_write(lineitem):
+    history = DeltaTable(str(lineitem / "delta" / "lineitem")).history()
+    assert len(history) == 1
+    h = history[0]
+    assert (h["version"], h["operation"]) == (0, "WRITE")
+    assert h["operationParameters"] == {"mode": "ErrorIfExists", "partitionBy": '["l_returnflag"]'}
+
+
+def test_nested_types_and_timestamp_partitions(strata_bin, tmp_path):
+    # Structs, lists and a map; a timestamp with a zone in the directory
+    # names (its `:` escaped there, the escape encoded again in the log).
+    base = ["generate", "-q", "--preset", "events", "--target-records", "2000"]
+    run(strata_bin, *base, "--output-dir", str(tmp_path / "plain"))
+    run(strata_bin, *base, "--output-dir", str(tmp_path / "flat"), "--format", "delta")
+    run(strata_bin, *base, "--output-dir", str(tmp_path / "by_ts"), "--format", "delta",
+        "--partition-by", "ts", "--max-partitions", "100000")
+    same_rows(DeltaTable(str(tmp_path / "flat" / "events")).to_pyarrow_table(), tmp_path / "plain", "events")
+    dt = DeltaTable(str(tmp_path / "by_ts" / "events"))
+    t = dt.to_pyarrow_table()
+    same_rows(t, tmp_path / "plain", "events by ts")
+    first = min(t.column("ts").to_pylist())
+    (only,) = dt.file_uris(file_pruning_predicate=[("ts", "=", first)])
+    assert "%3A" in only and Path(only).exists()
+
+
+def test_every_table_of_a_dataset(strata_bin, tmp_path):
+    args = ["generate", "-q", "--preset", "orders", "--scale", "0.01"]
+    run(strata_bin, *args, "--output-dir", str(tmp_path / "plain"))
+    run(strata_bin, *args, "--output-dir", str(tmp_path / "d"), "--format", "delta")
+    tables = sorted(p.name for p in (tmp_path / "plain").iterdir() if p.is_dir())
+    assert len(tables) > 1
+    for name in tables:
+        same_rows(DeltaTable(str(tmp_path / "d" / name)).to_pyarrow_table(), tmp_path / "plain" / name, name)
+
+
+SPEC = """
+name = "t"
+[[fields]]
+name = "id"
+type = "int64"
+sequence = { start = 1 }
+[[fields]]
+name = "u8"
+type = "uint8"
+uniform = { min = 0, max = 255 }
+[[fields]]
+name = "u32"
+type = "uint32"
+uniform = { min = 0, max = 4000000000 }
+[[fields]]
+name = "big"
+type = "decimal(38, 10)"
+uniform = { min = "-922337203.6854775807", max = "922337203.6854775807" }
+[[fields]]
+name = "local"
+type = "timestamp(us)"
+uniform = { min = 2024-01-01T00:00:00Z, max = 2024-01-03T00:00:00Z }
+[[fields]]
+name = "day"
+type = "date32"
+uniform = { min = "2024-01-01", max = "2024-01-04" }
+[[fields]]
+name = "ok"
+type = "bool"
+null_rate = 0.1
+probability = 0.5
+"""
+
+
+def test_unsigned_integers_and_timestamp_ntz(strata_bin, tmp_path):
+    spec = tmp_path / "t.toml"
+    spec.write_text(SPEC)
+    base = ["generate", "-q", "--spec", str(spec), "--target-records", "20000"]
+    run(strata_bin, *base, "--output-dir", str(tmp_path / "plain"))
+    run(strata_bin, *base, "--output-dir", str(tmp_path / "d"), "--format", "delta", "--partition-by", "day")
+    dt = DeltaTable(str(tmp_path / "d" / "t"))
+    p = dt.protocol()
+    assert (p.min_reader_version, p.min_writer_version) == (3, 7)
+    assert p.reader_features == ["timestampNtz"] and p.writer_features == ["timestampNtz"]
+    t = dt.to_pyarrow_table()
+    assert t.schema.field("u8").type == pa.int16() and t.schema.field("u32").type == pa.int64()
+    assert t.schema.field("local").type == pa.timestamp("us")
+    same_rows(t, tmp_path / "plain", "spec")
+    # Each file's bounds of the types the lineitem test has not.
+    con = duckdb.connect()
+    root = tmp_path / "d" / "t"
+    for a in pa.table(dt.get_add_actions(flatten=True)).to_pylist():
+        for c in ["u8", "u32", "big", "local", "ok"]:
+            got = (a[f"min.{c}"], a[f"max.{c}"], a[f"null_count.{c}"])
+            want = con.execute(
+                f"SELECT min({c}), max({c}), count(*) - count({c}) FROM read_parquet('{root / a['path']}')"
+            ).fetchone()
+            assert got == want, (a["path"], c)
+
+
+def tree(root: Path) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_an_existing_table_is_refused_and_kept(strata_bin, tmp_path):
+    args = [*BASE, "--preset", "contacts", "--output-dir", str(tmp_path / "d"), "--format", "delta"]
+    run(strata_bin, *args)
+    table = tmp_path / "d" / "contacts"
+    before = tree(table)
+    assert str(LOG) in before
+    again = run(strata_bin, *args, check=False)
+    assert again.returncode != 0
+    assert "already a Delta table" in again.stderr, again.stderr
+    again = run(strata_bin, *args, "--overwrite", check=False)
+    assert again.returncode != 0 and "already a Delta table" in again.stderr
+    assert tree(table) == before
+    # An Iceberg table's directory is not taken for a Delta table.
+    run(strata_bin, *BASE, "--preset", "contacts", "--output-dir", str(tmp_path / "i"), "--format", "iceberg")
+    iceberg = tmp_path / "i" / "contacts"
+    before = tree(iceberg)
+    other = run(strata_bin, *BASE, "--preset", "contacts", "--output-dir", str(tmp_path / "i"), "--format", "delta",
+                check=False)
+    assert other.returncode != 0 and "holds an Iceberg table" in other.stderr, other.stderr
+    assert tree(iceberg) == before
+
+
+def test_a_partition_transform_is_refused(strata_bin, tmp_path):
+    out = tmp_path / "d"
+    r = run(strata_bin, *BASE, "--preset", "lineitem", "--output-dir", str(out), "--format", "delta",
+            "--partition-by", "month(l_shipdate)", check=False)
+    assert r.returncode != 0
+    assert "`month(l_shipdate)`: Delta Lake partitions by column values" in r.stderr, r.stderr
+    assert not out.exists()
