@@ -64,6 +64,26 @@ impl Catalog {
     fn open(&self) -> Result<SqliteCatalog, Error> {
         Ok(SqliteCatalog::open(&self.path, &self.name)?)
     }
+
+    /// The catalog, open, once its namespace is known to exist or to be
+    /// created.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for a namespace that does not exist and is
+    /// not to be created; [`Error::Table`] for a file that is not a
+    /// catalog.
+    fn open_checked(&self) -> Result<SqliteCatalog, Error> {
+        let open = self.open()?;
+        if !self.create_namespace && !open.namespace_exists(&self.namespace)? {
+            return Err(Error::InvalidConfig(format!(
+                "namespace `{}` does not exist in catalog `{}` ({}); create it, or pass --create-namespace",
+                self.namespace,
+                self.name,
+                self.path.display()
+            )));
+        }
+        Ok(open)
+    }
 }
 
 impl Flow {
@@ -86,18 +106,7 @@ impl Flow {
     pub fn as_iceberg(&mut self, catalog: Option<Catalog>) -> Result<IcebergTables, Error> {
         let multi = self.is_dataset();
         let open = match &catalog {
-            Some(c) => {
-                let open = c.open()?;
-                if !c.create_namespace && !open.namespace_exists(&c.namespace)? {
-                    return Err(Error::InvalidConfig(format!(
-                        "namespace `{}` does not exist in catalog `{}` ({}); create it, or pass --create-namespace",
-                        c.namespace,
-                        c.name,
-                        c.path.display()
-                    )));
-                }
-                Some((c, open))
-            }
+            Some(c) => Some((c, c.open_checked()?)),
             None => None,
         };
         let run = iceberg::run_id();
@@ -545,16 +554,9 @@ pub fn commit_staged(dir: &Path, catalog: Option<&Catalog>) -> Result<Committed,
     }
     let mut open = match catalog {
         Some(c) => {
-            let open = c.open()?;
+            let open = c.open_checked()?;
             if c.create_namespace {
                 open.create_namespace(&c.namespace)?;
-            } else if !open.namespace_exists(&c.namespace)? {
-                return Err(Error::InvalidConfig(format!(
-                    "namespace `{}` does not exist in catalog `{}` ({}); create it, or pass --create-namespace",
-                    c.namespace,
-                    c.name,
-                    c.path.display()
-                )));
             }
             Some((c, open))
         }

@@ -289,38 +289,20 @@ fn layout_cases(
     request["dir"] = dir.path().display().to_string().into();
     request["scale_factor"] = scale_factor.into();
     request["threads"] = threads.into();
-    let subject = "tpchgen-cli + pyiceberg";
-    let reply = python_peer(
-        cfg,
-        ICEBERG_PEER,
-        &request,
-        subject,
-        std::slice::from_ref(&name),
-    );
-    out.push(Case {
-        name: name.clone(),
-        subject: subject.into(),
-        unit: Unit::Rows,
-        work: rows as f64,
-        repeats: 1,
-        body: peer_body(&reply, &name),
-    });
-    let subject = "tpchgen-cli + duckdb";
-    let reply = python_peer(
-        cfg,
-        LAYOUT_PEER,
-        &request,
-        subject,
-        std::slice::from_ref(&name),
-    );
-    out.push(Case {
-        name: name.clone(),
-        subject: subject.into(),
-        unit: Unit::Rows,
-        work: rows as f64,
-        repeats: 1,
-        body: peer_body(&reply, &name),
-    });
+    for (subject, script) in [
+        ("tpchgen-cli + pyiceberg", ICEBERG_PEER),
+        ("tpchgen-cli + duckdb", LAYOUT_PEER),
+    ] {
+        let reply = python_peer(cfg, script, &request, subject, std::slice::from_ref(&name));
+        out.push(Case {
+            name: name.clone(),
+            subject: subject.into(),
+            unit: Unit::Rows,
+            work: rows as f64,
+            repeats: 1,
+            body: peer_body(&reply, &name),
+        });
+    }
     Ok(out)
 }
 
