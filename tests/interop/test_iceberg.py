@@ -116,8 +116,9 @@ def test_bounds_and_null_counts_are_the_files_own(lineitem):
     assert checked > 0
 
 
-def test_every_table_of_a_dataset(strata_bin, tmp_path):
-    args = ["generate", "-q", "--preset", "orders", "--scale", "0.01"]
+@pytest.mark.parametrize("preset", ["orders", "star"])
+def test_every_table_of_a_dataset(strata_bin, tmp_path, preset):
+    args = ["generate", "-q", "--preset", preset, "--scale", "0.01"]
     run(strata_bin, *args, "--output-dir", str(tmp_path / "plain"))
     run(strata_bin, *args, "--output-dir", str(tmp_path / "ice"), "--format", "iceberg")
     tables = sorted(p.name for p in (tmp_path / "plain").iterdir() if p.is_dir())
