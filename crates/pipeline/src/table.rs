@@ -238,17 +238,25 @@ impl Flow {
     /// table directory that already holds a table.
     pub fn as_delta(&mut self) -> Result<DeltaTables, Error> {
         let multi = self.is_dataset();
+        let run = iceberg::run_id();
         let mut dirs = Vec::new();
         for (generator, cfg) in self.jobs_mut() {
             let dir = table_dir(cfg, multi, "delta")?;
             // Refused now, before any row is generated.
-            delta::TableSchema::new(&strata_gen::BatchGenerator::schema(generator))?;
+            let schema = delta::TableSchema::new(&strata_gen::BatchGenerator::schema(generator))?;
             if let Some(layout) = cfg.layout.as_mut() {
                 delta::partition_columns(layout.fields())?;
                 layout.keep_partition_columns = false;
             }
-            delta::check_new(&dir)?;
+            let partition = cfg
+                .layout
+                .as_ref()
+                .map(|l| l.fields().to_vec())
+                .unwrap_or_default();
+            // A table there is appended to (same schema and partitions).
+            delta::check_target(&dir, &schema, &partition)?;
             cfg.output_dir = dir.clone();
+            cfg.output_filename = format!("{}-{run}", cfg.stem());
             dirs.push(dir);
         }
         Ok(DeltaTables { dirs })

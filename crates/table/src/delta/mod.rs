@@ -1,5 +1,6 @@
-//! Delta Lake: a new table's transaction log over data files already
-//! written, and its commit as version 0 of a table at a local directory.
+//! Delta Lake: a table's transaction log over data files already
+//! written, committed as version 0 of a new table at a local directory or
+//! as the next version of an existing one.
 //!
 //! [`create`] writes `LOCATION/_delta_log/00000000000000000000.json`,
 //! newline-delimited JSON actions: `commitInfo` (a `WRITE` in mode
@@ -10,6 +11,12 @@
 //! partition values, size, modification time and statistics). The file
 //! is created only if absent, so a table is either complete or not
 //! there.
+//!
+//! At a table that exists (same schema and partition columns, else an
+//! error naming the difference), [`create`] appends: the next version's
+//! entry holds a `commitInfo` in mode `Append` and the `add`s; when
+//! another writer took that version first, the entry goes to the one
+//! after it (a blind append), so no commit is lost.
 //!
 //! Delta partitions by column values only (no transforms), and keeps a
 //! partition column's values in the log and the directory names, not in
@@ -97,30 +104,128 @@ pub fn partition_columns(fields: &[PartitionField]) -> Result<Vec<String>, Error
         .collect()
 }
 
-/// Whether `location` can become a new Delta table: it holds no Delta
-/// table (`_delta_log/`) and no Iceberg table (`metadata/`).
+/// A Delta table's newest version and what its log last said of the
+/// table.
+#[derive(Debug, Clone)]
+pub struct Current {
+    /// The newest version in the log.
+    pub version: u64,
+    /// The last `metaData`'s `schemaString`.
+    pub schema_string: String,
+    /// The last `metaData`'s `partitionColumns`.
+    pub partition_columns: Vec<String>,
+    /// The table's id (the last `metaData`'s `id`).
+    pub id: String,
+}
+
+/// The Delta table at `location`, if there is one: its newest version
+/// (the highest `_delta_log/N.json`) and the last `metaData` of its log.
 ///
 /// # Errors
-/// [`Error::BadTable`] naming what is there.
-pub fn check_new(location: &Path) -> Result<(), Error> {
-    if location.join(LOG_DIR).exists() {
-        return Err(Error::BadTable {
-            path: location.to_path_buf(),
-            reason: "is already a Delta table (_delta_log/); appending to one is not \
-                     supported yet (choose another output directory or remove it)"
-                .into(),
-        });
+/// [`Error::BadTable`] when `location` holds an Iceberg table, or a log
+/// entry does not read or no entry has a `metaData`.
+pub fn current(location: &Path) -> Result<Option<Current>, Error> {
+    let log_dir = location.join(LOG_DIR);
+    if !log_dir.exists() {
+        if location.join("metadata").exists() {
+            return Err(Error::BadTable {
+                path: location.to_path_buf(),
+                reason: "holds an Iceberg table (metadata/), not a Delta table (choose another \
+                         output directory or remove it)"
+                    .into(),
+            });
+        }
+        return Ok(None);
     }
-    if location.join("metadata").exists() {
-        return Err(Error::BadTable {
-            path: location.to_path_buf(),
-            reason: "holds an Iceberg table (metadata/), not a Delta table (choose another \
-                     output directory or remove it)"
-                .into(),
-        });
+    let mut versions: Vec<u64> = std::fs::read_dir(&log_dir)
+        .map_err(|e| Error::io("list", &log_dir, e))?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let digits = name.strip_suffix(".json")?;
+            (digits.len() == 20 && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| digits.parse().ok())?
+        })
+        .collect();
+    versions.sort_unstable();
+    let Some(&version) = versions.last() else {
+        return Ok(None);
+    };
+    let mut meta: Option<(String, Vec<String>, String)> = None;
+    for v in &versions {
+        let path = log_dir.join(log_file_name(*v));
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let action: serde_json::Value =
+                serde_json::from_str(line).map_err(|e| Error::BadTable {
+                    path: path.clone(),
+                    reason: format!("not a Delta log entry: {e}"),
+                })?;
+            if let Some(m) = action.get("metaData") {
+                let schema = m["schemaString"].as_str().unwrap_or_default().to_string();
+                let columns = m["partitionColumns"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|c| c.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let id = m["id"].as_str().unwrap_or_default().to_string();
+                meta = Some((schema, columns, id));
+            }
+        }
     }
-    Ok(())
+    let (schema_string, partition_columns, id) = meta.ok_or_else(|| Error::BadTable {
+        path: log_dir.clone(),
+        reason: "no log entry has the table's metaData".into(),
+    })?;
+    Ok(Some(Current {
+        version,
+        schema_string,
+        partition_columns,
+        id,
+    }))
 }
+
+/// Checks that data files of `schema`, partitioned by `partition`, can be
+/// committed at `location`: a new table, or a Delta table of the same
+/// schema and partition columns (to which they are appended).
+///
+/// # Errors
+/// [`Error::BadTable`] for an Iceberg table or an unreadable log;
+/// [`Error::Unsupported`] naming the difference of schema or partitioning.
+pub fn check_target(
+    location: &Path,
+    schema: &TableSchema,
+    partition: &[PartitionField],
+) -> Result<Option<Current>, Error> {
+    let Some(cur) = current(location)? else {
+        return Ok(None);
+    };
+    let columns = partition_columns(partition)?;
+    if cur.partition_columns != columns {
+        return Err(Error::Unsupported(format!(
+            "{}: the table is partitioned by [{}]; this run is partitioned by [{}]",
+            location.display(),
+            cur.partition_columns.join(", "),
+            columns.join(", ")
+        )));
+    }
+    if cur.schema_string != schema.json() {
+        return Err(Error::Unsupported(format!(
+            "{}: the schema differs from the table's: the table has {} where this run has {}",
+            location.display(),
+            cur.schema_string,
+            schema.json()
+        )));
+    }
+    Ok(Some(cur))
+}
+
+/// How many times an append is tried again on top of a version another
+/// writer committed first.
+pub const COMMIT_RETRIES: u64 = 100;
 
 /// One line of a log entry: an action, under its name
 /// (`{"add": {...}}`), its fields in the protocol's order.
@@ -205,7 +310,7 @@ struct Add {
 /// top-level primitive of the schema; [`Error::Conflict`] when another
 /// writer created version 0 first; IO errors.
 pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
-    check_new(t.location)?;
+    let existing = check_target(t.location, t.schema, t.partition)?;
     let partition = partition_columns(t.partition)?;
     let mut typed = Vec::with_capacity(partition.len());
     for column in &partition {
@@ -223,16 +328,21 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
             }
         }
     }
-    let table_id = uuid();
+    let table_id = existing.as_ref().map_or_else(uuid, |c| c.id.clone());
     let now = now_ms();
     let features = t.schema.features();
 
+    let mode = if existing.is_some() {
+        "Append"
+    } else {
+        "ErrorIfExists"
+    };
     let mut lines = vec![
         Action::CommitInfo(CommitInfo {
             timestamp: now,
             operation: "WRITE",
             operation_parameters: BTreeMap::from([
-                ("mode", "ErrorIfExists".to_string()),
+                ("mode", mode.to_string()),
                 (
                     "partitionBy",
                     serde_json::Value::from(partition.clone()).to_string(),
@@ -270,6 +380,10 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
             created_time: now,
         }),
     ];
+    if existing.is_some() {
+        // An append: the table's protocol and metaData stand.
+        lines.truncate(1);
+    }
     let mut rows = 0u64;
     for (rel, facts) in t.files {
         let full = t.location.join(rel);
@@ -304,24 +418,41 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
     let made_dir = !log_dir.exists();
     std::fs::create_dir_all(&log_dir)
         .map_err(|e| Error::io("create the log directory", &log_dir, e))?;
-    let target = log_dir.join(log_file_name(0));
-    let result = commit(&target, &body).map_err(|e| match e {
-        Error::Store(strata_store::Error::OutputExists { .. }) => Error::Conflict {
-            path: t.location.to_path_buf(),
-            version: 0,
-        },
-        e => e,
-    });
-    if let Err(e) = result {
-        if made_dir && !matches!(e, Error::Conflict { .. }) {
-            // Only an empty directory goes: another writer's log stays.
-            let _ = std::fs::remove_dir(&log_dir);
+    let mut version = existing.as_ref().map_or(0, |c| c.version + 1);
+    let mut attempts = 0;
+    let target = loop {
+        let target = log_dir.join(log_file_name(version));
+        match commit(&target, &body) {
+            Ok(_) => break target,
+            Err(Error::Store(strata_store::Error::OutputExists { .. }))
+                if version > 0 && attempts < COMMIT_RETRIES =>
+            {
+                // Another writer took this version: a blind append goes
+                // on top of it, once the table is still the same.
+                attempts += 1;
+                version =
+                    check_target(t.location, t.schema, t.partition)?.map_or(0, |c| c.version + 1);
+            }
+            Err(e) => {
+                let e = match e {
+                    Error::Store(strata_store::Error::OutputExists { .. }) => Error::Conflict {
+                        path: t.location.to_path_buf(),
+                        version,
+                    },
+                    e => e,
+                };
+                if made_dir && !matches!(e, Error::Conflict { .. }) {
+                    // Only an empty directory goes: another writer's log
+                    // stays.
+                    let _ = std::fs::remove_dir(&log_dir);
+                }
+                return Err(e);
+            }
         }
-        return Err(e);
-    }
+    };
     Ok(Committed {
         log_file: target,
-        version: 0,
+        version,
         table_id,
         files: t.files.len(),
         rows,
@@ -331,7 +462,9 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
 /// Writes `body` to a temporary beside `target`, synced, then links it
 /// to `target` only if no file is there.
 fn commit(target: &Path, body: &[u8]) -> Result<PathBuf, Error> {
-    let (pending, mut file) = PendingFile::start(target, false)?;
+    // Started as if it may replace (no check of the name now): the claim
+    // is `commit_new`'s, which never replaces.
+    let (pending, mut file) = PendingFile::start(target, true)?;
     file.write_all(body)
         .map_err(|e| Error::io("write", target, e))?;
     drop(file);
@@ -416,23 +549,51 @@ mod tests {
         );
         assert!(add["modificationTime"].as_i64().unwrap() > 0);
 
-        // A second table at the same place is refused; the log stays.
-        let e = create(&table).unwrap_err();
-        assert!(matches!(e, Error::BadTable { .. }), "{e}");
-        assert!(e.to_string().contains("already a Delta table"), "{e}");
+        // The same files again are an append: version 1, a commitInfo in
+        // mode Append and the adds, no protocol or metaData; version 0
+        // stays as it was.
+        let again = create(&table).unwrap();
+        assert_eq!(again.version, 1);
         assert_eq!(std::fs::read_to_string(&c.log_file).unwrap(), text);
-        let names: Vec<_> = std::fs::read_dir(root.join(LOG_DIR))
+        let appended: Vec<Value> = std::fs::read_to_string(&again.log_file)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(appended.len(), 2);
+        assert_eq!(
+            appended[0]["commitInfo"]["operationParameters"]["mode"],
+            "Append"
+        );
+        assert!(appended[1].get("add").is_some());
+        // Another schema is refused, and the log stays.
+        let other =
+            TableSchema::new(&Schema::new(vec![Field::new("id", DataType::Int32, false)])).unwrap();
+        let e = create(&NewTable {
+            schema: &other,
+            ..table
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("the schema differs"), "{e}");
+        let mut names: Vec<_> = std::fs::read_dir(root.join(LOG_DIR))
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(names, [std::ffi::OsString::from(log_file_name(0))]);
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                std::ffi::OsString::from(log_file_name(0)),
+                std::ffi::OsString::from(log_file_name(1))
+            ]
+        );
     }
 
     #[test]
     fn iceberg_tables_and_transforms_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("metadata")).unwrap();
-        let e = check_new(dir.path()).unwrap_err().to_string();
+        let e = current(dir.path()).unwrap_err().to_string();
         assert!(e.contains("holds an Iceberg table"), "{e}");
         let fields = [
             PartitionField::parse("l_returnflag").unwrap(),
