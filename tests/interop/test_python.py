@@ -629,3 +629,29 @@ def test_python_writes_and_appends_iceberg_tables(tmp_path):
     assert sorted(got.column("l_comment").to_pylist()) == sorted(want.column("l_comment").to_pylist())
     with pytest.raises(ValueError, match="output_dir"):
         strata.generate("lineitem", rows=10, format="iceberg")
+
+
+def test_dask_example_commits_an_iceberg_table(tmp_path):
+    from pyiceberg.table import StaticTable
+
+    out = tmp_path / "wh"
+    rows = 20_000
+    r = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(out), "--spec", "lineitem", "--rows", str(rows), "--seed", str(SEED),
+         "--format", "iceberg"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"version 1, {rows} rows added" in r.stdout, r.stdout
+    table = StaticTable.from_metadata(str(out / "lineitem" / "metadata" / "v1.metadata.json"))
+    assert len(table.snapshots()) == 1
+    key = [("l_orderkey", "ascending"), ("l_linenumber", "ascending")]
+    got = table.scan().to_arrow().sort_by(key)
+    expected = strata.generate("lineitem", rows=rows, seed=SEED).sort_by(key)
+    assert got.num_rows == rows
+    assert got.column("l_comment").to_pylist() == expected.column("l_comment").to_pylist()
+    # A commit with nothing staged is refused.
+    with pytest.raises(ValueError, match="no staged parts"):
+        strata.commit_table(str(out / "lineitem"))

@@ -12,7 +12,10 @@ OUTPUT_DIR/NAME/; references between tables resolve whichever worker
 makes which part. A row's
 content depends only on (spec, seed, row index), so the parts can run on
 any worker, in any order, and their files, in part order, hold exactly the
-rows of a single-process run. Without ``--scheduler`` the script starts a
+rows of a single-process run. With ``--format iceberg`` each part stages
+its data files in the table and, once every part is written, one
+``strata.commit_table(location)`` commits them as one snapshot of an
+Iceberg table at OUTPUT_DIR/NAME. Without ``--scheduler`` the script starts a
 LocalCluster of ``--workers`` processes; with one, OUTPUT_DIR should be a
 location every worker can write to (a shared directory or
 ``s3://bucket/prefix``).
@@ -36,7 +39,7 @@ def parse_args(argv):
     p.add_argument("--scale", type=float, default=None, help="scale of a spec of several tables (default: 1)")
     p.add_argument("--parts", type=int, default=4, help="parts, one Dask task each (default: 4)")
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--format", default="parquet", help="parquet or ipc")
+    p.add_argument("--format", default="parquet", help="parquet, ipc, or iceberg (a table committed once every part is staged)")
     p.add_argument("--compression", default="zstd", help="none, snappy, lz4 or zstd[:LEVEL] (default: zstd)")
     p.add_argument("--threads", type=int, default=None, help="threads per part (default: all cores of the worker)")
     p.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes (default: 2)")
@@ -82,7 +85,13 @@ def run(client, args):
             for i in range(1, args.parts + 1)
         ]
     futures = [client.submit(strata.generate, spec, **common, **kw, key=key) for kw, key in tasks]
-    return client.gather(futures)
+    summaries = client.gather(futures)
+    if args.format == "iceberg":
+        # Every part is staged: one commit per table, here.
+        for location in sorted({s["iceberg"]["location"] for s in summaries}):
+            c = strata.commit_table(location)
+            print(f"iceberg table {location}: version {c['version']}, {c['rows']} rows added")
+    return summaries
 
 
 def main(argv=None):

@@ -363,9 +363,9 @@ fn generate<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let dataset = spec.source().load()?;
     let iceberg = format.eq_ignore_ascii_case("iceberg");
-    if iceberg && (output_dir.is_none() || parts != 1) {
+    if iceberg && output_dir.is_none() {
         return Err(PyValueError::new_err(
-            "format=\"iceberg\" writes a whole table: pass output_dir, and no parts",
+            "format=\"iceberg\" writes a table: pass output_dir",
         ));
     }
     if catalog.is_some() && !iceberg {
@@ -474,11 +474,17 @@ fn generate<'py>(
             create_namespace,
         });
         let tables = flow.as_iceberg(catalog).map_err(io_error)?;
-        let (summaries, committed) = py
+        let the_part = part_of(part, parts)?;
+        let (summaries, committed, staged) = py
             .detach(|| {
                 let summaries = flow.run(RunOptions::default(), &|_| {})?;
+                if the_part.count > 1 {
+                    // A part stages its files; commit_table commits them all.
+                    let staged = flow.stage_iceberg(&tables, &summaries, the_part)?;
+                    return Ok::<_, strata_pipeline::Error>((summaries, Vec::new(), staged));
+                }
                 let committed = flow.commit_iceberg(&tables, &summaries)?;
-                Ok::<_, strata_pipeline::Error>((summaries, committed))
+                Ok((summaries, committed, Vec::new()))
             })
             .map_err(io_error)?;
         let report = flow
@@ -486,6 +492,12 @@ fn generate<'py>(
             .pop()
             .ok_or_else(|| PyRuntimeError::new_err("no report"))?;
         let dict = report_dict(py, &report)?;
+        if let (Some(f), Some(dir)) = (staged.first(), tables.dirs.first()) {
+            let table = pyo3::types::PyDict::new(py);
+            table.set_item("location", dir)?;
+            table.set_item("staged", f)?;
+            dict.set_item("iceberg", table)?;
+        }
         if let (Some(c), Some(dir)) = (committed.first(), tables.dirs.first()) {
             let table = pyo3::types::PyDict::new(py);
             table.set_item("location", dir)?;
@@ -519,6 +531,45 @@ fn generate<'py>(
     // One C stream for all batches; `read_all` gathers them into a table
     // that shares their buffers.
     reader.into_pyarrow(py)?.call_method0("read_all")
+}
+
+/// Commits every part of the Iceberg table at `location` staged by
+/// `generate(..., format="iceberg", part=i, parts=N)` calls as one
+/// snapshot, as `strata table commit` does; `catalog` (a SQLite file)
+/// also registers it (catalog name `default`) under `namespace`, which
+/// must exist unless `create_namespace=True`. Returns a dict with
+/// `location`, `metadata`, `version`, `snapshot_id`, `rows` (added) and
+/// `total_rows`.
+///
+/// Raises `ValueError` for a missing part or parts of different runs,
+/// `OSError` when the table cannot be read or written.
+#[pyfunction]
+#[pyo3(signature = (location, *, catalog = None, namespace = "default", create_namespace = false))]
+fn commit_table<'py>(
+    py: Python<'py>,
+    location: PathBuf,
+    catalog: Option<PathBuf>,
+    namespace: &str,
+    create_namespace: bool,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let catalog = catalog.map(|path| strata_pipeline::table::Catalog {
+        path,
+        name: "default".into(),
+        namespace: namespace.to_string(),
+        create_namespace,
+    });
+    let dir = std::path::absolute(&location).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let c = py
+        .detach(|| strata_pipeline::table::commit_staged(&dir, catalog.as_ref()))
+        .map_err(io_error)?;
+    let out = pyo3::types::PyDict::new(py);
+    out.set_item("location", &dir)?;
+    out.set_item("metadata", &c.metadata)?;
+    out.set_item("version", c.version)?;
+    out.set_item("snapshot_id", c.snapshot_id)?;
+    out.set_item("rows", c.rows)?;
+    out.set_item("total_rows", c.total_rows)?;
+    Ok(out)
 }
 
 /// The names of the built-in specs, for `generate(spec=NAME)`.
@@ -562,7 +613,7 @@ fn spec_text(name: &str) -> PyResult<&'static str> {
 #[pymodule(name = "strata")]
 mod module {
     #[pymodule_export]
-    use super::{generate, presets, spec_text, tables};
+    use super::{commit_table, generate, presets, spec_text, tables};
 
     use pyo3::prelude::*;
 
