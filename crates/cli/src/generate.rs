@@ -440,21 +440,7 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
             let committed = flow.commit_iceberg(tables, &summaries)?;
             if !args.quiet {
                 for (dir, c) in tables.dirs.iter().zip(&committed) {
-                    writeln!(
-                        std::io::stdout().lock(),
-                        "iceberg table {}: version {}, snapshot {} added {} rows ({} in the table){} ({})",
-                        dir.display(),
-                        c.version,
-                        c.snapshot_id,
-                        c.rows,
-                        c.total_rows,
-                        if c.retries > 0 {
-                            format!(", after {} concurrent commit(s)", c.retries)
-                        } else {
-                            String::new()
-                        },
-                        c.metadata.display()
-                    )?;
+                    crate::table::print_committed(dir, c)?;
                 }
             }
         }

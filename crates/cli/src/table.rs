@@ -58,6 +58,30 @@ pub(crate) fn catalog(
     })
 }
 
+/// Prints the line of an Iceberg table's new version: its snapshot, the
+/// rows it added and holds, and the commits it was built on.
+pub(crate) fn print_committed(
+    dir: &std::path::Path,
+    c: &strata_pipeline::table::IcebergCommitted,
+) -> Result<()> {
+    writeln!(
+        std::io::stdout().lock(),
+        "iceberg table {}: version {}, snapshot {} added {} rows ({} in the table){} ({})",
+        dir.display(),
+        c.version,
+        c.snapshot_id,
+        c.rows,
+        c.total_rows,
+        if c.retries > 0 {
+            format!(", after {} concurrent commit(s)", c.retries)
+        } else {
+            String::new()
+        },
+        c.metadata.display()
+    )?;
+    Ok(())
+}
+
 pub(crate) fn run(cmd: TableCommand) -> Result<()> {
     match cmd {
         TableCommand::Commit(args) => {
@@ -75,17 +99,7 @@ pub(crate) fn run(cmd: TableCommand) -> Result<()> {
                 .transpose()?;
             let dir = std::path::absolute(&args.table)?;
             let c = strata_pipeline::table::commit_staged(&dir, catalog.as_ref())?;
-            writeln!(
-                std::io::stdout().lock(),
-                "iceberg table {}: version {}, snapshot {} added {} rows ({} in the table) ({})",
-                dir.display(),
-                c.version,
-                c.snapshot_id,
-                c.rows,
-                c.total_rows,
-                c.metadata.display()
-            )?;
-            Ok(())
+            print_committed(&dir, &c)
         }
     }
 }

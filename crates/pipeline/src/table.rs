@@ -6,8 +6,8 @@
 //! the run, committed as version 1 of a new table or a snapshot appended
 //! to an existing one ([`strata_table::iceberg::commit`]), and registered
 //! in a SQL catalog when one is given. As a Delta table: data files in
-//! the table's root, committed as version 0 of a new table
-//! ([`strata_table::delta::create`]).
+//! the table's root, committed as version 0 of a new table or appended
+//! as the next version ([`strata_table::delta::create`]).
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +18,10 @@ use strata_table::{
     catalog::SqliteCatalog,
     delta,
     iceberg::{self, Committed, SortField, TableSchema},
-    stats::{self, FileFacts},
+    stats,
 };
+
+pub use strata_table::iceberg::Committed as IcebergCommitted;
 
 use crate::{
     Error,
@@ -84,6 +86,62 @@ impl Catalog {
         }
         Ok(open)
     }
+
+    /// The catalog, open for a commit: its namespace exists, or is
+    /// created now when asked.
+    ///
+    /// # Errors
+    /// As [`Catalog::open_checked`]; a namespace that cannot be created.
+    fn open_for_commit(&self) -> Result<SqliteCatalog, Error> {
+        let open = self.open_checked()?;
+        if self.create_namespace {
+            open.create_namespace(&self.namespace)?;
+        }
+        Ok(open)
+    }
+}
+
+/// Commits `t` as a snapshot of its table and moves the catalog's entry
+/// for table `name`, if there is a catalog, to the new version (a writer
+/// that moved it first makes the commit build on its version).
+fn commit_with_catalog(
+    t: &iceberg::NewTable<'_>,
+    catalog: Option<&mut (&Catalog, SqliteCatalog)>,
+    name: &str,
+) -> Result<Committed, Error> {
+    let Some((c, open)) = catalog else {
+        return Ok(iceberg::commit(t, None)?);
+    };
+    let mut hook = |old: Option<&Path>, new: &Path| -> Result<(), strata_table::Error> {
+        let old = old.map(|p| p.to_string_lossy().into_owned());
+        open.swap(&c.namespace, name, old.as_deref(), &new.to_string_lossy())
+    };
+    Ok(iceberg::commit(t, Some(&mut hook))?)
+}
+
+/// The partition fields of a job's layout (none without one).
+fn partition_fields(cfg: &GenerateConfig) -> Vec<strata_layout::PartitionField> {
+    cfg.layout
+        .as_ref()
+        .map(|l| l.fields().to_vec())
+        .unwrap_or_default()
+}
+
+/// The sort keys of a job's layout as a table's sort order.
+fn sort_fields(cfg: &GenerateConfig) -> Vec<SortField> {
+    cfg.layout
+        .as_ref()
+        .map(|l| {
+            l.keys()
+                .iter()
+                .map(|k| SortField {
+                    column: k.column.clone(),
+                    descending: k.options.descending,
+                    nulls_first: k.options.nulls_first,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 impl Flow {
@@ -109,7 +167,7 @@ impl Flow {
             Some(c) => Some((c, c.open_checked()?)),
             None => None,
         };
-        let run = iceberg::run_id();
+        let run = strata_table::run_id();
         let (mut dirs, mut schemas) = (Vec::new(), Vec::new());
         for (generator, cfg) in self.jobs_mut() {
             let dir = table_dir(cfg, multi, "iceberg")?;
@@ -120,12 +178,7 @@ impl Flow {
             }
             let arrow = strata_gen::BatchGenerator::schema(generator);
             let schema = TableSchema::new(&arrow)?;
-            let partition = cfg
-                .layout
-                .as_ref()
-                .map(|l| l.fields().to_vec())
-                .unwrap_or_default();
-            let existing = iceberg::check_target(&dir, &schema, &partition)?;
+            let existing = iceberg::check_target(&dir, &schema, &partition_fields(cfg))?;
             if let Some((c, open)) = &open
                 && let Some(at) = open.table(&c.namespace, &name)?
                 && existing
@@ -166,13 +219,7 @@ impl Flow {
         summaries: &[Summary],
     ) -> Result<Vec<Committed>, Error> {
         let mut catalog = match &tables.catalog {
-            Some(c) => {
-                let open = c.open()?;
-                if c.create_namespace {
-                    open.create_namespace(&c.namespace)?;
-                }
-                Some((c, open))
-            }
+            Some(c) => Some((c, c.open_for_commit()?)),
             None => None,
         };
         let mut out = Vec::new();
@@ -183,43 +230,20 @@ impl Flow {
             .zip(&tables.schemas)
             .zip(summaries)
         {
-            let layout = cfg.layout.as_ref();
-            let files = data_files(cfg, summary, dir, &dir.join("data"))?;
-            let sort: Vec<SortField> = layout
-                .map(|l| {
-                    l.keys()
-                        .iter()
-                        .map(|k| SortField {
-                            column: k.column.clone(),
-                            descending: k.options.descending,
-                            nulls_first: k.options.nulls_first,
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let partition = layout.map(|l| l.fields().to_vec()).unwrap_or_default();
-            let properties = table_properties(cfg, schema);
-            let name = strata_gen::BatchGenerator::name(generator);
-            let mut hook = |old: Option<&Path>, new: &Path| -> Result<(), strata_table::Error> {
-                match catalog.as_mut() {
-                    Some((c, open)) => {
-                        let old = old.map(|p| p.to_string_lossy().into_owned());
-                        open.swap(&c.namespace, name, old.as_deref(), &new.to_string_lossy())
-                    }
-                    None => Ok(()),
-                }
+            let files = with_facts(dir, data_paths(cfg, summary, dir, &dir.join("data"))?)?;
+            let table = iceberg::NewTable {
+                location: dir,
+                schema,
+                arrow: &schema.arrow,
+                partition: &partition_fields(cfg),
+                sort: &sort_fields(cfg),
+                properties: table_properties(cfg, schema),
+                files: &files,
             };
-            out.push(iceberg::commit(
-                &iceberg::NewTable {
-                    location: dir,
-                    schema,
-                    arrow: &schema.arrow,
-                    partition: &partition,
-                    sort: &sort,
-                    properties,
-                    files: &files,
-                },
-                Some(&mut hook),
+            out.push(commit_with_catalog(
+                &table,
+                catalog.as_mut(),
+                strata_gen::BatchGenerator::name(generator),
             )?);
         }
         Ok(out)
@@ -228,17 +252,19 @@ impl Flow {
     /// Makes each table a Delta table: its data files go to `TABLE/`
     /// itself (partition directories below it), identity partition
     /// columns are left out of the files (Delta keeps their values in the
-    /// log), and no table may exist there yet.
+    /// log), and a table that exists is appended to: its schema and
+    /// partition columns must be this run's.
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] for an output in an object store or IPC
     /// files;
     /// [`Error::Table`] for a partition field with a transform (Delta
     /// partitions by column values only), a type Delta cannot hold, or a
-    /// table directory that already holds a table.
+    /// table directory that holds an Iceberg table or a Delta table of
+    /// another schema or partitioning.
     pub fn as_delta(&mut self) -> Result<DeltaTables, Error> {
         let multi = self.is_dataset();
-        let run = iceberg::run_id();
+        let run = strata_table::run_id();
         let mut dirs = Vec::new();
         for (generator, cfg) in self.jobs_mut() {
             let dir = table_dir(cfg, multi, "delta")?;
@@ -248,13 +274,8 @@ impl Flow {
                 delta::partition_columns(layout.fields())?;
                 layout.keep_partition_columns = false;
             }
-            let partition = cfg
-                .layout
-                .as_ref()
-                .map(|l| l.fields().to_vec())
-                .unwrap_or_default();
             // A table there is appended to (same schema and partitions).
-            delta::check_target(&dir, &schema, &partition)?;
+            delta::check_target(&dir, &schema, &partition_fields(cfg))?;
             cfg.output_dir = dir.clone();
             cfg.output_filename = format!("{}-{run}", cfg.stem());
             dirs.push(dir);
@@ -263,7 +284,8 @@ impl Flow {
     }
 
     /// Commits each table's data files, as `summaries` (one per job, in
-    /// order) list them, as version 0 of its Delta table.
+    /// order) list them, as version 0 of a new Delta table or the next
+    /// version of an existing one.
     ///
     /// # Errors
     /// [`Error::Table`] for a data file whose footer does not read or
@@ -280,16 +302,11 @@ impl Flow {
         {
             // The whole schema: partition columns too, which the files lack.
             let schema = delta::TableSchema::new(&strata_gen::BatchGenerator::schema(generator))?;
-            let files = data_files(cfg, summary, dir, dir)?;
-            let partition = cfg
-                .layout
-                .as_ref()
-                .map(|l| l.fields().to_vec())
-                .unwrap_or_default();
+            let files = with_facts(dir, data_paths(cfg, summary, dir, dir)?)?;
             out.push(delta::create(&delta::NewTable {
                 location: dir,
                 schema: &schema,
-                partition: &partition,
+                partition: &partition_fields(cfg),
                 files: &files,
             })?);
         }
@@ -326,20 +343,18 @@ fn table_dir(cfg: &GenerateConfig, multi: bool, format: &str) -> Result<PathBuf,
     std::path::absolute(&dir).map_err(|e| Error::io("resolve the table directory", &dir, e))
 }
 
-/// The data files `summary` lists for a job, each with its path relative
-/// to the table's directory `table` (`/` separated) and its facts from
-/// its footer; every file must lie under `data`, the table's data
-/// directory.
+/// The data files `summary` lists for a job, each as its path relative
+/// to the table's directory `table` (`/` separated); every file must lie
+/// under `data`, the table's data directory.
 ///
 /// # Errors
-/// [`Error::InvalidConfig`] for a file outside `data`; [`Error::Table`]
-/// for a footer that does not read.
-fn data_files(
+/// [`Error::InvalidConfig`] for a file outside `data`.
+fn data_paths(
     cfg: &GenerateConfig,
     summary: &Summary,
     table: &Path,
     data: &Path,
-) -> Result<Vec<(String, FileFacts)>, Error> {
+) -> Result<Vec<String>, Error> {
     let mut files = Vec::with_capacity(summary.files.len());
     for f in &summary.files {
         let full = if f.path.is_absolute() || f.path.starts_with(&cfg.output_dir) {
@@ -363,9 +378,23 @@ fn data_files(
             .components()
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect();
-        files.push((rel.join("/"), stats::read_file(&full)?));
+        files.push(rel.join("/"));
     }
     Ok(files)
+}
+
+/// Data files `rels` of table `table` (paths relative to it), each with
+/// its facts from its footer.
+///
+/// # Errors
+/// [`Error::Table`] for a footer that does not read.
+fn with_facts(table: &Path, rels: Vec<String>) -> Result<Vec<(String, stats::FileFacts)>, Error> {
+    rels.into_iter()
+        .map(|rel| {
+            let facts = stats::read_file(&table.join(&rel))?;
+            Ok((rel, facts))
+        })
+        .collect()
 }
 
 /// The directory in a table where parts stage their commit fragments.
@@ -385,8 +414,8 @@ struct Fragment {
     schema: serde_json::Value,
     /// Partition fields, as written.
     partition_by: Vec<String>,
-    /// Sort keys: column, descending, nulls first.
-    sort_by: Vec<(String, bool, bool)>,
+    /// The sort order.
+    sort_by: Vec<SortField>,
     /// Properties of a new table.
     properties: std::collections::BTreeMap<String, String>,
     /// The part's data files, relative to the table.
@@ -415,34 +444,15 @@ impl Flow {
             .zip(&tables.schemas)
             .zip(summaries)
         {
-            let layout = cfg.layout.as_ref();
             let fragment = Fragment {
                 table: strata_gen::BatchGenerator::name(generator).to_string(),
                 part: part.index,
                 parts: part.count,
                 schema: schema.json.clone(),
-                partition_by: layout
-                    .map(|l| l.fields().iter().map(|f| f.text.clone()).collect())
-                    .unwrap_or_default(),
-                sort_by: layout
-                    .map(|l| {
-                        l.keys()
-                            .iter()
-                            .map(|k| {
-                                (
-                                    k.column.clone(),
-                                    k.options.descending,
-                                    k.options.nulls_first,
-                                )
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                partition_by: partition_fields(cfg).into_iter().map(|f| f.text).collect(),
+                sort_by: sort_fields(cfg),
                 properties: table_properties(cfg, schema),
-                files: data_files(cfg, summary, dir, &dir.join("data"))?
-                    .into_iter()
-                    .map(|(rel, _)| rel)
-                    .collect(),
+                files: data_paths(cfg, summary, dir, &dir.join("data"))?,
             };
             let staging = dir.join(STAGING_DIR);
             std::fs::create_dir_all(&staging)
@@ -450,11 +460,7 @@ impl Flow {
             let target = staging.join(format!("part-{}-of-{}.json", part.index, part.count));
             let body = serde_json::to_vec_pretty(&fragment)
                 .map_err(|e| Error::InvalidConfig(e.to_string()))?;
-            let (pending, mut file) = strata_store::output::PendingFile::start(&target, true)?;
-            std::io::Write::write_all(&mut file, &body)
-                .map_err(|e| Error::io("write", &target, e))?;
-            drop(file);
-            match pending.durable(true).commit_new() {
+            match strata_store::output::write_new(&target, &body, true) {
                 Ok(p) => out.push(p),
                 Err(strata_store::Error::OutputExists { .. }) => {
                     return Err(Error::InvalidConfig(format!(
@@ -545,53 +551,27 @@ pub fn commit_staged(dir: &Path, catalog: Option<&Catalog>) -> Result<Committed,
             strata_layout::PartitionField::parse(t).map_err(|e| Error::InvalidConfig(e.to_string()))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let sort: Vec<SortField> = first
-        .sort_by
-        .iter()
-        .map(|(column, descending, nulls_first)| SortField {
-            column: column.clone(),
-            descending: *descending,
-            nulls_first: *nulls_first,
-        })
-        .collect();
-    let mut files = Vec::new();
-    for (_, f) in &fragments {
-        for rel in &f.files {
-            files.push((rel.clone(), stats::read_file(&dir.join(rel))?));
-        }
-    }
+    let files = with_facts(
+        dir,
+        fragments
+            .iter()
+            .flat_map(|(_, f)| f.files.clone())
+            .collect(),
+    )?;
     let mut open = match catalog {
-        Some(c) => {
-            let open = c.open_checked()?;
-            if c.create_namespace {
-                open.create_namespace(&c.namespace)?;
-            }
-            Some((c, open))
-        }
+        Some(c) => Some((c, c.open_for_commit()?)),
         None => None,
     };
-    let name = first.table.clone();
-    let mut hook = |old: Option<&Path>, new: &Path| -> Result<(), strata_table::Error> {
-        match open.as_mut() {
-            Some((c, open)) => {
-                let old = old.map(|p| p.to_string_lossy().into_owned());
-                open.swap(&c.namespace, &name, old.as_deref(), &new.to_string_lossy())
-            }
-            None => Ok(()),
-        }
+    let table = iceberg::NewTable {
+        location: dir,
+        schema: &schema,
+        arrow: &schema.arrow,
+        partition: &partition,
+        sort: &first.sort_by,
+        properties: first.properties.clone(),
+        files: &files,
     };
-    let committed = iceberg::commit(
-        &iceberg::NewTable {
-            location: dir,
-            schema: &schema,
-            arrow: &schema.arrow,
-            partition: &partition,
-            sort: &sort,
-            properties: first.properties.clone(),
-            files: &files,
-        },
-        Some(&mut hook),
-    )?;
+    let committed = commit_with_catalog(&table, open.as_mut(), &first.table)?;
     for (path, _) in &fragments {
         let _ = std::fs::remove_file(path);
     }

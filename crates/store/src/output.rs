@@ -266,6 +266,21 @@ pub fn write_atomically(
     write_pending(target, bytes, overwrite, durable)?.commit()
 }
 
+/// Writes `bytes` to `target` only if no file of that name exists, in one
+/// step ([`PendingFile::commit_new`]): of two writers racing for one
+/// name, exactly one gets it. Synced before the link (and the directory
+/// after) when `durable`. For commits that claim a table's next version.
+///
+/// # Errors
+/// [`Error::OutputExists`] when the target exists (it is left as it was);
+/// [`Error::Io`] when writing, syncing or linking fails (the temporary is
+/// removed).
+pub fn write_new(target: &Path, bytes: &[u8], durable: bool) -> Result<PathBuf, Error> {
+    // Started as if it may replace (no check of the name now): the claim
+    // is `commit_new`'s, which never replaces.
+    write_pending(target, bytes, true, durable)?.commit_new()
+}
+
 /// [`write_atomically`] up to the commit: `bytes` are written to the
 /// temporary (and synced when `durable`), so that all that is left to
 /// fail is the rename. For an output that must be known to be writable

@@ -69,3 +69,9 @@ mod ids;
 pub mod stats;
 
 pub use error::Error;
+
+/// A short random name for the data files of one run (`3f9c0a1e`), so
+/// that an append never writes over a file another version holds.
+pub fn run_id() -> String {
+    ids::uuid()[..8].to_string()
+}

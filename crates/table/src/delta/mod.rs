@@ -28,14 +28,13 @@ pub mod values;
 
 use std::{
     collections::BTreeMap,
-    io::Write as _,
     path::{Path, PathBuf},
     time::UNIX_EPOCH,
 };
 
 use serde::Serialize;
 use strata_layout::{PartitionField, Transform};
-use strata_store::output::PendingFile;
+use strata_store::output::write_new;
 
 pub use schema::{DeltaType, Primitive, StructField, TableSchema};
 
@@ -422,7 +421,7 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
     let mut attempts = 0;
     let target = loop {
         let target = log_dir.join(log_file_name(version));
-        match commit(&target, &body) {
+        match write_new(&target, &body, true).map_err(Error::from) {
             Ok(_) => break target,
             Err(Error::Store(strata_store::Error::OutputExists { .. }))
                 if version > 0 && attempts < COMMIT_RETRIES =>
@@ -457,18 +456,6 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
         files: t.files.len(),
         rows,
     })
-}
-
-/// Writes `body` to a temporary beside `target`, synced, then links it
-/// to `target` only if no file is there.
-fn commit(target: &Path, body: &[u8]) -> Result<PathBuf, Error> {
-    // Started as if it may replace (no check of the name now): the claim
-    // is `commit_new`'s, which never replaces.
-    let (pending, mut file) = PendingFile::start(target, true)?;
-    file.write_all(body)
-        .map_err(|e| Error::io("write", target, e))?;
-    drop(file);
-    Ok(pending.durable(true).commit_new()?)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use strata_layout::PartitionField;
-use strata_store::output::{PendingFile, write_atomically};
+use strata_store::output::{write_atomically, write_new};
 
 pub use model::{Committed, Current, NewTable, SortField};
 pub use schema::{FIELD_ID_KEY, Primitive, TableSchema};
@@ -38,12 +38,6 @@ use spec::TableLayout;
 /// How many times a commit is built again on top of another writer's
 /// version before it gives up.
 pub const COMMIT_RETRIES: usize = 100;
-
-/// A short random name for the data files of one commit (`3f9c0a1e`),
-/// so that appends never write over a file another snapshot holds.
-pub fn run_id() -> String {
-    uuid()[..8].to_string()
-}
 
 fn bad(path: &Path, reason: impl Into<String>) -> Error {
     Error::BadTable {
@@ -155,8 +149,8 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
     let snapshot_id = random_id();
     let commit_uuid = uuid();
     let mut added = snapshot::Added::of(t, &layout)?;
-    let before = current(t.location)?;
-    added.set_sort_order(layout.sort_order_id(before.as_ref().map(|c| &c.metadata)));
+    let mut cur = current(t.location)?;
+    added.set_sort_order(layout.sort_order_id(cur.as_ref().map(|c| &c.metadata)));
 
     // The manifest of the new files: written once, whatever the retries.
     let manifest_path = metadata_dir.join(format!("{commit_uuid}-m0.avro"));
@@ -177,7 +171,10 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
     write_atomically(&manifest_path, &manifest, false, true)?;
 
     for attempt in 0..COMMIT_RETRIES {
-        let cur = current(t.location)?;
+        if attempt > 0 {
+            // Another writer moved the table: build on its version.
+            cur = current(t.location)?;
+        }
         if let Some(cur) = &cur {
             schema::check_same(&cur.metadata, t.schema, &cur.path)?;
             layout.check_spec(&cur.metadata, &cur.path)?;
@@ -236,12 +233,7 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
         };
         let target = metadata_dir.join(format!("v{version}.metadata.json"));
         let body = serde_json::to_vec_pretty(&metadata).map_err(|e| bad(&target, e.to_string()))?;
-        // Started as if it may replace (no check of the name now): the
-        // claim is `commit_new`'s, which never replaces.
-        let (pending, mut file) = PendingFile::start(&target, true)?;
-        std::io::Write::write_all(&mut file, &body).map_err(|e| Error::io("write", &target, e))?;
-        drop(file);
-        match pending.durable(true).commit_new() {
+        match write_new(&target, &body, true) {
             Ok(_) => {}
             Err(strata_store::Error::OutputExists { .. }) => {
                 // Another writer took this version: build on top of it.

@@ -10,7 +10,7 @@ use super::schema::TableSchema;
 use crate::stats::FileFacts;
 
 /// A sort key of the table's sort order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SortField {
     /// The column, nested fields by their dotted path.
     pub column: String,
