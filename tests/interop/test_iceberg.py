@@ -315,6 +315,15 @@ def test_parts_commit_as_one_snapshot(strata_bin, tmp_path):
     missing = run(strata_bin, "table", "commit", str(table), check=False)
     assert missing.returncode != 0 and "part(s) 3 of 4 are not staged" in missing.stderr
     assert not (table / "metadata").exists()
+    # A fragment that does not read is a clear error, and nothing is
+    # committed.
+    (table / "_strata_parts" / "part-9-of-4.json").write_text('{"table": "lineitem", "part":')
+    broken = run(strata_bin, "table", "commit", str(table), check=False)
+    assert broken.returncode != 0 and "not a staged part" in broken.stderr, broken.stderr
+    (table / "_strata_parts" / "part-9-of-4.json").unlink()
+    assert not (table / "metadata").exists()
+    bad_catalog = run(strata_bin, "table", "commit", str(table), "--catalog", "postgres://x", check=False)
+    assert bad_catalog.returncode != 0 and "expected sqlite:PATH" in bad_catalog.stderr
     run(strata_bin, *parts, "--part", "3")
     run(strata_bin, "table", "commit", str(table))
     assert not (table / "_strata_parts").exists()
