@@ -6,8 +6,11 @@ statistics in the log equal what DuckDB computes from the file; the
 history is one WRITE; every table of a dataset, nested types, timestamps
 in partition directories, unsigned integers and `timestamp_ntz` read back
 as written; a location that already holds a table is refused and left
-unchanged, and so is a partition field with a transform."""
+unchanged, and so is a partition field with a transform; a table of 13
+versions has a checkpoint at version 10 that deltalake loads the table
+from once the entries before it are gone, and strata appends on it."""
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -249,3 +252,50 @@ def test_a_partition_transform_is_refused(strata_bin, tmp_path):
     assert r.returncode != 0
     assert "`month(l_shipdate)`: Delta Lake partitions by column values" in r.stderr, r.stderr
     assert not out.exists()
+
+
+def test_a_checkpoint_every_ten_versions_and_the_table_loads_from_it(strata_bin, tmp_path):
+    # A new table and 12 appends: versions 0 to 12, a checkpoint at 10.
+    out = tmp_path / "d"
+    args = ["generate", "--preset", "lineitem", "--target-records", "26000", "--format", "delta",
+            "--output-dir", str(out), "--partition-by", "l_returnflag"]
+    done = run(strata_bin, *args, "--snapshots", "13")
+    table = out / "lineitem"
+    log = table / "_delta_log"
+    assert "checkpoint at version 10 (" in done.stdout, done.stdout
+    assert sorted(p.name for p in log.glob("*.checkpoint.parquet")) == ["00000000000000000010.checkpoint.parquet"]
+    last = json.loads((log / "_last_checkpoint").read_text())
+    assert last["version"] == 10 and last["numOfAddFiles"] > 0
+    # The checkpoint holds the protocol, the metaData and one add per live
+    # file of versions 0 to 10, as pyarrow reads it.
+    cp = pq.read_table(log / "00000000000000000010.checkpoint.parquet")
+    assert cp.num_rows == last["size"]
+    adds = [a for a in cp.column("add").to_pylist() if a is not None]
+    assert len(adds) == last["numOfAddFiles"]
+    assert sum(json.loads(a["stats"])["numRecords"] for a in adds) == 11 * 2000
+    assert all(dict(a["partitionValues"]).keys() == {"l_returnflag"} for a in adds)
+    plain = tmp_path / "plain"
+    run(strata_bin, *BASE[:1], "-q", "--preset", "lineitem", "--target-records", "26000", "--output-dir", str(plain))
+
+    def check(version):
+        dt = DeltaTable(str(table))
+        assert dt.version() == version
+        con = duckdb.connect()
+        con.register("delta", dt.to_pyarrow_table())
+        columns = ", ".join(f'"{c}"' for c in dt.schema().to_arrow().names)
+        check_same_rows(con, f"SELECT {columns} FROM delta",
+                        f"SELECT {columns} FROM read_parquet('{plain}/*.parquet')", f"version {version}")
+        return dt
+
+    check(12)
+    # Without the entries before the checkpoint (as a log clean-up leaves
+    # it), the table loads from the checkpoint, and strata appends on top
+    # of it: the same rows again, a version more.
+    for v in range(10):
+        (log / f"{v:020}.json").unlink()
+    dt = check(12)
+    assert len(dt.history()) == 3  # versions 10, 11 and 12 are left
+    run(strata_bin, *args, "-q")
+    dt = DeltaTable(str(table))
+    assert dt.version() == 13
+    assert dt.to_pyarrow_table().num_rows == 2 * 26000

@@ -118,10 +118,10 @@ pub(crate) struct GenerateArgs {
     /// an error).
     #[arg(long, requires = "catalog")]
     create_namespace: bool,
-    /// With --format iceberg: write the rows as this many appends, one
-    /// snapshot each (snapshot i holds the i-th of N equal slices of the
-    /// rows, so the table holds the rows of one run), for benchmarks of
-    /// snapshot-heavy metadata.
+    /// With --format iceberg or delta: write the rows as this many
+    /// appends, one snapshot (or Delta version) each (snapshot i holds the
+    /// i-th of N equal slices of the rows, so the table holds the rows of
+    /// one run), for benchmarks of snapshot-heavy metadata.
     #[arg(long, value_name = "N", conflicts_with_all = ["parts", "part"])]
     snapshots: Option<u64>,
     /// Codec: none, snappy, lz4 or zstd, with zstd:LEVEL for a level from 1
@@ -327,8 +327,8 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
     let snapshots = args.snapshots.unwrap_or(1);
     if args.snapshots.is_some() {
         anyhow::ensure!(
-            args.format == OutputFormat::Iceberg,
-            "--snapshots makes a table of several appends: add --format iceberg"
+            matches!(args.format, OutputFormat::Iceberg | OutputFormat::Delta),
+            "--snapshots makes a table of several appends: add --format iceberg or --format delta"
         );
         anyhow::ensure!(snapshots >= 1, "--snapshots must be at least 1");
         anyhow::ensure!(
@@ -457,6 +457,21 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
                         c.rows,
                         c.log_file.display()
                     )?;
+                    if let Some(cp) = &c.checkpoint {
+                        writeln!(
+                            std::io::stdout().lock(),
+                            "delta table {}: checkpoint at version {} ({} actions, {} files)",
+                            dir.display(),
+                            cp.version,
+                            cp.actions,
+                            cp.files
+                        )?;
+                    }
+                }
+            }
+            for c in &committed {
+                if let Some(e) = &c.checkpoint_error {
+                    eprintln!("warning: version {} committed; {e}", c.version);
                 }
             }
         }

@@ -14,8 +14,9 @@
 //! `version-hint.text`), new or appended to; and Iceberg's SQL catalog in
 //! a SQLite file ([`catalog`]); and Delta Lake ([`delta`]): the schema
 //! JSON, the protocol a table's types need, each data file's partition
-//! values and statistics, and the commit of version 0 of its log
-//! (`_delta_log/00000000000000000000.json`, claimed only if absent).
+//! values and statistics, the commit of each version of its log
+//! (`_delta_log/N.json`, claimed only if absent), the replay of a log
+//! from its newest checkpoint, and a checkpoint every ten versions.
 //!
 //! # Data flow
 //!
@@ -27,7 +28,8 @@
 //! For Delta: Arrow schema -> [`delta::TableSchema`] -> data files
 //! written by the caller (identity partition columns left out of them,
 //! their values in the directory names) -> [`stats::read_file`] per file
-//! -> [`delta::create`]: the actions of version 0, commit.
+//! -> [`delta::create`]: the actions of the next version, commit,
+//! checkpoint when due ([`delta::checkpoint`]).
 //!
 //! # Guarantees
 //!

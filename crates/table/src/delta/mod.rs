@@ -22,6 +22,9 @@
 //! partition column's values in the log and the directory names, not in
 //! the data files.
 
+pub mod checkpoint;
+pub mod log;
+pub mod replay;
 pub mod schema;
 pub mod stats;
 pub mod values;
@@ -36,6 +39,8 @@ use serde::Serialize;
 use strata_layout::{PartitionField, Transform};
 use strata_store::output::write_new;
 
+pub use log::{LOG_DIR, Snapshot, log_file_name};
+pub use replay::replay;
 pub use schema::{DeltaType, Primitive, StructField, TableSchema};
 
 use crate::{
@@ -43,14 +48,7 @@ use crate::{
     ids::{now_ms, uuid},
     stats::FileFacts,
 };
-
-/// The log directory under a table's root.
-pub const LOG_DIR: &str = "_delta_log";
-
-/// The name of the log entry of `version` (20 digits, `.json`).
-pub fn log_file_name(version: u64) -> String {
-    format!("{version:020}.json")
-}
+use log::{Add, Format, MetaData, Protocol};
 
 /// A new table: its schema, partition columns and data files.
 #[derive(Debug, Clone, Copy)]
@@ -80,6 +78,12 @@ pub struct Committed {
     pub files: usize,
     /// Rows in them.
     pub rows: u64,
+    /// The checkpoint written after the commit, when the version was due
+    /// one (every `delta.checkpointInterval` versions, 10 by default).
+    pub checkpoint: Option<checkpoint::Written>,
+    /// Why a due checkpoint was not written (the commit stands: readers
+    /// replay the log from the checkpoint before).
+    pub checkpoint_error: Option<String>,
 }
 
 /// The columns a Delta table is partitioned by, from a layout's partition
@@ -103,119 +107,56 @@ pub fn partition_columns(fields: &[PartitionField]) -> Result<Vec<String>, Error
         .collect()
 }
 
-/// A Delta table's newest version and what its log last said of the
-/// table.
-#[derive(Debug, Clone)]
-pub struct Current {
-    /// The newest version in the log.
-    pub version: u64,
-    /// The last `metaData`'s `schemaString`.
-    pub schema_string: String,
-    /// The last `metaData`'s `partitionColumns`.
-    pub partition_columns: Vec<String>,
-    /// The table's id (the last `metaData`'s `id`).
-    pub id: String,
-}
-
-/// The Delta table at `location`, if there is one: its newest version
-/// (the highest `_delta_log/N.json`) and the last `metaData` of its log.
+/// The Delta table at `location`, if there is one: its state at its
+/// newest version ([`replay`]).
 ///
 /// # Errors
-/// [`Error::BadTable`] when `location` holds an Iceberg table, or a log
-/// entry does not read or no entry has a `metaData`.
-pub fn current(location: &Path) -> Result<Option<Current>, Error> {
-    let log_dir = location.join(LOG_DIR);
-    if !log_dir.exists() {
-        if location.join("metadata").exists() {
-            return Err(Error::BadTable {
-                path: location.to_path_buf(),
-                reason: "holds an Iceberg table (metadata/), not a Delta table (choose another \
-                         output directory or remove it)"
-                    .into(),
-            });
-        }
-        return Ok(None);
+/// [`Error::BadTable`] when `location` holds an Iceberg table, or the log
+/// does not read ([`replay`]).
+pub fn current(location: &Path) -> Result<Option<Snapshot>, Error> {
+    if !location.join(LOG_DIR).exists() && location.join("metadata").exists() {
+        return Err(Error::BadTable {
+            path: location.to_path_buf(),
+            reason: "holds an Iceberg table (metadata/), not a Delta table (choose another output \
+                     directory or remove it)"
+                .into(),
+        });
     }
-    let mut versions: Vec<u64> = std::fs::read_dir(&log_dir)
-        .map_err(|e| Error::io("list", &log_dir, e))?
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let digits = name.strip_suffix(".json")?;
-            (digits.len() == 20 && digits.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| digits.parse().ok())?
-        })
-        .collect();
-    versions.sort_unstable();
-    let Some(&version) = versions.last() else {
-        return Ok(None);
-    };
-    let mut meta: Option<(String, Vec<String>, String)> = None;
-    for v in &versions {
-        let path = log_dir.join(log_file_name(*v));
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let action: serde_json::Value =
-                serde_json::from_str(line).map_err(|e| Error::BadTable {
-                    path: path.clone(),
-                    reason: format!("not a Delta log entry: {e}"),
-                })?;
-            if let Some(m) = action.get("metaData") {
-                let schema = m["schemaString"].as_str().unwrap_or_default().to_string();
-                let columns = m["partitionColumns"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|c| c.as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let id = m["id"].as_str().unwrap_or_default().to_string();
-                meta = Some((schema, columns, id));
-            }
-        }
-    }
-    let (schema_string, partition_columns, id) = meta.ok_or_else(|| Error::BadTable {
-        path: log_dir.clone(),
-        reason: "no log entry has the table's metaData".into(),
-    })?;
-    Ok(Some(Current {
-        version,
-        schema_string,
-        partition_columns,
-        id,
-    }))
+    replay(location, None)
 }
 
 /// Checks that data files of `schema`, partitioned by `partition`, can be
 /// committed at `location`: a new table, or a Delta table of the same
-/// schema and partition columns (to which they are appended).
+/// schema and partition columns, whose protocol strata can write (to
+/// which they are appended).
 ///
 /// # Errors
 /// [`Error::BadTable`] for an Iceberg table or an unreadable log;
-/// [`Error::Unsupported`] naming the difference of schema or partitioning.
+/// [`Error::Unsupported`] naming the difference of schema or
+/// partitioning, or the table features strata does not write.
 pub fn check_target(
     location: &Path,
     schema: &TableSchema,
     partition: &[PartitionField],
-) -> Result<Option<Current>, Error> {
+) -> Result<Option<Snapshot>, Error> {
     let Some(cur) = current(location)? else {
         return Ok(None);
     };
+    cur.protocol.check_writable(location)?;
     let columns = partition_columns(partition)?;
-    if cur.partition_columns != columns {
+    if cur.meta.partition_columns != columns {
         return Err(Error::Unsupported(format!(
             "{}: the table is partitioned by [{}]; this run is partitioned by [{}]",
             location.display(),
-            cur.partition_columns.join(", "),
+            cur.meta.partition_columns.join(", "),
             columns.join(", ")
         )));
     }
-    if cur.schema_string != schema.json() {
+    if cur.meta.schema_string != schema.json() {
         return Err(Error::Unsupported(format!(
             "{}: the schema differs from the table's: the table has {} where this run has {}",
             location.display(),
-            cur.schema_string,
+            cur.meta.schema_string,
             schema.json()
         )));
     }
@@ -254,53 +195,9 @@ struct CommitInfo {
     engine_info: &'static str,
 }
 
-/// A `protocol` action.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Protocol {
-    min_reader_version: u32,
-    min_writer_version: u32,
-    /// Only with reader version 3.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reader_features: Option<Vec<&'static str>>,
-    /// Only with writer version 7.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    writer_features: Option<Vec<&'static str>>,
-}
-
-/// A `metaData` action.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct MetaData {
-    id: String,
-    format: Format,
-    schema_string: String,
-    partition_columns: Vec<String>,
-    configuration: BTreeMap<String, String>,
-    created_time: i64,
-}
-
-/// The data files' format.
-#[derive(Debug, Serialize)]
-struct Format {
-    provider: &'static str,
-    options: BTreeMap<String, String>,
-}
-
-/// An `add` action.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Add {
-    path: String,
-    partition_values: BTreeMap<String, Option<String>>,
-    size: u64,
-    modification_time: i64,
-    data_change: bool,
-    stats: String,
-}
-
 /// Writes the log of a new table over its data files and commits it as
-/// version 0.
+/// version 0, or appends them as the table's next version; then writes
+/// the checkpoint when the version is due one.
 ///
 /// # Errors
 /// [`Error::BadTable`] when `location` already holds a table, or a data
@@ -327,61 +224,46 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
             }
         }
     }
-    let table_id = existing.as_ref().map_or_else(uuid, |c| c.id.clone());
+    let table_id = existing.as_ref().map_or_else(uuid, |c| c.meta.id.clone());
     let now = now_ms();
-    let features = t.schema.features();
 
     let mode = if existing.is_some() {
         "Append"
     } else {
         "ErrorIfExists"
     };
-    let mut lines = vec![
-        Action::CommitInfo(CommitInfo {
-            timestamp: now,
-            operation: "WRITE",
-            operation_parameters: BTreeMap::from([
-                ("mode", mode.to_string()),
-                (
-                    "partitionBy",
-                    serde_json::Value::from(partition.clone()).to_string(),
-                ),
-            ]),
-            is_blind_append: true,
-            engine_info: concat!("strata/", env!("CARGO_PKG_VERSION")),
-        }),
-        // Writer version 2 is what plain tables get from Delta's own
-        // writers; features need the table-features versions 3 and 7.
-        Action::Protocol(if features.is_empty() {
-            Protocol {
-                min_reader_version: 1,
-                min_writer_version: 2,
-                reader_features: None,
-                writer_features: None,
-            }
-        } else {
-            Protocol {
-                min_reader_version: 3,
-                min_writer_version: 7,
-                reader_features: Some(features.clone()),
-                writer_features: Some(features),
-            }
-        }),
-        Action::MetaData(MetaData {
+    let mut lines = vec![Action::CommitInfo(CommitInfo {
+        timestamp: now,
+        operation: "WRITE",
+        operation_parameters: BTreeMap::from([
+            ("mode", mode.to_string()),
+            (
+                "partitionBy",
+                serde_json::Value::from(partition.clone()).to_string(),
+            ),
+        ]),
+        is_blind_append: true,
+        engine_info: concat!("strata/", env!("CARGO_PKG_VERSION")),
+    })];
+    if existing.is_none() {
+        // A new table: its protocol and metaData. An append leaves the
+        // table's standing.
+        lines.push(Action::Protocol(Protocol::for_features(
+            &t.schema.features(),
+        )));
+        lines.push(Action::MetaData(MetaData {
             id: table_id.clone(),
+            name: None,
+            description: None,
             format: Format {
-                provider: "parquet",
+                provider: "parquet".into(),
                 options: BTreeMap::new(),
             },
             schema_string: t.schema.json(),
             partition_columns: partition,
             configuration: BTreeMap::new(),
-            created_time: now,
-        }),
-    ];
-    if existing.is_some() {
-        // An append: the table's protocol and metaData stand.
-        lines.truncate(1);
+            created_time: Some(now),
+        }));
     }
     let mut rows = 0u64;
     for (rel, facts) in t.files {
@@ -396,10 +278,10 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
         let add = Add {
             path: values::path_uri(rel),
             partition_values: values::partition_values(rel, &typed)?,
-            size: facts.bytes,
+            size: i64::try_from(facts.bytes).unwrap_or(i64::MAX),
             modification_time,
             data_change: true,
-            stats: stats::file_stats(t.schema, facts),
+            stats: Some(stats::file_stats(t.schema, facts)),
         };
         lines.push(Action::Add(add));
         rows += facts.rows;
@@ -449,13 +331,40 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
             }
         }
     };
+    let every = existing.as_ref().map_or(checkpoint::DEFAULT_INTERVAL, |c| {
+        checkpoint::interval(&c.meta)
+    });
+    let (checkpoint, checkpoint_error) = if version > 0 && version % every == 0 {
+        match write_checkpoint(t.location, version) {
+            Ok(c) => (Some(c), None),
+            Err(e) => (None, Some(e.to_string())),
+        }
+    } else {
+        (None, None)
+    };
     Ok(Committed {
         log_file: target,
         version,
         table_id,
         files: t.files.len(),
         rows,
+        checkpoint,
+        checkpoint_error,
     })
+}
+
+/// Writes the checkpoint of the table at `location` as of `version`
+/// (unless one is there) and points `_last_checkpoint` at it.
+///
+/// # Errors
+/// As [`replay`] (and [`Error::BadTable`] when there is no table) and
+/// [`checkpoint::write`].
+pub fn write_checkpoint(location: &Path, version: u64) -> Result<checkpoint::Written, Error> {
+    let state = replay(location, Some(version))?.ok_or_else(|| Error::BadTable {
+        path: location.to_path_buf(),
+        reason: "no Delta log to checkpoint".into(),
+    })?;
+    checkpoint::write(location, &state)
 }
 
 #[cfg(test)]
