@@ -374,7 +374,7 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
                 )
             })
             .transpose()?;
-        Tables::Iceberg(flow.as_iceberg(catalog)?)
+        Tables::Iceberg(flow.as_iceberg(catalog, &args.store.config())?)
     } else {
         anyhow::ensure!(
             args.catalog.is_none(),
@@ -385,7 +385,7 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
                 args.parts.is_none(),
                 "--format delta writes whole tables; --parts is not supported with it yet"
             );
-            Tables::Delta(flow.as_delta()?)
+            Tables::Delta(flow.as_delta(&args.store.config())?)
         } else {
             Tables::None
         }
@@ -429,9 +429,9 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
                         "staged part {} of {} of iceberg table {} ({}); once every part is written: strata table commit {}",
                         part.index,
                         part.count,
-                        dir.display(),
+                        dir,
                         f.display(),
-                        dir.display()
+                        dir
                     )?;
                 }
             }
@@ -440,7 +440,7 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
             let committed = flow.commit_iceberg(tables, &summaries)?;
             if !args.quiet {
                 for (dir, c) in tables.dirs.iter().zip(&committed) {
-                    crate::table::print_committed(dir, c)?;
+                    crate::table::print_committed(&dir.root(), c)?;
                 }
             }
         }
@@ -451,7 +451,7 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
                     writeln!(
                         std::io::stdout().lock(),
                         "delta table {}: version {}, {} files, {} rows ({})",
-                        dir.display(),
+                        dir,
                         c.version,
                         c.files,
                         c.rows,
@@ -461,7 +461,7 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
                         writeln!(
                             std::io::stdout().lock(),
                             "delta table {}: checkpoint at version {} ({} actions, {} files)",
-                            dir.display(),
+                            dir,
                             cp.version,
                             cp.actions,
                             cp.files

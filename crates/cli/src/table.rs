@@ -2,6 +2,8 @@
 
 use std::{io::Write, path::PathBuf};
 
+use crate::common::StoreArgs;
+
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
@@ -21,8 +23,9 @@ pub(crate) enum TableCommand {
 
 #[derive(Args, Debug)]
 pub(crate) struct CommitArgs {
-    /// The table's directory (OUTPUT/TABLE of the part runs).
-    table: PathBuf,
+    /// The table (OUTPUT/TABLE of the part runs): a directory, or an
+    /// `s3://bucket/prefix/TABLE` URL.
+    table: String,
     /// Also register the table in Iceberg's SQL catalog in a SQLite file
     /// (`sqlite:PATH`).
     #[arg(long, value_name = "sqlite:PATH")]
@@ -36,6 +39,8 @@ pub(crate) struct CommitArgs {
     /// Create the namespace if the catalog does not have it.
     #[arg(long, requires = "catalog")]
     create_namespace: bool,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 /// A `--catalog sqlite:PATH` as the pipeline's catalog.
@@ -97,9 +102,9 @@ pub(crate) fn run(cmd: TableCommand) -> Result<()> {
                     )
                 })
                 .transpose()?;
-            let dir = std::path::absolute(&args.table)?;
+            let dir = strata_pipeline::table::TableDir::open(&args.table, &args.store.config())?;
             let c = strata_pipeline::table::commit_staged(&dir, catalog.as_ref())?;
-            print_committed(&dir, &c)
+            print_committed(&dir.root(), &c)
         }
     }
 }

@@ -53,6 +53,31 @@ pub fn open(
     Ok(builder)
 }
 
+/// A reader builder for a whole file in memory, its footer decoded and
+/// checked as [`open`] does.
+///
+/// # Errors
+/// As [`open`].
+pub fn open_bytes(
+    bytes: bytes::Bytes,
+    options: ArrowReaderOptions,
+) -> Result<ParquetRecordBatchReaderBuilder<bytes::Bytes>, ReadError> {
+    let len = bytes.len() as u64;
+    if len >= 12 {
+        let end = &bytes[bytes.len() - 8..];
+        let n = u64::from(u32::from_le_bytes([end[0], end[1], end[2], end[3]]));
+        if n + 8 <= len {
+            let start = (len - 8 - n) as usize;
+            validate::parquet_footer_bytes(&bytes[start..bytes.len() - 8])?;
+        }
+    }
+    let builder =
+        guard::catch(|| ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options))??;
+    validate::parquet_footer(builder.metadata(), len)?;
+    validate::schema_depth(builder.schema())?;
+    Ok(builder)
+}
+
 /// The footer's bytes, when the file's last 8 bytes give a length that
 /// fits (otherwise parquet's reader reports the problem).
 fn footer_bytes(file: &File, len: u64) -> std::io::Result<Option<Vec<u8>>> {
@@ -79,8 +104,8 @@ fn footer_bytes(file: &File, len: u64) -> std::io::Result<Option<Vec<u8>>> {
 ///
 /// # Errors
 /// As [`open`].
-pub fn build(
-    builder: ParquetRecordBatchReaderBuilder<File>,
+pub fn build<T: parquet::file::reader::ChunkReader + 'static>(
+    builder: ParquetRecordBatchReaderBuilder<T>,
 ) -> Result<ParquetRecordBatchReader, ReadError> {
     Ok(guard::catch(|| builder.build())??)
 }

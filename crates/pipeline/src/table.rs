@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use strata_parquet::Compression;
-use strata_store::FromStore as _;
+use strata_store::{FromStore as _, location::StoreConfig};
 use strata_table::{
     catalog::SqliteCatalog,
     delta,
@@ -21,7 +21,7 @@ use strata_table::{
     stats,
 };
 
-pub use strata_table::iceberg::Committed as IcebergCommitted;
+pub use strata_table::{dir::TableDir, iceberg::Committed as IcebergCommitted};
 
 use crate::{
     Error,
@@ -32,8 +32,9 @@ use crate::{
 /// Where each table of a run goes as an Iceberg table.
 #[derive(Debug, Clone)]
 pub struct IcebergTables {
-    /// Each job's table directory (absolute).
-    pub dirs: Vec<PathBuf>,
+    /// Each job's table: a local directory (absolute) or an object-store
+    /// prefix.
+    pub dirs: Vec<TableDir>,
     /// Each job's table schema (of its data files).
     schemas: Vec<TableSchema>,
     /// The SQL catalog the tables are registered in, if any.
@@ -43,10 +44,10 @@ pub struct IcebergTables {
 /// Where each table of a run goes as a Delta table.
 #[derive(Debug, Clone)]
 pub struct DeltaTables {
-    /// Each job's table directory (absolute): the table's root, which
-    /// holds its data files (in their partition directories) and
-    /// `_delta_log/`.
-    pub dirs: Vec<PathBuf>,
+    /// Each job's table root (a local directory, absolute, or an
+    /// object-store prefix), which holds its data files (in their
+    /// partition directories) and `_delta_log/`.
+    pub dirs: Vec<TableDir>,
 }
 
 /// A SQL catalog in a SQLite file to register tables in.
@@ -155,13 +156,17 @@ impl Flow {
     /// directory.
     ///
     /// # Errors
-    /// [`Error::InvalidConfig`] for an output in an object store or IPC
-    /// files, a namespace that does not exist, or a catalog entry that
+    /// [`Error::InvalidConfig`] for IPC files, a layout in an object
+    /// store, a namespace that does not exist, or a catalog entry that
     /// is not the directory's table; [`Error::Table`] for a directory
     /// that holds another format or unreadable metadata, a schema or
     /// partitioning that differs from the table's, or a catalog file that
     /// is not a catalog.
-    pub fn as_iceberg(&mut self, catalog: Option<Catalog>) -> Result<IcebergTables, Error> {
+    pub fn as_iceberg(
+        &mut self,
+        catalog: Option<Catalog>,
+        store: &StoreConfig,
+    ) -> Result<IcebergTables, Error> {
         let multi = self.is_dataset();
         let open = match &catalog {
             Some(c) => Some((c, c.open_checked()?)),
@@ -170,7 +175,7 @@ impl Flow {
         let run = strata_table::run_id();
         let (mut dirs, mut schemas) = (Vec::new(), Vec::new());
         for (generator, cfg) in self.jobs_mut() {
-            let dir = table_dir(cfg, multi, "iceberg")?;
+            let dir = table_dir(cfg, multi, "iceberg", store)?;
             let name = strata_gen::BatchGenerator::name(generator).to_string();
             // Iceberg reads identity partition columns from the files.
             if let Some(layout) = cfg.layout.as_mut() {
@@ -190,10 +195,10 @@ impl Flow {
                     "catalog `{}` has table {}.{name} at {at}, which is not the current version of {}",
                     c.name,
                     c.namespace,
-                    dir.display()
+                    dir.root().display()
                 )));
             }
-            cfg.output_dir = dir.join("data");
+            cfg.output_dir = dir.at("data");
             cfg.output_filename = format!("{}-{run}", cfg.stem());
             dirs.push(dir);
             schemas.push(schema);
@@ -230,7 +235,7 @@ impl Flow {
             .zip(&tables.schemas)
             .zip(summaries)
         {
-            let files = with_facts(dir, data_paths(cfg, summary, dir, &dir.join("data"))?)?;
+            let files = with_facts(dir, data_paths(cfg, summary, dir, "data")?)?;
             let table = iceberg::NewTable {
                 location: dir,
                 schema,
@@ -256,18 +261,18 @@ impl Flow {
     /// partition columns must be this run's.
     ///
     /// # Errors
-    /// [`Error::InvalidConfig`] for an output in an object store or IPC
-    /// files;
+    /// [`Error::InvalidConfig`] for IPC files or a layout in an object
+    /// store;
     /// [`Error::Table`] for a partition field with a transform (Delta
     /// partitions by column values only), a type Delta cannot hold, or a
     /// table directory that holds an Iceberg table or a Delta table of
     /// another schema or partitioning.
-    pub fn as_delta(&mut self) -> Result<DeltaTables, Error> {
+    pub fn as_delta(&mut self, store: &StoreConfig) -> Result<DeltaTables, Error> {
         let multi = self.is_dataset();
         let run = strata_table::run_id();
         let mut dirs = Vec::new();
         for (generator, cfg) in self.jobs_mut() {
-            let dir = table_dir(cfg, multi, "delta")?;
+            let dir = table_dir(cfg, multi, "delta", store)?;
             // Refused now, before any row is generated.
             let schema = delta::TableSchema::new(&strata_gen::BatchGenerator::schema(generator))?;
             if let Some(layout) = cfg.layout.as_mut() {
@@ -276,7 +281,7 @@ impl Flow {
             }
             // A table there is appended to (same schema and partitions).
             delta::check_target(&dir, &schema, &partition_fields(cfg))?;
-            cfg.output_dir = dir.clone();
+            cfg.output_dir = dir.root();
             cfg.output_filename = format!("{}-{run}", cfg.stem());
             dirs.push(dir);
         }
@@ -302,7 +307,7 @@ impl Flow {
         {
             // The whole schema: partition columns too, which the files lack.
             let schema = delta::TableSchema::new(&strata_gen::BatchGenerator::schema(generator))?;
-            let files = with_facts(dir, data_paths(cfg, summary, dir, dir)?)?;
+            let files = with_facts(dir, data_paths(cfg, summary, dir, "")?)?;
             out.push(delta::create(&delta::NewTable {
                 location: dir,
                 schema: &schema,
@@ -314,46 +319,56 @@ impl Flow {
     }
 }
 
-/// The absolute local directory of a job's table, for `--format
-/// {format}`: `OUTPUT/NAME` for a spec of one table (its output file
-/// name, whatever the part), the table's own output directory in a
-/// dataset.
+/// The table of a job, for `--format {format}`: `OUTPUT/NAME` for a
+/// spec of one table (its output file name, whatever the part), the
+/// table's own output directory in a dataset; a local directory (made
+/// absolute) or an object-store prefix (`s3://bucket/prefix/NAME`).
 ///
 /// # Errors
-/// [`Error::InvalidConfig`] for an output in an object store or files
-/// other than Parquet.
-fn table_dir(cfg: &GenerateConfig, multi: bool, format: &str) -> Result<PathBuf, Error> {
-    let out = cfg.output_dir.to_string_lossy().into_owned();
-    if out.contains("://") && !out.starts_with("file://") {
-        return Err(Error::InvalidConfig(format!(
-            "--format {format} writes to a local directory; {out} is not one"
-        )));
-    }
+/// [`Error::InvalidConfig`] for files other than Parquet, or a layout
+/// (partitions, a sort order, file sizes) in an object store;
+/// [`Error::Table`] for a URL that does not parse.
+fn table_dir(
+    cfg: &GenerateConfig,
+    multi: bool,
+    format: &str,
+    store: &StoreConfig,
+) -> Result<TableDir, Error> {
     if cfg.format != strata_parquet::Format::Parquet {
         return Err(Error::InvalidConfig(format!(
             "--format {format}: its tables hold Parquet files"
         )));
     }
-    let base = PathBuf::from(out.strip_prefix("file://").unwrap_or(&out));
-    let dir = if multi {
-        base
+    let out = cfg.output_dir.to_string_lossy().into_owned();
+    let remote = out.contains("://") && !out.starts_with("file://");
+    if remote && cfg.layout.is_some() {
+        return Err(Error::InvalidConfig(format!(
+            "--format {format} in an object store ({out}) writes tables without a layout: \
+             partitions, a sort order and file sizes are written to a local directory (write \
+             the table there and copy it, or leave out --partition-by, --sort-by and \
+             --target-file-size)"
+        )));
+    }
+    let base = out.trim_end_matches('/');
+    let location = if multi {
+        base.to_string()
     } else {
-        base.join(&cfg.output_filename)
+        format!("{base}/{}", cfg.output_filename)
     };
-    std::path::absolute(&dir).map_err(|e| Error::io("resolve the table directory", &dir, e))
+    Ok(TableDir::open(&location, store)?)
 }
 
 /// The data files `summary` lists for a job, each as its path relative
-/// to the table's directory `table` (`/` separated); every file must lie
-/// under `data`, the table's data directory.
+/// to the table's root (`/` separated); every file must lie under
+/// directory `data` of the table (the whole table when empty).
 ///
 /// # Errors
-/// [`Error::InvalidConfig`] for a file outside `data`.
+/// [`Error::InvalidConfig`] for a file outside it.
 fn data_paths(
     cfg: &GenerateConfig,
     summary: &Summary,
-    table: &Path,
-    data: &Path,
+    table: &TableDir,
+    data: &str,
 ) -> Result<Vec<String>, Error> {
     let mut files = Vec::with_capacity(summary.files.len());
     for f in &summary.files {
@@ -362,36 +377,40 @@ fn data_paths(
         } else {
             cfg.output_dir.join(&f.path)
         };
-        let full = std::path::absolute(&full).map_err(|e| Error::io("resolve", &full, e))?;
-        let rel = full
-            .strip_prefix(table)
-            .ok()
-            .filter(|_| full.starts_with(data))
+        let full = if table.is_remote() {
+            full.to_string_lossy().into_owned()
+        } else {
+            std::path::absolute(&full)
+                .map_err(|e| Error::io("resolve", &full, e))?
+                .to_string_lossy()
+                .into_owned()
+        };
+        let rel = table
+            .relative(&full)
+            .filter(|r| data.is_empty() || r.starts_with(&format!("{data}/")))
             .ok_or_else(|| {
                 Error::InvalidConfig(format!(
-                    "data file {} is outside the table's data directory {}",
-                    full.display(),
-                    data.display()
+                    "data file {full} is outside the table's data directory {}",
+                    table.at(data).display()
                 ))
             })?;
-        let rel: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        files.push(rel.join("/"));
+        files.push(rel);
     }
     Ok(files)
 }
 
-/// Data files `rels` of table `table` (paths relative to it), each with
-/// its facts from its footer.
+/// Data files `rels` of `table` (paths relative to it), each with its
+/// facts from its footer.
 ///
 /// # Errors
 /// [`Error::Table`] for a footer that does not read.
-fn with_facts(table: &Path, rels: Vec<String>) -> Result<Vec<(String, stats::FileFacts)>, Error> {
+fn with_facts(
+    table: &TableDir,
+    rels: Vec<String>,
+) -> Result<Vec<(String, stats::FileFacts)>, Error> {
     rels.into_iter()
         .map(|rel| {
-            let facts = stats::read_file(&table.join(&rel))?;
+            let facts = table.facts(&rel)?;
             Ok((rel, facts))
         })
         .collect()
@@ -452,23 +471,20 @@ impl Flow {
                 partition_by: partition_fields(cfg).into_iter().map(|f| f.text).collect(),
                 sort_by: sort_fields(cfg),
                 properties: table_properties(cfg, schema),
-                files: data_paths(cfg, summary, dir, &dir.join("data"))?,
+                files: data_paths(cfg, summary, dir, "data")?,
             };
-            let staging = dir.join(STAGING_DIR);
-            std::fs::create_dir_all(&staging)
-                .map_err(|e| Error::io("create the staging directory", &staging, e))?;
-            let target = staging.join(format!("part-{}-of-{}.json", part.index, part.count));
+            let rel = format!("{STAGING_DIR}/part-{}-of-{}.json", part.index, part.count);
             let body = serde_json::to_vec_pretty(&fragment)
                 .map_err(|e| Error::InvalidConfig(e.to_string()))?;
-            match strata_store::output::write_new(&target, &body, true) {
-                Ok(p) => out.push(p),
-                Err(strata_store::Error::OutputExists { .. }) => {
+            match dir.put_new(&rel, &body) {
+                Ok(()) => out.push(dir.at(&rel)),
+                Err(strata_table::Error::Store(strata_store::Error::OutputExists { .. })) => {
                     return Err(Error::InvalidConfig(format!(
                         "part {} of {} of {} is already staged ({}); each part is written once",
                         part.index,
                         part.count,
-                        dir.display(),
-                        target.display()
+                        dir.root().display(),
+                        dir.at(&rel).display()
                     )));
                 }
                 Err(e) => return Err(e.into()),
@@ -486,25 +502,25 @@ impl Flow {
 /// [`Error::InvalidConfig`] when no part is staged, a part is missing,
 /// or the parts disagree on their count, schema or layout; the commit's
 /// errors.
-pub fn commit_staged(dir: &Path, catalog: Option<&Catalog>) -> Result<Committed, Error> {
-    let staging = dir.join(STAGING_DIR);
-    let mut fragments: Vec<(PathBuf, Fragment)> = Vec::new();
-    let entries = std::fs::read_dir(&staging).map_err(|e| {
+pub fn commit_staged(dir: &TableDir, catalog: Option<&Catalog>) -> Result<Committed, Error> {
+    let staging = dir.at(STAGING_DIR);
+    let mut fragments: Vec<(String, Fragment)> = Vec::new();
+    let names = dir.list(STAGING_DIR)?.ok_or_else(|| {
         Error::InvalidConfig(format!(
-            "{}: no staged parts ({e}); write them with --format iceberg --parts P --part I",
+            "{}: no staged parts; write them with --format iceberg --parts P --part I",
             staging.display()
         ))
     })?;
-    for e in entries.flatten() {
-        let path = e.path();
-        if path.extension().is_none_or(|x| x != "json") {
-            continue;
-        }
-        let text = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+    for name in names.iter().filter(|n| n.ends_with(".json")) {
+        let rel = format!("{STAGING_DIR}/{name}");
+        let path = dir.at(&rel);
+        let text = dir
+            .read(&rel)?
+            .ok_or_else(|| Error::InvalidConfig(format!("{}: gone", path.display())))?;
         let f: Fragment = serde_json::from_slice(&text).map_err(|e| {
             Error::InvalidConfig(format!("{}: not a staged part: {e}", path.display()))
         })?;
-        fragments.push((path, f));
+        fragments.push((rel, f));
     }
     fragments.sort_by_key(|(_, f)| f.part);
     let Some((_, first)) = fragments.first() else {
@@ -514,7 +530,7 @@ pub fn commit_staged(dir: &Path, catalog: Option<&Catalog>) -> Result<Committed,
         )));
     };
     let parts = first.parts;
-    for (path, f) in &fragments {
+    for (rel, f) in &fragments {
         if f.parts != parts
             || f.schema != first.schema
             || f.partition_by != first.partition_by
@@ -523,7 +539,7 @@ pub fn commit_staged(dir: &Path, catalog: Option<&Catalog>) -> Result<Committed,
         {
             return Err(Error::InvalidConfig(format!(
                 "{}: part {} of {} does not belong with part {} of {} (another run's count, schema or layout)",
-                path.display(),
+                dir.at(rel).display(),
                 f.part,
                 f.parts,
                 first.part,
@@ -539,7 +555,7 @@ pub fn commit_staged(dir: &Path, catalog: Option<&Catalog>) -> Result<Committed,
     if !missing.is_empty() {
         return Err(Error::InvalidConfig(format!(
             "{}: part(s) {} of {parts} are not staged; write them before the commit",
-            dir.display(),
+            dir.root().display(),
             missing.join(", ")
         )));
     }
@@ -572,10 +588,10 @@ pub fn commit_staged(dir: &Path, catalog: Option<&Catalog>) -> Result<Committed,
         files: &files,
     };
     let committed = commit_with_catalog(&table, open.as_mut(), &first.table)?;
-    for (path, _) in &fragments {
-        let _ = std::fs::remove_file(path);
+    for (rel, _) in &fragments {
+        let _ = dir.remove(rel);
     }
-    let _ = std::fs::remove_dir(&staging);
+    dir.remove_empty_dir(STAGING_DIR);
     Ok(committed)
 }
 

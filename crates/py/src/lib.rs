@@ -473,7 +473,9 @@ fn generate<'py>(
             namespace: namespace.to_string(),
             create_namespace,
         });
-        let tables = flow.as_iceberg(catalog).map_err(io_error)?;
+        let tables = flow
+            .as_iceberg(catalog, &Default::default())
+            .map_err(io_error)?;
         let the_part = part_of(part, parts)?;
         let (summaries, committed, staged) = py
             .detach(|| {
@@ -494,13 +496,13 @@ fn generate<'py>(
         let dict = report_dict(py, &report)?;
         if let (Some(f), Some(dir)) = (staged.first(), tables.dirs.first()) {
             let table = pyo3::types::PyDict::new(py);
-            table.set_item("location", dir)?;
+            table.set_item("location", dir.root())?;
             table.set_item("staged", f)?;
             dict.set_item("iceberg", table)?;
         }
         if let (Some(c), Some(dir)) = (committed.first(), tables.dirs.first()) {
             let table = pyo3::types::PyDict::new(py);
-            table.set_item("location", dir)?;
+            table.set_item("location", dir.root())?;
             table.set_item("metadata", &c.metadata)?;
             table.set_item("version", c.version)?;
             table.set_item("snapshot_id", c.snapshot_id)?;
@@ -558,12 +560,13 @@ fn commit_table<'py>(
         namespace: namespace.to_string(),
         create_namespace,
     });
-    let dir = std::path::absolute(&location).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let dir = strata_pipeline::table::TableDir::open(&location.to_string_lossy(), &Default::default())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let c = py
         .detach(|| strata_pipeline::table::commit_staged(&dir, catalog.as_ref()))
         .map_err(io_error)?;
     let out = pyo3::types::PyDict::new(py);
-    out.set_item("location", &dir)?;
+    out.set_item("location", dir.root())?;
     out.set_item("metadata", &c.metadata)?;
     out.set_item("version", c.version)?;
     out.set_item("snapshot_id", c.snapshot_id)?;

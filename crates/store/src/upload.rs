@@ -13,8 +13,10 @@
 
 use std::{collections::VecDeque, io::Write, sync::Arc};
 
+use bytes::Bytes;
 use object_store::{
-    MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload, path::Path as ObjectPath,
+    MultipartUpload, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+    path::Path as ObjectPath,
 };
 
 use crate::{
@@ -84,9 +86,12 @@ impl ObjectDir {
         &self.rt
     }
 
-    /// The path of object `name` under the prefix.
+    /// The path of object `name` under the prefix (`/` in `name`
+    /// separates its parts: `data/part-0.parquet`).
     pub fn path(&self, name: &str) -> ObjectPath {
-        self.prefix.clone().join(name)
+        name.split('/')
+            .filter(|p| !p.is_empty())
+            .fold(self.prefix.clone(), |path, part| path.join(part))
     }
 
     /// The prefix as given, for messages.
@@ -112,17 +117,116 @@ impl ObjectDir {
     ///
     /// [`Error::ObjectStore`] when listing fails.
     pub fn list(&self) -> Result<Vec<(String, u64)>, Error> {
+        self.list_under("")
+    }
+
+    /// The names and sizes of the objects directly under `sub` (a
+    /// `/`-separated path below the prefix; empty for the prefix itself).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ObjectStore`] when listing fails.
+    pub fn list_under(&self, sub: &str) -> Result<Vec<(String, u64)>, Error> {
+        let at = self.path(sub);
         let listed = block_on(
             &self.rt,
-            || format!("the listing of {}/", self.display),
-            self.store.list_with_delimiter(Some(&self.prefix)),
+            || format!("the listing of {}/", self.display(sub)),
+            self.store.list_with_delimiter(Some(&at)),
         )
-        .map_err(|e| self.error("", e))?;
+        .map_err(|e| self.error(sub, e))?;
         Ok(listed
             .objects
             .into_iter()
             .filter_map(|m| Some((m.location.filename()?.to_string(), m.size)))
             .collect())
+    }
+
+    /// Object `name`'s bytes; `None` when there is no such object.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ObjectStore`] when the request fails.
+    pub fn get(&self, name: &str) -> Result<Option<Bytes>, Error> {
+        let path = self.path(name);
+        let read = async {
+            match self.store.get(&path).await {
+                Ok(r) => r.bytes().await.map(Some),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
+            }
+        };
+        block_on(&self.rt, || format!("the read of {}", self.display(name)), read)
+            .map_err(|e| self.error(name, e))
+    }
+
+    /// Bytes `range` of object `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ObjectStore`] when the request fails (a missing object
+    /// too).
+    pub fn get_range(&self, name: &str, range: std::ops::Range<u64>) -> Result<Bytes, Error> {
+        let path = self.path(name);
+        block_on(
+            &self.rt,
+            || format!("the read of {}", self.display(name)),
+            self.store.get_range(&path, range),
+        )
+        .map_err(|e| self.error(name, e))
+    }
+
+    /// Object `name`'s size and last modification (milliseconds since the
+    /// epoch); `None` when there is no such object.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ObjectStore`] when the request fails.
+    pub fn head(&self, name: &str) -> Result<Option<(u64, i64)>, Error> {
+        let path = self.path(name);
+        match block_on(
+            &self.rt,
+            || format!("the head request of {}", self.display(name)),
+            self.store.head(&path),
+        ) {
+            Ok(m) => Ok(Some((m.size, m.last_modified.timestamp_millis()))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.error(name, e)),
+        }
+    }
+
+    /// Writes object `name` in one request. With `create_only`, only if
+    /// no object of that name exists (S3's `If-None-Match: *`): of two
+    /// writers racing for one name, exactly one gets it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OutputExists`] when `create_only` and the object exists
+    /// (it is left as it was); [`Error::ObjectStore`] when the request
+    /// fails.
+    pub fn put(&self, name: &str, bytes: Vec<u8>, create_only: bool) -> Result<(), Error> {
+        let path = self.path(name);
+        let opts = PutOptions {
+            mode: if create_only {
+                PutMode::Create
+            } else {
+                PutMode::Overwrite
+            },
+            ..PutOptions::default()
+        };
+        match block_on(
+            &self.rt,
+            || format!("the write of {}", self.display(name)),
+            self.store.put_opts(&path, PutPayload::from(bytes), opts),
+        ) {
+            Ok(_) => Ok(()),
+            Err(
+                object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. },
+            ) if create_only => Err(Error::OutputExists {
+                path: self.display(name).into(),
+                count: 1,
+            }),
+            Err(e) => Err(self.error(name, e)),
+        }
     }
 
     /// Removes object `name` (a missing one is not an error).

@@ -65,6 +65,7 @@
 
 pub mod catalog;
 pub mod delta;
+pub mod dir;
 mod error;
 pub mod iceberg;
 mod ids;

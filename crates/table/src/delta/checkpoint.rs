@@ -16,7 +16,6 @@
 //! the first one's stands.
 
 use std::{
-    fs::File,
     path::{Path, PathBuf},
     sync::Arc,
 };
@@ -25,10 +24,9 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use parquet::{arrow::arrow_reader::ArrowReaderOptions, file::properties::WriterProperties};
 use serde::Serialize;
 use strata_parquet::writer::ParquetWriter;
-use strata_store::output::{write_atomically, write_new};
 
 use super::log::{Add, LOG_DIR, LogLine, MetaData, Protocol, Remove, Snapshot, Txn};
-use crate::Error;
+use crate::{Error, dir::TableDir};
 
 /// How many commits apart checkpoints are, unless the table says
 /// otherwise (`delta.checkpointInterval`).
@@ -231,29 +229,28 @@ pub fn encode(state: &Snapshot, table: &Path) -> Result<Vec<u8>, Error> {
 /// [`Error::Unsupported`] when the state holds actions strata does not
 /// model (a checkpoint would lose them); [`Error::BadTable`] or IO
 /// errors.
-pub fn write(location: &Path, state: &Snapshot) -> Result<Written, Error> {
+pub fn write(location: &TableDir, state: &Snapshot) -> Result<Written, Error> {
     if !state.other_actions.is_empty() {
         return Err(Error::Unsupported(format!(
             "{}: no checkpoint written: the log holds actions strata does not keep in one ({})",
-            location.display(),
+            location.root().display(),
             state.other_actions.join(", ")
         )));
     }
-    let log_dir = location.join(LOG_DIR);
-    let path = log_dir.join(file_name(state.version));
-    let bytes = encode(state, location)?;
-    match write_new(&path, &bytes, true) {
-        Ok(_) | Err(strata_store::Error::OutputExists { .. }) => {}
-        Err(e) => return Err(e.into()),
+    let rel = format!("{LOG_DIR}/{}", file_name(state.version));
+    let bytes = encode(state, &location.root())?;
+    // Another writer's checkpoint of this version stands (it is the same
+    // state); `_last_checkpoint` gives the size of ours.
+    match location.put_new(&rel, &bytes) {
+        Ok(()) | Err(Error::Store(strata_store::Error::OutputExists { .. })) => {}
+        Err(e) => return Err(e),
     }
-    let size_in_bytes = std::fs::metadata(&path)
-        .map_err(|e| Error::io("read the size of", &path, e))?
-        .len();
+    let size_in_bytes = bytes.len();
     let actions = 2 + state.txns.len() + state.files.len() + state.removed.len();
-    let last = log_dir.join(LAST_CHECKPOINT);
-    let newer = std::fs::read_to_string(&last)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    let last = format!("{LOG_DIR}/{LAST_CHECKPOINT}");
+    let newer = location
+        .read(&last)?
+        .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
         .and_then(|v| v["version"].as_u64())
         .is_some_and(|v| v > state.version);
     if !newer {
@@ -264,27 +261,26 @@ pub fn write(location: &Path, state: &Snapshot) -> Result<Written, Error> {
             "numOfAddFiles": state.files.len(),
         })
         .to_string();
-        write_atomically(&last, text.as_bytes(), true, true)?;
+        location.put(&last, text.as_bytes())?;
     }
     Ok(Written {
         version: state.version,
-        path,
+        path: location.at(&rel),
         actions: actions as u64,
         files: state.files.len() as u64,
     })
 }
 
-/// The actions of the checkpoint at `path`.
+/// The actions of the checkpoint `bytes` (read from `path`).
 ///
 /// # Errors
 /// [`Error::BadTable`] when it does not read as a checkpoint.
-pub(crate) fn read(path: &Path) -> Result<Vec<LogLine>, Error> {
+pub(crate) fn read(bytes: Vec<u8>, path: &Path) -> Result<Vec<LogLine>, Error> {
     let bad = |reason: String| Error::BadTable {
         path: path.to_path_buf(),
         reason: format!("not a Delta checkpoint: {reason}"),
     };
-    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-    let builder = strata_parquet::read::open(file, ArrowReaderOptions::new())
+    let builder = strata_parquet::read::open_bytes(bytes::Bytes::from(bytes), ArrowReaderOptions::new())
         .map_err(|e| bad(e.to_string()))?;
     let mut reader = strata_parquet::read::build(builder).map_err(|e| bad(e.to_string()))?;
     let mut text = Vec::new();
@@ -373,12 +369,12 @@ mod tests {
     #[test]
     fn a_checkpoint_reads_back_as_the_state_it_was_written_from() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join(LOG_DIR)).unwrap();
+        let table = TableDir::local(dir.path()).unwrap();
         let s = state();
         assert_eq!(interval(&s.meta), 5);
-        let w = write(dir.path(), &s).unwrap();
+        let w = write(&table, &s).unwrap();
         assert_eq!((w.version, w.actions, w.files), (10, 6, 2));
-        let lines = read(&w.path).unwrap();
+        let lines = read(std::fs::read(&w.path).unwrap(), &w.path).unwrap();
         assert_eq!(lines.len(), 6);
         assert_eq!(lines[0].protocol.as_ref(), Some(&s.protocol));
         assert_eq!(lines[1].meta_data.as_ref(), Some(&s.meta));
@@ -400,7 +396,7 @@ mod tests {
             version: 5,
             ..state()
         };
-        write(dir.path(), &older).unwrap();
+        write(&table, &older).unwrap();
         let last: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(dir.path().join(LOG_DIR).join(LAST_CHECKPOINT)).unwrap(),
         )
@@ -413,7 +409,7 @@ mod tests {
             other_actions: vec!["domainMetadata".into()],
             ..state()
         };
-        let e = write(dir.path(), &other).unwrap_err().to_string();
+        let e = write(&table, &other).unwrap_err().to_string();
         assert!(e.contains("domainMetadata"), "{e}");
         assert!(!dir.path().join(LOG_DIR).join(file_name(20)).exists());
     }
@@ -422,8 +418,7 @@ mod tests {
     fn a_file_that_is_not_a_checkpoint_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(file_name(10));
-        std::fs::write(&p, b"PAR1 not really").unwrap();
-        let e = read(&p).unwrap_err().to_string();
+        let e = read(b"PAR1 not really".to_vec(), &p).unwrap_err().to_string();
         assert!(e.contains("not a Delta checkpoint"), "{e}");
     }
 }

@@ -29,15 +29,10 @@ pub mod schema;
 pub mod stats;
 pub mod values;
 
-use std::{
-    collections::BTreeMap,
-    path::{Path, PathBuf},
-    time::UNIX_EPOCH,
-};
+use std::{collections::BTreeMap, path::PathBuf};
 
 use serde::Serialize;
 use strata_layout::{PartitionField, Transform};
-use strata_store::output::write_new;
 
 pub use log::{LOG_DIR, Snapshot, log_file_name};
 pub use replay::replay;
@@ -45,6 +40,7 @@ pub use schema::{DeltaType, Primitive, StructField, TableSchema};
 
 use crate::{
     Error,
+    dir::TableDir,
     ids::{now_ms, uuid},
     stats::FileFacts,
 };
@@ -53,8 +49,8 @@ use log::{Add, Format, MetaData, Protocol};
 /// A new table: its schema, partition columns and data files.
 #[derive(Debug, Clone, Copy)]
 pub struct NewTable<'a> {
-    /// The table's root directory (absolute, local).
-    pub location: &'a Path,
+    /// The table's root: a local directory or an object-store prefix.
+    pub location: &'a TableDir,
     /// Its schema, partition columns included (the data files hold the
     /// others).
     pub schema: &'a TableSchema,
@@ -113,10 +109,10 @@ pub fn partition_columns(fields: &[PartitionField]) -> Result<Vec<String>, Error
 /// # Errors
 /// [`Error::BadTable`] when `location` holds an Iceberg table, or the log
 /// does not read ([`replay`]).
-pub fn current(location: &Path) -> Result<Option<Snapshot>, Error> {
-    if !location.join(LOG_DIR).exists() && location.join("metadata").exists() {
+pub fn current(location: &TableDir) -> Result<Option<Snapshot>, Error> {
+    if !location.has_dir(LOG_DIR)? && location.has_dir("metadata")? {
         return Err(Error::BadTable {
-            path: location.to_path_buf(),
+            path: location.root(),
             reason: "holds an Iceberg table (metadata/), not a Delta table (choose another output \
                      directory or remove it)"
                 .into(),
@@ -135,19 +131,19 @@ pub fn current(location: &Path) -> Result<Option<Snapshot>, Error> {
 /// [`Error::Unsupported`] naming the difference of schema or
 /// partitioning, or the table features strata does not write.
 pub fn check_target(
-    location: &Path,
+    location: &TableDir,
     schema: &TableSchema,
     partition: &[PartitionField],
 ) -> Result<Option<Snapshot>, Error> {
     let Some(cur) = current(location)? else {
         return Ok(None);
     };
-    cur.protocol.check_writable(location)?;
+    cur.protocol.check_writable(&location.root())?;
     let columns = partition_columns(partition)?;
     if cur.meta.partition_columns != columns {
         return Err(Error::Unsupported(format!(
             "{}: the table is partitioned by [{}]; this run is partitioned by [{}]",
-            location.display(),
+            location.root().display(),
             cur.meta.partition_columns.join(", "),
             columns.join(", ")
         )));
@@ -155,7 +151,7 @@ pub fn check_target(
     if cur.meta.schema_string != schema.json() {
         return Err(Error::Unsupported(format!(
             "{}: the schema differs from the table's: the table has {} where this run has {}",
-            location.display(),
+            location.root().display(),
             cur.meta.schema_string,
             schema.json()
         )));
@@ -267,14 +263,7 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
     }
     let mut rows = 0u64;
     for (rel, facts) in t.files {
-        let full = t.location.join(rel);
-        let modified = std::fs::metadata(&full)
-            .and_then(|m| m.modified())
-            .map_err(|e| Error::io("read the modification time of", &full, e))?;
-        let modification_time = modified
-            .duration_since(UNIX_EPOCH)
-            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-            .unwrap_or(0);
+        let modification_time = t.location.modified_ms(rel)?;
         let add = Add {
             path: values::path_uri(rel),
             partition_values: values::partition_values(rel, &typed)?,
@@ -289,22 +278,19 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
     let mut body = Vec::new();
     for line in &lines {
         serde_json::to_writer(&mut body, line).map_err(|e| Error::BadTable {
-            path: t.location.to_path_buf(),
+            path: t.location.root(),
             reason: format!("cannot write the log entry: {e}"),
         })?;
         body.push(b'\n');
     }
 
-    let log_dir = t.location.join(LOG_DIR);
-    let made_dir = !log_dir.exists();
-    std::fs::create_dir_all(&log_dir)
-        .map_err(|e| Error::io("create the log directory", &log_dir, e))?;
+    let made_dir = !t.location.has_dir(LOG_DIR)?;
     let mut version = existing.as_ref().map_or(0, |c| c.version + 1);
     let mut attempts = 0;
     let target = loop {
-        let target = log_dir.join(log_file_name(version));
-        match write_new(&target, &body, true).map_err(Error::from) {
-            Ok(_) => break target,
+        let rel = format!("{LOG_DIR}/{}", log_file_name(version));
+        match t.location.put_new(&rel, &body) {
+            Ok(()) => break t.location.at(&rel),
             Err(Error::Store(strata_store::Error::OutputExists { .. }))
                 if version > 0 && attempts < COMMIT_RETRIES =>
             {
@@ -317,7 +303,7 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
             Err(e) => {
                 let e = match e {
                     Error::Store(strata_store::Error::OutputExists { .. }) => Error::Conflict {
-                        path: t.location.to_path_buf(),
+                        path: t.location.root(),
                         version,
                     },
                     e => e,
@@ -325,7 +311,7 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
                 if made_dir && !matches!(e, Error::Conflict { .. }) {
                     // Only an empty directory goes: another writer's log
                     // stays.
-                    let _ = std::fs::remove_dir(&log_dir);
+                    t.location.remove_empty_dir(LOG_DIR);
                 }
                 return Err(e);
             }
@@ -359,9 +345,9 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
 /// # Errors
 /// As [`replay`] (and [`Error::BadTable`] when there is no table) and
 /// [`checkpoint::write`].
-pub fn write_checkpoint(location: &Path, version: u64) -> Result<checkpoint::Written, Error> {
+pub fn write_checkpoint(location: &TableDir, version: u64) -> Result<checkpoint::Written, Error> {
     let state = replay(location, Some(version))?.ok_or_else(|| Error::BadTable {
-        path: location.to_path_buf(),
+        path: location.root(),
         reason: "no Delta log to checkpoint".into(),
     })?;
     checkpoint::write(location, &state)
@@ -405,7 +391,7 @@ mod tests {
         let files = [(rel.to_string(), facts)];
         let partition = [PartitionField::parse("flag").unwrap()];
         let table = NewTable {
-            location: root,
+            location: &TableDir::local(root).unwrap(),
             schema: &schema,
             partition: &partition,
             files: &files,
@@ -489,7 +475,9 @@ mod tests {
     fn iceberg_tables_and_transforms_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("metadata")).unwrap();
-        let e = current(dir.path()).unwrap_err().to_string();
+        let e = current(&TableDir::local(dir.path()).unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("holds an Iceberg table"), "{e}");
         let fields = [
             PartitionField::parse("l_returnflag").unwrap(),

@@ -2,13 +2,13 @@
 //! newest checkpoint at or below that version and the JSON entries after
 //! it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{
     checkpoint,
     log::{Format, LOG_DIR, LogLine, MetaData, Protocol, Snapshot, log_file_name},
 };
-use crate::Error;
+use crate::{Error, dir::TableDir};
 
 /// What a log directory holds: the versions of its JSON entries and of
 /// its single-file checkpoints, each ascending.
@@ -27,17 +27,14 @@ fn version_of(name: &str) -> Option<(u64, &str)> {
         .then(|| Some((digits.parse().ok()?, &name[20..])))?
 }
 
-/// Lists `log_dir`; `None` when it does not exist.
-pub(crate) fn list(log_dir: &Path) -> Result<Option<Listing>, Error> {
-    let read = match std::fs::read_dir(log_dir) {
-        Ok(r) => r,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("list", log_dir, e)),
+/// Lists the log directory of `table`; `None` when it does not exist.
+pub(crate) fn list(table: &TableDir) -> Result<Option<Listing>, Error> {
+    let Some(names) = table.list(LOG_DIR)? else {
+        return Ok(None);
     };
     let mut listing = Listing::default();
-    for entry in read.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        match version_of(&name) {
+    for name in &names {
+        match version_of(name) {
             Some((v, ".json")) => listing.entries.push(v),
             Some((v, ".checkpoint.parquet")) => listing.checkpoints.push(v),
             _ => {}
@@ -55,9 +52,9 @@ pub(crate) fn list(log_dir: &Path) -> Result<Option<Listing>, Error> {
 /// [`Error::BadTable`] when an entry or checkpoint does not read, a
 /// version between the checkpoint and `at` is missing, or no action gives
 /// the table's protocol and metaData.
-pub fn replay(location: &Path, at: Option<u64>) -> Result<Option<Snapshot>, Error> {
-    let log_dir = location.join(LOG_DIR);
-    let Some(listing) = list(&log_dir)? else {
+pub fn replay(location: &TableDir, at: Option<u64>) -> Result<Option<Snapshot>, Error> {
+    let log_dir = location.at(LOG_DIR);
+    let Some(listing) = list(location)? else {
         return Ok(None);
     };
     let newest = listing
@@ -101,8 +98,11 @@ pub fn replay(location: &Path, at: Option<u64>) -> Result<Option<Snapshot>, Erro
     };
     let (mut seen_protocol, mut seen_meta) = (false, false);
     if let Some(c) = start {
-        let path = log_dir.join(checkpoint::file_name(c));
-        for line in checkpoint::read(&path)? {
+        let rel = format!("{LOG_DIR}/{}", checkpoint::file_name(c));
+        let bytes = location
+            .read(&rel)?
+            .ok_or_else(|| bad(location.at(&rel), "the checkpoint is gone".into()))?;
+        for line in checkpoint::read(bytes, &location.at(&rel))? {
             seen_protocol |= line.protocol.is_some();
             seen_meta |= line.meta_data.is_some();
             state.apply(line);
@@ -120,8 +120,13 @@ pub fn replay(location: &Path, at: Option<u64>) -> Result<Option<Snapshot>, Erro
                 ),
             ));
         }
-        let path = log_dir.join(log_file_name(v));
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
+        let rel = format!("{LOG_DIR}/{}", log_file_name(v));
+        let path = location.at(&rel);
+        let bytes = location
+            .read(&rel)?
+            .ok_or_else(|| bad(path.clone(), "the log entry is gone".into()))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| bad(path.clone(), format!("not a Delta log entry: {e}")))?;
         for (n, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;

@@ -358,16 +358,15 @@ pub(crate) struct ManifestFile {
     pub(crate) partitions: Vec<FieldSummary>,
 }
 
-/// The lines of the manifest list at `path`, read into this writer's
+/// The lines of the manifest list `bytes` (read from `path`), read into this writer's
 /// schema (so that they are written again as they were).
 ///
 /// # Errors
 /// [`Error::Io`] when it does not read; [`Error::Avro`] when it is not a
 /// manifest list.
-pub(crate) fn read_manifest_list(path: &Path) -> Result<Vec<Value>, Error> {
+pub(crate) fn read_manifest_list(bytes: &[u8], path: &Path) -> Result<Vec<Value>, Error> {
     let schema = parse(&manifest_list_schema(), path)?;
-    let f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-    let reader = apache_avro::Reader::with_schema(&schema, std::io::BufReader::new(f))
+    let reader = apache_avro::Reader::with_schema(&schema, bytes)
         .map_err(|e| avro_error(path, e))?;
     reader.map(|v| v.map_err(|e| avro_error(path, e))).collect()
 }

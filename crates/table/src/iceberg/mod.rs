@@ -22,13 +22,13 @@ use std::path::Path;
 
 use serde_json::Value;
 use strata_layout::PartitionField;
-use strata_store::output::{write_atomically, write_new};
 
 pub use model::{Committed, Current, NewTable, SortField};
 pub use schema::{FIELD_ID_KEY, Primitive, TableSchema};
 
 use crate::{
     Error,
+    dir::TableDir,
     ids::{now_ms, random_id, uuid},
 };
 use avro::ManifestFile;
@@ -52,22 +52,19 @@ fn bad(path: &Path, reason: impl Into<String>) -> Error {
 /// # Errors
 /// [`Error::BadTable`] when `location` holds a Delta table, or metadata
 /// that is missing, does not parse or is not format version 1 or 2.
-pub fn current(location: &Path) -> Result<Option<Current>, Error> {
-    if location.join("_delta_log").exists() {
+pub fn current(location: &TableDir) -> Result<Option<Current>, Error> {
+    if location.has_dir("_delta_log")? {
         return Err(bad(
-            location,
+            &location.root(),
             "holds a Delta table (_delta_log/), not an Iceberg table",
         ));
     }
-    let dir = location.join("metadata");
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("list", &dir, e)),
+    let dir = location.at("metadata");
+    let Some(entries) = location.list("metadata")? else {
+        return Ok(None);
     };
     let mut newest: Option<u64> = None;
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
+    for name in &entries {
         if let Some(n) = name
             .strip_prefix('v')
             .and_then(|r| r.strip_suffix(".metadata.json"))
@@ -77,7 +74,7 @@ pub fn current(location: &Path) -> Result<Option<Current>, Error> {
         }
     }
     let Some(version) = newest else {
-        if dir.join("version-hint.text").exists() {
+        if entries.iter().any(|n| n == "version-hint.text") {
             return Err(bad(
                 &dir,
                 "has version-hint.text but no vN.metadata.json: the table's metadata is missing",
@@ -85,8 +82,11 @@ pub fn current(location: &Path) -> Result<Option<Current>, Error> {
         }
         return Ok(None);
     };
-    let path = dir.join(format!("v{version}.metadata.json"));
-    let body = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+    let rel = format!("metadata/v{version}.metadata.json");
+    let path = location.at(&rel);
+    let body = location
+        .read(&rel)?
+        .ok_or_else(|| bad(&path, "the metadata file is gone"))?;
     let metadata: Value = serde_json::from_slice(&body)
         .map_err(|e| bad(&path, format!("not Iceberg table metadata: {e}")))?;
     match metadata["format-version"].as_i64() {
@@ -114,7 +114,7 @@ pub fn current(location: &Path) -> Result<Option<Current>, Error> {
 /// [`Error::Unsupported`] naming the first difference of schema or
 /// partitioning.
 pub fn check_target(
-    location: &Path,
+    location: &TableDir,
     schema: &TableSchema,
     partition: &[PartitionField],
 ) -> Result<Option<Current>, Error> {
@@ -142,10 +142,7 @@ pub type CatalogHook<'h> = &'h mut dyn FnMut(Option<&Path>, &Path) -> Result<(),
 /// [`Error::Conflict`] after [`COMMIT_RETRIES`] versions committed
 /// first by other writers; IO and Avro errors.
 pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<Committed, Error> {
-    let metadata_dir = t.location.join("metadata");
-    std::fs::create_dir_all(&metadata_dir)
-        .map_err(|e| Error::io("create the metadata directory", &metadata_dir, e))?;
-    let layout = TableLayout::new(t.schema, t.partition, t.sort, t.location)?;
+    let layout = TableLayout::new(t.schema, t.partition, t.sort, &t.location.root())?;
     let snapshot_id = random_id();
     let commit_uuid = uuid();
     let mut added = snapshot::Added::of(t, &layout)?;
@@ -153,7 +150,8 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
     added.set_sort_order(layout.sort_order_id(cur.as_ref().map(|c| &c.metadata)));
 
     // The manifest of the new files: written once, whatever the retries.
-    let manifest_path = metadata_dir.join(format!("{commit_uuid}-m0.avro"));
+    let manifest_rel = format!("metadata/{commit_uuid}-m0.avro");
+    let manifest_path = t.location.at(&manifest_rel);
     let manifest = avro::manifest(
         &manifest_path,
         &layout.fields,
@@ -168,7 +166,7 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
             ("content", "data".into()),
         ],
     )?;
-    write_atomically(&manifest_path, &manifest, false, true)?;
+    t.location.put_new(&manifest_rel, &manifest)?;
 
     for attempt in 0..COMMIT_RETRIES {
         if attempt > 0 {
@@ -187,13 +185,14 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
             + 1;
         // The manifest list: the current snapshot's manifests, then ours.
         let manifests = match &cur {
-            Some(c) => snapshot::current_manifests(&c.metadata, &c.path)?,
+            Some(c) => snapshot::current_manifests(t.location, &c.metadata, &c.path)?,
             None => Vec::new(),
         };
-        let list_path = metadata_dir.join(format!(
-            "snap-{snapshot_id}-{}-{commit_uuid}.avro",
+        let list_rel = format!(
+            "metadata/snap-{snapshot_id}-{}-{commit_uuid}.avro",
             attempt + 1
-        ));
+        );
+        let list_path = t.location.at(&list_rel);
         let list = avro::manifest_list(
             &list_path,
             &manifests,
@@ -218,7 +217,7 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
                 ("format-version", "2".into()),
             ],
         )?;
-        write_atomically(&list_path, &list, false, true)?;
+        t.location.put_new(&list_rel, &list)?;
         let now = now_ms();
         let (metadata, total_rows) = match &cur {
             None => snapshot::new_metadata(t, &layout, &added, snapshot_id, &list_path, now),
@@ -231,32 +230,33 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
                 now,
             ),
         };
-        let target = metadata_dir.join(format!("v{version}.metadata.json"));
+        let target_rel = format!("metadata/v{version}.metadata.json");
+        let target = t.location.at(&target_rel);
         let body = serde_json::to_vec_pretty(&metadata).map_err(|e| bad(&target, e.to_string()))?;
-        match write_new(&target, &body, true) {
-            Ok(_) => {}
-            Err(strata_store::Error::OutputExists { .. }) => {
+        match t.location.put_new(&target_rel, &body) {
+            Ok(()) => {}
+            Err(Error::Store(strata_store::Error::OutputExists { .. })) => {
                 // Another writer took this version: build on top of it.
-                let _ = std::fs::remove_file(&list_path);
+                let _ = t.location.remove(&list_rel);
                 continue;
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
         if let Some(hook) = catalog.as_mut() {
             match hook(cur.as_ref().map(|c| c.path.as_path()), &target) {
                 Ok(()) => {}
                 Err(Error::Conflict { .. }) => {
-                    let _ = std::fs::remove_file(&target);
-                    let _ = std::fs::remove_file(&list_path);
+                    let _ = t.location.remove(&target_rel);
+                    let _ = t.location.remove(&list_rel);
                     continue;
                 }
                 Err(e) => {
-                    let _ = std::fs::remove_file(&target);
+                    let _ = t.location.remove(&target_rel);
                     return Err(e);
                 }
             }
         }
-        advance_hint(&metadata_dir, version)?;
+        advance_hint(t.location, version)?;
         return Ok(Committed {
             metadata: target,
             version,
@@ -267,21 +267,21 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
         });
     }
     Err(Error::Conflict {
-        path: t.location.to_path_buf(),
+        path: t.location.root(),
         version: COMMIT_RETRIES as u64,
     })
 }
 
 /// Moves `version-hint.text` to `version` unless it already names a later
 /// one (a hint that lags names an older, complete version).
-fn advance_hint(metadata_dir: &Path, version: u64) -> Result<(), Error> {
-    let hint = metadata_dir.join("version-hint.text");
-    let now = std::fs::read_to_string(&hint)
-        .ok()
+fn advance_hint(location: &TableDir, version: u64) -> Result<(), Error> {
+    let hint = "metadata/version-hint.text";
+    let now = location
+        .read(hint)?
+        .and_then(|t| String::from_utf8(t).ok())
         .and_then(|t| t.trim().parse::<u64>().ok());
     if now.is_some_and(|n| n >= version) {
         return Ok(());
     }
-    write_atomically(&hint, version.to_string().as_bytes(), true, true)?;
-    Ok(())
+    location.put(hint, version.to_string().as_bytes())
 }

@@ -23,8 +23,8 @@ pub struct SortField {
 /// Data files to commit to a table: its schema, layout, properties and
 /// the files.
 pub struct NewTable<'a> {
-    /// The table's directory (absolute, local).
-    pub location: &'a Path,
+    /// The table's root: a local directory or an object-store prefix.
+    pub location: &'a crate::dir::TableDir,
     /// Its schema (the one the data files were written with).
     pub schema: &'a TableSchema,
     /// The Arrow schema the partition sources are columns of.

@@ -71,7 +71,7 @@ impl Added {
             }
             seen.insert(format!("{partition:?}"));
             let mut e = Entry {
-                path: text(&t.location.join(rel)),
+                path: t.location.uri(rel),
                 partition,
                 rows: facts.rows,
                 bytes: facts.bytes,
@@ -142,6 +142,7 @@ impl Added {
 /// The manifest list lines of the current snapshot of `metadata` (none
 /// for a table without one).
 pub(crate) fn current_manifests(
+    location: &crate::dir::TableDir,
     metadata: &Value,
     at: &Path,
 ) -> Result<Vec<apache_avro::types::Value>, Error> {
@@ -159,8 +160,8 @@ pub(crate) fn current_manifests(
         path: at.to_path_buf(),
         reason: format!("snapshot {id} has no manifest list (a format version 1 table's inline manifests are not read)"),
     })?;
-    let list = list.strip_prefix("file://").unwrap_or(list);
-    avro::read_manifest_list(Path::new(list))
+    let bytes = location.read_location(list)?;
+    avro::read_manifest_list(&bytes, Path::new(list))
 }
 
 /// A summary's count `key` as a number (0 when missing).
@@ -231,7 +232,7 @@ pub(crate) fn new_metadata(
     let metadata = json!({
         "format-version": 2,
         "table-uuid": uuid(),
-        "location": text(t.location),
+        "location": text(&t.location.root()),
         "last-sequence-number": 1,
         "last-updated-ms": now,
         "last-column-id": t.schema.last_column_id,
