@@ -299,3 +299,33 @@ def test_a_checkpoint_every_ten_versions_and_the_table_loads_from_it(strata_bin,
     dt = DeltaTable(str(table))
     assert dt.version() == 13
     assert dt.to_pyarrow_table().num_rows == 2 * 26000
+
+
+def test_parts_commit_as_one_version(strata_bin, tmp_path):
+    # Four parts, staged, then one commit: one version holding the rows of
+    # the single-process table; a missing part commits nothing.
+    out = tmp_path / "d"
+    common = ["generate", "-q", "--preset", "lineitem", "--target-records", "40000", "--format", "delta",
+              "--output-dir", str(out), "--partition-by", "l_returnflag", "--sort-by", "l_shipdate"]
+    for i in (1, 2, 4):
+        run(strata_bin, *common, "--parts", "4", "--part", str(i))
+    table = out / "lineitem"
+    assert not (table / "_delta_log").exists()
+    missing = run(strata_bin, "table", "commit", str(table), check=False)
+    assert missing.returncode != 0 and "part(s) 3 of 4 are not staged" in missing.stderr, missing.stderr
+    again = run(strata_bin, *common, "--parts", "4", "--part", "2", check=False)
+    assert again.returncode != 0 and "part 2 of 4" in again.stderr and "already staged" in again.stderr
+    run(strata_bin, *common, "--parts", "4", "--part", "3")
+    done = run(strata_bin, "table", "commit", str(table))
+    assert f"delta table {table}: version 0," in done.stdout, done.stdout
+    assert not (table / "_strata_parts").exists()
+    single = tmp_path / "single"
+    run(strata_bin, *common[:-6], "--output-dir", str(single), "--partition-by", "l_returnflag",
+        "--sort-by", "l_shipdate")
+    a, b = DeltaTable(str(table)), DeltaTable(str(single / "lineitem"))
+    assert a.version() == 0 and len(a.history()) == 1
+    con = duckdb.connect()
+    con.register("a", a.to_pyarrow_table())
+    con.register("b", b.to_pyarrow_table())
+    columns = ", ".join(f'"{c}"' for c in b.schema().to_arrow().names)
+    check_same_rows(con, f"SELECT {columns} FROM a", f"SELECT {columns} FROM b", "parts")

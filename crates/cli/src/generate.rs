@@ -381,10 +381,6 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
             "--catalog registers Iceberg tables: add --format iceberg"
         );
         if args.format == OutputFormat::Delta {
-            anyhow::ensure!(
-                args.parts.is_none(),
-                "--format delta writes whole tables; --parts is not supported with it yet"
-            );
             Tables::Delta(flow.as_delta(&args.store.config())?)
         } else {
             Tables::None
@@ -444,29 +440,25 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
                 }
             }
         }
+        Tables::Delta(tables) if part.count > 1 && args.snapshots.is_none() => {
+            let staged = flow.stage_delta(tables, &summaries, part)?;
+            if !args.quiet {
+                for (dir, f) in tables.dirs.iter().zip(&staged) {
+                    writeln!(
+                        std::io::stdout().lock(),
+                        "staged part {} of {} of delta table {dir} ({}); once every part is written: strata table commit {dir}",
+                        part.index,
+                        part.count,
+                        f.display(),
+                    )?;
+                }
+            }
+        }
         Tables::Delta(tables) => {
             let committed = flow.commit_delta(tables, &summaries)?;
             if !args.quiet {
                 for (dir, c) in tables.dirs.iter().zip(&committed) {
-                    writeln!(
-                        std::io::stdout().lock(),
-                        "delta table {}: version {}, {} files, {} rows ({})",
-                        dir,
-                        c.version,
-                        c.files,
-                        c.rows,
-                        c.log_file.display()
-                    )?;
-                    if let Some(cp) = &c.checkpoint {
-                        writeln!(
-                            std::io::stdout().lock(),
-                            "delta table {}: checkpoint at version {} ({} actions, {} files)",
-                            dir,
-                            cp.version,
-                            cp.actions,
-                            cp.files
-                        )?;
-                    }
+                    crate::table::print_delta_committed(&dir.root(), c)?;
                 }
             }
             for c in &committed {

@@ -2,6 +2,8 @@
 
 use std::{io::Write, path::PathBuf};
 
+use strata_pipeline::table::StagedCommit;
+
 use crate::common::StoreArgs;
 
 use anyhow::Result;
@@ -9,9 +11,10 @@ use clap::{Args, Subcommand};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum TableCommand {
-    /// Commit every part staged in an Iceberg table by `strata generate
-    /// --format iceberg --parts P --part I` runs as one snapshot (a new
-    /// table's version 1, or an append), then remove the staged fragments.
+    /// Commit every part staged in an Iceberg or Delta table by `strata
+    /// generate --format iceberg|delta --parts P --part I` runs as one
+    /// snapshot or version (a new table, or an append), then remove the
+    /// staged fragments.
     /// A missing part, or parts of different runs, are refused and nothing
     /// is committed.
     ///
@@ -87,6 +90,35 @@ pub(crate) fn print_committed(
     Ok(())
 }
 
+/// Prints the lines of a Delta table's new version: the files and rows
+/// it added, and its checkpoint when it wrote one.
+pub(crate) fn print_delta_committed(
+    dir: &std::path::Path,
+    c: &strata_pipeline::table::DeltaCommitted,
+) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "delta table {}: version {}, {} files, {} rows ({})",
+        dir.display(),
+        c.version,
+        c.files,
+        c.rows,
+        c.log_file.display()
+    )?;
+    if let Some(cp) = &c.checkpoint {
+        writeln!(
+            out,
+            "delta table {}: checkpoint at version {} ({} actions, {} files)",
+            dir.display(),
+            cp.version,
+            cp.actions,
+            cp.files
+        )?;
+    }
+    Ok(())
+}
+
 pub(crate) fn run(cmd: TableCommand) -> Result<()> {
     match cmd {
         TableCommand::Commit(args) => {
@@ -103,8 +135,16 @@ pub(crate) fn run(cmd: TableCommand) -> Result<()> {
                 })
                 .transpose()?;
             let dir = strata_pipeline::table::TableDir::open(&args.table, &args.store.config())?;
-            let c = strata_pipeline::table::commit_staged(&dir, catalog.as_ref())?;
-            print_committed(&dir.root(), &c)
+            match strata_pipeline::table::commit_staged(&dir, catalog.as_ref())? {
+                StagedCommit::Iceberg(c) => print_committed(&dir.root(), &c),
+                StagedCommit::Delta(c) => {
+                    print_delta_committed(&dir.root(), &c)?;
+                    if let Some(e) = &c.checkpoint_error {
+                        eprintln!("warning: version {} committed; {e}", c.version);
+                    }
+                    Ok(())
+                }
+            }
         }
     }
 }

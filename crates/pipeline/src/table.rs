@@ -21,7 +21,9 @@ use strata_table::{
     stats,
 };
 
-pub use strata_table::{dir::TableDir, iceberg::Committed as IcebergCommitted};
+pub use strata_table::{
+    delta::Committed as DeltaCommitted, dir::TableDir, iceberg::Committed as IcebergCommitted,
+};
 
 use crate::{
     Error,
@@ -423,13 +425,16 @@ pub const STAGING_DIR: &str = "_strata_parts";
 /// and what the commit needs to know of the table.
 #[derive(Debug, Serialize, Deserialize)]
 struct Fragment {
+    /// The table format: `iceberg` or `delta`.
+    #[serde(default = "iceberg_format")]
+    format: String,
     /// The table's name (its catalog entry's).
     table: String,
     /// This part, from 1.
     part: u64,
     /// Parts of the run.
     parts: u64,
-    /// The table schema (Iceberg's JSON).
+    /// The table schema (Iceberg's JSON, or Delta's schema string).
     schema: serde_json::Value,
     /// Partition fields, as written.
     partition_by: Vec<String>,
@@ -441,9 +446,38 @@ struct Fragment {
     files: Vec<String>,
 }
 
+/// The format of fragments written before Delta tables had parts.
+fn iceberg_format() -> String {
+    "iceberg".into()
+}
+
+/// Stages `fragment` (part `part`) in table `dir`: created only if
+/// absent.
+fn stage(dir: &TableDir, fragment: &Fragment) -> Result<PathBuf, Error> {
+    let rel = format!(
+        "{STAGING_DIR}/part-{}-of-{}.json",
+        fragment.part, fragment.parts
+    );
+    let body =
+        serde_json::to_vec_pretty(fragment).map_err(|e| Error::InvalidConfig(e.to_string()))?;
+    match dir.put_new(&rel, &body) {
+        Ok(()) => Ok(dir.at(&rel)),
+        Err(strata_table::Error::Store(strata_store::Error::OutputExists { .. })) => {
+            Err(Error::InvalidConfig(format!(
+                "part {} of {} of {} is already staged ({}); each part is written once",
+                fragment.part,
+                fragment.parts,
+                dir,
+                dir.at(&rel).display()
+            )))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 impl Flow {
-    /// Stages the data files of part `part` of each table (as `summaries`
-    /// list them) for one commit of all parts: a fragment
+    /// Stages the data files of part `part` of each Iceberg table (as
+    /// `summaries` list them) for one commit of all parts: a fragment
     /// `TABLE/_strata_parts/part-I-of-P.json`, created only if absent.
     ///
     /// # Errors
@@ -463,51 +497,82 @@ impl Flow {
             .zip(&tables.schemas)
             .zip(summaries)
         {
-            let fragment = Fragment {
-                table: strata_gen::BatchGenerator::name(generator).to_string(),
-                part: part.index,
-                parts: part.count,
-                schema: schema.json.clone(),
-                partition_by: partition_fields(cfg).into_iter().map(|f| f.text).collect(),
-                sort_by: sort_fields(cfg),
-                properties: table_properties(cfg, schema),
-                files: data_paths(cfg, summary, dir, "data")?,
-            };
-            let rel = format!("{STAGING_DIR}/part-{}-of-{}.json", part.index, part.count);
-            let body = serde_json::to_vec_pretty(&fragment)
-                .map_err(|e| Error::InvalidConfig(e.to_string()))?;
-            match dir.put_new(&rel, &body) {
-                Ok(()) => out.push(dir.at(&rel)),
-                Err(strata_table::Error::Store(strata_store::Error::OutputExists { .. })) => {
-                    return Err(Error::InvalidConfig(format!(
-                        "part {} of {} of {} is already staged ({}); each part is written once",
-                        part.index,
-                        part.count,
-                        dir.root().display(),
-                        dir.at(&rel).display()
-                    )));
-                }
-                Err(e) => return Err(e.into()),
-            }
+            out.push(stage(
+                dir,
+                &Fragment {
+                    format: "iceberg".into(),
+                    table: strata_gen::BatchGenerator::name(generator).to_string(),
+                    part: part.index,
+                    parts: part.count,
+                    schema: schema.json.clone(),
+                    partition_by: partition_fields(cfg).into_iter().map(|f| f.text).collect(),
+                    sort_by: sort_fields(cfg),
+                    properties: table_properties(cfg, schema),
+                    files: data_paths(cfg, summary, dir, "data")?,
+                },
+            )?);
+        }
+        Ok(out)
+    }
+
+    /// Stages the data files of part `part` of each Delta table, as
+    /// [`Flow::stage_iceberg`] does.
+    ///
+    /// # Errors
+    /// As [`Flow::stage_iceberg`]; a type Delta cannot hold.
+    pub fn stage_delta(
+        &self,
+        tables: &DeltaTables,
+        summaries: &[Summary],
+        part: crate::generate::Part,
+    ) -> Result<Vec<PathBuf>, Error> {
+        let mut out = Vec::new();
+        for (((generator, cfg), dir), summary) in
+            self.jobs().iter().zip(&tables.dirs).zip(summaries)
+        {
+            let schema = delta::TableSchema::new(&strata_gen::BatchGenerator::schema(generator))?;
+            out.push(stage(
+                dir,
+                &Fragment {
+                    format: "delta".into(),
+                    table: strata_gen::BatchGenerator::name(generator).to_string(),
+                    part: part.index,
+                    parts: part.count,
+                    schema: serde_json::Value::String(schema.json()),
+                    partition_by: partition_fields(cfg).into_iter().map(|f| f.text).collect(),
+                    sort_by: sort_fields(cfg),
+                    properties: std::collections::BTreeMap::new(),
+                    files: data_paths(cfg, summary, dir, "")?,
+                },
+            )?);
         }
         Ok(out)
     }
 }
 
+/// What [`commit_staged`] committed.
+#[derive(Debug, Clone)]
+pub enum StagedCommit {
+    /// A snapshot of an Iceberg table.
+    Iceberg(Committed),
+    /// A version of a Delta table.
+    Delta(delta::Committed),
+}
+
 /// Commits every part staged in table `dir` (by `--parts P --part i`
-/// runs) as one snapshot, registers it in `catalog`, if any, and removes
-/// the fragments.
+/// runs) as one snapshot of an Iceberg table (registered in `catalog`, if
+/// any) or one version of a Delta table, and removes the fragments.
 ///
 /// # Errors
 /// [`Error::InvalidConfig`] when no part is staged, a part is missing,
-/// or the parts disagree on their count, schema or layout; the commit's
-/// errors.
-pub fn commit_staged(dir: &TableDir, catalog: Option<&Catalog>) -> Result<Committed, Error> {
+/// the parts disagree on their format, count, schema or layout, or a
+/// catalog is given for a Delta table; the commit's errors.
+pub fn commit_staged(dir: &TableDir, catalog: Option<&Catalog>) -> Result<StagedCommit, Error> {
     let staging = dir.at(STAGING_DIR);
     let mut fragments: Vec<(String, Fragment)> = Vec::new();
     let names = dir.list(STAGING_DIR)?.ok_or_else(|| {
         Error::InvalidConfig(format!(
-            "{}: no staged parts; write them with --format iceberg --parts P --part I",
+            "{}: no staged parts; write them with --format iceberg|delta --parts P --part I",
             staging.display()
         ))
     })?;
@@ -532,13 +597,14 @@ pub fn commit_staged(dir: &TableDir, catalog: Option<&Catalog>) -> Result<Commit
     let parts = first.parts;
     for (rel, f) in &fragments {
         if f.parts != parts
+            || f.format != first.format
             || f.schema != first.schema
             || f.partition_by != first.partition_by
             || f.sort_by != first.sort_by
             || f.table != first.table
         {
             return Err(Error::InvalidConfig(format!(
-                "{}: part {} of {} does not belong with part {} of {} (another run's count, schema or layout)",
+                "{}: part {} of {} does not belong with part {} of {} (another run's format, count, schema or layout)",
                 dir.at(rel).display(),
                 f.part,
                 f.parts,
@@ -555,11 +621,10 @@ pub fn commit_staged(dir: &TableDir, catalog: Option<&Catalog>) -> Result<Commit
     if !missing.is_empty() {
         return Err(Error::InvalidConfig(format!(
             "{}: part(s) {} of {parts} are not staged; write them before the commit",
-            dir.root().display(),
+            dir,
             missing.join(", ")
         )));
     }
-    let schema = TableSchema::from_json(&first.schema)?;
     let partition = first
         .partition_by
         .iter()
@@ -574,20 +639,46 @@ pub fn commit_staged(dir: &TableDir, catalog: Option<&Catalog>) -> Result<Commit
             .flat_map(|(_, f)| f.files.clone())
             .collect(),
     )?;
-    let mut open = match catalog {
-        Some(c) => Some((c, c.open_for_commit()?)),
-        None => None,
+    let committed = match first.format.as_str() {
+        "iceberg" => {
+            let schema = TableSchema::from_json(&first.schema)?;
+            let mut open = match catalog {
+                Some(c) => Some((c, c.open_for_commit()?)),
+                None => None,
+            };
+            let table = iceberg::NewTable {
+                location: dir,
+                schema: &schema,
+                arrow: &schema.arrow,
+                partition: &partition,
+                sort: &first.sort_by,
+                properties: first.properties.clone(),
+                files: &files,
+            };
+            StagedCommit::Iceberg(commit_with_catalog(&table, open.as_mut(), &first.table)?)
+        }
+        "delta" => {
+            if catalog.is_some() {
+                return Err(Error::InvalidConfig(
+                    "a catalog registers Iceberg tables; this table's parts are Delta".into(),
+                ));
+            }
+            let text = first.schema.as_str().unwrap_or_default();
+            let schema = delta::TableSchema::from_json(text)?;
+            StagedCommit::Delta(delta::create(&delta::NewTable {
+                location: dir,
+                schema: &schema,
+                partition: &partition,
+                files: &files,
+            })?)
+        }
+        other => {
+            return Err(Error::InvalidConfig(format!(
+                "{}: staged parts of an unknown format `{other}`",
+                staging.display()
+            )));
+        }
     };
-    let table = iceberg::NewTable {
-        location: dir,
-        schema: &schema,
-        arrow: &schema.arrow,
-        partition: &partition,
-        sort: &first.sort_by,
-        properties: first.properties.clone(),
-        files: &files,
-    };
-    let committed = commit_with_catalog(&table, open.as_mut(), &first.table)?;
     for (rel, _) in &fragments {
         let _ = dir.remove(rel);
     }

@@ -540,8 +540,11 @@ fn generate<'py>(
 /// snapshot, as `strata table commit` does; `catalog` (a SQLite file)
 /// also registers it (catalog name `default`) under `namespace`, which
 /// must exist unless `create_namespace=True`. Returns a dict with
-/// `location`, `metadata`, `version`, `snapshot_id`, `rows` (added) and
-/// `total_rows`.
+/// `location`, `format` (`iceberg`), `metadata`, `version`,
+/// `snapshot_id`, `rows` (added) and `total_rows`. The parts of a Delta
+/// table (staged by `strata generate --format delta --parts`) commit as
+/// one version: `format` is then `delta`, with `log_file`, `version` and
+/// `rows`.
 ///
 /// Raises `ValueError` for a missing part or parts of different runs,
 /// `OSError` when the table cannot be read or written.
@@ -560,18 +563,30 @@ fn commit_table<'py>(
         namespace: namespace.to_string(),
         create_namespace,
     });
-    let dir = strata_pipeline::table::TableDir::open(&location.to_string_lossy(), &Default::default())
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let c = py
+    let dir =
+        strata_pipeline::table::TableDir::open(&location.to_string_lossy(), &Default::default())
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let committed = py
         .detach(|| strata_pipeline::table::commit_staged(&dir, catalog.as_ref()))
         .map_err(io_error)?;
     let out = pyo3::types::PyDict::new(py);
     out.set_item("location", dir.root())?;
-    out.set_item("metadata", &c.metadata)?;
-    out.set_item("version", c.version)?;
-    out.set_item("snapshot_id", c.snapshot_id)?;
-    out.set_item("rows", c.rows)?;
-    out.set_item("total_rows", c.total_rows)?;
+    match committed {
+        strata_pipeline::table::StagedCommit::Iceberg(c) => {
+            out.set_item("format", "iceberg")?;
+            out.set_item("metadata", &c.metadata)?;
+            out.set_item("version", c.version)?;
+            out.set_item("snapshot_id", c.snapshot_id)?;
+            out.set_item("rows", c.rows)?;
+            out.set_item("total_rows", c.total_rows)?;
+        }
+        strata_pipeline::table::StagedCommit::Delta(c) => {
+            out.set_item("format", "delta")?;
+            out.set_item("log_file", &c.log_file)?;
+            out.set_item("version", c.version)?;
+            out.set_item("rows", c.rows)?;
+        }
+    }
     Ok(out)
 }
 

@@ -128,9 +128,14 @@ impl ObjectDir {
     /// [`Error::ObjectStore`] when listing fails.
     pub fn list_under(&self, sub: &str) -> Result<Vec<(String, u64)>, Error> {
         let at = self.path(sub);
+        let shown = if sub.is_empty() {
+            self.display.clone()
+        } else {
+            self.display(sub)
+        };
         let listed = block_on(
             &self.rt,
-            || format!("the listing of {}/", self.display(sub)),
+            || format!("the listing of {shown}/"),
             self.store.list_with_delimiter(Some(&at)),
         )
         .map_err(|e| self.error(sub, e))?;
@@ -155,8 +160,12 @@ impl ObjectDir {
                 Err(e) => Err(e),
             }
         };
-        block_on(&self.rt, || format!("the read of {}", self.display(name)), read)
-            .map_err(|e| self.error(name, e))
+        block_on(
+            &self.rt,
+            || format!("the read of {}", self.display(name)),
+            read,
+        )
+        .map_err(|e| self.error(name, e))
     }
 
     /// Bytes `range` of object `name`.
@@ -220,7 +229,8 @@ impl ObjectDir {
         ) {
             Ok(_) => Ok(()),
             Err(
-                object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. },
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. },
             ) if create_only => Err(Error::OutputExists {
                 path: self.display(name).into(),
                 count: 1,

@@ -359,10 +359,7 @@ mod tests {
         d.put_new("metadata/v1.metadata.json", b"one").unwrap();
         let e = d.put_new("metadata/v1.metadata.json", b"two").unwrap_err();
         assert!(
-            matches!(
-                e,
-                Error::Store(strata_store::Error::OutputExists { .. })
-            ),
+            matches!(e, Error::Store(strata_store::Error::OutputExists { .. })),
             "{e}"
         );
         assert_eq!(

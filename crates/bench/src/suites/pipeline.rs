@@ -350,7 +350,9 @@ fn iceberg_case(
                 let mut flow = strata_pipeline::flow::Flow::new(dataset.clone(), &[0], &base, 1.0)
                     .map_err(case_err)?;
                 flow.set_layouts(&flags).map_err(case_err)?;
-                let tables = flow.as_iceberg(None, &Default::default()).map_err(case_err)?;
+                let tables = flow
+                    .as_iceberg(None, &Default::default())
+                    .map_err(case_err)?;
                 let summaries = flow
                     .run(strata_pipeline::generate::RunOptions::default(), &|_| {})
                     .map_err(case_err)?;

@@ -440,8 +440,8 @@ fn bad_layouts_fail_on_one_line_and_write_nothing() {
             "partition field `month(l_shipdate)`: Delta Lake partitions by column values",
         ),
         (
-            vec!["--format", "delta", "--parts", "2", "--part", "1"],
-            "--format delta writes whole tables; --parts is not supported",
+            vec!["--format", "delta", "--snapshots", "0"],
+            "--snapshots must be at least 1",
         ),
     ] {
         let mut args: Vec<&str> = base.to_vec();

@@ -280,8 +280,9 @@ pub(crate) fn read(bytes: Vec<u8>, path: &Path) -> Result<Vec<LogLine>, Error> {
         path: path.to_path_buf(),
         reason: format!("not a Delta checkpoint: {reason}"),
     };
-    let builder = strata_parquet::read::open_bytes(bytes::Bytes::from(bytes), ArrowReaderOptions::new())
-        .map_err(|e| bad(e.to_string()))?;
+    let builder =
+        strata_parquet::read::open_bytes(bytes::Bytes::from(bytes), ArrowReaderOptions::new())
+            .map_err(|e| bad(e.to_string()))?;
     let mut reader = strata_parquet::read::build(builder).map_err(|e| bad(e.to_string()))?;
     let mut text = Vec::new();
     {
@@ -418,7 +419,9 @@ mod tests {
     fn a_file_that_is_not_a_checkpoint_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(file_name(10));
-        let e = read(b"PAR1 not really".to_vec(), &p).unwrap_err().to_string();
+        let e = read(b"PAR1 not really".to_vec(), &p)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a Delta checkpoint"), "{e}");
     }
 }

@@ -257,6 +257,150 @@ impl TableSchema {
     }
 }
 
+/// A type as Delta's schema JSON writes it, for reading it back.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum TypeJson {
+    /// A primitive's name.
+    Name(String),
+    /// A struct, array or map.
+    Nested(NestedJson),
+}
+
+/// A nested type of the schema JSON.
+#[derive(serde::Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum NestedJson {
+    Struct {
+        fields: Vec<FieldJson>,
+    },
+    Array {
+        #[serde(rename = "elementType")]
+        element: Box<TypeJson>,
+        #[serde(rename = "containsNull")]
+        contains_null: bool,
+    },
+    Map {
+        #[serde(rename = "keyType")]
+        key: Box<TypeJson>,
+        #[serde(rename = "valueType")]
+        value: Box<TypeJson>,
+        #[serde(rename = "valueContainsNull")]
+        value_contains_null: bool,
+    },
+}
+
+/// A field of the schema JSON.
+#[derive(serde::Deserialize)]
+struct FieldJson {
+    name: String,
+    #[serde(rename = "type")]
+    data_type: TypeJson,
+    nullable: bool,
+    #[serde(default)]
+    metadata: BTreeMap<String, serde_json::Value>,
+}
+
+impl Primitive {
+    /// The primitive Delta names `name` (`long`, `decimal(10,2)`).
+    fn from_name(name: &str) -> Option<Primitive> {
+        Some(match name {
+            "byte" => Primitive::Byte,
+            "short" => Primitive::Short,
+            "integer" => Primitive::Integer,
+            "long" => Primitive::Long,
+            "float" => Primitive::Float,
+            "double" => Primitive::Double,
+            "boolean" => Primitive::Boolean,
+            "string" => Primitive::String,
+            "binary" => Primitive::Binary,
+            "date" => Primitive::Date,
+            "timestamp" => Primitive::Timestamp,
+            "timestamp_ntz" => Primitive::TimestampNtz,
+            other => {
+                let (p, sc) = other
+                    .strip_prefix("decimal(")?
+                    .strip_suffix(')')?
+                    .split_once(',')?;
+                let (p, sc): (u8, u8) = (p.trim().parse().ok()?, sc.trim().parse().ok()?);
+                (p <= MAX_DECIMAL_PRECISION && sc <= p).then_some(Primitive::Decimal(p, sc))?
+            }
+        })
+    }
+}
+
+impl TypeJson {
+    fn into_type(self) -> Result<DeltaType, String> {
+        Ok(match self {
+            TypeJson::Name(n) => DeltaType::Primitive(
+                Primitive::from_name(&n).ok_or_else(|| format!("unknown type `{n}`"))?,
+            ),
+            TypeJson::Nested(NestedJson::Struct { fields }) => DeltaType::Struct(
+                fields
+                    .into_iter()
+                    .map(FieldJson::into_field)
+                    .collect::<Result<_, _>>()?,
+            ),
+            TypeJson::Nested(NestedJson::Array {
+                element,
+                contains_null,
+            }) => DeltaType::Array {
+                element: Box::new(element.into_type()?),
+                contains_null,
+            },
+            TypeJson::Nested(NestedJson::Map {
+                key,
+                value,
+                value_contains_null,
+            }) => DeltaType::Map {
+                key: Box::new(key.into_type()?),
+                value: Box::new(value.into_type()?),
+                value_contains_null,
+            },
+        })
+    }
+}
+
+impl FieldJson {
+    fn into_field(self) -> Result<StructField, String> {
+        Ok(StructField {
+            data_type: self
+                .data_type
+                .into_type()
+                .map_err(|e| format!("field `{}`: {e}", self.name))?,
+            name: self.name,
+            nullable: self.nullable,
+            metadata: self
+                .metadata
+                .into_iter()
+                .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                .collect(),
+        })
+    }
+}
+
+impl TableSchema {
+    /// The schema a `schemaString` holds (what [`TableSchema::json`]
+    /// writes).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for JSON that is not a struct of fields of
+    /// Delta's types.
+    pub fn from_json(text: &str) -> Result<TableSchema, Error> {
+        let bad = |e: String| Error::Unsupported(format!("not a Delta schema: {e}"));
+        match serde_json::from_str::<TypeJson>(text).map_err(|e| bad(e.to_string()))? {
+            TypeJson::Nested(NestedJson::Struct { fields }) => Ok(TableSchema {
+                fields: fields
+                    .into_iter()
+                    .map(FieldJson::into_field)
+                    .collect::<Result<_, _>>()
+                    .map_err(bad)?,
+            }),
+            _ => Err(bad("the top level is not a struct".into())),
+        }
+    }
+}
+
 /// The top-level struct of a schema, for its JSON.
 struct StructRef<'a>(&'a [StructField]);
 
@@ -434,6 +578,17 @@ mod tests {
         assert_eq!(t.leaf(&s(&["attrs", "key_value", "key"])), None);
         assert_eq!(t.leaf(&s(&["price"])), Some(Primitive::Decimal(15, 2)));
         assert_eq!(t.leaf(&s(&["nope"])), None);
+        // The JSON reads back as the same schema; other JSON is refused.
+        assert_eq!(TableSchema::from_json(&t.json()).unwrap(), t);
+        for bad in [
+            r#"{"type":"array","elementType":"long","containsNull":true}"#,
+            r#"{"type":"struct","fields":[{"name":"a","type":"varchar","nullable":true}]}"#,
+            r#"{"type":"struct","fields":[{"name":"a","type":"decimal(3,4)","nullable":true}]}"#,
+            "[]",
+        ] {
+            let e = TableSchema::from_json(bad).unwrap_err().to_string();
+            assert!(e.contains("not a Delta schema"), "{bad}: {e}");
+        }
     }
 
     #[test]

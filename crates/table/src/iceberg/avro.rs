@@ -366,8 +366,8 @@ pub(crate) struct ManifestFile {
 /// manifest list.
 pub(crate) fn read_manifest_list(bytes: &[u8], path: &Path) -> Result<Vec<Value>, Error> {
     let schema = parse(&manifest_list_schema(), path)?;
-    let reader = apache_avro::Reader::with_schema(&schema, bytes)
-        .map_err(|e| avro_error(path, e))?;
+    let reader =
+        apache_avro::Reader::with_schema(&schema, bytes).map_err(|e| avro_error(path, e))?;
     reader.map(|v| v.map_err(|e| avro_error(path, e))).collect()
 }
 
