@@ -9,11 +9,11 @@ the same rows (`EXCEPT ALL` both ways), as many as the run's summary says
 it wrote; joins of the fact and dimension tables, grouped, give the same
 rows, also with Iceberg and Delta tables in one query; a filter on a
 partition column counts the same rows and reads only that partition's
-files. Two known failures are marked: a map column of an Iceberg table
-(DuckDB finds a map's columns only by field id or under the repeated
-group name `key_value`; strata's files have no field ids and name it
-`entries`), and a range on a `month(date)` partition source, which
-DuckDB 1.4.4 prunes wrongly on any writer's table (duckdb-iceberg#699)."""
+files; nested types (structs, lists of structs holding a map) read back
+from both formats (DuckDB finds an Iceberg file's columns by the Parquet
+field ids strata writes). One known failure is marked: a range on a
+`month(date)` partition source, which DuckDB 1.4.4 prunes wrongly on any
+writer's table (duckdb-iceberg#699)."""
 
 import json
 import os
@@ -264,22 +264,7 @@ def test_a_range_on_a_month_partition_source(duck, data):
     assert duck.scalar(f"SELECT count(*) FROM {scan(root, 'orders', 'iceberg', 'lineitem')} {where}") == want > 0
 
 
-@pytest.mark.parametrize(
-    "fmt",
-    [
-        "delta",
-        pytest.param(
-            "iceberg",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="strata's Iceberg data files have no Parquet field ids, and DuckDB 1.4.4's name "
-                "mapping finds a map's key and value only under a repeated group named `key_value` "
-                "(strata's is `entries`): 'Column 'entries' does not have a field-id, and no "
-                "field-mapping exists for it!'",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
 def test_nested_types(duck, strata_bin, tmp_path, fmt):
     # Structs, lists of structs holding a map, a timestamp with a zone.
     base = ["generate", "-q", "--preset", "events", "--target-records", "2000"]

@@ -15,10 +15,13 @@ import subprocess
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyiceberg.conversions import from_bytes
 from pyiceberg.expressions import And, GreaterThanOrEqual, LessThan
 from pyiceberg.table import StaticTable
+from pyiceberg.types import ListType, MapType, StructType
 
 from conftest import check_same_rows
 
@@ -128,6 +131,49 @@ def test_every_table_of_a_dataset(strata_bin, tmp_path, preset):
         con.register("ice", table(tmp_path / "ice" / name).scan().to_arrow())
         check_same_rows(con, "SELECT * FROM ice", f"SELECT * FROM read_parquet('{tmp_path / 'plain' / name}/*.parquet')", name)
         con.close()
+
+
+@pytest.mark.parametrize("partition", [[], ["--partition-by", "bucket(4, user_id)", "--sort-by", "event_id"]])
+def test_data_files_carry_the_schema_field_ids(strata_bin, tmp_path, partition):
+    # Every field of the Parquet schema, nested ones included, has the id
+    # of the Iceberg field it holds: the same ids, top-level names to the
+    # same id, with and without a layout.
+    run(strata_bin, "generate", "-q", "--preset", "events", "--target-records", "3000", "--format", "iceberg",
+        "--output-dir", str(tmp_path), *partition)
+    t = table(tmp_path / "events")
+    schema = t.schema()
+    want = {f.field_id for f in schema.fields}
+    stack = list(schema.fields)
+    while stack:
+        f = stack.pop()
+        want.add(f.field_id)
+        ft = f.field_type
+        if isinstance(ft, StructType):
+            stack.extend(ft.fields)
+        elif isinstance(ft, ListType):
+            stack.append(ft.element_field)
+        elif isinstance(ft, MapType):
+            stack.extend([ft.key_field, ft.value_field])
+    files = list(t.scan().plan_files())
+    assert files
+    for task in files:
+        arrow = pq.read_schema(task.file.file_path)
+        ids = set()
+        stack = [(f, None) for f in arrow]
+        while stack:
+            f, _ = stack.pop()
+            ids.add(int(f.metadata[b"PARQUET:field_id"]))
+            ty = f.type
+            if pa.types.is_struct(ty):
+                stack.extend((ty.field(i), f) for i in range(ty.num_fields))
+            elif pa.types.is_map(ty):
+                stack.extend([(ty.key_field, f), (ty.item_field, f)])
+            elif pa.types.is_list(ty):
+                stack.append((ty.value_field, f))
+        assert ids == want, task.file.file_path
+        assert {f.name: int(f.metadata[b"PARQUET:field_id"]) for f in arrow} == {
+            f.name: f.field_id for f in schema.fields
+        }
 
 
 def latest(root: Path) -> StaticTable:

@@ -311,6 +311,7 @@ fn config(
         page_checksums: !args.no_page_checksums,
         part,
         layout: None,
+        field_ids: None,
     }
 }
 

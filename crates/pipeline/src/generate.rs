@@ -162,6 +162,11 @@ pub struct GenerateConfig {
     /// How the table's files are laid out (partitions, order, sizes);
     /// `None`: `num_writers` files of contiguous rows.
     pub layout: Option<crate::layout::Layout>,
+    /// The generator's schema with Parquet field ids in its fields'
+    /// metadata (`PARQUET:field_id`, as a table format numbers them): the
+    /// files' schema is written with them. `None`: no ids.
+    #[serde(skip)]
+    pub field_ids: Option<arrow_schema::SchemaRef>,
 }
 
 impl GenerateConfig {
@@ -189,6 +194,7 @@ impl GenerateConfig {
             page_checksums: true,
             part: Part::default(),
             layout: None,
+            field_ids: None,
         }
     }
 }
@@ -310,6 +316,7 @@ impl GenerateConfig {
             overwrite: self.overwrite,
             encoder: self.encoder,
             page_checksums: self.page_checksums,
+            field_ids: self.field_ids.clone(),
         }
     }
 
@@ -967,7 +974,9 @@ fn stage<'a, G: BatchGenerator>(
 
     let start = Instant::now();
     let cpu0 = crate::clock::process_cpu_seconds();
-    let schema = generator.schema();
+    // The files' schema: the generator's, with field ids when a table
+    // format numbers them.
+    let schema = cfg.field_ids.clone().unwrap_or_else(|| generator.schema());
     let encoding = match cfg.format {
         Format::Parquet => Some(
             FileEncoding::new(

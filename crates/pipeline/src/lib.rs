@@ -69,6 +69,7 @@
 //!     page_checksums: true,
 //!     part: Default::default(),
 //!     layout: None,
+//!     field_ids: None,
 //! };
 //! let summary = generate(&strata_gen::contacts(42), &cfg, &|_| {}).unwrap();
 //! assert_eq!(summary.records, 10_000);

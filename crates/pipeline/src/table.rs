@@ -185,6 +185,9 @@ impl Flow {
             }
             let arrow = strata_gen::BatchGenerator::schema(generator);
             let schema = TableSchema::new(&arrow)?;
+            // The data files carry the field ids, so readers need no name
+            // mapping to find their columns.
+            cfg.field_ids = Some(schema.arrow.clone());
             let existing = iceberg::check_target(&dir, &schema, &partition_fields(cfg))?;
             if let Some((c, open)) = &open
                 && let Some(at) = open.table(&c.namespace, &name)?

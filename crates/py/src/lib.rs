@@ -431,6 +431,7 @@ fn generate<'py>(
         page_checksums: true,
         part: part_of(part, parts)?,
         layout: None,
+        field_ids: None,
     };
     // The flow the CLI runs, for this one table: a table of a dataset
     // gets its rows, files and batches from the dataset at `scale` (into

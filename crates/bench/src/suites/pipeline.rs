@@ -110,6 +110,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                 page_checksums: true,
                 part: Part::default(),
                 layout: None,
+                field_ids: None,
             };
             out.push(generate_case(name, subject, &generator, gen_cfg, &dir));
         }

@@ -66,7 +66,13 @@ fn row_error(e: strata_row::Error) -> Error {
 }
 
 impl Keys {
-    pub(super) fn new(layout: &Layout, schema: &Schema) -> Result<Keys, Error> {
+    /// The keys of `layout` over rows of `schema`; the files' schema
+    /// takes the field ids of `ids` (the same schema with ids), if given.
+    pub(super) fn new(
+        layout: &Layout,
+        schema: &Schema,
+        ids: Option<&Schema>,
+    ) -> Result<Keys, Error> {
         let fields: Vec<(PartitionField, usize)> = layout
             .fields()
             .iter()
@@ -87,14 +93,19 @@ impl Keys {
             Some(RowEncoder::new(part_fields.clone()).map_err(row_error)?)
         };
         let file_columns = layout.file_columns(schema);
-        let file_schema = SchemaRef::new(schema.project(&file_columns)?);
-        let file_keys = super::keys_in(layout.keys(), &file_schema);
+        // Keys over the rows' own schema; the files' schema with the ids.
+        let row_schema = schema.project(&file_columns)?;
+        let file_schema = SchemaRef::new(match ids {
+            Some(ids) => ids.project(&file_columns)?,
+            None => row_schema.clone(),
+        });
+        let file_keys = super::keys_in(layout.keys(), &row_schema);
         let named: Vec<(&str, SortOptions)> = file_keys
             .iter()
             .map(|k| (k.column.as_str(), k.options))
             .collect();
         let key_columns = |named: &[(&str, SortOptions)]| {
-            KeyColumns::new(&file_schema, named)
+            KeyColumns::new(&row_schema, named)
                 .map_err(|e| Error::InvalidConfig(format!("layout.sort_by: {e}")))
         };
         let sort = if named.is_empty() {

@@ -77,6 +77,9 @@ pub struct Target {
     pub encoder: ParquetEncoder,
     /// Whether pages carry checksums.
     pub page_checksums: bool,
+    /// The generator's schema with Parquet field ids, which the files'
+    /// schema takes.
+    pub field_ids: Option<arrow_schema::SchemaRef>,
 }
 
 /// Partitions a run may write when none is said (`--max-partitions`).

@@ -81,7 +81,7 @@ pub fn plan_layout<G: BatchGenerator>(
     encode: bool,
 ) -> Result<LayoutPlan, Error> {
     let schema = generator.schema();
-    let keys = Keys::new(layout, &schema)?;
+    let keys = Keys::new(layout, &schema, cfg.field_ids.as_deref())?;
     let props = with_layout(props, layout, &keys)?;
     let rows = cfg.rows.clone();
     let total = rows.end - rows.start;

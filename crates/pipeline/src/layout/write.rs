@@ -111,7 +111,7 @@ pub(crate) fn stage_layout<G: BatchGenerator>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<LayoutStaged, Error> {
     let schema = generator.schema();
-    let keys = Keys::new(layout, &schema)?;
+    let keys = Keys::new(layout, &schema, cfg.field_ids.as_deref())?;
     let props = with_layout(props, layout, &keys)?;
     let rows = cfg.rows.clone();
     let step = TASK_ROWS.max(cfg.batch_rows as u64);

@@ -31,6 +31,7 @@ fn config(dir: &Path, records: u64) -> GenerateConfig {
         page_checksums: true,
         part: Default::default(),
         layout: None,
+        field_ids: None,
     }
 }
 

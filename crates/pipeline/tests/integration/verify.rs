@@ -28,6 +28,7 @@ fn config(dir: &Path, stem: &str, records: u64, format: Format) -> GenerateConfi
         page_checksums: true,
         part: Default::default(),
         layout: None,
+        field_ids: None,
     }
 }
 
