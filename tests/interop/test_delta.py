@@ -329,3 +329,44 @@ def test_parts_commit_as_one_version(strata_bin, tmp_path):
     con.register("b", b.to_pyarrow_table())
     columns = ", ".join(f'"{c}"' for c in b.schema().to_arrow().names)
     check_same_rows(con, f"SELECT {columns} FROM a", f"SELECT {columns} FROM b", "parts")
+
+
+def test_clean_removes_only_what_no_version_names(strata_bin, tmp_path):
+    # Orphans (a killed run's data file, a dead process's temporary) go;
+    # the table's files, a staged part's files, the log and directories
+    # of others (`_other/`) stay, and the table reads as before.
+    out = tmp_path / "d"
+    common = ["generate", "-q", "--preset", "lineitem", "--target-records", "20000", "--format", "delta",
+              "--output-dir", str(out), "--partition-by", "l_returnflag"]
+    run(strata_bin, *common)
+    run(strata_bin, *common, "--seed", "2")
+    table = out / "lineitem"
+    before = DeltaTable(str(table)).to_pyarrow_table()
+    run(strata_bin, *common, "--seed", "3", "--parts", "2", "--part", "1")
+    staged = set(json.loads(next((table / "_strata_parts").glob("*.json")).read_text())["files"])
+    assert staged
+    (table / "l_returnflag=A" / "lineitem-dead_0.parquet").write_bytes(b"x" * 10)
+    (table / "l_returnflag=Z").mkdir()
+    (table / "l_returnflag=Z" / ".lineitem-y_0.parquet.999999999.strata-tmp").write_bytes(b"y")
+    (table / "_other").mkdir()
+    (table / "_other" / "keep.txt").write_text("k")
+    dry = run(strata_bin, "table", "clean", str(table), "--older-than", "0", "--dry-run")
+    assert "would remove 2 unreferenced files (11 bytes)" in dry.stdout, dry.stdout
+    assert (table / "l_returnflag=A" / "lineitem-dead_0.parquet").exists()
+    young = run(strata_bin, "table", "clean", str(table))
+    assert "removed 1 unreferenced files (1 bytes)" in young.stdout, young.stdout
+    assert "kept 1 unreferenced files younger than --older-than" in young.stdout, young.stdout
+    done = run(strata_bin, "table", "clean", str(table), "--older-than", "0")
+    assert "delta table" in done.stdout and "removed 1 unreferenced files (10 bytes)" in done.stdout, done.stdout
+    assert not (table / "l_returnflag=A" / "lineitem-dead_0.parquet").exists()
+    assert not (table / "l_returnflag=Z").exists()
+    assert (table / "_other" / "keep.txt").exists()
+    assert all((table / f).exists() for f in staged)
+    after = DeltaTable(str(table)).to_pyarrow_table()
+    assert after.num_rows == before.num_rows == 40000
+    con = duckdb.connect()
+    con.register("a", before)
+    con.register("b", after)
+    check_same_rows(con, "SELECT * FROM a", "SELECT * FROM b", "clean")
+    bad = run(strata_bin, "table", "clean", str(tmp_path / "nothing"), check=False)
+    assert bad.returncode != 0 and "holds no Iceberg or Delta table" in bad.stderr, bad.stderr

@@ -285,6 +285,30 @@ def test_a_killed_append_leaves_the_last_committed_version(strata_bin, tmp_path)
     con = duckdb.connect()
     con.register("ice", t.scan().to_arrow())
     check_same_rows(con, "SELECT * FROM ice", plain_union(strata_bin, tmp_path, "lineitem", 150000, committed), "after kills")
+    # The killed runs' files are orphans: `strata table clean` removes
+    # them (and keeps them under a minimum age), and the table is as it was.
+    planned = {Path(f.file.file_path) for f in t.scan().plan_files()}
+    on_disk = set((root / "data").rglob("*"))
+    on_disk = {p for p in on_disk if p.is_file()}
+    assert planned <= on_disk
+    # Within the minimum age only the temporaries of dead processes go.
+    kept = run(strata_bin, "table", "clean", str(root))
+    removed = [line.split(" ", 1)[1] for line in kept.stdout.splitlines()[:-1]]
+    assert all(".strata-tmp" in r for r in removed), removed
+    young = {p for p in on_disk - planned if ".strata-tmp" not in str(p)}
+    if young:
+        assert f"kept {len(young)} unreferenced files younger than --older-than" in kept.stdout, kept.stdout
+    done = run(strata_bin, "table", "clean", str(root), "--older-than", "0")
+    assert f"removed {len(young)} unreferenced files" in done.stdout, done.stdout
+    left = set((root / "data").rglob("*"))
+    assert {p for p in left if p.is_file()} == planned
+    assert not [p for p in left if p.name.startswith(".")]
+    assert not [p for p in left if p.is_dir() and not any(p.iterdir())]
+    assert not [p for p in (root / "metadata").iterdir() if p.name.startswith(".")]
+    con = duckdb.connect()
+    con.register("cleaned", latest(root).scan().to_arrow())
+    check_same_rows(con, "SELECT * FROM cleaned",
+                    plain_union(strata_bin, tmp_path / "again", "lineitem", 150000, committed), "after clean")
 
 
 def test_a_sql_catalog_opens_every_table(strata_bin, tmp_path):

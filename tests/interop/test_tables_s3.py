@@ -172,3 +172,27 @@ def test_a_layout_or_another_format_in_s3_is_refused(strata_bin):
     laid = run(strata_bin, "generate", "-q", "--preset", "lineitem", "--target-records", "100", "--format", "delta",
                "--output-dir", prefix(), "--partition-by", "l_returnflag", check=False)
     assert laid.returncode != 0 and "writes tables without a layout" in laid.stderr, laid.stderr
+
+
+@pytest.mark.parametrize("fmt", ["iceberg", "delta"])
+def test_clean_removes_orphan_objects(strata_bin, plain, fmt):
+    import boto3
+
+    base = prefix()
+    run(strata_bin, "generate", "-q", "--preset", "lineitem", "--target-records", str(ROWS), "--seed", "1",
+        "--format", fmt, "--output-dir", base)
+    table = f"{base}/lineitem"
+    bucket = os.environ["STRATA_S3_BUCKET"]
+    s3 = boto3.client("s3", endpoint_url=os.environ["STRATA_S3_ENDPOINT"],
+                      region_name=os.environ.get("AWS_REGION", "us-east-1"))
+    key = table.removeprefix(f"s3://{bucket}/") + ("/data" if fmt == "iceberg" else "") + "/lineitem-dead_0.parquet"
+    s3.put_object(Bucket=bucket, Key=key, Body=b"orphan")
+    done = run(strata_bin, "table", "clean", table, "--older-than", "0")
+    assert f"{fmt} table {table}: removed 1 unreferenced files (6 bytes)" in done.stdout, done.stdout
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix=key)
+    if fmt == "delta":
+        from deltalake import DeltaTable
+
+        same(DeltaTable(table, storage_options=delta_options()).to_pyarrow_table(), plain, [1], "cleaned")
+    else:
+        same(iceberg_table(f"{table}/metadata/v1.metadata.json").scan().to_arrow(), plain, [1], "cleaned")

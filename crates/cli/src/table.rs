@@ -1,4 +1,5 @@
-//! `strata table commit`: tables written in parts, committed as one.
+//! `strata table`: `commit` (tables written in parts, committed as one)
+//! and `clean` (the files a table does not reference, removed).
 
 use std::{io::Write, path::PathBuf};
 
@@ -22,6 +23,53 @@ pub(crate) enum TableCommand {
     /// --format iceberg --output-dir wh --parts 4 --part $i; done; strata
     /// table commit wh/lineitem
     Commit(CommitArgs),
+    /// List and remove the files a table does not reference: data files
+    /// and manifests of runs killed before their commit, and strata's
+    /// temporaries whose process is gone. Only files older than
+    /// --older-than go (a run still writing has files no version names
+    /// yet); the files of staged parts stay.
+    ///
+    /// Example: strata table clean warehouse/lineitem --older-than 0 --dry-run
+    Clean(CleanArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CleanArgs {
+    /// The table: a directory, or an `s3://bucket/prefix/TABLE` URL.
+    table: String,
+    /// Keep files younger than this: a number of seconds, or with a unit
+    /// (`90s`, `30m`, `12h`, `7d`). Pass 0 when no writer is running.
+    #[arg(long, default_value = "1d", value_name = "AGE", value_parser = parse_age)]
+    older_than: std::time::Duration,
+    /// List the files, remove nothing.
+    #[arg(long)]
+    dry_run: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// An age: seconds, or a number with `s`, `m`, `h` or `d`.
+fn parse_age(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        _ => return Err(format!("unknown unit '{unit}' in '{s}' (use s, m, h or d)")),
+    };
+    let n: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected an age such as 3600, 30m or 7d, not '{s}'"))?;
+    if !(n.is_finite() && n >= 0.0) {
+        return Err(format!("an age is not negative: '{s}'"));
+    }
+    Ok(std::time::Duration::from_secs_f64(n * scale))
 }
 
 #[derive(Args, Debug)]
@@ -121,6 +169,40 @@ pub(crate) fn print_delta_committed(
 
 pub(crate) fn run(cmd: TableCommand) -> Result<()> {
     match cmd {
+        TableCommand::Clean(args) => {
+            let dir = strata_pipeline::table::TableDir::open(&args.table, &args.store.config())?;
+            let min_age = i64::try_from(args.older_than.as_millis()).unwrap_or(i64::MAX);
+            let found = strata_pipeline::table::find_orphans(&dir, min_age)?;
+            let mut out = std::io::stdout().lock();
+            for o in &found.orphans {
+                writeln!(out, "{} {}", o.bytes, dir.at(&o.path).display())?;
+            }
+            let bytes: u64 = found.orphans.iter().map(|o| o.bytes).sum();
+            let verb = if args.dry_run {
+                "would remove"
+            } else {
+                "removed"
+            };
+            if !args.dry_run {
+                strata_pipeline::table::remove_orphans(&dir, &found.orphans)?;
+            }
+            writeln!(
+                out,
+                "{} table {dir}: {verb} {} unreferenced files ({bytes} bytes); {} referenced{}",
+                found.format,
+                found.orphans.len(),
+                found.referenced,
+                if found.young.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; kept {} unreferenced files younger than --older-than",
+                        found.young.len()
+                    )
+                }
+            )?;
+            Ok(())
+        }
         TableCommand::Commit(args) => {
             let catalog = args
                 .catalog
@@ -146,5 +228,25 @@ pub(crate) fn run(cmd: TableCommand) -> Result<()> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::parse_age;
+
+    #[test]
+    fn ages_take_units_and_refuse_the_rest() {
+        assert_eq!(parse_age("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_age("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_age("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_age("1.5h"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_age("7d"), Ok(Duration::from_secs(7 * 86400)));
+        assert!(parse_age("3w").unwrap_err().contains("unknown unit"));
+        assert!(parse_age("-1").unwrap_err().contains("not negative"));
+        assert!(parse_age("soon").unwrap_err().contains("unknown unit"));
+        assert!(parse_age("").unwrap_err().contains("expected an age"));
     }
 }

@@ -553,6 +553,61 @@ impl Flow {
     }
 }
 
+/// The fragments staged in table `dir`, each with its path relative to
+/// the table; `None` when nothing is staged.
+///
+/// # Errors
+/// [`Error::InvalidConfig`] for a fragment that does not read; IO or
+/// store errors.
+fn read_fragments(dir: &TableDir) -> Result<Option<Vec<(String, Fragment)>>, Error> {
+    let Some(names) = dir.list(STAGING_DIR)? else {
+        return Ok(None);
+    };
+    let mut fragments = Vec::new();
+    for name in names.iter().filter(|n| n.ends_with(".json")) {
+        let rel = format!("{STAGING_DIR}/{name}");
+        let path = dir.at(&rel);
+        let text = dir
+            .read(&rel)?
+            .ok_or_else(|| Error::InvalidConfig(format!("{}: gone", path.display())))?;
+        let f: Fragment = serde_json::from_slice(&text).map_err(|e| {
+            Error::InvalidConfig(format!("{}: not a staged part: {e}", path.display()))
+        })?;
+        fragments.push((rel, f));
+    }
+    Ok(Some(fragments))
+}
+
+/// The files of table `dir` that nothing references: written by runs
+/// that were killed or failed before their commit
+/// ([`strata_table::clean::find`]), older than `min_age_ms` (a run in
+/// flight has files no version names yet). The files of staged parts
+/// are kept.
+///
+/// # Errors
+/// [`Error::Table`] for a location that holds no table or metadata that
+/// does not read; [`Error::InvalidConfig`] for a staged fragment that
+/// does not read.
+pub fn find_orphans(dir: &TableDir, min_age_ms: i64) -> Result<strata_table::clean::Found, Error> {
+    let staged: std::collections::BTreeSet<String> = read_fragments(dir)?
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|(_, f)| f.files)
+        .collect();
+    Ok(strata_table::clean::find(dir, &staged, min_age_ms)?)
+}
+
+/// Removes `orphans` (found by [`find_orphans`]) from table `dir`.
+///
+/// # Errors
+/// IO or store errors (the files before the failing one are gone).
+pub fn remove_orphans(
+    dir: &TableDir,
+    orphans: &[strata_table::clean::Orphan],
+) -> Result<(), Error> {
+    Ok(strata_table::clean::remove(dir, orphans)?)
+}
+
 /// What [`commit_staged`] committed.
 #[derive(Debug, Clone)]
 pub enum StagedCommit {
@@ -572,24 +627,12 @@ pub enum StagedCommit {
 /// catalog is given for a Delta table; the commit's errors.
 pub fn commit_staged(dir: &TableDir, catalog: Option<&Catalog>) -> Result<StagedCommit, Error> {
     let staging = dir.at(STAGING_DIR);
-    let mut fragments: Vec<(String, Fragment)> = Vec::new();
-    let names = dir.list(STAGING_DIR)?.ok_or_else(|| {
+    let mut fragments = read_fragments(dir)?.ok_or_else(|| {
         Error::InvalidConfig(format!(
             "{}: no staged parts; write them with --format iceberg|delta --parts P --part I",
             staging.display()
         ))
     })?;
-    for name in names.iter().filter(|n| n.ends_with(".json")) {
-        let rel = format!("{STAGING_DIR}/{name}");
-        let path = dir.at(&rel);
-        let text = dir
-            .read(&rel)?
-            .ok_or_else(|| Error::InvalidConfig(format!("{}: gone", path.display())))?;
-        let f: Fragment = serde_json::from_slice(&text).map_err(|e| {
-            Error::InvalidConfig(format!("{}: not a staged part: {e}", path.display()))
-        })?;
-        fragments.push((rel, f));
-    }
     fragments.sort_by_key(|(_, f)| f.part);
     let Some((_, first)) = fragments.first() else {
         return Err(Error::InvalidConfig(format!(

@@ -146,6 +146,39 @@ impl ObjectDir {
             .collect())
     }
 
+    /// Every object under `sub` (a `/`-separated path below the prefix;
+    /// empty for the whole prefix), at any depth: its name relative to
+    /// the prefix, its size and its last modification (milliseconds since
+    /// the epoch).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ObjectStore`] when listing fails.
+    pub fn list_all(&self, sub: &str) -> Result<Vec<(String, u64, i64)>, Error> {
+        use futures::TryStreamExt as _;
+        let at = self.path(sub);
+        let prefix: Vec<String> = self
+            .prefix
+            .parts()
+            .map(|p| p.as_ref().to_string())
+            .collect();
+        let metas: Vec<object_store::ObjectMeta> = block_on(
+            &self.rt,
+            || format!("the listing of {}/", self.display(sub)),
+            self.store.list(Some(&at)).try_collect(),
+        )
+        .map_err(|e| self.error(sub, e))?;
+        Ok(metas
+            .into_iter()
+            .filter_map(|m| {
+                let parts: Vec<String> =
+                    m.location.parts().map(|p| p.as_ref().to_string()).collect();
+                let rel = parts.strip_prefix(prefix.as_slice())?.join("/");
+                Some((rel, m.size, m.last_modified.timestamp_millis()))
+            })
+            .collect())
+    }
+
     /// Object `name`'s bytes; `None` when there is no such object.
     ///
     /// # Errors

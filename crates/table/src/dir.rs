@@ -185,6 +185,63 @@ impl TableDir {
         }
     }
 
+    /// Every file under directory `rel` (empty for the whole table), at
+    /// any depth: its path relative to the root, its size and its last
+    /// modification (milliseconds since the epoch). Symbolic links are
+    /// not followed.
+    ///
+    /// # Errors
+    /// IO or store errors.
+    pub fn list_all(&self, rel: &str) -> Result<Vec<(String, u64, i64)>, Error> {
+        match self {
+            TableDir::Local(root) => {
+                let mut out = Vec::new();
+                let mut stack = vec![rel.trim_end_matches('/').to_string()];
+                while let Some(dir) = stack.pop() {
+                    let path = if dir.is_empty() {
+                        root.clone()
+                    } else {
+                        root.join(&dir)
+                    };
+                    let entries = match std::fs::read_dir(&path) {
+                        Ok(r) => r,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(e) => return Err(Error::io("list", &path, e)),
+                    };
+                    for entry in entries {
+                        let entry = entry.map_err(|e| Error::io("list", &path, e))?;
+                        let name = entry.file_name().to_string_lossy().into_owned();
+                        let child = if dir.is_empty() {
+                            name
+                        } else {
+                            format!("{dir}/{name}")
+                        };
+                        let meta = entry
+                            .metadata()
+                            .map_err(|e| Error::io("read the metadata of", &entry.path(), e))?;
+                        if meta.is_dir() {
+                            stack.push(child);
+                        } else if meta.is_file() {
+                            let modified = meta
+                                .modified()
+                                .ok()
+                                .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+                                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+                            out.push((child, meta.len(), modified));
+                        }
+                    }
+                }
+                out.sort();
+                Ok(out)
+            }
+            TableDir::Object(d, _) => {
+                let mut out = d.list_all(rel)?;
+                out.sort();
+                Ok(out)
+            }
+        }
+    }
+
     /// Whether directory `rel` exists (in an object store: holds an
     /// object).
     ///
@@ -248,6 +305,64 @@ impl TableDir {
                 }
             }
             TableDir::Object(d, _) => Ok(d.remove(rel)?),
+        }
+    }
+
+    /// The directories directly in directory `rel` whose names `keep`
+    /// accepts (locally; an object store has no directories).
+    ///
+    /// # Errors
+    /// IO errors other than a missing directory.
+    pub fn dirs_in(&self, rel: &str, keep: impl Fn(&str) -> bool) -> Result<Vec<String>, Error> {
+        let TableDir::Local(root) = self else {
+            return Ok(Vec::new());
+        };
+        let path = if rel.is_empty() {
+            root.clone()
+        } else {
+            root.join(rel)
+        };
+        let entries = match std::fs::read_dir(&path) {
+            Ok(r) => r,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io("list", &path, e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) && keep(&name) {
+                out.push(if rel.is_empty() {
+                    name
+                } else {
+                    format!("{rel}/{name}")
+                });
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Removes directory `rel` and everything in it (locally; in an
+    /// object store, every object under it).
+    ///
+    /// # Errors
+    /// IO or store errors.
+    pub fn remove_tree(&self, rel: &str) -> Result<(), Error> {
+        match self {
+            TableDir::Local(p) => {
+                let path = p.join(rel);
+                match std::fs::remove_dir_all(&path) {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Err(e) => Err(Error::io("remove", &path, e)),
+                }
+            }
+            TableDir::Object(d, _) => {
+                for (name, ..) in d.list_all(rel)? {
+                    d.remove(&name)?;
+                }
+                Ok(())
+            }
         }
     }
 

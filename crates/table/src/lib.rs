@@ -64,6 +64,7 @@
 //! ```
 
 pub mod catalog;
+pub mod clean;
 pub mod delta;
 pub mod dir;
 mod error;

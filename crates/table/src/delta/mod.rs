@@ -159,6 +159,48 @@ pub fn check_target(
     Ok(Some(cur))
 }
 
+/// The data files the log of the Delta table at `location` names,
+/// relative to it: every `add` and `remove` of its newest checkpoint and
+/// of every log entry there (so that a reader of an older version finds
+/// its files); `None` when there is no table.
+///
+/// # Errors
+/// As [`replay`]; a log entry that does not read.
+pub fn referenced(
+    location: &TableDir,
+) -> Result<Option<std::collections::BTreeSet<String>>, Error> {
+    let Some(state) = replay(location, None)? else {
+        return Ok(None);
+    };
+    let mut uris: Vec<String> = state
+        .files
+        .keys()
+        .chain(state.removed.keys())
+        .cloned()
+        .collect();
+    for name in location.list(LOG_DIR)?.unwrap_or_default() {
+        if !name.ends_with(".json") || name.starts_with('_') {
+            continue;
+        }
+        let rel = format!("{LOG_DIR}/{name}");
+        let Some(bytes) = location.read(&rel)? else {
+            continue;
+        };
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            let Ok(line) = serde_json::from_str::<log::LogLine>(line) else {
+                continue;
+            };
+            uris.extend(line.add.map(|a| a.path));
+            uris.extend(line.remove.map(|r| r.path));
+        }
+    }
+    Ok(Some(
+        uris.iter()
+            .filter_map(|u| values::path_from_uri(u))
+            .collect(),
+    ))
+}
+
 /// How many times an append is tried again on top of a version another
 /// writer committed first.
 pub const COMMIT_RETRIES: u64 = 100;

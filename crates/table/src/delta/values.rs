@@ -121,9 +121,42 @@ pub fn path_uri(path: &str) -> String {
     out
 }
 
+/// The path an `add` or `remove` action's URI names: each `%XX` as its
+/// byte (the inverse of [`path_uri`]); `None` for a malformed escape or
+/// bytes that are not UTF-8.
+pub fn path_from_uri(uri: &str) -> Option<String> {
+    let bytes = uri.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = uri.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_survives_its_uri() {
+        for p in [
+            "a/b.parquet",
+            "s=a%2Fb/x y.parquet",
+            "k=\u{e9}t\u{e9}/f.parquet",
+        ] {
+            assert_eq!(path_from_uri(&path_uri(p)).as_deref(), Some(p));
+        }
+        assert_eq!(path_from_uri("a%2"), None);
+        assert_eq!(path_from_uri("a%zz"), None);
+    }
 
     #[test]
     fn dates_and_timestamps_read_as_iso_8601() {

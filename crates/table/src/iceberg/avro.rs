@@ -437,3 +437,42 @@ pub(crate) fn manifest_list(
     }
     w.into_inner().map_err(|e| avro_error(path, e))
 }
+
+/// The string field `field` of each record of the Avro file `bytes` (read
+/// from `path`), or of the record under `within` when given: a manifest
+/// list's `manifest_path`s, a manifest's `data_file.file_path`s. Read with
+/// the schema the file holds, whoever wrote it.
+///
+/// # Errors
+/// [`Error::Avro`] when it does not read as Avro.
+pub(crate) fn record_strings(
+    bytes: &[u8],
+    path: &Path,
+    within: Option<&str>,
+    field: &str,
+) -> Result<Vec<String>, Error> {
+    let reader = apache_avro::Reader::new(bytes).map_err(|e| avro_error(path, e))?;
+    let get = |fields: &[(String, Value)], name: &str| -> Option<Value> {
+        fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let mut out = Vec::new();
+    for v in reader {
+        let Value::Record(fields) = v.map_err(|e| avro_error(path, e))? else {
+            continue;
+        };
+        let fields = match within {
+            Some(w) => match get(&fields, w) {
+                Some(Value::Record(inner)) => inner,
+                _ => continue,
+            },
+            None => fields,
+        };
+        if let Some(Value::String(s)) = get(&fields, field) {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}

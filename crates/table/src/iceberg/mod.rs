@@ -272,6 +272,51 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
     })
 }
 
+/// The files the current version of the table at `location` reaches,
+/// relative to it: every metadata file (`vN.metadata.json`,
+/// `version-hint.text`), and of each snapshot its manifest list, the
+/// manifests it lists and the data files they name; `None` when there is
+/// no table. A file outside the table is left out.
+///
+/// # Errors
+/// As [`current`]; [`Error::Avro`] for a manifest list or manifest that
+/// does not read; IO or store errors, a missing one too.
+pub fn referenced(
+    location: &TableDir,
+) -> Result<Option<std::collections::BTreeSet<String>>, Error> {
+    let Some(cur) = current(location)? else {
+        return Ok(None);
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for name in location.list("metadata")?.unwrap_or_default() {
+        if name.ends_with(".metadata.json") || name == "version-hint.text" {
+            out.insert(format!("metadata/{name}"));
+        }
+    }
+    let add = |at: &str, out: &mut std::collections::BTreeSet<String>| {
+        if let Some(rel) = location.relative(at) {
+            out.insert(rel);
+        }
+    };
+    for snapshot in cur.metadata["snapshots"].as_array().into_iter().flatten() {
+        let Some(list) = snapshot["manifest-list"].as_str() else {
+            continue;
+        };
+        add(list, &mut out);
+        let bytes = location.read_location(list)?;
+        for manifest in avro::record_strings(&bytes, Path::new(list), None, "manifest_path")? {
+            add(&manifest, &mut out);
+            let bytes = location.read_location(&manifest)?;
+            for file in
+                avro::record_strings(&bytes, Path::new(&manifest), Some("data_file"), "file_path")?
+            {
+                add(&file, &mut out);
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
 /// Moves `version-hint.text` to `version` unless it already names a later
 /// one (a hint that lags names an older, complete version).
 fn advance_hint(location: &TableDir, version: u64) -> Result<(), Error> {
