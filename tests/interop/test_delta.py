@@ -370,3 +370,101 @@ def test_clean_removes_only_what_no_version_names(strata_bin, tmp_path):
     check_same_rows(con, "SELECT * FROM a", "SELECT * FROM b", "clean")
     bad = run(strata_bin, "table", "clean", str(tmp_path / "nothing"), check=False)
     assert bad.returncode != 0 and "holds no Iceberg or Delta table" in bad.stderr, bad.stderr
+
+
+def plain_union(strata_bin, tmp_path, rows, seeds):
+    """DuckDB SQL of the rows of plain lineitem runs with each of `seeds`."""
+    parts = []
+    for s in seeds:
+        out = tmp_path / f"plain-{s}"
+        run(strata_bin, "generate", "-q", "--preset", "lineitem", "--target-records", str(rows), "--seed", str(s),
+            "--output-dir", str(out))
+        parts.append(f"SELECT * FROM read_parquet('{out}/*.parquet')")
+    return " UNION ALL ".join(parts)
+
+
+def same_as(table: Path, sql: str, what: str):
+    dt = DeltaTable(str(table))
+    con = duckdb.connect()
+    con.register("delta", dt.to_pyarrow_table())
+    columns = ", ".join(f'"{c}"' for c in dt.schema().to_arrow().names)
+    check_same_rows(con, f"SELECT {columns} FROM delta", f"SELECT {columns} FROM ({sql})", what)
+    return dt
+
+
+def test_concurrent_appends_lose_no_commit(strata_bin, tmp_path):
+    # Two processes append at once, 20 times: 40 versions (and the
+    # checkpoints at 10, 20 and 30), every append's rows exactly once.
+    base = [strata_bin, "generate", "-q", "--preset", "lineitem", "--target-records", "2000", "--format", "delta",
+            "--output-dir", str(tmp_path / "d"), "--partition-by", "l_returnflag"]
+    seeds = []
+    for round_ in range(20):
+        pair = [2 * round_ + 1, 2 * round_ + 2]
+        procs = [subprocess.Popen([*base, "--seed", str(s)], stderr=subprocess.PIPE, text=True) for s in pair]
+        for p in procs:
+            _, err = p.communicate()
+            assert p.returncode == 0, err
+        seeds += pair
+    table = tmp_path / "d" / "lineitem"
+    dt = same_as(table, plain_union(strata_bin, tmp_path, 2000, seeds), "concurrent appends")
+    assert dt.version() == 39 and len(dt.history()) == 40
+    # One writer created the table (the first round may race for version
+    # 0: the loser appends as version 1).
+    modes = [h["operationParameters"]["mode"] for h in dt.history()]
+    assert modes.count("ErrorIfExists") == 1 and modes.count("Append") == 39
+    log = table / "_delta_log"
+    assert sorted(p.name[:20] for p in log.glob("*.checkpoint.parquet")) == [f"{v:020}" for v in (10, 20, 30)]
+
+
+def test_a_killed_append_leaves_the_last_committed_version(strata_bin, tmp_path):
+    import random
+    import signal
+    import time
+
+    rng = random.Random(11)
+    table = tmp_path / "d" / "lineitem"
+    base = [strata_bin, "generate", "-q", "--preset", "lineitem", "--target-records", "150000", "--format", "delta",
+            "--output-dir", str(tmp_path / "d"), "--partition-by", "l_returnflag", "--sort-by", "l_shipdate"]
+    committed = []
+    for i in range(20):
+        log = table / "_delta_log"
+        versions = len(list(log.glob("*.json"))) if log.exists() else 0
+        p = subprocess.Popen([*base, "--seed", str(100 + i)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.0, 2.5))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        after = len(list(log.glob("*.json"))) if log.exists() else 0
+        assert after in (versions, versions + 1)
+        if after == versions + 1:
+            committed.append(100 + i)
+    assert committed, "no append finished: give them more time"
+    dt = same_as(table, plain_union(strata_bin, tmp_path, 150000, committed), "after kills")
+    assert dt.version() == len(committed) - 1
+    # Every file the log does not name goes with `strata table clean`.
+    from urllib.parse import unquote, urlparse
+
+    named = {unquote(urlparse(u).path) if u.startswith("file:") else u for u in dt.file_uris()}
+    run(strata_bin, "table", "clean", str(table), "--older-than", "0")
+    left = {str(p) for p in table.rglob("*.parquet") if "_delta_log" not in p.parts}
+    assert left == named
+    same_as(table, plain_union(strata_bin, tmp_path / "again", 150000, committed), "after clean")
+
+
+def test_a_corrupt_or_missing_log_entry_is_refused_and_kept(strata_bin, tmp_path):
+    args = ["generate", "-q", "--preset", "lineitem", "--target-records", "2000", "--format", "delta",
+            "--output-dir", str(tmp_path / "d")]
+    for seed in (1, 2):
+        run(strata_bin, *args, "--seed", str(seed))
+    table = tmp_path / "d" / "lineitem"
+    entry = table / "_delta_log" / f"{1:020}.json"
+    entry.write_text("{not json\n")
+    before = tree(table)
+    bad = run(strata_bin, *args, "--seed", "3", check=False)
+    assert bad.returncode != 0 and "not a Delta log action" in bad.stderr and entry.name in bad.stderr, bad.stderr
+    assert tree(table) == before
+    entry.unlink()
+    (table / "_delta_log" / f"{2:020}.json").write_text((table / "_delta_log" / f"{0:020}.json").read_text())
+    before = tree(table)
+    gone = run(strata_bin, *args, "--seed", "3", check=False)
+    assert gone.returncode != 0 and "the log has no entry for version 1" in gone.stderr, gone.stderr
+    assert tree(table) == before

@@ -38,8 +38,9 @@
 //!   does not exist, so a killed run leaves the table as it was (at most
 //!   with unreferenced data files), and of two writers claiming the same
 //!   version one builds its commit again on the other's (no commit is
-//!   lost; of two writers creating a Delta table, one fails with
-//!   [`Error::Conflict`]).
+//!   lost: of two writers creating a table, the second appends to the
+//!   first's when the schema and partitioning agree), and a cleanup
+//!   ([`clean`]) removes what a killed run left.
 //! * **Exact metrics.** Bounds are the exact minimum and maximum of each
 //!   file's statistics (a truncated statistic gives no bound), written in
 //!   Iceberg's single-value binary form, or as Delta's JSON values.

@@ -209,7 +209,7 @@ pub const COMMIT_RETRIES: u64 = 100;
 /// (`{"add": {...}}`), its fields in the protocol's order.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-enum Action {
+enum Action<'a> {
     /// What the commit did.
     CommitInfo(CommitInfo),
     /// The versions (and features) readers and writers need.
@@ -217,7 +217,7 @@ enum Action {
     /// The table's id, format, schema and partition columns.
     MetaData(MetaData),
     /// A data file.
-    Add(Add),
+    Add(&'a Add),
 }
 
 /// A `commitInfo` action.
@@ -238,11 +238,13 @@ struct CommitInfo {
 /// the checkpoint when the version is due one.
 ///
 /// # Errors
-/// [`Error::BadTable`] when `location` already holds a table, or a data
-/// file's path lacks a partition directory; [`Error::Unsupported`] for a
-/// partition field with a transform or on a column that is not a
-/// top-level primitive of the schema; [`Error::Conflict`] when another
-/// writer created version 0 first; IO errors.
+/// [`Error::BadTable`] when `location` holds another format or a log
+/// that does not read, or a data file's path lacks a partition
+/// directory; [`Error::Unsupported`] for a partition field with a
+/// transform or on a column that is not a top-level primitive of the
+/// schema, or a table of another schema or partitioning (also one that
+/// another writer made first); [`Error::Conflict`] after
+/// [`COMMIT_RETRIES`] versions taken by other writers; IO errors.
 pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
     let existing = check_target(t.location, t.schema, t.partition)?;
     let partition = partition_columns(t.partition)?;
@@ -262,85 +264,38 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
             }
         }
     }
-    let table_id = existing.as_ref().map_or_else(uuid, |c| c.meta.id.clone());
-    let now = now_ms();
-
-    let mode = if existing.is_some() {
-        "Append"
-    } else {
-        "ErrorIfExists"
-    };
-    let mut lines = vec![Action::CommitInfo(CommitInfo {
-        timestamp: now,
-        operation: "WRITE",
-        operation_parameters: BTreeMap::from([
-            ("mode", mode.to_string()),
-            (
-                "partitionBy",
-                serde_json::Value::from(partition.clone()).to_string(),
-            ),
-        ]),
-        is_blind_append: true,
-        engine_info: concat!("strata/", env!("CARGO_PKG_VERSION")),
-    })];
-    if existing.is_none() {
-        // A new table: its protocol and metaData. An append leaves the
-        // table's standing.
-        lines.push(Action::Protocol(Protocol::for_features(
-            &t.schema.features(),
-        )));
-        lines.push(Action::MetaData(MetaData {
-            id: table_id.clone(),
-            name: None,
-            description: None,
-            format: Format {
-                provider: "parquet".into(),
-                options: BTreeMap::new(),
-            },
-            schema_string: t.schema.json(),
-            partition_columns: partition,
-            configuration: BTreeMap::new(),
-            created_time: Some(now),
-        }));
-    }
+    // The data files' `add`s: the same whatever version they land in.
     let mut rows = 0u64;
+    let mut adds = Vec::with_capacity(t.files.len());
     for (rel, facts) in t.files {
-        let modification_time = t.location.modified_ms(rel)?;
-        let add = Add {
+        adds.push(Add {
             path: values::path_uri(rel),
             partition_values: values::partition_values(rel, &typed)?,
             size: i64::try_from(facts.bytes).unwrap_or(i64::MAX),
-            modification_time,
+            modification_time: t.location.modified_ms(rel)?,
             data_change: true,
             stats: Some(stats::file_stats(t.schema, facts)),
-        };
-        lines.push(Action::Add(add));
+        });
         rows += facts.rows;
     }
-    let mut body = Vec::new();
-    for line in &lines {
-        serde_json::to_writer(&mut body, line).map_err(|e| Error::BadTable {
-            path: t.location.root(),
-            reason: format!("cannot write the log entry: {e}"),
-        })?;
-        body.push(b'\n');
-    }
-
     let made_dir = !t.location.has_dir(LOG_DIR)?;
-    let mut version = existing.as_ref().map_or(0, |c| c.version + 1);
+    let mut existing = existing;
     let mut attempts = 0;
-    let target = loop {
+    let (target, version, table_id) = loop {
+        let table_id = existing.as_ref().map_or_else(uuid, |c| c.meta.id.clone());
+        let version = existing.as_ref().map_or(0, |c| c.version + 1);
+        let body = entry(t, &partition, existing.is_some(), &table_id, &adds)?;
         let rel = format!("{LOG_DIR}/{}", log_file_name(version));
         match t.location.put_new(&rel, &body) {
-            Ok(()) => break t.location.at(&rel),
+            Ok(()) => break (t.location.at(&rel), version, table_id),
             Err(Error::Store(strata_store::Error::OutputExists { .. }))
-                if version > 0 && attempts < COMMIT_RETRIES =>
+                if attempts < COMMIT_RETRIES =>
             {
-                // Another writer took this version: a blind append goes
-                // on top of it, once the table is still the same.
+                // Another writer took this version (or made the table
+                // first): a blind append goes on top of it, once the
+                // table is still of this schema and partitioning.
                 attempts += 1;
-                version =
-                    check_target(t.location, t.schema, t.partition)?.map_or(0, |c| c.version + 1);
+                existing = check_target(t.location, t.schema, t.partition)?;
             }
             Err(e) => {
                 let e = match e {
@@ -379,6 +334,63 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
         checkpoint,
         checkpoint_error,
     })
+}
+
+/// The log entry of a commit of `adds` to table `t`: a `commitInfo`,
+/// then for a new table (`append` false) its `protocol` and `metaData`
+/// (id `table_id`), then the `add`s, one JSON action a line.
+fn entry(
+    t: &NewTable<'_>,
+    partition: &[String],
+    append: bool,
+    table_id: &str,
+    adds: &[Add],
+) -> Result<Vec<u8>, Error> {
+    let now = now_ms();
+    let mut lines = vec![Action::CommitInfo(CommitInfo {
+        timestamp: now,
+        operation: "WRITE",
+        operation_parameters: BTreeMap::from([
+            (
+                "mode",
+                if append { "Append" } else { "ErrorIfExists" }.to_string(),
+            ),
+            (
+                "partitionBy",
+                serde_json::Value::from(partition.to_vec()).to_string(),
+            ),
+        ]),
+        is_blind_append: true,
+        engine_info: concat!("strata/", env!("CARGO_PKG_VERSION")),
+    })];
+    if !append {
+        lines.push(Action::Protocol(Protocol::for_features(
+            &t.schema.features(),
+        )));
+        lines.push(Action::MetaData(MetaData {
+            id: table_id.to_string(),
+            name: None,
+            description: None,
+            format: Format {
+                provider: "parquet".into(),
+                options: BTreeMap::new(),
+            },
+            schema_string: t.schema.json(),
+            partition_columns: partition.to_vec(),
+            configuration: BTreeMap::new(),
+            created_time: Some(now),
+        }));
+    }
+    let mut body = Vec::new();
+    lines.extend(adds.iter().map(Action::Add));
+    for line in &lines {
+        serde_json::to_writer(&mut body, line).map_err(|e| Error::BadTable {
+            path: t.location.root(),
+            reason: format!("cannot write the log entry: {e}"),
+        })?;
+        body.push(b'\n');
+    }
+    Ok(body)
 }
 
 /// Writes the checkpoint of the table at `location` as of `version`
