@@ -468,3 +468,33 @@ def test_a_corrupt_or_missing_log_entry_is_refused_and_kept(strata_bin, tmp_path
     gone = run(strata_bin, *args, "--seed", "3", check=False)
     assert gone.returncode != 0 and "the log has no entry for version 1" in gone.stderr, gone.stderr
     assert tree(table) == before
+
+
+def test_row_offset_append_continues_the_keys(strata_bin, tmp_path):
+    # Three appends of 1000 rows from where the table stops, then three
+    # snapshots in one run: the rows of one plain run of 6000 rows, every
+    # key once.
+    args = ["generate", "-q", "--preset", "lineitem", "--target-records", "1000", "--format", "delta",
+            "--output-dir", str(tmp_path / "d"), "--row-offset", "append"]
+    for _ in range(3):
+        run(strata_bin, *args)
+    run(strata_bin, *args[:5], "3000", *args[6:], "--snapshots", "3")
+    plain = tmp_path / "plain"
+    run(strata_bin, "generate", "-q", "--preset", "lineitem", "--target-records", "6000", "--output-dir", str(plain))
+    dt = same_as(tmp_path / "d" / "lineitem", f"SELECT * FROM read_parquet('{plain}/*.parquet')", "row offsets")
+    assert dt.version() == 5
+    # An offset by number is the same as a part of a larger run.
+    run(strata_bin, "generate", "-q", "--preset", "lineitem", "--target-records", "2000", "--row-offset", "4000",
+        "--output-dir", str(tmp_path / "tail"))
+    run(strata_bin, "generate", "-q", "--preset", "lineitem", "--target-records", "6000", "--parts", "3", "--part",
+        "3", "--output-dir", str(tmp_path / "part"))
+    con = duckdb.connect()
+    check_same_rows(con, f"SELECT * FROM read_parquet('{tmp_path / 'tail'}/*.parquet')",
+                    f"SELECT * FROM read_parquet('{tmp_path / 'part'}/*.parquet')", "offset as a part")
+    plain_append = run(strata_bin, "generate", "-q", "--preset", "lineitem", "--row-offset", "append",
+                       "--output-dir", str(tmp_path / "x"), check=False)
+    assert plain_append.returncode != 0 and "add --format iceberg or delta" in plain_append.stderr
+    dataset = run(strata_bin, "generate", "-q", "--preset", "orders", "--scale", "0.01", "--row-offset", "10",
+                  "--output-dir", str(tmp_path / "y"), check=False)
+    assert dataset.returncode != 0 and "related row by row" in dataset.stderr, dataset.stderr
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()

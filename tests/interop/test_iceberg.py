@@ -405,3 +405,15 @@ def test_parts_commit_as_one_snapshot(strata_bin, tmp_path):
     con.register("parts", t.scan().to_arrow())
     con.register("one", one.scan().to_arrow())
     check_same_rows(con, "SELECT * FROM parts", "SELECT * FROM one", "4 parts against one run")
+
+
+def test_row_offset_append_continues_the_keys(strata_bin, tmp_path):
+    args = ["generate", "-q", "--preset", "lineitem", "--target-records", "1000", "--format", "iceberg",
+            "--output-dir", str(tmp_path / "wh"), "--row-offset", "append", "--partition-by", "l_returnflag"]
+    for _ in range(3):
+        run(strata_bin, *args)
+    t = latest(tmp_path / "wh" / "lineitem")
+    assert len(t.snapshots()) == 3
+    con = duckdb.connect()
+    con.register("ice", t.scan().to_arrow())
+    check_same_rows(con, "SELECT * FROM ice", plain_union(strata_bin, tmp_path, "lineitem", 3000, [42]), "row offsets")

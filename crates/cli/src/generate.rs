@@ -91,6 +91,13 @@ pub(crate) struct GenerateArgs {
     /// Which part to write, from 1 to --parts (given together).
     #[arg(long, requires = "parts")]
     part: Option<u64>,
+    /// Start the rows at this global row (a plain spec or preset; not a
+    /// dataset): row i of the run is row OFFSET + i of the spec, so
+    /// sequences and keys continue where a run of OFFSET rows stopped.
+    /// `append` (with --format iceberg or delta): the rows the table
+    /// already holds, so that each append continues its keys.
+    #[arg(long, value_name = "N|append", value_parser = parse_row_offset)]
+    row_offset: Option<RowOffset>,
     /// Output format: parquet, ipc (Arrow IPC file), iceberg (each
     /// table an Iceberg v2 table at OUTPUT/TABLE: Parquet data files under
     /// data/, laid out as its layout says, then metadata/v1.metadata.json
@@ -312,6 +319,7 @@ fn config(
         part,
         layout: None,
         field_ids: None,
+        row_offset: 0,
     }
 }
 
@@ -342,10 +350,13 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
             index: args.part.unwrap_or(1),
             count: args.parts.unwrap_or(1),
         };
-        return run_one(&args, part);
+        return run_one(&args, part, &mut None);
     }
     // Snapshot i holds the i-th of `snapshots` equal slices of the rows:
     // together the same rows as one run.
+    // With `--row-offset append`, every slice starts from the rows the
+    // table held before the first.
+    let mut offset = None;
     for index in 1..=snapshots {
         run_one(
             &args,
@@ -353,14 +364,20 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
                 index,
                 count: snapshots,
             },
+            &mut offset,
         )?;
     }
     Ok(())
 }
 
 /// One run: generate the tables (rows of `part`) and, for tables,
-/// commit them.
-fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result<()> {
+/// commit them. `offset` is the row offset `--row-offset append` resolved
+/// to, once known.
+fn run_one(
+    args: &GenerateArgs,
+    part: strata_pipeline::generate::Part,
+    offset: &mut Option<u64>,
+) -> Result<()> {
     let mut flow = flow(args, load_dataset(args)?, part)?;
     let tables = if args.format == OutputFormat::Iceberg {
         let catalog = args
@@ -387,6 +404,28 @@ fn run_one(args: &GenerateArgs, part: strata_pipeline::generate::Part) -> Result
             Tables::None
         }
     };
+    match args.row_offset {
+        None => {}
+        Some(RowOffset::At(n)) => flow.set_row_offset(n)?,
+        Some(RowOffset::Append) => {
+            let dir = match &tables {
+                Tables::Iceberg(t) => t.dirs.first(),
+                Tables::Delta(t) => t.dirs.first(),
+                Tables::None => None,
+            };
+            let Some(dir) = dir else {
+                anyhow::bail!(
+                    "--row-offset append continues a table's rows: add --format iceberg or delta"
+                );
+            };
+            let n = match *offset {
+                Some(n) => n,
+                None => strata_pipeline::table::table_rows(dir)?,
+            };
+            *offset = Some(n);
+            flow.set_row_offset(n)?;
+        }
+    }
     if args.dry_run {
         return print_json(&flow.plan()?);
     }
@@ -800,4 +839,23 @@ fn keep_batch_buffers() {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 128 << 20);
     }
+}
+
+/// Where a run's rows start (`--row-offset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowOffset {
+    /// At this global row.
+    At(u64),
+    /// After the rows the table already holds.
+    Append,
+}
+
+fn parse_row_offset(s: &str) -> Result<RowOffset, String> {
+    if s.trim() == "append" {
+        return Ok(RowOffset::Append);
+    }
+    s.trim()
+        .parse()
+        .map(RowOffset::At)
+        .map_err(|_| format!("expected a row number or `append`, not '{s}'"))
 }

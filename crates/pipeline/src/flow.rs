@@ -144,8 +144,21 @@ impl Flow {
         } else {
             let generator = dataset.generator(0, base.seed, 1.0)?;
             base.validate()?;
-            generator.check_rows(base.target_records).map_err(|e| {
-                Error::InvalidConfig(format!("--target-records {}: {e}", base.target_records))
+            let last = base.row_offset.checked_add(base.target_records).ok_or_else(|| {
+                Error::InvalidConfig(format!(
+                    "--row-offset {} and --target-records {} pass the last row a run can number",
+                    base.row_offset, base.target_records
+                ))
+            })?;
+            generator.check_rows(last).map_err(|e| {
+                if base.row_offset > 0 {
+                    Error::InvalidConfig(format!(
+                        "--row-offset {} with --target-records {}: {e}",
+                        base.row_offset, base.target_records
+                    ))
+                } else {
+                    Error::InvalidConfig(format!("--target-records {}: {e}", base.target_records))
+                }
             })?;
             (vec![0], vec![(generator, base.clone())])
         };
@@ -189,6 +202,39 @@ impl Flow {
                 cfg.row_group_rows = ((n as f64 / per_root).round() as usize).max(1);
             }
             cfg.layout = layout;
+        }
+        Ok(())
+    }
+
+    /// Starts the run's rows at global row `offset` (see
+    /// [`GenerateConfig::row_offset`]), for a run of one table.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for a dataset (its tables are related row
+    /// by row), or a sequence that would leave its type's range by the
+    /// last row.
+    pub fn set_row_offset(&mut self, offset: u64) -> Result<(), Error> {
+        if self.is_dataset() {
+            return Err(Error::InvalidConfig(format!(
+                "--row-offset: the tables of dataset `{}` are related row by row (a child's rows \
+                 expand its parent's); generate a dataset at another --seed instead",
+                self.dataset.name
+            )));
+        }
+        for (generator, cfg) in &mut self.jobs {
+            let last = offset.checked_add(cfg.target_records).ok_or_else(|| {
+                Error::InvalidConfig(format!(
+                    "--row-offset {offset} and --target-records {} pass the last row a run can number",
+                    cfg.target_records
+                ))
+            })?;
+            generator.check_rows(last).map_err(|e| {
+                Error::InvalidConfig(format!(
+                    "--row-offset {offset} with --target-records {}: {e}",
+                    cfg.target_records
+                ))
+            })?;
+            cfg.row_offset = offset;
         }
         Ok(())
     }
@@ -518,6 +564,13 @@ fn dataset_jobs(
     base: &GenerateConfig,
     scale: f64,
 ) -> Result<Vec<(SpecGenerator, GenerateConfig)>, Error> {
+    if base.row_offset > 0 {
+        return Err(Error::InvalidConfig(format!(
+            "--row-offset: the tables of dataset `{}` are related row by row (a child's rows expand \
+             its parent's); generate a dataset at another --seed instead",
+            dataset.name
+        )));
+    }
     let mut jobs = Vec::with_capacity(tables.len());
     for &i in tables {
         let table = &dataset.tables[i];

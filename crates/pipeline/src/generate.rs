@@ -159,6 +159,10 @@ pub struct GenerateConfig {
     pub page_checksums: bool,
     /// The part of the rows this run writes (all by default).
     pub part: Part,
+    /// The global row the run's rows start at: row `i` of the run is
+    /// row `row_offset + i` of the spec, so that a run appended to a
+    /// table of `row_offset` rows continues its sequences and keys.
+    pub row_offset: u64,
     /// How the table's files are laid out (partitions, order, sizes);
     /// `None`: `num_writers` files of contiguous rows.
     pub layout: Option<crate::layout::Layout>,
@@ -193,6 +197,7 @@ impl GenerateConfig {
             encoder: ParquetEncoder::Auto,
             page_checksums: true,
             part: Part::default(),
+            row_offset: 0,
             layout: None,
             field_ids: None,
         }
@@ -285,11 +290,15 @@ impl GenerateConfig {
         at(i as u128)..at(i as u128 + 1)
     }
 
-    /// The global rows this run writes: all, or its part's.
+    /// The global rows this run writes: all, or its part's, from
+    /// `row_offset`.
     pub fn rows(&self) -> Range<u64> {
         let t = u128::from(self.target_records);
         let n = u128::from(self.part.count.max(1));
-        let at = |k: u64| (t * u128::from(k) / n) as u64;
+        let at = |k: u64| {
+            self.row_offset
+                .saturating_add((t * u128::from(k) / n) as u64)
+        };
         at(self.part.index.saturating_sub(1))..at(self.part.index)
     }
 

@@ -70,6 +70,7 @@
 //!     part: Default::default(),
 //!     layout: None,
 //!     field_ids: None,
+//!     row_offset: 0,
 //! };
 //! let summary = generate(&strata_gen::contacts(42), &cfg, &|_| {}).unwrap();
 //! assert_eq!(summary.records, 10_000);

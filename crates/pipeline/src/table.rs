@@ -608,6 +608,31 @@ pub fn remove_orphans(
     Ok(strata_table::clean::remove(dir, orphans)?)
 }
 
+/// The rows the table at `dir` holds: the current snapshot's
+/// `total-records` of an Iceberg table, the live files' `numRecords` of a
+/// Delta table; 0 when there is no table yet.
+///
+/// # Errors
+/// [`Error::Table`] for metadata that does not read.
+pub fn table_rows(dir: &TableDir) -> Result<u64, Error> {
+    if dir.has_dir(delta::LOG_DIR)? {
+        return Ok(delta::current(dir)?.map_or(0, |s| s.rows()));
+    }
+    let Some(cur) = iceberg::current(dir)? else {
+        return Ok(0);
+    };
+    let m = &cur.metadata;
+    let id = m["current-snapshot-id"].as_i64();
+    Ok(m["snapshots"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["snapshot-id"].as_i64() == id)
+        .and_then(|s| s["summary"]["total-records"].as_str())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0))
+}
+
 /// What [`commit_staged`] committed.
 #[derive(Debug, Clone)]
 pub enum StagedCommit {

@@ -432,6 +432,7 @@ fn generate<'py>(
         part: part_of(part, parts)?,
         layout: None,
         field_ids: None,
+        row_offset: 0,
     };
     // The flow the CLI runs, for this one table: a table of a dataset
     // gets its rows, files and batches from the dataset at `scale` (into

@@ -111,6 +111,7 @@ pub fn cases(cfg: &Config) -> Result<Vec<Case>, Error> {
                 part: Part::default(),
                 layout: None,
                 field_ids: None,
+                row_offset: 0,
             };
             out.push(generate_case(name, subject, &generator, gen_cfg, &dir));
         }

@@ -48,6 +48,7 @@ fn write(dir: &Path, format: Format, rows: u64) -> Result<PathBuf, Error> {
         part: Part::default(),
         layout: None,
         field_ids: None,
+        row_offset: 0,
     };
     let g = strata_gen::preset("wide-u64", 7);
     let summary = generate(&g, &cfg, &|_| {}).map_err(case_err)?;

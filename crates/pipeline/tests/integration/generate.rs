@@ -32,6 +32,7 @@ fn config(dir: &Path, records: u64) -> GenerateConfig {
         part: Default::default(),
         layout: None,
         field_ids: None,
+        row_offset: 0,
     }
 }
 

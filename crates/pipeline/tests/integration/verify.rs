@@ -29,6 +29,7 @@ fn config(dir: &Path, stem: &str, records: u64, format: Format) -> GenerateConfi
         part: Default::default(),
         layout: None,
         field_ids: None,
+        row_offset: 0,
     }
 }
 
