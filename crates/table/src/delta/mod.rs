@@ -104,11 +104,11 @@ pub fn partition_columns(fields: &[PartitionField]) -> Result<Vec<String>, Error
 }
 
 /// The Delta table at `location`, if there is one: its state at its
-/// newest version ([`replay`]).
+/// newest version ([`replay()`]).
 ///
 /// # Errors
 /// [`Error::BadTable`] when `location` holds an Iceberg table, or the log
-/// does not read ([`replay`]).
+/// does not read ([`replay()`]).
 pub fn current(location: &TableDir) -> Result<Option<Snapshot>, Error> {
     if !location.has_dir(LOG_DIR)? && location.has_dir("metadata")? {
         return Err(Error::BadTable {
@@ -165,7 +165,7 @@ pub fn check_target(
 /// its files); `None` when there is no table.
 ///
 /// # Errors
-/// As [`replay`]; a log entry that does not read.
+/// As [`replay()`]; a log entry that does not read.
 pub fn referenced(
     location: &TableDir,
 ) -> Result<Option<std::collections::BTreeSet<String>>, Error> {
@@ -397,7 +397,7 @@ fn entry(
 /// (unless one is there) and points `_last_checkpoint` at it.
 ///
 /// # Errors
-/// As [`replay`] (and [`Error::BadTable`] when there is no table) and
+/// As [`replay()`] (and [`Error::BadTable`] when there is no table) and
 /// [`checkpoint::write`].
 pub fn write_checkpoint(location: &TableDir, version: u64) -> Result<checkpoint::Written, Error> {
     let state = replay(location, Some(version))?.ok_or_else(|| Error::BadTable {
