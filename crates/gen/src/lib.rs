@@ -126,10 +126,11 @@ pub use expr::{BoundTest, Clause, CmpOp, Comparison, Predicate, PredicateError, 
 pub use model::document::{self, json_schema};
 pub use model::share_text;
 pub use model::{
-    AggOp, Aggregate, Calendar, CalendarPart, ChildrenOf, Condition, CountCase, DATASET_PRESETS,
-    Dataset, Expression, Field, Generator, Kind, Layout, PRESETS, ParquetCodec, ParquetColumn,
-    ParquetEncoding, ParquetStatistics, Pick, QualifiedField, Reference, RowGroupSize, Rows,
-    RunValue, Spec, SpecError, Table, Value, When, WordList, parse_byte_size,
+    AggOp, Aggregate, Calendar, CalendarPart, Changes, ChildrenOf, Condition, CountCase,
+    DATASET_PRESETS, Dataset, Expression, Field, Generator, Kind, Layout, OnDelete, PRESETS,
+    ParquetCodec, ParquetColumn, ParquetEncoding, ParquetStatistics, Pick, QualifiedField,
+    Reference, RowGroupSize, Rows, RunValue, Spec, SpecError, Table, Value, When, WordList,
+    parse_byte_size,
 };
 pub use template::{Placeholder, Template};
 

@@ -398,6 +398,11 @@ pub struct Document {
     pub parquet: Option<Tab<ParquetColumn>>,
     /// How a single-table spec's files are laid out.
     pub layout: Option<Tab<Layout>>,
+    /// The field that identifies a row of a single-table spec (unique
+    /// values: a sequence or a uuid).
+    pub primary_key: Option<Loose<String>>,
+    /// A single-table spec's history of changes over versions.
+    pub changes: Option<Tab<Changes>>,
 }
 
 /// How a table's files are laid out: Hive-style partition directories,
@@ -432,6 +437,66 @@ pub struct Layout {
     /// default, as Hive, Spark and DuckDB write them).
     #[schemars(with = "Option<PartitionColumns>")]
     pub partition_columns: Option<Loose<String>>,
+}
+
+/// A table's history: version 0 is the table as generated; each of the
+/// `versions` after it inserts, updates and deletes shares of the rows
+/// alive before it. A row's history depends only on the seed, its key
+/// and the version.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Changes {
+    /// Versions after version 0.
+    #[schemars(range(min = 1))]
+    #[schemars(required)]
+    pub versions: Option<Loose<u64>>,
+    /// Rows inserted per version, as a share of the rows alive before it
+    /// (default 0).
+    #[schemars(range(min = 0, max = 1))]
+    pub insert: Option<Loose<f64>>,
+    /// Share of the rows alive before a version that it updates (default
+    /// 0).
+    #[schemars(range(min = 0, max = 1))]
+    pub update: Option<Loose<f64>>,
+    /// Share of the rows alive before a version that it deletes (default
+    /// 0; with `update`, at most 1).
+    #[schemars(range(min = 0, max = 1))]
+    pub delete: Option<Loose<f64>>,
+    /// Which rows change: `{ zipf = S }` makes a few keys hot (the
+    /// hottest spread over the table); uniform without it.
+    pub keys: Option<Tab<ChangeKeys>>,
+    /// The top-level fields an update draws again (default: every field
+    /// drawn at random, not the key).
+    #[schemars(with = "Option<Names>")]
+    pub update_fields: Option<Loose<Vec<String>>>,
+    /// What a deleted row's children (rows of tables `children_of` it)
+    /// do: `cascade` (deleted with it, the default), `orphan` (kept), or
+    /// `keep_parent` (a row with children is never deleted).
+    #[schemars(with = "Option<OnDelete>")]
+    pub on_delete: Option<Loose<String>>,
+}
+
+/// Which rows a history changes.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ChangeKeys {
+    /// Zipf exponent of the rows' heat: row of rank k changes with
+    /// probability proportional to k^-s.
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub zipf: Option<Loose<f64>>,
+}
+
+/// What a deleted row's children do (schema only).
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum OnDelete {
+    /// Deleted with it.
+    Cascade,
+    /// Kept, their parent gone.
+    Orphan,
+    /// A row with children is never deleted.
+    KeepParent,
 }
 
 /// Names: one, or a list (schema only).
@@ -646,6 +711,12 @@ pub struct Table {
     pub parquet: Option<Tab<ParquetColumn>>,
     /// How the table's files are laid out.
     pub layout: Option<Tab<Layout>>,
+    /// The field that identifies a row of the table (unique values: a
+    /// sequence or a uuid); a `ref` to it is a foreign key.
+    pub primary_key: Option<Loose<String>>,
+    /// The table's history of changes over versions (a table with a
+    /// `primary_key` and rows of its own).
+    pub changes: Option<Tab<Changes>>,
 }
 
 /// The days of a calendar table.

@@ -26,6 +26,58 @@ pub struct Spec {
     /// How the table's files are laid out (`layout = { ... }`): all unset
     /// when the spec says nothing.
     pub layout: Layout,
+    /// The top-level field that identifies a row (`primary_key`): its
+    /// values are unique.
+    pub primary_key: Option<String>,
+    /// The table's history over versions (`changes = { ... }`).
+    pub changes: Option<Changes>,
+}
+
+/// A table's history (`changes = { ... }`): version 0 is the table as
+/// generated; each later version inserts, updates and deletes shares of
+/// the rows alive before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Changes {
+    /// The spec line of `changes`.
+    pub line: usize,
+    /// Versions after version 0.
+    pub versions: u64,
+    /// Rows inserted per version, as a share of the rows alive before it.
+    pub insert: f64,
+    /// Share of the rows alive before a version that it updates.
+    pub update: f64,
+    /// Share of the rows alive before a version that it deletes.
+    pub delete: f64,
+    /// Zipf exponent of the rows' heat (`keys = { zipf = S }`); `None`:
+    /// every row alike.
+    pub zipf: Option<f64>,
+    /// The top-level fields an update draws again.
+    pub update_fields: Vec<String>,
+    /// What a deleted row's children do.
+    pub on_delete: OnDelete,
+}
+
+/// What a deleted row's children do (`on_delete`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnDelete {
+    /// Deleted with it.
+    #[default]
+    Cascade,
+    /// Kept, their parent gone.
+    Orphan,
+    /// A row with children is never deleted.
+    KeepParent,
+}
+
+impl OnDelete {
+    /// The policy's name in a spec.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnDelete::Cascade => "cascade",
+            OnDelete::Orphan => "orphan",
+            OnDelete::KeepParent => "keep_parent",
+        }
+    }
 }
 
 /// How a table's files are laid out, as its spec's `layout = { ... }`

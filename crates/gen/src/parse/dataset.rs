@@ -79,6 +79,8 @@ pub(crate) fn parse_dataset(
                 "fields",
                 "parquet",
                 "layout",
+                "primary_key",
+                "changes",
             ],
             None,
             "a table",
@@ -272,12 +274,26 @@ pub(crate) fn parse_dataset(
             e.field = Some(tname.clone());
             e
         })?;
+        let (primary_key, changes) = p
+            .changes(
+                tt.primary_key.as_ref(),
+                tt.changes.as_ref(),
+                &fields,
+                &format!("table `{tname}`"),
+                children_of.is_none() && calendar.is_none(),
+            )
+            .map_err(|mut e| {
+                e.field = Some(tname.clone());
+                e
+            })?;
         tables.push(Table {
             spec: Spec {
                 name: tname,
                 description: tdesc,
                 fields,
                 layout,
+                primary_key,
+                changes,
             },
             line: table_line,
             rows: children_of.is_none().then_some(rows),

@@ -9,10 +9,12 @@
 //! the order and place of each table's keys, errors, typed reads of
 //! values), `values`, `generators`, `parquet` (Parquet settings, handed
 //! down to leaves), `siblings` (draw names, and
-//! expressions over a table's own fields), `fields`, `qualified` (names
+//! expressions over a table's own fields), `fields`, `changes` (a
+//! table's primary key and history, against its fields), `qualified` (names
 //! of other rows), `rows` (fixed rows, calendars), `references` (between
 //! tables), `spec` (one table) and `dataset` (`[[tables]]`).
 
+mod changes;
 mod dataset;
 mod fields;
 mod generators;

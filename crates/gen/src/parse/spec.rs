@@ -70,6 +70,8 @@ fn single(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
             "fields",
             "parquet",
             "layout",
+            "primary_key",
+            "changes",
         ],
         None,
         "the spec",
@@ -86,10 +88,19 @@ fn single(p: &P<'_>, t: &Document) -> Result<Spec, SpecError> {
     let mut fields = p.fields(fields, "")?;
     p.hand_down_parquet(&p.parquet_column(t.parquet.as_ref(), None)?, &mut fields)?;
     let layout = p.layout(t.layout.as_ref())?;
+    let (primary_key, changes) = p.changes(
+        t.primary_key.as_ref(),
+        t.changes.as_ref(),
+        &fields,
+        "the spec",
+        true,
+    )?;
     Ok(Spec {
         name,
         description,
         fields,
         layout,
+        primary_key,
+        changes,
     })
 }
