@@ -470,6 +470,7 @@ pub(super) fn table_eval(
         table_seed(seed, &table.spec.name),
         parents,
         table.calendar,
+        None,
     )?;
     let closure = (0..fields.len())
         .map(|i| {
@@ -1015,7 +1016,24 @@ impl SpecGenerator {
     /// [`Error::InvalidDistribution`] for parameters a checked spec never
     /// holds.
     pub fn new(spec: &Spec, seed: u64) -> Result<Self, Error> {
-        Self::build(&*spec.at_run(1.0)?, seed, &Parents::none(), None)
+        Self::build(&*spec.at_run(1.0)?, seed, &Parents::none(), None, None)
+    }
+
+    /// [`SpecGenerator::new`], with the top-level fields named in
+    /// `salted` drawing from streams keyed by `salt` as well: the same
+    /// rows, those fields drawn again (and the fields computed from them
+    /// computed again). A history's version `v` of its updated fields.
+    ///
+    /// # Errors
+    /// As [`SpecGenerator::new`].
+    pub fn salted(spec: &Spec, seed: u64, salted: &[String], salt: u64) -> Result<Self, Error> {
+        Self::build(
+            &*spec.at_run(1.0)?,
+            seed,
+            &Parents::none(),
+            None,
+            Some((salted, salt)),
+        )
     }
 
     /// Compiles table `table` of `dataset` for `seed` at `scale` (which
@@ -1032,12 +1050,32 @@ impl SpecGenerator {
         seed: u64,
         scale: f64,
     ) -> Result<Self, Error> {
+        Self::for_table_salted(dataset, table, seed, scale, None)
+    }
+
+    /// [`SpecGenerator::for_table`], with the top-level fields named in
+    /// `salted.0` drawing from streams keyed by `salted.1` as well (see
+    /// [`SpecGenerator::salted`]); the tables it reads keep their own
+    /// streams.
+    ///
+    /// # Errors
+    /// As [`SpecGenerator::for_table`].
+    pub fn for_table_salted(
+        dataset: &Dataset,
+        table: usize,
+        seed: u64,
+        scale: f64,
+        salted: Option<(&[String], u64)>,
+    ) -> Result<Self, Error> {
         let dataset = &*dataset.at_scale(scale)?;
         let t = dataset.tables.get(table).ok_or_else(|| {
             Error::InvalidDistribution(format!("the dataset has no table {table}"))
         })?;
         if !dataset.multi_table {
-            let mut g = Self::new(&t.spec, seed)?;
+            let mut g = match salted {
+                None => Self::new(&t.spec, seed)?,
+                Some((fields, salt)) => Self::salted(&t.spec, seed, fields, salt)?,
+            };
             g.origin.clone_from(&dataset.origin);
             return Ok(g);
         }
@@ -1054,6 +1092,7 @@ impl SpecGenerator {
             table_seed(seed, &t.spec.name),
             &parents,
             t.calendar,
+            salted,
         )?;
         g.origin.clone_from(&dataset.origin);
         if let (Some((n, field)), Some(rows)) = (&g.row_limit, &t.rows) {
@@ -1077,6 +1116,7 @@ impl SpecGenerator {
         seed: u64,
         parents: &Parents<'_>,
         calendar: Option<Calendar>,
+        salted: Option<(&[String], u64)>,
     ) -> Result<Self, Error> {
         let mut hints = Hints::default();
         let mut roots: Vec<Node> = spec
@@ -1086,6 +1126,13 @@ impl SpecGenerator {
                 // A hidden field is no column: its encoding hints are dropped.
                 let mut none = Hints::default();
                 let hints = if f.hidden { &mut none } else { &mut hints };
+                // A salted field draws from streams of its own seed.
+                let seed = match salted {
+                    Some((names, salt)) if names.contains(&f.name) => {
+                        crate::rng::mix64(seed ^ crate::rng::mix64(salt ^ 0x5a17_ed00_c4a9_e5e1))
+                    }
+                    _ => seed,
+                };
                 compile(f, &spec.fields, seed, &[], hints, parents)
             })
             .collect::<Result<_, _>>()?;

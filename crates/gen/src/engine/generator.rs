@@ -182,6 +182,48 @@ impl SpecGenerator {
 }
 
 impl SpecGenerator {
+    /// The rows of ids `ids` (any order, any gaps; a table with rows of
+    /// its own), as [`BatchGenerator::generate`] gives each of them: row
+    /// `i` of the batch is row `ids[i]`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidDistribution`] for a child table (its rows are
+    /// its parents' descendants); as `generate` for rows past what the
+    /// spec can give, or too many rows.
+    pub fn generate_ids(&self, ids: &[u64], s: &mut SpecScratch) -> Result<RecordBatch, Error> {
+        if !self.expand.is_empty() {
+            return Err(Error::InvalidDistribution(format!(
+                "table `{}`: rows by id are rows of a table with rows of its own, not of a child \
+                 table",
+                self.name
+            )));
+        }
+        if ids.len() > MAX_BATCH_ROWS {
+            return Err(Error::BatchTooLarge);
+        }
+        if let Some(&max) = ids.iter().max() {
+            self.check_rows(max.saturating_add(1))?;
+        }
+        let mut v = s.v64(ids.len());
+        v.extend_from_slice(ids);
+        let arrays = generate_siblings(&self.roots, &self.order, &self.needs_codes, &v, s);
+        s.put64(v);
+        let arrays = arrays
+            .map(|all| {
+                if self.written.len() == all.len() {
+                    return all;
+                }
+                self.written.iter().map(|&i| all[i].clone()).collect()
+            })
+            .map_err(|e| e.in_table(&self.name, &self.origin))?;
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(ids.len()));
+        Ok(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            arrays,
+            &options,
+        )?)
+    }
+
     /// Rows `first_row..first_row + len` (checked by `generate`).
     pub(super) fn batch(
         &self,
