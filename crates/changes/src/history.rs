@@ -11,9 +11,11 @@
 //! where `w` is the row's heat: 1 for every row, or with hot keys its
 //! Zipf weight `rank^-s` scaled so that the weights average 1 over all
 //! the history's rows (rank = the row's place in a fixed permutation of
-//! them, so that the hot rows spread over the table). A probability past
-//! 1 is capped, which takes a little off the realised share of very
-//! steep histories (reported by the stream's counts). The draw of row
+//! them, so that the hot rows spread over the table). Deletes fall on
+//! every row alike (`delete`), so the rows alive at any version keep
+//! their share of the heat and the hottest rows are not used up; an
+//! update's chance is capped at `1 - delete`, and the scale is found so
+//! that the capped chances still add up to the rate. The draw of row
 //! `id` at version `v` is `unit(StreamKey(seed, v).first(id))`: no row,
 //! version or part depends on another.
 
@@ -70,22 +72,23 @@ struct Heat {
 }
 
 impl Heat {
-    /// The heat of `total` rows with exponent `s` for a change rate
-    /// `rate`: the scale found so that the capped probabilities still
-    /// add up to the rate (the rows capped at 1 take the hottest ranks).
-    fn new(s: f64, total: u64, seed: u64, rate: f64) -> Heat {
+    /// The heat of `total` rows with exponent `s` for an update rate
+    /// `rate` of chances capped at `cap`: the scale found so that the
+    /// capped chances still add up to the rate (the rows at the cap take
+    /// the hottest ranks).
+    fn new(s: f64, total: u64, seed: u64, rate: f64, cap: f64) -> Heat {
         let total = total.max(1);
         let n = total as f64;
         let mut scale = n / harmonic(total, s);
-        if rate > 0.0 {
+        if rate > 0.0 && cap > 0.0 {
             let mut capped = 0u64;
             for _ in 0..100 {
                 let rest = harmonic(total, s) - harmonic(capped, s);
                 if rest <= 0.0 {
                     break;
                 }
-                scale = (rate * n - capped as f64) / (rate * rest);
-                let now = ((rate * scale).powf(1.0 / s).floor() as u64).min(total);
+                scale = (rate * n - capped as f64 * cap) / (rate * rest);
+                let now = ((rate * scale / cap).powf(1.0 / s).floor() as u64).min(total);
                 if now == capped {
                     break;
                 }
@@ -185,7 +188,7 @@ impl History {
             delete: changes.delete,
             heat: changes
                 .zipf
-                .map(|s| Heat::new(s, total, seed, changes.update + changes.delete)),
+                .map(|s| Heat::new(s, total, seed, changes.update, 1.0 - changes.delete)),
             born_end,
             seed,
         }
@@ -206,17 +209,21 @@ impl History {
         self.born_end.partition_point(|&end| end <= id) as u64
     }
 
-    /// The probabilities that version `v` deletes and updates an alive
+    /// The probabilities that a version deletes and updates an alive
     /// row `id`.
     pub fn chances(&self, id: u64) -> (f64, f64) {
-        let rate = self.delete + self.update;
-        if rate <= 0.0 {
-            return (0.0, 0.0);
-        }
+        // Deletes fall on every row alike, so the rows alive at any
+        // version hold their share of the heat; updates follow it.
         let w = self.heat.as_ref().map_or(1.0, |h| h.weight(id));
-        // A change at all, capped at 1, then shared between the two.
-        let change = (rate * w).min(1.0);
-        (change * self.delete / rate, change * self.update / rate)
+        (self.delete, (self.update * w).min(1.0 - self.delete))
+    }
+
+    /// Whether row `id` is among the hottest `share` of the history's
+    /// rows (by its heat's rank; by id order without hot keys).
+    pub fn is_hot(&self, id: u64, share: f64) -> bool {
+        let total = self.born_end.last().copied().unwrap_or(0).max(1);
+        let rank = self.heat.as_ref().map_or(id, |h| h.rank(id));
+        (rank as f64) < share * total as f64
     }
 
     /// What version `v` does to row `id` when it is alive before `v`

@@ -27,7 +27,9 @@
 //!   versions `1..=v` to version 0 gives the rows at version `v`.
 //! * **Rates as written.** Over the rows alive before a version, the
 //!   shares deleted and updated are the spec's rates (each row a coin
-//!   flip), hot rows weighted by Zipf and capped at probability 1.
+//!   flip): deletes alike for every row, updates weighted by the rows'
+//!   Zipf heat, capped so that a row is never more than certain to
+//!   change, and scaled so that the capped chances keep the rate.
 //!
 //! # Example
 //!

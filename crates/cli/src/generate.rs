@@ -508,6 +508,46 @@ fn run_one(
             }
         }
     }
+    // A table's history: the change stream of every version after the
+    // one just written.
+    if matches!(tables, Tables::None) {
+        for w in flow.write_streams(part)? {
+            if args.quiet {
+                continue;
+            }
+            let mut out = std::io::stdout().lock();
+            for (v, (file, rows, c)) in w.versions.iter().enumerate() {
+                writeln!(
+                    out,
+                    "changes of {} version {}: {} inserts, {} updates, {} deletes of {} rows alive before ({} rows in {})",
+                    w.table,
+                    v + 1,
+                    c.inserts,
+                    c.updates,
+                    c.deletes,
+                    c.alive_before,
+                    rows,
+                    file.display()
+                )?;
+            }
+            writeln!(
+                out,
+                "changes of {}: {:.1}% of the updates and deletes fall on the hottest 1% of rows",
+                w.table,
+                100.0 * w.hot_share
+            )?;
+        }
+    } else if flow.jobs().iter().enumerate().any(|(j, _)| {
+        flow.dataset().tables[flow.tables()[j]]
+            .spec
+            .changes
+            .is_some()
+    }) {
+        eprintln!(
+            "warning: --format iceberg and delta write version 0 of a table with `changes`; \
+             its later versions are written with --format parquet or ipc as a change stream"
+        );
+    }
     if !args.quiet {
         for ((g, _), s) in flow.jobs().iter().zip(&summaries) {
             if flow.is_dataset() {

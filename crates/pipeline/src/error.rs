@@ -15,6 +15,9 @@ pub enum Error {
     /// A table format's metadata or commit failed.
     #[error("table: {0}")]
     Table(#[from] strata_table::Error),
+    /// A table history failed.
+    #[error("changes: {0}")]
+    Changes(#[from] strata_changes::Error),
     /// The run was stopped because another worker failed.
     #[error("cancelled after an earlier error")]
     Cancelled,

@@ -276,6 +276,12 @@ impl Flow {
         &self.dataset
     }
 
+    /// The scale the run's row counts are at (1 for a spec of one
+    /// table).
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
     /// Whether the spec has several tables: its plan and report then
     /// name the dataset and hold one entry per table.
     pub fn is_dataset(&self) -> bool {

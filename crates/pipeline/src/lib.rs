@@ -83,6 +83,7 @@ mod counts;
 mod error;
 pub mod flow;
 pub mod generate;
+pub mod history;
 pub mod layout;
 mod stop;
 pub mod table;

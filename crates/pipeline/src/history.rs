@@ -1,0 +1,194 @@
+//! A table's history written out: for each table of a run whose spec has
+//! `changes`, the change stream of every version after version 0 (which
+//! the run's files hold), one Hive partition per version:
+//! `OUTPUT/NAME_changes/version=K/NAME_changes_0.parquet` (for a part,
+//! `NAME_changes_partIofN_0.parquet`), and the counts of each version's
+//! operations.
+//!
+//! A part writes the changes of its own ids: its slice of version 0's
+//! rows and the same slice of each version's inserted rows, so the parts
+//! together hold every change once, whatever their count
+//! ([`strata_changes::history`]).
+
+use std::{
+    io::BufWriter,
+    ops::Range,
+    path::{Path, PathBuf},
+};
+
+use strata_changes::{
+    history::History,
+    stream::{Images, OpCounts, op_counts},
+};
+use strata_parquet::writer::ParquetWriter;
+use strata_store::{FromStore as _, output::PendingFile};
+
+use crate::{Error, flow::Flow, generate::Part};
+
+/// Ids per batch of a stream.
+const BATCH_IDS: u64 = 65_536;
+
+/// What a table's history run wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The table.
+    pub table: String,
+    /// The stream's directory (`version=K` partitions in it).
+    pub dir: PathBuf,
+    /// Per version from 1: its file, rows and operation counts (over this
+    /// part's ids).
+    pub versions: Vec<(PathBuf, u64, OpCounts)>,
+    /// Of the updates and deletes, the share on the hottest 1% of the
+    /// rows (hot-key skew; 0.01 when every row is alike).
+    pub hot_share: f64,
+}
+
+/// Part `part` of `range` (`index` from 1 of `count` equal slices).
+fn slice(range: Range<u64>, part: Part) -> Range<u64> {
+    let n = u128::from(range.end - range.start);
+    let c = u128::from(part.count.max(1));
+    let at = |k: u64| range.start + (n * u128::from(k) / c) as u64;
+    at(part.index.saturating_sub(1))..at(part.index)
+}
+
+impl Flow {
+    /// The tables of the run whose specs have `changes`, each with its
+    /// history and the images of its rows.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] with `--row-offset` (a history starts at
+    /// row 0); the generator's errors.
+    pub fn histories(&self) -> Result<Vec<(usize, History, Images)>, Error> {
+        let mut out = Vec::new();
+        for (j, (_, cfg)) in self.jobs().iter().enumerate() {
+            let ti = self.tables()[j];
+            let spec = &self.dataset().tables[ti].spec;
+            let (Some(changes), Some(key)) = (&spec.changes, &spec.primary_key) else {
+                continue;
+            };
+            if cfg.row_offset != 0 {
+                return Err(Error::InvalidConfig(format!(
+                    "table `{}` has a history, which starts at row 0: leave out --row-offset",
+                    spec.name
+                )));
+            }
+            let history = History::new(changes, cfg.target_records, cfg.seed);
+            let dataset = self.dataset().clone();
+            let (seed, scale) = (cfg.seed, self.scale());
+            let fields = changes.update_fields.clone();
+            let images = Images::new(
+                Box::new(move |v| {
+                    let salted = v.map(|v| (fields.as_slice(), v));
+                    strata_gen::SpecGenerator::for_table_salted(&dataset, ti, seed, scale, salted)
+                }),
+                key,
+            )?;
+            out.push((j, history, images));
+        }
+        Ok(out)
+    }
+
+    /// Writes the change stream of every version of each table with a
+    /// history, for part `part` of its ids, next to the table's files
+    /// (`OUTPUT/NAME_changes/version=K/`).
+    ///
+    /// # Errors
+    /// As [`Flow::histories`]; [`strata_store::Error::OutputExists`] for
+    /// a stream file that exists without `overwrite`; IO and write
+    /// errors.
+    pub fn write_streams(&self, part: Part) -> Result<Vec<Written>, Error> {
+        let mut out = Vec::new();
+        for (j, history, images) in self.histories()? {
+            let cfg = &self.jobs()[j].1;
+            let name = cfg.output_filename.clone();
+            let base = if self.is_dataset() {
+                cfg.output_dir
+                    .parent()
+                    .map_or_else(|| cfg.output_dir.clone(), Path::to_path_buf)
+            } else {
+                cfg.output_dir.clone()
+            };
+            let dir = base.join(format!("{name}_changes"));
+            let stem = if part.count > 1 {
+                format!("{name}_changes_part{}of{}_0", part.index, part.count)
+            } else {
+                format!("{name}_changes_0")
+            };
+            let schema = images.stream_schema();
+            let mut versions = Vec::new();
+            let (mut hot, mut changed) = (0u64, 0u64);
+            for v in 1..=history.versions() {
+                let vdir = dir.join(format!("version={v}"));
+                std::fs::create_dir_all(&vdir)
+                    .map_err(|e| Error::io("create the directory", &vdir, e))?;
+                let target = vdir.join(format!("{stem}.parquet"));
+                let (pending, file) = PendingFile::create(target.clone(), cfg.overwrite)?;
+                let props = parquet::file::properties::WriterProperties::builder()
+                    .set_compression(
+                        strata_parquet::encoder::parquet_codec(cfg.compression)
+                            .map_err(Error::Write)?,
+                    )
+                    .build();
+                let mut w = ParquetWriter::try_new(
+                    BufWriter::with_capacity(1 << 20, file),
+                    schema.clone(),
+                    props,
+                )
+                .map_err(Error::Write)?;
+                let mut rows = 0u64;
+                let mut counts = OpCounts::default();
+                // This part's ids of version 0 and of each version's
+                // inserts up to `v`.
+                let mut ranges = vec![slice(0..history.ids_at(0), part)];
+                for u in 1..=v {
+                    ranges.push(slice(history.ids_at(u - 1)..history.ids_at(u), part));
+                }
+                for r in ranges {
+                    let mut at = r.start;
+                    while at < r.end {
+                        let end = (at + BATCH_IDS).min(r.end);
+                        let batch = images.changes(&history, v, at..end)?;
+                        rows += batch.num_rows() as u64;
+                        if batch.num_rows() > 0 {
+                            w.write(&batch).map_err(Error::Write)?;
+                        }
+                        let c = op_counts(&history, v, at..end);
+                        counts.inserts += c.inserts;
+                        counts.updates += c.updates;
+                        counts.deletes += c.deletes;
+                        counts.alive_before += c.alive_before;
+                        for id in at..end {
+                            if let Some((op, _, _)) = history.change(id, v)
+                                && op != strata_changes::history::Op::Insert
+                            {
+                                changed += 1;
+                                if history.is_hot(id, 0.01) {
+                                    hot += 1;
+                                }
+                            }
+                        }
+                        at = end;
+                    }
+                }
+                let buffered = w.finish().map_err(Error::Write)?;
+                let f = buffered
+                    .into_inner()
+                    .map_err(|e| Error::io("write", &target, e.into_error()))?;
+                f.sync_all().map_err(|e| Error::io("sync", &target, e))?;
+                pending.commit()?;
+                versions.push((target, rows, counts));
+            }
+            out.push(Written {
+                table: name,
+                dir,
+                versions,
+                hot_share: if changed == 0 {
+                    0.0
+                } else {
+                    hot as f64 / changed as f64
+                },
+            });
+        }
+        Ok(out)
+    }
+}

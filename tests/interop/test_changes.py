@@ -1,0 +1,130 @@
+"""Table histories (`changes` in a spec): `strata generate` writes version
+0 and the change stream of every later version
+(`NAME_changes/version=K/`), read here by DuckDB. Applying the stream to
+version 0, version by version, every update's and delete's `before` is
+the row as it then is, and inserts are new keys; the shares of each
+operation are the spec's within 5 standard errors; parts write the same
+stream as one run; and the hot-key skew is reported."""
+
+import math
+import re
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import check_same_rows
+
+SPEC = """
+name = "orders"
+primary_key = "id"
+changes = { versions = 5, insert = 0.03, update = 0.08, delete = 0.02, keys = { zipf = 1.05 }, update_fields = ["status", "amount", "tags"] }
+
+[[fields]]
+name = "id"
+type = "int64"
+sequence = { start = 1 }
+
+[[fields]]
+name = "customer"
+type = "int32"
+uniform = { min = 1, max = 500 }
+
+[[fields]]
+name = "status"
+type = "utf8"
+weighted = { values = ["open", "paid", "shipped"], weights = [5, 3, 2] }
+
+[[fields]]
+name = "amount"
+type = "decimal(12, 2)"
+uniform = { min = "1.00", max = "900.00" }
+
+[[fields]]
+name = "tags"
+type = "list"
+length = { uniform = { min = 0, max = 3 } }
+
+[fields.item]
+type = "utf8"
+zipf = { s = 1.2, values = ["new", "sale", "gift", "vip"] }
+"""
+
+ROWS = 20000
+
+
+def run(strata_bin, *args, check=True):
+    return subprocess.run([strata_bin, *args], check=check, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def history(strata_bin, tmp_path_factory):
+    root = tmp_path_factory.mktemp("changes")
+    (root / "orders.toml").write_text(SPEC)
+    done = run(strata_bin, "generate", "--spec", str(root / "orders.toml"), "--target-records", str(ROWS),
+               "--output-dir", str(root / "one"))
+    return root, done.stdout
+
+
+def test_the_stream_replays_onto_version_0(history):
+    root, _ = history
+    con = duckdb.connect()
+    con.sql(f"CREATE TABLE state AS SELECT * FROM read_parquet('{root}/one/orders_*.parquet')")
+    assert con.sql("SELECT count(*) FROM state").fetchall()[0][0] == ROWS
+    for v in range(1, 6):
+        con.sql(f"CREATE OR REPLACE TABLE s AS SELECT * FROM "
+                f"read_parquet('{root}/one/orders_changes/version={v}/*.parquet', hive_partitioning = false)")
+        assert con.sql("SELECT count(*) FROM s WHERE version <> ?", params=[v]).fetchall()[0][0] == 0
+        # Every update's and delete's before image is the row as it is.
+        stale = con.sql("""
+            SELECT count(*) FROM s LEFT JOIN state t ON t.id = s.id
+            WHERE s.op IN ('u', 'd') AND (t.id IS NULL OR t <> s.before)""").fetchall()[0][0]
+        assert stale == 0, f"version {v}"
+        # Inserts are new keys; updates keep the key and the customer.
+        assert con.sql("SELECT count(*) FROM s JOIN state USING (id) WHERE op = 'c'").fetchall()[0][0] == 0
+        assert con.sql("""SELECT count(*) FROM s WHERE op = 'u'
+            AND (before.id <> after.id OR before.customer <> after.customer)""").fetchall()[0][0] == 0
+        assert con.sql("""SELECT count(*) FROM s WHERE (op = 'c' AND (before IS NOT NULL OR after IS NULL))
+            OR (op = 'd' AND (after IS NOT NULL OR before IS NULL))""").fetchall()[0][0] == 0
+        con.sql("DELETE FROM state WHERE id IN (SELECT id FROM s WHERE op IN ('u', 'd'))")
+        con.sql("INSERT INTO state SELECT unnest(after) FROM s WHERE op IN ('c', 'u')")
+        assert con.sql("SELECT count(*) - count(DISTINCT id) FROM state").fetchall()[0][0] == 0
+
+
+def test_operation_shares_match_the_spec(history):
+    root, out = history
+    lines = [ln for ln in out.splitlines() if ln.startswith("changes of orders version")]
+    assert len(lines) == 5
+    for ln in lines:
+        m = re.search(r"(\d+) inserts, (\d+) updates, (\d+) deletes of (\d+) rows alive before", ln)
+        ins, upd, dele, alive = map(int, m.groups())
+        for got, p in ((upd, 0.08), (dele, 0.02)):
+            se = math.sqrt(alive * p * (1 - p))
+            assert abs(got - alive * p) < 5 * se, ln
+        assert abs(ins - 0.03 * alive) <= 0.03 * alive * 0.05 + 1, ln
+    skew = re.search(r"([\d.]+)% of the updates and deletes fall on the hottest 1% of rows", out)
+    assert skew and float(skew.group(1)) > 3.0, out
+
+
+def test_parts_write_the_same_stream(strata_bin, history):
+    root, _ = history
+    for i in (1, 2, 3):
+        run(strata_bin, "generate", "-q", "--spec", str(root / "orders.toml"), "--target-records", str(ROWS),
+            "--output-dir", str(root / "parts"), "--parts", "3", "--part", str(i))
+    con = duckdb.connect()
+    for v in (1, 5):
+        check_same_rows(
+            con,
+            f"SELECT * FROM read_parquet('{root}/parts/orders_changes/version={v}/*.parquet', hive_partitioning = false)",
+            f"SELECT * FROM read_parquet('{root}/one/orders_changes/version={v}/*.parquet', hive_partitioning = false)",
+            f"version {v}",
+        )
+    assert len(list((root / "parts" / "orders_changes" / "version=1").glob("*.parquet"))) == 3
+
+
+def test_a_history_refuses_a_row_offset(strata_bin, history):
+    root, _ = history
+    r = run(strata_bin, "generate", "-q", "--spec", str(root / "orders.toml"), "--target-records", "100",
+            "--row-offset", "10", "--output-dir", str(root / "off"), check=False)
+    assert r.returncode != 0 and "leave out --row-offset" in r.stderr, r.stderr
