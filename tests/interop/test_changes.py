@@ -128,3 +128,15 @@ def test_a_history_refuses_a_row_offset(strata_bin, history):
     r = run(strata_bin, "generate", "-q", "--spec", str(root / "orders.toml"), "--target-records", "100",
             "--row-offset", "10", "--output-dir", str(root / "off"), check=False)
     assert r.returncode != 0 and "leave out --row-offset" in r.stderr, r.stderr
+
+
+def test_spec_check_describes_the_history(strata_bin, history):
+    root, _ = history
+    out = run(strata_bin, "spec", "check", str(root / "orders.toml")).stdout
+    assert ("history: 5 versions after version 0 (primary key `id`): per version insert 0.03, update 0.08, "
+            "delete 0.02 of the rows alive; updates on hot rows (zipf 1.05); update fields status, amount, tags; "
+            "on delete cascade") in out, out
+    bad = root / "bad.toml"
+    bad.write_text(SPEC.replace('primary_key = "id"\n', ""))
+    r = run(strata_bin, "spec", "check", str(bad), check=False)
+    assert r.returncode != 0 and "needs a `primary_key`" in r.stderr, r.stderr

@@ -146,6 +146,24 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                     )?;
                 }
                 check_lines(&mut out, spec, &generator)?;
+                if let (Some(c), Some(key)) = (&spec.changes, &spec.primary_key) {
+                    writeln!(
+                        out,
+                        "  history: {} versions after version 0 (primary key `{key}`): per version \
+                         insert {}, update {}, delete {} of the rows alive; updates {}; update \
+                         fields {}; on delete {}",
+                        c.versions,
+                        c.insert,
+                        c.update,
+                        c.delete,
+                        c.zipf.map_or_else(
+                            || "on every row alike".to_string(),
+                            |s| format!("on hot rows (zipf {s})")
+                        ),
+                        c.update_fields.join(", "),
+                        c.on_delete.name()
+                    )?;
+                }
             }
         }
         SpecCommand::Sample {
