@@ -266,7 +266,7 @@ fn bound(
 }
 
 /// A big-endian two's-complement integer of up to 16 bytes.
-fn signed_be(b: &[u8]) -> Option<i128> {
+pub(crate) fn signed_be(b: &[u8]) -> Option<i128> {
     if b.is_empty() || b.len() > 16 {
         return None;
     }

@@ -1,5 +1,6 @@
 //! Manifests and manifest lists in Avro, with the schemas and field ids
-//! Iceberg's spec gives them (format version 2).
+//! Iceberg's spec gives them (format version 2): the entries of data and
+//! delete files (added, existing or deleted) and the manifests' lines.
 
 use std::path::Path;
 
@@ -7,7 +8,7 @@ use apache_avro::{Codec, Schema, Writer, types::Value};
 use serde_json::{Value as Json, json};
 use strata_layout::Transform;
 
-use super::{schema::Primitive, values::PartValue};
+use super::{model::Content, schema::Primitive, values::PartValue};
 use crate::Error;
 
 /// A partition field of the spec, as the manifests need it.
@@ -21,7 +22,7 @@ pub(crate) struct SpecField {
 
 impl SpecField {
     /// The partition value's Iceberg type.
-    fn result(&self) -> Primitive {
+    pub(crate) fn result(&self) -> Primitive {
         match self.transform {
             Transform::Year | Transform::Month | Transform::Hour | Transform::Bucket(_) => {
                 Primitive::Int
@@ -197,19 +198,83 @@ fn manifest_list_schema() -> Json {
     })
 }
 
-/// One data file's entry.
-pub(crate) struct Entry {
+/// A manifest entry's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Live, added by an earlier snapshot.
+    Existing,
+    /// Live, added by the manifest's snapshot.
+    Added,
+    /// Removed by the manifest's snapshot.
+    Deleted,
+}
+
+impl Status {
+    pub(crate) fn code(self) -> i32 {
+        match self {
+            Status::Existing => 0,
+            Status::Added => 1,
+            Status::Deleted => 2,
+        }
+    }
+
+    pub(crate) fn of_code(code: i32) -> Option<Status> {
+        match code {
+            0 => Some(Status::Existing),
+            1 => Some(Status::Added),
+            2 => Some(Status::Deleted),
+            _ => None,
+        }
+    }
+}
+
+/// One file's `data_file` record.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DataFile {
+    pub(crate) content: Content,
     pub(crate) path: String,
+    /// In the spec's field order.
     pub(crate) partition: Vec<PartValue>,
     pub(crate) rows: u64,
     pub(crate) bytes: u64,
     pub(crate) column_sizes: Vec<(i32, u64)>,
     pub(crate) value_counts: Vec<(i32, u64)>,
     pub(crate) null_counts: Vec<(i32, u64)>,
+    pub(crate) nan_counts: Vec<(i32, u64)>,
     pub(crate) lower: Vec<(i32, Vec<u8>)>,
     pub(crate) upper: Vec<(i32, Vec<u8>)>,
     pub(crate) split_offsets: Vec<i64>,
+    pub(crate) equality_ids: Vec<i32>,
     pub(crate) sort_order_id: Option<i32>,
+    pub(crate) key_metadata: Option<Vec<u8>>,
+}
+
+/// One manifest entry: a file and its status in the manifest's snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Entry {
+    pub(crate) status: Status,
+    /// The snapshot that added (or, for a deleted entry, removed) the
+    /// file; `None` inherits the manifest's.
+    pub(crate) snapshot_id: Option<i64>,
+    /// The data sequence number; `None` inherits the manifest's (added
+    /// entries only).
+    pub(crate) sequence_number: Option<i64>,
+    /// The file sequence number; `None` as `sequence_number`.
+    pub(crate) file_sequence_number: Option<i64>,
+    pub(crate) file: DataFile,
+}
+
+impl Entry {
+    /// An entry of `file` added by the manifest's snapshot.
+    pub(crate) fn added(file: DataFile) -> Entry {
+        Entry {
+            status: Status::Added,
+            snapshot_id: None,
+            sequence_number: None,
+            file_sequence_number: None,
+            file,
+        }
+    }
 }
 
 fn map_value<T>(pairs: &[(i32, T)], f: impl Fn(&T) -> Value) -> Value {
@@ -230,18 +295,93 @@ fn long(v: u64) -> Value {
     Value::Long(i64::try_from(v).unwrap_or(i64::MAX))
 }
 
+fn null() -> Value {
+    Value::Union(0, Box::new(Value::Null))
+}
+
+fn some(v: Value) -> Value {
+    Value::Union(1, Box::new(v))
+}
+
+fn opt_long(v: Option<i64>) -> Value {
+    v.map_or_else(null, |v| some(Value::Long(v)))
+}
+
 fn parse(schema: &Json, path: &Path) -> Result<Schema, Error> {
     Schema::parse(schema).map_err(|e| avro_error(path, e))
 }
 
-fn avro_error(path: &Path, e: impl std::fmt::Display) -> Error {
+pub(crate) fn avro_error(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Avro {
         path: path.to_path_buf(),
         reason: e.to_string(),
     }
 }
 
-/// The bytes of a manifest of `entries` (all added by `snapshot_id`).
+/// A `data_file` record of the spec with `fields`.
+fn data_file(fields: &[SpecField], f: &DataFile) -> Value {
+    let partition = Value::Record(
+        fields
+            .iter()
+            .zip(&f.partition)
+            .map(|(field, v)| (field.name.clone(), part_value(v, field.result())))
+            .collect(),
+    );
+    let counts = |c: &[(i32, u64)]| map_value(c, |v| long(*v));
+    let bounds = |b: &[(i32, Vec<u8>)]| map_value(b, |v| Value::Bytes(v.clone()));
+    Value::Record(vec![
+        ("content".into(), Value::Int(f.content.code())),
+        ("file_path".into(), Value::String(f.path.clone())),
+        ("file_format".into(), Value::String("PARQUET".into())),
+        ("partition".into(), partition),
+        ("record_count".into(), long(f.rows)),
+        ("file_size_in_bytes".into(), long(f.bytes)),
+        ("column_sizes".into(), counts(&f.column_sizes)),
+        ("value_counts".into(), counts(&f.value_counts)),
+        ("null_value_counts".into(), counts(&f.null_counts)),
+        (
+            "nan_value_counts".into(),
+            if f.nan_counts.is_empty() {
+                null()
+            } else {
+                counts(&f.nan_counts)
+            },
+        ),
+        ("lower_bounds".into(), bounds(&f.lower)),
+        ("upper_bounds".into(), bounds(&f.upper)),
+        (
+            "key_metadata".into(),
+            f.key_metadata
+                .as_ref()
+                .map_or_else(null, |k| some(Value::Bytes(k.clone()))),
+        ),
+        (
+            "split_offsets".into(),
+            some(Value::Array(
+                f.split_offsets.iter().map(|o| Value::Long(*o)).collect(),
+            )),
+        ),
+        (
+            "equality_ids".into(),
+            if f.content == Content::EqualityDeletes {
+                some(Value::Array(
+                    f.equality_ids.iter().map(|i| Value::Int(*i)).collect(),
+                ))
+            } else {
+                null()
+            },
+        ),
+        (
+            "sort_order_id".into(),
+            f.sort_order_id.map_or_else(null, |id| some(Value::Int(id))),
+        ),
+    ])
+}
+
+/// The bytes of a manifest of `entries`, written by snapshot
+/// `snapshot_id` (entries without a snapshot id of their own inherit it
+/// when read). Added entries leave their sequence numbers to the
+/// manifest list; existing and deleted ones carry them.
 pub(crate) fn manifest(
     path: &Path,
     fields: &[SpecField],
@@ -256,86 +396,18 @@ pub(crate) fn manifest(
             .map_err(|e| avro_error(path, e))?;
     }
     for e in entries {
-        let partition = Value::Record(
-            fields
-                .iter()
-                .zip(&e.partition)
-                .map(|(f, v)| (f.name.clone(), part_value(v, f.result())))
-                .collect(),
-        );
-        let data_file = Value::Record(vec![
-            ("content".into(), Value::Int(0)),
-            ("file_path".into(), Value::String(e.path.clone())),
-            ("file_format".into(), Value::String("PARQUET".into())),
-            ("partition".into(), partition),
-            ("record_count".into(), long(e.rows)),
-            ("file_size_in_bytes".into(), long(e.bytes)),
-            (
-                "column_sizes".into(),
-                map_value(&e.column_sizes, |v| long(*v)),
-            ),
-            (
-                "value_counts".into(),
-                map_value(&e.value_counts, |v| long(*v)),
-            ),
-            (
-                "null_value_counts".into(),
-                map_value(&e.null_counts, |v| long(*v)),
-            ),
-            (
-                "nan_value_counts".into(),
-                Value::Union(0, Box::new(Value::Null)),
-            ),
-            (
-                "lower_bounds".into(),
-                map_value(&e.lower, |v| Value::Bytes(v.clone())),
-            ),
-            (
-                "upper_bounds".into(),
-                map_value(&e.upper, |v| Value::Bytes(v.clone())),
-            ),
-            (
-                "key_metadata".into(),
-                Value::Union(0, Box::new(Value::Null)),
-            ),
-            (
-                "split_offsets".into(),
-                Value::Union(
-                    1,
-                    Box::new(Value::Array(
-                        e.split_offsets.iter().map(|o| Value::Long(*o)).collect(),
-                    )),
-                ),
-            ),
-            (
-                "equality_ids".into(),
-                Value::Union(0, Box::new(Value::Null)),
-            ),
-            (
-                "sort_order_id".into(),
-                match e.sort_order_id {
-                    Some(id) => Value::Union(1, Box::new(Value::Int(id))),
-                    None => Value::Union(0, Box::new(Value::Null)),
-                },
-            ),
-        ]);
         let entry = Value::Record(vec![
-            ("status".into(), Value::Int(1)),
+            ("status".into(), Value::Int(e.status.code())),
             (
                 "snapshot_id".into(),
-                Value::Union(1, Box::new(Value::Long(snapshot_id))),
+                some(Value::Long(e.snapshot_id.unwrap_or(snapshot_id))),
             ),
-            // Added entries inherit their sequence numbers from the
-            // manifest list (null here).
-            (
-                "sequence_number".into(),
-                Value::Union(0, Box::new(Value::Null)),
-            ),
+            ("sequence_number".into(), opt_long(e.sequence_number)),
             (
                 "file_sequence_number".into(),
-                Value::Union(0, Box::new(Value::Null)),
+                opt_long(e.file_sequence_number),
             ),
-            ("data_file".into(), data_file),
+            ("data_file".into(), data_file(fields, &e.file)),
         ]);
         w.append(entry).map_err(|e| avro_error(path, e))?;
     }
@@ -347,15 +419,48 @@ pub(crate) fn manifest(
 pub(crate) type FieldSummary = (bool, Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// One manifest's line in a manifest list.
+#[derive(Debug, Clone)]
 pub(crate) struct ManifestFile {
     pub(crate) path: String,
     pub(crate) length: u64,
+    pub(crate) content: ManifestContent,
+    /// The sequence number of the snapshot that wrote the manifest.
     pub(crate) sequence_number: i64,
+    /// The lowest data sequence number of its live entries.
+    pub(crate) min_sequence_number: i64,
     pub(crate) snapshot_id: i64,
-    pub(crate) files: usize,
-    pub(crate) rows: u64,
+    pub(crate) added_files: usize,
+    pub(crate) existing_files: usize,
+    pub(crate) deleted_files: usize,
+    pub(crate) added_rows: u64,
+    pub(crate) existing_rows: u64,
+    pub(crate) deleted_rows: u64,
     /// Per partition field: contains null, lower and upper bound.
     pub(crate) partitions: Vec<FieldSummary>,
+}
+
+/// What a manifest's entries are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ManifestContent {
+    Data,
+    Deletes,
+}
+
+impl ManifestContent {
+    pub(crate) fn code(self) -> i32 {
+        match self {
+            ManifestContent::Data => 0,
+            ManifestContent::Deletes => 1,
+        }
+    }
+
+    /// The manifest's `content` key-value metadata.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ManifestContent::Data => "data",
+            ManifestContent::Deletes => "deletes",
+        }
+    }
 }
 
 /// The lines of the manifest list `bytes` (read from `path`), read into this writer's
@@ -376,7 +481,7 @@ pub(crate) fn read_manifest_list(bytes: &[u8], path: &Path) -> Result<Vec<Value>
 pub(crate) fn manifest_list(
     path: &Path,
     kept: &[Value],
-    ours: &ManifestFile,
+    ours: &[ManifestFile],
     metadata: &[(&str, String)],
 ) -> Result<Vec<u8>, Error> {
     let schema = parse(&manifest_list_schema(), path)?;
@@ -389,49 +494,42 @@ pub(crate) fn manifest_list(
         w.append(line.clone()).map_err(|e| avro_error(path, e))?;
     }
     let bytes_opt = |b: &Option<Vec<u8>>| match b {
-        Some(b) => Value::Union(1, Box::new(Value::Bytes(b.clone()))),
-        None => Value::Union(0, Box::new(Value::Null)),
+        Some(b) => some(Value::Bytes(b.clone())),
+        None => null(),
     };
-    {
-        let m = ours;
+    let int = |n: usize| Value::Int(i32::try_from(n).unwrap_or(i32::MAX));
+    for m in ours {
         let partitions = m
             .partitions
             .iter()
-            .map(|(null, lo, hi)| {
+            .map(|(null_seen, lo, hi)| {
                 Value::Record(vec![
-                    ("contains_null".into(), Value::Boolean(*null)),
-                    (
-                        "contains_nan".into(),
-                        Value::Union(0, Box::new(Value::Null)),
-                    ),
+                    ("contains_null".into(), Value::Boolean(*null_seen)),
+                    ("contains_nan".into(), null()),
                     ("lower_bound".into(), bytes_opt(lo)),
                     ("upper_bound".into(), bytes_opt(hi)),
                 ])
             })
             .collect();
-        let files = i32::try_from(m.files).unwrap_or(i32::MAX);
         w.append(Value::Record(vec![
             ("manifest_path".into(), Value::String(m.path.clone())),
             ("manifest_length".into(), long(m.length)),
             ("partition_spec_id".into(), Value::Int(0)),
-            ("content".into(), Value::Int(0)),
+            ("content".into(), Value::Int(m.content.code())),
             ("sequence_number".into(), Value::Long(m.sequence_number)),
-            ("min_sequence_number".into(), Value::Long(m.sequence_number)),
+            (
+                "min_sequence_number".into(),
+                Value::Long(m.min_sequence_number),
+            ),
             ("added_snapshot_id".into(), Value::Long(m.snapshot_id)),
-            ("added_files_count".into(), Value::Int(files)),
-            ("existing_files_count".into(), Value::Int(0)),
-            ("deleted_files_count".into(), Value::Int(0)),
-            ("added_rows_count".into(), long(m.rows)),
-            ("existing_rows_count".into(), Value::Long(0)),
-            ("deleted_rows_count".into(), Value::Long(0)),
-            (
-                "partitions".into(),
-                Value::Union(1, Box::new(Value::Array(partitions))),
-            ),
-            (
-                "key_metadata".into(),
-                Value::Union(0, Box::new(Value::Null)),
-            ),
+            ("added_files_count".into(), int(m.added_files)),
+            ("existing_files_count".into(), int(m.existing_files)),
+            ("deleted_files_count".into(), int(m.deleted_files)),
+            ("added_rows_count".into(), long(m.added_rows)),
+            ("existing_rows_count".into(), long(m.existing_rows)),
+            ("deleted_rows_count".into(), long(m.deleted_rows)),
+            ("partitions".into(), some(Value::Array(partitions))),
+            ("key_metadata".into(), null()),
         ]))
         .map_err(|e| avro_error(path, e))?;
     }

@@ -1,6 +1,7 @@
 //! Iceberg format version 2: a table's metadata over data files already
 //! written, committed as a new version of a path table (and, through a
-//! hook, of a catalog's entry).
+//! hook, of a catalog's entry), and the files a snapshot holds, read back
+//! from its manifests ([`live_files`]).
 //!
 //! [`commit`] writes, under `LOCATION/metadata/`, one manifest of the new
 //! data files (their partition values, record counts, sizes, column
@@ -12,18 +13,25 @@
 //! `version-hint.text` moves forward, as Hadoop tables keep it.
 
 mod avro;
+mod live;
 mod model;
+mod read;
 pub mod schema;
 mod snapshot;
 mod spec;
 pub mod values;
+
+#[cfg(test)]
+mod tests;
 
 use std::path::Path;
 
 use serde_json::Value;
 use strata_layout::PartitionField;
 
-pub use model::{Committed, Current, NewTable, SortField};
+pub use model::{
+    Committed, Content, Current, DELETE_FILE_PATH_ID, DELETE_POS_ID, LiveFile, NewTable, SortField,
+};
 pub use schema::{FIELD_ID_KEY, Primitive, TableSchema};
 
 use crate::{
@@ -31,7 +39,7 @@ use crate::{
     dir::TableDir,
     ids::{now_ms, random_id, uuid},
 };
-use avro::ManifestFile;
+use avro::{ManifestContent, ManifestFile};
 use model::text;
 use spec::TableLayout;
 
@@ -163,7 +171,7 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
             ("partition-spec", layout.spec_json.to_string()),
             ("partition-spec-id", "0".into()),
             ("format-version", "2".into()),
-            ("content", "data".into()),
+            ("content", ManifestContent::Data.name().into()),
         ],
     )?;
     t.location.put_new(&manifest_rel, &manifest)?;
@@ -196,15 +204,21 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
         let list = avro::manifest_list(
             &list_path,
             &manifests,
-            &ManifestFile {
+            &[ManifestFile {
                 path: text(&manifest_path),
                 length: manifest.len() as u64,
+                content: ManifestContent::Data,
                 sequence_number,
+                min_sequence_number: sequence_number,
                 snapshot_id,
-                files: added.entries.len(),
-                rows: added.rows,
+                added_files: added.entries.len(),
+                existing_files: 0,
+                deleted_files: 0,
+                added_rows: added.rows,
+                existing_rows: 0,
+                deleted_rows: 0,
                 partitions: added.partition_summaries(),
-            },
+            }],
             &[
                 ("snapshot-id", snapshot_id.to_string()),
                 (
@@ -219,17 +233,24 @@ pub fn commit(t: &NewTable<'_>, mut catalog: Option<CatalogHook<'_>>) -> Result<
         )?;
         t.location.put_new(&list_rel, &list)?;
         let now = now_ms();
-        let (metadata, total_rows) = match &cur {
+        let metadata = match &cur {
             None => snapshot::new_metadata(t, &layout, &added, snapshot_id, &list_path, now),
-            Some(c) => snapshot::appended_metadata(
+            Some(c) => snapshot::next_metadata(
                 c,
-                &added,
+                snapshot::append_summary(&added, &snapshot::current_summary(&c.metadata)),
                 snapshot_id,
                 sequence_number,
                 &list_path,
                 now,
             ),
         };
+        let total_rows = snapshot::count(
+            &metadata["snapshots"]
+                .as_array()
+                .and_then(|s| s.last())
+                .map_or(Value::Null, |s| s["summary"].clone()),
+            "total-records",
+        );
         let target_rel = format!("metadata/v{version}.metadata.json");
         let target = t.location.at(&target_rel);
         let body = serde_json::to_vec_pretty(&metadata).map_err(|e| bad(&target, e.to_string()))?;
@@ -315,6 +336,38 @@ pub fn referenced(
         }
     }
     Ok(Some(out))
+}
+
+/// The live files of the current snapshot of the table at `location`:
+/// the entries of its manifests whose status is added or existing, data
+/// and delete files alike, in the manifest list's order (none for a
+/// table without a snapshot).
+///
+/// # Errors
+/// [`Error::BadTable`] when `location` holds no Iceberg table, or as
+/// [`current`]; [`Error::Avro`] for a manifest list or manifest that does
+/// not read; IO or store errors, a missing one too.
+pub fn live_files(location: &TableDir) -> Result<Vec<LiveFile>, Error> {
+    live_files_at(location, None)
+}
+
+/// The live files of snapshot `snapshot_id` of the table at `location`
+/// (its current one for `None`), as [`live_files`].
+///
+/// # Errors
+/// As [`live_files`]; [`Error::BadTable`] for a snapshot the table does
+/// not have.
+pub fn live_files_at(
+    location: &TableDir,
+    snapshot_id: Option<i64>,
+) -> Result<Vec<LiveFile>, Error> {
+    let cur = current(location)?.ok_or_else(|| bad(&location.root(), "holds no Iceberg table"))?;
+    let Some(snapshot) = live::snapshot(&cur.metadata, &cur.path, snapshot_id)? else {
+        return Ok(Vec::new());
+    };
+    let manifests = live::manifests(location, snapshot, &cur.path)?;
+    let types = live::column_types(&cur.metadata, Some(snapshot));
+    Ok(live::live_files(&manifests, &types))
 }
 
 /// Moves `version-hint.text` to `version` unless it already names a later

@@ -1,13 +1,17 @@
 //! What a commit is given and gives back: the new data files and their
-//! table's settings, the version committed, and a table's current one.
+//! table's settings, the version committed, a table's current one, and
+//! the files its current snapshot holds.
 
-use std::path::{Path, PathBuf};
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
 
 use serde_json::Value;
 use strata_layout::PartitionField;
 
-use super::schema::TableSchema;
-use crate::stats::FileFacts;
+use super::{schema::TableSchema, values::PartValue};
+use crate::stats::{Bound, FileFacts};
 
 /// A sort key of the table's sort order.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -39,6 +43,102 @@ pub struct NewTable<'a> {
     /// facts.
     pub files: &'a [(String, FileFacts)],
 }
+
+/// What a file of a table holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Content {
+    /// Rows of the table.
+    Data,
+    /// Position deletes: (`file_path`, `pos`) of rows deleted.
+    PositionDeletes,
+    /// Equality deletes: the values of key columns whose rows are
+    /// deleted.
+    EqualityDeletes,
+}
+
+impl Content {
+    /// The content's code in a manifest (`data_file.content`).
+    pub fn code(self) -> i32 {
+        match self {
+            Content::Data => 0,
+            Content::PositionDeletes => 1,
+            Content::EqualityDeletes => 2,
+        }
+    }
+
+    /// The content of code `code`.
+    pub fn of_code(code: i32) -> Option<Content> {
+        match code {
+            0 => Some(Content::Data),
+            1 => Some(Content::PositionDeletes),
+            2 => Some(Content::EqualityDeletes),
+            _ => None,
+        }
+    }
+}
+
+/// A live file of a snapshot: an entry of one of its manifests whose
+/// status is added or existing (a deleted entry is not live).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveFile {
+    /// Its location, exactly as the manifest records it.
+    pub path: String,
+    /// Data, position deletes or equality deletes.
+    pub content: Content,
+    /// Its partition: each partition field's name and value, in the
+    /// manifest's order (empty for an unpartitioned table).
+    pub partition: Vec<(String, PartValue)>,
+    /// The partition spec it was written with.
+    pub spec_id: i32,
+    /// Rows (of a delete file: deletes) it holds.
+    pub record_count: u64,
+    /// Its size in bytes.
+    pub file_size: u64,
+    /// Its data sequence number: a delete file applies to data files of
+    /// a lower one (position deletes: lower or equal).
+    pub sequence_number: i64,
+    /// The sequence number of the snapshot that added the file.
+    pub file_sequence_number: i64,
+    /// The snapshot that added it.
+    pub snapshot_id: i64,
+    /// Per column id, the smallest value (primitive columns whose bound
+    /// decodes; a position delete file's `file_path` and `pos` too).
+    pub lower: BTreeMap<i32, Bound>,
+    /// Per column id, the largest value.
+    pub upper: BTreeMap<i32, Bound>,
+    /// Per column id, its nulls.
+    pub null_counts: BTreeMap<i32, u64>,
+    /// Of an equality delete file, the ids of its key columns.
+    pub equality_ids: Vec<i32>,
+    /// The sort order its rows are in, when recorded.
+    pub sort_order_id: Option<i32>,
+    /// The manifest it was read from.
+    pub manifest: String,
+}
+
+impl LiveFile {
+    /// The one data file a position delete file names, when its
+    /// `file_path` bounds are equal (every delete file strata writes).
+    pub fn referenced_data_file(&self) -> Option<&str> {
+        if self.content != Content::PositionDeletes {
+            return None;
+        }
+        match (
+            self.lower.get(&DELETE_FILE_PATH_ID),
+            self.upper.get(&DELETE_FILE_PATH_ID),
+        ) {
+            (Some(Bound::Bytes(lo)), Some(Bound::Bytes(hi))) if lo == hi => {
+                std::str::from_utf8(lo).ok()
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The field id of a position delete file's `file_path` column.
+pub const DELETE_FILE_PATH_ID: i32 = 2_147_483_546;
+/// The field id of a position delete file's `pos` column.
+pub const DELETE_POS_ID: i32 = 2_147_483_545;
 
 /// What [`super::commit`] committed.
 #[derive(Debug, Clone)]

@@ -13,7 +13,10 @@ use arrow_schema::{DataType, TimeUnit};
 use strata_layout::{PartitionField, Transform};
 
 use super::schema::Primitive;
-use crate::{Error, stats::Bound};
+use crate::{
+    Error,
+    stats::{Bound, signed_be},
+};
 
 /// One partition value of a file.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +100,30 @@ pub fn bound_bytes(p: Primitive, b: &Bound) -> Option<Vec<u8>> {
         (Primitive::Decimal(..), Bound::Decimal(v)) => decimal_bytes(*v),
         (Primitive::String | Primitive::Binary | Primitive::Fixed(_), Bound::Bytes(v)) => v.clone(),
         _ => return None,
+    })
+}
+
+/// A bound in Iceberg's single-value binary form of a field of type `p`
+/// read back: integers, dates, times and timestamps as
+/// [`Bound::Int`], decimals as [`Bound::Decimal`], strings, binary and
+/// fixed as [`Bound::Bytes`]; `None` when the bytes do not fit the type.
+pub fn bound_of_bytes(p: Primitive, b: &[u8]) -> Option<Bound> {
+    Some(match p {
+        Primitive::Boolean => match b {
+            [0] => Bound::Bool(false),
+            [1] => Bound::Bool(true),
+            _ => return None,
+        },
+        Primitive::Int | Primitive::Date => {
+            Bound::Int(i64::from(i32::from_le_bytes(b.try_into().ok()?)))
+        }
+        Primitive::Long | Primitive::Time | Primitive::Timestamp | Primitive::Timestamptz => {
+            Bound::Int(i64::from_le_bytes(b.try_into().ok()?))
+        }
+        Primitive::Float => Bound::Float(f32::from_le_bytes(b.try_into().ok()?)),
+        Primitive::Double => Bound::Double(f64::from_le_bytes(b.try_into().ok()?)),
+        Primitive::Decimal(..) => Bound::Decimal(signed_be(b)?),
+        Primitive::String | Primitive::Binary | Primitive::Fixed(_) => Bound::Bytes(b.to_vec()),
     })
 }
 
@@ -205,7 +232,29 @@ fn scalar(a: &dyn Array) -> Option<PartValue> {
 
 #[cfg(test)]
 mod tests {
-    use super::decimal_bytes;
+    use super::{Bound, Primitive, bound_bytes, bound_of_bytes, decimal_bytes};
+
+    /// Every bound written in the binary form reads back as it was.
+    #[test]
+    fn bounds_read_back_from_their_binary_form() {
+        let cases = [
+            (Primitive::Boolean, Bound::Bool(true)),
+            (Primitive::Int, Bound::Int(-7)),
+            (Primitive::Date, Bound::Int(17_486)),
+            (Primitive::Long, Bound::Int(i64::MIN)),
+            (Primitive::Timestamptz, Bound::Int(1_510_871_468_000_000)),
+            (Primitive::Float, Bound::Float(-1.5)),
+            (Primitive::Double, Bound::Double(2.25)),
+            (Primitive::Decimal(9, 2), Bound::Decimal(-129)),
+            (Primitive::String, Bound::Bytes(b"iceberg".to_vec())),
+        ];
+        for (p, b) in cases {
+            let bytes = bound_bytes(p, &b).unwrap();
+            assert_eq!(bound_of_bytes(p, &bytes), Some(b), "{p:?}");
+        }
+        assert_eq!(bound_of_bytes(Primitive::Int, &[1, 2]), None);
+        assert_eq!(bound_of_bytes(Primitive::Boolean, &[2]), None);
+    }
 
     /// The Iceberg spec's examples: the fewest two's-complement bytes.
     #[test]
