@@ -62,6 +62,24 @@ pub enum Error {
     /// A partition transform failed on a file's values.
     #[error(transparent)]
     Layout(#[from] strata_layout::Error),
+    /// A change a table cannot take (a file it does not hold, a row past
+    /// a file's end): the table or file, and why. Nothing was written.
+    #[error("{}: {reason}", path.display())]
+    BadChange {
+        /// The table or the file named.
+        path: PathBuf,
+        /// What is wrong with the change.
+        reason: String,
+    },
+    /// A file the table's metadata needs (an Iceberg delete file) could
+    /// not be encoded.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The writer's error (boxed: it is large).
+        source: Box<strata_parquet::Error>,
+    },
 }
 
 impl Error {

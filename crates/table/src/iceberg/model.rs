@@ -1,6 +1,7 @@
 //! What a commit is given and gives back: the new data files and their
-//! table's settings, the version committed, a table's current one, and
-//! the files its current snapshot holds.
+//! table's settings, a change's removed files and deleted rows, the
+//! version committed, a table's current one, and the files its current
+//! snapshot holds.
 
 use std::{
     collections::BTreeMap,
@@ -42,6 +43,40 @@ pub struct NewTable<'a> {
     /// The data files: each one's path relative to `location` and its
     /// facts.
     pub files: &'a [(String, FileFacts)],
+}
+
+/// The rows of one data file a change deletes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PositionDeletes {
+    /// The data file, as the table's metadata records it
+    /// ([`LiveFile::path`]), or relative to the table's root.
+    pub file: String,
+    /// The positions of the rows (0 is the file's first row), in any
+    /// order; a position given twice is deleted once.
+    pub positions: Vec<u64>,
+}
+
+/// A change of a table's rows, committed as one snapshot by
+/// [`super::commit_change`]: data files added, data files removed, rows
+/// of data files deleted by position.
+///
+/// A copy-on-write update removes a file and adds its rewritten version;
+/// a merge-on-read delete names rows in `position_deletes`; compaction
+/// removes files and adds their rows rewritten, with `replace` set.
+pub struct Change<'a> {
+    /// The table's settings, and in `files` the data files added (each
+    /// one's path relative to the table's root and its facts).
+    pub table: NewTable<'a>,
+    /// Data files removed: as the table's metadata records them
+    /// ([`LiveFile::path`]), or relative to the table's root.
+    pub removed: Vec<String>,
+    /// Rows deleted, per data file.
+    pub position_deletes: Vec<PositionDeletes>,
+    /// The change rewrites files without changing the table's rows
+    /// (compaction): the snapshot's operation is `replace`. Such a change
+    /// deletes no rows, and its added files hold as many rows as the
+    /// removed ones still do.
+    pub replace: bool,
 }
 
 /// What a file of a table holds.
@@ -140,7 +175,7 @@ pub const DELETE_FILE_PATH_ID: i32 = 2_147_483_546;
 /// The field id of a position delete file's `pos` column.
 pub const DELETE_POS_ID: i32 = 2_147_483_545;
 
-/// What [`super::commit`] committed.
+/// What [`super::commit`] and [`super::commit_change`] committed.
 #[derive(Debug, Clone)]
 pub struct Committed {
     /// The metadata file of the new version.
@@ -151,10 +186,14 @@ pub struct Committed {
     pub snapshot_id: i64,
     /// Rows the snapshot added.
     pub rows: u64,
-    /// Rows in the table at this snapshot.
+    /// Rows the table's data files hold at this snapshot (its
+    /// `total-records`: rows that delete files delete are counted).
     pub total_rows: u64,
     /// Versions another writer committed first, built on top of.
     pub retries: usize,
+    /// The snapshot's operation: `append`, `delete`, `overwrite` or
+    /// `replace`.
+    pub operation: &'static str,
 }
 
 /// A table's current version.

@@ -22,7 +22,6 @@ pub(crate) struct ListLine {
     /// The manifest's location, as recorded.
     pub(crate) path: String,
     pub(crate) spec_id: i32,
-    #[expect(dead_code, reason = "read once a commit rewrites manifests")]
     pub(crate) content: ManifestContent,
     /// The sequence number of the snapshot that wrote the manifest.
     pub(crate) sequence_number: i64,

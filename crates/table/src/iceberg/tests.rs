@@ -1,4 +1,7 @@
-//! Commits read back through `live_files`.
+//! Commits of changes that meet another writer's commit: a second writer
+//! commits right before this one claims its version (through `run`'s
+//! `before_claim`), and the change is built again on that version or
+//! aborts, leaving no file behind.
 
 use std::{collections::BTreeMap, fs::File, sync::Arc};
 
@@ -8,7 +11,7 @@ use parquet::file::properties::WriterProperties;
 use strata_parquet::writer::ParquetWriter;
 
 use super::*;
-use crate::stats::FileFacts;
+use crate::{clean, stats::FileFacts};
 
 struct Table {
     _tmp: tempfile::TempDir,
@@ -67,6 +70,82 @@ impl Table {
             files,
         }
     }
+
+    /// Commits a change of this table, `other` run right before its
+    /// first attempt claims its version.
+    fn race(
+        &self,
+        added: &[(String, FileFacts)],
+        removed: &[&str],
+        deletes: &[(&str, &[u64])],
+        other: impl FnOnce(),
+    ) -> Result<Committed, Error> {
+        let edit = Edit {
+            removed: &removed.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+            deletes: &deletes
+                .iter()
+                .map(|(f, p)| PositionDeletes {
+                    file: f.to_string(),
+                    positions: p.to_vec(),
+                })
+                .collect::<Vec<_>>(),
+            replace: false,
+        };
+        let mut other = Some(other);
+        run(&self.table(added), &edit, None, &mut |attempt| {
+            if attempt == 0
+                && let Some(other) = other.take()
+            {
+                other();
+            }
+            Ok(())
+        })
+    }
+
+    /// Commits a change with no other writer.
+    fn change(
+        &self,
+        added: &[(String, FileFacts)],
+        removed: &[&str],
+        deletes: &[(&str, &[u64])],
+    ) -> Committed {
+        self.race(added, removed, deletes, || {}).unwrap()
+    }
+
+    /// The files under the table that no version reaches.
+    fn orphans(&self) -> Vec<String> {
+        let found = clean::find(&self.location, &Default::default(), 0).unwrap();
+        found.orphans.into_iter().map(|o| o.path).collect()
+    }
+
+    /// The live files: data files' names, and the data files' names of
+    /// the delete files.
+    fn live(&self) -> (Vec<String>, Vec<String>) {
+        let name = |p: &str| {
+            p.rsplit('/')
+                .next()
+                .unwrap()
+                .trim_end_matches(".parquet")
+                .to_string()
+        };
+        let live = live_files(&self.location).unwrap();
+        let mut data: Vec<String> = live
+            .iter()
+            .filter(|f| f.content == Content::Data)
+            .map(|f| name(&f.path))
+            .collect();
+        let mut deletes: Vec<String> = live
+            .iter()
+            .filter_map(|f| f.referenced_data_file().map(name))
+            .collect();
+        data.sort();
+        deletes.sort();
+        (data, deletes)
+    }
+}
+
+fn names(n: &[&str]) -> Vec<String> {
+    n.iter().map(|s| s.to_string()).collect()
 }
 
 #[test]
@@ -113,4 +192,94 @@ fn live_files_read_appends_back_with_inherited_numbers() {
     let empty = tempfile::tempdir().unwrap();
     let e = live_files(&TableDir::local(empty.path()).unwrap()).unwrap_err();
     assert!(e.to_string().contains("holds no Iceberg table"), "{e}");
+}
+
+#[test]
+fn a_change_is_built_again_on_another_writers_deletes() {
+    let t = Table::new();
+    let c = t
+        .race(&[], &[], &[("data/a.parquet", &[0])], || {
+            t.change(&[], &[], &[("data/b.parquet", &[1, 2])]);
+        })
+        .unwrap();
+    assert_eq!((c.version, c.retries, c.operation), (3, 1, "delete"));
+    assert_eq!(t.live(), (names(&["a", "b"]), names(&["a", "b"])));
+    let cur = current(&t.location).unwrap().unwrap();
+    let summary = snapshot::current_summary(&cur.metadata);
+    assert_eq!(summary["total-position-deletes"], "3");
+    assert_eq!(summary["total-delete-files"], "2");
+    assert_eq!(cur.metadata["last-sequence-number"], 3);
+    assert!(t.orphans().is_empty(), "{:?}", t.orphans());
+}
+
+#[test]
+fn deletes_abort_when_another_writer_removed_their_file() {
+    let t = Table::new();
+    let a2 = t.file("a2", 0..9);
+    let e = t
+        .race(&[], &[], &[("data/a.parquet", &[0])], || {
+            t.change(std::slice::from_ref(&a2), &["data/a.parquet"], &[]);
+        })
+        .unwrap_err();
+    assert!(matches!(e, Error::Conflict { version: 2, .. }), "{e:?}");
+    // The other writer's version stands; this change left nothing.
+    assert_eq!(current(&t.location).unwrap().unwrap().version, 2);
+    assert_eq!(t.live(), (names(&["a2", "b"]), names(&[])));
+    assert!(t.orphans().is_empty(), "{:?}", t.orphans());
+}
+
+#[test]
+fn a_rewrite_aborts_when_another_writer_deleted_rows_of_its_file() {
+    let t = Table::new();
+    let a2 = t.file("a2", 0..10);
+    let e = t
+        .race(std::slice::from_ref(&a2), &["data/a.parquet"], &[], || {
+            t.change(&[], &[], &[("data/a.parquet", &[4])]);
+        })
+        .unwrap_err();
+    assert!(matches!(e, Error::Conflict { .. }), "{e:?}");
+    assert_eq!(t.live(), (names(&["a", "b"]), names(&["a"])));
+    // Only the rewritten file its writer made is left to clean.
+    assert_eq!(t.orphans(), names(&["data/a2.parquet"]));
+}
+
+#[test]
+fn a_removal_takes_another_writers_deletes_of_its_file_with_it() {
+    let t = Table::new();
+    let c = t
+        .race(&[], &["data/a.parquet"], &[], || {
+            t.change(&[], &[], &[("data/a.parquet", &[4])]);
+        })
+        .unwrap();
+    assert_eq!((c.retries, c.operation), (1, "delete"));
+    assert_eq!(t.live(), (names(&["b"]), names(&[])));
+    let cur = current(&t.location).unwrap().unwrap();
+    let summary = snapshot::current_summary(&cur.metadata);
+    assert_eq!(summary["deleted-data-files"], "1");
+    assert_eq!(summary["removed-delete-files"], "1");
+    assert_eq!(summary["total-delete-files"], "0");
+    assert_eq!(summary["total-records"], "10");
+    assert!(t.orphans().is_empty(), "{:?}", t.orphans());
+}
+
+#[test]
+fn appends_and_removals_keep_manifests_of_live_files_only() {
+    let t = Table::new();
+    // Remove both files of the first manifest, then append: the
+    // manifest of deleted entries alone is not carried forward.
+    let c = t.file("c", 20..30);
+    t.change(
+        std::slice::from_ref(&c),
+        &["data/a.parquet", "data/b.parquet"],
+        &[],
+    );
+    let d = t.file("d", 30..40);
+    commit(&t.table(&[d]), None).unwrap();
+    let cur = current(&t.location).unwrap().unwrap();
+    let manifests = current_snapshot(&t.location, &cur).unwrap();
+    assert_eq!(manifests.len(), 2, "{manifests:#?}");
+    assert_eq!(t.live(), (names(&["c", "d"]), names(&[])));
+    let summary = snapshot::current_summary(&cur.metadata);
+    assert_eq!(summary["total-records"], "20");
+    assert_eq!(summary["total-data-files"], "2");
 }

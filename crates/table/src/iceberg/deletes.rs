@@ -1,0 +1,148 @@
+//! Position delete files: the rows of one data file a change deletes, as
+//! a Parquet file of (`file_path`, `pos`) rows with the field ids the
+//! spec reserves for them (2147483546 and 2147483545), sorted by
+//! position, written by strata's Parquet writer into the data file's
+//! partition directory; and their manifest entries, with the data file's
+//! partition and exact bounds (equal `file_path` bounds name the one data
+//! file the deletes apply to).
+//!
+//! One delete file names one data file, so that a data file removed
+//! later takes its delete files with it.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use strata_parquet::writer::ParquetWriter;
+
+use super::{
+    avro::{DataFile, Entry},
+    model::{Content, DELETE_FILE_PATH_ID, DELETE_POS_ID},
+    schema::{FIELD_ID_KEY, Primitive},
+    snapshot::{bounds_of, file_of},
+    values::{PartValue, bound_bytes},
+};
+use crate::{Error, dir::TableDir, stats::FileFacts};
+
+/// Rows per record batch written.
+const BATCH_ROWS: usize = 1 << 16;
+
+/// The Arrow schema of a position delete file, its field ids on the
+/// fields.
+fn schema() -> SchemaRef {
+    let with_id = |name: &str, t: DataType, id: i32| {
+        Field::new(name, t, false).with_metadata(std::collections::HashMap::from([(
+            FIELD_ID_KEY.to_string(),
+            id.to_string(),
+        )]))
+    };
+    Arc::new(Schema::new(vec![
+        with_id("file_path", DataType::Utf8, DELETE_FILE_PATH_ID),
+        with_id("pos", DataType::Int64, DELETE_POS_ID),
+    ]))
+}
+
+/// The directory, relative to the table, for the delete files of the data
+/// file at `data_file` (as recorded): the data file's own directory when
+/// it lies under `data/`, else `data`.
+pub(crate) fn dir_for(location: &TableDir, data_file: &str) -> String {
+    location
+        .relative(data_file)
+        .and_then(|rel| rel.rsplit_once('/').map(|(dir, _)| dir.to_string()))
+        .filter(|dir| dir == "data" || dir.starts_with("data/"))
+        .unwrap_or_else(|| "data".to_string())
+}
+
+/// Writes the position delete file `rel` of the rows `positions` (sorted,
+/// distinct) of `data_file` (its location as recorded), only if no file
+/// of that name exists, and returns its facts, read back from its footer.
+///
+/// # Errors
+/// [`Error::Write`] when it does not encode; IO or store errors.
+pub(crate) fn write(
+    location: &TableDir,
+    rel: &str,
+    data_file: &str,
+    positions: &[u64],
+) -> Result<FileFacts, Error> {
+    let at = location.at(rel);
+    let write_error = |source| Error::Write {
+        path: at.clone(),
+        source: Box::new(source),
+    };
+    let props = WriterProperties::builder()
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        // Whole bounds: equal `file_path` bounds name the data file.
+        .set_statistics_truncate_length(None)
+        .set_column_index_truncate_length(None)
+        .build();
+    let schema = schema();
+    let mut w = ParquetWriter::try_new(Vec::new(), schema.clone(), props).map_err(write_error)?;
+    for chunk in positions.chunks(BATCH_ROWS) {
+        let pos: Vec<i64> = chunk
+            .iter()
+            .map(|&p| i64::try_from(p).unwrap_or(i64::MAX))
+            .collect();
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec![data_file; chunk.len()])),
+            Arc::new(Int64Array::from(pos)),
+        ];
+        let batch = RecordBatch::try_new(schema.clone(), columns)
+            .map_err(|e| write_error(strata_parquet::Error::Arrow(e)))?;
+        w.write(&batch).map_err(write_error)?;
+    }
+    let bytes = w.finish().map_err(write_error)?;
+    location.put_new(rel, &bytes)?;
+    location.facts(rel)
+}
+
+/// The manifest entry of the position delete file at `path` (as metadata
+/// records it), whose facts are `facts`, of deletes in `partition`.
+pub(crate) fn entry(path: String, partition: Vec<PartValue>, facts: &FileFacts) -> Entry {
+    let id_of = |l: &crate::stats::LeafFacts| l.field_id;
+    let mut f: DataFile = file_of(path, partition, facts, id_of);
+    f.content = Content::PositionDeletes;
+    let encode = |id: i32, b: &crate::stats::Bound| match id {
+        DELETE_FILE_PATH_ID => bound_bytes(Primitive::String, b),
+        DELETE_POS_ID => bound_bytes(Primitive::Long, b),
+        _ => None,
+    };
+    bounds_of(&mut f, facts, encode, id_of);
+    Entry::added(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delete_file_bounds_name_its_one_data_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let location = TableDir::local(tmp.path()).unwrap();
+        let data = location.uri("data/p=1/a.parquet");
+        assert_eq!(dir_for(&location, &data), "data/p=1");
+        assert_eq!(dir_for(&location, "/elsewhere/a.parquet"), "data");
+        let rel = "data/p=1/d.parquet";
+        let facts = write(&location, rel, &data, &[2, 5, 70_000]).unwrap();
+        assert_eq!(facts.rows, 3);
+        let e = entry(location.uri(rel), vec![PartValue::Int(1)], &facts);
+        assert_eq!(e.file.content, Content::PositionDeletes);
+        let path_bound = |b: &[(i32, Vec<u8>)]| {
+            b.iter()
+                .find(|(id, _)| *id == DELETE_FILE_PATH_ID)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(path_bound(&e.file.lower), Some(data.as_bytes().to_vec()));
+        assert_eq!(path_bound(&e.file.upper), Some(data.as_bytes().to_vec()));
+        let pos = |b: &[(i32, Vec<u8>)]| {
+            b.iter()
+                .find(|(id, _)| *id == DELETE_POS_ID)
+                .map(|(_, v)| i64::from_le_bytes(v.as_slice().try_into().unwrap()))
+        };
+        assert_eq!(pos(&e.file.lower), Some(2));
+        assert_eq!(pos(&e.file.upper), Some(70_000));
+        // A second write of the same name is refused.
+        assert!(write(&location, rel, &data, &[1]).is_err());
+    }
+}
