@@ -24,7 +24,12 @@
 //! Arrow schema, so the Parquet writer records them) -> data files written
 //! by the caller -> [`stats::read_file`] per file -> [`iceberg::commit`]:
 //! manifest, manifest list, metadata, commit (and a catalog's
-//! compare-and-swap through its hook).
+//! compare-and-swap through its hook). A change of rows
+//! ([`iceberg::Change`]: data files removed and added, rows deleted by
+//! position) -> [`iceberg::commit_change`]: checked against the current
+//! snapshot's live files ([`iceberg::live_files`]), position delete files
+//! written by strata's Parquet writer, the manifests that held removed
+//! files written again, then committed as an append is.
 //! For Delta: Arrow schema -> [`delta::TableSchema`] -> data files
 //! written by the caller (identity partition columns left out of them,
 //! their values in the directory names) -> [`stats::read_file`] per file
