@@ -11,6 +11,7 @@
 //! ([`strata_changes::history`]).
 
 use std::{
+    collections::BTreeMap,
     io::BufWriter,
     ops::Range,
     path::{Path, PathBuf},
@@ -188,6 +189,178 @@ impl Flow {
                     hot as f64 / changed as f64
                 },
             });
+        }
+        Ok(out)
+    }
+}
+
+/// A data file of a table with a history: the ids of its rows, in the
+/// order it holds them (ascending).
+struct Tracked {
+    /// Its path relative to the table.
+    rel: String,
+    ids: Vec<u64>,
+}
+
+/// Where each row of a history lives: its file, or none (deleted or not
+/// born).
+const NOWHERE: u32 = u32::MAX;
+
+impl Flow {
+    /// Commits the history of each Iceberg table whose spec has
+    /// `changes`, version 0 just committed from `summaries`: one snapshot
+    /// per later version, merge-on-read (the rows a version updates or
+    /// deletes deleted by position from the files that hold them, the
+    /// updated and inserted rows in a new data file), each committed as
+    /// [`strata_table::iceberg::commit_change`] does, with the catalog's
+    /// entry moved along. Returns, per such table, its name and the
+    /// snapshots.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for a table with a layout (a history is
+    /// written over the files of contiguous rows yet); the generator's,
+    /// writer's and commit's errors.
+    pub fn commit_history_iceberg(
+        &self,
+        tables: &crate::table::IcebergTables,
+        summaries: &[crate::generate::Summary],
+    ) -> Result<Vec<(String, Vec<strata_table::iceberg::Committed>)>, Error> {
+        let mut out = Vec::new();
+        for (j, history, images) in self.histories()? {
+            let (generator, cfg) = &self.jobs()[j];
+            let name = strata_gen::BatchGenerator::name(generator).to_string();
+            if cfg.layout.is_some() {
+                return Err(Error::InvalidConfig(format!(
+                    "table `{name}`: a history is written over a table without a layout \
+                     (partitions, a sort order, file sizes) yet"
+                )));
+            }
+            let dir = &tables.dirs[j];
+            let schema = &tables.schemas[j];
+            let total = history.ids_at(history.versions());
+            let total_usize = usize::try_from(total).map_err(|_| {
+                Error::InvalidConfig(format!("table `{name}`: too many rows for a history"))
+            })?;
+            if total > u64::from(NOWHERE) {
+                return Err(Error::InvalidConfig(format!(
+                    "table `{name}`: a history of more than {NOWHERE} rows"
+                )));
+            }
+            let mut home = vec![NOWHERE; total_usize];
+            let mut files: Vec<Tracked> = Vec::new();
+            for f in &summaries[j].files {
+                let full = if f.path.is_absolute() || f.path.starts_with(&cfg.output_dir) {
+                    f.path.clone()
+                } else {
+                    cfg.output_dir.join(&f.path)
+                };
+                let full = if dir.is_remote() {
+                    full.to_string_lossy().into_owned()
+                } else {
+                    std::path::absolute(&full)
+                        .map_err(|e| Error::io("resolve", &full, e))?
+                        .to_string_lossy()
+                        .into_owned()
+                };
+                let rel = dir.relative(&full).ok_or_else(|| {
+                    Error::InvalidConfig(format!("data file {full} is outside table {dir}"))
+                })?;
+                let ids: Vec<u64> = (f.first_row..f.first_row + f.rows).collect();
+                for &id in &ids {
+                    home[id as usize] = files.len() as u32;
+                }
+                files.push(Tracked { rel, ids });
+            }
+            let run = strata_table::run_id();
+            let mut committed = Vec::new();
+            for v in 1..=history.versions() {
+                let mut deletes: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+                let (mut new_ids, mut new_images) = (Vec::new(), Vec::new());
+                for id in 0..history.ids_at(v) {
+                    let Some((op, _, after)) = history.change(id, v) else {
+                        continue;
+                    };
+                    let at = home[id as usize];
+                    if op != strata_changes::history::Op::Insert && at != NOWHERE {
+                        let f = &files[at as usize];
+                        let pos = f.ids.binary_search(&id).map_err(|_| {
+                            Error::InvalidConfig(format!(
+                                "table `{name}`: row {id} is not in {}",
+                                f.rel
+                            ))
+                        })?;
+                        deletes.entry(at).or_default().push(pos as u64);
+                        home[id as usize] = NOWHERE;
+                    }
+                    if let Some(image) = after {
+                        new_ids.push(id);
+                        new_images.push(if op == strata_changes::history::Op::Update {
+                            v
+                        } else {
+                            image
+                        });
+                    }
+                }
+                let mut added = Vec::new();
+                if !new_ids.is_empty() {
+                    let rel = format!("data/{}-{run}-v{v}_0.parquet", cfg.output_filename);
+                    let mut body = Vec::new();
+                    {
+                        let props = parquet::file::properties::WriterProperties::builder()
+                            .set_compression(
+                                strata_parquet::encoder::parquet_codec(cfg.compression)
+                                    .map_err(Error::Write)?,
+                            )
+                            .build();
+                        let mut w = ParquetWriter::try_new(&mut body, schema.arrow.clone(), props)
+                            .map_err(Error::Write)?;
+                        for (ids, imgs) in new_ids
+                            .chunks(BATCH_IDS as usize)
+                            .zip(new_images.chunks(BATCH_IDS as usize))
+                        {
+                            w.write(&images.rows(ids, imgs)?).map_err(Error::Write)?;
+                        }
+                        w.finish().map_err(Error::Write)?;
+                    }
+                    dir.put_new(&rel, &body)?;
+                    let facts = dir.facts(&rel)?;
+                    for &id in &new_ids {
+                        home[id as usize] = files.len() as u32;
+                    }
+                    files.push(Tracked {
+                        rel: rel.clone(),
+                        ids: new_ids,
+                    });
+                    added.push((rel, facts));
+                }
+                let position_deletes = deletes
+                    .into_iter()
+                    .map(|(f, positions)| strata_table::iceberg::PositionDeletes {
+                        file: files[f as usize].rel.clone(),
+                        positions,
+                    })
+                    .collect();
+                let change = strata_table::iceberg::Change {
+                    table: strata_table::iceberg::NewTable {
+                        location: dir,
+                        schema,
+                        arrow: &schema.arrow,
+                        partition: &crate::table::partition_fields(cfg),
+                        sort: &crate::table::sort_fields(cfg),
+                        properties: crate::table::table_properties(cfg, schema),
+                        files: &added,
+                    },
+                    removed: Vec::new(),
+                    position_deletes,
+                    replace: false,
+                };
+                committed.push(crate::table::commit_change_with_catalog(
+                    &change,
+                    tables.catalog.as_ref(),
+                    &name,
+                )?);
+            }
+            out.push((name, committed));
         }
         Ok(out)
     }

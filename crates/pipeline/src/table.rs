@@ -38,7 +38,7 @@ pub struct IcebergTables {
     /// prefix.
     pub dirs: Vec<TableDir>,
     /// Each job's table schema (of its data files).
-    schemas: Vec<TableSchema>,
+    pub(crate) schemas: Vec<TableSchema>,
     /// The SQL catalog the tables are registered in, if any.
     pub catalog: Option<Catalog>,
 }
@@ -112,18 +112,42 @@ fn commit_with_catalog(
     catalog: Option<&mut (&Catalog, SqliteCatalog)>,
     name: &str,
 ) -> Result<Committed, Error> {
+    with_catalog(catalog, name, |hook| iceberg::commit(t, hook))
+}
+
+/// Runs `commit` with the hook that moves the catalog's entry for table
+/// `name`, if there is a catalog, to the new version.
+fn with_catalog(
+    catalog: Option<&mut (&Catalog, SqliteCatalog)>,
+    name: &str,
+    commit: impl FnOnce(Option<iceberg::CatalogHook<'_>>) -> Result<Committed, strata_table::Error>,
+) -> Result<Committed, Error> {
     let Some((c, open)) = catalog else {
-        return Ok(iceberg::commit(t, None)?);
+        return Ok(commit(None)?);
     };
     let mut hook = |old: Option<&Path>, new: &Path| -> Result<(), strata_table::Error> {
         let old = old.map(|p| p.to_string_lossy().into_owned());
         open.swap(&c.namespace, name, old.as_deref(), &new.to_string_lossy())
     };
-    Ok(iceberg::commit(t, Some(&mut hook))?)
+    Ok(commit(Some(&mut hook))?)
+}
+
+/// Commits change `c` of table `name` as a snapshot, and moves the
+/// catalog's entry, if any, to it.
+pub(crate) fn commit_change_with_catalog(
+    c: &iceberg::Change<'_>,
+    catalog: Option<&Catalog>,
+    name: &str,
+) -> Result<Committed, Error> {
+    let mut open = match catalog {
+        Some(cat) => Some((cat, cat.open_for_commit()?)),
+        None => None,
+    };
+    with_catalog(open.as_mut(), name, |hook| iceberg::commit_change(c, hook))
 }
 
 /// The partition fields of a job's layout (none without one).
-fn partition_fields(cfg: &GenerateConfig) -> Vec<strata_layout::PartitionField> {
+pub(crate) fn partition_fields(cfg: &GenerateConfig) -> Vec<strata_layout::PartitionField> {
     cfg.layout
         .as_ref()
         .map(|l| l.fields().to_vec())
@@ -131,7 +155,7 @@ fn partition_fields(cfg: &GenerateConfig) -> Vec<strata_layout::PartitionField> 
 }
 
 /// The sort keys of a job's layout as a table's sort order.
-fn sort_fields(cfg: &GenerateConfig) -> Vec<SortField> {
+pub(crate) fn sort_fields(cfg: &GenerateConfig) -> Vec<SortField> {
     cfg.layout
         .as_ref()
         .map(|l| {
@@ -759,7 +783,7 @@ pub fn commit_staged(dir: &TableDir, catalog: Option<&Catalog>) -> Result<Staged
 
 /// A new table's properties: its codec, and the name mapping by which
 /// readers find the files' columns.
-fn table_properties(
+pub(crate) fn table_properties(
     cfg: &GenerateConfig,
     schema: &TableSchema,
 ) -> std::collections::BTreeMap<String, String> {
