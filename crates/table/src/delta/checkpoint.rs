@@ -4,9 +4,12 @@
 //! A checkpoint at version `v` is `_delta_log/{v:020}.checkpoint.parquet`
 //! with one row per action (the protocol, the metaData, each
 //! application's last `txn`, each live file's `add`, each tombstone's
-//! `remove`) in the columns of the same names, the other columns of a
-//! row null. Statistics stay JSON text (`add.stats`), as Delta's writers
-//! keep them by default. `_delta_log/_last_checkpoint` then names it.
+//! `remove`, with its partition values and size but without statistics)
+//! in the columns of the same names, the other columns of a row null.
+//! Statistics stay JSON text (`add.stats`), as Delta's writers keep them
+//! by default. Change data files (`cdc`) and `commitInfo` are no part of
+//! a state, so no checkpoint holds them. `_delta_log/_last_checkpoint`
+//! then names it.
 //!
 //! Rows go into Arrow through `arrow-json` from the same serde types the
 //! log's lines use, and out of a checkpoint the same way back, so a
@@ -109,6 +112,9 @@ pub fn schema() -> SchemaRef {
                 ("path", Utf8),
                 ("deletionTimestamp", Int64),
                 ("dataChange", Boolean),
+                ("extendedFileMetadata", Boolean),
+                ("partitionValues", string_map(true)),
+                ("size", Int64),
             ],
         ),
         group(
@@ -198,7 +204,17 @@ pub fn encode(state: &Snapshot, table: &Path) -> Result<Vec<u8>, Error> {
         add: Some(a),
         ..Row::default()
     }));
-    rows.extend(state.removed.values().map(|r| Row {
+    // Tombstones without their statistics, as the protocol keeps them
+    // in checkpoints.
+    let tombstones: Vec<Remove> = state
+        .removed
+        .values()
+        .map(|r| Remove {
+            stats: None,
+            ..r.clone()
+        })
+        .collect();
+    rows.extend(tombstones.iter().map(|r| Row {
         remove: Some(r),
         ..Row::default()
     }));
@@ -352,6 +368,10 @@ mod tests {
                     path: "old.parquet".into(),
                     deletion_timestamp: Some(5),
                     data_change: true,
+                    extended_file_metadata: Some(true),
+                    partition_values: Some(BTreeMap::from([("flag".into(), None)])),
+                    size: Some(10),
+                    stats: Some(r#"{"numRecords":3}"#.into()),
                 },
             )]),
             txns: BTreeMap::from([(
@@ -382,7 +402,12 @@ mod tests {
         assert_eq!(lines[2].txn.as_ref(), s.txns.get("app"));
         let adds: Vec<&Add> = lines.iter().filter_map(|l| l.add.as_ref()).collect();
         assert_eq!(adds, s.files.values().collect::<Vec<_>>());
-        assert_eq!(lines[5].remove.as_ref(), s.removed.get("old.parquet"));
+        // The tombstone keeps all but its statistics.
+        let tombstone = Remove {
+            stats: None,
+            ..s.removed["old.parquet"].clone()
+        };
+        assert_eq!(lines[5].remove.as_ref(), Some(&tombstone));
         assert!(lines.iter().all(|l| l.other.is_empty()));
         let last: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(dir.path().join(LOG_DIR).join(LAST_CHECKPOINT)).unwrap(),

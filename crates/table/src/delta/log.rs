@@ -36,40 +36,98 @@ pub struct Protocol {
 }
 
 /// The table features strata writes and keeps: a table that needs any
-/// other is not appended to (its writer would have to honour it).
-pub const KNOWN_FEATURES: &[&str] = &["timestampNtz"];
+/// other is not written to (its writer would have to honour it).
+/// `appendOnly` is honoured (no change removes data from a table whose
+/// `delta.appendOnly` is `true`), `changeDataFeed` too (a change that
+/// rewrites rows of a table whose `delta.enableChangeDataFeed` is `true`
+/// carries its change data files).
+pub const KNOWN_FEATURES: &[&str] = &["appendOnly", "changeDataFeed", "timestampNtz"];
+
+/// The writer-only table features among those Delta defines, each with
+/// the legacy writer version that brings it without table features
+/// (`None`: only through writer version 7). Every other feature binds
+/// readers too.
+const WRITER_ONLY_FEATURES: &[(&str, Option<i32>)] = &[
+    ("appendOnly", Some(2)),
+    ("invariants", Some(2)),
+    ("checkConstraints", Some(3)),
+    ("changeDataFeed", Some(4)),
+    ("generatedColumns", Some(4)),
+    ("identityColumns", Some(6)),
+    ("allowColumnDefaults", None),
+    ("rowTracking", None),
+    ("domainMetadata", None),
+    ("icebergCompatV1", None),
+    ("icebergCompatV2", None),
+    ("clustering", None),
+    ("inCommitTimestamp", None),
+];
 
 impl Protocol {
-    /// The protocol a table of `features` needs: reader 1 and writer 2
-    /// (what plain tables get from Delta's own writers), or the
-    /// table-features versions 3 and 7 naming them.
+    /// The lowest protocol a table of `features` needs. With only
+    /// writer-only features that a legacy writer version brings
+    /// (`appendOnly`, `changeDataFeed`, ...), reader 1 and the highest of
+    /// their writer versions, at least 2 (what plain tables get from
+    /// Delta's own writers); with a feature that binds readers
+    /// (`timestampNtz`), reader 3 and writer 7 with the reader features
+    /// in `readerFeatures` and every feature in `writerFeatures`; with
+    /// writer-only features of writer 7 only, reader 1 and writer 7
+    /// naming them. The lists are sorted.
     pub fn for_features(features: &[&str]) -> Protocol {
-        if features.is_empty() {
-            Protocol {
+        let writer_only = |f: &str| WRITER_ONLY_FEATURES.iter().find(|(n, _)| *n == f);
+        let mut all: Vec<String> = features.iter().map(|f| (*f).to_string()).collect();
+        all.sort_unstable();
+        all.dedup();
+        let readers: Vec<String> = all
+            .iter()
+            .filter(|f| writer_only(f).is_none())
+            .cloned()
+            .collect();
+        let legacy: Option<Vec<i32>> = all
+            .iter()
+            .map(|f| writer_only(f).and_then(|(_, v)| *v))
+            .collect();
+        match legacy {
+            Some(versions) => Protocol {
                 min_reader_version: 1,
-                min_writer_version: 2,
+                min_writer_version: versions.into_iter().fold(2, i32::max),
                 reader_features: None,
                 writer_features: None,
-            }
-        } else {
-            let names: Vec<String> = features.iter().map(|f| (*f).to_string()).collect();
-            Protocol {
-                min_reader_version: 3,
+            },
+            None => Protocol {
+                min_reader_version: if readers.is_empty() { 1 } else { 3 },
                 min_writer_version: 7,
-                reader_features: Some(names.clone()),
-                writer_features: Some(names),
-            }
+                reader_features: (!readers.is_empty()).then_some(readers),
+                writer_features: Some(all),
+            },
         }
     }
 
-    /// Checks that strata may append to a table of this protocol: writer
-    /// version 2 or below (version 3 to 6 bring invariants, constraints,
-    /// generated and identity columns, column mapping), or 7 with known
-    /// features only.
+    /// Whether the table supports writer feature `feature`: at writer
+    /// version 7 when `writerFeatures` names it, below when the legacy
+    /// version that brings it is reached.
+    pub fn supports(&self, feature: &str) -> bool {
+        if self.min_writer_version >= 7 {
+            return self.writer_features.iter().flatten().any(|f| f == feature);
+        }
+        WRITER_ONLY_FEATURES
+            .iter()
+            .find(|(n, _)| *n == feature)
+            .and_then(|(_, v)| *v)
+            .is_some_and(|v| self.min_writer_version >= v)
+    }
+
+    /// Checks that strata may write to a table of this protocol and
+    /// metadata `meta`: writer version 4 or below (5 and 6 bring column
+    /// mapping and identity columns), or 7 with [`KNOWN_FEATURES`] only;
+    /// and none of the legacy versions' features in use that strata
+    /// does not honour: column invariants (writer 2 and up), `CHECK`
+    /// constraints and checkpoint statistics as structs (3 and up),
+    /// generated columns (4).
     ///
     /// # Errors
     /// [`Error::Unsupported`] naming what strata would have to honour.
-    pub fn check_writable(&self, table: &Path) -> Result<(), Error> {
+    pub fn check_writable(&self, table: &Path, meta: &MetaData) -> Result<(), Error> {
         let mut unknown: Vec<&str> = self
             .writer_features
             .iter()
@@ -81,26 +139,64 @@ impl Protocol {
         unknown.sort_unstable();
         unknown.dedup();
         let ok = match self.min_writer_version {
-            ..=2 => true,
+            ..=4 => true,
             7 => unknown.is_empty(),
             _ => false,
         };
-        if ok && self.min_reader_version <= 3 {
-            return Ok(());
+        if !(ok && self.min_reader_version <= 3) {
+            return Err(Error::Unsupported(format!(
+                "{}: the table needs reader version {} and writer version {}{}; strata writes \
+                 only to tables of writer version 4 or below, or 7 with the features [{}]",
+                table.display(),
+                self.min_reader_version,
+                self.min_writer_version,
+                if unknown.is_empty() {
+                    String::new()
+                } else {
+                    format!(" with the features [{}]", unknown.join(", "))
+                },
+                KNOWN_FEATURES.join(", ")
+            )));
         }
-        Err(Error::Unsupported(format!(
-            "{}: the table needs reader version {} and writer version {}{}; strata appends only \
-             to tables of writer version 2, or 7 with the features [{}]",
-            table.display(),
-            self.min_reader_version,
-            self.min_writer_version,
-            if unknown.is_empty() {
-                String::new()
-            } else {
-                format!(" with the features [{}]", unknown.join(", "))
-            },
-            KNOWN_FEATURES.join(", ")
-        )))
+        let legacy = self.min_writer_version < 7;
+        let config = |key: &str| meta.configuration.get(key).map(|v| v.to_ascii_lowercase());
+        let in_use = [
+            (
+                legacy && meta.schema_string.contains("\"delta.invariants\""),
+                "column invariants (`delta.invariants`)",
+            ),
+            (
+                legacy
+                    && self.min_writer_version >= 3
+                    && meta
+                        .configuration
+                        .keys()
+                        .any(|k| k.starts_with("delta.constraints.")),
+                "CHECK constraints (`delta.constraints.*`)",
+            ),
+            (
+                legacy
+                    && self.min_writer_version >= 3
+                    && (config("delta.checkpoint.writeStatsAsStruct").as_deref() == Some("true")
+                        || config("delta.checkpoint.writeStatsAsJson").as_deref() == Some("false")),
+                "checkpoint statistics as structs (`delta.checkpoint.writeStatsAs*`)",
+            ),
+            (
+                legacy
+                    && self.min_writer_version >= 4
+                    && meta
+                        .schema_string
+                        .contains("\"delta.generationExpression\""),
+                "generated columns (`delta.generationExpression`)",
+            ),
+        ];
+        match in_use.iter().find(|(used, _)| *used) {
+            Some((_, what)) => Err(Error::Unsupported(format!(
+                "{}: the table uses {what}, which strata does not honour",
+                table.display()
+            ))),
+            None => Ok(()),
+        }
     }
 }
 
@@ -161,7 +257,9 @@ pub struct Add {
 }
 
 /// A `remove` action: a data file that left the table (kept in
-/// checkpoints as a tombstone).
+/// checkpoints as a tombstone). strata writes the extended form
+/// (`extendedFileMetadata`: the file's partition values and size, and
+/// its statistics when its `add` had them).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Remove {
@@ -170,7 +268,39 @@ pub struct Remove {
     /// When it was removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_timestamp: Option<i64>,
-    /// True when the commit changed the table's data.
+    /// True when the commit changed the table's data (false for a
+    /// rewrite that keeps the rows, as compaction's).
+    pub data_change: bool,
+    /// True when `partition_values` and `size` are there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended_file_metadata: Option<bool>,
+    /// The file's partition values, as its `add` had them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_values: Option<BTreeMap<String, Option<String>>>,
+    /// The file's size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    /// The file's statistics, as its `add` had them (log entries only:
+    /// checkpoints leave them out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<String>,
+}
+
+/// A `cdc` action: a change data file of the version it is in (rows
+/// with their `_change_type`), read by change data readers instead of
+/// the version's `add`s and `remove`s. It changes no state: a
+/// checkpoint does not hold it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cdc {
+    /// The file's path relative to the table (under `_change_data/`), as
+    /// a URI.
+    pub path: String,
+    /// Its partition values, as text (`None` for null).
+    pub partition_values: BTreeMap<String, Option<String>>,
+    /// Its size in bytes.
+    pub size: i64,
+    /// Always false: change data files do not change the table's data.
     pub data_change: bool,
 }
 
@@ -188,8 +318,7 @@ pub struct Txn {
 }
 
 /// One line of a log entry, or one row of a checkpoint: the action under
-/// its name. Any other action (`cdc`, `domainMetadata`, ...) lands in
-/// `other`.
+/// its name. Any other action (`domainMetadata`, ...) lands in `other`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct LogLine {
@@ -198,6 +327,8 @@ pub(crate) struct LogLine {
     pub(crate) add: Option<Add>,
     pub(crate) remove: Option<Remove>,
     pub(crate) txn: Option<Txn>,
+    /// A change data file: part of its version only, not of the state.
+    pub(crate) cdc: Option<Cdc>,
     /// Read past: what a commit did changes no state.
     #[serde(rename = "commitInfo")]
     _commit_info: Option<serde::de::IgnoredAny>,
@@ -228,7 +359,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Applies one action.
+    /// Applies one action (a `cdc` or `commitInfo` changes nothing).
     pub(crate) fn apply(&mut self, line: LogLine) {
         if let Some(p) = line.protocol {
             self.protocol = p;
@@ -271,25 +402,105 @@ impl Snapshot {
 mod tests {
     use super::*;
 
+    fn meta(configuration: &[(&str, &str)], schema: &str) -> MetaData {
+        MetaData {
+            id: "t".into(),
+            name: None,
+            description: None,
+            format: Format {
+                provider: "parquet".into(),
+                options: BTreeMap::new(),
+            },
+            schema_string: schema.into(),
+            partition_columns: Vec::new(),
+            configuration: configuration
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            created_time: None,
+        }
+    }
+
+    #[test]
+    fn protocols_are_the_lowest_the_features_need() {
+        let p = Protocol::for_features(&[]);
+        assert_eq!((p.min_reader_version, p.min_writer_version), (1, 2));
+        let p = Protocol::for_features(&["changeDataFeed"]);
+        assert_eq!((p.min_reader_version, p.min_writer_version), (1, 4));
+        assert!(p.reader_features.is_none() && p.writer_features.is_none());
+        assert!(p.supports("changeDataFeed") && p.supports("appendOnly"));
+        assert!(!Protocol::for_features(&[]).supports("changeDataFeed"));
+        let p = Protocol::for_features(&["timestampNtz", "changeDataFeed", "timestampNtz"]);
+        assert_eq!((p.min_reader_version, p.min_writer_version), (3, 7));
+        assert_eq!(p.reader_features, Some(vec!["timestampNtz".to_string()]));
+        assert_eq!(
+            p.writer_features,
+            Some(vec![
+                "changeDataFeed".to_string(),
+                "timestampNtz".to_string()
+            ])
+        );
+        assert!(p.supports("changeDataFeed") && !p.supports("appendOnly"));
+        // A writer-only feature of writer 7 alone: reader 1.
+        let p = Protocol::for_features(&["domainMetadata"]);
+        assert_eq!((p.min_reader_version, p.min_writer_version), (1, 7));
+        assert!(p.reader_features.is_none());
+    }
+
     #[test]
     fn unknown_writer_features_and_versions_are_refused() {
         let p = Path::new("t");
-        assert!(Protocol::for_features(&[]).check_writable(p).is_ok());
+        let plain = meta(&[], "{}");
         assert!(
-            Protocol::for_features(&["timestampNtz"])
-                .check_writable(p)
+            Protocol::for_features(&[])
+                .check_writable(p, &plain)
+                .is_ok()
+        );
+        assert!(
+            Protocol::for_features(&["timestampNtz", "changeDataFeed"])
+                .check_writable(p, &plain)
                 .is_ok()
         );
         let dv = Protocol::for_features(&["deletionVectors", "timestampNtz"]);
-        let e = dv.check_writable(p).unwrap_err().to_string();
+        let e = dv.check_writable(p, &plain).unwrap_err().to_string();
         assert!(e.contains("[deletionVectors]"), "{e}");
-        let v4 = Protocol {
+        let legacy = |w: i32| Protocol {
             min_reader_version: 1,
-            min_writer_version: 4,
+            min_writer_version: w,
             reader_features: None,
             writer_features: None,
         };
-        let e = v4.check_writable(p).unwrap_err().to_string();
-        assert!(e.contains("writer version 4"), "{e}");
+        assert!(legacy(4).check_writable(p, &plain).is_ok());
+        let e = legacy(5).check_writable(p, &plain).unwrap_err().to_string();
+        assert!(e.contains("writer version 5"), "{e}");
+        // Features of the legacy versions that strata does not honour.
+        for (w, m, what) in [
+            (
+                4,
+                meta(&[("delta.constraints.positive", "id > 0")], "{}"),
+                "CHECK constraints",
+            ),
+            (
+                3,
+                meta(&[("delta.checkpoint.writeStatsAsStruct", "TRUE")], "{}"),
+                "as structs",
+            ),
+            (
+                4,
+                meta(&[], r#"{"metadata":{"delta.generationExpression":"1"}}"#),
+                "generated columns",
+            ),
+            (
+                2,
+                meta(&[], r#"{"metadata":{"delta.invariants":"x"}}"#),
+                "invariants",
+            ),
+        ] {
+            let e = legacy(w).check_writable(p, &m).unwrap_err().to_string();
+            assert!(e.contains(what), "{e}");
+        }
+        // Constraints at writer 2 are not the writer's to honour.
+        let m = meta(&[("delta.constraints.positive", "id > 0")], "{}");
+        assert!(legacy(2).check_writable(p, &m).is_ok());
     }
 }

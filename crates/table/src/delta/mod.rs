@@ -123,8 +123,8 @@ pub fn current(location: &TableDir) -> Result<Option<Snapshot>, Error> {
 
 /// Checks that data files of `schema`, partitioned by `partition`, can be
 /// committed at `location`: a new table, or a Delta table of the same
-/// schema and partition columns, whose protocol strata can write (to
-/// which they are appended).
+/// schema and partition columns, whose protocol and properties strata
+/// can write (to which they are appended).
 ///
 /// # Errors
 /// [`Error::BadTable`] for an Iceberg table or an unreadable log;
@@ -138,7 +138,7 @@ pub fn check_target(
     let Some(cur) = current(location)? else {
         return Ok(None);
     };
-    cur.protocol.check_writable(&location.root())?;
+    cur.protocol.check_writable(&location.root(), &cur.meta)?;
     let columns = partition_columns(partition)?;
     if cur.meta.partition_columns != columns {
         return Err(Error::Unsupported(format!(
@@ -159,10 +159,11 @@ pub fn check_target(
     Ok(Some(cur))
 }
 
-/// The data files the log of the Delta table at `location` names,
-/// relative to it: every `add` and `remove` of its newest checkpoint and
-/// of every log entry there (so that a reader of an older version finds
-/// its files); `None` when there is no table.
+/// The files the log of the Delta table at `location` names, relative
+/// to it: every `add` and `remove` of its newest checkpoint and every
+/// `add`, `remove` and `cdc` of every log entry there (so that a reader
+/// of an older version, or of the change data feed, finds its files);
+/// `None` when there is no table.
 ///
 /// # Errors
 /// As [`replay()`]; a log entry that does not read.
@@ -192,6 +193,7 @@ pub fn referenced(
             };
             uris.extend(line.add.map(|a| a.path));
             uris.extend(line.remove.map(|r| r.path));
+            uris.extend(line.cdc.map(|c| c.path));
         }
     }
     Ok(Some(

@@ -120,23 +120,13 @@ pub fn replay(location: &TableDir, at: Option<u64>) -> Result<Option<Snapshot>, 
                 ),
             ));
         }
-        let rel = format!("{LOG_DIR}/{}", log_file_name(v));
-        let path = location.at(&rel);
-        let bytes = location
-            .read(&rel)?
-            .ok_or_else(|| bad(path.clone(), "the log entry is gone".into()))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|e| bad(path.clone(), format!("not a Delta log entry: {e}")))?;
-        for (n, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let line: LogLine = serde_json::from_str(line).map_err(|e| {
-                bad(
-                    path.clone(),
-                    format!("line {}: not a Delta log action: {e}", n + 1),
-                )
-            })?;
+        let lines = read_entry(location, v)?.ok_or_else(|| {
+            bad(
+                log_dir.join(log_file_name(v)),
+                "the log entry is gone".into(),
+            )
+        })?;
+        for line in lines {
             seen_protocol |= line.protocol.is_some();
             seen_meta |= line.meta_data.is_some();
             state.apply(line);
@@ -152,6 +142,36 @@ pub fn replay(location: &TableDir, at: Option<u64>) -> Result<Option<Snapshot>, 
         ));
     }
     Ok(Some(state))
+}
+
+/// The actions of the log entry of `version` of the table at
+/// `location`, in their order; `None` when there is no such entry.
+///
+/// # Errors
+/// [`Error::BadTable`] when the entry is not UTF-8 or a line is not a
+/// Delta action; IO or store errors.
+pub(crate) fn read_entry(location: &TableDir, version: u64) -> Result<Option<Vec<LogLine>>, Error> {
+    let rel = format!("{LOG_DIR}/{}", log_file_name(version));
+    let Some(bytes) = location.read(&rel)? else {
+        return Ok(None);
+    };
+    let path = location.at(&rel);
+    let bad = |reason: String| Error::BadTable {
+        path: path.clone(),
+        reason,
+    };
+    let text = String::from_utf8(bytes).map_err(|e| bad(format!("not a Delta log entry: {e}")))?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(
+            serde_json::from_str(line)
+                .map_err(|e| bad(format!("line {}: not a Delta log action: {e}", n + 1)))?,
+        );
+    }
+    Ok(Some(out))
 }
 
 #[cfg(test)]
