@@ -5,9 +5,11 @@
 //! [`create`] writes `LOCATION/_delta_log/00000000000000000000.json`,
 //! newline-delimited JSON actions: `commitInfo` (a `WRITE` in mode
 //! `ErrorIfExists`), `protocol` (the lowest versions the table's types
-//! need: reader 1 and writer 2, or reader 3 and writer 7 with the
-//! `timestampNtz` feature), `metaData` (a random id, Parquet, the schema,
-//! the partition columns) and one `add` per data file (its path, its
+//! and properties need: reader 1 and writer 2; writer 4 for the change
+//! data feed; or reader 3 and writer 7 with the `timestampNtz` feature,
+//! and `changeDataFeed` among the writer features), `metaData` (a random
+//! id, Parquet, the schema, the partition columns, the properties
+//! [`create_with`] was given) and one `add` per data file (its path, its
 //! partition values, size, modification time and statistics). The file
 //! is created only if absent, so a table is either complete or not
 //! there.
@@ -23,17 +25,19 @@
 //! the data files.
 
 pub mod checkpoint;
+pub mod commit;
 pub mod log;
+pub mod properties;
 pub mod replay;
 pub mod schema;
 pub mod stats;
 pub mod values;
 
-use std::{collections::BTreeMap, path::PathBuf};
+use std::collections::BTreeMap;
 
-use serde::Serialize;
 use strata_layout::{PartitionField, Transform};
 
+pub use commit::{COMMIT_RETRIES, Committed, write_checkpoint};
 pub use log::{LOG_DIR, Snapshot, log_file_name};
 pub use replay::replay;
 pub use schema::{DeltaType, Primitive, StructField, TableSchema};
@@ -44,7 +48,8 @@ use crate::{
     ids::{now_ms, uuid},
     stats::FileFacts,
 };
-use log::{Add, Format, MetaData, Protocol};
+use commit::{Action, CommitInfo};
+use log::{Format, MetaData, Protocol};
 
 /// A new table: its schema, partition columns and data files.
 #[derive(Debug, Clone, Copy)]
@@ -59,27 +64,6 @@ pub struct NewTable<'a> {
     /// The data files: each one's path relative to `location` (`/`
     /// separated, partition directories included) and its facts.
     pub files: &'a [(String, FileFacts)],
-}
-
-/// What [`create`] committed.
-#[derive(Debug, Clone)]
-pub struct Committed {
-    /// The log entry of the new version.
-    pub log_file: PathBuf,
-    /// The version (0 for a new table).
-    pub version: u64,
-    /// The table's id (`metaData.id`).
-    pub table_id: String,
-    /// Data files added.
-    pub files: usize,
-    /// Rows in them.
-    pub rows: u64,
-    /// The checkpoint written after the commit, when the version was due
-    /// one (every `delta.checkpointInterval` versions, 10 by default).
-    pub checkpoint: Option<checkpoint::Written>,
-    /// Why a due checkpoint was not written (the commit stands: readers
-    /// replay the log from the checkpoint before).
-    pub checkpoint_error: Option<String>,
 }
 
 /// The columns a Delta table is partitioned by, from a layout's partition
@@ -203,111 +187,85 @@ pub fn referenced(
     ))
 }
 
-/// How many times an append is tried again on top of a version another
-/// writer committed first.
-pub const COMMIT_RETRIES: u64 = 100;
-
-/// One line of a log entry: an action, under its name
-/// (`{"add": {...}}`), its fields in the protocol's order.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-enum Action<'a> {
-    /// What the commit did.
-    CommitInfo(CommitInfo),
-    /// The versions (and features) readers and writers need.
-    Protocol(Protocol),
-    /// The table's id, format, schema and partition columns.
-    MetaData(MetaData),
-    /// A data file.
-    Add(&'a Add),
-}
-
-/// A `commitInfo` action.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CommitInfo {
-    timestamp: i64,
-    operation: &'static str,
-    /// The operation's settings, each one's value as text (`partitionBy`
-    /// is a JSON array in a string).
-    operation_parameters: BTreeMap<&'static str, String>,
-    is_blind_append: bool,
-    engine_info: &'static str,
-}
-
 /// Writes the log of a new table over its data files and commits it as
 /// version 0, or appends them as the table's next version; then writes
-/// the checkpoint when the version is due one.
+/// the checkpoint when the version is due one. The table's properties
+/// are none: [`create_with`] takes them.
+///
+/// # Errors
+/// As [`create_with`].
+pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
+    create_with(t, &BTreeMap::new())
+}
+
+/// [`create`] with table properties (`metaData.configuration`): a new
+/// table gets them, and the protocol they need
+/// (`delta.enableChangeDataFeed` = `true`: writer version 4, or the
+/// `changeDataFeed` feature at 7); an append checks that the table has
+/// them.
 ///
 /// # Errors
 /// [`Error::BadTable`] when `location` holds another format or a log
 /// that does not read, or a data file's path lacks a partition
 /// directory; [`Error::Unsupported`] for a partition field with a
 /// transform or on a column that is not a top-level primitive of the
-/// schema, or a table of another schema or partitioning (also one that
-/// another writer made first); [`Error::Conflict`] after
+/// schema, a property strata does not honour ([`properties::check`]),
+/// or a table of another schema, partitioning or properties (also one
+/// that another writer made first); [`Error::Conflict`] after
 /// [`COMMIT_RETRIES`] versions taken by other writers; IO errors.
-pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
-    let existing = check_target(t.location, t.schema, t.partition)?;
-    let partition = partition_columns(t.partition)?;
-    let mut typed = Vec::with_capacity(partition.len());
-    for column in &partition {
-        match t.schema.field(column).map(|f| &f.data_type) {
-            Some(DeltaType::Primitive(p)) => typed.push((column.clone(), *p)),
-            Some(_) => {
-                return Err(Error::Unsupported(format!(
-                    "partition column `{column}` is not of a primitive type"
-                )));
-            }
-            None => {
-                return Err(Error::Unsupported(format!(
-                    "partition column `{column}`: the schema has no such column"
-                )));
-            }
+pub fn create_with(
+    t: &NewTable<'_>,
+    configuration: &BTreeMap<String, String>,
+) -> Result<Committed, Error> {
+    properties::check(configuration)?;
+    let target = |location: &TableDir| -> Result<Option<Snapshot>, Error> {
+        let existing = check_target(location, t.schema, t.partition)?;
+        if let Some(cur) = &existing {
+            properties::check_same(&location.root(), &cur.meta, configuration)?;
         }
-    }
+        Ok(existing)
+    };
+    let existing = target(t.location)?;
+    let partition = partition_columns(t.partition)?;
+    let typed = t.schema.partition_types(&partition)?;
     // The data files' `add`s: the same whatever version they land in.
     let mut rows = 0u64;
     let mut adds = Vec::with_capacity(t.files.len());
     for (rel, facts) in t.files {
-        adds.push(Add {
-            path: values::path_uri(rel),
-            partition_values: values::partition_values(rel, &typed)?,
-            size: i64::try_from(facts.bytes).unwrap_or(i64::MAX),
-            modification_time: t.location.modified_ms(rel)?,
-            data_change: true,
-            stats: Some(stats::file_stats(t.schema, facts)),
-        });
+        adds.push(commit::add_action(
+            t.location, rel, facts, t.schema, &typed, true,
+        )?);
         rows += facts.rows;
     }
     let made_dir = !t.location.has_dir(LOG_DIR)?;
     let mut existing = existing;
     let mut attempts = 0;
-    let (target, version, table_id) = loop {
+    let (log_file, version, table_id, meta) = loop {
         let table_id = existing.as_ref().map_or_else(uuid, |c| c.meta.id.clone());
         let version = existing.as_ref().map_or(0, |c| c.version + 1);
-        let body = entry(t, &partition, existing.is_some(), &table_id, &adds)?;
-        let rel = format!("{LOG_DIR}/{}", log_file_name(version));
-        match t.location.put_new(&rel, &body) {
-            Ok(()) => break (t.location.at(&rel), version, table_id),
-            Err(Error::Store(strata_store::Error::OutputExists { .. }))
-                if attempts < COMMIT_RETRIES =>
-            {
+        let (lines, meta) = entry(t, &partition, configuration, existing.as_ref(), &table_id);
+        let mut lines: Vec<Action<'_>> = lines;
+        lines.extend(adds.iter().map(Action::Add));
+        let claimed = commit::encode(t.location, &lines)
+            .and_then(|body| commit::claim(t.location, version, &body));
+        match claimed {
+            Ok(Some(path)) => break (path, version, table_id, meta),
+            Ok(None) if attempts < COMMIT_RETRIES => {
                 // Another writer took this version (or made the table
                 // first): a blind append goes on top of it, once the
-                // table is still of this schema and partitioning.
+                // table is still of this schema, partitioning and
+                // properties.
                 attempts += 1;
-                existing = check_target(t.location, t.schema, t.partition)?;
+                existing = target(t.location)?;
+            }
+            Ok(None) => {
+                return Err(Error::Conflict {
+                    path: t.location.root(),
+                    version,
+                });
             }
             Err(e) => {
-                let e = match e {
-                    Error::Store(strata_store::Error::OutputExists { .. }) => Error::Conflict {
-                        path: t.location.root(),
-                        version,
-                    },
-                    e => e,
-                };
-                if made_dir && !matches!(e, Error::Conflict { .. }) {
+                if made_dir {
                     // Only an empty directory goes: another writer's log
                     // stays.
                     t.location.remove_empty_dir(LOG_DIR);
@@ -316,38 +274,31 @@ pub fn create(t: &NewTable<'_>) -> Result<Committed, Error> {
             }
         }
     };
-    let every = existing.as_ref().map_or(checkpoint::DEFAULT_INTERVAL, |c| {
-        checkpoint::interval(&c.meta)
-    });
-    let (checkpoint, checkpoint_error) = if version > 0 && version % every == 0 {
-        match write_checkpoint(t.location, version) {
-            Ok(c) => (Some(c), None),
-            Err(e) => (None, Some(e.to_string())),
-        }
-    } else {
-        (None, None)
-    };
+    let (checkpoint, checkpoint_error) = commit::checkpoint_when_due(t.location, version, &meta);
     Ok(Committed {
-        log_file: target,
+        log_file,
         version,
         table_id,
         files: t.files.len(),
         rows,
+        removed: 0,
+        change_files: 0,
         checkpoint,
         checkpoint_error,
     })
 }
 
-/// The log entry of a commit of `adds` to table `t`: a `commitInfo`,
-/// then for a new table (`append` false) its `protocol` and `metaData`
-/// (id `table_id`), then the `add`s, one JSON action a line.
+/// The actions of a commit of table `t` before its `add`s, and the
+/// table's metadata: a `commitInfo`, then for a new table (`existing`
+/// none) its `protocol` and `metaData` (id `table_id`, properties
+/// `configuration`).
 fn entry(
     t: &NewTable<'_>,
     partition: &[String],
-    append: bool,
+    configuration: &BTreeMap<String, String>,
+    existing: Option<&Snapshot>,
     table_id: &str,
-    adds: &[Add],
-) -> Result<Vec<u8>, Error> {
+) -> (Vec<Action<'static>>, MetaData) {
     let now = now_ms();
     let mut lines = vec![Action::CommitInfo(CommitInfo {
         timestamp: now,
@@ -355,58 +306,45 @@ fn entry(
         operation_parameters: BTreeMap::from([
             (
                 "mode",
-                if append { "Append" } else { "ErrorIfExists" }.to_string(),
+                if existing.is_some() {
+                    "Append"
+                } else {
+                    "ErrorIfExists"
+                }
+                .to_string(),
             ),
             (
                 "partitionBy",
                 serde_json::Value::from(partition.to_vec()).to_string(),
             ),
         ]),
+        read_version: None,
+        isolation_level: None,
         is_blind_append: true,
-        engine_info: concat!("strata/", env!("CARGO_PKG_VERSION")),
+        operation_metrics: BTreeMap::new(),
+        engine_info: commit::ENGINE,
     })];
-    if !append {
-        lines.push(Action::Protocol(Protocol::for_features(
-            &t.schema.features(),
-        )));
-        lines.push(Action::MetaData(MetaData {
-            id: table_id.to_string(),
-            name: None,
-            description: None,
-            format: Format {
-                provider: "parquet".into(),
-                options: BTreeMap::new(),
-            },
-            schema_string: t.schema.json(),
-            partition_columns: partition.to_vec(),
-            configuration: BTreeMap::new(),
-            created_time: Some(now),
-        }));
+    if let Some(cur) = existing {
+        return (lines, cur.meta.clone());
     }
-    let mut body = Vec::new();
-    lines.extend(adds.iter().map(Action::Add));
-    for line in &lines {
-        serde_json::to_writer(&mut body, line).map_err(|e| Error::BadTable {
-            path: t.location.root(),
-            reason: format!("cannot write the log entry: {e}"),
-        })?;
-        body.push(b'\n');
-    }
-    Ok(body)
-}
-
-/// Writes the checkpoint of the table at `location` as of `version`
-/// (unless one is there) and points `_last_checkpoint` at it.
-///
-/// # Errors
-/// As [`replay()`] (and [`Error::BadTable`] when there is no table) and
-/// [`checkpoint::write`].
-pub fn write_checkpoint(location: &TableDir, version: u64) -> Result<checkpoint::Written, Error> {
-    let state = replay(location, Some(version))?.ok_or_else(|| Error::BadTable {
-        path: location.root(),
-        reason: "no Delta log to checkpoint".into(),
-    })?;
-    checkpoint::write(location, &state)
+    let mut features = t.schema.features();
+    features.extend(properties::features(configuration));
+    let meta = MetaData {
+        id: table_id.to_string(),
+        name: None,
+        description: None,
+        format: Format {
+            provider: "parquet".into(),
+            options: BTreeMap::new(),
+        },
+        schema_string: t.schema.json(),
+        partition_columns: partition.to_vec(),
+        configuration: configuration.clone(),
+        created_time: Some(now),
+    };
+    lines.push(Action::Protocol(Protocol::for_features(&features)));
+    lines.push(Action::MetaData(meta.clone()));
+    (lines, meta)
 }
 
 #[cfg(test)]
@@ -547,6 +485,50 @@ mod tests {
         assert_eq!(
             partition_columns(&fields[..1]).unwrap(),
             ["l_returnflag".to_string()]
+        );
+    }
+
+    #[test]
+    fn properties_make_the_protocol_and_appends_keep_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema =
+            TableSchema::new(&Schema::new(vec![Field::new("id", DataType::Int64, false)])).unwrap();
+        let table = NewTable {
+            location: &TableDir::local(dir.path()).unwrap(),
+            schema: &schema,
+            partition: &[],
+            files: &[],
+        };
+        let cdf = BTreeMap::from([(properties::CHANGE_DATA_FEED.to_string(), "true".to_string())]);
+        let c = create_with(&table, &cdf).unwrap();
+        let text = std::fs::read_to_string(&c.log_file).unwrap();
+        assert_eq!(
+            text.lines().nth(1),
+            Some(r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":4}}"#)
+        );
+        let meta: Value = serde_json::from_str(text.lines().nth(2).unwrap()).unwrap();
+        assert_eq!(
+            meta["metaData"]["configuration"],
+            serde_json::json!({"delta.enableChangeDataFeed": "true"})
+        );
+        // Appends: without properties, or with the table's; not others.
+        assert_eq!(create(&table).unwrap().version, 1);
+        assert_eq!(create_with(&table, &cdf).unwrap().version, 2);
+        let off = BTreeMap::from([(
+            properties::CHANGE_DATA_FEED.to_string(),
+            "false".to_string(),
+        )]);
+        let e = create_with(&table, &off).unwrap_err().to_string();
+        assert!(
+            e.contains("`delta.enableChangeDataFeed` is `true` in the table"),
+            "{e}"
+        );
+        let unknown = BTreeMap::from([("delta.columnMapping.mode".to_string(), "name".into())]);
+        let e = create_with(&table, &unknown).unwrap_err().to_string();
+        assert!(e.contains("strata writes only the Delta properties"), "{e}");
+        assert_eq!(
+            std::fs::read_dir(dir.path().join(LOG_DIR)).unwrap().count(),
+            3
         );
     }
 }

@@ -245,6 +245,26 @@ impl TableSchema {
         }
     }
 
+    /// Each of the partition `columns` with its type.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a column the schema lacks or one that
+    /// is not of a primitive type.
+    pub fn partition_types(&self, columns: &[String]) -> Result<Vec<(String, Primitive)>, Error> {
+        columns
+            .iter()
+            .map(|column| match self.field(column).map(|f| &f.data_type) {
+                Some(DeltaType::Primitive(p)) => Ok((column.clone(), *p)),
+                Some(_) => Err(Error::Unsupported(format!(
+                    "partition column `{column}` is not of a primitive type"
+                ))),
+                None => Err(Error::Unsupported(format!(
+                    "partition column `{column}`: the schema has no such column"
+                ))),
+            })
+            .collect()
+    }
+
     /// The table features its types need (`timestampNtz` for a
     /// `timestamp_ntz` at any depth); none for a table that protocol
     /// versions 1 and 2 hold.
