@@ -1,6 +1,8 @@
 //! One version of a Delta log committed: its actions as the lines of a
 //! JSON entry, the entry claimed only if absent, and the checkpoint
-//! written when the version is due one.
+//! written when the version is due one. Both writers, a new table or an
+//! append (`delta::create`) and a change (`delta::change`), commit
+//! through here.
 
 use std::{collections::BTreeMap, path::PathBuf};
 
@@ -8,7 +10,7 @@ use serde::Serialize;
 
 use super::{
     checkpoint,
-    log::{Add, LOG_DIR, MetaData, Protocol, log_file_name},
+    log::{Add, Cdc, LOG_DIR, MetaData, Protocol, Remove, log_file_name},
     replay::replay,
     schema::{Primitive, TableSchema},
     stats, values,
@@ -57,6 +59,10 @@ pub(crate) enum Action<'a> {
     MetaData(MetaData),
     /// A data file.
     Add(&'a Add),
+    /// A data file that leaves the table.
+    Remove(&'a Remove),
+    /// A change data file.
+    Cdc(&'a Cdc),
 }
 
 /// A `commitInfo` action.

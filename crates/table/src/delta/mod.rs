@@ -1,6 +1,8 @@
 //! Delta Lake: a table's transaction log over data files already
 //! written, committed as version 0 of a new table at a local directory or
-//! as the next version of an existing one.
+//! as the next version of an existing one; and changes to it (deletes,
+//! updates, merges rewriting files copy-on-write, compaction), with their
+//! change data feed.
 //!
 //! [`create`] writes `LOCATION/_delta_log/00000000000000000000.json`,
 //! newline-delimited JSON actions: `commitInfo` (a `WRITE` in mode
@@ -20,10 +22,19 @@
 //! another writer took that version first, the entry goes to the one
 //! after it (a blind append), so no commit is lost.
 //!
+//! [`commit_change`] commits a [`Change`] read at a version: `add`s of
+//! new files, `remove`s of live ones, `cdc` actions of change data
+//! files, under an operation (`WRITE`, `DELETE`, `UPDATE`, `MERGE`,
+//! `OPTIMIZE`); another writer's commit in between aborts it only when
+//! it touched the same files or the table's metadata ([`change`] states
+//! the rules). [`cdc::write()`] writes a change data file.
+//!
 //! Delta partitions by column values only (no transforms), and keeps a
 //! partition column's values in the log and the directory names, not in
 //! the data files.
 
+pub mod cdc;
+pub mod change;
 pub mod checkpoint;
 pub mod commit;
 pub mod log;
@@ -37,6 +48,7 @@ use std::collections::BTreeMap;
 
 use strata_layout::{PartitionField, Transform};
 
+pub use change::{Change, Operation, commit_change};
 pub use commit::{COMMIT_RETRIES, Committed, write_checkpoint};
 pub use log::{LOG_DIR, Snapshot, log_file_name};
 pub use replay::replay;
