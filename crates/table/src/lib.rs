@@ -34,7 +34,11 @@
 //! written by the caller (identity partition columns left out of them,
 //! their values in the directory names) -> [`stats::read_file`] per file
 //! -> [`delta::create`]: the actions of the next version, commit,
-//! checkpoint when due ([`delta::checkpoint`]).
+//! checkpoint when due ([`delta::checkpoint`]). A change to a Delta
+//! table: the files it rewrites read at a version, new data files and
+//! change data files ([`delta::cdc`]) written -> [`delta::commit_change`]:
+//! `remove`s, `add`s and `cdc`s committed on top of that version, or of
+//! versions others committed since unless they conflict.
 //!
 //! # Guarantees
 //!
