@@ -391,7 +391,7 @@ fn plan(c: &Change<'_>, base: &Snapshot) -> Result<Planned, Error> {
     let mut removed_bytes = 0i64;
     for rel in c.removed {
         let add = live.get(rel.as_str()).ok_or_else(|| not_live(rel))?;
-        removed_rows = removed_rows.zip(records(add)).map(|(a, b)| a + b);
+        removed_rows = removed_rows.zip(add.rows()).map(|(a, b)| a + b);
         removed_bytes = removed_bytes.saturating_add(add.size);
         removes.push(Remove {
             path: add.path.clone(),
@@ -401,6 +401,7 @@ fn plan(c: &Change<'_>, base: &Snapshot) -> Result<Planned, Error> {
             partition_values: Some(add.partition_values.clone()),
             size: Some(add.size),
             stats: add.stats.clone(),
+            deletion_vector: add.deletion_vector.clone(),
         });
     }
     for rel in c.also_read {
@@ -531,12 +532,6 @@ fn plan(c: &Change<'_>, base: &Snapshot) -> Result<Planned, Error> {
         read,
         written,
     })
-}
-
-/// The rows of a file, from its statistics.
-fn records(add: &Add) -> Option<u64> {
-    let stats: serde_json::Value = serde_json::from_str(add.stats.as_deref()?).ok()?;
-    stats["numRecords"].as_u64()
 }
 
 #[cfg(test)]

@@ -68,6 +68,18 @@ fn string_map(nullable_values: bool) -> DataType {
     )
 }
 
+/// A deletion vector's descriptor.
+fn deletion_vector() -> DataType {
+    use DataType::{Int32, Int64, Utf8};
+    DataType::Struct(Fields::from(vec![
+        Field::new("storageType", Utf8, true),
+        Field::new("pathOrInlineDv", Utf8, true),
+        Field::new("offset", Int32, true),
+        Field::new("sizeInBytes", Int32, true),
+        Field::new("cardinality", Int64, true),
+    ]))
+}
+
 /// A list of strings.
 fn string_list() -> DataType {
     DataType::List(Arc::new(Field::new("element", DataType::Utf8, true)))
@@ -104,6 +116,7 @@ pub fn schema() -> SchemaRef {
                 ("modificationTime", Int64),
                 ("dataChange", Boolean),
                 ("stats", Utf8),
+                ("deletionVector", deletion_vector()),
             ],
         ),
         group(
@@ -115,6 +128,7 @@ pub fn schema() -> SchemaRef {
                 ("extendedFileMetadata", Boolean),
                 ("partitionValues", string_map(true)),
                 ("size", Int64),
+                ("deletionVector", deletion_vector()),
             ],
         ),
         group(
@@ -325,7 +339,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::delta::log::Format;
+    use crate::delta::log::{DeletionVector, Format};
 
     fn state() -> Snapshot {
         let add = |path: &str, flag: Option<&str>| Add {
@@ -335,6 +349,13 @@ mod tests {
             modification_time: 1_700_000_000_000,
             data_change: true,
             stats: Some(r#"{"numRecords":3}"#.into()),
+            deletion_vector: flag.is_none().then(|| DeletionVector {
+                storage_type: "u".into(),
+                path_or_inline_dv: "vBn[lx{q8@P<9BNH/isA".into(),
+                offset: Some(1),
+                size_in_bytes: 36,
+                cardinality: 2,
+            }),
         };
         Snapshot {
             version: 10,
@@ -372,6 +393,7 @@ mod tests {
                     partition_values: Some(BTreeMap::from([("flag".into(), None)])),
                     size: Some(10),
                     stats: Some(r#"{"numRecords":3}"#.into()),
+                    deletion_vector: None,
                 },
             )]),
             txns: BTreeMap::from([(

@@ -129,6 +129,7 @@ pub(crate) fn add_action(
         modification_time: location.modified_ms(rel)?,
         data_change,
         stats: Some(stats::file_stats(schema, facts)),
+        deletion_vector: None,
     })
 }
 

@@ -40,8 +40,15 @@ pub struct Protocol {
 /// `appendOnly` is honoured (no change removes data from a table whose
 /// `delta.appendOnly` is `true`), `changeDataFeed` too (a change that
 /// rewrites rows of a table whose `delta.enableChangeDataFeed` is `true`
-/// carries its change data files).
-pub const KNOWN_FEATURES: &[&str] = &["appendOnly", "changeDataFeed", "timestampNtz"];
+/// carries its change data files), and `deletionVectors` (a logical file
+/// is its path and its deletion vector, whose rows are not the table's;
+/// new ones only where `delta.enableDeletionVectors` is `true`).
+pub const KNOWN_FEATURES: &[&str] = &[
+    "appendOnly",
+    "changeDataFeed",
+    "deletionVectors",
+    "timestampNtz",
+];
 
 /// The writer-only table features among those Delta defines, each with
 /// the legacy writer version that brings it without table features
@@ -254,6 +261,55 @@ pub struct Add {
     /// Its statistics, as JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<String>,
+    /// The rows of the file that are not the table's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_vector: Option<DeletionVector>,
+}
+
+impl Add {
+    /// The rows of the logical file: its statistics' `numRecords` less
+    /// its deletion vector's; `None` without statistics.
+    pub fn rows(&self) -> Option<u64> {
+        let stats: serde_json::Value = serde_json::from_str(self.stats.as_deref()?).ok()?;
+        let deleted = self
+            .deletion_vector
+            .as_ref()
+            .map_or(0, |dv| u64::try_from(dv.cardinality).unwrap_or(0));
+        Some(stats["numRecords"].as_u64()?.saturating_sub(deleted))
+    }
+}
+
+/// A deletion vector's descriptor: where the set of a data file's
+/// deleted rows (their indexes in the file) is, and how many there are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletionVector {
+    /// `u`: in a file whose path derives from a UUID, `i`: inline, `p`:
+    /// in a file at an absolute path.
+    pub storage_type: String,
+    /// `u`: an optional prefix and the UUID in Z85 (20 characters);
+    /// `i`: the serialised rows in Z85; `p`: the file's path.
+    pub path_or_inline_dv: String,
+    /// Where the vector starts in its file (its size field); absent
+    /// inline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i32>,
+    /// The serialised rows' size in bytes.
+    pub size_in_bytes: i32,
+    /// How many rows it deletes.
+    pub cardinality: i64,
+}
+
+impl DeletionVector {
+    /// The id that tells this vector from a file's others:
+    /// `<storageType><pathOrInlineDv>`, then `@<offset>` when there is
+    /// one.
+    pub fn unique_id(&self) -> String {
+        match self.offset {
+            Some(o) => format!("{}{}@{o}", self.storage_type, self.path_or_inline_dv),
+            None => format!("{}{}", self.storage_type, self.path_or_inline_dv),
+        }
+    }
 }
 
 /// A `remove` action: a data file that left the table (kept in
@@ -284,6 +340,10 @@ pub struct Remove {
     /// checkpoints leave them out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<String>,
+    /// The deletion vector of the logical file removed, as its `add` had
+    /// it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_vector: Option<DeletionVector>,
 }
 
 /// A `cdc` action: a change data file of the version it is in (rows
@@ -359,7 +419,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Applies one action (a `cdc` or `commitInfo` changes nothing).
+    /// Applies one action (a `cdc` or `commitInfo` changes nothing). A
+    /// logical file is a path and its deletion vector: a `remove` of a
+    /// path whose live file has another vector leaves it (the entry that
+    /// swaps a file's vector removes the old one and adds the new one, in
+    /// either order).
     pub(crate) fn apply(&mut self, line: LogLine) {
         if let Some(p) = line.protocol {
             self.protocol = p;
@@ -372,8 +436,15 @@ impl Snapshot {
             self.files.insert(a.path.clone(), a);
         }
         if let Some(r) = line.remove {
-            self.files.remove(&r.path);
-            self.removed.insert(r.path.clone(), r);
+            let id = |dv: &Option<DeletionVector>| dv.as_ref().map(DeletionVector::unique_id);
+            let same = self
+                .files
+                .get(&r.path)
+                .is_none_or(|a| id(&a.deletion_vector) == id(&r.deletion_vector));
+            if same {
+                self.files.remove(&r.path);
+                self.removed.insert(r.path.clone(), r);
+            }
         }
         if let Some(t) = line.txn {
             self.txns.insert(t.app_id.clone(), t);
@@ -385,16 +456,10 @@ impl Snapshot {
         }
     }
 
-    /// Rows in the live files, from their statistics (files without
-    /// statistics count none).
+    /// Rows in the live files, from their statistics less the rows of
+    /// their deletion vectors (files without statistics count none).
     pub fn rows(&self) -> u64 {
-        self.files
-            .values()
-            .filter_map(|a| {
-                let stats: serde_json::Value = serde_json::from_str(a.stats.as_deref()?).ok()?;
-                stats["numRecords"].as_u64()
-            })
-            .sum()
+        self.files.values().filter_map(Add::rows).sum()
     }
 }
 
@@ -461,9 +526,9 @@ mod tests {
                 .check_writable(p, &plain)
                 .is_ok()
         );
-        let dv = Protocol::for_features(&["deletionVectors", "timestampNtz"]);
-        let e = dv.check_writable(p, &plain).unwrap_err().to_string();
-        assert!(e.contains("[deletionVectors]"), "{e}");
+        let cm = Protocol::for_features(&["columnMapping", "deletionVectors", "timestampNtz"]);
+        let e = cm.check_writable(p, &plain).unwrap_err().to_string();
+        assert!(e.contains("with the features [columnMapping]"), "{e}");
         let legacy = |w: i32| Protocol {
             min_reader_version: 1,
             min_writer_version: w,
@@ -502,5 +567,70 @@ mod tests {
         // Constraints at writer 2 are not the writer's to honour.
         let m = meta(&[("delta.constraints.positive", "id > 0")], "{}");
         assert!(legacy(2).check_writable(p, &m).is_ok());
+    }
+
+    #[test]
+    fn a_file_whose_deletion_vector_changes_stays_live_in_either_order() {
+        let dv = |n: i32| DeletionVector {
+            storage_type: "u".into(),
+            path_or_inline_dv: "vBn[lx{q8@P<9BNH/isA".into(),
+            offset: Some(n),
+            size_in_bytes: 36,
+            cardinality: 2,
+        };
+        let add = |v: Option<DeletionVector>| Add {
+            path: "f.parquet".into(),
+            partition_values: BTreeMap::new(),
+            size: 10,
+            modification_time: 1,
+            data_change: true,
+            stats: Some(r#"{"numRecords":10}"#.into()),
+            deletion_vector: v,
+        };
+        let remove = |v: Option<DeletionVector>| Remove {
+            path: "f.parquet".into(),
+            deletion_timestamp: None,
+            data_change: true,
+            extended_file_metadata: None,
+            partition_values: None,
+            size: None,
+            stats: None,
+            deletion_vector: v,
+        };
+        let line = |a: Option<Add>, r: Option<Remove>| LogLine {
+            add: a,
+            remove: r,
+            ..LogLine::default()
+        };
+        for add_first in [true, false] {
+            let mut s = Snapshot {
+                version: 0,
+                protocol: Protocol::for_features(&["deletionVectors"]),
+                meta: meta(&[], "{}"),
+                files: BTreeMap::new(),
+                removed: BTreeMap::new(),
+                txns: BTreeMap::new(),
+                checkpoint: None,
+                other_actions: Vec::new(),
+            };
+            s.apply(line(Some(add(Some(dv(1)))), None));
+            assert_eq!(s.rows(), 8);
+            let swap = [
+                line(Some(add(Some(dv(2)))), None),
+                line(None, Some(remove(Some(dv(1))))),
+            ];
+            let [a, r] = swap;
+            if add_first {
+                s.apply(a);
+                s.apply(r);
+            } else {
+                s.apply(r);
+                s.apply(a);
+            }
+            assert_eq!(s.files["f.parquet"].deletion_vector, Some(dv(2)));
+            // A remove of the file as it is now removes it.
+            s.apply(line(None, Some(remove(Some(dv(2))))));
+            assert!(s.files.is_empty());
+        }
     }
 }

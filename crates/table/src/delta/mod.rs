@@ -8,8 +8,9 @@
 //! newline-delimited JSON actions: `commitInfo` (a `WRITE` in mode
 //! `ErrorIfExists`), `protocol` (the lowest versions the table's types
 //! and properties need: reader 1 and writer 2; writer 4 for the change
-//! data feed; or reader 3 and writer 7 with the `timestampNtz` feature,
-//! and `changeDataFeed` among the writer features), `metaData` (a random
+//! data feed; or reader 3 and writer 7 with the `timestampNtz` or
+//! `deletionVectors` feature, and `changeDataFeed` among the writer
+//! features), `metaData` (a random
 //! id, Parquet, the schema, the partition columns, the properties
 //! [`create_with`] was given) and one `add` per data file (its path, its
 //! partition values, size, modification time and statistics). The file
@@ -37,6 +38,7 @@ pub mod cdc;
 pub mod change;
 pub mod checkpoint;
 pub mod commit;
+pub mod dv;
 pub mod log;
 pub mod properties;
 pub mod replay;
@@ -158,8 +160,9 @@ pub fn check_target(
 /// The files the log of the Delta table at `location` names, relative
 /// to it: every `add` and `remove` of its newest checkpoint and every
 /// `add`, `remove` and `cdc` of every log entry there (so that a reader
-/// of an older version, or of the change data feed, finds its files);
-/// `None` when there is no table.
+/// of an older version, or of the change data feed, finds its files),
+/// and the files of their deletion vectors; `None` when there is no
+/// table.
 ///
 /// # Errors
 /// As [`replay()`]; a log entry that does not read.
@@ -175,6 +178,18 @@ pub fn referenced(
         .chain(state.removed.keys())
         .cloned()
         .collect();
+    let mut vectors: Vec<&log::DeletionVector> = state
+        .files
+        .values()
+        .filter_map(|a| a.deletion_vector.as_ref())
+        .chain(
+            state
+                .removed
+                .values()
+                .filter_map(|r| r.deletion_vector.as_ref()),
+        )
+        .collect();
+    let mut logged = Vec::new();
     for name in location.list(LOG_DIR)?.unwrap_or_default() {
         if !name.ends_with(".json") || name.starts_with('_') {
             continue;
@@ -187,16 +202,24 @@ pub fn referenced(
             let Ok(line) = serde_json::from_str::<log::LogLine>(line) else {
                 continue;
             };
-            uris.extend(line.add.map(|a| a.path));
-            uris.extend(line.remove.map(|r| r.path));
+            if let Some(a) = line.add {
+                uris.push(a.path);
+                logged.extend(a.deletion_vector);
+            }
+            if let Some(r) = line.remove {
+                uris.push(r.path);
+                logged.extend(r.deletion_vector);
+            }
             uris.extend(line.cdc.map(|c| c.path));
         }
     }
-    Ok(Some(
-        uris.iter()
-            .filter_map(|u| values::path_from_uri(u))
-            .collect(),
-    ))
+    vectors.extend(&logged);
+    let mut out: std::collections::BTreeSet<String> = uris
+        .iter()
+        .filter_map(|u| values::path_from_uri(u))
+        .collect();
+    out.extend(vectors.into_iter().filter_map(dv::file_rel));
+    Ok(Some(out))
 }
 
 /// Writes the log of a new table over its data files and commits it as

@@ -5,7 +5,9 @@
 //! given; of Delta's own, only those strata honours:
 //! [`CHANGE_DATA_FEED`] (the writer-only feature `changeDataFeed`:
 //! writer version 4, or 7 naming it), [`APPEND_ONLY`] (`appendOnly`:
-//! writer 2), [`CHECKPOINT_INTERVAL`], and the retention durations
+//! writer 2), [`DELETION_VECTORS`] (`deletionVectors`, which readers
+//! need too: reader 3 and writer 7), [`CHECKPOINT_INTERVAL`], and the
+//! retention durations
 //! (`delta.logRetentionDuration`, `delta.deletedFileRetentionDuration`,
 //! kept for other engines' clean-ups: strata removes no log entry and no
 //! tombstone). A feature is active when the protocol supports it and its
@@ -22,6 +24,10 @@ pub const CHANGE_DATA_FEED: &str = "delta.enableChangeDataFeed";
 
 /// `true` for a table whose data is never removed.
 pub const APPEND_ONLY: &str = "delta.appendOnly";
+
+/// `true` for a table whose deletes may mark rows deleted in a deletion
+/// vector instead of rewriting their file.
+pub const DELETION_VECTORS: &str = "delta.enableDeletionVectors";
 
 /// How many commits apart checkpoints are (a positive integer).
 pub const CHECKPOINT_INTERVAL: &str = "delta.checkpointInterval";
@@ -52,7 +58,7 @@ pub fn check(configuration: &BTreeMap<String, String>) -> Result<(), Error> {
             )))
         };
         match key.as_str() {
-            CHANGE_DATA_FEED | APPEND_ONLY => {
+            CHANGE_DATA_FEED | APPEND_ONLY | DELETION_VECTORS => {
                 if !(value.eq_ignore_ascii_case("true") || value.eq_ignore_ascii_case("false")) {
                     return bad("not `true` or `false`");
                 }
@@ -66,7 +72,7 @@ pub fn check(configuration: &BTreeMap<String, String>) -> Result<(), Error> {
             _ => {
                 return bad(&format!(
                     "strata writes only the Delta properties {CHANGE_DATA_FEED}, {APPEND_ONLY}, \
-                     {CHECKPOINT_INTERVAL}, {}",
+                     {DELETION_VECTORS}, {CHECKPOINT_INTERVAL}, {}",
                     KEPT.join(", ")
                 ));
             }
@@ -75,11 +81,15 @@ pub fn check(configuration: &BTreeMap<String, String>) -> Result<(), Error> {
     Ok(())
 }
 
-/// The writer features the properties of a new table need:
+/// The table features the properties of a new table need:
 /// `changeDataFeed` when it records the change data feed, `appendOnly`
-/// when it is append-only.
+/// when it is append-only, `deletionVectors` when it takes deletion
+/// vectors.
 pub fn features(configuration: &BTreeMap<String, String>) -> Vec<&'static str> {
     let mut out = Vec::new();
+    if is_true(configuration.get(DELETION_VECTORS)) {
+        out.push("deletionVectors");
+    }
     if is_true(configuration.get(CHANGE_DATA_FEED)) {
         out.push("changeDataFeed");
     }
@@ -93,6 +103,12 @@ pub fn features(configuration: &BTreeMap<String, String>) -> Vec<&'static str> {
 /// `changeDataFeed` and `delta.enableChangeDataFeed` is `true`.
 pub fn change_data_feed(protocol: &Protocol, meta: &MetaData) -> bool {
     protocol.supports("changeDataFeed") && is_true(meta.configuration.get(CHANGE_DATA_FEED))
+}
+
+/// Whether a table takes new deletion vectors: its protocol supports
+/// `deletionVectors` and `delta.enableDeletionVectors` is `true`.
+pub fn deletion_vectors(protocol: &Protocol, meta: &MetaData) -> bool {
+    protocol.supports("deletionVectors") && is_true(meta.configuration.get(DELETION_VECTORS))
 }
 
 /// Whether a table is append-only: `delta.appendOnly` is `true` (at
@@ -115,7 +131,9 @@ pub fn check_same(
     for (key, value) in configuration {
         let theirs = meta.configuration.get(key);
         let same = match key.as_str() {
-            CHANGE_DATA_FEED | APPEND_ONLY => theirs.is_some_and(|t| t.eq_ignore_ascii_case(value)),
+            CHANGE_DATA_FEED | APPEND_ONLY | DELETION_VECTORS => {
+                theirs.is_some_and(|t| t.eq_ignore_ascii_case(value))
+            }
             _ => theirs == Some(value),
         };
         if !same {
@@ -145,12 +163,16 @@ mod tests {
         let ok = map(&[
             (CHANGE_DATA_FEED, "TRUE"),
             (APPEND_ONLY, "false"),
+            (DELETION_VECTORS, "true"),
             (CHECKPOINT_INTERVAL, "5"),
             ("delta.logRetentionDuration", "interval 30 days"),
             ("owner", "strata"),
         ]);
         check(&ok).unwrap();
-        assert_eq!(features(&ok), ["changeDataFeed"]);
+        assert_eq!(features(&ok), ["deletionVectors", "changeDataFeed"]);
+        let p = Protocol::for_features(&features(&ok));
+        assert_eq!((p.min_reader_version, p.min_writer_version), (3, 7));
+        assert_eq!(p.reader_features, Some(vec!["deletionVectors".to_string()]));
         for (k, v, want) in [
             (CHANGE_DATA_FEED, "yes", "not `true` or `false`"),
             (CHECKPOINT_INTERVAL, "0", "positive integer"),
