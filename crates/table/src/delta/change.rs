@@ -13,6 +13,17 @@
 //! change data file. `dataChange` is the change's on every `add` and
 //! `remove` (false for compaction's rewrite, which keeps the rows).
 //!
+//! On a table that takes deletion vectors
+//! ([`properties::deletion_vectors`]), a change may also mark rows of
+//! live files deleted ([`Change::deleted_rows`]) instead of rewriting
+//! them: each such file's vector (the rows it had, and these) is written
+//! to a new deletion vector file ([`super::dv`]) once every check has
+//! passed, and the entry removes the logical file (its path and old
+//! vector) and adds it back with the new one, its statistics marked
+//! `tightBounds` false. A change that then conflicts leaves that file
+//! unreferenced, as it leaves the data files its caller wrote, for
+//! [`crate::clean`] to remove.
+//!
 //! # Conflicts
 //!
 //! The entry is claimed at `read_version + 1` only if absent. When
@@ -25,7 +36,8 @@
 //!   properties),
 //! * removed a file this change removes or read ([`Change::also_read`]):
 //!   the rows it rewrote are gone or rewritten already (two deletes, two
-//!   compactions or a delete and a compaction of the same file), or
+//!   compactions or a delete and a compaction of the same file; a file
+//!   whose rows it marks deleted counts as removed), or
 //! * added a file or change data file at a path this change adds;
 //!
 //! otherwise (they appended files, or rewrote other files) the change is
@@ -48,14 +60,15 @@
 //! the removed files as deleted and every row of the added ones as
 //! inserted. A change that only adds files, or only removes whole files,
 //! may carry none (readers take its `add`s as inserts and its `remove`s
-//! as deletes). A table that does not record it takes no change data
-//! files.
+//! as deletes); rows marked deleted in deletion vectors count as a
+//! rewrite. A table that does not record it takes no change data files.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
     cdc::{CHANGE_DATA_DIR, CdcFile},
     commit::{self, Action, COMMIT_RETRIES, CommitInfo, Committed},
+    dv,
     log::{Add, Cdc, LOG_DIR, LogLine, Remove, Snapshot},
     properties,
     replay::{list, read_entry, replay},
@@ -160,6 +173,15 @@ impl Operation {
     }
 }
 
+/// Rows a change marks deleted in a live data file's deletion vector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeletedRows {
+    /// The file's path relative to the table.
+    pub path: String,
+    /// The rows' indexes in the file, from 0 (not already deleted).
+    pub rows: Vec<u64>,
+}
+
 /// A change to the Delta table at `location`.
 #[derive(Debug, Clone)]
 pub struct Change<'a> {
@@ -186,6 +208,9 @@ pub struct Change<'a> {
     /// that found nothing to change there): another writer's removal of
     /// one is a conflict too.
     pub also_read: &'a [String],
+    /// Rows it marks deleted in live files' deletion vectors (a table
+    /// that takes them only): the files stay, without those rows.
+    pub deleted_rows: &'a [DeletedRows],
 }
 
 /// A change's actions, the same whatever version they land in.
@@ -346,7 +371,11 @@ fn plan(c: &Change<'_>, base: &Snapshot) -> Result<Planned, Error> {
             c.read_version
         )))
     };
-    if c.added.is_empty() && c.removed.is_empty() && c.change_files.is_empty() {
+    if c.added.is_empty()
+        && c.removed.is_empty()
+        && c.change_files.is_empty()
+        && c.deleted_rows.is_empty()
+    {
         return unsupported("the change adds and removes no file".into());
     }
     let mut seen = BTreeSet::new();
@@ -356,6 +385,7 @@ fn plan(c: &Change<'_>, base: &Snapshot) -> Result<Planned, Error> {
         .map(|(p, _)| p)
         .chain(c.removed)
         .chain(c.change_files.iter().map(|f| &f.path))
+        .chain(c.deleted_rows.iter().map(|d| &d.path))
     {
         if !seen.insert(path.as_str()) {
             return unsupported(format!("`{path}` is named twice"));
@@ -458,6 +488,7 @@ fn plan(c: &Change<'_>, base: &Snapshot) -> Result<Planned, Error> {
             data_change: false,
         });
     }
+    let marked = mark_deleted(c, base, &live, now)?;
     let cdf = properties::change_data_feed(&base.protocol, &base.meta);
     if !cdcs.is_empty() && !cdf {
         return unsupported(format!(
@@ -473,7 +504,14 @@ fn plan(c: &Change<'_>, base: &Snapshot) -> Result<Planned, Error> {
                 properties::APPEND_ONLY
             ));
         }
-        if cdf && !removes.is_empty() && !adds.is_empty() && cdcs.is_empty() {
+        if !marked.removes.is_empty() && properties::append_only(&base.meta) {
+            return unsupported(format!(
+                "the table is append-only ({} is `true`): no change deletes its rows",
+                properties::APPEND_ONLY
+            ));
+        }
+        let rewrites = !removes.is_empty() && !adds.is_empty() || !marked.removes.is_empty();
+        if cdf && rewrites && cdcs.is_empty() {
             return unsupported(format!(
                 "the table records its change data feed ({}), and a change that rewrites files \
                  carries change data files with the rows it changed",
@@ -481,6 +519,12 @@ fn plan(c: &Change<'_>, base: &Snapshot) -> Result<Planned, Error> {
             ));
         }
     } else {
+        if !marked.removes.is_empty() {
+            return unsupported(
+                "a change that does not change data (data_change false) marks no rows deleted"
+                    .into(),
+            );
+        }
         if !cdcs.is_empty() {
             return unsupported(
                 "a change that does not change data (data_change false) has no change data".into(),
@@ -511,11 +555,34 @@ fn plan(c: &Change<'_>, base: &Snapshot) -> Result<Planned, Error> {
     if !cdcs.is_empty() {
         metrics.insert("numAddedChangeFiles", cdcs.len().to_string());
     }
+    if !marked.removes.is_empty() {
+        metrics.insert("numDeletionVectorsAdded", marked.adds.len().to_string());
+        metrics.insert("numDeletionVectorsRemoved", marked.replaced.to_string());
+    }
     if let (Operation::Delete { .. }, Some(before)) = (&c.operation, removed_rows) {
-        metrics.insert("numDeletedRows", before.saturating_sub(rows).to_string());
+        metrics.insert(
+            "numDeletedRows",
+            (before.saturating_sub(rows) + marked.rows).to_string(),
+        );
         metrics.insert("numCopiedRows", rows.to_string());
     }
-    let read = c.removed.iter().chain(c.also_read).cloned().collect();
+    let read = c
+        .removed
+        .iter()
+        .chain(c.also_read)
+        .chain(c.deleted_rows.iter().map(|d| &d.path))
+        .cloned()
+        .collect();
+    // The vectors are data: written once every check has passed, before
+    // the commit names them.
+    if !marked.vectors.is_empty() {
+        let written = dv::write(c.location, &marked.vectors)?;
+        for (mut add, vector) in marked.adds.into_iter().zip(written) {
+            add.deletion_vector = Some(vector);
+            adds.push(add);
+        }
+        removes.extend(marked.removes);
+    }
     let written = c
         .added
         .iter()
@@ -532,6 +599,123 @@ fn plan(c: &Change<'_>, base: &Snapshot) -> Result<Planned, Error> {
         read,
         written,
     })
+}
+
+/// What [`Change::deleted_rows`] makes of the files it names: each
+/// one's `remove` (with its old vector) and `add` (its vector to come),
+/// and the vectors to write.
+#[derive(Default)]
+struct Marked {
+    removes: Vec<Remove>,
+    adds: Vec<Add>,
+    vectors: Vec<Vec<u64>>,
+    /// Old vectors replaced.
+    replaced: usize,
+    /// Rows newly marked deleted.
+    rows: u64,
+}
+
+/// Checks `c`'s deleted rows against the live files `live` of `base` (a
+/// table that takes deletion vectors, rows within each file and not yet
+/// deleted) and builds their actions.
+fn mark_deleted(
+    c: &Change<'_>,
+    base: &Snapshot,
+    live: &BTreeMap<String, &Add>,
+    now: i64,
+) -> Result<Marked, Error> {
+    let mut out = Marked::default();
+    if c.deleted_rows.is_empty() {
+        return Ok(out);
+    }
+    let refuse = |what: String| {
+        Error::Unsupported(format!(
+            "{}: {} at version {}: {what}",
+            c.location.root().display(),
+            c.operation.name(),
+            c.read_version
+        ))
+    };
+    if !properties::deletion_vectors(&base.protocol, &base.meta) {
+        return Err(refuse(format!(
+            "the table takes no deletion vectors ({} is not `true`, or the protocol lacks \
+             deletionVectors)",
+            properties::DELETION_VECTORS
+        )));
+    }
+    for d in c.deleted_rows {
+        let add = *live.get(d.path.as_str()).ok_or_else(|| Error::BadTable {
+            path: c.location.at(&d.path),
+            reason: format!(
+                "not a live data file of the Delta table at version {}",
+                c.read_version
+            ),
+        })?;
+        let stats: Option<serde_json::Value> = add
+            .stats
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok());
+        let Some(limit) = stats.as_ref().and_then(|s| s["numRecords"].as_u64()) else {
+            return Err(refuse(format!(
+                "`{}` has no numRecords in its statistics, which a deletion vector needs",
+                d.path
+            )));
+        };
+        let mut new = d.rows.clone();
+        new.sort_unstable();
+        new.dedup();
+        if new.is_empty() || new.len() != d.rows.len() {
+            return Err(refuse(format!(
+                "`{}`: rows to delete are given, each once",
+                d.path
+            )));
+        }
+        if let Some(&past) = new.iter().find(|&&r| r >= limit) {
+            return Err(refuse(format!(
+                "`{}` has {limit} rows: row {past} is not one of them",
+                d.path
+            )));
+        }
+        let old = match &add.deletion_vector {
+            Some(v) => dv::read(c.location, v, limit)?,
+            None => Vec::new(),
+        };
+        let all = dv::merge(&old, &new)
+            .ok_or_else(|| refuse(format!("`{}`: a row to delete is deleted already", d.path)))?;
+        out.replaced += usize::from(add.deletion_vector.is_some());
+        out.rows += new.len() as u64;
+        out.removes.push(Remove {
+            path: add.path.clone(),
+            deletion_timestamp: Some(now),
+            data_change: true,
+            extended_file_metadata: Some(true),
+            partition_values: Some(add.partition_values.clone()),
+            size: Some(add.size),
+            stats: add.stats.clone(),
+            deletion_vector: add.deletion_vector.clone(),
+        });
+        out.adds.push(Add {
+            data_change: true,
+            stats: add.stats.as_deref().map(wide_bounds),
+            deletion_vector: None,
+            ..(*add).clone()
+        });
+        out.vectors.push(all);
+    }
+    Ok(out)
+}
+
+/// Statistics `stats` (a JSON object) with `"tightBounds":false`: once
+/// rows are marked deleted, the bounds may be of rows that are gone.
+fn wide_bounds(stats: &str) -> String {
+    if stats.contains("\"tightBounds\":") {
+        return stats.replace("\"tightBounds\":true", "\"tightBounds\":false");
+    }
+    match stats.strip_prefix('{') {
+        Some(rest) if rest.trim_start().starts_with('}') => "{\"tightBounds\":false}".into(),
+        Some(rest) => format!("{{\"tightBounds\":false,{rest}"),
+        None => stats.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -626,6 +810,7 @@ mod tests {
             data_change: true,
             change_files,
             also_read: &[],
+            deleted_rows: &[],
         }
     }
 
@@ -739,6 +924,7 @@ mod tests {
             data_change: false,
             change_files: &[],
             also_read: &[],
+            deleted_rows: &[],
         };
         let c = commit_change(&optimize).unwrap();
         let l = lines(&c.log_file);
@@ -1047,6 +1233,123 @@ mod tests {
         assert_eq!(
             (p["mode"].as_str(), p["partitionBy"].as_str()),
             ("Overwrite", r#"["flag"]"#)
+        );
+    }
+
+    #[test]
+    fn rows_marked_deleted_go_into_deletion_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let location = table(root, &[(properties::DELETION_VECTORS, "true")]);
+        let p = replay(&location, None).unwrap().unwrap().protocol;
+        assert_eq!((p.min_reader_version, p.min_writer_version), (3, 7));
+        let mark = |read_version, rows: Vec<u64>| {
+            let marked = vec![DeletedRows {
+                path: "a.parquet".into(),
+                rows,
+            }];
+            commit_change(&Change {
+                deleted_rows: &marked,
+                ..delete(&location, read_version, &[], &[], &[])
+            })
+        };
+        let c = mark(0, vec![1]).unwrap();
+        assert_eq!((c.files, c.removed), (1, 1));
+        let l = lines(&c.log_file);
+        assert_eq!(
+            l[0]["commitInfo"]["operationMetrics"]["numDeletedRows"],
+            "1"
+        );
+        assert!(l[1]["remove"].get("deletionVector").is_none());
+        let add = &l[2]["add"];
+        assert_eq!(add["path"], "a.parquet");
+        assert_eq!(add["deletionVector"]["storageType"], "u");
+        assert_eq!(add["deletionVector"]["cardinality"], 1);
+        assert!(
+            add["stats"]
+                .as_str()
+                .unwrap()
+                .starts_with(r#"{"tightBounds":false,"numRecords":2,"#)
+        );
+        let state = replay(&location, None).unwrap().unwrap();
+        assert_eq!(state.rows(), 5);
+        // A second delete in the same file: the vector holds both rows,
+        // and the remove names the vector it replaces.
+        let c = mark(1, vec![0]).unwrap();
+        let l = lines(&c.log_file);
+        assert_eq!(l[1]["remove"]["deletionVector"], add["deletionVector"]);
+        let state = replay(&location, None).unwrap().unwrap();
+        assert_eq!(state.rows(), 4);
+        let v = state.files["a.parquet"].deletion_vector.clone().unwrap();
+        assert_eq!(dv::read(&location, &v, 2).unwrap(), [0, 1]);
+        assert_eq!(
+            l[0]["commitInfo"]["operationMetrics"]["numDeletionVectorsRemoved"],
+            "1"
+        );
+        // The vectors' files are the table's.
+        let referenced = crate::delta::referenced(&location).unwrap().unwrap();
+        let vectors: Vec<_> = referenced
+            .iter()
+            .filter(|p| p.starts_with("deletion_vector_"))
+            .collect();
+        assert_eq!(vectors.len(), 2);
+        // Rows deleted already, past the file's, or in a rewrite that
+        // changes no data: refused, nothing committed.
+        for (result, want) in [
+            (mark(2, vec![1]), "deleted already"),
+            (mark(2, vec![5]), "has 2 rows: row 5"),
+            (mark(2, vec![]), "each once"),
+            (
+                commit_change(&Change {
+                    data_change: false,
+                    deleted_rows: &[DeletedRows {
+                        path: "b.parquet".into(),
+                        rows: vec![0],
+                    }],
+                    ..delete(&location, 2, &[], &[], &[])
+                }),
+                "marks no rows deleted",
+            ),
+        ] {
+            let e = result.unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+        assert_eq!(log_names(root).len(), 3);
+        // Two changes marking rows of one file from one version: the
+        // second is a conflict.
+        let b = |row| {
+            vec![DeletedRows {
+                path: "b.parquet".into(),
+                rows: vec![row],
+            }]
+        };
+        let (b0, b1) = (b(0), b(1));
+        commit_change(&Change {
+            deleted_rows: &b0,
+            ..delete(&location, 2, &[], &[], &[])
+        })
+        .unwrap();
+        let e = commit_change(&Change {
+            deleted_rows: &b1,
+            ..delete(&location, 2, &[], &[], &[])
+        })
+        .unwrap_err();
+        assert!(matches!(e, Error::Conflict { version: 3, .. }), "{e}");
+
+        // A table without deletion vectors takes none.
+        let dir = tempfile::tempdir().unwrap();
+        let location = table(dir.path(), &[]);
+        let e = commit_change(&Change {
+            deleted_rows: &b0,
+            ..delete(&location, 0, &[], &[], &[])
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("takes no deletion vectors"), "{e}");
+        assert_eq!(wide_bounds("{}"), r#"{"tightBounds":false}"#);
+        assert_eq!(
+            wide_bounds(r#"{"numRecords":1,"tightBounds":true}"#),
+            r#"{"numRecords":1,"tightBounds":false}"#
         );
     }
 }

@@ -28,7 +28,10 @@
 //! files, under an operation (`WRITE`, `DELETE`, `UPDATE`, `MERGE`,
 //! `OPTIMIZE`); another writer's commit in between aborts it only when
 //! it touched the same files or the table's metadata ([`change`] states
-//! the rules). [`cdc::write()`] writes a change data file.
+//! the rules). [`cdc::write()`] writes a change data file. On a table
+//! created with `delta.enableDeletionVectors` (reader 3 and writer 7
+//! with `deletionVectors`), a change may mark rows of a file deleted in
+//! its deletion vector ([`dv`]) instead of rewriting it.
 //!
 //! Delta partitions by column values only (no transforms), and keeps a
 //! partition column's values in the log and the directory names, not in
@@ -50,7 +53,7 @@ use std::collections::BTreeMap;
 
 use strata_layout::{PartitionField, Transform};
 
-pub use change::{Change, Operation, commit_change};
+pub use change::{Change, DeletedRows, Operation, commit_change};
 pub use commit::{COMMIT_RETRIES, Committed, write_checkpoint};
 pub use log::{LOG_DIR, Snapshot, log_file_name};
 pub use replay::replay;

@@ -84,7 +84,10 @@ fn group(rel: &str) -> String {
 struct Model {
     root: PathBuf,
     location: TableDir,
+    /// Each live file's rows, less those its deletion vector deletes.
     live: BTreeMap<String, Vec<Row>>,
+    /// Each live file's rows as written.
+    physical: BTreeMap<String, Vec<Row>>,
     version: u64,
     /// Each version's ids, sorted.
     ids: Vec<Vec<i64>>,
@@ -97,11 +100,17 @@ impl Model {
     /// Version 0 of a table recording its change data feed: a file of
     /// `rows` per (partition, rows).
     fn new(root: &Path, files: &[(&str, Vec<Row>)]) -> Model {
+        Model::with(root, files, &[])
+    }
+
+    /// [`Model::new`] with more table properties.
+    fn with(root: &Path, files: &[(&str, Vec<Row>)], more: &[(&str, &str)]) -> Model {
         let location = TableDir::local(root).unwrap();
         let mut m = Model {
             root: root.to_path_buf(),
             location,
             live: BTreeMap::new(),
+            physical: BTreeMap::new(),
             version: 0,
             ids: Vec::new(),
             changes: Vec::new(),
@@ -117,7 +126,11 @@ impl Model {
                 partition: &[PartitionField::parse("grp").unwrap()],
                 files: &written,
             },
-            &BTreeMap::from([(properties::CHANGE_DATA_FEED.to_string(), "true".to_string())]),
+            &[(properties::CHANGE_DATA_FEED, "true")]
+                .iter()
+                .chain(more)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         )
         .unwrap();
         assert_eq!(c.version, 0);
@@ -145,6 +158,7 @@ impl Model {
         .unwrap();
         w.write(&batch(&rows)).unwrap();
         w.finish().unwrap();
+        self.physical.insert(rel.clone(), rows.clone());
         self.live.insert(rel.clone(), rows);
         let facts = strata_table::stats::read_file(&path).unwrap();
         (rel, facts)
@@ -238,6 +252,7 @@ impl Model {
             data_change: true,
             change_files: &cdc,
             also_read: &[],
+            deleted_rows: &[],
         })
     }
 
@@ -271,6 +286,44 @@ impl Model {
             data_change: true,
             change_files: &cdc,
             also_read: &[],
+            deleted_rows: &[],
+        })
+    }
+
+    /// A delete of `ids`, all in one file, by its deletion vector: the
+    /// file stays, their rows recorded as change data.
+    fn delete_by_vector(&mut self, ids: &[i64]) -> Committed {
+        let rel = self.file_of(ids[0]);
+        let grp = group(&rel);
+        let rows: Vec<u64> = self.physical[&rel]
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| ids.contains(&r.0))
+            .map(|(i, _)| i as u64)
+            .collect();
+        assert_eq!(rows.len(), ids.len());
+        let live = self.live.get_mut(&rel).unwrap();
+        let gone: Vec<Row> = live
+            .iter()
+            .filter(|r| ids.contains(&r.0))
+            .cloned()
+            .collect();
+        live.retain(|r| !ids.contains(&r.0));
+        let changes: Vec<(Row, ChangeType)> =
+            gone.into_iter().map(|r| (r, ChangeType::Delete)).collect();
+        let cdc = [self.write_changes(&grp, &changes)];
+        let marked = [delta::DeletedRows { path: rel, rows }];
+        let location = self.location.clone();
+        self.commit(&Change {
+            location: &location,
+            read_version: self.version,
+            operation: Operation::Delete { predicate: None },
+            added: &[],
+            removed: &[],
+            data_change: true,
+            change_files: &cdc,
+            also_read: &[],
+            deleted_rows: &marked,
         })
     }
 
@@ -299,6 +352,7 @@ impl Model {
             data_change: false,
             change_files: &[],
             also_read: &[],
+            deleted_rows: &[],
         })
     }
 
@@ -308,9 +362,18 @@ impl Model {
         for v in first..=self.version {
             let state = delta::replay(&self.location, Some(v)).unwrap().unwrap();
             let mut ids = Vec::new();
-            for uri in state.files.keys() {
+            for (uri, add) in &state.files {
                 let rel = delta::values::path_from_uri(uri).unwrap();
-                ids.extend(read_ids(&self.root.join(rel)));
+                let deleted = add.deletion_vector.as_ref().map_or(Vec::new(), |v| {
+                    delta::dv::read(&self.location, v, u64::MAX).unwrap()
+                });
+                ids.extend(
+                    read_ids(&self.root.join(rel))
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(i, _)| !deleted.contains(&(*i as u64)))
+                        .map(|(_, id)| id),
+                );
             }
             ids.sort_unstable();
             assert_eq!(ids, self.ids[v as usize], "version {v}");
@@ -339,13 +402,23 @@ fn read_ids(path: &Path) -> Vec<i64> {
 const ORACLE: &str = r#"
 import json, os, sys
 import pyarrow as pa
-from deltalake import DeltaTable
+from deltalake import DeltaTable, QueryBuilder
+
+
+def table(dt):
+    """The table's rows: through DataFusion when it has deletion vectors
+    (deltalake's pyarrow dataset refuses them)."""
+    if "deletionVectors" in (dt.protocol().reader_features or []):
+        rows = QueryBuilder().register("t", dt).execute("SELECT id FROM t")
+        return pa.RecordBatchReader.from_stream(rows).read_all()
+    return dt.to_pyarrow_table()
+
 
 path, first, cdf_from = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 dt = DeltaTable(path)
 out = {"version": dt.version(), "versions": {}}
 for v in range(first, dt.version() + 1):
-    t = DeltaTable(path, version=v).to_pyarrow_table()
+    t = table(DeltaTable(path, version=v))
     out["versions"][str(v)] = sorted(t.column("id").to_pylist())
 out["history"] = [[h.get("version"), h["operation"]] for h in dt.history()]
 p = dt.protocol()
@@ -588,6 +661,7 @@ fn conflicts_and_bad_input_leave_the_table_readable() {
         data_change: true,
         change_files: cdc,
         also_read: &[],
+        deleted_rows: &[],
     };
     let c = delta::commit_change(&change(&first, &first_cdc)).unwrap();
     assert_eq!(c.version, 1);
@@ -631,6 +705,7 @@ fn conflicts_and_bad_input_leave_the_table_readable() {
         data_change: true,
         change_files: &cdc,
         also_read: &[],
+        deleted_rows: &[],
     })
     .unwrap();
     assert_eq!(c.version, 3);
@@ -653,6 +728,7 @@ fn conflicts_and_bad_input_leave_the_table_readable() {
         data_change: true,
         change_files: &cdc,
         also_read: &[],
+        deleted_rows: &[],
     })
     .unwrap_err()
     .to_string();
@@ -728,4 +804,74 @@ fn a_table_of_reader_features_names_the_change_data_feed_among_its_writer_featur
     );
     assert_eq!(got["versions"]["0"], serde_json::json!([]));
     assert_eq!(got["cdf"], serde_json::json!([]));
+}
+
+#[test]
+fn rows_deleted_by_deletion_vectors_read_back_from_a_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    let mut m = Model::with(
+        &root,
+        &[
+            ("a", rows(1..=10)),
+            ("a", rows(11..=20)),
+            ("b", rows(21..=30)),
+        ],
+        &[(properties::DELETION_VECTORS, "true")],
+    );
+    // Rows deleted by vectors, twice in one file; an update rewriting a
+    // file; compaction of a file with a vector; then more vectors, past
+    // the checkpoint at version 10.
+    let c = m.delete_by_vector(&[2, 3]);
+    assert_eq!((c.files, c.removed, c.change_files), (1, 1, 1));
+    m.delete_by_vector(&[5]);
+    m.update(22, "twenty-two");
+    m.optimize("a");
+    for id in [7, 12, 24, 26, 13, 17] {
+        m.delete_by_vector(&[id]);
+    }
+    m.delete_by_vector(&[29, 30]);
+    assert_eq!(m.version, 11);
+    let expected: Vec<i64> = (1..=30)
+        .filter(|i| ![2, 3, 5, 7, 12, 13, 17, 24, 26, 29, 30].contains(i))
+        .collect();
+    assert_eq!(m.ids[11], expected);
+    m.check_versions(0);
+    let state = delta::replay(&m.location, None).unwrap().unwrap();
+    assert_eq!(state.checkpoint, Some(10));
+    assert!(state.files.values().any(|a| a.deletion_vector.is_some()));
+
+    let python = python();
+    if let Some(python) = &python {
+        let got = deltalake(python, &root, 0, 0);
+        assert_eq!(got["version"], 11);
+        for (v, ids) in m.ids.iter().enumerate() {
+            assert_eq!(
+                got["versions"][v.to_string()],
+                serde_json::json!(ids),
+                "version {v}"
+            );
+        }
+        assert_eq!(
+            got["protocol"],
+            serde_json::json!([
+                3,
+                7,
+                ["deletionVectors"],
+                ["changeDataFeed", "deletionVectors"]
+            ])
+        );
+        assert_eq!(got["cdf"], expected_changes(&m, 0));
+    }
+    // Without the entries before the checkpoint.
+    for v in 0..10 {
+        std::fs::remove_file(root.join(LOG_DIR).join(log_file_name(v))).unwrap();
+    }
+    m.check_versions(10);
+    if let Some(python) = &python {
+        let got = deltalake(python, &root, 10, 11);
+        assert_eq!(got["versions"]["10"], serde_json::json!(m.ids[10]));
+        assert_eq!(got["versions"]["11"], serde_json::json!(m.ids[11]));
+        assert_eq!(got["cdf"], expected_changes(&m, 11));
+    }
 }
