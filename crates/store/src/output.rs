@@ -43,12 +43,32 @@ pub struct PendingFile {
     committed: bool,
 }
 
+/// Temporaries this process made: the first is `.NAME.PID.strata-tmp`,
+/// each later one `.NAME.PID-N.strata-tmp`, so that two threads writing
+/// one target never share a temporary.
+static TEMPORARIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 fn temp_path(target: &Path) -> PathBuf {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    target.with_file_name(format!(".{name}.{}{TEMP_SUFFIX}", std::process::id()))
+    let pid = std::process::id();
+    let tag = match TEMPORARIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+        0 => pid.to_string(),
+        n => format!("{pid}-{n}"),
+    };
+    target.with_file_name(format!(".{name}.{tag}{TEMP_SUFFIX}"))
+}
+
+/// Whether `rest` ends a temporary's name after its process id: the
+/// suffix, or `-N` and the suffix.
+fn temp_rest(rest: &str) -> bool {
+    rest == TEMP_SUFFIX
+        || rest.strip_prefix('-').is_some_and(|r| {
+            r.strip_suffix(TEMP_SUFFIX)
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
 }
 
 impl PendingFile {
@@ -393,8 +413,9 @@ impl PendingDir {
         PendingDir::within(dir, &name, replace)
     }
 
-    /// Creates the temporary named for `named` (`.NAME.PID.strata-tmp`
-    /// beside it) that is published into or onto `target`.
+    /// Creates the temporary named for `named` (`.NAME.PID.strata-tmp`,
+    /// or `.NAME.PID-N.strata-tmp` past the process's first, beside it)
+    /// that is published into or onto `target`.
     fn make(named: &Path, target: &Path, publish: Publish) -> Result<PendingDir, Error> {
         remove_stale_temporaries(named);
         let temp = temp_path(named);
@@ -534,10 +555,17 @@ pub fn remove_stale_temporaries(target: &Path) {
     let Some(name) = target.file_name() else {
         return;
     };
-    let own = temp_path(target);
+    // This process's first temporary for the target is a process's
+    // before it of the same id (this one writes the target after this
+    // call); its later ones may be other threads' and stay.
+    let own = target.with_file_name(format!(
+        ".{}.{}{TEMP_SUFFIX}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let _ = fs::remove_dir_all(&own).or_else(|_| fs::remove_file(&own));
     let prefix = format!(".{}.", name.to_string_lossy());
-    remove_dead(parent_dir(target), &prefix, |rest| rest == TEMP_SUFFIX);
+    remove_dead(parent_dir(target), &prefix, temp_rest);
 }
 
 /// Whether the file name `name` is a strata temporary
@@ -550,7 +578,16 @@ pub fn is_stale_temporary(name: &str) -> bool {
         && name
             .strip_suffix(TEMP_SUFFIX)
             .and_then(|n| n.rsplit_once('.'))
-            .and_then(|(_, pid)| pid.parse::<u32>().ok())
+            .and_then(|(_, tag)| {
+                let pid = tag.split_once('-').map_or(tag, |(pid, n)| {
+                    if n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty() {
+                        pid
+                    } else {
+                        ""
+                    }
+                });
+                pid.parse::<u32>().ok()
+            })
             .is_some_and(|pid| pid == std::process::id() || process_gone(pid))
 }
 
@@ -758,10 +795,12 @@ mod tests {
         // Without replacing, a name that is taken is an error and keeps
         // the file; the temporary is removed when dropped.
         let d = PendingDir::within(&out, "job", false).unwrap();
-        assert_eq!(
-            d.path(),
-            out.join(format!(".job.{}{TEMP_SUFFIX}", std::process::id()))
-        );
+        let temp = d.path().file_name().unwrap().to_string_lossy().into_owned();
+        let rest = temp
+            .strip_prefix(&format!(".job.{}", std::process::id()))
+            .unwrap();
+        assert_eq!(d.path().parent(), Some(out.as_path()));
+        assert!(temp_rest(rest), "{temp}");
         fs::write(d.path().join("a.parquet"), b"new").unwrap();
         fs::write(d.path().join("b.parquet"), b"new").unwrap();
         assert_eq!(
@@ -825,6 +864,10 @@ mod tests {
             format!(".a.parquet.{live}.strata-tmp"),
             ".b.parquet.999999999.strata-tmp".to_string(),
             ".a.parquet.x.999999999.strata-tmp".to_string(),
+            // A later temporary of a gone process: removed; of this
+            // one (another thread's): kept.
+            ".a.parquet.999999999-7.strata-tmp".to_string(),
+            format!(".a.parquet.{own}-3.strata-tmp"),
         ] {
             fs::write(dir.path().join(name), b"").unwrap();
         }
@@ -833,6 +876,7 @@ mod tests {
         remove_stale_temporaries(&target);
         let mut kept = vec![
             format!(".a.parquet.{live}.strata-tmp"),
+            format!(".a.parquet.{own}-3.strata-tmp"),
             ".a.parquet.x.999999999.strata-tmp".to_string(),
             ".b.parquet.999999999.strata-tmp".to_string(),
         ];
@@ -866,5 +910,27 @@ mod tests {
         assert_eq!(files(dir.path()), kept);
         assert!(!process_gone(own) && !process_gone(live));
         assert!(process_gone(999_999_999));
+    }
+
+    #[test]
+    fn threads_writing_one_target_never_share_a_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("v1.json");
+        let wins: usize = std::thread::scope(|sc| {
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let target = &target;
+                    sc.spawn(move || {
+                        write_new(target, format!("{i}").as_bytes(), false).is_ok() as usize
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(wins, 1);
+        assert_eq!(files(dir.path()), ["v1.json"]);
+        assert!(is_stale_temporary(".x.parquet.999999999-4.strata-tmp"));
+        assert!(!is_stale_temporary(".x.parquet.999999999-.strata-tmp"));
+        assert!(!is_stale_temporary(".x.parquet.999999999-a.strata-tmp"));
     }
 }
