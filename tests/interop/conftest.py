@@ -39,7 +39,7 @@ def check_same_rows(con, a_sql: str, b_sql: str, what: str = "", show: int = 5) 
     counts and up to `show` rows from each side."""
 
     def scalar(sql):
-        return con.execute(sql).fetchone()[0]
+        return con.execute(sql).fetchall()[0][0]
 
     n_a = scalar(f"SELECT count(*) FROM ({a_sql})")
     n_b = scalar(f"SELECT count(*) FROM ({b_sql})")

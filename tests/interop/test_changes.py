@@ -140,3 +140,42 @@ def test_spec_check_describes_the_history(strata_bin, history):
     bad.write_text(SPEC.replace('primary_key = "id"\n', ""))
     r = run(strata_bin, "spec", "check", str(bad), check=False)
     assert r.returncode != 0 and "needs a `primary_key`" in r.stderr, r.stderr
+
+
+def test_versions_agree_across_the_stream_iceberg_and_delta(strata_bin, history):
+    # For every version k: DuckDB's replay of the stream onto version 0,
+    # pyiceberg's snapshot k (merge-on-read position deletes) and
+    # deltalake's version k (copy-on-write MERGE) hold the same rows.
+    from deltalake import DeltaTable
+    from pyiceberg.table import StaticTable
+
+    root, _ = history
+    args = ["generate", "-q", "--spec", str(root / "orders.toml"), "--target-records", str(ROWS),
+            "--num-writers", "4"]
+    run(strata_bin, *args, "--format", "delta", "--output-dir", str(root / "delta"))
+    run(strata_bin, *args, "--format", "iceberg", "--output-dir", str(root / "ice"))
+    ice = StaticTable.from_metadata(str(root / "ice" / "orders" / "metadata" / "v6.metadata.json"))
+    snaps = ice.snapshots()
+    assert [s.summary.operation.value for s in snaps] == ["append"] + ["overwrite"] * 5
+    dt = DeltaTable(str(root / "delta" / "orders"))
+    assert dt.version() == 5
+    assert [h["operation"] for h in dt.history()] == ["MERGE"] * 5 + ["WRITE"]
+    con = duckdb.connect()
+    con.sql(f"CREATE TABLE state AS SELECT * FROM read_parquet('{root}/one/orders_*.parquet')")
+    for v in range(0, 6):
+        if v > 0:
+            con.sql(f"CREATE OR REPLACE TABLE s AS SELECT * FROM "
+                    f"read_parquet('{root}/one/orders_changes/version={v}/*.parquet', hive_partitioning = false)")
+            con.sql("DELETE FROM state WHERE id IN (SELECT id FROM s WHERE op IN ('u', 'd'))")
+            con.sql("INSERT INTO state SELECT unnest(after) FROM s WHERE op IN ('c', 'u')")
+        con.register("delta_v", DeltaTable(str(root / "delta" / "orders"), version=v).to_pyarrow_table())
+        con.register("ice_v", ice.scan(snapshot_id=snaps[v].snapshot_id).to_arrow())
+        check_same_rows(con, "SELECT * FROM delta_v", "SELECT * FROM state", f"delta version {v}")
+        check_same_rows(con, "SELECT * FROM ice_v", "SELECT * FROM state", f"iceberg snapshot {v}")
+    # Version 5's deletes are position deletes in the Iceberg table.
+    summary = snaps[5].summary
+    assert int(summary["added-position-deletes"]) > 0, summary
+    # A history of a table is one run: no parts.
+    r = run(strata_bin, *args, "--format", "delta", "--output-dir", str(root / "dp"), "--parts", "2", "--part", "1",
+            check=False)
+    assert r.returncode != 0 and "leave out --parts" in r.stderr, r.stderr

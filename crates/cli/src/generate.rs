@@ -404,6 +404,19 @@ fn run_one(
             Tables::None
         }
     };
+    let has_history = (0..flow.jobs().len()).any(|j| {
+        flow.dataset().tables[flow.tables()[j]]
+            .spec
+            .changes
+            .is_some()
+    });
+    if has_history && !matches!(tables, Tables::None) {
+        anyhow::ensure!(
+            part.count == 1,
+            "a table with `changes` is written as an Iceberg or Delta table by one run: leave out \
+             --parts and --snapshots"
+        );
+    }
     match args.row_offset {
         None => {}
         Some(RowOffset::At(n)) => flow.set_row_offset(n)?,
@@ -479,6 +492,18 @@ fn run_one(
                     crate::table::print_committed(&dir.root(), c)?;
                 }
             }
+            for (name, versions) in flow.commit_history_iceberg(tables, &summaries)? {
+                if !args.quiet {
+                    let last = versions.last();
+                    writeln!(
+                        std::io::stdout().lock(),
+                        "history of {name}: {} snapshots, merge-on-read; {} rows in the table ({})",
+                        versions.len(),
+                        last.map_or(0, |c| c.total_rows),
+                        last.map_or_else(String::new, |c| c.metadata.display().to_string())
+                    )?;
+                }
+            }
         }
         Tables::Delta(tables) if part.count > 1 && args.snapshots.is_none() => {
             let staged = flow.stage_delta(tables, &summaries, part)?;
@@ -499,6 +524,21 @@ fn run_one(
             if !args.quiet {
                 for (dir, c) in tables.dirs.iter().zip(&committed) {
                     crate::table::print_delta_committed(&dir.root(), c)?;
+                }
+            }
+            for (name, versions) in flow.commit_history_delta(tables, &summaries, &committed)? {
+                if !args.quiet {
+                    writeln!(
+                        std::io::stdout().lock(),
+                        "history of {name}: {} versions, copy-on-write (MERGE), the last {}",
+                        versions.len(),
+                        versions.last().map_or(0, |c| c.version)
+                    )?;
+                }
+                for c in &versions {
+                    if let Some(e) = &c.checkpoint_error {
+                        eprintln!("warning: version {} committed; {e}", c.version);
+                    }
                 }
             }
             for c in &committed {
@@ -537,16 +577,6 @@ fn run_one(
                 100.0 * w.hot_share
             )?;
         }
-    } else if flow.jobs().iter().enumerate().any(|(j, _)| {
-        flow.dataset().tables[flow.tables()[j]]
-            .spec
-            .changes
-            .is_some()
-    }) {
-        eprintln!(
-            "warning: --format iceberg and delta write version 0 of a table with `changes`; \
-             its later versions are written with --format parquet or ipc as a change stream"
-        );
     }
     if !args.quiet {
         for ((g, _), s) in flow.jobs().iter().zip(&summaries) {

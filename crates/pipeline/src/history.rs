@@ -237,40 +237,7 @@ impl Flow {
             }
             let dir = &tables.dirs[j];
             let schema = &tables.schemas[j];
-            let total = history.ids_at(history.versions());
-            let total_usize = usize::try_from(total).map_err(|_| {
-                Error::InvalidConfig(format!("table `{name}`: too many rows for a history"))
-            })?;
-            if total > u64::from(NOWHERE) {
-                return Err(Error::InvalidConfig(format!(
-                    "table `{name}`: a history of more than {NOWHERE} rows"
-                )));
-            }
-            let mut home = vec![NOWHERE; total_usize];
-            let mut files: Vec<Tracked> = Vec::new();
-            for f in &summaries[j].files {
-                let full = if f.path.is_absolute() || f.path.starts_with(&cfg.output_dir) {
-                    f.path.clone()
-                } else {
-                    cfg.output_dir.join(&f.path)
-                };
-                let full = if dir.is_remote() {
-                    full.to_string_lossy().into_owned()
-                } else {
-                    std::path::absolute(&full)
-                        .map_err(|e| Error::io("resolve", &full, e))?
-                        .to_string_lossy()
-                        .into_owned()
-                };
-                let rel = dir.relative(&full).ok_or_else(|| {
-                    Error::InvalidConfig(format!("data file {full} is outside table {dir}"))
-                })?;
-                let ids: Vec<u64> = (f.first_row..f.first_row + f.rows).collect();
-                for &id in &ids {
-                    home[id as usize] = files.len() as u32;
-                }
-                files.push(Tracked { rel, ids });
-            }
+            let (mut home, mut files) = track(&history, cfg, &summaries[j], dir, &name)?;
             let run = strata_table::run_id();
             let mut committed = Vec::new();
             for v in 1..=history.versions() {
@@ -304,26 +271,15 @@ impl Flow {
                 let mut added = Vec::new();
                 if !new_ids.is_empty() {
                     let rel = format!("data/{}-{run}-v{v}_0.parquet", cfg.output_filename);
-                    let mut body = Vec::new();
-                    {
-                        let props = parquet::file::properties::WriterProperties::builder()
-                            .set_compression(
-                                strata_parquet::encoder::parquet_codec(cfg.compression)
-                                    .map_err(Error::Write)?,
-                            )
-                            .build();
-                        let mut w = ParquetWriter::try_new(&mut body, schema.arrow.clone(), props)
-                            .map_err(Error::Write)?;
-                        for (ids, imgs) in new_ids
-                            .chunks(BATCH_IDS as usize)
-                            .zip(new_images.chunks(BATCH_IDS as usize))
-                        {
-                            w.write(&images.rows(ids, imgs)?).map_err(Error::Write)?;
-                        }
-                        w.finish().map_err(Error::Write)?;
-                    }
-                    dir.put_new(&rel, &body)?;
-                    let facts = dir.facts(&rel)?;
+                    let facts = write_rows(
+                        &images,
+                        &new_ids,
+                        &new_images,
+                        dir,
+                        &rel,
+                        schema.arrow.clone(),
+                        cfg.compression,
+                    )?;
                     for &id in &new_ids {
                         home[id as usize] = files.len() as u32;
                     }
@@ -364,4 +320,236 @@ impl Flow {
         }
         Ok(out)
     }
+}
+
+impl Flow {
+    /// Commits the history of each Delta table whose spec has `changes`,
+    /// version 0 just committed from `summaries`: one version per later
+    /// version, copy-on-write (each file holding a row the version
+    /// updates or deletes removed, and written again with the rows alive
+    /// then, as they then are; the inserted rows in a new file), a
+    /// `MERGE` on the primary key committed as
+    /// [`strata_table::delta::commit_change`] does. Returns, per such
+    /// table, its name and the versions.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for a table with a layout; the
+    /// generator's, writer's and commit's errors (a conflict with another
+    /// writer aborts the history, the versions before it committed).
+    pub fn commit_history_delta(
+        &self,
+        tables: &crate::table::DeltaTables,
+        summaries: &[crate::generate::Summary],
+        committed: &[strata_table::delta::Committed],
+    ) -> Result<Vec<(String, Vec<strata_table::delta::Committed>)>, Error> {
+        use strata_changes::history::{Op, State};
+        let mut out = Vec::new();
+        for (j, history, images) in self.histories()? {
+            let (generator, cfg) = &self.jobs()[j];
+            let name = strata_gen::BatchGenerator::name(generator).to_string();
+            if cfg.layout.is_some() {
+                return Err(Error::InvalidConfig(format!(
+                    "table `{name}`: a history is written over a table without a layout \
+                     (partitions, a sort order, file sizes) yet"
+                )));
+            }
+            let dir = &tables.dirs[j];
+            let key = self.dataset().tables[self.tables()[j]]
+                .spec
+                .primary_key
+                .clone()
+                .unwrap_or_default();
+            let (mut home, mut files) = track(&history, cfg, &summaries[j], dir, &name)?;
+            let run = strata_table::run_id();
+            let mut read_version = committed.get(j).map_or(0, |c| c.version);
+            let mut versions = Vec::new();
+            for v in 1..=history.versions() {
+                let (mut affected, mut inserted) = (BTreeMap::<u32, ()>::new(), Vec::new());
+                let mut counts = [0u64; 3];
+                for id in 0..history.ids_at(v) {
+                    match history.change(id, v).map(|c| c.0) {
+                        Some(Op::Insert) => {
+                            counts[0] += 1;
+                            inserted.push(id);
+                        }
+                        Some(op) => {
+                            counts[if op == Op::Update { 1 } else { 2 }] += 1;
+                            let at = home[id as usize];
+                            if at != NOWHERE {
+                                affected.insert(at, ());
+                            }
+                        }
+                        None => {}
+                    }
+                }
+                let (mut added, mut removed) = (Vec::new(), Vec::new());
+                let mut k = 0;
+                for &f in affected.keys() {
+                    let old = &files[f as usize];
+                    removed.push(old.rel.clone());
+                    let (mut ids, mut imgs) = (Vec::new(), Vec::new());
+                    for &id in &old.ids {
+                        match history.state(id, v) {
+                            State::Alive { image } => {
+                                ids.push(id);
+                                imgs.push(image);
+                            }
+                            _ => home[id as usize] = NOWHERE,
+                        }
+                    }
+                    if ids.is_empty() {
+                        continue;
+                    }
+                    let rel = format!("{}-{run}-v{v}_{k}.parquet", cfg.output_filename);
+                    k += 1;
+                    let facts = write_rows(
+                        &images,
+                        &ids,
+                        &imgs,
+                        dir,
+                        &rel,
+                        images.schema(),
+                        cfg.compression,
+                    )?;
+                    let at = files.len() as u32;
+                    for &id in &ids {
+                        home[id as usize] = at;
+                    }
+                    files.push(Tracked {
+                        rel: rel.clone(),
+                        ids,
+                    });
+                    added.push((rel, facts));
+                }
+                if !inserted.is_empty() {
+                    let rel = format!("{}-{run}-v{v}_{k}.parquet", cfg.output_filename);
+                    let imgs = vec![0; inserted.len()];
+                    let facts = write_rows(
+                        &images,
+                        &inserted,
+                        &imgs,
+                        dir,
+                        &rel,
+                        images.schema(),
+                        cfg.compression,
+                    )?;
+                    let at = files.len() as u32;
+                    for &id in &inserted {
+                        home[id as usize] = at;
+                    }
+                    files.push(Tracked {
+                        rel: rel.clone(),
+                        ids: inserted,
+                    });
+                    added.push((rel, facts));
+                }
+                if added.is_empty() && removed.is_empty() {
+                    // Nothing changed at this version: no commit.
+                    continue;
+                }
+                let clause = |n: u64, what: &str| (n > 0).then(|| what.to_string());
+                let change = strata_table::delta::Change {
+                    location: dir,
+                    read_version,
+                    operation: strata_table::delta::Operation::Merge {
+                        predicate: format!("target.{key} = source.{key}"),
+                        matched: [clause(counts[1], "update"), clause(counts[2], "delete")]
+                            .into_iter()
+                            .flatten()
+                            .collect(),
+                        not_matched: clause(counts[0], "insert").into_iter().collect(),
+                        not_matched_by_source: Vec::new(),
+                    },
+                    added: &added,
+                    removed: &removed,
+                    data_change: true,
+                    change_files: &[],
+                    also_read: &[],
+                    deleted_rows: &[],
+                };
+                let c = strata_table::delta::commit_change(&change)?;
+                read_version = c.version;
+                versions.push(c);
+            }
+            out.push((name, versions));
+        }
+        Ok(out)
+    }
+}
+
+/// Where the rows of version 0 are: for each data file `summary` lists,
+/// its path relative to table `dir` and the ids it holds (contiguous
+/// ranges: a table without a layout), and for each id of the history its
+/// file.
+fn track(
+    history: &History,
+    cfg: &crate::generate::GenerateConfig,
+    summary: &crate::generate::Summary,
+    dir: &strata_table::dir::TableDir,
+    name: &str,
+) -> Result<(Vec<u32>, Vec<Tracked>), Error> {
+    let total = history.ids_at(history.versions());
+    if total >= u64::from(NOWHERE) {
+        return Err(Error::InvalidConfig(format!(
+            "table `{name}`: a history of more than {NOWHERE} rows"
+        )));
+    }
+    let mut home = vec![NOWHERE; total as usize];
+    let mut files: Vec<Tracked> = Vec::new();
+    for f in &summary.files {
+        let full = if f.path.is_absolute() || f.path.starts_with(&cfg.output_dir) {
+            f.path.clone()
+        } else {
+            cfg.output_dir.join(&f.path)
+        };
+        let full = if dir.is_remote() {
+            full.to_string_lossy().into_owned()
+        } else {
+            std::path::absolute(&full)
+                .map_err(|e| Error::io("resolve", &full, e))?
+                .to_string_lossy()
+                .into_owned()
+        };
+        let rel = dir.relative(&full).ok_or_else(|| {
+            Error::InvalidConfig(format!("data file {full} is outside table {dir}"))
+        })?;
+        let ids: Vec<u64> = (f.first_row..f.first_row + f.rows).collect();
+        for &id in &ids {
+            home[id as usize] = files.len() as u32;
+        }
+        files.push(Tracked { rel, ids });
+    }
+    Ok((home, files))
+}
+
+/// Writes the rows `ids` (images `imgs`) of `images` as Parquet file
+/// `rel` of table `dir` with `schema`, created only if absent, and
+/// returns its facts.
+fn write_rows(
+    images: &Images,
+    ids: &[u64],
+    imgs: &[u64],
+    dir: &strata_table::dir::TableDir,
+    rel: &str,
+    schema: arrow_schema::SchemaRef,
+    compression: strata_parquet::Compression,
+) -> Result<strata_table::stats::FileFacts, Error> {
+    let mut body = Vec::new();
+    {
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_compression(
+                strata_parquet::encoder::parquet_codec(compression).map_err(Error::Write)?,
+            )
+            .build();
+        let mut w = ParquetWriter::try_new(&mut body, schema, props).map_err(Error::Write)?;
+        for (ids, imgs) in ids
+            .chunks(BATCH_IDS as usize)
+            .zip(imgs.chunks(BATCH_IDS as usize))
+        {
+            w.write(&images.rows(ids, imgs)?).map_err(Error::Write)?;
+        }
+        w.finish().map_err(Error::Write)?;
+    }
+    dir.put_new(rel, &body)?;
+    Ok(dir.facts(rel)?)
 }
