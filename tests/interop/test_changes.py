@@ -179,3 +179,32 @@ def test_versions_agree_across_the_stream_iceberg_and_delta(strata_bin, history)
     r = run(strata_bin, *args, "--format", "delta", "--output-dir", str(root / "dp"), "--parts", "2", "--part", "1",
             check=False)
     assert r.returncode != 0 and "leave out --parts" in r.stderr, r.stderr
+
+
+def test_the_scd2_table_is_current_at_the_last_version(history):
+    # The slowly changing dimension's current rows are the last version
+    # (the stream replayed onto version 0); every key's rows follow each
+    # other without gaps or overlaps.
+    root, out = history
+    assert "slowly changing dimension" in out
+    con = duckdb.connect()
+    scd = f"read_parquet('{root}/one/orders_scd2/*.parquet')"
+    con.sql(f"CREATE TABLE state AS SELECT * FROM read_parquet('{root}/one/orders_*.parquet')")
+    for v in range(1, 6):
+        con.sql(f"CREATE OR REPLACE TABLE s AS SELECT * FROM "
+                f"read_parquet('{root}/one/orders_changes/version={v}/*.parquet', hive_partitioning = false)")
+        con.sql("DELETE FROM state WHERE id IN (SELECT id FROM s WHERE op IN ('u', 'd'))")
+        con.sql("INSERT INTO state SELECT unnest(after) FROM s WHERE op IN ('c', 'u')")
+    check_same_rows(con, f"SELECT * EXCLUDE (valid_from, valid_to, is_current) FROM {scd} WHERE is_current",
+                    "SELECT * FROM state", "scd2 current")
+    gaps = con.sql(f"""SELECT count(*) FROM (
+        SELECT valid_from, lag(valid_to) OVER (PARTITION BY id ORDER BY valid_from) AS prev FROM {scd})
+        WHERE prev IS NOT NULL AND prev <> valid_from""").fetchall()[0][0]
+    assert gaps == 0
+    assert con.sql(f"SELECT count(*) FROM {scd} WHERE is_current <> (valid_to IS NULL)").fetchall()[0][0] == 0
+    # A row per image: version 0's rows, one more per update.
+    updates = sum(int(re.search(r"(\d+) updates", ln).group(1)) for ln in out.splitlines()
+                  if ln.startswith("changes of orders version"))
+    inserts = sum(int(re.search(r"(\d+) inserts", ln).group(1)) for ln in out.splitlines()
+                  if ln.startswith("changes of orders version"))
+    assert con.sql(f"SELECT count(*) FROM {scd}").fetchall()[0][0] == ROWS + inserts + updates

@@ -257,6 +257,33 @@ impl History {
         State::Alive { image }
     }
 
+    /// Row `id`'s history as slowly changing dimension rows: each image
+    /// it had, the version from which it held (its insert or update)
+    /// and the one at which it stopped (its next update or its delete;
+    /// `None` while it holds at the last version).
+    pub fn segments(&self, id: u64) -> Vec<(u64, u64, Option<u64>)> {
+        let born = self.born(id);
+        if born > self.versions {
+            return Vec::new();
+        }
+        let (mut out, mut image, mut from) = (Vec::new(), 0, born);
+        for w in born + 1..=self.versions {
+            match self.op(id, w) {
+                Some(Op::Update) => {
+                    out.push((image, from, Some(w)));
+                    (image, from) = (w, w);
+                }
+                Some(Op::Delete) => {
+                    out.push((image, from, Some(w)));
+                    return out;
+                }
+                _ => {}
+            }
+        }
+        out.push((image, from, None));
+        out
+    }
+
     /// What version `v` (from 1) does to row `id`, with its image before
     /// (`None` for an insert) and after (`None` for a delete); `None`
     /// when nothing happens to it.

@@ -212,6 +212,55 @@ impl Images {
     }
 }
 
+impl Images {
+    /// The schema of the table's slowly changing dimension (type 2): its
+    /// columns, then `valid_from` and `valid_to` (the starts of the
+    /// versions from which and until which a row's image held; `valid_to`
+    /// null while it holds) and `is_current`.
+    pub fn scd2_schema(&self) -> SchemaRef {
+        let mut fields: Vec<Field> = self
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        let ts = DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, Some("UTC".into()));
+        fields.push(Field::new("valid_from", ts.clone(), false));
+        fields.push(Field::new("valid_to", ts, true));
+        fields.push(Field::new("is_current", DataType::Boolean, false));
+        Arc::new(Schema::new(fields))
+    }
+
+    /// The slowly changing dimension rows of ids `ids`: one per image
+    /// each row held over the history, in id then version order.
+    ///
+    /// # Errors
+    /// The generator's errors.
+    pub fn scd2(&self, h: &History, ids: std::ops::Range<u64>) -> Result<RecordBatch, Error> {
+        let (mut rows, mut imgs, mut from, mut to) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for id in ids.start..ids.end.min(h.ids_at(h.versions())) {
+            for (image, a, b) in h.segments(id) {
+                rows.push(id);
+                imgs.push(image);
+                from.push(EPOCH_MS + a as i64 * VERSION_MS);
+                to.push(b.map(|b| EPOCH_MS + b as i64 * VERSION_MS));
+            }
+        }
+        let batch = self.rows(&rows, &imgs)?;
+        let current: Vec<bool> = to.iter().map(Option::is_none).collect();
+        let mut columns = batch.columns().to_vec();
+        columns.push(Arc::new(
+            arrow_array::TimestampMillisecondArray::from(from).with_timezone("UTC"),
+        ));
+        columns.push(Arc::new(
+            arrow_array::TimestampMillisecondArray::from(to).with_timezone("UTC"),
+        ));
+        columns.push(Arc::new(arrow_array::BooleanArray::from(current)));
+        Ok(RecordBatch::try_new(self.scd2_schema(), columns)?)
+    }
+}
+
 /// Counts of a version's operations.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OpCounts {

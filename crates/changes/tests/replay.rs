@@ -155,3 +155,49 @@ fn any_split_of_the_ids_gives_the_same_rows() {
         }
     }
 }
+
+#[test]
+fn the_scd2_rows_that_are_current_are_the_last_version() {
+    let spec = Spec::parse(SPEC, "orders.toml").unwrap();
+    let h = History::new(spec.changes.as_ref().unwrap(), 2000, 9);
+    let im = images(&spec);
+    let scd = im.scd2(&h, 0..u64::MAX).unwrap();
+    let n = im.schema().fields().len();
+    let current = scd
+        .column(n + 2)
+        .as_any()
+        .downcast_ref::<arrow_array::BooleanArray>()
+        .unwrap();
+    let from = scd
+        .column(n)
+        .as_any()
+        .downcast_ref::<arrow_array::TimestampMillisecondArray>()
+        .unwrap();
+    let to = scd
+        .column(n + 1)
+        .as_any()
+        .downcast_ref::<arrow_array::TimestampMillisecondArray>()
+        .unwrap();
+    let rows = rows_of(&scd.columns()[..n]);
+    let mut now = BTreeMap::new();
+    let mut last: Option<(String, Option<i64>)> = None;
+    for (i, r) in rows.iter().enumerate() {
+        let key = r.split('|').next().unwrap().to_string();
+        // A key's rows follow each other: each starts where the one
+        // before ended.
+        if let Some((k, end)) = &last
+            && k == &key
+        {
+            assert_eq!(*end, Some(from.value(i)), "{key}");
+        }
+        let end = to.is_valid(i).then(|| to.value(i));
+        assert_eq!(current.value(i), end.is_none());
+        if current.value(i) {
+            assert!(now.insert(key.clone(), r.clone()).is_none());
+        }
+        last = Some((key, end));
+    }
+    let want = table(&im.at_version(&h, h.versions(), 0..u64::MAX).unwrap());
+    assert_eq!(now, want);
+    assert!(scd.num_rows() > want.len());
+}

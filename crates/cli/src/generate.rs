@@ -576,6 +576,13 @@ fn run_one(
                 w.table,
                 100.0 * w.hot_share
             )?;
+            writeln!(
+                out,
+                "changes of {}: slowly changing dimension, {} rows ({})",
+                w.table,
+                w.scd2.1,
+                w.scd2.0.display()
+            )?;
         }
     }
     if !args.quiet {

@@ -2,8 +2,10 @@
 //! `changes`, the change stream of every version after version 0 (which
 //! the run's files hold), one Hive partition per version:
 //! `OUTPUT/NAME_changes/version=K/NAME_changes_0.parquet` (for a part,
-//! `NAME_changes_partIofN_0.parquet`), and the counts of each version's
-//! operations.
+//! `NAME_changes_partIofN_0.parquet`), the counts of each version's
+//! operations, and the table's slowly changing dimension (type 2,
+//! `OUTPUT/NAME_scd2/NAME_scd2_0.parquet`); or, as Iceberg or Delta
+//! tables, one snapshot or commit per version.
 //!
 //! A part writes the changes of its own ids: its slice of version 0's
 //! rows and the same slice of each version's inserted rows, so the parts
@@ -36,6 +38,8 @@ pub struct Written {
     pub table: String,
     /// The stream's directory (`version=K` partitions in it).
     pub dir: PathBuf,
+    /// The slowly changing dimension's file and rows.
+    pub scd2: (PathBuf, u64),
     /// Per version from 1: its file, rows and operation counts (over this
     /// part's ids).
     pub versions: Vec<(PathBuf, u64, OpCounts)>,
@@ -179,9 +183,52 @@ impl Flow {
                 pending.commit()?;
                 versions.push((target, rows, counts));
             }
+            // The slowly changing dimension of the same ids.
+            let scd_dir = base.join(format!("{name}_scd2"));
+            std::fs::create_dir_all(&scd_dir)
+                .map_err(|e| Error::io("create the directory", &scd_dir, e))?;
+            let scd_stem = stem.replacen("_changes", "_scd2", 1);
+            let target = scd_dir.join(format!("{scd_stem}.parquet"));
+            let (pending, file) = PendingFile::create(target.clone(), cfg.overwrite)?;
+            let props = parquet::file::properties::WriterProperties::builder()
+                .set_compression(
+                    strata_parquet::encoder::parquet_codec(cfg.compression)
+                        .map_err(Error::Write)?,
+                )
+                .build();
+            let mut w = ParquetWriter::try_new(
+                BufWriter::with_capacity(1 << 20, file),
+                images.scd2_schema(),
+                props,
+            )
+            .map_err(Error::Write)?;
+            let mut scd_rows = 0u64;
+            let mut ranges = vec![slice(0..history.ids_at(0), part)];
+            for u in 1..=history.versions() {
+                ranges.push(slice(history.ids_at(u - 1)..history.ids_at(u), part));
+            }
+            for r in ranges {
+                let mut at = r.start;
+                while at < r.end {
+                    let end = (at + BATCH_IDS).min(r.end);
+                    let batch = images.scd2(&history, at..end)?;
+                    scd_rows += batch.num_rows() as u64;
+                    if batch.num_rows() > 0 {
+                        w.write(&batch).map_err(Error::Write)?;
+                    }
+                    at = end;
+                }
+            }
+            let buffered = w.finish().map_err(Error::Write)?;
+            let f = buffered
+                .into_inner()
+                .map_err(|e| Error::io("write", &target, e.into_error()))?;
+            f.sync_all().map_err(|e| Error::io("sync", &target, e))?;
+            pending.commit()?;
             out.push(Written {
                 table: name,
                 dir,
+                scd2: (target, scd_rows),
                 versions,
                 hot_share: if changed == 0 {
                     0.0
