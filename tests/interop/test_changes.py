@@ -261,3 +261,79 @@ def test_a_killed_history_leaves_a_committed_version(strata_bin, history, tmp_pa
         seen.add(k)
     assert seen, "no trial committed a version: give them more time"
     print(fmt, "versions seen after kills:", sorted(seen))
+
+
+SHOP = """
+name = "shop"
+
+[[tables]]
+name = "orders"
+rows = 3000
+primary_key = "id"
+changes = { versions = 4, insert = 0.05, update = 0.1, delete = 0.05, on_delete = "POLICY" }
+fields = [{ name = "id", type = "int64", sequence = { start = 1 } },
+          { name = "status", type = "utf8", weighted = { values = ["a", "b"], weights = [1, 1] } }]
+
+[[tables]]
+name = "lines"
+children_of = "orders"
+count = { uniform = { min = 0, max = 4 } }
+fields = [{ name = "order_id", type = "int64", parent = "id" },
+          { name = "n", type = "int32", position = 1 },
+          { name = "qty", type = "int32", uniform = { min = 1, max = 9 } }]
+"""
+
+
+@pytest.mark.parametrize("policy", ["cascade", "keep_parent", "orphan"])
+def test_child_tables_follow_their_parent_rows(strata_bin, tmp_path, policy):
+    # A child table's rows follow their parent's: inserted with it, and
+    # deleted with it under cascade; under keep_parent a parent with
+    # children is never deleted; under orphan they stay. For every
+    # version, the stream replayed, deltalake and pyiceberg agree, and no
+    # child is orphaned but under `orphan`.
+    from deltalake import DeltaTable
+    from pyiceberg.table import StaticTable
+
+    spec = tmp_path / "shop.toml"
+    spec.write_text(SHOP.replace("POLICY", policy))
+    for fmt in ("parquet", "delta", "iceberg"):
+        run(strata_bin, "generate", "-q", "--spec", str(spec), "--output-dir", str(tmp_path / fmt), "--format", fmt)
+    con = duckdb.connect()
+    for t in ("orders", "lines"):
+        con.sql(f"CREATE TABLE {t}_s AS SELECT * FROM read_parquet('{tmp_path}/parquet/{t}/*.parquet')")
+
+    def ice(t):
+        metas = sorted((tmp_path / "iceberg" / t / "metadata").glob("v*.metadata.json"),
+                       key=lambda m: int(m.name[1:].split(".")[0]))
+        return StaticTable.from_metadata(str(metas[-1]))
+
+    ice_tables = {t: ice(t) for t in ("orders", "lines")}
+    orphans = []
+    for v in range(1, 5):
+        for t in ("orders", "lines"):
+            con.sql(f"CREATE OR REPLACE TABLE s AS SELECT * FROM "
+                    f"read_parquet('{tmp_path}/parquet/{t}_changes/version={v}/*.parquet', hive_partitioning = false)")
+            if t == "orders":
+                con.sql("DELETE FROM orders_s WHERE id IN (SELECT id FROM s WHERE op IN ('u', 'd'))")
+            else:
+                con.sql("DELETE FROM lines_s WHERE (order_id, n) IN (SELECT before.order_id, before.n FROM s WHERE op = 'd')")
+            con.sql(f"INSERT INTO {t}_s SELECT unnest(after) FROM s WHERE op IN ('c', 'u')")
+        for t in ("orders", "lines"):
+            snaps = ice_tables[t].snapshots()
+            dv = DeltaTable(str(tmp_path / "delta" / t), version=min(v, DeltaTable(str(tmp_path / "delta" / t)).version()))
+            con.register("dd", dv.to_pyarrow_table())
+            con.register("ii", ice_tables[t].scan(snapshot_id=snaps[min(v, len(snaps) - 1)].snapshot_id).to_arrow())
+            cols = ", ".join(dv.schema().to_arrow().names)
+            check_same_rows(con, f"SELECT {cols} FROM dd", f"SELECT {cols} FROM {t}_s", f"{policy} delta {t} v{v}")
+            check_same_rows(con, f"SELECT {cols} FROM ii", f"SELECT {cols} FROM {t}_s", f"{policy} iceberg {t} v{v}")
+        orphans.append(con.sql("SELECT count(*) FROM lines_s l ANTI JOIN orders_s o ON l.order_id = o.id").fetchall()[0][0])
+    if policy == "orphan":
+        assert orphans[-1] > 0, orphans
+    else:
+        assert orphans == [0, 0, 0, 0], orphans
+    if policy == "keep_parent":
+        # Every deleted order had no lines.
+        deleted = con.sql(f"""SELECT count(*) FROM read_parquet('{tmp_path}/parquet/orders_changes/*/*.parquet',
+            hive_partitioning = false) s JOIN read_parquet('{tmp_path}/parquet/lines/*.parquet') l
+            ON l.order_id = s.id WHERE s.op = 'd'""").fetchall()[0][0]
+        assert deleted == 0

@@ -165,6 +165,8 @@ pub struct History {
     born_end: Vec<u64>,
     heat: Option<Heat>,
     seed: u64,
+    /// Rows never deleted (`keep_parent`: the rows with children), by id.
+    protected: Option<std::sync::Arc<Vec<bool>>>,
 }
 
 impl History {
@@ -191,7 +193,20 @@ impl History {
                 .map(|s| Heat::new(s, total, seed, changes.update, 1.0 - changes.delete)),
             born_end,
             seed,
+            protected: None,
         }
+    }
+
+    /// Keeps the rows `protected` marks (by id) from ever being deleted:
+    /// a version that would delete one leaves it (`keep_parent`, for the
+    /// rows that have children).
+    pub fn protect(&mut self, protected: Vec<bool>) {
+        self.protected = Some(std::sync::Arc::new(protected));
+    }
+
+    /// The ids of every version: `0..ids_at(versions())`.
+    pub fn total(&self) -> u64 {
+        self.ids_at(self.versions)
     }
 
     /// Versions after version 0.
@@ -232,7 +247,11 @@ impl History {
         let (d, u) = self.chances(id);
         let x = unit(StreamKey::new(self.seed, v).first(id));
         if x < d {
-            Some(Op::Delete)
+            let kept = self
+                .protected
+                .as_ref()
+                .is_some_and(|p| p.get(id as usize).copied().unwrap_or(false));
+            (!kept).then_some(Op::Delete)
         } else if x < d + u {
             Some(Op::Update)
         } else {

@@ -67,6 +67,7 @@
 //! assert!(rows.num_rows() > 100);
 //! ```
 
+pub mod child;
 mod error;
 pub mod history;
 pub mod stream;

@@ -557,6 +557,17 @@ fn run_one(
             }
             let mut out = std::io::stdout().lock();
             for (v, (file, rows, c)) in w.versions.iter().enumerate() {
+                if !w.own {
+                    writeln!(
+                        out,
+                        "changes of {} version {} (its rows follow their parent rows'): {} rows in {}",
+                        w.table,
+                        v + 1,
+                        rows,
+                        file.display()
+                    )?;
+                    continue;
+                }
                 writeln!(
                     out,
                     "changes of {} version {}: {} inserts, {} updates, {} deletes of {} rows alive before ({} rows in {})",
@@ -570,12 +581,14 @@ fn run_one(
                     file.display()
                 )?;
             }
-            writeln!(
-                out,
-                "changes of {}: {:.1}% of the updates and deletes fall on the hottest 1% of rows",
-                w.table,
-                100.0 * w.hot_share
-            )?;
+            if w.own {
+                writeln!(
+                    out,
+                    "changes of {}: {:.1}% of the updates and deletes fall on the hottest 1% of rows",
+                    w.table,
+                    100.0 * w.hot_share
+                )?;
+            }
             writeln!(
                 out,
                 "changes of {}: slowly changing dimension, {} rows ({})",

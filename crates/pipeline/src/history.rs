@@ -20,6 +20,7 @@ use std::{
 };
 
 use strata_changes::{
+    child::ChildImages,
     history::History,
     stream::{Images, OpCounts, op_counts},
 };
@@ -27,6 +28,50 @@ use strata_parquet::writer::ParquetWriter;
 use strata_store::{FromStore as _, output::PendingFile};
 
 use crate::{Error, flow::Flow, generate::Part};
+
+/// The rows of a table with a history.
+#[derive(Debug)]
+pub enum Rows {
+    /// A table with `changes`: its rows by id, at any version.
+    Own(Images),
+    /// A child table of one: its rows by root row.
+    Child(Box<ChildImages>),
+}
+
+impl Rows {
+    fn stream_schema(&self) -> arrow_schema::SchemaRef {
+        match self {
+            Rows::Own(i) => i.stream_schema(),
+            Rows::Child(c) => c.stream_schema(),
+        }
+    }
+
+    fn changes(
+        &self,
+        h: &History,
+        v: u64,
+        ids: Range<u64>,
+    ) -> Result<arrow_array::RecordBatch, Error> {
+        Ok(match self {
+            Rows::Own(i) => i.changes(h, v, ids)?,
+            Rows::Child(c) => c.changes(h, v, ids)?,
+        })
+    }
+
+    fn scd2_schema(&self) -> arrow_schema::SchemaRef {
+        match self {
+            Rows::Own(i) => i.scd2_schema(),
+            Rows::Child(c) => c.scd2_schema(),
+        }
+    }
+
+    fn scd2(&self, h: &History, ids: Range<u64>) -> Result<arrow_array::RecordBatch, Error> {
+        Ok(match self {
+            Rows::Own(i) => i.scd2(h, ids)?,
+            Rows::Child(c) => c.scd2(h, ids)?,
+        })
+    }
+}
 
 /// Ids per batch of a stream.
 const BATCH_IDS: u64 = 65_536;
@@ -40,6 +85,9 @@ pub struct Written {
     pub dir: PathBuf,
     /// The slowly changing dimension's file and rows.
     pub scd2: (PathBuf, u64),
+    /// False for a child table (its rows follow its root's; the counts
+    /// are zero).
+    pub own: bool,
     /// Per version from 1: its file, rows and operation counts (over this
     /// part's ids).
     pub versions: Vec<(PathBuf, u64, OpCounts)>,
@@ -57,18 +105,23 @@ fn slice(range: Range<u64>, part: Part) -> Range<u64> {
 }
 
 impl Flow {
-    /// The tables of the run whose specs have `changes`, each with its
-    /// history and the images of its rows.
+    /// The tables of the run with a history: those whose specs have
+    /// `changes`, and the child tables of such a table (their rows follow
+    /// their root rows'), each with its history (its root's, for a child
+    /// table) and its rows.
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] with `--row-offset` (a history starts at
     /// row 0); the generator's errors.
-    pub fn histories(&self) -> Result<Vec<(usize, History, Images)>, Error> {
+    pub fn histories(&self) -> Result<Vec<(usize, History, Rows)>, Error> {
         let mut out = Vec::new();
         for (j, (_, cfg)) in self.jobs().iter().enumerate() {
             let ti = self.tables()[j];
-            let spec = &self.dataset().tables[ti].spec;
-            let (Some(changes), Some(key)) = (&spec.changes, &spec.primary_key) else {
+            let dataset = self.dataset();
+            let spec = &dataset.tables[ti].spec;
+            let root = dataset.root_of(ti);
+            let root_spec = &dataset.tables[root].spec;
+            let (Some(changes), Some(key)) = (&root_spec.changes, &root_spec.primary_key) else {
                 continue;
             };
             if cfg.row_offset != 0 {
@@ -77,20 +130,57 @@ impl Flow {
                     spec.name
                 )));
             }
-            let history = History::new(changes, cfg.target_records, cfg.seed);
-            let dataset = self.dataset().clone();
             let (seed, scale) = (cfg.seed, self.scale());
-            let fields = changes.update_fields.clone();
-            let images = Images::new(
-                Box::new(move |v| {
-                    let salted = v.map(|v| (fields.as_slice(), v));
-                    strata_gen::SpecGenerator::for_table_salted(&dataset, ti, seed, scale, salted)
-                }),
-                key,
-            )?;
-            out.push((j, history, images));
+            let mut history = History::new(changes, cfg.target_records, seed);
+            if changes.on_delete == strata_gen::OnDelete::KeepParent {
+                history.protect(self.with_children(root, history.total(), seed)?);
+            }
+            let rows = if root == ti {
+                let dataset = dataset.clone();
+                let fields = changes.update_fields.clone();
+                Rows::Own(Images::new(
+                    Box::new(move |v| {
+                        let salted = v.map(|v| (fields.as_slice(), v));
+                        strata_gen::SpecGenerator::for_table_salted(
+                            &dataset, ti, seed, scale, salted,
+                        )
+                    }),
+                    key,
+                )?)
+            } else {
+                Rows::Child(Box::new(ChildImages::new(
+                    dataset.generator(ti, seed, scale)?,
+                    spec.primary_key.as_deref(),
+                    changes.on_delete,
+                )?))
+            };
+            out.push((j, history, rows));
         }
         Ok(out)
+    }
+
+    /// Which of the `total` rows of root table `root` have children in a
+    /// table `children_of` it (`keep_parent` never deletes them).
+    fn with_children(&self, root: usize, total: u64, seed: u64) -> Result<Vec<bool>, Error> {
+        let dataset = self.dataset();
+        let mut has = vec![false; usize::try_from(total).unwrap_or(usize::MAX)];
+        for (c, t) in dataset.tables.iter().enumerate() {
+            if c == root || dataset.root_of(c) != root {
+                continue;
+            }
+            if t.children_of.as_ref().map(|p| p.parent.as_str())
+                != Some(dataset.tables[root].spec.name.as_str())
+            {
+                continue;
+            }
+            let g = dataset.generator(c, seed, self.scale())?;
+            for (r, h) in has.iter_mut().enumerate() {
+                if !*h && g.rows_of(r as u64, 1)? > 0 {
+                    *h = true;
+                }
+            }
+        }
+        Ok(has)
     }
 
     /// Writes the change stream of every version of each table with a
@@ -106,6 +196,7 @@ impl Flow {
         for (j, history, images) in self.histories()? {
             let cfg = &self.jobs()[j].1;
             let name = cfg.output_filename.clone();
+            let own = matches!(images, Rows::Own(_));
             let base = if self.is_dataset() {
                 cfg.output_dir
                     .parent()
@@ -156,6 +247,10 @@ impl Flow {
                         rows += batch.num_rows() as u64;
                         if batch.num_rows() > 0 {
                             w.write(&batch).map_err(Error::Write)?;
+                        }
+                        if !own {
+                            at = end;
+                            continue;
                         }
                         let c = op_counts(&history, v, at..end);
                         counts.inserts += c.inserts;
@@ -227,6 +322,7 @@ impl Flow {
             pending.commit()?;
             out.push(Written {
                 table: name,
+                own,
                 dir,
                 scd2: (target, scd_rows),
                 versions,
@@ -247,6 +343,9 @@ struct Tracked {
     /// Its path relative to the table.
     rel: String,
     ids: Vec<u64>,
+    /// For a child table's file (its ids are root rows): where each root
+    /// row's children start in it, and after the last, their end.
+    starts: Vec<u64>,
 }
 
 /// Where each row of a history lives: its file, or none (deleted or not
@@ -273,7 +372,7 @@ impl Flow {
         summaries: &[crate::generate::Summary],
     ) -> Result<Vec<(String, Vec<strata_table::iceberg::Committed>)>, Error> {
         let mut out = Vec::new();
-        for (j, history, images) in self.histories()? {
+        for (j, history, rows) in self.histories()? {
             let (generator, cfg) = &self.jobs()[j];
             let name = strata_gen::BatchGenerator::name(generator).to_string();
             if cfg.layout.is_some() {
@@ -284,6 +383,15 @@ impl Flow {
             }
             let dir = &tables.dirs[j];
             let schema = &tables.schemas[j];
+            let images = match rows {
+                Rows::Own(images) => images,
+                Rows::Child(ci) => {
+                    let versions =
+                        self.iceberg_child_history(j, &history, &ci, tables, &summaries[j])?;
+                    out.push((name, versions));
+                    continue;
+                }
+            };
             let (mut home, mut files) = track(&history, cfg, &summaries[j], dir, &name)?;
             let run = strata_table::run_id();
             let mut committed = Vec::new();
@@ -333,6 +441,7 @@ impl Flow {
                     files.push(Tracked {
                         rel: rel.clone(),
                         ids: new_ids,
+                        starts: Vec::new(),
                     });
                     added.push((rel, facts));
                 }
@@ -391,7 +500,7 @@ impl Flow {
     ) -> Result<Vec<(String, Vec<strata_table::delta::Committed>)>, Error> {
         use strata_changes::history::{Op, State};
         let mut out = Vec::new();
-        for (j, history, images) in self.histories()? {
+        for (j, history, rows) in self.histories()? {
             let (generator, cfg) = &self.jobs()[j];
             let name = strata_gen::BatchGenerator::name(generator).to_string();
             if cfg.layout.is_some() {
@@ -401,6 +510,16 @@ impl Flow {
                 )));
             }
             let dir = &tables.dirs[j];
+            let images = match rows {
+                Rows::Own(images) => images,
+                Rows::Child(ci) => {
+                    let read = committed.get(j).map_or(0, |c| c.version);
+                    let versions =
+                        self.delta_child_history(j, &history, &ci, dir, &summaries[j], read)?;
+                    out.push((name, versions));
+                    continue;
+                }
+            };
             let key = self.dataset().tables[self.tables()[j]]
                 .spec
                 .primary_key
@@ -465,6 +584,7 @@ impl Flow {
                     files.push(Tracked {
                         rel: rel.clone(),
                         ids,
+                        starts: Vec::new(),
                     });
                     added.push((rel, facts));
                 }
@@ -487,6 +607,7 @@ impl Flow {
                     files.push(Tracked {
                         rel: rel.clone(),
                         ids: inserted,
+                        starts: Vec::new(),
                     });
                     added.push((rel, facts));
                 }
@@ -524,6 +645,248 @@ impl Flow {
     }
 }
 
+impl Flow {
+    /// The history of child table `j` (rows `ci`, its root's history
+    /// `h`) as Iceberg snapshots: the children of the roots a version
+    /// deletes deleted by position (under `cascade`), the children of the
+    /// roots it inserts in a new data file.
+    fn iceberg_child_history(
+        &self,
+        j: usize,
+        h: &History,
+        ci: &ChildImages,
+        tables: &crate::table::IcebergTables,
+        summary: &crate::generate::Summary,
+    ) -> Result<Vec<strata_table::iceberg::Committed>, Error> {
+        let (generator, cfg) = &self.jobs()[j];
+        let name = strata_gen::BatchGenerator::name(generator).to_string();
+        let dir = &tables.dirs[j];
+        let schema = &tables.schemas[j];
+        let (mut home, mut files) = track(h, cfg, summary, dir, &name)?;
+        for f in &mut files {
+            f.starts = starts(ci, h, 0, &f.ids)?;
+        }
+        let run = strata_table::run_id();
+        let mut committed = Vec::new();
+        for v in 1..=h.versions() {
+            let mut deletes: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+            for r in 0..h.ids_at(v - 1) {
+                let at = home[r as usize];
+                if at == NOWHERE || h.state(r, v) != strata_changes::history::State::Deleted(v) {
+                    continue;
+                }
+                if !matches!(
+                    h.state(r, v - 1),
+                    strata_changes::history::State::Alive { .. }
+                ) {
+                    continue;
+                }
+                home[r as usize] = NOWHERE;
+                if self.dataset().tables[self.dataset().root_of(self.tables()[j])]
+                    .spec
+                    .changes
+                    .as_ref()
+                    .is_some_and(|c| c.on_delete != strata_gen::OnDelete::Cascade)
+                {
+                    continue;
+                }
+                let f = &files[at as usize];
+                let k = f.ids.binary_search(&r).map_err(|_| {
+                    Error::InvalidConfig(format!(
+                        "table `{name}`: root row {r} is not in {}",
+                        f.rel
+                    ))
+                })?;
+                deletes
+                    .entry(at)
+                    .or_default()
+                    .extend(f.starts[k]..f.starts[k + 1]);
+            }
+            let mut added = Vec::new();
+            let born: Vec<u64> = (h.ids_at(v - 1)..h.ids_at(v)).collect();
+            if !born.is_empty() {
+                let batches = child_batches(ci, h, v, &born)?;
+                if batches.iter().any(|b| b.num_rows() > 0) {
+                    let rel = format!("data/{}-{run}-v{v}_0.parquet", cfg.output_filename);
+                    let facts =
+                        write_batches(&batches, dir, &rel, schema.arrow.clone(), cfg.compression)?;
+                    let at = files.len() as u32;
+                    for &r in &born {
+                        home[r as usize] = at;
+                    }
+                    let starts = starts(ci, h, v, &born)?;
+                    files.push(Tracked {
+                        rel: rel.clone(),
+                        ids: born,
+                        starts,
+                    });
+                    added.push((rel, facts));
+                }
+            }
+            let position_deletes: Vec<_> = deletes
+                .into_iter()
+                .filter(|(_, p)| !p.is_empty())
+                .map(|(f, positions)| strata_table::iceberg::PositionDeletes {
+                    file: files[f as usize].rel.clone(),
+                    positions,
+                })
+                .collect();
+            if added.is_empty() && position_deletes.is_empty() {
+                continue;
+            }
+            let change = strata_table::iceberg::Change {
+                table: strata_table::iceberg::NewTable {
+                    location: dir,
+                    schema,
+                    arrow: &schema.arrow,
+                    partition: &crate::table::partition_fields(cfg),
+                    sort: &crate::table::sort_fields(cfg),
+                    properties: crate::table::table_properties(cfg, schema),
+                    files: &added,
+                },
+                removed: Vec::new(),
+                position_deletes,
+                replace: false,
+            };
+            committed.push(crate::table::commit_change_with_catalog(
+                &change,
+                tables.catalog.as_ref(),
+                &name,
+            )?);
+        }
+        Ok(committed)
+    }
+
+    /// The history of child table `j` as Delta versions, copy-on-write:
+    /// each file holding children of roots a version deletes (under
+    /// `cascade`) written again without them, the children of the roots
+    /// it inserts in a new file.
+    fn delta_child_history(
+        &self,
+        j: usize,
+        h: &History,
+        ci: &ChildImages,
+        dir: &strata_table::dir::TableDir,
+        summary: &crate::generate::Summary,
+        mut read_version: u64,
+    ) -> Result<Vec<strata_table::delta::Committed>, Error> {
+        let (generator, cfg) = &self.jobs()[j];
+        let name = strata_gen::BatchGenerator::name(generator).to_string();
+        let cascade = self.dataset().tables[self.dataset().root_of(self.tables()[j])]
+            .spec
+            .changes
+            .as_ref()
+            .is_some_and(|c| c.on_delete == strata_gen::OnDelete::Cascade);
+        let (mut home, mut files) = track(h, cfg, summary, dir, &name)?;
+        let run = strata_table::run_id();
+        let mut versions = Vec::new();
+        for v in 1..=h.versions() {
+            let mut affected = std::collections::BTreeSet::new();
+            if cascade {
+                for r in 0..h.ids_at(v - 1) {
+                    let at = home[r as usize];
+                    if at != NOWHERE && h.state(r, v) == strata_changes::history::State::Deleted(v)
+                    {
+                        affected.insert(at);
+                    }
+                }
+            }
+            let (mut added, mut removed) = (Vec::new(), Vec::new());
+            let mut k = 0;
+            for &f in &affected {
+                removed.push(files[f as usize].rel.clone());
+                let alive: Vec<u64> = files[f as usize]
+                    .ids
+                    .iter()
+                    .copied()
+                    .filter(|&r| {
+                        let keep =
+                            matches!(h.state(r, v), strata_changes::history::State::Alive { .. });
+                        if !keep {
+                            home[r as usize] = NOWHERE;
+                        }
+                        keep
+                    })
+                    .collect();
+                let batches = child_batches(ci, h, v, &alive)?;
+                if alive.is_empty() || batches.iter().all(|b| b.num_rows() == 0) {
+                    continue;
+                }
+                let rel = format!("{}-{run}-v{v}_{k}.parquet", cfg.output_filename);
+                k += 1;
+                let facts = write_batches(&batches, dir, &rel, ci.schema(), cfg.compression)?;
+                let at = files.len() as u32;
+                for &r in &alive {
+                    home[r as usize] = at;
+                }
+                files.push(Tracked {
+                    rel: rel.clone(),
+                    ids: alive,
+                    starts: Vec::new(),
+                });
+                added.push((rel, facts));
+            }
+            let born: Vec<u64> = (h.ids_at(v - 1)..h.ids_at(v)).collect();
+            let batches = child_batches(ci, h, v, &born)?;
+            if batches.iter().any(|b| b.num_rows() > 0) {
+                let rel = format!("{}-{run}-v{v}_{k}.parquet", cfg.output_filename);
+                let facts = write_batches(&batches, dir, &rel, ci.schema(), cfg.compression)?;
+                let at = files.len() as u32;
+                for &r in &born {
+                    home[r as usize] = at;
+                }
+                files.push(Tracked {
+                    rel: rel.clone(),
+                    ids: born,
+                    starts: Vec::new(),
+                });
+                added.push((rel, facts));
+            }
+            if added.is_empty() && removed.is_empty() {
+                continue;
+            }
+            let change = strata_table::delta::Change {
+                location: dir,
+                read_version,
+                operation: if removed.is_empty() {
+                    strata_table::delta::Operation::Write
+                } else {
+                    strata_table::delta::Operation::Delete {
+                        predicate: Some("the parent row was deleted".into()),
+                    }
+                },
+                added: &added,
+                removed: &removed,
+                data_change: true,
+                change_files: &[],
+                also_read: &[],
+                deleted_rows: &[],
+            };
+            let c = strata_table::delta::commit_change(&change)?;
+            read_version = c.version;
+            versions.push(c);
+        }
+        Ok(versions)
+    }
+}
+
+/// Where the children of each root row of `roots` (ascending, all
+/// present at version `v`) start in a file that holds them in order,
+/// and after the last, their end.
+fn starts(ci: &ChildImages, h: &History, v: u64, roots: &[u64]) -> Result<Vec<u64>, Error> {
+    let mut out = Vec::with_capacity(roots.len() + 1);
+    let mut at = 0u64;
+    for &r in roots {
+        out.push(at);
+        let present = matches!(h.state(r, v), strata_changes::history::State::Alive { .. });
+        if present {
+            at += ci.counts(r..r + 1)?[0];
+        }
+    }
+    out.push(at);
+    Ok(out)
+}
+
 /// Where the rows of version 0 are: for each data file `summary` lists,
 /// its path relative to table `dir` and the ids it holds (contiguous
 /// ranges: a table without a layout), and for each id of the history its
@@ -543,7 +906,7 @@ fn track(
     }
     let mut home = vec![NOWHERE; total as usize];
     let mut files: Vec<Tracked> = Vec::new();
-    for f in &summary.files {
+    for (i, f) in summary.files.iter().enumerate() {
         let full = if f.path.is_absolute() || f.path.starts_with(&cfg.output_dir) {
             f.path.clone()
         } else {
@@ -560,13 +923,65 @@ fn track(
         let rel = dir.relative(&full).ok_or_else(|| {
             Error::InvalidConfig(format!("data file {full} is outside table {dir}"))
         })?;
-        let ids: Vec<u64> = (f.first_row..f.first_row + f.rows).collect();
+        // The file's rows: its writer's (root rows, for a child table).
+        let ids: Vec<u64> = cfg.file_rows(i).collect();
         for &id in &ids {
             home[id as usize] = files.len() as u32;
         }
-        files.push(Tracked { rel, ids });
+        files.push(Tracked {
+            rel,
+            ids,
+            starts: Vec::new(),
+        });
     }
     Ok((home, files))
+}
+
+/// Writes `batches` as Parquet file `rel` of table `dir` with `schema`,
+/// created only if absent, and returns its facts.
+fn write_batches(
+    batches: &[arrow_array::RecordBatch],
+    dir: &strata_table::dir::TableDir,
+    rel: &str,
+    schema: arrow_schema::SchemaRef,
+    compression: strata_parquet::Compression,
+) -> Result<strata_table::stats::FileFacts, Error> {
+    let mut body = Vec::new();
+    {
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_compression(
+                strata_parquet::encoder::parquet_codec(compression).map_err(Error::Write)?,
+            )
+            .build();
+        let mut w = ParquetWriter::try_new(&mut body, schema, props).map_err(Error::Write)?;
+        for b in batches.iter().filter(|b| b.num_rows() > 0) {
+            w.write(b).map_err(Error::Write)?;
+        }
+        w.finish().map_err(Error::Write)?;
+    }
+    dir.put_new(rel, &body)?;
+    Ok(dir.facts(rel)?)
+}
+
+/// The children present at version `v` of root rows `roots` (ascending),
+/// as batches of contiguous runs of them.
+fn child_batches(
+    ci: &ChildImages,
+    h: &History,
+    v: u64,
+    roots: &[u64],
+) -> Result<Vec<arrow_array::RecordBatch>, Error> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < roots.len() {
+        let mut j = i + 1;
+        while j < roots.len() && roots[j] == roots[j - 1] + 1 && j - i < BATCH_IDS as usize {
+            j += 1;
+        }
+        out.push(ci.at_version(h, v, roots[i]..roots[j - 1] + 1)?);
+        i = j;
+    }
+    Ok(out)
 }
 
 /// Writes the rows `ids` (images `imgs`) of `images` as Parquet file

@@ -269,3 +269,89 @@ impl P<'_> {
         ))
     }
 }
+
+/// The fewest children a `count` can give a parent row, when it says.
+fn least_count(c: &crate::model::ChildrenOf) -> Option<i128> {
+    if !c.count_when.is_empty() {
+        return None;
+    }
+    match &c.count {
+        Generator::Constant(crate::Value::Int(n)) => Some(*n),
+        Generator::Uniform {
+            min: crate::Value::Int(n),
+            ..
+        } => Some(*n),
+        _ => None,
+    }
+}
+
+/// Checks each table's history against the dataset's references: a
+/// table whose deletes must keep foreign keys valid (`cascade`,
+/// `keep_parent`) is not the target of another table's `ref` (whose rows
+/// would point at deleted rows), and `keep_parent` has children that
+/// some rows lack (else it deletes nothing).
+pub(super) fn check_histories(p: &P<'_>, tables: &[crate::model::Table]) -> Result<(), SpecError> {
+    for t in tables {
+        let Some(c) = &t.spec.changes else {
+            continue;
+        };
+        let name = &t.spec.name;
+        if c.delete > 0.0 && c.on_delete != OnDelete::Orphan {
+            for other in tables {
+                for (f, r) in crate::model::query::references(&other.spec) {
+                    if &r.table == name && !matches!(r.pick, crate::model::Pick::Parent) {
+                        return Err(p.err_at(
+                            c.line,
+                            Some(name),
+                            format!(
+                                "`changes.on_delete` = {:?} keeps references to `{name}` valid, \
+                                 but `{}.{}` draws rows of it with `ref`, which a deleted row \
+                                 would leave pointing nowhere; make it a child table \
+                                 (`children_of`), or say `on_delete = \"orphan\"`",
+                                c.on_delete.name(),
+                                other.spec.name,
+                                f.path
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        if c.on_delete == OnDelete::KeepParent {
+            let children: Vec<&crate::model::Table> = tables
+                .iter()
+                .filter(|x| x.children_of.as_ref().is_some_and(|co| &co.parent == name))
+                .collect();
+            if children.is_empty() {
+                return Err(p.err_at(
+                    c.line,
+                    Some(name),
+                    format!(
+                        "`changes.on_delete` = \"keep_parent\", but no table is `children_of` \
+                         `{name}`: there is no parent to keep"
+                    ),
+                ));
+            }
+            if c.delete > 0.0
+                && children.iter().any(|x| {
+                    x.children_of
+                        .as_ref()
+                        .and_then(least_count)
+                        .is_some_and(|n| n >= 1)
+                })
+            {
+                return Err(p.err_at(
+                    c.line,
+                    Some(name),
+                    format!(
+                        "`changes.on_delete` = \"keep_parent\" never deletes a row with \
+                         children, and every row of `{name}` has at least one: `changes.delete` \
+                         = {} would delete nothing",
+                        c.delete
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -311,6 +311,7 @@ pub(crate) fn parse_dataset(
     resolve_references(&p, &tables)?;
     check_reads_of_aggregates(&p, &tables)?;
     check_rows_reads(&p, &tables)?;
+    super::changes::check_histories(&p, &tables)?;
     Ok(Dataset {
         name,
         description,

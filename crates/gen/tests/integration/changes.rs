@@ -166,3 +166,59 @@ fields = [{ name = "lid", type = "int64", sequence = { start = 1 } },
         .to_string();
     assert!(e.contains("unknown key `primary_key`"), "{e}");
 }
+
+#[test]
+fn a_policy_that_contradicts_the_references_is_refused() {
+    let base = r#"
+name = "shop"
+[[tables]]
+name = "customers"
+rows = 50
+primary_key = "id"
+changes = { versions = 3, delete = 0.1 }
+fields = [{ name = "id", type = "int64", sequence = { start = 1 } },
+          { name = "v", type = "int32", uniform = { min = 0, max = 9 } }]
+
+[[tables]]
+name = "orders"
+rows = 100
+fields = [{ name = "oid", type = "int64", sequence = { start = 1 } },
+          { name = "cust", type = "int64", ref = { table = "customers", field = "id" } }]
+"#;
+    let e = Dataset::parse(base, "shop.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("`orders.cust` draws rows of it with `ref`") && e.contains("shop.toml:7"),
+        "{e}"
+    );
+    // Orphans are what the policy says: allowed.
+    let orphan = base.replace("delete = 0.1 }", "delete = 0.1, on_delete = \"orphan\" }");
+    assert!(Dataset::parse(&orphan, "shop.toml").is_ok());
+    // No deletes, nothing to keep valid.
+    assert!(Dataset::parse(&base.replace("delete = 0.1", "update = 0.1"), "shop.toml").is_ok());
+
+    let keep = r#"
+name = "shop"
+[[tables]]
+name = "orders"
+rows = 50
+primary_key = "id"
+changes = { versions = 3, delete = 0.1, on_delete = "keep_parent" }
+fields = [{ name = "id", type = "int64", sequence = { start = 1 } }]
+
+[[tables]]
+name = "lines"
+children_of = "orders"
+count = { uniform = { min = 1, max = 3 } }
+fields = [{ name = "o", type = "int64", parent = "id" }]
+"#;
+    let e = Dataset::parse(keep, "shop.toml").unwrap_err().to_string();
+    assert!(e.contains("would delete nothing"), "{e}");
+    assert!(Dataset::parse(&keep.replace("min = 1", "min = 0"), "shop.toml").is_ok());
+    let alone = keep
+        .split("[[tables]]\nname = \"lines\"")
+        .next()
+        .unwrap()
+        .to_string();
+    let e = Dataset::parse(&alone, "shop.toml").unwrap_err().to_string();
+    assert!(e.contains("no table is `children_of` `orders`"), "{e}");
+}
