@@ -337,3 +337,50 @@ def test_child_tables_follow_their_parent_rows(strata_bin, tmp_path, policy):
             hive_partitioning = false) s JOIN read_parquet('{tmp_path}/parquet/lines/*.parquet') l
             ON l.order_id = s.id WHERE s.op = 'd'""").fetchall()[0][0]
         assert deleted == 0
+
+
+def test_write_modes_and_the_change_data_feed(strata_bin, history):
+    # Iceberg copy-on-write, Delta deletion vectors with the change data
+    # feed, and Delta copy-on-write with it: every version agrees with the
+    # stream replayed, and Delta's change data feed holds the stream's
+    # changes (an update as its pre- and post-image).
+    from deltalake import DeltaTable, QueryBuilder
+    from pyiceberg.table import StaticTable
+
+    root, _ = history
+    args = ["generate", "-q", "--spec", str(root / "orders.toml"), "--target-records", str(ROWS),
+            "--num-writers", "4"]
+    run(strata_bin, *args, "--format", "iceberg", "--write-mode", "copy-on-write", "--output-dir", str(root / "icow"))
+    run(strata_bin, *args, "--format", "delta", "--write-mode", "deletion-vectors", "--change-data-feed",
+        "--output-dir", str(root / "ddv"))
+    run(strata_bin, *args, "--format", "delta", "--change-data-feed", "--output-dir", str(root / "dcdf"))
+    ice = StaticTable.from_metadata(str(root / "icow" / "orders" / "metadata" / "v6.metadata.json"))
+    snaps = ice.snapshots()
+    assert all(s.summary.get("total-position-deletes", "0") == "0" for s in snaps)
+    assert DeltaTable(str(root / "ddv" / "orders")).protocol().reader_features == ["deletionVectors"]
+    con = duckdb.connect()
+    con.sql(f"CREATE TABLE state AS SELECT * FROM read_parquet('{root}/one/orders_*.parquet')")
+    for v in range(1, 6):
+        con.sql(f"CREATE OR REPLACE TABLE s AS SELECT * FROM "
+                f"read_parquet('{root}/one/orders_changes/version={v}/*.parquet', hive_partitioning = false)")
+        con.sql("DELETE FROM state WHERE id IN (SELECT id FROM s WHERE op IN ('u', 'd'))")
+        con.sql("INSERT INTO state SELECT unnest(after) FROM s WHERE op IN ('c', 'u')")
+        con.register("icow", ice.scan(snapshot_id=snaps[v].snapshot_id).to_arrow())
+        dv = DeltaTable(str(root / "ddv" / "orders"), version=v)
+        con.register("ddv", QueryBuilder().register("t", dv).execute("SELECT * FROM t").read_all())
+        con.register("dcdf", DeltaTable(str(root / "dcdf" / "orders"), version=v).to_pyarrow_table())
+        for t in ("icow", "ddv", "dcdf"):
+            check_same_rows(con, f"SELECT * FROM {t}", "SELECT * FROM state", f"{t} version {v}")
+    stream = f"read_parquet('{root}/one/orders_changes/*/*.parquet', hive_partitioning = false)"
+    want = dict(con.sql(f"SELECT op, count(*) FROM {stream} GROUP BY op").fetchall())
+    for t in ("dcdf", "ddv"):
+        con.register("cdf", DeltaTable(str(root / t / "orders")).load_cdf(starting_version=1).read_all())
+        got = dict(con.sql("SELECT _change_type, count(*) FROM cdf GROUP BY 1").fetchall())
+        assert got == {"insert": want["c"], "update_preimage": want["u"], "update_postimage": want["u"],
+                       "delete": want["d"]}, (t, got, want)
+        check_same_rows(con, "SELECT * EXCLUDE (_change_type, _commit_version, _commit_timestamp) FROM cdf "
+                             "WHERE _change_type = 'update_postimage'",
+                        f"SELECT unnest(after) FROM {stream} WHERE op = 'u'", f"{t} post-images")
+    bad = run(strata_bin, *args, "--format", "iceberg", "--write-mode", "deletion-vectors",
+              "--output-dir", str(root / "bad"), check=False)
+    assert bad.returncode != 0 and "deletion-vectors is Delta's" in bad.stderr, bad.stderr

@@ -98,6 +98,18 @@ pub(crate) struct GenerateArgs {
     /// already holds, so that each append continues its keys.
     #[arg(long, value_name = "N|append", value_parser = parse_row_offset)]
     row_offset: Option<RowOffset>,
+    /// How a table's history (a spec with `changes`) changes an Iceberg
+    /// or Delta table's files: merge-on-read (Iceberg's default: rows
+    /// deleted by position, updated rows in new files), copy-on-write
+    /// (Delta's default: files with changed rows written again), or
+    /// deletion-vectors (Delta: rows deleted in deletion vectors).
+    #[arg(long, value_name = "MODE", value_parser = ["merge-on-read", "copy-on-write", "deletion-vectors"])]
+    write_mode: Option<String>,
+    /// With --format delta: make new tables with the change data feed
+    /// (`delta.enableChangeDataFeed`); a history's versions write their
+    /// changes under `_change_data/`.
+    #[arg(long)]
+    change_data_feed: bool,
     /// Output format: parquet, ipc (Arrow IPC file), iceberg (each
     /// table an Iceberg v2 table at OUTPUT/TABLE: Parquet data files under
     /// data/, laid out as its layout says, then metadata/v1.metadata.json
@@ -404,6 +416,44 @@ fn run_one(
             Tables::None
         }
     };
+    let write_mode = match args.write_mode.as_deref() {
+        None => strata_pipeline::history::WriteMode::Default,
+        Some("merge-on-read") => {
+            anyhow::ensure!(
+                args.format == OutputFormat::Iceberg,
+                "--write-mode merge-on-read is Iceberg's (position deletes); Delta takes copy-on-write or deletion-vectors"
+            );
+            strata_pipeline::history::WriteMode::MergeOnRead
+        }
+        Some("copy-on-write") => strata_pipeline::history::WriteMode::CopyOnWrite,
+        Some(_) => {
+            anyhow::ensure!(
+                args.format == OutputFormat::Delta,
+                "--write-mode deletion-vectors is Delta's; Iceberg takes merge-on-read or copy-on-write"
+            );
+            strata_pipeline::history::WriteMode::DeletionVectors
+        }
+    };
+    anyhow::ensure!(
+        args.write_mode.is_none()
+            || matches!(args.format, OutputFormat::Iceberg | OutputFormat::Delta),
+        "--write-mode says how a history changes a table: add --format iceberg or delta"
+    );
+    anyhow::ensure!(
+        !args.change_data_feed || args.format == OutputFormat::Delta,
+        "--change-data-feed is a Delta table's: add --format delta"
+    );
+    let mut tables = tables;
+    if let Tables::Delta(t) = &mut tables {
+        if args.change_data_feed {
+            t.configuration
+                .insert("delta.enableChangeDataFeed".into(), "true".into());
+        }
+        if write_mode == strata_pipeline::history::WriteMode::DeletionVectors {
+            t.configuration
+                .insert("delta.enableDeletionVectors".into(), "true".into());
+        }
+    }
     let has_history = (0..flow.jobs().len()).any(|j| {
         flow.dataset().tables[flow.tables()[j]]
             .spec
@@ -492,7 +542,7 @@ fn run_one(
                     crate::table::print_committed(&dir.root(), c)?;
                 }
             }
-            for (name, versions) in flow.commit_history_iceberg(tables, &summaries)? {
+            for (name, versions) in flow.commit_history_iceberg(tables, &summaries, write_mode)? {
                 if !args.quiet {
                     let last = versions.last();
                     writeln!(
@@ -526,7 +576,9 @@ fn run_one(
                     crate::table::print_delta_committed(&dir.root(), c)?;
                 }
             }
-            for (name, versions) in flow.commit_history_delta(tables, &summaries, &committed)? {
+            for (name, versions) in
+                flow.commit_history_delta(tables, &summaries, &committed, write_mode)?
+            {
                 if !args.quiet {
                     writeln!(
                         std::io::stdout().lock(),

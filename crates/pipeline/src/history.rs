@@ -370,6 +370,7 @@ impl Flow {
         &self,
         tables: &crate::table::IcebergTables,
         summaries: &[crate::generate::Summary],
+        mode: WriteMode,
     ) -> Result<Vec<(String, Vec<strata_table::iceberg::Committed>)>, Error> {
         let mut out = Vec::new();
         for (j, history, rows) in self.histories()? {
@@ -396,56 +397,38 @@ impl Flow {
             let run = strata_table::run_id();
             let mut committed = Vec::new();
             for v in 1..=history.versions() {
-                let mut deletes: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
-                let (mut new_ids, mut new_images) = (Vec::new(), Vec::new());
-                for id in 0..history.ids_at(v) {
-                    let Some((op, _, after)) = history.change(id, v) else {
-                        continue;
-                    };
-                    let at = home[id as usize];
-                    if op != strata_changes::history::Op::Insert && at != NOWHERE {
-                        let f = &files[at as usize];
-                        let pos = f.ids.binary_search(&id).map_err(|_| {
-                            Error::InvalidConfig(format!(
-                                "table `{name}`: row {id} is not in {}",
-                                f.rel
-                            ))
-                        })?;
-                        deletes.entry(at).or_default().push(pos as u64);
-                        home[id as usize] = NOWHERE;
-                    }
-                    if let Some(image) = after {
-                        new_ids.push(id);
-                        new_images.push(if op == strata_changes::history::Op::Update {
-                            v
-                        } else {
-                            image
-                        });
-                    }
-                }
-                let mut added = Vec::new();
-                if !new_ids.is_empty() {
-                    let rel = format!("data/{}-{run}-v{v}_0.parquet", cfg.output_filename);
-                    let facts = write_rows(
+                let prefix = format!("data/{}-{run}-v{v}", cfg.output_filename);
+                let step = if mode == WriteMode::CopyOnWrite {
+                    cow_step(
+                        &history,
                         &images,
-                        &new_ids,
-                        &new_images,
+                        &mut files,
+                        &mut home,
+                        v,
                         dir,
-                        &rel,
+                        &prefix,
                         schema.arrow.clone(),
                         cfg.compression,
-                    )?;
-                    for &id in &new_ids {
-                        home[id as usize] = files.len() as u32;
-                    }
-                    files.push(Tracked {
-                        rel: rel.clone(),
-                        ids: new_ids,
-                        starts: Vec::new(),
-                    });
-                    added.push((rel, facts));
+                    )?
+                } else {
+                    mor_step(
+                        &history,
+                        &images,
+                        &mut files,
+                        &mut home,
+                        v,
+                        dir,
+                        &prefix,
+                        schema.arrow.clone(),
+                        cfg.compression,
+                    )?
+                };
+                if step.added.is_empty() && step.removed.is_empty() && step.deletes.is_empty() {
+                    continue;
                 }
-                let position_deletes = deletes
+                let added = step.added;
+                let position_deletes = step
+                    .deletes
                     .into_iter()
                     .map(|(f, positions)| strata_table::iceberg::PositionDeletes {
                         file: files[f as usize].rel.clone(),
@@ -462,7 +445,7 @@ impl Flow {
                         properties: crate::table::table_properties(cfg, schema),
                         files: &added,
                     },
-                    removed: Vec::new(),
+                    removed: step.removed,
                     position_deletes,
                     replace: false,
                 };
@@ -497,8 +480,12 @@ impl Flow {
         tables: &crate::table::DeltaTables,
         summaries: &[crate::generate::Summary],
         committed: &[strata_table::delta::Committed],
+        mode: WriteMode,
     ) -> Result<Vec<(String, Vec<strata_table::delta::Committed>)>, Error> {
-        use strata_changes::history::{Op, State};
+        let cdf = tables
+            .configuration
+            .get(strata_table::delta::properties::CHANGE_DATA_FEED)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
         let mut out = Vec::new();
         for (j, history, rows) in self.histories()? {
             let (generator, cfg) = &self.jobs()[j];
@@ -515,7 +502,7 @@ impl Flow {
                 Rows::Child(ci) => {
                     let read = committed.get(j).map_or(0, |c| c.version);
                     let versions =
-                        self.delta_child_history(j, &history, &ci, dir, &summaries[j], read)?;
+                        self.delta_child_history(j, &history, &ci, dir, &summaries[j], read, cdf)?;
                     out.push((name, versions));
                     continue;
                 }
@@ -530,88 +517,58 @@ impl Flow {
             let mut read_version = committed.get(j).map_or(0, |c| c.version);
             let mut versions = Vec::new();
             for v in 1..=history.versions() {
-                let (mut affected, mut inserted) = (BTreeMap::<u32, ()>::new(), Vec::new());
-                let mut counts = [0u64; 3];
-                for id in 0..history.ids_at(v) {
-                    match history.change(id, v).map(|c| c.0) {
-                        Some(Op::Insert) => {
-                            counts[0] += 1;
-                            inserted.push(id);
-                        }
-                        Some(op) => {
-                            counts[if op == Op::Update { 1 } else { 2 }] += 1;
-                            let at = home[id as usize];
-                            if at != NOWHERE {
-                                affected.insert(at, ());
-                            }
-                        }
-                        None => {}
-                    }
-                }
-                let (mut added, mut removed) = (Vec::new(), Vec::new());
-                let mut k = 0;
-                for &f in affected.keys() {
-                    let old = &files[f as usize];
-                    removed.push(old.rel.clone());
-                    let (mut ids, mut imgs) = (Vec::new(), Vec::new());
-                    for &id in &old.ids {
-                        match history.state(id, v) {
-                            State::Alive { image } => {
-                                ids.push(id);
-                                imgs.push(image);
-                            }
-                            _ => home[id as usize] = NOWHERE,
-                        }
-                    }
-                    if ids.is_empty() {
-                        continue;
-                    }
-                    let rel = format!("{}-{run}-v{v}_{k}.parquet", cfg.output_filename);
-                    k += 1;
-                    let facts = write_rows(
+                let prefix = format!("{}-{run}-v{v}", cfg.output_filename);
+                let step = if mode == WriteMode::DeletionVectors {
+                    mor_step(
+                        &history,
                         &images,
-                        &ids,
-                        &imgs,
+                        &mut files,
+                        &mut home,
+                        v,
                         dir,
-                        &rel,
+                        &prefix,
                         images.schema(),
                         cfg.compression,
-                    )?;
-                    let at = files.len() as u32;
-                    for &id in &ids {
-                        home[id as usize] = at;
-                    }
-                    files.push(Tracked {
-                        rel: rel.clone(),
-                        ids,
-                        starts: Vec::new(),
-                    });
-                    added.push((rel, facts));
-                }
-                if !inserted.is_empty() {
-                    let rel = format!("{}-{run}-v{v}_{k}.parquet", cfg.output_filename);
-                    let imgs = vec![0; inserted.len()];
-                    let facts = write_rows(
+                    )?
+                } else {
+                    cow_step(
+                        &history,
                         &images,
-                        &inserted,
-                        &imgs,
+                        &mut files,
+                        &mut home,
+                        v,
                         dir,
-                        &rel,
+                        &prefix,
                         images.schema(),
                         cfg.compression,
-                    )?;
-                    let at = files.len() as u32;
-                    for &id in &inserted {
-                        home[id as usize] = at;
+                    )?
+                };
+                let counts = step.counts;
+                let (added, removed) = (step.added, step.removed);
+                let deleted_rows: Vec<strata_table::delta::DeletedRows> = step
+                    .deletes
+                    .into_iter()
+                    .map(|(f, rows)| strata_table::delta::DeletedRows {
+                        path: files[f as usize].rel.clone(),
+                        rows,
+                    })
+                    .collect();
+                let change_files = if cdf {
+                    let batches =
+                        cdc_batches(&images.changes(&history, v, 0..history.ids_at(v))?)?;
+                    if batches.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![strata_table::delta::cdc::write(
+                            dir,
+                            &strata_table::delta::cdc::path("", &format!("{prefix}.parquet")),
+                            &batches,
+                        )?]
                     }
-                    files.push(Tracked {
-                        rel: rel.clone(),
-                        ids: inserted,
-                        starts: Vec::new(),
-                    });
-                    added.push((rel, facts));
-                }
-                if added.is_empty() && removed.is_empty() {
+                } else {
+                    Vec::new()
+                };
+                if added.is_empty() && removed.is_empty() && deleted_rows.is_empty() {
                     // Nothing changed at this version: no commit.
                     continue;
                 }
@@ -631,9 +588,9 @@ impl Flow {
                     added: &added,
                     removed: &removed,
                     data_change: true,
-                    change_files: &[],
+                    change_files: &change_files,
                     also_read: &[],
-                    deleted_rows: &[],
+                    deleted_rows: &deleted_rows,
                 };
                 let c = strata_table::delta::commit_change(&change)?;
                 read_version = c.version;
@@ -769,6 +726,7 @@ impl Flow {
         dir: &strata_table::dir::TableDir,
         summary: &crate::generate::Summary,
         mut read_version: u64,
+        cdf: bool,
     ) -> Result<Vec<strata_table::delta::Committed>, Error> {
         let (generator, cfg) = &self.jobs()[j];
         let name = strata_gen::BatchGenerator::name(generator).to_string();
@@ -845,6 +803,23 @@ impl Flow {
             if added.is_empty() && removed.is_empty() {
                 continue;
             }
+            let change_files = if cdf {
+                let batches = cdc_batches(&ci.changes(h, v, 0..h.ids_at(v))?)?;
+                if batches.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![strata_table::delta::cdc::write(
+                        dir,
+                        &strata_table::delta::cdc::path(
+                            "",
+                            &format!("{}-{run}-v{v}.parquet", cfg.output_filename),
+                        ),
+                        &batches,
+                    )?]
+                }
+            } else {
+                Vec::new()
+            };
             let change = strata_table::delta::Change {
                 location: dir,
                 read_version,
@@ -858,7 +833,7 @@ impl Flow {
                 added: &added,
                 removed: &removed,
                 data_change: true,
-                change_files: &[],
+                change_files: &change_files,
                 also_read: &[],
                 deleted_rows: &[],
             };
@@ -884,6 +859,244 @@ fn starts(ci: &ChildImages, h: &History, v: u64, roots: &[u64]) -> Result<Vec<u6
         }
     }
     out.push(at);
+    Ok(out)
+}
+
+/// How a history's versions change a table's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteMode {
+    /// The format's usual way: merge-on-read for Iceberg, copy-on-write
+    /// for Delta.
+    #[default]
+    Default,
+    /// Rows deleted by position (Iceberg position delete files), the
+    /// updated rows in a new file.
+    MergeOnRead,
+    /// Every file holding a changed row written again.
+    CopyOnWrite,
+    /// Rows deleted in Delta deletion vectors, the updated rows in a new
+    /// file.
+    DeletionVectors,
+}
+
+/// What a version does to a table's files.
+struct Step {
+    added: Vec<(String, strata_table::stats::FileFacts)>,
+    removed: Vec<String>,
+    /// Rows deleted in place, by file (its index) and position.
+    deletes: BTreeMap<u32, Vec<u64>>,
+    /// Inserts, updates and deletes.
+    counts: [u64; 3],
+}
+
+/// Version `v` merge-on-read: the rows it updates or deletes deleted in
+/// place from the files that hold them, the updated and inserted rows in
+/// a new file `PREFIX_0.parquet`.
+#[allow(clippy::too_many_arguments)]
+fn mor_step(
+    h: &History,
+    images: &Images,
+    files: &mut Vec<Tracked>,
+    home: &mut [u32],
+    v: u64,
+    dir: &strata_table::dir::TableDir,
+    prefix: &str,
+    schema: arrow_schema::SchemaRef,
+    compression: strata_parquet::Compression,
+) -> Result<Step, Error> {
+    use strata_changes::history::Op;
+    let mut step = Step {
+        added: Vec::new(),
+        removed: Vec::new(),
+        deletes: BTreeMap::new(),
+        counts: [0; 3],
+    };
+    let (mut new_ids, mut new_images) = (Vec::new(), Vec::new());
+    for id in 0..h.ids_at(v) {
+        let Some((op, _, after)) = h.change(id, v) else {
+            continue;
+        };
+        step.counts[match op {
+            Op::Insert => 0,
+            Op::Update => 1,
+            Op::Delete => 2,
+        }] += 1;
+        let at = home[id as usize];
+        if op != Op::Insert && at != NOWHERE {
+            let f = &files[at as usize];
+            let pos = f
+                .ids
+                .binary_search(&id)
+                .map_err(|_| Error::InvalidConfig(format!("row {id} is not in {}", f.rel)))?;
+            step.deletes.entry(at).or_default().push(pos as u64);
+            home[id as usize] = NOWHERE;
+        }
+        if let Some(image) = after {
+            new_ids.push(id);
+            new_images.push(if op == Op::Update { v } else { image });
+        }
+    }
+    if !new_ids.is_empty() {
+        let rel = format!("{prefix}_0.parquet");
+        let facts = write_rows(
+            images,
+            &new_ids,
+            &new_images,
+            dir,
+            &rel,
+            schema,
+            compression,
+        )?;
+        for &id in &new_ids {
+            home[id as usize] = files.len() as u32;
+        }
+        files.push(Tracked {
+            rel: rel.clone(),
+            ids: new_ids,
+            starts: Vec::new(),
+        });
+        step.added.push((rel, facts));
+    }
+    Ok(step)
+}
+
+/// Version `v` copy-on-write: every file holding a row it updates or
+/// deletes removed and written again with the rows alive then, as they
+/// then are (`PREFIX_K.parquet`); the inserted rows in one more file.
+#[allow(clippy::too_many_arguments)]
+fn cow_step(
+    h: &History,
+    images: &Images,
+    files: &mut Vec<Tracked>,
+    home: &mut [u32],
+    v: u64,
+    dir: &strata_table::dir::TableDir,
+    prefix: &str,
+    schema: arrow_schema::SchemaRef,
+    compression: strata_parquet::Compression,
+) -> Result<Step, Error> {
+    use strata_changes::history::{Op, State};
+    let mut step = Step {
+        added: Vec::new(),
+        removed: Vec::new(),
+        deletes: BTreeMap::new(),
+        counts: [0; 3],
+    };
+    let (mut affected, mut inserted) = (std::collections::BTreeSet::new(), Vec::new());
+    for id in 0..h.ids_at(v) {
+        match h.change(id, v).map(|c| c.0) {
+            Some(Op::Insert) => {
+                step.counts[0] += 1;
+                inserted.push(id);
+            }
+            Some(op) => {
+                step.counts[if op == Op::Update { 1 } else { 2 }] += 1;
+                let at = home[id as usize];
+                if at != NOWHERE {
+                    affected.insert(at);
+                }
+            }
+            None => {}
+        }
+    }
+    let mut k = 0;
+    for &f in &affected {
+        step.removed.push(files[f as usize].rel.clone());
+        let (mut ids, mut imgs) = (Vec::new(), Vec::new());
+        for i in 0..files[f as usize].ids.len() {
+            let id = files[f as usize].ids[i];
+            match h.state(id, v) {
+                State::Alive { image } => {
+                    ids.push(id);
+                    imgs.push(image);
+                }
+                _ => home[id as usize] = NOWHERE,
+            }
+        }
+        if ids.is_empty() {
+            continue;
+        }
+        let rel = format!("{prefix}_{k}.parquet");
+        k += 1;
+        let facts = write_rows(images, &ids, &imgs, dir, &rel, schema.clone(), compression)?;
+        let at = files.len() as u32;
+        for &id in &ids {
+            home[id as usize] = at;
+        }
+        files.push(Tracked {
+            rel: rel.clone(),
+            ids,
+            starts: Vec::new(),
+        });
+        step.added.push((rel, facts));
+    }
+    if !inserted.is_empty() {
+        let rel = format!("{prefix}_{k}.parquet");
+        let imgs = vec![0; inserted.len()];
+        let facts = write_rows(images, &inserted, &imgs, dir, &rel, schema, compression)?;
+        let at = files.len() as u32;
+        for &id in &inserted {
+            home[id as usize] = at;
+        }
+        files.push(Tracked {
+            rel: rel.clone(),
+            ids: inserted,
+            starts: Vec::new(),
+        });
+        step.added.push((rel, facts));
+    }
+    Ok(step)
+}
+
+/// A version's change stream as Delta's change data: the rows an insert
+/// brings (`insert`), an update's before and after (`update_preimage`,
+/// `update_postimage`), a delete's before (`delete`).
+fn cdc_batches(stream: &arrow_array::RecordBatch) -> Result<Vec<arrow_array::RecordBatch>, Error> {
+    use arrow_array::{Array, StringArray, StructArray, UInt32Array};
+    use strata_table::delta::cdc::{ChangeType, with_change_type};
+    let n = stream.num_columns();
+    let ops = stream
+        .column(0)
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .ok_or_else(|| Error::InvalidConfig("a change stream without `op`".into()))?;
+    let side = |c: usize| -> Result<arrow_array::RecordBatch, Error> {
+        let s = stream
+            .column(c)
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .ok_or_else(|| Error::InvalidConfig("a change stream without its images".into()))?;
+        // The struct's own nulls (no image) are left out by the rows
+        // picked below; its columns hold a row for every op.
+        Ok(arrow_array::RecordBatch::try_new(
+            std::sync::Arc::new(arrow_schema::Schema::new(s.fields().clone())),
+            s.columns().to_vec(),
+        )?)
+    };
+    let (before, after) = (side(n - 2)?, side(n - 1)?);
+    let pick =
+        |b: &arrow_array::RecordBatch, want: &[&str]| -> Result<arrow_array::RecordBatch, Error> {
+            let idx: Vec<u32> = (0..ops.len())
+                .filter(|&i| want.contains(&ops.value(i)))
+                .map(|i| i as u32)
+                .collect();
+            Ok(arrow_select::take::take_record_batch(
+                b,
+                &UInt32Array::from(idx),
+            )?)
+        };
+    let mut out = Vec::new();
+    for (b, ops_of, change) in [
+        (&after, &["c"][..], ChangeType::Insert),
+        (&before, &["u"][..], ChangeType::UpdatePreimage),
+        (&after, &["u"][..], ChangeType::UpdatePostimage),
+        (&before, &["d"][..], ChangeType::Delete),
+    ] {
+        let rows = pick(b, ops_of)?;
+        if rows.num_rows() > 0 {
+            out.push(with_change_type(&rows, change)?);
+        }
+    }
     Ok(out)
 }
 

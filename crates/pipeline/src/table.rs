@@ -50,6 +50,9 @@ pub struct DeltaTables {
     /// object-store prefix), which holds its data files (in their
     /// partition directories) and `_delta_log/`.
     pub dirs: Vec<TableDir>,
+    /// Properties of a new table (`delta.enableChangeDataFeed`,
+    /// `delta.enableDeletionVectors`); an existing table must have them.
+    pub configuration: std::collections::BTreeMap<String, String>,
 }
 
 /// A SQL catalog in a SQLite file to register tables in.
@@ -314,7 +317,10 @@ impl Flow {
             cfg.output_filename = format!("{}-{run}", cfg.stem());
             dirs.push(dir);
         }
-        Ok(DeltaTables { dirs })
+        Ok(DeltaTables {
+            dirs,
+            configuration: std::collections::BTreeMap::new(),
+        })
     }
 
     /// Commits each table's data files, as `summaries` (one per job, in
@@ -337,12 +343,15 @@ impl Flow {
             // The whole schema: partition columns too, which the files lack.
             let schema = delta::TableSchema::new(&strata_gen::BatchGenerator::schema(generator))?;
             let files = with_facts(dir, data_paths(cfg, summary, dir, "")?)?;
-            out.push(delta::create(&delta::NewTable {
-                location: dir,
-                schema: &schema,
-                partition: &partition_fields(cfg),
-                files: &files,
-            })?);
+            out.push(delta::create_with(
+                &delta::NewTable {
+                    location: dir,
+                    schema: &schema,
+                    partition: &partition_fields(cfg),
+                    files: &files,
+                },
+                &tables.configuration,
+            )?);
         }
         Ok(out)
     }
