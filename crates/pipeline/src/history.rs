@@ -718,6 +718,7 @@ impl Flow {
     /// each file holding children of roots a version deletes (under
     /// `cascade`) written again without them, the children of the roots
     /// it inserts in a new file.
+    #[allow(clippy::too_many_arguments)]
     fn delta_child_history(
         &self,
         j: usize,
