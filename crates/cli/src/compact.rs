@@ -1,4 +1,5 @@
-//! `strata compact init|add|plan|run`: datasets of sorted Parquet files.
+//! `strata compact init|add|plan|run`: datasets of sorted Parquet files;
+//! `strata compact table`: Iceberg and Delta tables.
 
 use std::{
     cell::RefCell,
@@ -40,6 +41,111 @@ pub(crate) enum CompactCommand {
     /// Safe to stop at any point; the next run removes what a stopped one
     /// left.
     Run(CompactRunArgs),
+    /// Compact an Iceberg or Delta table: plan from its metadata (each
+    /// file's bounds of --sort-by from the manifests or the log, never
+    /// from the files), report the overlap depth per partition, small
+    /// files and delete files, then merge the picked files of each
+    /// partition by the column (applying their position deletes or
+    /// deletion vectors) and commit a rewrite (Iceberg `replace`, Delta
+    /// `OPTIMIZE`). A writer that committed meanwhile is built on when the
+    /// picked files are untouched; otherwise nothing changes.
+    ///
+    /// Example: strata compact table warehouse/orders --sort-by id --budget-mb 64 --dry-run
+    Table(CompactTableArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompactTableArgs {
+    /// The table: a directory, or an s3:// URL.
+    table: String,
+    /// The column the files are merged by and whose overlap is measured.
+    #[arg(long)]
+    sort_by: String,
+    #[command(flatten)]
+    planner: PlannerArgs,
+    /// Bytes per output file (a number, or with a unit: 128MiB).
+    #[arg(long, default_value = "128MiB", value_parser = parse_size)]
+    target_file_size: u64,
+    /// Files under this size count as small in the report.
+    #[arg(long, default_value = "32MiB", value_parser = parse_size)]
+    small_file_size: u64,
+    /// Print the plan and the overlap depth it predicts; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    strata_gen::parse_byte_size(s).map_err(|e| format!("bad size '{s}': {e}"))
+}
+
+fn compact_table(args: CompactTableArgs) -> Result<()> {
+    let opts = args.planner.options()?;
+    let dir = strata_pipeline::table::TableDir::open(&args.table, &args.store.config())?;
+    let p = strata_compact::table::plan(&dir, &args.sort_by, &opts, args.small_file_size)?;
+    let mut out = std::io::stdout().lock();
+    let inv = &p.inventory;
+    let fmt = match inv.format {
+        strata_compact::table::Format::Iceberg => "iceberg",
+        strata_compact::table::Format::Delta => "delta",
+    };
+    let summary = |d: &[strata_compact::table::Depth]| {
+        let max = d.iter().map(|x| x.max).max().unwrap_or(0);
+        let files: usize = d.iter().map(|x| x.files).sum();
+        let avg = if files == 0 {
+            0.0
+        } else {
+            d.iter().map(|x| x.avg * x.files as f64).sum::<f64>() / files as f64
+        };
+        (files, max, avg)
+    };
+    let (files, max, avg) = summary(&p.before);
+    writeln!(
+        out,
+        "{fmt} table {dir}: {files} data files in {} partitions, {} small (under {} bytes), {} delete files; overlap depth by `{}`: max {max}, average {avg:.2}",
+        p.before.len(),
+        p.small_files,
+        args.small_file_size,
+        inv.delete_files,
+        args.sort_by
+    )?;
+    for d in &p.before {
+        if d.max > 1 {
+            writeln!(
+                out,
+                "  partition {}: {} files, overlap depth max {}, average {:.2}",
+                if d.partition.is_empty() {
+                    "(none)"
+                } else {
+                    &d.partition
+                },
+                d.files,
+                d.max,
+                d.avg
+            )?;
+        }
+    }
+    let (files_after, max_after, avg_after) = summary(&p.after);
+    writeln!(
+        out,
+        "plan: {} files, {} MB of {} MB, quality {:.4}; after it: {} files at most before splitting, overlap depth max {max_after}, average {avg_after:.2}",
+        p.plan.picked.len(),
+        p.plan.picked_mb,
+        opts.budget_mb,
+        p.plan.quality,
+        files_after
+    )?;
+    if args.dry_run || p.plan.picked.is_empty() {
+        return Ok(());
+    }
+    let c = strata_compact::table::execute(&dir, &args.sort_by, &p, args.target_file_size)?;
+    writeln!(
+        out,
+        "compacted: {} files ({} deleted rows applied) into {}, {} rows; version {}",
+        c.removed, c.deletes_applied, c.added, c.rows, c.version
+    )?;
+    Ok(())
 }
 
 #[derive(Args, Debug)]
@@ -155,6 +261,7 @@ pub(crate) fn run(cmd: CompactCommand) -> Result<()> {
         CompactCommand::Add(args) => add(args),
         CompactCommand::Plan(args) => plan(args),
         CompactCommand::Run(args) => run_compaction(args),
+        CompactCommand::Table(args) => compact_table(args),
     }
 }
 

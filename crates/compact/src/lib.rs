@@ -45,5 +45,6 @@ mod error;
 pub mod planner;
 pub mod rowsets;
 pub mod storage;
+pub mod table;
 
 pub use error::{Error, Step};
