@@ -785,9 +785,10 @@ mod tests {
             r("b", 0, 100),
         ]);
         assert_eq!(d.len(), 2);
-        // 10 is in three files (closed ranges); file 2 overlaps three.
+        // 10 is in three files (closed ranges), and the first three
+        // files each overlap all three; the last only itself.
         assert_eq!((d[0].files, d[0].max), (4, 3));
-        assert!((d[0].avg - (2.0 + 3.0 + 2.0 + 1.0) / 4.0).abs() < 1e-12);
+        assert!((d[0].avg - (3.0 + 3.0 + 3.0 + 1.0) / 4.0).abs() < 1e-12);
         assert_eq!((d[1].files, d[1].max, d[1].avg), (1, 1, 1.0));
     }
 }
