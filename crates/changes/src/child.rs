@@ -11,13 +11,13 @@ use arrow_array::{
     ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, StructArray,
     TimestampMillisecondArray, UInt32Array, UInt64Array,
 };
-use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
+use arrow_schema::{Fields, SchemaRef};
 use strata_gen::{BatchGenerator as _, OnDelete, SpecGenerator, SpecScratch};
 
 use super::{
     error::Error,
     history::{History, State},
-    stream::{EPOCH_MS, VERSION_MS},
+    stream::{EPOCH_MS, VERSION_MS, envelope_schema, scd2_schema},
 };
 
 /// A child table's rows by root row.
@@ -128,19 +128,7 @@ impl ChildImages {
     /// [`crate::stream::Images::stream_schema`], the key column only when
     /// the table has a primary key.
     pub fn stream_schema(&self) -> SchemaRef {
-        let schema = self.schema();
-        let row = DataType::Struct(Fields::from(schema.fields().to_vec()));
-        let mut fields = vec![
-            Field::new("op", DataType::Utf8, false),
-            Field::new("version", DataType::UInt64, false),
-            Field::new("ts_ms", DataType::Int64, false),
-        ];
-        if let Some(k) = self.key {
-            fields.push(schema.field(k).as_ref().clone().with_nullable(false));
-        }
-        fields.push(Field::new("before", row.clone(), true));
-        fields.push(Field::new("after", row, true));
-        Arc::new(Schema::new(fields))
+        envelope_schema(&self.schema(), self.key)
     }
 
     /// The change stream of version `v` (from 1) over root rows `roots`:
@@ -209,17 +197,7 @@ impl ChildImages {
     /// The schema of the child's slowly changing dimension (as
     /// [`crate::stream::Images::scd2_schema`]).
     pub fn scd2_schema(&self) -> SchemaRef {
-        let mut fields: Vec<Field> = self
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        let ts = DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, Some("UTC".into()));
-        fields.push(Field::new("valid_from", ts.clone(), false));
-        fields.push(Field::new("valid_to", ts, true));
-        fields.push(Field::new("is_current", DataType::Boolean, false));
-        Arc::new(Schema::new(fields))
+        scd2_schema(&self.schema())
     }
 
     /// The slowly changing dimension rows of the children of root rows

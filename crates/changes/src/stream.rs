@@ -148,16 +148,7 @@ impl Images {
     /// The schema of a change stream of this table: `op` (`c`, `u`, `d`),
     /// `version`, `ts_ms`, the key, and the row `before` and `after`.
     pub fn stream_schema(&self) -> SchemaRef {
-        let schema = self.schema();
-        let row = DataType::Struct(Fields::from(schema.fields().to_vec()));
-        Arc::new(Schema::new(vec![
-            Field::new("op", DataType::Utf8, false),
-            Field::new("version", DataType::UInt64, false),
-            Field::new("ts_ms", DataType::Int64, false),
-            schema.field(self.key).as_ref().clone().with_nullable(false),
-            Field::new("before", row.clone(), true),
-            Field::new("after", row, true),
-        ]))
+        envelope_schema(&self.schema(), Some(self.key))
     }
 
     /// The change stream of version `v` (from 1) over ids `ids`: one row
@@ -218,17 +209,7 @@ impl Images {
     /// versions from which and until which a row's image held; `valid_to`
     /// null while it holds) and `is_current`.
     pub fn scd2_schema(&self) -> SchemaRef {
-        let mut fields: Vec<Field> = self
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        let ts = DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, Some("UTC".into()));
-        fields.push(Field::new("valid_from", ts.clone(), false));
-        fields.push(Field::new("valid_to", ts, true));
-        fields.push(Field::new("is_current", DataType::Boolean, false));
-        Arc::new(Schema::new(fields))
+        scd2_schema(&self.schema())
     }
 
     /// The slowly changing dimension rows of ids `ids`: one per image
@@ -259,6 +240,35 @@ impl Images {
         columns.push(Arc::new(arrow_array::BooleanArray::from(current)));
         Ok(RecordBatch::try_new(self.scd2_schema(), columns)?)
     }
+}
+
+/// The schema of a change stream of rows of `schema`: `op`, `version`,
+/// `ts_ms`, the key (column `key` of `schema`, when there is one), and
+/// the row `before` and `after`.
+pub(crate) fn envelope_schema(schema: &SchemaRef, key: Option<usize>) -> SchemaRef {
+    let row = DataType::Struct(Fields::from(schema.fields().to_vec()));
+    let mut fields = vec![
+        Field::new("op", DataType::Utf8, false),
+        Field::new("version", DataType::UInt64, false),
+        Field::new("ts_ms", DataType::Int64, false),
+    ];
+    if let Some(k) = key {
+        fields.push(schema.field(k).as_ref().clone().with_nullable(false));
+    }
+    fields.push(Field::new("before", row.clone(), true));
+    fields.push(Field::new("after", row, true));
+    Arc::new(Schema::new(fields))
+}
+
+/// The schema of a slowly changing dimension of rows of `schema`: its
+/// columns, `valid_from`, `valid_to` and `is_current`.
+pub(crate) fn scd2_schema(schema: &SchemaRef) -> SchemaRef {
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    let ts = DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, Some("UTC".into()));
+    fields.push(Field::new("valid_from", ts.clone(), false));
+    fields.push(Field::new("valid_to", ts, true));
+    fields.push(Field::new("is_current", DataType::Boolean, false));
+    Arc::new(Schema::new(fields))
 }
 
 /// Counts of a version's operations.

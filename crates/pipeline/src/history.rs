@@ -667,16 +667,8 @@ impl Flow {
                     let rel = format!("data/{}-{run}-v{v}_0.parquet", cfg.output_filename);
                     let facts =
                         write_batches(&batches, dir, &rel, schema.arrow.clone(), cfg.compression)?;
-                    let at = files.len() as u32;
-                    for &r in &born {
-                        home[r as usize] = at;
-                    }
                     let starts = starts(ci, h, v, &born)?;
-                    files.push(Tracked {
-                        rel: rel.clone(),
-                        ids: born,
-                        starts,
-                    });
+                    push_file(&mut files, &mut home, rel.clone(), born, starts);
                     added.push((rel, facts));
                 }
             }
@@ -774,15 +766,7 @@ impl Flow {
                 let rel = format!("{}-{run}-v{v}_{k}.parquet", cfg.output_filename);
                 k += 1;
                 let facts = write_batches(&batches, dir, &rel, ci.schema(), cfg.compression)?;
-                let at = files.len() as u32;
-                for &r in &alive {
-                    home[r as usize] = at;
-                }
-                files.push(Tracked {
-                    rel: rel.clone(),
-                    ids: alive,
-                    starts: Vec::new(),
-                });
+                push_file(&mut files, &mut home, rel.clone(), alive, Vec::new());
                 added.push((rel, facts));
             }
             let born: Vec<u64> = (h.ids_at(v - 1)..h.ids_at(v)).collect();
@@ -790,15 +774,7 @@ impl Flow {
             if batches.iter().any(|b| b.num_rows() > 0) {
                 let rel = format!("{}-{run}-v{v}_{k}.parquet", cfg.output_filename);
                 let facts = write_batches(&batches, dir, &rel, ci.schema(), cfg.compression)?;
-                let at = files.len() as u32;
-                for &r in &born {
-                    home[r as usize] = at;
-                }
-                files.push(Tracked {
-                    rel: rel.clone(),
-                    ids: born,
-                    starts: Vec::new(),
-                });
+                push_file(&mut files, &mut home, rel.clone(), born, Vec::new());
                 added.push((rel, facts));
             }
             if added.is_empty() && removed.is_empty() {
@@ -1020,30 +996,14 @@ fn cow_step(
         let rel = format!("{prefix}_{k}.parquet");
         k += 1;
         let facts = write_rows(images, &ids, &imgs, dir, &rel, schema.clone(), compression)?;
-        let at = files.len() as u32;
-        for &id in &ids {
-            home[id as usize] = at;
-        }
-        files.push(Tracked {
-            rel: rel.clone(),
-            ids,
-            starts: Vec::new(),
-        });
+        push_file(files, home, rel.clone(), ids, Vec::new());
         step.added.push((rel, facts));
     }
     if !inserted.is_empty() {
         let rel = format!("{prefix}_{k}.parquet");
         let imgs = vec![0; inserted.len()];
         let facts = write_rows(images, &inserted, &imgs, dir, &rel, schema, compression)?;
-        let at = files.len() as u32;
-        for &id in &inserted {
-            home[id as usize] = at;
-        }
-        files.push(Tracked {
-            rel: rel.clone(),
-            ids: inserted,
-            starts: Vec::new(),
-        });
+        push_file(files, home, rel.clone(), inserted, Vec::new());
         step.added.push((rel, facts));
     }
     Ok(step)
@@ -1101,6 +1061,22 @@ fn cdc_batches(stream: &arrow_array::RecordBatch) -> Result<Vec<arrow_array::Rec
     Ok(out)
 }
 
+/// Tracks file `rel` holding rows `ids` (and, for a child table's file,
+/// where each root row's children start): every id's home is it.
+fn push_file(
+    files: &mut Vec<Tracked>,
+    home: &mut [u32],
+    rel: String,
+    ids: Vec<u64>,
+    starts: Vec<u64>,
+) {
+    let at = files.len() as u32;
+    for &id in &ids {
+        home[id as usize] = at;
+    }
+    files.push(Tracked { rel, ids, starts });
+}
+
 /// Where the rows of version 0 are: for each data file `summary` lists,
 /// its path relative to table `dir` and the ids it holds (contiguous
 /// ranges: a table without a layout), and for each id of the history its
@@ -1120,33 +1096,16 @@ fn track(
     }
     let mut home = vec![NOWHERE; total as usize];
     let mut files: Vec<Tracked> = Vec::new();
-    for (i, f) in summary.files.iter().enumerate() {
-        let full = if f.path.is_absolute() || f.path.starts_with(&cfg.output_dir) {
-            f.path.clone()
-        } else {
-            cfg.output_dir.join(&f.path)
-        };
-        let full = if dir.is_remote() {
-            full.to_string_lossy().into_owned()
-        } else {
-            std::path::absolute(&full)
-                .map_err(|e| Error::io("resolve", &full, e))?
-                .to_string_lossy()
-                .into_owned()
-        };
-        let rel = dir.relative(&full).ok_or_else(|| {
-            Error::InvalidConfig(format!("data file {full} is outside table {dir}"))
-        })?;
+    let rels = crate::table::data_paths(cfg, summary, dir, "")?;
+    for (i, rel) in rels.into_iter().enumerate() {
         // The file's rows: its writer's (root rows, for a child table).
-        let ids: Vec<u64> = cfg.file_rows(i).collect();
-        for &id in &ids {
-            home[id as usize] = files.len() as u32;
-        }
-        files.push(Tracked {
+        push_file(
+            &mut files,
+            &mut home,
             rel,
-            ids,
-            starts: Vec::new(),
-        });
+            cfg.file_rows(i).collect(),
+            Vec::new(),
+        );
     }
     Ok((home, files))
 }

@@ -402,7 +402,7 @@ fn table_dir(
 ///
 /// # Errors
 /// [`Error::InvalidConfig`] for a file outside it.
-fn data_paths(
+pub(crate) fn data_paths(
     cfg: &GenerateConfig,
     summary: &Summary,
     table: &TableDir,
