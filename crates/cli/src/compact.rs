@@ -129,9 +129,9 @@ fn compact_table(args: CompactTableArgs) -> Result<()> {
     let (files_after, max_after, avg_after) = summary(&p.after);
     writeln!(
         out,
-        "plan: {} files, {} MB of {} MB, quality {:.4}; after it: {} files at most before splitting, overlap depth max {max_after}, average {avg_after:.2}",
+        "plan: {} files, {} bytes of a {} MiB budget, quality {:.4}; after it (each partition's picked files as one before the split at --target-file-size): {} files, overlap depth max {max_after}, average {avg_after:.2}",
         p.plan.picked.len(),
-        p.plan.picked_mb,
+        p.picked_bytes,
         opts.budget_mb,
         p.plan.quality,
         files_after

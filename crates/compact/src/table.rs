@@ -354,6 +354,8 @@ pub struct TablePlan {
     pub after: Vec<Depth>,
     /// Files below the small-file size.
     pub small_files: usize,
+    /// Bytes of the picked files (never more than the budget).
+    pub picked_bytes: u64,
 }
 
 /// Plans a compaction of the table at `dir` by column `column` within
@@ -377,13 +379,31 @@ pub fn plan(
             (f.partition.clone(), lo, hi)
         })
         .collect();
+    // The planner weighs files in whole MiB (Kudu's units), which would
+    // make a table of small files look many times its size. Its unit is
+    // scaled instead: the budget in at most 8192 units of at least 1 KiB,
+    // each file's weight its size in those units (rounded up).
+    let budget_bytes = opts.budget_mb.saturating_mul(1 << 20);
+    let unit = (budget_bytes / 8192).clamp(1024, 1 << 20);
     let rowsets: Vec<RowsetInput> = inventory
         .files
         .iter()
         .zip(&ranges)
-        .map(|(f, (_, lo, hi))| RowsetInput::new(f.bytes, lo.clone(), hi.clone()))
+        .map(|(f, (_, lo, hi))| {
+            let units = f.bytes.div_ceil(unit).max(1);
+            RowsetInput::new(units.saturating_mul(1 << 20), lo.clone(), hi.clone())
+        })
         .collect();
-    let plan = plan_rowsets(&rowsets, opts);
+    let scaled = PlannerOptions {
+        budget_mb: budget_bytes / unit,
+        ..*opts
+    };
+    let plan = plan_rowsets(&rowsets, &scaled);
+    let picked_bytes = plan
+        .picked
+        .iter()
+        .map(|&i| inventory.files[i as usize].bytes)
+        .sum();
     let before = overlap_depth(&ranges);
     // After: the picked files of each partition as one range (their
     // outputs do not overlap each other), the rest as they are.
@@ -419,6 +439,7 @@ pub fn plan(
         before,
         after,
         small_files,
+        picked_bytes,
     })
 }
 
