@@ -130,7 +130,7 @@ def main():
             f"{args.runs} paired runs, alternating order; commit {commit}; {platform.processor() or platform.machine()}, "
             f"{os.cpu_count()} CPUs",
             "",
-            f"before: {before[0]} data files, overlap depth max {before[1]}, average {before[2]:.2}; "
+            f"before: {before[0]} data files, overlap depth max {before[1]}, average {before[2]:.2f}; "
             f"strata's budget {budget_mb} MiB (the bytes deltalake's compact rewrote)",
             "",
             "| subject | median s | ratio to strata | files after | depth max after | depth avg after | bytes rewritten |",

@@ -597,80 +597,91 @@ pub fn execute(
     let run = strata_table::run_id();
     let mut added: Vec<(String, FileFacts)> = Vec::new();
     let (mut rows_out, mut applied) = (0u64, 0u64);
+    let key = [column
+        .parse::<SortKey>()
+        .map_err(|e| Error::Invalid(e.to_string()))?];
     for files in groups.values() {
-        let mut sorted = Vec::with_capacity(files.len());
-        let mut bytes_in = 0u64;
-        for f in files {
-            let b = live_rows(dir, inv, f, &deletes, delta_state.as_ref())?;
-            applied += f.deleted;
-            bytes_in += f.bytes;
-            let key = [column
-                .parse::<SortKey>()
-                .map_err(|e| Error::Invalid(e.to_string()))?];
-            sorted.push(
-                strata_sort::sort_batch(&b, &key).map_err(|e| Error::Invalid(e.to_string()))?,
-            );
-        }
-        let Some(first) = sorted.first() else {
+        use rayon::prelude::*;
+        // Each file read, its deletes applied, and put in key order (when
+        // it is not already), on all cores.
+        let read: Vec<(RecordBatch, strata_row::Rows)> = files
+            .par_iter()
+            .map(|f| {
+                let b = live_rows(dir, inv, f, &deletes, delta_state.as_ref())?;
+                let keys = strata_sort::merge::key_columns(&b.schema(), &[column.to_string()])
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let encoded = strata_sort::merge::encode_keys(&keys, &b)
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let in_order = (1..encoded.num_rows())
+                    .all(|i| encoded.row(i - 1).as_bytes() <= encoded.row(i).as_bytes());
+                if in_order {
+                    return Ok((b, encoded));
+                }
+                let b = strata_sort::sort_batch(&b, &key)
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let encoded = strata_sort::merge::encode_keys(&keys, &b)
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                Ok((b, encoded))
+            })
+            .collect::<Result<_, Error>>()?;
+        applied += files.iter().map(|f| f.deleted).sum::<u64>();
+        let bytes_in: u64 = files.iter().map(|f| f.bytes).sum();
+        let Some((first, _)) = read.first() else {
             continue;
         };
         let schema = first.schema();
-        let keys = strata_sort::merge::key_columns(&schema, &[column.to_string()])
-            .map_err(|e| Error::Invalid(e.to_string()))?;
-        let encoded = sorted
-            .iter()
-            .map(|b| strata_sort::merge::encode_keys(&keys, b))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Error::Invalid(e.to_string()))?;
-        let runs: Vec<_> = encoded
-            .iter()
-            .zip(&sorted)
-            .map(|(k, b)| (k, 0..b.num_rows()))
-            .collect();
+        let runs: Vec<_> = read.iter().map(|(b, k)| (k, 0..b.num_rows())).collect();
         let order = strata_sort::merge::merge_rows(&runs);
         let total = order.len().max(1);
         let per_file = ((target_bytes as f64 / (bytes_in.max(1) as f64 / total as f64)).round()
             as usize)
             .max(1);
         let dirname = files[0].rel.rsplit_once('/').map_or("", |(d, _)| d);
-        let arrays: Vec<&RecordBatch> = sorted.iter().collect();
-        for (k, chunk) in order.chunks(per_file).enumerate() {
-            let columns = (0..schema.fields().len())
-                .map(|c| {
-                    let cols: Vec<&dyn Array> =
-                        arrays.iter().map(|b| b.column(c).as_ref()).collect();
-                    arrow_select::interleave::interleave(&cols, chunk)
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(arrow)?;
-            let batch = RecordBatch::try_new(schema.clone(), columns).map_err(arrow)?;
-            let name = format!("compacted-{run}-{}-{k}.parquet", added.len());
-            let rel = if dirname.is_empty() {
-                name
-            } else {
-                format!("{dirname}/{name}")
-            };
-            let mut body = Vec::new();
-            {
-                let props = parquet::file::properties::WriterProperties::builder()
-                    .set_compression(parquet::basic::Compression::ZSTD(
-                        parquet::basic::ZstdLevel::default(),
-                    ))
-                    .build();
-                let mut w = strata_parquet::writer::ParquetWriter::try_new(
-                    &mut body,
-                    schema.clone(),
-                    props,
-                )
-                .map_err(|e| Error::Invalid(e.to_string()))?;
-                w.write(&batch).map_err(|e| Error::Invalid(e.to_string()))?;
-                w.finish().map_err(|e| Error::Invalid(e.to_string()))?;
-            }
-            dir.put_new(&rel, &body).map_err(table_err)?;
-            let facts = dir.facts(&rel).map_err(table_err)?;
-            rows_out += facts.rows;
-            added.push((rel, facts));
-        }
+        let arrays: Vec<&RecordBatch> = read.iter().map(|(b, _)| b).collect();
+        let first_name = added.len();
+        // The outputs gathered and encoded on all cores.
+        let written: Vec<(String, FileFacts)> = order
+            .par_chunks(per_file)
+            .enumerate()
+            .map(|(k, chunk)| {
+                let columns = (0..schema.fields().len())
+                    .map(|c| {
+                        let cols: Vec<&dyn Array> =
+                            arrays.iter().map(|b| b.column(c).as_ref()).collect();
+                        arrow_select::interleave::interleave(&cols, chunk)
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(arrow)?;
+                let batch = RecordBatch::try_new(schema.clone(), columns).map_err(arrow)?;
+                let name = format!("compacted-{run}-{first_name}-{k}.parquet");
+                let rel = if dirname.is_empty() {
+                    name
+                } else {
+                    format!("{dirname}/{name}")
+                };
+                let mut body = Vec::new();
+                {
+                    let props = parquet::file::properties::WriterProperties::builder()
+                        .set_compression(parquet::basic::Compression::ZSTD(
+                            parquet::basic::ZstdLevel::default(),
+                        ))
+                        .build();
+                    let mut w = strata_parquet::writer::ParquetWriter::try_new(
+                        &mut body,
+                        schema.clone(),
+                        props,
+                    )
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                    w.write(&batch).map_err(|e| Error::Invalid(e.to_string()))?;
+                    w.finish().map_err(|e| Error::Invalid(e.to_string()))?;
+                }
+                dir.put_new(&rel, &body).map_err(table_err)?;
+                let facts = dir.facts(&rel).map_err(table_err)?;
+                Ok((rel, facts))
+            })
+            .collect::<Result<_, Error>>()?;
+        rows_out += written.iter().map(|(_, f)| f.rows).sum::<u64>();
+        added.extend(written);
     }
     let removed: Vec<String> = picked.iter().map(|f| f.rel.clone()).collect();
     let version = match inv.format {
