@@ -458,15 +458,15 @@ pub struct Compacted {
     pub version: u64,
 }
 
-/// The rows of a picked file its deletes leave: Iceberg position delete
-/// files naming it, or its Delta deletion vector.
+/// The rows of a picked file its deletes leave (Iceberg position delete
+/// files naming it, or its Delta deletion vector), and its codec.
 fn live_rows(
     dir: &TableDir,
     inv: &Inventory,
     f: &TableFile,
     iceberg_deletes: &BTreeMap<String, Vec<u64>>,
     delta_state: Option<&delta::Snapshot>,
-) -> Result<RecordBatch, Error> {
+) -> Result<(RecordBatch, parquet::basic::Compression), Error> {
     let bytes = dir
         .read(&f.rel)
         .map_err(table_err)?
@@ -475,6 +475,14 @@ fn live_rows(
         strata_parquet::read::open_bytes(bytes::Bytes::from(bytes), ArrowReaderOptions::new())
             .map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?;
     let schema = builder.schema().clone();
+    let codec = builder
+        .metadata()
+        .row_groups()
+        .first()
+        .and_then(|g| g.columns().first())
+        .map_or(parquet::basic::Compression::UNCOMPRESSED, |c| {
+            c.compression()
+        });
     let mut reader =
         strata_parquet::read::build(builder).map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?;
     let mut batches = Vec::new();
@@ -495,13 +503,15 @@ fn live_rows(
         },
     };
     if deleted.is_empty() {
-        return Ok(batch);
+        return Ok((batch, codec));
     }
     let gone: std::collections::BTreeSet<u64> = deleted.into_iter().collect();
     let keep: Vec<u32> = (0..batch.num_rows() as u32)
         .filter(|i| !gone.contains(&u64::from(*i)))
         .collect();
-    arrow_select::take::take_record_batch(&batch, &UInt32Array::from(keep)).map_err(arrow)
+    let kept =
+        arrow_select::take::take_record_batch(&batch, &UInt32Array::from(keep)).map_err(arrow)?;
+    Ok((kept, codec))
 }
 
 /// The position deletes of an Iceberg table's live delete files, by data
@@ -604,10 +614,10 @@ pub fn execute(
         use rayon::prelude::*;
         // Each file read, its deletes applied, and put in key order (when
         // it is not already), on all cores.
-        let read: Vec<(RecordBatch, strata_row::Rows)> = files
+        let read: Vec<(RecordBatch, strata_row::Rows, parquet::basic::Compression)> = files
             .par_iter()
             .map(|f| {
-                let b = live_rows(dir, inv, f, &deletes, delta_state.as_ref())?;
+                let (b, codec) = live_rows(dir, inv, f, &deletes, delta_state.as_ref())?;
                 let keys = strata_sort::merge::key_columns(&b.schema(), &[column.to_string()])
                     .map_err(|e| Error::Invalid(e.to_string()))?;
                 let encoded = strata_sort::merge::encode_keys(&keys, &b)
@@ -615,29 +625,31 @@ pub fn execute(
                 let in_order = (1..encoded.num_rows())
                     .all(|i| encoded.row(i - 1).as_bytes() <= encoded.row(i).as_bytes());
                 if in_order {
-                    return Ok((b, encoded));
+                    return Ok((b, encoded, codec));
                 }
-                let b = strata_sort::sort_batch(&b, &key)
-                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let b =
+                    strata_sort::sort_batch(&b, &key).map_err(|e| Error::Invalid(e.to_string()))?;
                 let encoded = strata_sort::merge::encode_keys(&keys, &b)
                     .map_err(|e| Error::Invalid(e.to_string()))?;
-                Ok((b, encoded))
+                Ok((b, encoded, codec))
             })
             .collect::<Result<_, Error>>()?;
         applied += files.iter().map(|f| f.deleted).sum::<u64>();
         let bytes_in: u64 = files.iter().map(|f| f.bytes).sum();
-        let Some((first, _)) = read.first() else {
+        let Some((first, _, codec)) = read.first() else {
             continue;
         };
+        // The outputs keep the codec the table's files have.
+        let codec = *codec;
         let schema = first.schema();
-        let runs: Vec<_> = read.iter().map(|(b, k)| (k, 0..b.num_rows())).collect();
+        let runs: Vec<_> = read.iter().map(|(b, k, _)| (k, 0..b.num_rows())).collect();
         let order = strata_sort::merge::merge_rows(&runs);
         let total = order.len().max(1);
         let per_file = ((target_bytes as f64 / (bytes_in.max(1) as f64 / total as f64)).round()
             as usize)
             .max(1);
         let dirname = files[0].rel.rsplit_once('/').map_or("", |(d, _)| d);
-        let arrays: Vec<&RecordBatch> = read.iter().map(|(b, _)| b).collect();
+        let arrays: Vec<&RecordBatch> = read.iter().map(|(b, _, _)| b).collect();
         let first_name = added.len();
         // The outputs gathered and encoded on all cores.
         let written: Vec<(String, FileFacts)> = order
@@ -662,9 +674,7 @@ pub fn execute(
                 let mut body = Vec::new();
                 {
                     let props = parquet::file::properties::WriterProperties::builder()
-                        .set_compression(parquet::basic::Compression::ZSTD(
-                            parquet::basic::ZstdLevel::default(),
-                        ))
+                        .set_compression(codec)
                         .build();
                     let mut w = strata_parquet::writer::ParquetWriter::try_new(
                         &mut body,
