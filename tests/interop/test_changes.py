@@ -212,7 +212,7 @@ def test_the_scd2_table_is_current_at_the_last_version(history):
 
 @pytest.mark.parametrize("fmt", ["delta", "iceberg"])
 def test_a_killed_history_leaves_a_committed_version(strata_bin, history, tmp_path, fmt):
-    # kill -9 at random moments while the versions are written, 10 times
+    # kill -9 at random moments while the versions are written, 20 times
     # per format: the table always loads at its last committed version k,
     # with exactly the rows of the stream replayed to k.
     import random
@@ -235,7 +235,7 @@ def test_a_killed_history_leaves_a_committed_version(strata_bin, history, tmp_pa
         con.sql(f"INSERT INTO state{v} SELECT unnest(after) FROM s WHERE op IN ('c', 'u')")
         states[v] = f"SELECT * FROM state{v}"
     seen = set()
-    for trial in range(10):
+    for trial in range(20):
         out = tmp_path / f"t{trial}"
         p = subprocess.Popen([strata_bin, "generate", "-q", "--spec", str(root / "orders.toml"), "--target-records",
                               str(ROWS), "--num-writers", "4", "--format", fmt, "--output-dir", str(out)],
