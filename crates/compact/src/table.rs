@@ -381,10 +381,13 @@ pub fn plan(
         .collect();
     // The planner weighs files in whole MiB (Kudu's units), which would
     // make a table of small files look many times its size. Its unit is
-    // scaled instead: the budget in at most 8192 units of at least 1 KiB,
-    // each file's weight its size in those units (rounded up).
+    // scaled instead: the budget in 8192 to 65536 units of at least 1
+    // KiB (finer for fewer files, as the exact knapsack's cost is the
+    // files times the units), each file's weight its size in those units
+    // (rounded up).
     let budget_bytes = opts.budget_mb.saturating_mul(1 << 20);
-    let unit = (budget_bytes / 8192).clamp(1024, 1 << 20);
+    let steps = ((1u64 << 22) / inventory.files.len().max(1) as u64).clamp(8192, 65536);
+    let unit = (budget_bytes / steps).clamp(1024, 1 << 20);
     let rowsets: Vec<RowsetInput> = inventory
         .files
         .iter()
