@@ -282,6 +282,19 @@ pub struct OpCounts {
     pub deletes: u64,
     /// Rows alive before the version.
     pub alive_before: u64,
+    /// Of the rows updated or deleted, those among the hottest 1% of the
+    /// history's rows ([`History::is_hot`]).
+    pub hot: u64,
+}
+
+impl std::ops::AddAssign for OpCounts {
+    fn add_assign(&mut self, o: OpCounts) {
+        self.inserts += o.inserts;
+        self.updates += o.updates;
+        self.deletes += o.deletes;
+        self.alive_before += o.alive_before;
+        self.hot += o.hot;
+    }
 }
 
 /// The counts of version `v`'s operations over ids `ids`.
@@ -291,11 +304,15 @@ pub fn op_counts(h: &History, v: u64, ids: std::ops::Range<u64>) -> OpCounts {
         if v > 0 && matches!(h.state(id, v - 1), State::Alive { .. }) {
             c.alive_before += 1;
         }
-        match h.change(id, v).map(|x| x.0) {
+        let op = h.change(id, v).map(|x| x.0);
+        match op {
             Some(Op::Insert) => c.inserts += 1,
             Some(Op::Update) => c.updates += 1,
             Some(Op::Delete) => c.deletes += 1,
             None => {}
+        }
+        if matches!(op, Some(Op::Update | Op::Delete)) && h.is_hot(id, 0.01) {
+            c.hot += 1;
         }
     }
     c

@@ -20,7 +20,7 @@ use strata_compact::{
     storage::Dataset,
 };
 
-use crate::common::{StoreArgs, progress_bar};
+use crate::common::{StoreArgs, parse, progress_bar};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum CompactCommand {
@@ -64,11 +64,11 @@ pub(crate) struct CompactTableArgs {
     #[command(flatten)]
     planner: PlannerArgs,
     /// Bytes per output file (a number, or with a unit: 128MiB).
-    #[arg(long, default_value = "128MiB", value_parser = parse_size)]
-    target_file_size: u64,
+    #[arg(long, default_value = "128MiB", value_parser = parse::<strata_sort::ByteSize, _>)]
+    target_file_size: strata_sort::ByteSize,
     /// Files under this size count as small in the report.
-    #[arg(long, default_value = "32MiB", value_parser = parse_size)]
-    small_file_size: u64,
+    #[arg(long, default_value = "32MiB", value_parser = parse::<strata_sort::ByteSize, _>)]
+    small_file_size: strata_sort::ByteSize,
     /// Print the plan and the overlap depth it predicts; change nothing.
     #[arg(long)]
     dry_run: bool,
@@ -76,14 +76,10 @@ pub(crate) struct CompactTableArgs {
     store: StoreArgs,
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
-    strata_gen::parse_byte_size(s).map_err(|e| format!("bad size '{s}': {e}"))
-}
-
 fn compact_table(args: CompactTableArgs) -> Result<()> {
     let opts = args.planner.options()?;
     let dir = strata_pipeline::table::TableDir::open(&args.table, &args.store.config())?;
-    let p = strata_compact::table::plan(&dir, &args.sort_by, &opts, args.small_file_size)?;
+    let p = strata_compact::table::plan(&dir, &args.sort_by, &opts, args.small_file_size.0)?;
     let mut out = std::io::stdout().lock();
     let inv = &p.inventory;
     let fmt = match inv.format {
@@ -106,7 +102,7 @@ fn compact_table(args: CompactTableArgs) -> Result<()> {
         "{fmt} table {dir}: {files} data files in {} partitions, {} small (under {} bytes), {} delete files; overlap depth by `{}`: max {max}, average {avg:.2}",
         p.before.len(),
         p.small_files,
-        args.small_file_size,
+        args.small_file_size.0,
         inv.delete_files,
         args.sort_by
     )?;
@@ -139,7 +135,7 @@ fn compact_table(args: CompactTableArgs) -> Result<()> {
     if args.dry_run || p.plan.picked.is_empty() {
         return Ok(());
     }
-    let c = strata_compact::table::execute(&dir, &args.sort_by, &p, args.target_file_size)?;
+    let c = strata_compact::table::execute(&dir, &args.sort_by, &p, args.target_file_size.0)?;
     writeln!(
         out,
         "compacted: {} files ({} deleted rows applied) into {}, {} rows; version {}",

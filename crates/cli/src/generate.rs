@@ -547,8 +547,13 @@ fn run_one(
                     let last = versions.last();
                     writeln!(
                         std::io::stdout().lock(),
-                        "history of {name}: {} snapshots, merge-on-read; {} rows in the table ({})",
+                        "history of {name}: {} snapshots, {}; {} rows in the table ({})",
                         versions.len(),
+                        if write_mode == strata_pipeline::history::WriteMode::CopyOnWrite {
+                            "copy-on-write"
+                        } else {
+                            "merge-on-read"
+                        },
                         last.map_or(0, |c| c.total_rows),
                         last.map_or_else(String::new, |c| c.metadata.display().to_string())
                     )?;
@@ -582,22 +587,19 @@ fn run_one(
                 if !args.quiet {
                     writeln!(
                         std::io::stdout().lock(),
-                        "history of {name}: {} versions, copy-on-write (MERGE), the last {}",
+                        "history of {name}: {} versions (MERGE), {}, the last {}",
                         versions.len(),
+                        if write_mode == strata_pipeline::history::WriteMode::DeletionVectors {
+                            "deletion vectors"
+                        } else {
+                            "copy-on-write"
+                        },
                         versions.last().map_or(0, |c| c.version)
                     )?;
                 }
-                for c in &versions {
-                    if let Some(e) = &c.checkpoint_error {
-                        eprintln!("warning: version {} committed; {e}", c.version);
-                    }
-                }
+                versions.iter().for_each(crate::table::warn_checkpoint);
             }
-            for c in &committed {
-                if let Some(e) = &c.checkpoint_error {
-                    eprintln!("warning: version {} committed; {e}", c.version);
-                }
-            }
+            committed.iter().for_each(crate::table::warn_checkpoint);
         }
     }
     // A table's history: the change stream of every version after the

@@ -167,6 +167,14 @@ pub(crate) fn print_delta_committed(
     Ok(())
 }
 
+/// Warns, on stderr, of a due checkpoint a committed Delta version could
+/// not write (the commit stands).
+pub(crate) fn warn_checkpoint(c: &strata_pipeline::table::DeltaCommitted) {
+    if let Some(e) = &c.checkpoint_error {
+        eprintln!("warning: version {} committed; {e}", c.version);
+    }
+}
+
 pub(crate) fn run(cmd: TableCommand) -> Result<()> {
     match cmd {
         TableCommand::Clean(args) => {
@@ -221,9 +229,7 @@ pub(crate) fn run(cmd: TableCommand) -> Result<()> {
                 StagedCommit::Iceberg(c) => print_committed(&dir.root(), &c),
                 StagedCommit::Delta(c) => {
                     print_delta_committed(&dir.root(), &c)?;
-                    if let Some(e) = &c.checkpoint_error {
-                        eprintln!("warning: version {} committed; {e}", c.version);
-                    }
+                    warn_checkpoint(&c);
                     Ok(())
                 }
             }

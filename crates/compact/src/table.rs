@@ -470,30 +470,7 @@ fn live_rows(
     iceberg_deletes: &BTreeMap<String, Vec<u64>>,
     delta_state: Option<&delta::Snapshot>,
 ) -> Result<(RecordBatch, parquet::basic::Compression), Error> {
-    let bytes = dir
-        .read(&f.rel)
-        .map_err(table_err)?
-        .ok_or_else(|| bad(dir, format!("data file {} is gone", f.rel)))?;
-    let builder =
-        strata_parquet::read::open_bytes(bytes::Bytes::from(bytes), ArrowReaderOptions::new())
-            .map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?;
-    let schema = builder.schema().clone();
-    let codec = builder
-        .metadata()
-        .row_groups()
-        .first()
-        .and_then(|g| g.columns().first())
-        .map_or(parquet::basic::Compression::UNCOMPRESSED, |c| {
-            c.compression()
-        });
-    let mut reader =
-        strata_parquet::read::build(builder).map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?;
-    let mut batches = Vec::new();
-    while let Some(b) = strata_parquet::read::next_batch(&mut reader)
-        .map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?
-    {
-        batches.push(b);
-    }
+    let (schema, batches, codec) = read_parquet(dir, &f.rel)?;
     let batch = arrow_select::concat::concat_batches(&schema, &batches).map_err(arrow)?;
     let deleted: Vec<u64> = match inv.format {
         Format::Iceberg => iceberg_deletes.get(&f.path).cloned().unwrap_or_default(),
@@ -517,6 +494,46 @@ fn live_rows(
     Ok((kept, codec))
 }
 
+/// The Parquet file `rel` of table `dir`, whole: its schema, its
+/// batches and its codec.
+fn read_parquet(
+    dir: &TableDir,
+    rel: &str,
+) -> Result<
+    (
+        arrow_schema::SchemaRef,
+        Vec<RecordBatch>,
+        parquet::basic::Compression,
+    ),
+    Error,
+> {
+    let bytes = dir
+        .read(rel)
+        .map_err(table_err)?
+        .ok_or_else(|| bad(dir, format!("{rel} is gone")))?;
+    let builder =
+        strata_parquet::read::open_bytes(bytes::Bytes::from(bytes), ArrowReaderOptions::new())
+            .map_err(|e| bad(dir, format!("{rel}: {e}")))?;
+    let schema = builder.schema().clone();
+    let codec = builder
+        .metadata()
+        .row_groups()
+        .first()
+        .and_then(|g| g.columns().first())
+        .map_or(parquet::basic::Compression::UNCOMPRESSED, |c| {
+            c.compression()
+        });
+    let mut reader =
+        strata_parquet::read::build(builder).map_err(|e| bad(dir, format!("{rel}: {e}")))?;
+    let mut batches = Vec::new();
+    while let Some(b) = strata_parquet::read::next_batch(&mut reader)
+        .map_err(|e| bad(dir, format!("{rel}: {e}")))?
+    {
+        batches.push(b);
+    }
+    Ok((schema, batches, codec))
+}
+
 /// The position deletes of an Iceberg table's live delete files, by data
 /// file (as recorded).
 fn iceberg_deletes(dir: &TableDir) -> Result<BTreeMap<String, Vec<u64>>, Error> {
@@ -538,18 +555,8 @@ fn iceberg_deletes(dir: &TableDir) -> Result<BTreeMap<String, Vec<u64>>, Error> 
         let rel = dir
             .relative(&f.path)
             .ok_or_else(|| bad(dir, format!("delete file {} is outside the table", f.path)))?;
-        let bytes = dir
-            .read(&rel)
-            .map_err(table_err)?
-            .ok_or_else(|| bad(dir, format!("delete file {rel} is gone")))?;
-        let builder =
-            strata_parquet::read::open_bytes(bytes::Bytes::from(bytes), ArrowReaderOptions::new())
-                .map_err(|e| bad(dir, format!("{rel}: {e}")))?;
-        let mut reader =
-            strata_parquet::read::build(builder).map_err(|e| bad(dir, format!("{rel}: {e}")))?;
-        while let Some(b) = strata_parquet::read::next_batch(&mut reader)
-            .map_err(|e| bad(dir, format!("{rel}: {e}")))?
-        {
+        let (_, batches, _) = read_parquet(dir, &rel)?;
+        for b in batches {
             let paths = b
                 .column_by_name("file_path")
                 .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned());

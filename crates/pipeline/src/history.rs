@@ -210,116 +210,51 @@ impl Flow {
             } else {
                 format!("{name}_changes_0")
             };
-            let schema = images.stream_schema();
+            let compression = cfg.compression;
             let mut versions = Vec::new();
             let (mut hot, mut changed) = (0u64, 0u64);
             for v in 1..=history.versions() {
-                let vdir = dir.join(format!("version={v}"));
-                std::fs::create_dir_all(&vdir)
-                    .map_err(|e| Error::io("create the directory", &vdir, e))?;
-                let target = vdir.join(format!("{stem}.parquet"));
-                let (pending, file) = PendingFile::create(target.clone(), cfg.overwrite)?;
-                let props = parquet::file::properties::WriterProperties::builder()
-                    .set_compression(
-                        strata_parquet::encoder::parquet_codec(cfg.compression)
-                            .map_err(Error::Write)?,
-                    )
-                    .build();
-                let mut w = ParquetWriter::try_new(
-                    BufWriter::with_capacity(1 << 20, file),
-                    schema.clone(),
-                    props,
-                )
-                .map_err(Error::Write)?;
-                let mut rows = 0u64;
+                let target = dir
+                    .join(format!("version={v}"))
+                    .join(format!("{stem}.parquet"));
+                let ranges = part_ranges(&history, v, part);
+                let batches = ranges
+                    .iter()
+                    .flat_map(|r| chunks(r.clone()))
+                    .map(|ids| images.changes(&history, v, ids));
+                let rows = write_local(
+                    &target,
+                    cfg.overwrite,
+                    images.stream_schema(),
+                    compression,
+                    batches,
+                )?;
                 let mut counts = OpCounts::default();
-                // This part's ids of version 0 and of each version's
-                // inserts up to `v`.
-                let mut ranges = vec![slice(0..history.ids_at(0), part)];
-                for u in 1..=v {
-                    ranges.push(slice(history.ids_at(u - 1)..history.ids_at(u), part));
-                }
-                for r in ranges {
-                    let mut at = r.start;
-                    while at < r.end {
-                        let end = (at + BATCH_IDS).min(r.end);
-                        let batch = images.changes(&history, v, at..end)?;
-                        rows += batch.num_rows() as u64;
-                        if batch.num_rows() > 0 {
-                            w.write(&batch).map_err(Error::Write)?;
-                        }
-                        if !own {
-                            at = end;
-                            continue;
-                        }
-                        let c = op_counts(&history, v, at..end);
-                        counts.inserts += c.inserts;
-                        counts.updates += c.updates;
-                        counts.deletes += c.deletes;
-                        counts.alive_before += c.alive_before;
-                        for id in at..end {
-                            if let Some((op, _, _)) = history.change(id, v)
-                                && op != strata_changes::history::Op::Insert
-                            {
-                                changed += 1;
-                                if history.is_hot(id, 0.01) {
-                                    hot += 1;
-                                }
-                            }
-                        }
-                        at = end;
+                if own {
+                    for ids in ranges.into_iter().flat_map(chunks) {
+                        counts += op_counts(&history, v, ids);
                     }
                 }
-                let buffered = w.finish().map_err(Error::Write)?;
-                let f = buffered
-                    .into_inner()
-                    .map_err(|e| Error::io("write", &target, e.into_error()))?;
-                f.sync_all().map_err(|e| Error::io("sync", &target, e))?;
-                pending.commit()?;
+                changed += counts.updates + counts.deletes;
+                hot += counts.hot;
                 versions.push((target, rows, counts));
             }
             // The slowly changing dimension of the same ids.
-            let scd_dir = base.join(format!("{name}_scd2"));
-            std::fs::create_dir_all(&scd_dir)
-                .map_err(|e| Error::io("create the directory", &scd_dir, e))?;
             let scd_stem = stem.replacen("_changes", "_scd2", 1);
-            let target = scd_dir.join(format!("{scd_stem}.parquet"));
-            let (pending, file) = PendingFile::create(target.clone(), cfg.overwrite)?;
-            let props = parquet::file::properties::WriterProperties::builder()
-                .set_compression(
-                    strata_parquet::encoder::parquet_codec(cfg.compression)
-                        .map_err(Error::Write)?,
-                )
-                .build();
-            let mut w = ParquetWriter::try_new(
-                BufWriter::with_capacity(1 << 20, file),
+            let target = base
+                .join(format!("{name}_scd2"))
+                .join(format!("{scd_stem}.parquet"));
+            let batches = part_ranges(&history, history.versions(), part)
+                .into_iter()
+                .flat_map(chunks)
+                .map(|ids| images.scd2(&history, ids));
+            let scd_rows = write_local(
+                &target,
+                cfg.overwrite,
                 images.scd2_schema(),
-                props,
-            )
-            .map_err(Error::Write)?;
-            let mut scd_rows = 0u64;
-            let mut ranges = vec![slice(0..history.ids_at(0), part)];
-            for u in 1..=history.versions() {
-                ranges.push(slice(history.ids_at(u - 1)..history.ids_at(u), part));
-            }
-            for r in ranges {
-                let mut at = r.start;
-                while at < r.end {
-                    let end = (at + BATCH_IDS).min(r.end);
-                    let batch = images.scd2(&history, at..end)?;
-                    scd_rows += batch.num_rows() as u64;
-                    if batch.num_rows() > 0 {
-                        w.write(&batch).map_err(Error::Write)?;
-                    }
-                    at = end;
-                }
-            }
-            let buffered = w.finish().map_err(Error::Write)?;
-            let f = buffered
-                .into_inner()
-                .map_err(|e| Error::io("write", &target, e.into_error()))?;
-            f.sync_all().map_err(|e| Error::io("sync", &target, e))?;
-            pending.commit()?;
+                compression,
+                batches,
+            )?;
             out.push(Written {
                 table: name,
                 own,
@@ -335,6 +270,59 @@ impl Flow {
         }
         Ok(out)
     }
+}
+
+/// Part `part`'s ids of version 0 and of each version's inserts up to
+/// version `upto`.
+fn part_ranges(h: &History, upto: u64, part: Part) -> Vec<Range<u64>> {
+    let mut ranges = vec![slice(0..h.ids_at(0), part)];
+    for u in 1..=upto {
+        ranges.push(slice(h.ids_at(u - 1)..h.ids_at(u), part));
+    }
+    ranges
+}
+
+/// `r` in runs of at most [`BATCH_IDS`] ids.
+fn chunks(r: Range<u64>) -> impl Iterator<Item = Range<u64>> {
+    (r.start..r.end)
+        .step_by(BATCH_IDS as usize)
+        .map(move |at| at..(at + BATCH_IDS).min(r.end))
+}
+
+/// Writes `batches` as the local Parquet file `target` (its directory
+/// made), visible once complete; returns its rows.
+fn write_local(
+    target: &Path,
+    overwrite: bool,
+    schema: arrow_schema::SchemaRef,
+    compression: strata_parquet::Compression,
+    batches: impl Iterator<Item = Result<arrow_array::RecordBatch, Error>>,
+) -> Result<u64, Error> {
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::io("create the directory", parent, e))?;
+    }
+    let (pending, file) = PendingFile::create(target.to_path_buf(), overwrite)?;
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_compression(strata_parquet::encoder::parquet_codec(compression).map_err(Error::Write)?)
+        .build();
+    let mut w = ParquetWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, props)
+        .map_err(Error::Write)?;
+    let mut rows = 0u64;
+    for b in batches {
+        let b = b?;
+        rows += b.num_rows() as u64;
+        if b.num_rows() > 0 {
+            w.write(&b).map_err(Error::Write)?;
+        }
+    }
+    let buffered = w.finish().map_err(Error::Write)?;
+    let f = buffered
+        .into_inner()
+        .map_err(|e| Error::io("write", target, e.into_error()))?;
+    f.sync_all().map_err(|e| Error::io("sync", target, e))?;
+    pending.commit()?;
+    Ok(rows)
 }
 
 /// A data file of a table with a history: the ids of its rows, in the
@@ -665,8 +653,13 @@ impl Flow {
                 let batches = child_batches(ci, h, v, &born)?;
                 if batches.iter().any(|b| b.num_rows() > 0) {
                     let rel = format!("data/{}-{run}-v{v}_0.parquet", cfg.output_filename);
-                    let facts =
-                        write_batches(&batches, dir, &rel, schema.arrow.clone(), cfg.compression)?;
+                    let facts = write_batches(
+                        batches.into_iter().map(Ok),
+                        dir,
+                        &rel,
+                        schema.arrow.clone(),
+                        cfg.compression,
+                    )?;
                     let starts = starts(ci, h, v, &born)?;
                     push_file(&mut files, &mut home, rel.clone(), born, starts);
                     added.push((rel, facts));
@@ -765,7 +758,13 @@ impl Flow {
                 }
                 let rel = format!("{}-{run}-v{v}_{k}.parquet", cfg.output_filename);
                 k += 1;
-                let facts = write_batches(&batches, dir, &rel, ci.schema(), cfg.compression)?;
+                let facts = write_batches(
+                    batches.into_iter().map(Ok),
+                    dir,
+                    &rel,
+                    ci.schema(),
+                    cfg.compression,
+                )?;
                 push_file(&mut files, &mut home, rel.clone(), alive, Vec::new());
                 added.push((rel, facts));
             }
@@ -773,7 +772,13 @@ impl Flow {
             let batches = child_batches(ci, h, v, &born)?;
             if batches.iter().any(|b| b.num_rows() > 0) {
                 let rel = format!("{}-{run}-v{v}_{k}.parquet", cfg.output_filename);
-                let facts = write_batches(&batches, dir, &rel, ci.schema(), cfg.compression)?;
+                let facts = write_batches(
+                    batches.into_iter().map(Ok),
+                    dir,
+                    &rel,
+                    ci.schema(),
+                    cfg.compression,
+                )?;
                 push_file(&mut files, &mut home, rel.clone(), born, Vec::new());
                 added.push((rel, facts));
             }
@@ -924,14 +929,7 @@ fn mor_step(
             schema,
             compression,
         )?;
-        for &id in &new_ids {
-            home[id as usize] = files.len() as u32;
-        }
-        files.push(Tracked {
-            rel: rel.clone(),
-            ids: new_ids,
-            starts: Vec::new(),
-        });
+        push_file(files, home, rel.clone(), new_ids, Vec::new());
         step.added.push((rel, facts));
     }
     Ok(step)
@@ -1113,7 +1111,7 @@ fn track(
 /// Writes `batches` as Parquet file `rel` of table `dir` with `schema`,
 /// created only if absent, and returns its facts.
 fn write_batches(
-    batches: &[arrow_array::RecordBatch],
+    batches: impl IntoIterator<Item = Result<arrow_array::RecordBatch, Error>>,
     dir: &strata_table::dir::TableDir,
     rel: &str,
     schema: arrow_schema::SchemaRef,
@@ -1127,8 +1125,11 @@ fn write_batches(
             )
             .build();
         let mut w = ParquetWriter::try_new(&mut body, schema, props).map_err(Error::Write)?;
-        for b in batches.iter().filter(|b| b.num_rows() > 0) {
-            w.write(b).map_err(Error::Write)?;
+        for b in batches {
+            let b = b?;
+            if b.num_rows() > 0 {
+                w.write(&b).map_err(Error::Write)?;
+            }
         }
         w.finish().map_err(Error::Write)?;
     }
@@ -1169,22 +1170,9 @@ fn write_rows(
     schema: arrow_schema::SchemaRef,
     compression: strata_parquet::Compression,
 ) -> Result<strata_table::stats::FileFacts, Error> {
-    let mut body = Vec::new();
-    {
-        let props = parquet::file::properties::WriterProperties::builder()
-            .set_compression(
-                strata_parquet::encoder::parquet_codec(compression).map_err(Error::Write)?,
-            )
-            .build();
-        let mut w = ParquetWriter::try_new(&mut body, schema, props).map_err(Error::Write)?;
-        for (ids, imgs) in ids
-            .chunks(BATCH_IDS as usize)
-            .zip(imgs.chunks(BATCH_IDS as usize))
-        {
-            w.write(&images.rows(ids, imgs)?).map_err(Error::Write)?;
-        }
-        w.finish().map_err(Error::Write)?;
-    }
-    dir.put_new(rel, &body)?;
-    Ok(dir.facts(rel)?)
+    let batches = ids
+        .chunks(BATCH_IDS as usize)
+        .zip(imgs.chunks(BATCH_IDS as usize))
+        .map(|(ids, imgs)| Ok(images.rows(ids, imgs)?));
+    write_batches(batches, dir, rel, schema, compression)
 }
