@@ -25,7 +25,7 @@
 
 use std::collections::BTreeMap;
 
-use arrow_array::{Array, Int64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_array::{Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use strata_sort::SortKey;
 use strata_table::{
@@ -461,52 +461,304 @@ pub struct Compacted {
     pub version: u64,
 }
 
-/// The rows of a picked file its deletes leave (Iceberg position delete
-/// files naming it, or its Delta deletion vector), and its codec.
+/// Rows per batch a picked file is read in; each batch is one run of the
+/// merge.
+const BATCH_ROWS: usize = 65_536;
+
+/// The rows of a picked file that its deletes leave (Iceberg position
+/// delete files naming it, or its Delta deletion vector), in key order.
+/// The file is decoded whole, and each batch's live rows are named by
+/// `keep` (`None`: all), so that deleted rows are never copied: the merge
+/// orders the live rows' keys and the writer gathers them from the
+/// batches. A file not in key order is sorted (its live rows copied).
+/// With the file's footer, for writer settings like its own.
+struct Live {
+    batches: Vec<RecordBatch>,
+    /// Per batch, its live rows in order; `None`: every row.
+    keep: Vec<Option<Vec<u32>>>,
+    /// Per batch, the encoded keys of its live rows.
+    keys: Vec<strata_row::Rows>,
+    metadata: std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
+}
+
 fn live_rows(
     dir: &TableDir,
     inv: &Inventory,
     f: &TableFile,
+    column: &str,
     iceberg_deletes: &BTreeMap<String, Vec<u64>>,
     delta_state: Option<&delta::Snapshot>,
-) -> Result<(RecordBatch, parquet::basic::Compression), Error> {
-    let (schema, batches, codec) = read_parquet(dir, &f.rel)?;
-    let batch = arrow_select::concat::concat_batches(&schema, &batches).map_err(arrow)?;
-    let deleted: Vec<u64> = match inv.format {
+) -> Result<Live, Error> {
+    let bytes = dir
+        .read_shared(&f.rel)
+        .map_err(table_err)?
+        .ok_or_else(|| bad(dir, format!("{} is gone", f.rel)))?;
+    let builder = strata_parquet::read::open_bytes(bytes, ArrowReaderOptions::new())
+        .map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?;
+    let metadata = builder.metadata().clone();
+    let n = metadata.file_metadata().num_rows().max(0) as u64;
+    let mut deleted: Vec<u64> = match inv.format {
         Format::Iceberg => iceberg_deletes.get(&f.path).cloned().unwrap_or_default(),
         Format::Delta => match delta_state
             .and_then(|s| s.files.get(&f.path))
             .and_then(|a| a.deletion_vector.as_ref())
         {
-            Some(dv) => delta::dv::read(dir, dv, batch.num_rows() as u64).map_err(table_err)?,
+            Some(dv) => delta::dv::read(dir, dv, n).map_err(table_err)?,
             None => Vec::new(),
         },
     };
-    if deleted.is_empty() {
-        return Ok((batch, codec));
+    deleted.sort_unstable();
+    deleted.dedup();
+    if let Some(&p) = deleted.last()
+        && p >= n
+    {
+        return Err(bad(
+            dir,
+            format!("a delete names row {p} of {}, which has {n} rows", f.rel),
+        ));
     }
-    let gone: std::collections::BTreeSet<u64> = deleted.into_iter().collect();
-    let keep: Vec<u32> = (0..batch.num_rows() as u32)
-        .filter(|i| !gone.contains(&u64::from(*i)))
-        .collect();
-    let kept =
-        arrow_select::take::take_record_batch(&batch, &UInt32Array::from(keep)).map_err(arrow)?;
-    Ok((kept, codec))
+    let mut reader = strata_parquet::read::build(builder.with_batch_size(BATCH_ROWS))
+        .map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?;
+    let (mut batches, mut keep) = (Vec::new(), Vec::new());
+    let (mut first, mut gone) = (0u64, deleted.iter().peekable());
+    while let Some(b) = strata_parquet::read::next_batch(&mut reader)
+        .map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?
+    {
+        let end = first + b.num_rows() as u64;
+        let mut dead = Vec::new();
+        while let Some(&&d) = gone.peek()
+            && d < end
+        {
+            dead.push((d - first) as u32);
+            gone.next();
+        }
+        first = end;
+        if dead.len() == b.num_rows() {
+            continue;
+        }
+        keep.push((!dead.is_empty()).then(|| {
+            let mut dead = dead.into_iter().peekable();
+            (0..b.num_rows() as u32)
+                .filter(|&i| {
+                    if dead.peek() == Some(&i) {
+                        dead.next();
+                        false
+                    } else {
+                        true
+                    }
+                })
+                .collect::<Vec<u32>>()
+        }));
+        batches.push(b);
+    }
+    let Some(schema) = batches.first().map(RecordBatch::schema) else {
+        return Ok(Live {
+            batches,
+            keep,
+            keys: Vec::new(),
+            metadata,
+        });
+    };
+    let key_columns = strata_sort::merge::key_columns(&schema, &[column.to_string()])
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    let encode = |b: &RecordBatch, rows: Option<&Vec<u32>>| -> Result<strata_row::Rows, Error> {
+        match rows {
+            None => strata_sort::merge::encode_keys(&key_columns, b),
+            Some(rows) => {
+                // Only the key columns of the live rows are copied.
+                let cols: Vec<usize> = key_columns.columns().to_vec();
+                let narrow = b.project(&cols).map_err(arrow)?;
+                let narrow = arrow_select::take::take_record_batch(
+                    &narrow,
+                    &arrow_array::UInt32Array::from(rows.clone()),
+                )
+                .map_err(arrow)?;
+                let projected =
+                    strata_sort::merge::key_columns(&narrow.schema(), &[column.to_string()])
+                        .map_err(|e| Error::Invalid(e.to_string()))?;
+                strata_sort::merge::encode_keys(&projected, &narrow)
+            }
+        }
+        .map_err(|e| Error::Invalid(e.to_string()))
+    };
+    let keys = batches
+        .iter()
+        .zip(&keep)
+        .map(|(b, k)| encode(b, k.as_ref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    // In order within each batch and across the batches' seams.
+    let in_order = keys
+        .iter()
+        .all(|k| (1..k.num_rows()).all(|i| k.row(i - 1).as_bytes() <= k.row(i).as_bytes()))
+        && keys
+            .windows(2)
+            .all(|w| w[0].row(w[0].num_rows() - 1).as_bytes() <= w[1].row(0).as_bytes());
+    if in_order {
+        return Ok(Live {
+            batches,
+            keep,
+            keys,
+            metadata,
+        });
+    }
+    let live = batches
+        .iter()
+        .zip(&keep)
+        .map(|(b, k)| match k {
+            None => Ok(b.clone()),
+            Some(rows) => arrow_select::take::take_record_batch(
+                b,
+                &arrow_array::UInt32Array::from(rows.clone()),
+            )
+            .map_err(arrow),
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let all = arrow_select::concat::concat_batches(&schema, &live).map_err(arrow)?;
+    let key = [column
+        .parse::<SortKey>()
+        .map_err(|e| Error::Invalid(e.to_string()))?];
+    let sorted = strata_sort::sort_batch(&all, &key).map_err(|e| Error::Invalid(e.to_string()))?;
+    let keys = vec![encode(&sorted, None)?];
+    Ok(Live {
+        batches: vec![sorted],
+        keep: vec![None],
+        keys,
+        metadata,
+    })
 }
 
-/// The Parquet file `rel` of table `dir`, whole: its schema, its
-/// batches and its codec.
+/// Encodes the row `groups` (file, rows gathered from `batches`) on
+/// `cores` workers, each taking the next group, so that they finish about
+/// in order; a thread of its own appends each file's groups in order as
+/// they come and finishes each file (named by `name`) when its last group
+/// is in, so that files are written while later groups encode. Returns
+/// the files with their facts.
+fn write_groups(
+    dir: &TableDir,
+    encoding: &strata_parquet::rowgroup::FileEncoding,
+    batches: &[&RecordBatch],
+    groups: &[(usize, &[(usize, usize)])],
+    cores: usize,
+    name: &(dyn Fn(usize) -> String + Sync),
+) -> Result<Vec<(String, FileFacts)>, Error> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    type Encoded = Result<strata_parquet::rowgroup::EncodedRowGroup, Error>;
+    let parquet = |e: strata_parquet::Error| Error::Invalid(e.to_string());
+    let (next, failed) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Encoded)>();
+    std::thread::scope(|s| {
+        let writer = s.spawn(move || -> Result<Vec<(String, FileFacts)>, Error> {
+            type Open = (
+                usize,
+                String,
+                strata_parquet::rowgroup::FileAppender<strata_table::dir::NewFile>,
+            );
+            let close = |(_, rel, file): Open| -> Result<(String, FileFacts), Error> {
+                file.finish()
+                    .map_err(parquet)?
+                    .finish()
+                    .map_err(table_err)?;
+                let facts = dir.facts(&rel).map_err(table_err)?;
+                Ok((rel, facts))
+            };
+            let mut waiting = BTreeMap::new();
+            let (mut want, mut open, mut done): (usize, Option<Open>, Vec<_>) =
+                (0, None, Vec::new());
+            while want < groups.len() {
+                let (i, g) = rx
+                    .recv()
+                    .map_err(|_| Error::Invalid("a row group was not encoded".into()))?;
+                waiting.insert(i, g?);
+                while let Some(g) = waiting.remove(&want) {
+                    let k = groups[want].0;
+                    let file = match open.take() {
+                        Some(o) if o.0 == k => open.insert(o),
+                        other => {
+                            if let Some(o) = other {
+                                done.push(close(o)?);
+                            }
+                            let rel = name(k);
+                            let out = dir.create_new(&rel).map_err(table_err)?;
+                            open.insert((k, rel, encoding.appender(out).map_err(parquet)?))
+                        }
+                    };
+                    file.2.append(g).map_err(parquet)?;
+                    want += 1;
+                }
+            }
+            if let Some(o) = open.take() {
+                done.push(close(o)?);
+            }
+            Ok(done)
+        });
+        rayon::scope(|sc| {
+            for _ in 0..cores.max(1) {
+                let tx = tx.clone();
+                let (next, failed) = (&next, &failed);
+                sc.spawn(move |_| {
+                    while !failed.load(Relaxed) {
+                        let i = next.fetch_add(1, Relaxed);
+                        let Some(&(_, rows)) = groups.get(i) else {
+                            break;
+                        };
+                        let mut e = encoding.row_group_encoder();
+                        let g = e
+                            .write_gather(batches, rows, false)
+                            .and_then(|()| e.finish(false))
+                            .map_err(parquet);
+                        failed.fetch_or(g.is_err(), Relaxed);
+                        // A writer that stopped has its error already.
+                        if tx.send((i, g)).is_err() {
+                            failed.store(true, Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        drop(tx);
+        writer
+            .join()
+            .unwrap_or_else(|_| Err(Error::Invalid("the file writer failed".into())))
+    })
+}
+
+/// Row groups of at least this many rows are cut so that every core
+/// encodes one.
+const MIN_GROUP_ROWS: usize = 131_072;
+
+/// The merged `order` cut into files of `per_file` rows, and each file
+/// into row groups of at most `max_group` rows: as (file, rows) in order.
+/// When the files are fewer than `cores`, their groups are cut smaller
+/// (down to [`MIN_GROUP_ROWS`]) so that every core has one to encode.
+fn row_groups(
+    order: &[(usize, usize)],
+    per_file: usize,
+    max_group: usize,
+    cores: usize,
+) -> Vec<(usize, &[(usize, usize)])> {
+    let files: Vec<&[(usize, usize)]> = order.chunks(per_file.max(1)).collect();
+    // Four groups per core, so that a file's first groups are written
+    // while its last encode.
+    let per_core = (4 * cores).div_ceil(files.len().max(1));
+    let mut out = Vec::new();
+    for (k, rows) in files.into_iter().enumerate() {
+        let n = rows.len();
+        let count = n
+            .div_ceil(max_group.max(1))
+            .max(per_core.min(n / MIN_GROUP_ROWS))
+            .max(1);
+        for g in rows.chunks(n.div_ceil(count)) {
+            out.push((k, g));
+        }
+    }
+    out
+}
+
+/// The Parquet file `rel` of table `dir`, whole: its schema and batches.
 fn read_parquet(
     dir: &TableDir,
     rel: &str,
-) -> Result<
-    (
-        arrow_schema::SchemaRef,
-        Vec<RecordBatch>,
-        parquet::basic::Compression,
-    ),
-    Error,
-> {
+) -> Result<(arrow_schema::SchemaRef, Vec<RecordBatch>), Error> {
     let bytes = dir
         .read(rel)
         .map_err(table_err)?
@@ -515,14 +767,6 @@ fn read_parquet(
         strata_parquet::read::open_bytes(bytes::Bytes::from(bytes), ArrowReaderOptions::new())
             .map_err(|e| bad(dir, format!("{rel}: {e}")))?;
     let schema = builder.schema().clone();
-    let codec = builder
-        .metadata()
-        .row_groups()
-        .first()
-        .and_then(|g| g.columns().first())
-        .map_or(parquet::basic::Compression::UNCOMPRESSED, |c| {
-            c.compression()
-        });
     let mut reader =
         strata_parquet::read::build(builder).map_err(|e| bad(dir, format!("{rel}: {e}")))?;
     let mut batches = Vec::new();
@@ -531,7 +775,7 @@ fn read_parquet(
     {
         batches.push(b);
     }
-    Ok((schema, batches, codec))
+    Ok((schema, batches))
 }
 
 /// The position deletes of an Iceberg table's live delete files, by data
@@ -555,7 +799,7 @@ fn iceberg_deletes(dir: &TableDir) -> Result<BTreeMap<String, Vec<u64>>, Error> 
         let rel = dir
             .relative(&f.path)
             .ok_or_else(|| bad(dir, format!("delete file {} is outside the table", f.path)))?;
-        let (_, batches, _) = read_parquet(dir, &rel)?;
+        let (_, batches) = read_parquet(dir, &rel)?;
         for b in batches {
             let paths = b
                 .column_by_name("file_path")
@@ -617,89 +861,91 @@ pub fn execute(
     let run = strata_table::run_id();
     let mut added: Vec<(String, FileFacts)> = Vec::new();
     let (mut rows_out, mut applied) = (0u64, 0u64);
-    let key = [column
-        .parse::<SortKey>()
-        .map_err(|e| Error::Invalid(e.to_string()))?];
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for files in groups.values() {
         use rayon::prelude::*;
         // Each file read, its deletes applied, and put in key order (when
         // it is not already), on all cores.
-        let read: Vec<(RecordBatch, strata_row::Rows, parquet::basic::Compression)> = files
+        let read: Vec<Live> = files
             .par_iter()
-            .map(|f| {
-                let (b, codec) = live_rows(dir, inv, f, &deletes, delta_state.as_ref())?;
-                let keys = strata_sort::merge::key_columns(&b.schema(), &[column.to_string()])
-                    .map_err(|e| Error::Invalid(e.to_string()))?;
-                let encoded = strata_sort::merge::encode_keys(&keys, &b)
-                    .map_err(|e| Error::Invalid(e.to_string()))?;
-                let in_order = (1..encoded.num_rows())
-                    .all(|i| encoded.row(i - 1).as_bytes() <= encoded.row(i).as_bytes());
-                if in_order {
-                    return Ok((b, encoded, codec));
-                }
-                let b =
-                    strata_sort::sort_batch(&b, &key).map_err(|e| Error::Invalid(e.to_string()))?;
-                let encoded = strata_sort::merge::encode_keys(&keys, &b)
-                    .map_err(|e| Error::Invalid(e.to_string()))?;
-                Ok((b, encoded, codec))
-            })
+            .map(|f| live_rows(dir, inv, f, column, &deletes, delta_state.as_ref()))
             .collect::<Result<_, Error>>()?;
         applied += files.iter().map(|f| f.deleted).sum::<u64>();
-        let bytes_in: u64 = files.iter().map(|f| f.bytes).sum();
-        let Some((first, _, codec)) = read.first() else {
+        let Some(like) = read.iter().find(|l| !l.batches.is_empty()) else {
             continue;
         };
-        // The outputs keep the codec the table's files have.
-        let codec = *codec;
-        let schema = first.schema();
-        let runs: Vec<_> = read.iter().map(|(b, k, _)| (k, 0..b.num_rows())).collect();
-        let order = strata_sort::merge::merge_rows(&runs);
+        let schema = like.batches[0].schema();
+        // The outputs keep the codec and the dictionary choices of the
+        // table's files.
+        let codec = like
+            .metadata
+            .row_groups()
+            .first()
+            .and_then(|g| g.columns().first())
+            .map_or(parquet::basic::Compression::UNCOMPRESSED, |c| {
+                c.compression()
+            });
+        let props = strata_sort::merge::properties_like(
+            &like.metadata,
+            &schema,
+            &[column.to_string()],
+            codec,
+        );
+        // Every batch of every file is one run of the merge.
+        let batches: Vec<RecordBatch> = read
+            .iter()
+            .flat_map(|l| l.batches.iter().cloned())
+            .collect();
+        let runs: Vec<_> = read
+            .iter()
+            .flat_map(|l| l.keys.iter())
+            .map(|k| (k, 0..k.num_rows()))
+            .collect();
+        let mut order = strata_sort::merge::merge_rows_parallel(&runs, cores);
+        drop(runs);
+        // The merge numbered each batch's live rows; the writer gathers by
+        // the batches' own rows.
+        let keep: Vec<Option<&Vec<u32>>> = read
+            .iter()
+            .flat_map(|l| l.keep.iter().map(Option::as_ref))
+            .collect();
+        order.par_iter_mut().for_each(|(b, r)| {
+            if let Some(rows) = keep[*b] {
+                *r = rows[*r] as usize;
+            }
+        });
         let total = order.len().max(1);
-        let per_file = ((target_bytes as f64 / (bytes_in.max(1) as f64 / total as f64)).round()
-            as usize)
-            .max(1);
+        let bytes_in: u64 = files.iter().map(|f| f.bytes).sum();
+        let rows_in: u64 = files.iter().map(|f| f.rows).sum();
+        let row_bytes = bytes_in.max(1) as f64 / rows_in.max(1) as f64;
+        let per_file = ((target_bytes as f64 / row_bytes).round() as usize).clamp(1, total);
+        let encoding = strata_parquet::rowgroup::FileEncoding::new(
+            schema.clone(),
+            props,
+            strata_parquet::rowgroup::ParquetEncoder::Auto,
+        )
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+        let groups = row_groups(
+            &order,
+            per_file,
+            encoding
+                .properties()
+                .max_row_group_row_count()
+                .unwrap_or(usize::MAX),
+            cores,
+        );
+        let refs: Vec<&RecordBatch> = batches.iter().collect();
         let dirname = files[0].rel.rsplit_once('/').map_or("", |(d, _)| d);
-        let arrays: Vec<&RecordBatch> = read.iter().map(|(b, _, _)| b).collect();
         let first_name = added.len();
-        // The outputs gathered and encoded on all cores.
-        let written: Vec<(String, FileFacts)> = order
-            .par_chunks(per_file)
-            .enumerate()
-            .map(|(k, chunk)| {
-                let columns = (0..schema.fields().len())
-                    .map(|c| {
-                        let cols: Vec<&dyn Array> =
-                            arrays.iter().map(|b| b.column(c).as_ref()).collect();
-                        arrow_select::interleave::interleave(&cols, chunk)
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(arrow)?;
-                let batch = RecordBatch::try_new(schema.clone(), columns).map_err(arrow)?;
-                let name = format!("compacted-{run}-{first_name}-{k}.parquet");
-                let rel = if dirname.is_empty() {
-                    name
-                } else {
-                    format!("{dirname}/{name}")
-                };
-                let mut body = Vec::new();
-                {
-                    let props = parquet::file::properties::WriterProperties::builder()
-                        .set_compression(codec)
-                        .build();
-                    let mut w = strata_parquet::writer::ParquetWriter::try_new(
-                        &mut body,
-                        schema.clone(),
-                        props,
-                    )
-                    .map_err(|e| Error::Invalid(e.to_string()))?;
-                    w.write(&batch).map_err(|e| Error::Invalid(e.to_string()))?;
-                    w.finish().map_err(|e| Error::Invalid(e.to_string()))?;
-                }
-                dir.put_new(&rel, &body).map_err(table_err)?;
-                let facts = dir.facts(&rel).map_err(table_err)?;
-                Ok((rel, facts))
-            })
-            .collect::<Result<_, Error>>()?;
+        let name = |k: usize| {
+            let name = format!("compacted-{run}-{first_name}-{k}.parquet");
+            if dirname.is_empty() {
+                name
+            } else {
+                format!("{dirname}/{name}")
+            }
+        };
+        let written = write_groups(dir, &encoding, &refs, &groups, cores, &name)?;
         rows_out += written.iter().map(|(_, f)| f.rows).sum::<u64>();
         added.extend(written);
     }
@@ -824,6 +1070,39 @@ mod tests {
         }
         assert!(key_bytes(&Bound::Decimal(-3)) < key_bytes(&Bound::Decimal(2)));
         assert!(key_bytes(&Bound::Bytes(b"ab".to_vec())) < key_bytes(&Bound::Bytes(b"b".to_vec())));
+    }
+
+    /// Row groups cover the merged rows in order, each inside one file of
+    /// `per_file` rows and at most `max_group` rows, and a file smaller
+    /// than the cores' share is cut for every core (but not below
+    /// `MIN_GROUP_ROWS`).
+    #[test]
+    fn row_groups_cover_the_files_in_order() {
+        let order: Vec<(usize, usize)> = (0..1_000_000).map(|i| (i % 3, i)).collect();
+        // (rows per file, most rows per group, cores, groups expected)
+        for (per_file, max_group, cores, count) in [
+            // one file, four groups per core, each at least MIN_GROUP_ROWS
+            (1_000_000, usize::MAX, 2, 7),
+            (1_000_000, usize::MAX, 1, 4),
+            // groups no larger than the most a group takes
+            (300_000, 100_000, 2, 3 * 3 + 1),
+            // three files (the last of 200,000 rows) for 16 cores
+            (400_000, 1 << 20, 16, 3 + 3 + 1),
+            (7, 3, 4, 142_857 * 3 + 1),
+        ] {
+            let groups = row_groups(&order, per_file, max_group, cores);
+            let joined: Vec<(usize, usize)> =
+                groups.iter().flat_map(|(_, g)| g.iter().copied()).collect();
+            assert_eq!(joined, order);
+            let mut at = 0;
+            for &(k, g) in &groups {
+                assert!(!g.is_empty() && g.len() <= max_group);
+                assert_eq!(k, at / per_file, "group at row {at}");
+                assert_eq!(k, (at + g.len() - 1) / per_file, "group at row {at}");
+                at += g.len();
+            }
+            assert_eq!(groups.len(), count, "{per_file} {max_group} {cores}");
+        }
     }
 
     #[test]

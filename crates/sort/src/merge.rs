@@ -321,22 +321,36 @@ impl Cursor {
     }
 }
 
-/// Writer settings for the merged files: zstd; dictionary encoding only
-/// for the columns whose data pages are dictionary-encoded in the first
-/// input (a column the input's writer gave up on, such as unique strings,
-/// is written plain rather than tried again); integer key columns
-/// `DELTA_BINARY_PACKED`.
+/// Writer settings for the merged files: [`properties_like`] the first
+/// input, zstd.
 fn output_properties(
     first: &Path,
     schema: &SchemaRef,
     key: &[String],
 ) -> Result<WriterProperties, Error> {
-    use parquet::basic::Encoding;
     let file = File::open(first).map_err(|e| Error::io("open", first, e))?;
     let reader = read::open(file, ArrowReaderOptions::new()).map_err(|e| read_error(first, e))?;
-    let md = reader.metadata();
-    let mut props =
-        WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::default()));
+    Ok(properties_like(
+        reader.metadata(),
+        schema,
+        key,
+        Compression::ZSTD(ZstdLevel::default()),
+    ))
+}
+
+/// Writer settings for the sorted rewrite of files like the one `md`
+/// describes: `codec`, dictionaries only for the columns whose data pages
+/// use them in its first row group (a column stored plain stays plain,
+/// and its values are not hashed for nothing), and `DELTA_BINARY_PACKED`
+/// for integer key columns (sorted, their deltas take a few bits each).
+pub fn properties_like(
+    md: &parquet::file::metadata::ParquetMetaData,
+    schema: &SchemaRef,
+    key: &[String],
+    codec: Compression,
+) -> WriterProperties {
+    use parquet::basic::Encoding;
+    let mut props = WriterProperties::builder().set_compression(codec);
     if let Some(rg) = md.row_groups().first() {
         for col in rg.columns() {
             // The reader keeps the data pages' encodings as a mask unless
@@ -361,8 +375,6 @@ fn output_properties(
             }
         }
     }
-    // Integer key columns are sorted: their deltas are small, and
-    // `DELTA_BINARY_PACKED` stores them in a few bits each.
     for k in key {
         if let Ok(f) = schema.field_with_name(k)
             && matches!(
@@ -376,7 +388,7 @@ fn output_properties(
                 .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
         }
     }
-    Ok(props.build())
+    props.build()
 }
 
 /// A winner tree over the cursors: each inner node holds the index of the
@@ -544,6 +556,73 @@ pub fn merge_rows(runs: &[(&Rows, Range<usize>)]) -> Vec<(usize, usize)> {
         out.push((b, *at));
         *at += 1;
         tree.replay(&heads, b);
+    }
+    out
+}
+
+/// [`merge_rows`] cut into about `parts` key ranges merged on all
+/// threads: the cut keys are quantiles of keys sampled from every run,
+/// each range takes the rows below its cut from every run (found by
+/// binary search), and the ranges' orders are joined. Rows with equal keys
+/// fall in one range, so the result is the same stable order
+/// [`merge_rows`] gives.
+pub fn merge_rows_parallel(runs: &[(&Rows, Range<usize>)], parts: usize) -> Vec<(usize, usize)> {
+    let total: usize = runs.iter().map(|(_, r)| r.len()).sum();
+    if parts <= 1 || total < 65_536 {
+        return merge_rows(runs);
+    }
+    merge_in_ranges(runs, parts)
+}
+
+/// [`merge_rows_parallel`] for any number of rows.
+fn merge_in_ranges(runs: &[(&Rows, Range<usize>)], parts: usize) -> Vec<(usize, usize)> {
+    use rayon::prelude::*;
+    let total: usize = runs.iter().map(|(_, r)| r.len()).sum();
+    let mut samples: Vec<&[u8]> = Vec::new();
+    for (keys, rows) in runs {
+        let step = (rows.len() / (64 * parts)).max(1);
+        samples.extend(rows.clone().step_by(step).map(|r| keys.row(r).as_bytes()));
+    }
+    samples.sort_unstable();
+    let mut cuts: Vec<&[u8]> = (1..parts)
+        .filter_map(|p| samples.get(samples.len() * p / parts).copied())
+        .collect();
+    cuts.dedup();
+    // Bounds of each run: the first row at or above each cut.
+    let bounds: Vec<Vec<usize>> = runs
+        .iter()
+        .map(|(keys, rows)| {
+            let mut b = vec![rows.start];
+            for c in &cuts {
+                let (mut lo, mut hi) = (*b.last().unwrap_or(&rows.start), rows.end);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if keys.row(mid).as_bytes() < *c {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                b.push(lo);
+            }
+            b.push(rows.end);
+            b
+        })
+        .collect();
+    let pieces: Vec<Vec<(usize, usize)>> = (0..=cuts.len())
+        .into_par_iter()
+        .map(|p| {
+            let part: Vec<(&Rows, Range<usize>)> = runs
+                .iter()
+                .zip(&bounds)
+                .map(|((keys, _), b)| (*keys, b[p]..b[p + 1]))
+                .collect();
+            merge_rows(&part)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(total);
+    for p in pieces {
+        out.extend(p);
     }
     out
 }
@@ -1081,7 +1160,7 @@ fn close(o: Output) -> Result<MergedFile, Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::{merge_rows, prefix};
+    use super::{merge_in_ranges, merge_rows, prefix};
     use arrow_array::{ArrayRef, Int64Array, StringArray};
     use arrow_schema::DataType;
     use strata_row::{RowEncoder, SortField};
@@ -1150,6 +1229,13 @@ mod tests {
                     .then(x.cmp(y))
             });
             assert_eq!(merged, expected, "seed {seed}");
+            for parts in 2..6 {
+                assert_eq!(
+                    merge_in_ranges(&runs, parts),
+                    expected,
+                    "seed {seed}, {parts} ranges"
+                );
+            }
         }
     }
 

@@ -540,8 +540,9 @@ impl Source {
 
 /// `f` (of `len` bytes) mapped read-only into memory, as one shared
 /// buffer; `None` for an empty file or when mapping fails (reads then use
-/// positioned reads).
-fn map_file(f: &std::fs::File, len: u64) -> Option<Bytes> {
+/// positioned reads). For files that are never rewritten in place (see
+/// the SAFETY note): strata's outputs and table data files.
+pub fn map_file(f: &std::fs::File, len: u64) -> Option<Bytes> {
     if len == 0 || usize::try_from(len).is_err() {
         return None;
     }

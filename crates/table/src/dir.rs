@@ -136,6 +136,35 @@ impl TableDir {
         }
     }
 
+    /// The bytes of data file `rel` (`None` when it does not exist), as
+    /// one shared buffer: a local file is mapped into memory rather than
+    /// copied (a table's data files are written once under a new name and
+    /// never changed in place), an object fetched whole.
+    ///
+    /// # Errors
+    /// IO or store errors.
+    pub fn read_shared(&self, rel: &str) -> Result<Option<bytes::Bytes>, Error> {
+        match self {
+            TableDir::Local(p) => {
+                let path = p.join(rel);
+                let file = match std::fs::File::open(&path) {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                    Err(e) => return Err(Error::io("read", &path, e)),
+                };
+                let len = file
+                    .metadata()
+                    .map_err(|e| Error::io("read", &path, e))?
+                    .len();
+                if let Some(b) = strata_store::source::map_file(&file, len) {
+                    return Ok(Some(b));
+                }
+                Ok(self.read(rel)?.map(bytes::Bytes::from))
+            }
+            TableDir::Object(d, _) => Ok(d.get(rel)?),
+        }
+    }
+
     /// The bytes of the file at `location`, an absolute location that
     /// metadata recorded: under the table's root, or (for a local table)
     /// any local path.
@@ -271,6 +300,38 @@ impl TableDir {
                 Ok(())
             }
             TableDir::Object(d, _) => Ok(d.put(rel, bytes.to_vec(), true)?),
+        }
+    }
+
+    /// A new file `rel` to be written as a stream: a local temporary
+    /// (written past the page cache, see [`strata_store::direct`]), synced
+    /// and linked into place by [`NewFile::finish`] (which never
+    /// replaces a file), or a buffer put to the store only if nothing is
+    /// there. What is dropped unfinished leaves nothing.
+    ///
+    /// # Errors
+    /// IO errors creating the temporary.
+    pub fn create_new(&self, rel: &str) -> Result<NewFile, Error> {
+        match self {
+            TableDir::Local(p) => {
+                let path = p.join(rel);
+                make_parent(&path)?;
+                // Started as if it may replace: the claim is `commit_new`'s.
+                // Written past the page cache, on a thread of its own.
+                let (pending, file) =
+                    strata_store::output::PendingFile::create_direct(path.clone(), true)?;
+                Ok(NewFile::Local {
+                    pending: pending.durable(true),
+                    file,
+                    path,
+                    bytes: 0,
+                })
+            }
+            TableDir::Object(d, _) => Ok(NewFile::Object {
+                dir: d.clone(),
+                rel: rel.to_string(),
+                body: Vec::new(),
+            }),
         }
     }
 
@@ -459,6 +520,89 @@ fn missing(at: &Path) -> Error {
         at,
         std::io::Error::new(std::io::ErrorKind::NotFound, "no such object"),
     )
+}
+
+/// A file of a table being written (see [`TableDir::create_new`]).
+pub enum NewFile {
+    /// A local temporary.
+    Local {
+        /// The temporary, claimed at the finish.
+        pending: strata_store::output::PendingFile,
+        /// Its writer.
+        file: strata_store::direct::DirectWriter,
+        /// The final path, for errors.
+        path: PathBuf,
+        /// Bytes written.
+        bytes: u64,
+    },
+    /// An object, put whole at the finish.
+    Object {
+        /// The table's store.
+        dir: Arc<ObjectDir>,
+        /// The object's name under it.
+        rel: String,
+        /// Its bytes.
+        body: Vec<u8>,
+    },
+}
+
+impl std::fmt::Debug for NewFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NewFile::Local { path, .. } => write!(f, "NewFile({})", path.display()),
+            NewFile::Object { rel, .. } => write!(f, "NewFile({rel})"),
+        }
+    }
+}
+
+impl std::io::Write for NewFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            NewFile::Local { file, bytes, .. } => {
+                let n = file.write(buf)?;
+                *bytes += n as u64;
+                Ok(n)
+            }
+            NewFile::Object { body, .. } => std::io::Write::write(body, buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            NewFile::Local { file, .. } => file.flush(),
+            NewFile::Object { .. } => Ok(()),
+        }
+    }
+}
+
+impl NewFile {
+    /// Makes the file visible under its name, complete: the local
+    /// temporary synced and linked into place, the object put. Returns
+    /// its size.
+    ///
+    /// # Errors
+    /// IO or store errors; [`Error::Store`] with an existing-output error
+    /// when a file of the name appeared meanwhile.
+    pub fn finish(self) -> Result<u64, Error> {
+        match self {
+            NewFile::Local {
+                pending,
+                file,
+                path,
+                bytes,
+            } => {
+                let file = file.finish().map_err(|e| Error::io("write", &path, e))?;
+                drop(file);
+                pending.commit_new()?;
+                Ok(bytes)
+            }
+            NewFile::Object { dir, rel, body } => {
+                let n = body.len() as u64;
+                dir.put(&rel, body, true)?;
+                Ok(n)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
