@@ -265,14 +265,14 @@ fn deserialize32(r: &mut Bytes<'_>) -> Result<Vec<u32>, String> {
         } else if card > ARRAY_MAX {
             let words = r.take(8192)?;
             for (w, chunk) in words.chunks(8).enumerate() {
-                let mut bits = [0u8; 8];
-                bits.copy_from_slice(chunk);
-                let bits = u64::from_le_bytes(bits);
-                lows.extend(
-                    (0..64)
-                        .filter(|b| bits & (1 << b) != 0)
-                        .map(|b| (w * 64 + b) as u16),
-                );
+                let mut word = [0u8; 8];
+                word.copy_from_slice(chunk);
+                let mut bits = u64::from_le_bytes(word);
+                // One step per set bit, lowest first.
+                while bits != 0 {
+                    lows.push((w * 64 + bits.trailing_zeros() as usize) as u16);
+                    bits &= bits - 1;
+                }
             }
         } else {
             for _ in 0..card {
