@@ -358,6 +358,26 @@ pub struct TablePlan {
     pub picked_bytes: u64,
 }
 
+/// Each file's partition and key range (see [`overlap_depth`]).
+fn key_ranges(inv: &Inventory) -> Vec<(String, Vec<u8>, Vec<u8>)> {
+    inv.files
+        .iter()
+        .map(|f| {
+            let (lo, hi) = keys(f);
+            (f.partition.clone(), lo, hi)
+        })
+        .collect()
+}
+
+/// The overlap depth by `column` of the table at `dir` now, per
+/// partition, from its metadata alone.
+///
+/// # Errors
+/// As [`inventory`].
+pub fn depth(dir: &TableDir, column: &str) -> Result<Vec<Depth>, Error> {
+    Ok(overlap_depth(&key_ranges(&inventory(dir, column)?)))
+}
+
 /// Plans a compaction of the table at `dir` by column `column` within
 /// `opts`' budget, from its metadata; files under `small_bytes` are
 /// counted as small.
@@ -371,14 +391,7 @@ pub fn plan(
     small_bytes: u64,
 ) -> Result<TablePlan, Error> {
     let inventory = inventory(dir, column)?;
-    let ranges: Vec<(String, Vec<u8>, Vec<u8>)> = inventory
-        .files
-        .iter()
-        .map(|f| {
-            let (lo, hi) = keys(f);
-            (f.partition.clone(), lo, hi)
-        })
-        .collect();
+    let ranges = key_ranges(&inventory);
     // The planner weighs files in whole MiB (Kudu's units), which would
     // make a table of small files look many times its size. Its unit is
     // scaled instead: the budget in 8192 to 65536 units of at least 1
