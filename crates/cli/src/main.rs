@@ -67,8 +67,9 @@ enum Command {
     ///
     /// Suites: pipeline (generate), row (against arrow-row), scan
     /// (projected reads against the arrow-rs readers and pyarrow), compact
-    /// (planner layouts, merge against DuckDB), parquet-column (the Int64
-    /// column-IO matrix against Arrow C++ through pyarrow). Reports medians,
+    /// (planner layouts, merge against DuckDB, table compaction against
+    /// deltalake), parquet-column (the Int64 column-IO matrix against
+    /// Arrow C++ through pyarrow). Reports medians,
     /// min/max, CPU time and throughput as Markdown, and saves every run.
     Bench(bench::BenchArgs),
     /// Table formats: commit the parts of an Iceberg table written by
