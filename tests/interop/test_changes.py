@@ -331,6 +331,12 @@ def test_child_tables_follow_their_parent_rows(strata_bin, tmp_path, policy):
         assert orphans[-1] > 0, orphans
     else:
         assert orphans == [0, 0, 0, 0], orphans
+    # A child table changes with its parent: its rows are deleted by
+    # position, never by a key of its own.
+    bad = run(strata_bin, "generate", "-q", "--spec", str(spec), "--output-dir", str(tmp_path / "eq"), "--format",
+              "iceberg", "--write-mode", "equality-deletes", check=False)
+    assert bad.returncode != 0 and "equality deletes are on a table's own primary key" in bad.stderr, bad.stderr
+    assert not list((tmp_path / "eq").glob("*/metadata")), "a table was written before the refusal"
     if policy == "keep_parent":
         # Every deleted order had no lines.
         deleted = con.sql(f"""SELECT count(*) FROM read_parquet('{tmp_path}/parquet/orders_changes/*/*.parquet',
@@ -384,3 +390,7 @@ def test_write_modes_and_the_change_data_feed(strata_bin, history):
     bad = run(strata_bin, *args, "--format", "iceberg", "--write-mode", "deletion-vectors",
               "--output-dir", str(root / "bad"), check=False)
     assert bad.returncode != 0 and "deletion-vectors is Delta's" in bad.stderr, bad.stderr
+    bad = run(strata_bin, *args, "--format", "delta", "--write-mode", "equality-deletes",
+              "--output-dir", str(root / "bad"), check=False)
+    assert bad.returncode != 0 and "equality-deletes is Iceberg's" in bad.stderr, bad.stderr
+    assert not (root / "bad").exists()

@@ -91,6 +91,18 @@ impl Images {
         Ok(g)
     }
 
+    /// The primary key of the rows `ids`, in that order, as a batch of
+    /// that one column (a key is never updated, so every image holds the
+    /// same).
+    ///
+    /// # Errors
+    /// The generator's errors.
+    pub fn keys(&self, ids: &[u64]) -> Result<RecordBatch, Error> {
+        let mut s = SpecScratch::default();
+        let rows = self.base.generate_ids(ids, &mut s)?;
+        Ok(rows.project(&[self.key])?)
+    }
+
     /// The rows `ids`, row `i` in image `images[i]`, in that order.
     ///
     /// # Errors

@@ -102,8 +102,10 @@ pub(crate) struct GenerateArgs {
     /// or Delta table's files: merge-on-read (Iceberg's default: rows
     /// deleted by position, updated rows in new files), copy-on-write
     /// (Delta's default: files with changed rows written again), or
-    /// deletion-vectors (Delta: rows deleted in deletion vectors).
-    #[arg(long, value_name = "MODE", value_parser = ["merge-on-read", "copy-on-write", "deletion-vectors"])]
+    /// deletion-vectors (Delta: rows deleted in deletion vectors), or
+    /// equality-deletes (Iceberg: rows deleted by primary key, one
+    /// equality delete file per version).
+    #[arg(long, value_name = "MODE", value_parser = ["merge-on-read", "copy-on-write", "deletion-vectors", "equality-deletes"])]
     write_mode: Option<String>,
     /// With --format delta: make new tables with the change data feed
     /// (`delta.enableChangeDataFeed`); a history's versions write their
@@ -426,10 +428,17 @@ fn run_one(
             strata_pipeline::history::WriteMode::MergeOnRead
         }
         Some("copy-on-write") => strata_pipeline::history::WriteMode::CopyOnWrite,
+        Some("equality-deletes") => {
+            anyhow::ensure!(
+                args.format == OutputFormat::Iceberg,
+                "--write-mode equality-deletes is Iceberg's; Delta takes copy-on-write or deletion-vectors"
+            );
+            strata_pipeline::history::WriteMode::EqualityDeletes
+        }
         Some(_) => {
             anyhow::ensure!(
                 args.format == OutputFormat::Delta,
-                "--write-mode deletion-vectors is Delta's; Iceberg takes merge-on-read or copy-on-write"
+                "--write-mode deletion-vectors is Delta's; Iceberg takes merge-on-read, copy-on-write or equality-deletes"
             );
             strata_pipeline::history::WriteMode::DeletionVectors
         }
@@ -460,6 +469,7 @@ fn run_one(
             .changes
             .is_some()
     });
+    flow.check_write_mode(write_mode)?;
     if has_history && !matches!(tables, Tables::None) {
         anyhow::ensure!(
             part.count == 1,
@@ -549,10 +559,11 @@ fn run_one(
                         std::io::stdout().lock(),
                         "history of {name}: {} snapshots, {}; {} rows in the table ({})",
                         versions.len(),
-                        if write_mode == strata_pipeline::history::WriteMode::CopyOnWrite {
-                            "copy-on-write"
-                        } else {
-                            "merge-on-read"
+                        match write_mode {
+                            strata_pipeline::history::WriteMode::CopyOnWrite => "copy-on-write",
+                            strata_pipeline::history::WriteMode::EqualityDeletes =>
+                                "merge-on-read, equality deletes",
+                            _ => "merge-on-read",
                         },
                         last.map_or(0, |c| c.total_rows),
                         last.map_or_else(String::new, |c| c.metadata.display().to_string())

@@ -13,15 +13,18 @@
 //! then the bound (so files of two partitions never overlap), and
 //! predicts the depth after the plan (the picked files of a partition
 //! become files that do not overlap each other). [`execute`] reads the
-//! picked files, drops the rows their deletes delete (Iceberg position
-//! delete files, Delta deletion vectors), sorts each by the column,
-//! merges them ([`strata_sort::merge::merge_rows`]), writes files of
-//! about the target size through strata's Parquet writer, and commits:
-//! an Iceberg `replace` snapshot (the picked files removed with their
-//! delete files) or a Delta `OPTIMIZE` (`dataChange` false). A writer
-//! that committed meanwhile makes the commit build on its version when
-//! the picked files are untouched, and a conflict (nothing changed)
-//! otherwise.
+//! picked files whole on all cores, leaves out the rows their deletes
+//! delete (Iceberg position delete files, and equality delete files of a
+//! higher sequence number; Delta deletion vectors), sorts a file not in
+//! key order, merges the live rows' keys
+//! ([`strata_sort::merge::merge_rows_parallel`]), gathers the rows into
+//! row groups encoded on all cores and written in order as files of
+//! about the target size, and commits: an Iceberg `replace` snapshot (the
+//! picked files removed with their position delete files) or a Delta
+//! `OPTIMIZE` (`dataChange` false). A writer that committed meanwhile
+//! makes the commit build on its version when the picked files are
+//! untouched, and a conflict (nothing changed) otherwise. [`depth`]
+//! measures a table's overlap now.
 
 use std::collections::BTreeMap;
 
@@ -491,6 +494,8 @@ struct Live {
     keep: Vec<Option<Vec<u32>>>,
     /// Per batch, the encoded keys of its live rows.
     keys: Vec<strata_row::Rows>,
+    /// Rows its deletes deleted.
+    deleted: u64,
     metadata: std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
 }
 
@@ -499,7 +504,7 @@ fn live_rows(
     inv: &Inventory,
     f: &TableFile,
     column: &str,
-    iceberg_deletes: &BTreeMap<String, Vec<u64>>,
+    iceberg: &IcebergDeletes,
     delta_state: Option<&delta::Snapshot>,
 ) -> Result<Live, Error> {
     let bytes = dir
@@ -511,7 +516,7 @@ fn live_rows(
     let metadata = builder.metadata().clone();
     let n = metadata.file_metadata().num_rows().max(0) as u64;
     let mut deleted: Vec<u64> = match inv.format {
-        Format::Iceberg => iceberg_deletes.get(&f.path).cloned().unwrap_or_default(),
+        Format::Iceberg => iceberg.positions.get(&f.path).cloned().unwrap_or_default(),
         Format::Delta => match delta_state
             .and_then(|s| s.files.get(&f.path))
             .and_then(|a| a.deletion_vector.as_ref())
@@ -532,34 +537,51 @@ fn live_rows(
     }
     let mut reader = strata_parquet::read::build(builder.with_batch_size(BATCH_ROWS))
         .map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?;
-    let (mut batches, mut keep) = (Vec::new(), Vec::new());
+    // Equality deletes apply to a data file of a lower sequence number.
+    let equality = match (inv.format, &iceberg.equality) {
+        (Format::Iceberg, Some(eq)) => {
+            let seq = iceberg.sequence.get(&f.path).copied().ok_or_else(|| {
+                bad(
+                    dir,
+                    format!("{} is not a live data file of the table", f.path),
+                )
+            })?;
+            Some((eq, seq))
+        }
+        _ => None,
+    };
+    let (mut batches, mut keep, mut removed) = (Vec::new(), Vec::new(), 0u64);
     let (mut first, mut gone) = (0u64, deleted.iter().peekable());
     while let Some(b) = strata_parquet::read::next_batch(&mut reader)
         .map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?
     {
         let end = first + b.num_rows() as u64;
-        let mut dead = Vec::new();
+        let mut dead = vec![false; b.num_rows()];
         while let Some(&&d) = gone.peek()
             && d < end
         {
-            dead.push((d - first) as u32);
+            dead[(d - first) as usize] = true;
             gone.next();
         }
         first = end;
-        if dead.len() == b.num_rows() {
+        if let Some((eq, seq)) = &equality {
+            let keys = strata_sort::merge::key_columns(&b.schema(), &eq.columns)
+                .and_then(|k| strata_sort::merge::encode_keys(&k, &b))
+                .map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?;
+            for (i, k) in keys.iter().enumerate() {
+                if eq.newest.get(k.as_bytes()).is_some_and(|s| s > seq) {
+                    dead[i] = true;
+                }
+            }
+        }
+        let gone_here = dead.iter().filter(|&&d| d).count();
+        removed += gone_here as u64;
+        if gone_here == b.num_rows() {
             continue;
         }
-        keep.push((!dead.is_empty()).then(|| {
-            let mut dead = dead.into_iter().peekable();
+        keep.push((gone_here > 0).then(|| {
             (0..b.num_rows() as u32)
-                .filter(|&i| {
-                    if dead.peek() == Some(&i) {
-                        dead.next();
-                        false
-                    } else {
-                        true
-                    }
-                })
+                .filter(|&i| !dead[i as usize])
                 .collect::<Vec<u32>>()
         }));
         batches.push(b);
@@ -569,6 +591,7 @@ fn live_rows(
             batches,
             keep,
             keys: Vec::new(),
+            deleted: removed,
             metadata,
         });
     };
@@ -611,6 +634,7 @@ fn live_rows(
             batches,
             keep,
             keys,
+            deleted: removed,
             metadata,
         });
     }
@@ -636,6 +660,7 @@ fn live_rows(
         batches: vec![sorted],
         keep: vec![None],
         keys,
+        deleted: removed,
         metadata,
     })
 }
@@ -791,21 +816,37 @@ fn read_parquet(
     Ok((schema, batches))
 }
 
-/// The position deletes of an Iceberg table's live delete files, by data
-/// file (as recorded).
-fn iceberg_deletes(dir: &TableDir) -> Result<BTreeMap<String, Vec<u64>>, Error> {
-    let mut out: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+/// The deletes of an Iceberg table's live delete files: position deletes
+/// by data file (as recorded), each data file's sequence number, and the
+/// equality deletes.
+#[derive(Default)]
+struct IcebergDeletes {
+    positions: BTreeMap<String, Vec<u64>>,
+    sequence: BTreeMap<String, i64>,
+    equality: Option<Equality>,
+}
+
+/// A table's equality deletes: their key columns (by name) and, per key
+/// (encoded by [`strata_sort::merge::encode_keys`]), the newest sequence
+/// number that deletes it. A row of a data file of sequence number `s`
+/// is deleted when its key's is above `s`.
+struct Equality {
+    columns: Vec<String>,
+    newest: std::collections::HashMap<Vec<u8>, i64>,
+}
+
+fn iceberg_deletes(dir: &TableDir) -> Result<IcebergDeletes, Error> {
+    let mut out = IcebergDeletes::default();
+    let mut equality_files = Vec::new();
     for f in iceberg::live_files(dir).map_err(table_err)? {
         match f.content {
-            Content::Data => continue,
+            Content::Data => {
+                out.sequence.insert(f.path.clone(), f.sequence_number);
+                continue;
+            }
             Content::EqualityDeletes => {
-                return Err(bad(
-                    dir,
-                    format!(
-                        "delete file {} holds equality deletes, which compaction does not apply yet",
-                        f.path
-                    ),
-                ));
+                equality_files.push(f);
+                continue;
             }
             Content::PositionDeletes => {}
         }
@@ -829,10 +870,75 @@ fn iceberg_deletes(dir: &TableDir) -> Result<BTreeMap<String, Vec<u64>>, Error> 
                 return Err(bad(dir, format!("{rel}: `pos` is not an integer")));
             };
             for (i, p) in pos.into_iter().enumerate() {
-                out.entry(paths.value(i).to_string()).or_default().push(p);
+                out.positions
+                    .entry(paths.value(i).to_string())
+                    .or_default()
+                    .push(p);
             }
         }
     }
+    if equality_files.is_empty() {
+        return Ok(out);
+    }
+    // The key columns' names, from the table's current schema.
+    let cur = iceberg::current(dir)
+        .map_err(table_err)?
+        .ok_or_else(|| bad(dir, "the table is gone"))?;
+    let schema_id = cur.metadata["current-schema-id"].as_i64().unwrap_or(0);
+    let fields = cur.metadata["schemas"]
+        .as_array()
+        .and_then(|s| {
+            s.iter()
+                .find(|s| s["schema-id"].as_i64() == Some(schema_id))
+        })
+        .and_then(|s| s["fields"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let ids = equality_files[0].equality_ids.clone();
+    let columns = ids
+        .iter()
+        .map(|id| {
+            fields
+                .iter()
+                .find(|f| f["id"].as_i64() == Some(i64::from(*id)))
+                .and_then(|f| f["name"].as_str())
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    bad(
+                        dir,
+                        format!("equality deletes on field {id}, which is not a top-level column"),
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut newest = std::collections::HashMap::new();
+    for f in &equality_files {
+        if f.equality_ids != ids {
+            return Err(bad(
+                dir,
+                format!(
+                    "delete file {} deletes by fields {:?}, others by {ids:?}: compaction applies \
+                     equality deletes on one set of key columns",
+                    f.path, f.equality_ids
+                ),
+            ));
+        }
+        let rel = dir
+            .relative(&f.path)
+            .ok_or_else(|| bad(dir, format!("delete file {} is outside the table", f.path)))?;
+        let (schema, batches) = read_parquet(dir, &rel)?;
+        let keys = strata_sort::merge::key_columns(&schema, &columns)
+            .map_err(|e| bad(dir, format!("{rel}: {e}")))?;
+        for b in &batches {
+            let rows = strata_sort::merge::encode_keys(&keys, b)
+                .map_err(|e| bad(dir, format!("{rel}: {e}")))?;
+            for r in rows.iter() {
+                let seq = newest.entry(r.as_bytes().to_vec()).or_insert(i64::MIN);
+                *seq = (*seq).max(f.sequence_number);
+            }
+        }
+    }
+    out.equality = Some(Equality { columns, newest });
     Ok(out)
 }
 
@@ -860,7 +966,7 @@ pub fn execute(
     let deletes = if inv.format == Format::Iceberg {
         iceberg_deletes(dir)?
     } else {
-        BTreeMap::new()
+        IcebergDeletes::default()
     };
     let delta_state = if inv.format == Format::Delta {
         delta::replay(dir, Some(inv.version)).map_err(table_err)?
@@ -883,7 +989,7 @@ pub fn execute(
             .par_iter()
             .map(|f| live_rows(dir, inv, f, column, &deletes, delta_state.as_ref()))
             .collect::<Result<_, Error>>()?;
-        applied += files.iter().map(|f| f.deleted).sum::<u64>();
+        applied += read.iter().map(|l| l.deleted).sum::<u64>();
         let Some(like) = read.iter().find(|l| !l.batches.is_empty()) else {
             continue;
         };
@@ -1007,6 +1113,7 @@ pub fn execute(
                     },
                     removed: picked.iter().map(|f| f.path.clone()).collect(),
                     position_deletes: Vec::new(),
+                    equality_deletes: Vec::new(),
                     replace: true,
                 },
                 None,

@@ -341,6 +341,32 @@ struct Tracked {
 const NOWHERE: u32 = u32::MAX;
 
 impl Flow {
+    /// Refuses, before anything is written, a write mode a table's
+    /// history cannot take: equality deletes for a child table (whose
+    /// rows change with its parent's, deleted by position).
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] naming the table.
+    pub fn check_write_mode(&self, mode: WriteMode) -> Result<(), Error> {
+        if mode != WriteMode::EqualityDeletes {
+            return Ok(());
+        }
+        let dataset = self.dataset();
+        for &ti in self.tables() {
+            let root = dataset.root_of(ti);
+            if root != ti && dataset.tables[root].spec.changes.is_some() {
+                return Err(Error::InvalidConfig(format!(
+                    "table `{}` changes with its parent's history: its rows are deleted by \
+                     position (equality deletes are on a table's own primary key)",
+                    dataset.tables[ti].spec.name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Flow {
     /// Commits the history of each Iceberg table whose spec has
     /// `changes`, version 0 just committed from `summaries`: one snapshot
     /// per later version, merge-on-read (the rows a version updates or
@@ -375,6 +401,12 @@ impl Flow {
             let images = match rows {
                 Rows::Own(images) => images,
                 Rows::Child(ci) => {
+                    if mode == WriteMode::EqualityDeletes {
+                        return Err(Error::InvalidConfig(format!(
+                            "table `{name}` changes with its parent's history: its rows are \
+                             deleted by position (equality deletes are on a table's own primary key)"
+                        )));
+                    }
                     let versions =
                         self.iceberg_child_history(j, &history, &ci, tables, &summaries[j])?;
                     out.push((name, versions));
@@ -409,11 +441,21 @@ impl Flow {
                         &prefix,
                         schema.arrow.clone(),
                         cfg.compression,
+                        mode == WriteMode::EqualityDeletes,
                     )?
                 };
-                if step.added.is_empty() && step.removed.is_empty() && step.deletes.is_empty() {
+                if step.added.is_empty()
+                    && step.removed.is_empty()
+                    && step.deletes.is_empty()
+                    && step.keys.is_empty()
+                {
                     continue;
                 }
+                let equality_deletes = if step.keys.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![images.keys(&step.keys)?]
+                };
                 let added = step.added;
                 let position_deletes = step
                     .deletes
@@ -435,6 +477,7 @@ impl Flow {
                     },
                     removed: step.removed,
                     position_deletes,
+                    equality_deletes,
                     replace: false,
                 };
                 committed.push(crate::table::commit_change_with_catalog(
@@ -517,6 +560,7 @@ impl Flow {
                         &prefix,
                         images.schema(),
                         cfg.compression,
+                        false,
                     )?
                 } else {
                     cow_step(
@@ -688,6 +732,7 @@ impl Flow {
                 },
                 removed: Vec::new(),
                 position_deletes,
+                equality_deletes: Vec::new(),
                 replace: false,
             };
             committed.push(crate::table::commit_change_with_catalog(
@@ -859,6 +904,9 @@ pub enum WriteMode {
     /// Rows deleted in Delta deletion vectors, the updated rows in a new
     /// file.
     DeletionVectors,
+    /// Rows deleted by primary key (an Iceberg equality delete file per
+    /// version), the updated rows in a new file.
+    EqualityDeletes,
 }
 
 /// What a version does to a table's files.
@@ -867,6 +915,8 @@ struct Step {
     removed: Vec<String>,
     /// Rows deleted in place, by file (its index) and position.
     deletes: BTreeMap<u32, Vec<u64>>,
+    /// Rows deleted by key (equality deletes): their ids.
+    keys: Vec<u64>,
     /// Inserts, updates and deletes.
     counts: [u64; 3],
 }
@@ -885,12 +935,14 @@ fn mor_step(
     prefix: &str,
     schema: arrow_schema::SchemaRef,
     compression: strata_parquet::Compression,
+    by_key: bool,
 ) -> Result<Step, Error> {
     use strata_changes::history::Op;
     let mut step = Step {
         added: Vec::new(),
         removed: Vec::new(),
         deletes: BTreeMap::new(),
+        keys: Vec::new(),
         counts: [0; 3],
     };
     let (mut new_ids, mut new_images) = (Vec::new(), Vec::new());
@@ -904,7 +956,10 @@ fn mor_step(
             Op::Delete => 2,
         }] += 1;
         let at = home[id as usize];
-        if op != Op::Insert && at != NOWHERE {
+        if op != Op::Insert && at != NOWHERE && by_key {
+            step.keys.push(id);
+            home[id as usize] = NOWHERE;
+        } else if op != Op::Insert && at != NOWHERE {
             let f = &files[at as usize];
             let pos = f
                 .ids
@@ -955,6 +1010,7 @@ fn cow_step(
         added: Vec::new(),
         removed: Vec::new(),
         deletes: BTreeMap::new(),
+        keys: Vec::new(),
         counts: [0; 3],
     };
     let (mut affected, mut inserted) = (std::collections::BTreeSet::new(), Vec::new());

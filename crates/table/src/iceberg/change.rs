@@ -608,7 +608,14 @@ pub(crate) fn summary(
     counts: &Counts,
 ) -> Json {
     let (files, rows, bytes) = added;
-    let delete_rows: u64 = new_deletes.iter().map(|e| e.file.rows).sum();
+    let of = |content: Content| {
+        new_deletes
+            .iter()
+            .filter(move |e| e.file.content == content)
+    };
+    let delete_rows: u64 = of(Content::PositionDeletes).map(|e| e.file.rows).sum();
+    let equality_rows: u64 = of(Content::EqualityDeletes).map(|e| e.file.rows).sum();
+    let equality_files = of(Content::EqualityDeletes).count() as u64;
     let delete_bytes: u64 = new_deletes.iter().map(|e| e.file.bytes).sum();
     let mut partitions = added_partitions.clone();
     partitions.extend(counts.partitions.iter().cloned());
@@ -629,7 +636,12 @@ pub(crate) fn summary(
     put("added-data-files", files, false);
     put("deleted-data-files", c.removed_data_files, false);
     put("added-delete-files", new_delete_files, false);
-    put("added-position-delete-files", new_delete_files, false);
+    put(
+        "added-position-delete-files",
+        new_delete_files - equality_files,
+        false,
+    );
+    put("added-equality-delete-files", equality_files, false);
     put("removed-delete-files", c.removed_delete_files, false);
     put(
         "removed-position-delete-files",
@@ -641,6 +653,7 @@ pub(crate) fn summary(
     put("added-files-size", bytes + delete_bytes, false);
     put("removed-files-size", c.removed_bytes, false);
     put("added-position-deletes", delete_rows, false);
+    put("added-equality-deletes", equality_rows, false);
     put(
         "removed-position-deletes",
         c.removed_position_deletes,
@@ -664,7 +677,11 @@ pub(crate) fn summary(
         c.kept_position_deletes + delete_rows,
         true,
     );
-    put("total-equality-deletes", c.kept_equality_deletes, true);
+    put(
+        "total-equality-deletes",
+        c.kept_equality_deletes + equality_rows,
+        true,
+    );
     Json::Object(m)
 }
 

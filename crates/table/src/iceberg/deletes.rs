@@ -8,6 +8,10 @@
 //!
 //! One delete file names one data file, so that a data file removed
 //! later takes its delete files with it.
+//!
+//! Equality delete files hold values of key columns (each with the
+//! table's field id, listed as the entry's `equality_ids`): a row of
+//! an older data file with equal values is deleted.
 
 use std::sync::Arc;
 
@@ -107,6 +111,84 @@ pub(crate) fn entry(path: String, partition: Vec<PartValue>, facts: &FileFacts) 
         DELETE_FILE_PATH_ID => bound_bytes(Primitive::String, b),
         DELETE_POS_ID => bound_bytes(Primitive::Long, b),
         _ => None,
+    };
+    bounds_of(&mut f, facts, encode, id_of);
+    Entry::added(f)
+}
+
+/// The equality delete file `rel` of the key rows `keys` (columns named
+/// as top-level primitive columns of `schema`, each given its field id and
+/// its type in the table), only if no file of that name exists; returns
+/// its facts.
+///
+/// # Errors
+/// [`Error::BadChange`] for a column the table lacks or of another type;
+/// [`Error::Write`] when it does not encode; IO or store errors.
+pub(crate) fn write_equality(
+    location: &TableDir,
+    rel: &str,
+    schema: &super::TableSchema,
+    keys: &RecordBatch,
+) -> Result<FileFacts, Error> {
+    let at = location.at(rel);
+    let bad = |reason: String| Error::BadChange {
+        path: location.root(),
+        reason,
+    };
+    let mut fields = Vec::new();
+    for f in keys.schema().fields() {
+        let table = schema.arrow.field_with_name(f.name()).map_err(|_| {
+            bad(format!(
+                "equality deletes name `{}`, which the table lacks",
+                f.name()
+            ))
+        })?;
+        if table.data_type() != f.data_type() || table.data_type().is_nested() {
+            return Err(bad(format!(
+                "equality deletes give `{}` as {}; the table holds {}",
+                f.name(),
+                f.data_type(),
+                table.data_type()
+            )));
+        }
+        fields.push(table.as_ref().clone().with_nullable(true));
+    }
+    let file_schema = Arc::new(Schema::new(fields));
+    let batch =
+        RecordBatch::try_new(file_schema.clone(), keys.columns().to_vec()).map_err(|e| {
+            Error::Write {
+                path: at.clone(),
+                source: Box::new(strata_parquet::Error::Arrow(e)),
+            }
+        })?;
+    let write_error = |source| Error::Write {
+        path: at.clone(),
+        source: Box::new(source),
+    };
+    let props = WriterProperties::builder()
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .build();
+    let mut w = ParquetWriter::try_new(Vec::new(), file_schema, props).map_err(write_error)?;
+    w.write(&batch).map_err(write_error)?;
+    let bytes = w.finish().map_err(write_error)?;
+    location.put_new(rel, &bytes)?;
+    location.facts(rel)
+}
+
+/// The manifest entry of the equality delete file at `path` (as metadata
+/// records it), whose facts are `facts`: its key columns' field ids as
+/// `equality_ids`, unpartitioned.
+pub(crate) fn equality_entry(
+    path: String,
+    schema: &super::TableSchema,
+    facts: &FileFacts,
+) -> Entry {
+    let id_of = |l: &crate::stats::LeafFacts| l.field_id.or_else(|| schema.leaf_id(&l.path));
+    let mut f: DataFile = file_of(path, Vec::new(), facts, id_of);
+    f.content = Content::EqualityDeletes;
+    f.equality_ids = facts.leaves.iter().filter_map(id_of).collect();
+    let encode = |id: i32, b: &crate::stats::Bound| {
+        schema.primitives.get(&id).and_then(|p| bound_bytes(*p, b))
     };
     bounds_of(&mut f, facts, encode, id_of);
     Entry::added(f)

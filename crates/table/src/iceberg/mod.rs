@@ -205,6 +205,7 @@ pub fn commit(t: &NewTable<'_>, catalog: Option<CatalogHook<'_>>) -> Result<Comm
     let edit = Edit {
         removed: &[],
         deletes: &[],
+        equality: &[],
         replace: false,
     };
     run(t, &edit, catalog, &mut |_| Ok(()))
@@ -255,6 +256,7 @@ pub fn commit_change(c: &Change<'_>, catalog: Option<CatalogHook<'_>>) -> Result
     let edit = Edit {
         removed: &c.removed,
         deletes: &c.position_deletes,
+        equality: &c.equality_deletes,
         replace: c.replace,
     };
     run(&c.table, &edit, catalog, &mut |_| Ok(()))
@@ -264,6 +266,7 @@ pub fn commit_change(c: &Change<'_>, catalog: Option<CatalogHook<'_>>) -> Result
 struct Edit<'c> {
     removed: &'c [String],
     deletes: &'c [PositionDeletes],
+    equality: &'c [arrow_array::RecordBatch],
     replace: bool,
 }
 
@@ -272,6 +275,7 @@ impl Edit<'_> {
     fn is_append(&self) -> bool {
         self.removed.is_empty()
             && self.deletes.iter().all(|d| d.positions.is_empty())
+            && self.equality.iter().all(|b| b.num_rows() == 0)
             && !self.replace
     }
 }
@@ -349,6 +353,7 @@ fn run(
         added,
         meta,
         change,
+        equality: edit.equality,
         ours: Vec::new(),
         deletes: Vec::new(),
         written: Vec::new(),
@@ -387,6 +392,8 @@ struct Attempts<'a> {
     /// The lines of the manifests written once (their sequence numbers
     /// set per attempt).
     ours: Vec<ManifestFile>,
+    /// The change's rows deleted by key.
+    equality: &'a [arrow_array::RecordBatch],
     /// The entries of the change's delete files.
     deletes: Vec<avro::Entry>,
     /// The files written so far that no version refers to yet.
@@ -430,6 +437,25 @@ impl Attempts<'_> {
             entries.push(deletes::entry(
                 t.location.uri(&rel),
                 target.partition.clone(),
+                &facts,
+            ));
+        }
+        for (k, keys) in self.equality.iter().enumerate() {
+            if keys.num_rows() == 0 {
+                continue;
+            }
+            if !self.layout.fields.is_empty() {
+                return Err(Error::Unsupported(
+                    "equality deletes of a partitioned table".into(),
+                ));
+            }
+            let rel = format!("data/{}-{k:05}-eq-deletes.parquet", self.commit_uuid);
+            self.written.push(rel.clone());
+            let facts = deletes::write_equality(t.location, &rel, t.schema, keys)?;
+            summaries.add(&[]);
+            entries.push(deletes::equality_entry(
+                t.location.uri(&rel),
+                t.schema,
                 &facts,
             ));
         }

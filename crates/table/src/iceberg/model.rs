@@ -72,6 +72,13 @@ pub struct Change<'a> {
     pub removed: Vec<String>,
     /// Rows deleted, per data file.
     pub position_deletes: Vec<PositionDeletes>,
+    /// Rows deleted by key: each batch becomes one equality delete file,
+    /// its columns key columns of the table (by name, at the top level).
+    /// A row whose values equal a row of a batch is deleted from every
+    /// data file committed before this change (an equality delete applies
+    /// to data of lower sequence numbers), whichever file holds it; rows
+    /// this change adds are not. For unpartitioned tables.
+    pub equality_deletes: Vec<arrow_array::RecordBatch>,
     /// The change rewrites files without changing the table's rows
     /// (compaction): the snapshot's operation is `replace`. Such a change
     /// deletes no rows, and its added files hold as many rows as the

@@ -89,6 +89,7 @@ impl Table {
                     positions: p.to_vec(),
                 })
                 .collect::<Vec<_>>(),
+            equality: &[],
             replace: false,
         };
         let mut other = Some(other);

@@ -101,6 +101,7 @@ impl Table {
                 table: self.new_table(added),
                 removed: removed.iter().map(|r| r.to_string()).collect(),
                 position_deletes,
+                equality_deletes: Vec::new(),
                 replace,
             },
             None,
@@ -519,4 +520,83 @@ fn refused_changes_leave_the_table(t: &Table, files: &[&(String, FileFacts)]) {
         .change(&[], &[], vec![deletes(&c.0, &[1])], true)
         .unwrap_err();
     assert!(e.to_string().contains("deletes none"), "{e}");
+}
+
+/// Equality deletes on `id`: one delete file per change, its entry naming
+/// the key's field id, of the change's sequence number (so it applies to
+/// the older file, not to the row the change adds again), counted in the
+/// snapshot summary. A key column the table lacks or holds as another
+/// type, and equality deletes of a partitioned table, are refused with
+/// the table unchanged.
+#[test]
+fn equality_deletes_name_their_key_and_apply_to_older_files() {
+    use arrow_array::ArrayRef;
+    let keys = |name: &str, ids: ArrayRef| RecordBatch::try_from_iter([(name, ids)]).unwrap();
+    let ids = |v: Vec<i64>| Arc::new(Int64Array::from(v)) as ArrayRef;
+    let mut t = Table::new();
+    t.partition.clear();
+    let a = t.data_file("data/a.parquet", 1, &[1, 2, 3, 4]);
+    iceberg::commit(&t.new_table(std::slice::from_ref(&a)), None).unwrap();
+    let b = t.data_file("data/b.parquet", 1, &[2, 5]);
+    let change = |files: &[(String, FileFacts)], eq: Vec<RecordBatch>, t: &Table| {
+        iceberg::commit_change(
+            &Change {
+                table: t.new_table(files),
+                removed: Vec::new(),
+                position_deletes: Vec::new(),
+                equality_deletes: eq,
+                replace: false,
+            },
+            None,
+        )
+    };
+    let c = change(
+        std::slice::from_ref(&b),
+        vec![keys("id", ids(vec![2, 3]))],
+        &t,
+    )
+    .unwrap();
+    let live = iceberg::live_files(&t.location).unwrap();
+    let eq: Vec<&LiveFile> = live
+        .iter()
+        .filter(|f| f.content == Content::EqualityDeletes)
+        .collect();
+    assert_eq!(eq.len(), 1);
+    assert_eq!(
+        eq[0].equality_ids,
+        vec![t.schema.ids[&vec!["id".to_string()]]]
+    );
+    assert_eq!(eq[0].record_count, 2);
+    let seq = |rel: &str| find(&live, &t.location.uri(rel)).sequence_number;
+    assert!(seq("data/a.parquet") < eq[0].sequence_number);
+    assert_eq!(seq("data/b.parquet"), eq[0].sequence_number);
+    let meta: Value = serde_json::from_slice(&std::fs::read(&c.metadata).unwrap()).unwrap();
+    let summary = &meta["snapshots"][1]["summary"];
+    assert_eq!(summary["operation"], "overwrite", "{summary}");
+    assert_eq!(summary["added-equality-deletes"], "2", "{summary}");
+    assert_eq!(summary["added-equality-delete-files"], "1", "{summary}");
+    assert_eq!(summary["total-equality-deletes"], "2", "{summary}");
+    assert!(summary.get("added-position-deletes").is_none(), "{summary}");
+
+    let before = t.listing();
+    for (bad, why) in [
+        (keys("nope", ids(vec![1])), "lacks"),
+        (
+            keys("id", Arc::new(StringArray::from(vec!["1"])) as ArrayRef),
+            "the table holds Int64",
+        ),
+    ] {
+        let e = change(&[], vec![bad], &t).unwrap_err().to_string();
+        assert!(e.contains(why), "{e}");
+        assert_eq!(t.listing(), before);
+    }
+    let p = Table::new();
+    let a = p.data_file("data/part=1/a.parquet", 1, &[1, 2]);
+    iceberg::commit(&p.new_table(std::slice::from_ref(&a)), None).unwrap();
+    let before = p.listing();
+    let e = change(&[], vec![keys("id", ids(vec![1]))], &p)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("equality deletes of a partitioned table"), "{e}");
+    assert_eq!(p.listing(), before);
 }
