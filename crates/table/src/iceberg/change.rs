@@ -91,6 +91,8 @@ pub(crate) struct Counts {
     pub(crate) kept_delete_files: u64,
     pub(crate) kept_position_deletes: u64,
     pub(crate) kept_equality_deletes: u64,
+    pub(crate) removed_equality_delete_files: u64,
+    pub(crate) removed_equality_deletes: u64,
     pub(crate) kept_bytes: u64,
 }
 
@@ -376,11 +378,28 @@ impl Plan {
             .filter(|(_, l)| referenced(l.entry).is_some_and(|r| self.removed.contains(r)))
             .map(|(p, _)| *p)
             .collect();
+        // Equality delete files that no data file left is older than (in
+        // their partition): nothing they delete stays.
+        let seq = |l: &Live<'_>| l.entry.sequence_number.unwrap_or(l.line.sequence_number);
+        let stale: BTreeSet<&str> = live
+            .iter()
+            .filter(|(_, d)| d.entry.file.content == Content::EqualityDeletes)
+            .filter(|(_, d)| {
+                !live.values().any(|l| {
+                    l.entry.file.content == Content::Data
+                        && !self.removed.contains(&l.entry.file.path)
+                        && l.entry.file.partition == d.entry.file.partition
+                        && seq(l) < seq(d)
+                })
+            })
+            .map(|(p, _)| *p)
+            .collect();
         let goes = |e: &Entry| {
             e.status != Status::Deleted
                 && match e.file.content {
                     Content::Data => self.removed.contains(&e.file.path),
-                    _ => dangling.contains(e.file.path.as_str()),
+                    Content::PositionDeletes => dangling.contains(e.file.path.as_str()),
+                    Content::EqualityDeletes => stale.contains(e.file.path.as_str()),
                 }
         };
         let mut out = Rewrite {
@@ -459,8 +478,12 @@ impl Counts {
                 self.kept_delete_files += 1;
                 self.kept_position_deletes += f.rows;
             }
-            (Content::EqualityDeletes, _) => {
-                // Equality delete files are never removed here.
+            (Content::EqualityDeletes, true) => {
+                self.removed_delete_files += 1;
+                self.removed_equality_delete_files += 1;
+                self.removed_equality_deletes += f.rows;
+            }
+            (Content::EqualityDeletes, false) => {
                 self.kept_delete_files += 1;
                 self.kept_equality_deletes += f.rows;
             }
@@ -645,7 +668,17 @@ pub(crate) fn summary(
     put("removed-delete-files", c.removed_delete_files, false);
     put(
         "removed-position-delete-files",
-        c.removed_delete_files,
+        c.removed_delete_files - c.removed_equality_delete_files,
+        false,
+    );
+    put(
+        "removed-equality-delete-files",
+        c.removed_equality_delete_files,
+        false,
+    );
+    put(
+        "removed-equality-deletes",
+        c.removed_equality_deletes,
         false,
     );
     put("added-records", rows, false);
