@@ -394,3 +394,49 @@ def test_write_modes_and_the_change_data_feed(strata_bin, history):
               "--output-dir", str(root / "bad"), check=False)
     assert bad.returncode != 0 and "equality-deletes is Iceberg's" in bad.stderr, bad.stderr
     assert not (root / "bad").exists()
+
+
+def test_stream_formats_hold_the_same_changes(strata_bin, history):
+    # `--stream-format ipc`, `jsonl` and `debezium` write the changes the
+    # Parquet stream holds: the same table in IPC; one JSON object per
+    # change with the envelope's fields; Debezium's event value (before,
+    # after, source, op, ts_ms) with `before` null for inserts and `after`
+    # null for deletes.
+    import json
+
+    import pyarrow.ipc as ipc
+    import pyarrow.parquet as pq
+
+    root, _ = history
+    args = ["generate", "-q", "--spec", str(root / "orders.toml"), "--target-records", str(ROWS)]
+    for fmt in ("ipc", "jsonl", "debezium"):
+        run(strata_bin, *args, "--stream-format", fmt, "--output-dir", str(root / fmt))
+
+    def one(fmt, v, ext):
+        files = list((root / fmt / "orders_changes" / f"version={v}").glob(f"*.{ext}"))
+        assert len(files) == 1, files
+        return files[0]
+
+    for v in range(1, 6):
+        want = pq.read_table(one("one", v, "parquet"))
+        assert ipc.open_file(one("ipc", v, "arrow")).read_all().equals(want), f"ipc version {v}"
+        rows = want.to_pylist()
+        lines = [json.loads(line) for line in one("jsonl", v, "jsonl").read_text().splitlines()]
+        events = [json.loads(line) for line in one("debezium", v, "jsonl").read_text().splitlines()]
+        assert len(lines) == len(events) == len(rows) > 0
+        for line, event, r in zip(lines, events, rows):
+            assert (line["op"], line["id"], line["version"], line["ts_ms"]) == (r["op"], r["id"], v, r["ts_ms"])
+            assert set(event) == {"before", "after", "source", "op", "ts_ms"}, event
+            assert event["source"] == {"connector": "strata", "table": "orders", "version": v}, event
+            assert (event["op"], event["ts_ms"]) == (r["op"], r["ts_ms"])
+            for image in ("before", "after"):
+                assert (line[image] is None) == (event[image] is None) == (r[image] is None), (line, r)
+                if r[image] is not None:
+                    for got in (line[image], event[image]):
+                        assert (got["id"], got["status"], got["customer"]) == (
+                            r[image]["id"], r[image]["status"], r[image]["customer"])
+            assert (event["before"] is None) == (r["op"] == "c")
+            assert (event["after"] is None) == (r["op"] == "d")
+    bad = run(strata_bin, *args, "--format", "delta", "--stream-format", "jsonl", "--output-dir",
+              str(root / "bad"), check=False)
+    assert bad.returncode != 0 and "--stream-format is the change stream's" in bad.stderr, bad.stderr

@@ -112,6 +112,12 @@ pub(crate) struct GenerateArgs {
     /// changes under `_change_data/`.
     #[arg(long)]
     change_data_feed: bool,
+    /// The file format of a history's change stream
+    /// (`OUTPUT/NAME_changes/version=K/`): parquet, ipc (Arrow IPC), jsonl
+    /// (one JSON object per change) or debezium (JSON lines of Debezium's
+    /// change event value: before, after, source, op, ts_ms).
+    #[arg(long, value_name = "FORMAT", value_parser = ["parquet", "ipc", "jsonl", "debezium"])]
+    stream_format: Option<String>,
     /// Output format: parquet, ipc (Arrow IPC file), iceberg (each
     /// table an Iceberg v2 table at OUTPUT/TABLE: Parquet data files under
     /// data/, laid out as its layout says, then metadata/v1.metadata.json
@@ -470,6 +476,11 @@ fn run_one(
             .is_some()
     });
     flow.check_write_mode(write_mode)?;
+    anyhow::ensure!(
+        args.stream_format.is_none() || matches!(tables, Tables::None),
+        "--stream-format is the change stream's, which a run writes beside plain files: leave out \
+         --format iceberg or delta (a table's versions are its history)"
+    );
     if has_history && !matches!(tables, Tables::None) {
         anyhow::ensure!(
             part.count == 1,
@@ -616,7 +627,11 @@ fn run_one(
     // A table's history: the change stream of every version after the
     // one just written.
     if matches!(tables, Tables::None) {
-        for w in flow.write_streams(part)? {
+        let format = match args.stream_format.as_deref() {
+            Some(f) => f.parse()?,
+            None => strata_pipeline::history::StreamFormat::Parquet,
+        };
+        for w in flow.write_streams(part, format)? {
             if args.quiet {
                 continue;
             }

@@ -185,13 +185,14 @@ impl Flow {
 
     /// Writes the change stream of every version of each table with a
     /// history, for part `part` of its ids, next to the table's files
-    /// (`OUTPUT/NAME_changes/version=K/`).
+    /// (`OUTPUT/NAME_changes/version=K/`), in `format`; and the table's
+    /// SCD2 history (`OUTPUT/NAME_scd2/`, Parquet).
     ///
     /// # Errors
     /// As [`Flow::histories`]; [`strata_store::Error::OutputExists`] for
     /// a stream file that exists without `overwrite`; IO and write
     /// errors.
-    pub fn write_streams(&self, part: Part) -> Result<Vec<Written>, Error> {
+    pub fn write_streams(&self, part: Part, format: StreamFormat) -> Result<Vec<Written>, Error> {
         let mut out = Vec::new();
         for (j, history, images) in self.histories()? {
             let cfg = &self.jobs()[j].1;
@@ -216,19 +217,29 @@ impl Flow {
             for v in 1..=history.versions() {
                 let target = dir
                     .join(format!("version={v}"))
-                    .join(format!("{stem}.parquet"));
+                    .join(format!("{stem}.{}", format.extension()));
                 let ranges = part_ranges(&history, v, part);
                 let batches = ranges
                     .iter()
                     .flat_map(|r| chunks(r.clone()))
                     .map(|ids| images.changes(&history, v, ids));
-                let rows = write_local(
-                    &target,
-                    cfg.overwrite,
-                    images.stream_schema(),
-                    compression,
-                    batches,
-                )?;
+                let rows = match format {
+                    StreamFormat::Parquet => write_local(
+                        &target,
+                        cfg.overwrite,
+                        images.stream_schema(),
+                        compression,
+                        batches,
+                    )?,
+                    _ => write_stream(
+                        &target,
+                        cfg.overwrite,
+                        images.stream_schema(),
+                        format,
+                        &name,
+                        batches,
+                    )?,
+                };
                 let mut counts = OpCounts::default();
                 if own {
                     for ids in ranges.into_iter().flat_map(chunks) {
@@ -270,6 +281,148 @@ impl Flow {
         }
         Ok(out)
     }
+}
+
+/// The file format of a change stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StreamFormat {
+    /// Parquet, in the run's codec.
+    #[default]
+    Parquet,
+    /// Arrow IPC files.
+    Ipc,
+    /// JSON lines, one object per change: `op`, `version`, `ts_ms`, the
+    /// key, `before` and `after` (`null` where there is none).
+    JsonLines,
+    /// JSON lines of Debezium's change event value: `before`, `after`,
+    /// `source` (`connector` "strata", `table`, `version`), `op` and
+    /// `ts_ms`, as Kafka Connect's JSON converter writes it without
+    /// schemas.
+    Debezium,
+}
+
+impl std::str::FromStr for StreamFormat {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "parquet" => Ok(StreamFormat::Parquet),
+            "ipc" => Ok(StreamFormat::Ipc),
+            "jsonl" => Ok(StreamFormat::JsonLines),
+            "debezium" => Ok(StreamFormat::Debezium),
+            _ => Err(Error::InvalidConfig(format!(
+                "unknown change stream format '{s}' (parquet, ipc, jsonl or debezium)"
+            ))),
+        }
+    }
+}
+
+impl StreamFormat {
+    /// The files' extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            StreamFormat::Parquet => "parquet",
+            StreamFormat::Ipc => "arrow",
+            StreamFormat::JsonLines | StreamFormat::Debezium => "jsonl",
+        }
+    }
+}
+
+/// Writes the change stream `batches` (of the envelope `schema`) of table
+/// `table` as the local file `target` in `format` (IPC or JSON lines; its
+/// directory made), visible once complete; returns its rows.
+fn write_stream(
+    target: &Path,
+    overwrite: bool,
+    schema: arrow_schema::SchemaRef,
+    format: StreamFormat,
+    table: &str,
+    batches: impl Iterator<Item = Result<arrow_array::RecordBatch, Error>>,
+) -> Result<u64, Error> {
+    use std::io::Write as _;
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::io("create the directory", parent, e))?;
+    }
+    let (pending, file) = PendingFile::create(target.to_path_buf(), overwrite)?;
+    let out = BufWriter::with_capacity(1 << 20, file);
+    let json = |e: arrow_schema::ArrowError| Error::Write(strata_parquet::Error::Arrow(e));
+    let mut rows = 0u64;
+    let mut out = if format == StreamFormat::Ipc {
+        let mut w = strata_parquet::ipc::IpcFileWriter::try_new(
+            out,
+            &schema,
+            arrow_ipc::writer::IpcWriteOptions::default(),
+        )
+        .map_err(Error::Write)?;
+        for b in batches {
+            let b = b?;
+            rows += b.num_rows() as u64;
+            w.write(&b).map_err(Error::Write)?;
+        }
+        w.finish().map_err(Error::Write)?
+    } else {
+        let mut w = arrow_json::WriterBuilder::new()
+            .with_explicit_nulls(true)
+            .build::<_, arrow_json::writer::LineDelimited>(out);
+        for b in batches {
+            let b = b?;
+            rows += b.num_rows() as u64;
+            let b = if format == StreamFormat::Debezium {
+                debezium(&b, table).map_err(json)?
+            } else {
+                b
+            };
+            w.write(&b).map_err(json)?;
+        }
+        w.finish().map_err(json)?;
+        w.into_inner()
+    };
+    out.flush().map_err(|e| Error::io("write", target, e))?;
+    let f = out
+        .into_inner()
+        .map_err(|e| Error::io("write", target, e.into_error()))?;
+    f.sync_all().map_err(|e| Error::io("sync", target, e))?;
+    pending.commit()?;
+    Ok(rows)
+}
+
+/// A change stream batch as Debezium change event values: `before`,
+/// `after`, `source` (`connector`, `table`, `version`), `op`, `ts_ms`.
+fn debezium(
+    b: &arrow_array::RecordBatch,
+    table: &str,
+) -> Result<arrow_array::RecordBatch, arrow_schema::ArrowError> {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, StringArray, StructArray};
+    use arrow_schema::{DataType, Field};
+    let column = |name: &str| {
+        b.column_by_name(name).cloned().ok_or_else(|| {
+            arrow_schema::ArrowError::SchemaError(format!("a change stream has no `{name}`"))
+        })
+    };
+    let n = b.num_rows();
+    let source = StructArray::try_new(
+        vec![
+            Field::new("connector", DataType::Utf8, false),
+            Field::new("table", DataType::Utf8, false),
+            Field::new("version", DataType::UInt64, false),
+        ]
+        .into(),
+        vec![
+            Arc::new(StringArray::from(vec!["strata"; n])) as ArrayRef,
+            Arc::new(StringArray::from(vec![table; n])),
+            column("version")?,
+        ],
+        None,
+    )?;
+    arrow_array::RecordBatch::try_from_iter([
+        ("before", column("before")?),
+        ("after", column("after")?),
+        ("source", Arc::new(source) as ArrayRef),
+        ("op", column("op")?),
+        ("ts_ms", column("ts_ms")?),
+    ])
 }
 
 /// Part `part`'s ids of version 0 and of each version's inserts up to
