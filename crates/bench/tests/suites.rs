@@ -34,7 +34,7 @@ fn every_suite_runs_at_tiny_size() {
                     | "tpchgen-cli"
                     | "tpchgen-cli + duckdb"
                     | "tpchgen-cli + pyiceberg"
-            );
+            ) || c.subject.starts_with("deltalake ");
             if python_peer && !with_python {
                 continue;
             }
