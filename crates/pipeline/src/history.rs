@@ -567,36 +567,21 @@ impl Flow {
                 }
             };
             let (mut home, mut files) = track(&history, cfg, &summaries[j], dir, &name)?;
+            let steps = Steps {
+                h: &history,
+                images: &images,
+                dir,
+                schema: schema.arrow.clone(),
+                compression: cfg.compression,
+            };
             let run = strata_table::run_id();
             let mut committed = Vec::new();
             for v in 1..=history.versions() {
                 let prefix = format!("data/{}-{run}-v{v}", cfg.output_filename);
-                let step = if mode == WriteMode::CopyOnWrite {
-                    cow_step(
-                        &history,
-                        &images,
-                        &mut files,
-                        &mut home,
-                        v,
-                        dir,
-                        &prefix,
-                        schema.arrow.clone(),
-                        cfg.compression,
-                    )?
-                } else {
-                    mor_step(
-                        &history,
-                        &images,
-                        &mut files,
-                        &mut home,
-                        v,
-                        dir,
-                        &prefix,
-                        schema.arrow.clone(),
-                        cfg.compression,
-                        mode == WriteMode::EqualityDeletes,
-                    )?
-                };
+                // Iceberg changes in place unless copy-on-write is asked.
+                let in_place =
+                    (mode != WriteMode::CopyOnWrite).then_some(mode == WriteMode::EqualityDeletes);
+                let step = steps.step(in_place, &mut files, &mut home, v, &prefix)?;
                 if step.added.is_empty()
                     && step.removed.is_empty()
                     && step.deletes.is_empty()
@@ -697,37 +682,21 @@ impl Flow {
                 .clone()
                 .unwrap_or_default();
             let (mut home, mut files) = track(&history, cfg, &summaries[j], dir, &name)?;
+            let steps = Steps {
+                h: &history,
+                images: &images,
+                dir,
+                schema: images.schema(),
+                compression: cfg.compression,
+            };
             let run = strata_table::run_id();
             let mut read_version = committed.get(j).map_or(0, |c| c.version);
             let mut versions = Vec::new();
             for v in 1..=history.versions() {
                 let prefix = format!("{}-{run}-v{v}", cfg.output_filename);
-                let step = if mode == WriteMode::DeletionVectors {
-                    mor_step(
-                        &history,
-                        &images,
-                        &mut files,
-                        &mut home,
-                        v,
-                        dir,
-                        &prefix,
-                        images.schema(),
-                        cfg.compression,
-                        false,
-                    )?
-                } else {
-                    cow_step(
-                        &history,
-                        &images,
-                        &mut files,
-                        &mut home,
-                        v,
-                        dir,
-                        &prefix,
-                        images.schema(),
-                        cfg.compression,
-                    )?
-                };
+                // Delta rewrites files unless deletion vectors are asked.
+                let in_place = (mode == WriteMode::DeletionVectors).then_some(false);
+                let step = steps.step(in_place, &mut files, &mut home, v, &prefix)?;
                 let counts = step.counts;
                 let (added, removed) = (step.added, step.removed);
                 let deleted_rows: Vec<strata_table::delta::DeletedRows> = step
@@ -1063,6 +1032,7 @@ pub enum WriteMode {
 }
 
 /// What a version does to a table's files.
+#[derive(Default)]
 struct Step {
     added: Vec<(String, strata_table::stats::FileFacts)>,
     removed: Vec<String>,
@@ -1074,146 +1044,168 @@ struct Step {
     counts: [u64; 3],
 }
 
-/// Version `v` merge-on-read: the rows it updates or deletes deleted in
-/// place from the files that hold them, the updated and inserted rows in
-/// a new file `PREFIX_0.parquet`.
-#[allow(clippy::too_many_arguments)]
-fn mor_step(
-    h: &History,
-    images: &Images,
-    files: &mut Vec<Tracked>,
-    home: &mut [u32],
-    v: u64,
-    dir: &strata_table::dir::TableDir,
-    prefix: &str,
+/// What each version of one table's history is written with: the
+/// history, the rows' images, the table, and the files' schema and codec.
+struct Steps<'a> {
+    h: &'a History,
+    images: &'a Images,
+    dir: &'a strata_table::dir::TableDir,
     schema: arrow_schema::SchemaRef,
     compression: strata_parquet::Compression,
-    by_key: bool,
-) -> Result<Step, Error> {
-    use strata_changes::history::Op;
-    let mut step = Step {
-        added: Vec::new(),
-        removed: Vec::new(),
-        deletes: BTreeMap::new(),
-        keys: Vec::new(),
-        counts: [0; 3],
-    };
-    let (mut new_ids, mut new_images) = (Vec::new(), Vec::new());
-    for id in 0..h.ids_at(v) {
-        let Some((op, _, after)) = h.change(id, v) else {
-            continue;
-        };
-        step.counts[match op {
-            Op::Insert => 0,
-            Op::Update => 1,
-            Op::Delete => 2,
-        }] += 1;
-        let at = home[id as usize];
-        if op != Op::Insert && at != NOWHERE && by_key {
-            step.keys.push(id);
-            home[id as usize] = NOWHERE;
-        } else if op != Op::Insert && at != NOWHERE {
-            let f = &files[at as usize];
-            let pos = f
-                .ids
-                .binary_search(&id)
-                .map_err(|_| Error::InvalidConfig(format!("row {id} is not in {}", f.rel)))?;
-            step.deletes.entry(at).or_default().push(pos as u64);
-            home[id as usize] = NOWHERE;
-        }
-        if let Some(image) = after {
-            new_ids.push(id);
-            new_images.push(if op == Op::Update { v } else { image });
-        }
-    }
-    if !new_ids.is_empty() {
-        let rel = format!("{prefix}_0.parquet");
-        let facts = write_rows(
-            images,
-            &new_ids,
-            &new_images,
-            dir,
-            &rel,
-            schema,
-            compression,
-        )?;
-        push_file(files, home, rel.clone(), new_ids, Vec::new());
-        step.added.push((rel, facts));
-    }
-    Ok(step)
 }
 
-/// Version `v` copy-on-write: every file holding a row it updates or
-/// deletes removed and written again with the rows alive then, as they
-/// then are (`PREFIX_K.parquet`); the inserted rows in one more file.
-#[allow(clippy::too_many_arguments)]
-fn cow_step(
-    h: &History,
-    images: &Images,
-    files: &mut Vec<Tracked>,
-    home: &mut [u32],
-    v: u64,
-    dir: &strata_table::dir::TableDir,
-    prefix: &str,
-    schema: arrow_schema::SchemaRef,
-    compression: strata_parquet::Compression,
-) -> Result<Step, Error> {
-    use strata_changes::history::{Op, State};
-    let mut step = Step {
-        added: Vec::new(),
-        removed: Vec::new(),
-        deletes: BTreeMap::new(),
-        keys: Vec::new(),
-        counts: [0; 3],
-    };
-    let (mut affected, mut inserted) = (std::collections::BTreeSet::new(), Vec::new());
-    for id in 0..h.ids_at(v) {
-        match h.change(id, v).map(|c| c.0) {
-            Some(Op::Insert) => {
-                step.counts[0] += 1;
-                inserted.push(id);
-            }
-            Some(op) => {
-                step.counts[if op == Op::Update { 1 } else { 2 }] += 1;
-                let at = home[id as usize];
-                if at != NOWHERE {
-                    affected.insert(at);
-                }
-            }
-            None => {}
+impl Steps<'_> {
+    /// Version `v` over the tracked `files` (and each row's `home`), its
+    /// new files `PREFIX_K.parquet`: in place (`Some(by_key)`, see
+    /// [`Steps::in_place`]) or copy-on-write (`None`, see
+    /// [`Steps::copy_on_write`]).
+    fn step(
+        &self,
+        in_place: Option<bool>,
+        files: &mut Vec<Tracked>,
+        home: &mut [u32],
+        v: u64,
+        prefix: &str,
+    ) -> Result<Step, Error> {
+        match in_place {
+            Some(by_key) => self.in_place(files, home, v, prefix, by_key),
+            None => self.copy_on_write(files, home, v, prefix),
         }
     }
-    let mut k = 0;
-    for &f in &affected {
-        step.removed.push(files[f as usize].rel.clone());
-        let (mut ids, mut imgs) = (Vec::new(), Vec::new());
-        for i in 0..files[f as usize].ids.len() {
-            let id = files[f as usize].ids[i];
-            match h.state(id, v) {
-                State::Alive { image } => {
-                    ids.push(id);
-                    imgs.push(image);
-                }
-                _ => home[id as usize] = NOWHERE,
-            }
-        }
-        if ids.is_empty() {
-            continue;
-        }
-        let rel = format!("{prefix}_{k}.parquet");
-        k += 1;
-        let facts = write_rows(images, &ids, &imgs, dir, &rel, schema.clone(), compression)?;
+
+    /// The rows `ids`, row `i` in image `imgs[i]`, written as the new
+    /// file `rel` and tracked.
+    fn add_file(
+        &self,
+        step: &mut Step,
+        files: &mut Vec<Tracked>,
+        home: &mut [u32],
+        rel: String,
+        ids: Vec<u64>,
+        imgs: &[u64],
+    ) -> Result<(), Error> {
+        let facts = write_rows(
+            self.images,
+            &ids,
+            imgs,
+            self.dir,
+            &rel,
+            self.schema.clone(),
+            self.compression,
+        )?;
         push_file(files, home, rel.clone(), ids, Vec::new());
         step.added.push((rel, facts));
+        Ok(())
     }
-    if !inserted.is_empty() {
-        let rel = format!("{prefix}_{k}.parquet");
-        let imgs = vec![0; inserted.len()];
-        let facts = write_rows(images, &inserted, &imgs, dir, &rel, schema, compression)?;
-        push_file(files, home, rel.clone(), inserted, Vec::new());
-        step.added.push((rel, facts));
+
+    /// Version `v` merge-on-read: the rows it updates or deletes deleted in
+    /// place from the files that hold them (by position, or by key when
+    /// `by_key`), the updated and inserted rows in a new file
+    /// `PREFIX_0.parquet`.
+    fn in_place(
+        &self,
+        files: &mut Vec<Tracked>,
+        home: &mut [u32],
+        v: u64,
+        prefix: &str,
+        by_key: bool,
+    ) -> Result<Step, Error> {
+        use strata_changes::history::Op;
+        let h = self.h;
+        let mut step = Step::default();
+        let (mut new_ids, mut new_images) = (Vec::new(), Vec::new());
+        for id in 0..h.ids_at(v) {
+            let Some((op, _, after)) = h.change(id, v) else {
+                continue;
+            };
+            step.counts[match op {
+                Op::Insert => 0,
+                Op::Update => 1,
+                Op::Delete => 2,
+            }] += 1;
+            let at = home[id as usize];
+            if op != Op::Insert && at != NOWHERE {
+                if by_key {
+                    step.keys.push(id);
+                } else {
+                    let f = &files[at as usize];
+                    let pos = f.ids.binary_search(&id).map_err(|_| {
+                        Error::InvalidConfig(format!("row {id} is not in {}", f.rel))
+                    })?;
+                    step.deletes.entry(at).or_default().push(pos as u64);
+                }
+                home[id as usize] = NOWHERE;
+            }
+            if let Some(image) = after {
+                new_ids.push(id);
+                new_images.push(if op == Op::Update { v } else { image });
+            }
+        }
+        if !new_ids.is_empty() {
+            let rel = format!("{prefix}_0.parquet");
+            self.add_file(&mut step, files, home, rel, new_ids, &new_images)?;
+        }
+        Ok(step)
     }
-    Ok(step)
+
+    /// Version `v` copy-on-write: every file holding a row it updates or
+    /// deletes removed and written again with the rows alive then, as they
+    /// then are (`PREFIX_K.parquet`); the inserted rows in one more file.
+    fn copy_on_write(
+        &self,
+        files: &mut Vec<Tracked>,
+        home: &mut [u32],
+        v: u64,
+        prefix: &str,
+    ) -> Result<Step, Error> {
+        use strata_changes::history::{Op, State};
+        let h = self.h;
+        let mut step = Step::default();
+        let (mut affected, mut inserted) = (std::collections::BTreeSet::new(), Vec::new());
+        for id in 0..h.ids_at(v) {
+            match h.change(id, v).map(|c| c.0) {
+                Some(Op::Insert) => {
+                    step.counts[0] += 1;
+                    inserted.push(id);
+                }
+                Some(op) => {
+                    step.counts[if op == Op::Update { 1 } else { 2 }] += 1;
+                    let at = home[id as usize];
+                    if at != NOWHERE {
+                        affected.insert(at);
+                    }
+                }
+                None => {}
+            }
+        }
+        let mut k = 0;
+        for &f in &affected {
+            step.removed.push(files[f as usize].rel.clone());
+            let (mut ids, mut imgs) = (Vec::new(), Vec::new());
+            for i in 0..files[f as usize].ids.len() {
+                let id = files[f as usize].ids[i];
+                match h.state(id, v) {
+                    State::Alive { image } => {
+                        ids.push(id);
+                        imgs.push(image);
+                    }
+                    _ => home[id as usize] = NOWHERE,
+                }
+            }
+            if ids.is_empty() {
+                continue;
+            }
+            let rel = format!("{prefix}_{k}.parquet");
+            k += 1;
+            self.add_file(&mut step, files, home, rel, ids, &imgs)?;
+        }
+        if !inserted.is_empty() {
+            let rel = format!("{prefix}_{k}.parquet");
+            let imgs = vec![0; inserted.len()];
+            self.add_file(&mut step, files, home, rel, inserted, &imgs)?;
+        }
+        Ok(step)
+    }
 }
 
 /// A version's change stream as Delta's change data: the rows an insert
