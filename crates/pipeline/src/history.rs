@@ -223,23 +223,14 @@ impl Flow {
                     .iter()
                     .flat_map(|r| chunks(r.clone()))
                     .map(|ids| images.changes(&history, v, ids));
-                let rows = match format {
-                    StreamFormat::Parquet => write_local(
-                        &target,
-                        cfg.overwrite,
-                        images.stream_schema(),
-                        compression,
-                        batches,
-                    )?,
-                    _ => write_stream(
-                        &target,
-                        cfg.overwrite,
-                        images.stream_schema(),
-                        format,
-                        &name,
-                        batches,
-                    )?,
+                let stream = Local {
+                    target: &target,
+                    overwrite: cfg.overwrite,
+                    format,
+                    compression,
+                    table: &name,
                 };
+                let rows = stream.write(images.stream_schema(), batches)?;
                 let mut counts = OpCounts::default();
                 if own {
                     for ids in ranges.into_iter().flat_map(chunks) {
@@ -259,13 +250,14 @@ impl Flow {
                 .into_iter()
                 .flat_map(chunks)
                 .map(|ids| images.scd2(&history, ids));
-            let scd_rows = write_local(
-                &target,
-                cfg.overwrite,
-                images.scd2_schema(),
+            let scd2 = Local {
+                target: &target,
+                overwrite: cfg.overwrite,
+                format: StreamFormat::Parquet,
                 compression,
-                batches,
-            )?;
+                table: &name,
+            };
+            let scd_rows = scd2.write(images.scd2_schema(), batches)?;
             out.push(Written {
                 table: name,
                 own,
@@ -327,63 +319,93 @@ impl StreamFormat {
     }
 }
 
-/// Writes the change stream `batches` (of the envelope `schema`) of table
-/// `table` as the local file `target` in `format` (IPC or JSON lines; its
-/// directory made), visible once complete; returns its rows.
-fn write_stream(
-    target: &Path,
+/// A local output of a history: the file `target` (replacing one there
+/// only when `overwrite`), in `format` (Parquet in `compression`), of
+/// table `table` (named in Debezium's `source`).
+struct Local<'a> {
+    target: &'a Path,
     overwrite: bool,
-    schema: arrow_schema::SchemaRef,
     format: StreamFormat,
-    table: &str,
-    batches: impl Iterator<Item = Result<arrow_array::RecordBatch, Error>>,
-) -> Result<u64, Error> {
-    use std::io::Write as _;
-    if let Some(parent) = target.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| Error::io("create the directory", parent, e))?;
+    compression: strata_parquet::Compression,
+    table: &'a str,
+}
+
+impl Local<'_> {
+    /// Writes `batches` (of `schema`) as the file, its directory made,
+    /// visible once complete and synced; returns its rows.
+    fn write(
+        &self,
+        schema: arrow_schema::SchemaRef,
+        batches: impl Iterator<Item = Result<arrow_array::RecordBatch, Error>>,
+    ) -> Result<u64, Error> {
+        use std::io::Write as _;
+        let target = self.target;
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::io("create the directory", parent, e))?;
+        }
+        let (pending, file) = PendingFile::create(target.to_path_buf(), self.overwrite)?;
+        let out = BufWriter::with_capacity(1 << 20, file);
+        let arrow = |e: arrow_schema::ArrowError| Error::Write(strata_parquet::Error::Arrow(e));
+        let mut rows = 0u64;
+        let batches = batches.map(|b| {
+            let b = b?;
+            rows += b.num_rows() as u64;
+            Ok::<_, Error>(b)
+        });
+        let mut out = match self.format {
+            StreamFormat::Parquet => {
+                let codec = strata_parquet::encoder::parquet_codec(self.compression)
+                    .map_err(Error::Write)?;
+                let props = parquet::file::properties::WriterProperties::builder()
+                    .set_compression(codec)
+                    .build();
+                let mut w = ParquetWriter::try_new(out, schema, props).map_err(Error::Write)?;
+                for b in batches {
+                    let b = b?;
+                    if b.num_rows() > 0 {
+                        w.write(&b).map_err(Error::Write)?;
+                    }
+                }
+                w.finish().map_err(Error::Write)?
+            }
+            StreamFormat::Ipc => {
+                let mut w = strata_parquet::ipc::IpcFileWriter::try_new(
+                    out,
+                    &schema,
+                    arrow_ipc::writer::IpcWriteOptions::default(),
+                )
+                .map_err(Error::Write)?;
+                for b in batches {
+                    w.write(&b?).map_err(Error::Write)?;
+                }
+                w.finish().map_err(Error::Write)?
+            }
+            StreamFormat::JsonLines | StreamFormat::Debezium => {
+                let mut w = arrow_json::WriterBuilder::new()
+                    .with_explicit_nulls(true)
+                    .build::<_, arrow_json::writer::LineDelimited>(out);
+                for b in batches {
+                    let b = b?;
+                    let b = if self.format == StreamFormat::Debezium {
+                        debezium(&b, self.table).map_err(arrow)?
+                    } else {
+                        b
+                    };
+                    w.write(&b).map_err(arrow)?;
+                }
+                w.finish().map_err(arrow)?;
+                w.into_inner()
+            }
+        };
+        out.flush().map_err(|e| Error::io("write", target, e))?;
+        let f = out
+            .into_inner()
+            .map_err(|e| Error::io("write", target, e.into_error()))?;
+        f.sync_all().map_err(|e| Error::io("sync", target, e))?;
+        pending.commit()?;
+        Ok(rows)
     }
-    let (pending, file) = PendingFile::create(target.to_path_buf(), overwrite)?;
-    let out = BufWriter::with_capacity(1 << 20, file);
-    let json = |e: arrow_schema::ArrowError| Error::Write(strata_parquet::Error::Arrow(e));
-    let mut rows = 0u64;
-    let mut out = if format == StreamFormat::Ipc {
-        let mut w = strata_parquet::ipc::IpcFileWriter::try_new(
-            out,
-            &schema,
-            arrow_ipc::writer::IpcWriteOptions::default(),
-        )
-        .map_err(Error::Write)?;
-        for b in batches {
-            let b = b?;
-            rows += b.num_rows() as u64;
-            w.write(&b).map_err(Error::Write)?;
-        }
-        w.finish().map_err(Error::Write)?
-    } else {
-        let mut w = arrow_json::WriterBuilder::new()
-            .with_explicit_nulls(true)
-            .build::<_, arrow_json::writer::LineDelimited>(out);
-        for b in batches {
-            let b = b?;
-            rows += b.num_rows() as u64;
-            let b = if format == StreamFormat::Debezium {
-                debezium(&b, table).map_err(json)?
-            } else {
-                b
-            };
-            w.write(&b).map_err(json)?;
-        }
-        w.finish().map_err(json)?;
-        w.into_inner()
-    };
-    out.flush().map_err(|e| Error::io("write", target, e))?;
-    let f = out
-        .into_inner()
-        .map_err(|e| Error::io("write", target, e.into_error()))?;
-    f.sync_all().map_err(|e| Error::io("sync", target, e))?;
-    pending.commit()?;
-    Ok(rows)
 }
 
 /// A change stream batch as Debezium change event values: `before`,
@@ -440,42 +462,6 @@ fn chunks(r: Range<u64>) -> impl Iterator<Item = Range<u64>> {
     (r.start..r.end)
         .step_by(BATCH_IDS as usize)
         .map(move |at| at..(at + BATCH_IDS).min(r.end))
-}
-
-/// Writes `batches` as the local Parquet file `target` (its directory
-/// made), visible once complete; returns its rows.
-fn write_local(
-    target: &Path,
-    overwrite: bool,
-    schema: arrow_schema::SchemaRef,
-    compression: strata_parquet::Compression,
-    batches: impl Iterator<Item = Result<arrow_array::RecordBatch, Error>>,
-) -> Result<u64, Error> {
-    if let Some(parent) = target.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| Error::io("create the directory", parent, e))?;
-    }
-    let (pending, file) = PendingFile::create(target.to_path_buf(), overwrite)?;
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_compression(strata_parquet::encoder::parquet_codec(compression).map_err(Error::Write)?)
-        .build();
-    let mut w = ParquetWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, props)
-        .map_err(Error::Write)?;
-    let mut rows = 0u64;
-    for b in batches {
-        let b = b?;
-        rows += b.num_rows() as u64;
-        if b.num_rows() > 0 {
-            w.write(&b).map_err(Error::Write)?;
-        }
-    }
-    let buffered = w.finish().map_err(Error::Write)?;
-    let f = buffered
-        .into_inner()
-        .map_err(|e| Error::io("write", target, e.into_error()))?;
-    f.sync_all().map_err(|e| Error::io("sync", target, e))?;
-    pending.commit()?;
-    Ok(rows)
 }
 
 /// A data file of a table with a history: the ids of its rows, in the
