@@ -507,12 +507,7 @@ fn live_rows(
     iceberg: &IcebergDeletes,
     delta_state: Option<&delta::Snapshot>,
 ) -> Result<Live, Error> {
-    let bytes = dir
-        .read_shared(&f.rel)
-        .map_err(table_err)?
-        .ok_or_else(|| bad(dir, format!("{} is gone", f.rel)))?;
-    let builder = strata_parquet::read::open_bytes(bytes, ArrowReaderOptions::new())
-        .map_err(|e| bad(dir, format!("{}: {e}", f.rel)))?;
+    let builder = open(dir, &f.rel)?;
     let metadata = builder.metadata().clone();
     let n = metadata.file_metadata().num_rows().max(0) as u64;
     let mut deleted: Vec<u64> = match inv.format {
@@ -792,18 +787,26 @@ fn row_groups(
     out
 }
 
+/// A reader of the Parquet file `rel` of table `dir` (mapped when local,
+/// see [`TableDir::read_shared`]).
+fn open(
+    dir: &TableDir,
+    rel: &str,
+) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<bytes::Bytes>, Error> {
+    let bytes = dir
+        .read_shared(rel)
+        .map_err(table_err)?
+        .ok_or_else(|| bad(dir, format!("{rel} is gone")))?;
+    strata_parquet::read::open_bytes(bytes, ArrowReaderOptions::new())
+        .map_err(|e| bad(dir, format!("{rel}: {e}")))
+}
+
 /// The Parquet file `rel` of table `dir`, whole: its schema and batches.
 fn read_parquet(
     dir: &TableDir,
     rel: &str,
 ) -> Result<(arrow_schema::SchemaRef, Vec<RecordBatch>), Error> {
-    let bytes = dir
-        .read(rel)
-        .map_err(table_err)?
-        .ok_or_else(|| bad(dir, format!("{rel} is gone")))?;
-    let builder =
-        strata_parquet::read::open_bytes(bytes::Bytes::from(bytes), ArrowReaderOptions::new())
-            .map_err(|e| bad(dir, format!("{rel}: {e}")))?;
+    let builder = open(dir, rel)?;
     let schema = builder.schema().clone();
     let mut reader =
         strata_parquet::read::build(builder).map_err(|e| bad(dir, format!("{rel}: {e}")))?;

@@ -70,11 +70,6 @@ pub(crate) fn write(
     data_file: &str,
     positions: &[u64],
 ) -> Result<FileFacts, Error> {
-    let at = location.at(rel);
-    let write_error = |source| Error::Write {
-        path: at.clone(),
-        source: Box::new(source),
-    };
     let props = WriterProperties::builder()
         .set_statistics_enabled(EnabledStatistics::Chunk)
         // Whole bounds: equal `file_path` bounds name the data file.
@@ -82,8 +77,7 @@ pub(crate) fn write(
         .set_column_index_truncate_length(None)
         .build();
     let schema = schema();
-    let mut w = ParquetWriter::try_new(Vec::new(), schema.clone(), props).map_err(write_error)?;
-    for chunk in positions.chunks(BATCH_ROWS) {
+    let batches = positions.chunks(BATCH_ROWS).map(|chunk| {
         let pos: Vec<i64> = chunk
             .iter()
             .map(|&p| i64::try_from(p).unwrap_or(i64::MAX))
@@ -92,8 +86,28 @@ pub(crate) fn write(
             Arc::new(StringArray::from(vec![data_file; chunk.len()])),
             Arc::new(Int64Array::from(pos)),
         ];
-        let batch = RecordBatch::try_new(schema.clone(), columns)
-            .map_err(|e| write_error(strata_parquet::Error::Arrow(e)))?;
+        RecordBatch::try_new(schema.clone(), columns)
+    });
+    put(location, rel, schema.clone(), props, batches)
+}
+
+/// Writes `batches` (of `schema`) with `props` as the new file `rel`
+/// through strata's Parquet writer, only if no file of that name exists,
+/// and returns its facts, read back from its footer.
+fn put(
+    location: &TableDir,
+    rel: &str,
+    schema: SchemaRef,
+    props: WriterProperties,
+    batches: impl IntoIterator<Item = Result<RecordBatch, arrow_schema::ArrowError>>,
+) -> Result<FileFacts, Error> {
+    let write_error = |source| Error::Write {
+        path: location.at(rel),
+        source: Box::new(source),
+    };
+    let mut w = ParquetWriter::try_new(Vec::new(), schema, props).map_err(write_error)?;
+    for batch in batches {
+        let batch = batch.map_err(|e| write_error(strata_parquet::Error::Arrow(e)))?;
         w.write(&batch).map_err(write_error)?;
     }
     let bytes = w.finish().map_err(write_error)?;
@@ -130,7 +144,6 @@ pub(crate) fn write_equality(
     schema: &super::TableSchema,
     keys: &RecordBatch,
 ) -> Result<FileFacts, Error> {
-    let at = location.at(rel);
     let bad = |reason: String| Error::BadChange {
         path: location.root(),
         reason,
@@ -154,25 +167,11 @@ pub(crate) fn write_equality(
         fields.push(table.as_ref().clone().with_nullable(true));
     }
     let file_schema = Arc::new(Schema::new(fields));
-    let batch =
-        RecordBatch::try_new(file_schema.clone(), keys.columns().to_vec()).map_err(|e| {
-            Error::Write {
-                path: at.clone(),
-                source: Box::new(strata_parquet::Error::Arrow(e)),
-            }
-        })?;
-    let write_error = |source| Error::Write {
-        path: at.clone(),
-        source: Box::new(source),
-    };
+    let batch = RecordBatch::try_new(file_schema.clone(), keys.columns().to_vec());
     let props = WriterProperties::builder()
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .build();
-    let mut w = ParquetWriter::try_new(Vec::new(), file_schema, props).map_err(write_error)?;
-    w.write(&batch).map_err(write_error)?;
-    let bytes = w.finish().map_err(write_error)?;
-    location.put_new(rel, &bytes)?;
-    location.facts(rel)
+    put(location, rel, file_schema, props, [batch])
 }
 
 /// The manifest entry of the equality delete file at `path` (as metadata
