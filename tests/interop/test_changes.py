@@ -440,3 +440,14 @@ def test_stream_formats_hold_the_same_changes(strata_bin, history):
     bad = run(strata_bin, *args, "--format", "delta", "--stream-format", "jsonl", "--output-dir",
               str(root / "bad"), check=False)
     assert bad.returncode != 0 and "--stream-format is the change stream's" in bad.stderr, bad.stderr
+
+
+@pytest.mark.parametrize("fmt", ["iceberg", "delta"])
+def test_a_history_over_a_laid_out_table_is_refused_before_writing(strata_bin, history, tmp_path, fmt):
+    # A history is written over files of contiguous rows: a layout is
+    # refused before version 0 is written, so no table is left behind.
+    root, _ = history
+    bad = run(strata_bin, "generate", "-q", "--spec", str(root / "orders.toml"), "--target-records", str(ROWS),
+              "--format", fmt, "--partition-by", "status", "--output-dir", str(tmp_path / "out"), check=False)
+    assert bad.returncode != 0 and "a history is written over a table without a layout" in bad.stderr, bad.stderr
+    assert not (tmp_path / "out" / "orders").exists()

@@ -475,7 +475,9 @@ fn run_one(
             .changes
             .is_some()
     });
-    flow.check_write_mode(write_mode)?;
+    if !matches!(tables, Tables::None) {
+        flow.check_table_histories(write_mode)?;
+    }
     anyhow::ensure!(
         args.stream_format.is_none() || matches!(tables, Tables::None),
         "--stream-format is the change stream's, which a run writes beside plain files: leave out \

@@ -480,24 +480,33 @@ struct Tracked {
 const NOWHERE: u32 = u32::MAX;
 
 impl Flow {
-    /// Refuses, before anything is written, a write mode a table's
-    /// history cannot take: equality deletes for a child table (whose
-    /// rows change with its parent's, deleted by position).
+    /// Refuses, before anything is written, histories written as Iceberg
+    /// or Delta tables in `mode` that their tables cannot take: a table
+    /// with a layout (a history is written over files of contiguous rows
+    /// yet), and equality deletes for a child table (whose rows change
+    /// with its parent's, deleted by position).
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] naming the table.
-    pub fn check_write_mode(&self, mode: WriteMode) -> Result<(), Error> {
-        if mode != WriteMode::EqualityDeletes {
-            return Ok(());
-        }
+    pub fn check_table_histories(&self, mode: WriteMode) -> Result<(), Error> {
         let dataset = self.dataset();
-        for &ti in self.tables() {
+        for (j, &ti) in self.tables().iter().enumerate() {
             let root = dataset.root_of(ti);
-            if root != ti && dataset.tables[root].spec.changes.is_some() {
+            let root_spec = &dataset.tables[root].spec;
+            if root_spec.changes.is_none() || root_spec.primary_key.is_none() {
+                continue;
+            }
+            let name = &dataset.tables[ti].spec.name;
+            if self.jobs()[j].1.layout.is_some() {
                 return Err(Error::InvalidConfig(format!(
-                    "table `{}` changes with its parent's history: its rows are deleted by \
-                     position (equality deletes are on a table's own primary key)",
-                    dataset.tables[ti].spec.name
+                    "table `{name}`: a history is written over a table without a layout \
+                     (partitions, a sort order, file sizes) yet"
+                )));
+            }
+            if root != ti && mode == WriteMode::EqualityDeletes {
+                return Err(Error::InvalidConfig(format!(
+                    "table `{name}` changes with its parent's history: its rows are deleted by \
+                     position (equality deletes are on a table's own primary key)"
                 )));
             }
         }
@@ -506,6 +515,26 @@ impl Flow {
 }
 
 impl Flow {
+    /// [`Flow::histories`] of tables written as Iceberg or Delta tables in
+    /// `mode`, each with its table's name.
+    ///
+    /// # Errors
+    /// As [`Flow::histories`] and [`Flow::check_table_histories`].
+    fn table_histories(
+        &self,
+        mode: WriteMode,
+    ) -> Result<Vec<(usize, String, History, Rows)>, Error> {
+        self.check_table_histories(mode)?;
+        Ok(self
+            .histories()?
+            .into_iter()
+            .map(|(j, history, rows)| {
+                let name = strata_gen::BatchGenerator::name(&self.jobs()[j].0).to_string();
+                (j, name, history, rows)
+            })
+            .collect())
+    }
+
     /// Commits the history of each Iceberg table whose spec has
     /// `changes`, version 0 just committed from `summaries`: one snapshot
     /// per later version, merge-on-read (the rows a version updates or
@@ -526,26 +555,13 @@ impl Flow {
         mode: WriteMode,
     ) -> Result<Vec<(String, Vec<strata_table::iceberg::Committed>)>, Error> {
         let mut out = Vec::new();
-        for (j, history, rows) in self.histories()? {
-            let (generator, cfg) = &self.jobs()[j];
-            let name = strata_gen::BatchGenerator::name(generator).to_string();
-            if cfg.layout.is_some() {
-                return Err(Error::InvalidConfig(format!(
-                    "table `{name}`: a history is written over a table without a layout \
-                     (partitions, a sort order, file sizes) yet"
-                )));
-            }
+        for (j, name, history, rows) in self.table_histories(mode)? {
+            let cfg = &self.jobs()[j].1;
             let dir = &tables.dirs[j];
             let schema = &tables.schemas[j];
             let images = match rows {
                 Rows::Own(images) => images,
                 Rows::Child(ci) => {
-                    if mode == WriteMode::EqualityDeletes {
-                        return Err(Error::InvalidConfig(format!(
-                            "table `{name}` changes with its parent's history: its rows are \
-                             deleted by position (equality deletes are on a table's own primary key)"
-                        )));
-                    }
                     let versions =
                         self.iceberg_child_history(j, &history, &ci, tables, &summaries[j])?;
                     out.push((name, versions));
@@ -642,15 +658,8 @@ impl Flow {
             .get(strata_table::delta::properties::CHANGE_DATA_FEED)
             .is_some_and(|v| v.eq_ignore_ascii_case("true"));
         let mut out = Vec::new();
-        for (j, history, rows) in self.histories()? {
-            let (generator, cfg) = &self.jobs()[j];
-            let name = strata_gen::BatchGenerator::name(generator).to_string();
-            if cfg.layout.is_some() {
-                return Err(Error::InvalidConfig(format!(
-                    "table `{name}`: a history is written over a table without a layout \
-                     (partitions, a sort order, file sizes) yet"
-                )));
-            }
+        for (j, name, history, rows) in self.table_histories(mode)? {
+            let cfg = &self.jobs()[j].1;
             let dir = &tables.dirs[j];
             let images = match rows {
                 Rows::Own(images) => images,
