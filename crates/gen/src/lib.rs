@@ -3,7 +3,8 @@
 //!
 //! A [`Spec`] (TOML, or the same document as JSON; see [Spec
 //! format](#spec-format)) describes a schema of any depth (structs, lists,
-//! maps) and how each field is drawn: sequences, uniform, normal, Zipf,
+//! maps) and how each field is drawn: sequences, uniform, normal,
+//! lognormal, empirical quantiles, Zipf,
 //! weighted categories, string templates, word lists, random characters,
 //! windows of a pseudo-text, SQL expressions, null rates, list lengths,
 //! and cases that depend on a sibling's value. The

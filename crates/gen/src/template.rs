@@ -7,6 +7,9 @@
 //! | `{uniform(A,B)}` | an integer uniform in `A..=B` |
 //! | `{zipf(S,N)}` | a Zipf rank in `1..=N` with exponent `S` |
 //! | `{hex(N)}` | `N` random lowercase hex digits (1 to 16) |
+//! | `{digits(N)}` | `N` random decimal digits, leading zeros kept (1 to 64) |
+//! | `{upper(N)}` | `N` random ASCII uppercase letters `A`-`Z` (1 to 64) |
+//! | `{lower(N)}` | `N` random ASCII lowercase letters `a`-`z` (1 to 64) |
 //!
 //! Number slots take a width: `{seq:08}` pads with zeros to 8 digits,
 //! `{seq:8}` with spaces. `{{` and `}}` are literal braces.
@@ -63,6 +66,12 @@ pub enum Placeholder {
     },
     /// Random hex digits.
     Hex(u32),
+    /// Random decimal digits (`0`-`9`, leading zeros kept).
+    Digits(u32),
+    /// Random uppercase ASCII letters.
+    Upper(u32),
+    /// Random lowercase ASCII letters.
+    Lower(u32),
 }
 
 impl Placeholder {
@@ -153,7 +162,10 @@ impl Template {
                         Placeholder::FirstName | Placeholder::LastName | Placeholder::Word => {
                             crate::names::SLOT
                         }
-                        Placeholder::Hex(n) => *n as usize,
+                        Placeholder::Hex(n)
+                        | Placeholder::Digits(n)
+                        | Placeholder::Upper(n)
+                        | Placeholder::Lower(n) => *n as usize,
                     };
                     own.max(*width)
                 }
@@ -179,6 +191,8 @@ impl Template {
                 }
                 Placeholder::Zipf { n, .. } => *n,
                 Placeholder::Hex(d) => 1u64.checked_shl(4 * d)?,
+                Placeholder::Digits(d) => 10u64.checked_pow(*d)?,
+                Placeholder::Upper(d) | Placeholder::Lower(d) => 26u64.checked_pow(*d)?,
             };
             n = n.checked_mul(k)?;
         }
@@ -262,11 +276,31 @@ fn parse_slot(inner: &str) -> Result<Part, String> {
             }
             Placeholder::Hex(n as u32)
         }
+        "digits" | "upper" | "lower" => {
+            want(1)?;
+            let n = int(args[0])?;
+            if !(1..=64).contains(&n) {
+                let what = if name == "digits" {
+                    "digits"
+                } else {
+                    "letters"
+                };
+                return Err(format!(
+                    "`{{{inner}}}`: {name} takes 1 to 64 {what}, not {n}"
+                ));
+            }
+            let n = n as u32;
+            match name {
+                "digits" => Placeholder::Digits(n),
+                "upper" => Placeholder::Upper(n),
+                _ => Placeholder::Lower(n),
+            }
+        }
         "" => return Err("empty `{}` (write `{{}}` for braces)".into()),
         other => {
             return Err(format!(
                 "unknown placeholder `{other}`; expected seq, first_name, last_name, word, \
-                 uniform(A,B), zipf(S,N) or hex(N)"
+                 uniform(A,B), zipf(S,N), hex(N), digits(N), upper(N) or lower(N)"
             ));
         }
     };
@@ -323,6 +357,18 @@ mod tests {
             Some(2560)
         );
         assert_eq!(Template::parse("{seq}").unwrap().cardinality(), None);
+        let t = Template::parse("{digits(3)}-{upper(2)}{lower(1)}").unwrap();
+        assert_eq!(t.cardinality(), Some(1000 * 26 * 26 * 26));
+        assert_eq!(t.max_len(), 3 + 1 + 2 + 1);
+        assert_eq!(
+            Template::parse("{digits(64)}").unwrap().parts(),
+            &[Part::Slot {
+                placeholder: Placeholder::Digits(64),
+                width: 0,
+                zero: false
+            }]
+        );
+        assert_eq!(Template::parse("{digits(20)}").unwrap().cardinality(), None);
     }
 
     #[test]
@@ -336,6 +382,13 @@ mod tests {
             ("{zipf(1,0)}", "n >= 1"),
             ("{word:08}", "only numbers take a width"),
             ("{hex(17)}", "1 to 16"),
+            ("{digits(0)}", "digits takes 1 to 64 digits, not 0"),
+            ("{digits(65)}", "digits takes 1 to 64 digits, not 65"),
+            ("{upper(0)}", "upper takes 1 to 64 letters, not 0"),
+            ("{lower(65)}", "lower takes 1 to 64 letters, not 65"),
+            ("{digits}", "`digits` takes 1 argument"),
+            ("{upper(x)}", "`x` is not an integer"),
+            ("{lower(2):04}", "only numbers take a width"),
             ("{seq(1)}", "takes 0 arguments"),
             ("{}", "empty"),
         ] {

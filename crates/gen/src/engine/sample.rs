@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::calendar::calendar_int;
 use super::draw::{below, below32, by_row, threshold};
-use super::text::{Draws, HEX, Step, TPart, Val, Writer};
+use super::text::{DIGITS, Draws, HEX, LOWER, Step, TPart, UPPER, Val, Writer};
 use crate::Error;
 use crate::dist::{Alias, Zipf, normal, unit};
 use crate::facts::{DAY_NAMES, MONTH_NAMES};
@@ -106,6 +106,21 @@ pub(super) enum Sampler {
         hi: f64,
         signed: bool,
     },
+    /// `exp(mu + sigma * Z)` rounded and clamped to `lo..=hi`
+    /// (decimals in units: `mu` holds the logarithm of a unit).
+    IntLognormal {
+        mu: f64,
+        sigma: f64,
+        lo: f64,
+        hi: f64,
+        signed: bool,
+    },
+    /// Linear between `points[i]` at `i / n`, rounded; dates and
+    /// timestamps moved to a weekday of their week when `week` is given.
+    IntQuantiles {
+        points: Vec<i128>,
+        week: Option<Week>,
+    },
     IntZipf {
         zipf: Zipf,
         start: u64,
@@ -133,6 +148,15 @@ pub(super) enum Sampler {
         std: f64,
         lo: f64,
         hi: f64,
+    },
+    FLognormal {
+        mu: f64,
+        sigma: f64,
+        lo: f64,
+        hi: f64,
+    },
+    FQuantiles {
+        points: Vec<f64>,
     },
     FZipf {
         zipf: Zipf,
@@ -207,6 +231,50 @@ pub(super) enum Sampler {
         start: i32,
         part: CalendarPart,
     },
+}
+
+/// The weekdays of [`Generator::Quantiles`]: a value of `per_day` units
+/// a day moves within its ISO week to a weekday drawn by `alias`
+/// (Monday first).
+#[derive(Debug)]
+pub(super) struct Week {
+    alias: Alias,
+    per_day: i128,
+}
+
+impl Week {
+    /// `v` moved to the weekday drawn from `bits`, its time of day kept.
+    #[inline]
+    fn moved(&self, v: i128, bits: u64) -> i128 {
+        let (day, time) = (v.div_euclid(self.per_day), v.rem_euclid(self.per_day));
+        // Day 0, 1970-01-01, is a Thursday: weekday 3 counted from Monday.
+        let weekday = (day + 3).rem_euclid(7);
+        let to = i128::from(self.alias.sample(bits));
+        (day - weekday + to) * self.per_day + time
+    }
+}
+
+/// The value at `u` (in `[0, 1)`) of the piecewise linear inverse
+/// distribution function through `(i / n, points[i])`, rounded to the
+/// nearest integer: in `points[0]..=points[n]`.
+#[inline]
+fn quantile_int(points: &[i128], u: f64) -> i128 {
+    let n = points.len() - 1;
+    let at = u * n as f64;
+    let i = (at as usize).min(n - 1);
+    let (a, b) = (points[i], points[i + 1]);
+    // The step from `a` is at most `b - a` (the fraction is below 1).
+    a + ((b - a) as f64 * (at - i as f64)).round() as i128
+}
+
+/// [`quantile_int`] for floats.
+#[inline]
+fn quantile_float(points: &[f64], u: f64) -> f64 {
+    let n = points.len() - 1;
+    let at = u * n as f64;
+    let i = (at as usize).min(n - 1);
+    let (a, b) = (points[i], points[i + 1]);
+    (a + (b - a) * (at - i as f64)).min(b)
 }
 
 pub(super) fn int_bits(v: &Value) -> u64 {
@@ -317,6 +385,65 @@ pub(super) fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Er
                 }
             }
         }
+        Generator::Lognormal {
+            mu,
+            sigma,
+            min,
+            max,
+        } => {
+            if float {
+                Sampler::FLognormal {
+                    mu: *mu,
+                    sigma: *sigma,
+                    lo: min.unwrap_or(f64::NEG_INFINITY),
+                    hi: max.unwrap_or(f64::INFINITY),
+                }
+            } else {
+                // Decimals are drawn in units of their scale: exp(mu)
+                // times a unit's worth.
+                let unit = class.unit();
+                let (tlo, thi, signed) = int_range(class);
+                Sampler::IntLognormal {
+                    mu: mu + unit.ln(),
+                    sigma: *sigma,
+                    lo: min.map_or(tlo, |m| (m * unit).max(tlo)),
+                    hi: max.map_or(thi, |m| (m * unit).min(thi)),
+                    signed,
+                }
+            }
+        }
+        Generator::Quantiles { points, weekdays } => {
+            if points.len() < 2 {
+                return Err(Error::InvalidDistribution(
+                    "quantiles need at least two points".into(),
+                ));
+            }
+            if float {
+                Sampler::FQuantiles {
+                    points: points.iter().map(float_of).collect(),
+                }
+            } else {
+                let points: Vec<i128> = points
+                    .iter()
+                    .map(|v| match v {
+                        Value::Int(i) => *i,
+                        other => i128::from(int_bits(other) as i64),
+                    })
+                    .collect();
+                let week = match (weekdays, class) {
+                    (Some(w), Class::Date) => Some(Week {
+                        alias: Alias::new(w)?,
+                        per_day: 1,
+                    }),
+                    (Some(w), Class::Timestamp(u)) => Some(Week {
+                        alias: Alias::new(w)?,
+                        per_day: crate::model::units_per_second(u) * 86_400,
+                    }),
+                    _ => None,
+                };
+                Sampler::IntQuantiles { points, week }
+            }
+        }
         Generator::Zipf {
             s,
             n,
@@ -404,6 +531,9 @@ pub(super) fn compile_sampler(g: &Generator, class: Class) -> Result<Sampler, Er
                                 zero,
                             },
                             Placeholder::Hex(n) => TPart::Hex(*n),
+                            Placeholder::Digits(n) => TPart::Pick(DIGITS, *n),
+                            Placeholder::Upper(n) => TPart::Pick(UPPER, *n),
+                            Placeholder::Lower(n) => TPart::Pick(LOWER, *n),
                         }
                     }
                 });
@@ -622,7 +752,7 @@ impl Sampler {
                             | TPart::Uniform { width, .. }
                             | TPart::Zipf { width, .. } => (*width).max(21),
                             TPart::Name(_) => crate::names::SLOT,
-                            TPart::Hex(n) => *n as usize,
+                            TPart::Hex(n) | TPart::Pick(_, n) => *n as usize,
                         }
                 })
                 .sum(),
@@ -677,6 +807,33 @@ impl Sampler {
                 let v = if *signed { x as i64 as u64 } else { x as u64 };
                 (v, 0)
             }
+            Sampler::IntLognormal {
+                mu,
+                sigma,
+                lo,
+                hi,
+                signed,
+            } => {
+                let mut r = key.row(id);
+                let x = (mu + sigma * normal(&mut r))
+                    .exp()
+                    .round()
+                    .max(*lo)
+                    .min(*hi);
+                let v = if *signed { x as i64 as u64 } else { x as u64 };
+                (v, 0)
+            }
+            Sampler::IntQuantiles { points, week } => {
+                let mut r = key.row(id);
+                let v = quantile_int(points, unit(r.state()));
+                let v = match week {
+                    Some(w) => w
+                        .moved(v, r.next_u64())
+                        .clamp(points[0], points[points.len() - 1]),
+                    None => v,
+                };
+                (v as u64, 0)
+            }
             Sampler::IntZipf { zipf, start } => {
                 (start.wrapping_add(zipf.sample(&mut key.row(id)) - 1), 0)
             }
@@ -713,6 +870,11 @@ impl Sampler {
                 let mut r = key.row(id);
                 ((mean + std * normal(&mut r)).max(*lo).min(*hi), 0)
             }
+            Sampler::FLognormal { mu, sigma, lo, hi } => {
+                let mut r = key.row(id);
+                ((mu + sigma * normal(&mut r)).exp().max(*lo).min(*hi), 0)
+            }
+            Sampler::FQuantiles { points } => (quantile_float(points, unit(key.first(id))), 0),
             Sampler::FZipf { zipf, start } => {
                 (start + (zipf.sample(&mut key.row(id)) - 1) as f64, 0)
             }
@@ -908,6 +1070,28 @@ pub(super) fn cardinality(g: &Generator, class: Class) -> Option<u64> {
             };
             Some((width.min(clamp) as u64).saturating_add(1))
         }
+        Generator::Lognormal {
+            mu,
+            sigma,
+            min,
+            max,
+        } => {
+            if class == Class::Float {
+                return None;
+            }
+            // Most values lie within 6 standard deviations of the
+            // logarithm's mean.
+            let unit = class.unit();
+            let lo = min
+                .unwrap_or(f64::NEG_INFINITY)
+                .max((mu - 6.0 * sigma).exp());
+            let hi = max.unwrap_or(f64::INFINITY).min((mu + 6.0 * sigma).exp());
+            Some((((hi - lo).max(0.0) * unit) as u64).saturating_add(1))
+        }
+        Generator::Quantiles { points, .. } => match (points.first(), points.last()) {
+            (Some(Value::Int(a)), Some(Value::Int(b))) => u64::try_from(b - a + 1).ok(),
+            _ => None,
+        },
         Generator::Zipf { n, .. } => Some(*n),
         Generator::Weighted { values, .. } => Some(values.len() as u64),
         Generator::Probability(_) => Some(2),

@@ -62,6 +62,8 @@ pub(super) enum TPart {
         zero: bool,
     },
     Hex(u32),
+    /// `n` characters, each drawn from the set with equal odds.
+    Pick(&'static [u8], u32),
 }
 
 /// One step of a compiled template: the literal text before a part (up to
@@ -135,6 +137,15 @@ impl Step {
 
 /// Lower-case hexadecimal digits.
 pub(super) const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Decimal digits.
+pub(super) const DIGITS: &[u8] = b"0123456789";
+
+/// Uppercase ASCII letters.
+pub(super) const UPPER: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+/// Lowercase ASCII letters.
+pub(super) const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
 
 /// Random words for one element, handed out 32 or 64 bits at a time; the
 /// first word is the element's stream state itself (one mix).
@@ -432,7 +443,29 @@ pub(super) fn write_part<const INLINE_NUMBERS: bool>(
             let t = hex16(d.u64()) >> (8 * (16 - (*n as usize).min(16)));
             out.block(&t.to_le_bytes(), *n as usize);
         }
+        TPart::Pick(set, n) => pick(set, *n as usize, d, out),
     }
+}
+
+/// Writes `n` characters of `set` (up to 64, the parser's limit): eight
+/// from each 64-bit draw, as the first eight base-`k` digits of the draw
+/// read as a fraction (`k = set.len()`, at most 26), each a multiply and
+/// a shift. Eight digits use at most `26^8 < 2^38` of the 2^64 values,
+/// so their odds are equal to within 2^-26.
+#[inline(never)]
+fn pick(set: &[u8], n: usize, d: &mut Draws, out: &mut Writer) {
+    let k = set.len() as u128;
+    let n = n.min(64);
+    let dest = &mut out.buf[out.pos..out.pos + n];
+    for chunk in dest.chunks_mut(8) {
+        let mut w = d.u64();
+        for b in chunk {
+            let wide = u128::from(w) * k;
+            *b = set[(wide >> 64) as usize];
+            w = wide as u64;
+        }
+    }
+    out.pos += n;
 }
 
 /// The 16 lowercase hex digits of `v`, most significant first, the first

@@ -28,6 +28,8 @@ pub const GENERATOR_KEYS: &[&str] = &[
     "sequence",
     "uniform",
     "normal",
+    "lognormal",
+    "quantiles",
     "zipf",
     "weighted",
     "probability",
@@ -313,6 +315,25 @@ macro_rules! with_generators {
             pub normal: Option<Tab<Normal>>,
         } [$($rest),*]);
     };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [lognormal $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// exp(mu + sigma * Z) for a standard normal Z (its median
+            /// exp(mu)), clamped to [min, max] when given, rounded for
+            /// integers and to the scale for decimals.
+            pub lognormal: Option<Tab<Lognormal>>,
+        } [$($rest),*]);
+    };
+    (@munch $m:tt $name:ident { $($acc:tt)* } [quantiles $(, $rest:ident)*]) => {
+        with_generators!(@munch $m $name { $($acc)*
+            /// An empirical distribution: values q0..qn (non-decreasing, at
+            /// least 2) at the quantiles 0, 1/n, ..., 1, linear between
+            /// them (integers, dates, timestamps and times rounded,
+            /// decimals to the scale); `{ values, weekdays }` moves dates
+            /// and timestamps to a weekday drawn with 7 weights, Monday
+            /// first.
+            pub quantiles: Option<Tab<QuantileTable, Quantiles>>,
+        } [$($rest),*]);
+    };
     (@munch $m:tt $name:ident { $($acc:tt)* } [zipf $(, $rest:ident)*]) => {
         with_generators!(@munch $m $name { $($acc)*
             /// Zipf over ranks 1..=n, P(k) proportional to k^-s:
@@ -338,7 +359,8 @@ macro_rules! with_generators {
         with_generators!(@munch $m $name { $($acc)*
             /// Strings: literal text with `{seq[:0W]}`, `{first_name}`,
             /// `{last_name}`, `{word}`, `{uniform(A,B)[:0W]}`,
-            /// `{zipf(S,N)[:0W]}`, `{hex(N)}`; `{{` and `}}` are braces.
+            /// `{zipf(S,N)[:0W]}`, `{hex(N)}`, `{digits(N)}`,
+            /// `{upper(N)}`, `{lower(N)}`; `{{` and `}}` are braces.
             pub template: Option<Loose<String>>,
         } [$($rest),*]);
     };
@@ -890,7 +912,7 @@ with_generators! {
         /// exact, into an integer or decimal field. No children: count 0,
         /// the others null.
         pub aggregate: Option<Tab<Aggregate>>,
-    } + [constant, sequence_per_parent, uniform, normal, zipf, weighted, probability, template, words, chars, text]
+    } + [constant, sequence_per_parent, uniform, normal, lognormal, quantiles, zipf, weighted, probability, template, words, chars, text]
 }
 
 /// A list's element or a map's key or value: a field whose name may be
@@ -1009,7 +1031,7 @@ with_generators! {
         /// The share of nulls in this case.
         #[schemars(range(min = 0, max = 1))]
         pub null_rate: Option<Loose<f64>>,
-    } + [constant, sequence, uniform, normal, zipf, weighted, probability, template, words, chars, text]
+    } + [constant, sequence, uniform, normal, lognormal, quantiles, zipf, weighted, probability, template, words, chars, text]
 }
 
 /// A value, or a list of them.
@@ -1104,6 +1126,52 @@ pub struct Normal {
     pub min: Option<Loose<f64>>,
     /// Values above are clamped to this.
     pub max: Option<Loose<f64>>,
+}
+
+/// `lognormal`'s parameters: the mean and standard deviation of the
+/// value's natural logarithm.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Lognormal {
+    /// The mean of the logarithm (the median is exp(mu)).
+    #[schemars(required)]
+    pub mu: Option<Loose<f64>>,
+    /// The standard deviation of the logarithm.
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    #[schemars(required)]
+    pub sigma: Option<Loose<f64>>,
+    /// Values below are clamped to this.
+    pub min: Option<Loose<f64>>,
+    /// Values above are clamped to this.
+    pub max: Option<Loose<f64>>,
+}
+
+/// `quantiles`: the values, or a table of them and weekday weights.
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
+#[serde(untagged)]
+pub enum Quantiles {
+    /// q0..qn at the quantiles 0, 1/n, ..., 1 (values of the field's
+    /// type, non-decreasing).
+    List(#[schemars(length(min = 2))] Vec<Scalar>),
+    /// The values, and the weekdays of dates and timestamps.
+    Table(QuantileTable),
+}
+
+/// `quantiles = { values, weekdays }`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct QuantileTable {
+    /// q0..qn at the quantiles 0, 1/n, ..., 1 (values of the field's
+    /// type, non-decreasing).
+    #[schemars(length(min = 2))]
+    #[schemars(required)]
+    pub values: Option<Loose<Vec<Scalar>>>,
+    /// Dates and timestamps: weights of Monday to Sunday. A drawn value
+    /// moves within its ISO week (Monday to Sunday of its UTC day,
+    /// keeping the time of day) to a weekday drawn with these weights,
+    /// then is clamped to [q0, qn].
+    #[schemars(length(min = 7, max = 7), inner(range(min = 0)))]
+    pub weekdays: Option<Loose<Vec<f64>>>,
 }
 
 /// `zipf`'s parameters: `n` ranks, or `values`.

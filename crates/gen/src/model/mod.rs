@@ -686,6 +686,34 @@ pub enum Generator {
         /// Upper clamp.
         max: Option<f64>,
     },
+    /// `exp(mu + sigma * Z)` for a standard normal `Z` (median
+    /// `exp(mu)`), clamped to `[min, max]` when given and rounded for
+    /// integer types (to the scale for decimals).
+    Lognormal {
+        /// Mean of the logarithm.
+        mu: f64,
+        /// Standard deviation of the logarithm (> 0).
+        sigma: f64,
+        /// Lower clamp.
+        min: Option<f64>,
+        /// Upper clamp.
+        max: Option<f64>,
+    },
+    /// An empirical distribution: the inverse distribution function is
+    /// linear between the points `(i / n, points[i])`, so a uniform `u`
+    /// in `[0, 1)` gives the value at `u * n` between its two
+    /// neighbouring points. Integer-like values (integers, decimal units,
+    /// days, timestamp units) are rounded to the nearest.
+    Quantiles {
+        /// `q0..=qn`, non-decreasing, at least two (integers of the
+        /// type's units, or floats).
+        points: Vec<Value>,
+        /// Dates and timestamps: weights of Monday to Sunday. A drawn
+        /// value moves within its ISO week (of its UTC day, keeping the
+        /// time of day) to a weekday drawn with these weights, then is
+        /// clamped to `[q0, qn]`.
+        weekdays: Option<[f64; 7]>,
+    },
     /// Zipf over ranks `1..=n` (`P(k) ∝ k^-s`): the value is
     /// `values[k - 1]`, or `start + k - 1` for numbers without values.
     Zipf {
@@ -943,6 +971,41 @@ impl fmt::Display for Described<'_> {
                 }
                 if let Some(m) = max {
                     write!(f, " max {}", Num(*m))?;
+                }
+                Ok(())
+            }
+            Generator::Lognormal {
+                mu,
+                sigma,
+                min,
+                max,
+            } => {
+                write!(f, "lognormal mu {} sigma {}", Num(*mu), Num(*sigma))?;
+                if let Some(m) = min {
+                    write!(f, " min {}", Num(*m))?;
+                }
+                if let Some(m) = max {
+                    write!(f, " max {}", Num(*m))?;
+                }
+                Ok(())
+            }
+            Generator::Quantiles { points, weekdays } => {
+                let (first, last) = (&points[0], &points[points.len() - 1]);
+                write!(
+                    f,
+                    "quantiles {}..{} ({} points)",
+                    shown(first),
+                    shown(last),
+                    points.len()
+                )?;
+                if let Some(w) = weekdays {
+                    let sum: f64 = w.iter().sum();
+                    let shares: Vec<String> = crate::facts::DAY_NAMES
+                        .iter()
+                        .zip(w)
+                        .map(|(d, w)| format!("{} {:.1}%", &d[..3], 100.0 * w / sum))
+                        .collect();
+                    write!(f, ", weekdays [{}]", shares.join(", "))?;
                 }
                 Ok(())
             }
@@ -1311,6 +1374,25 @@ mod tests {
             max: None,
         };
         assert_eq!(normal.to_string(), "normal mean -30 std 0.0001 min 1e20");
+        let lognormal = Generator::Lognormal {
+            mu: 4.5,
+            sigma: 1e-5,
+            min: None,
+            max: Some(1000.0),
+        };
+        assert_eq!(
+            lognormal.to_string(),
+            "lognormal mu 4.5 sigma 1e-5 max 1000"
+        );
+        let quantiles = Generator::Quantiles {
+            points: vec![Value::Int(8035), Value::Int(9000), Value::Int(10440)],
+            weekdays: None,
+        };
+        assert_eq!(quantiles.to_string(), "quantiles 8035..10440 (3 points)");
+        assert_eq!(
+            quantiles.display_as(&DataType::Date32).to_string(),
+            "quantiles 1992-01-01..1998-08-02 (3 points)"
+        );
         assert_eq!(
             Generator::Probability(0.0).to_string(),
             "true with probability 0"

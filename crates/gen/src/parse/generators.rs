@@ -28,6 +28,8 @@ pub(super) struct Gens<'a> {
     sequence: Option<&'a At<Shape<RowSequence>>>,
     uniform: Option<&'a At<Shape<doc::Uniform>>>,
     normal: Option<&'a At<Shape<doc::Normal>>>,
+    lognormal: Option<&'a At<Shape<doc::Lognormal>>>,
+    quantiles: Option<&'a At<Shape<doc::QuantileTable>>>,
     zipf: Option<&'a At<Shape<doc::Zipf>>>,
     weighted: Option<&'a At<Shape<doc::Weighted>>>,
     probability: Option<&'a Loose<f64>>,
@@ -83,10 +85,12 @@ macro_rules! gens_of {
 }
 
 gens_of! {
-    doc::Field => [constant, sequence, uniform, normal, zipf, weighted, probability, template, words,
-        chars, text, reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
-    doc::When => [constant, sequence, uniform, normal, zipf, weighted, probability, template, words,
-        chars, text, reference, parent, position, uuid, values_by_row, calendar, expr, aggregate];
+    doc::Field => [constant, sequence, uniform, normal, lognormal, quantiles, zipf, weighted,
+        probability, template, words, chars, text, reference, parent, position, uuid, values_by_row,
+        calendar, expr, aggregate];
+    doc::When => [constant, sequence, uniform, normal, lognormal, quantiles, zipf, weighted,
+        probability, template, words, chars, text, reference, parent, position, uuid, values_by_row,
+        calendar, expr, aggregate];
     doc::Draw => [constant, uniform, normal, zipf, weighted];
     doc::CountDraw => [constant, uniform, normal, zipf, weighted];
     doc::CountCase => [constant, uniform, normal, zipf, weighted];
@@ -129,6 +133,8 @@ impl<'s> P<'s> {
             "sequence" => gens.sequence.map(|t| t.span.clone()),
             "uniform" => gens.uniform.map(|t| t.span.clone()),
             "normal" => gens.normal.map(|t| t.span.clone()),
+            "lognormal" => gens.lognormal.map(|t| t.span.clone()),
+            "quantiles" => gens.quantiles.map(|t| t.span.clone()),
             "zipf" => gens.zipf.map(|t| t.span.clone()),
             "weighted" => gens.weighted.map(|t| t.span.clone()),
             "probability" => gens.probability.map(|v| v.span()),
@@ -148,22 +154,18 @@ impl<'s> P<'s> {
         }
         .unwrap_or(key_span);
         let bad = |msg: String| self.err(span.clone(), field, msg);
-        let unsupported = || {
-            bad(format!(
-                "`{name}` does not generate {} values",
-                match class {
-                    Class::Bool => "boolean",
-                    Class::Int { .. } => "integer",
-                    Class::Float => "float",
-                    Class::Str => "string",
-                    Class::Dict => "dictionary",
-                    Class::Date => "date",
-                    Class::Timestamp(_) => "timestamp",
-                    Class::Time(_) => "time",
-                    Class::Decimal { .. } => "decimal",
-                }
-            ))
+        let kind = match class {
+            Class::Bool => "boolean",
+            Class::Int { .. } => "integer",
+            Class::Float => "float",
+            Class::Str => "string",
+            Class::Dict => "dictionary",
+            Class::Date => "date",
+            Class::Timestamp(_) => "timestamp",
+            Class::Time(_) => "time",
+            Class::Decimal { .. } => "decimal",
         };
+        let unsupported = || bad(format!("`{name}` does not generate {kind} values"));
         let missing = || bad(format!("`{name}` is not taken here"));
         let needs = |k: &str| bad(format!("`{name}` needs `{k}`"));
         let what = format!("`{name}`");
@@ -272,52 +274,13 @@ impl<'s> P<'s> {
                 if !mean.is_finite() {
                     return Err(bad(format!("normal needs a finite mean, not {mean}")));
                 }
-                let min = p
-                    .min
-                    .as_ref()
-                    .map(|m| self.number(m, field, "min"))
-                    .transpose()?;
-                let max = p
-                    .max
-                    .as_ref()
-                    .map(|m| self.number(m, field, "max"))
-                    .transpose()?;
-                for (k, v) in [("min", min), ("max", max)] {
-                    if let Some(v) = v
-                        && !v.is_finite()
-                    {
-                        return Err(bad(format!("normal needs a finite `{k}`, not {v}")));
-                    }
-                }
-                if let (Some(a), Some(b)) = (min, max)
-                    && a > b
+                let (min, max) = self.clamps(name, &p.min, &p.max, class, field, &bad)?;
+                if let Class::Decimal { scale, max: most } = class
+                    && !(mean * class.unit()).is_finite()
                 {
-                    return Err(bad(format!("normal needs min <= max, not {a} and {b}")));
-                }
-                if let Class::Int {
-                    min: tmin,
-                    max: tmax,
-                } = class
-                {
-                    let lo = min.unwrap_or(f64::NEG_INFINITY).max(tmin as f64);
-                    let hi = max.unwrap_or(f64::INFINITY).min(tmax as f64);
-                    if lo.ceil() > hi.floor() {
-                        return Err(bad(format!(
-                            "normal's min and max leave no value in the type's range {tmin}..={tmax}"
-                        )));
-                    }
-                }
-                if let Class::Decimal { scale, max: most } = class {
-                    // Clamps in units of the scale, as the engine draws.
-                    let unit = class.unit();
-                    let top = most as f64;
-                    let lo = min.map_or(-top, |m| (m * unit).max(-top));
-                    let hi = max.map_or(top, |m| (m * unit).min(top));
-                    if lo.ceil() > hi.floor() || !(mean * unit).is_finite() {
-                        return Err(bad(format!(
-                            "normal's min and max leave no value in the decimal's range (at most {most} units of 10^-{scale})"
-                        )));
-                    }
+                    return Err(bad(format!(
+                        "normal's min and max leave no value in the decimal's range (at most {most} units of 10^-{scale})"
+                    )));
                 }
                 Generator::Normal {
                     mean,
@@ -325,6 +288,80 @@ impl<'s> P<'s> {
                     min,
                     max,
                 }
+            }
+            "lognormal" => {
+                if !matches!(
+                    class,
+                    Class::Int { .. } | Class::Float | Class::Decimal { .. }
+                ) {
+                    return Err(unsupported());
+                }
+                let p = self.params(
+                    gens.lognormal.ok_or_else(missing)?,
+                    field,
+                    &what,
+                    &["mu", "sigma", "min", "max"],
+                )?;
+                let mu = self.number(need(&p.mu, || needs("mu"))?, field, "mu")?;
+                let sigma = self.number(need(&p.sigma, || needs("sigma"))?, field, "sigma")?;
+                if !(sigma > 0.0 && sigma.is_finite()) {
+                    return Err(bad(format!(
+                        "lognormal needs a positive `sigma` (the logarithm's standard deviation), not {sigma}"
+                    )));
+                }
+                if !mu.is_finite() {
+                    return Err(bad(format!("lognormal needs a finite `mu`, not {mu}")));
+                }
+                let (min, max) = self.clamps(name, &p.min, &p.max, class, field, &bad)?;
+                Generator::Lognormal {
+                    mu,
+                    sigma,
+                    min,
+                    max,
+                }
+            }
+            "quantiles" => {
+                let dated = matches!(class, Class::Date | Class::Timestamp(_));
+                if !(dated
+                    || matches!(
+                        class,
+                        Class::Int { .. } | Class::Float | Class::Decimal { .. } | Class::Time(_)
+                    ))
+                {
+                    return Err(unsupported());
+                }
+                // A list, or `{ values = [...], weekdays = [...] }`.
+                let t = gens.quantiles.ok_or_else(missing)?;
+                let (list, key, weekdays) = match &t.value {
+                    Shape::Table(_) => {
+                        let p = self.params(t, field, &what, &["values", "weekdays"])?;
+                        let values = need(&p.values, || needs("values"))?.clone();
+                        (values, "values", p.weekdays.as_ref())
+                    }
+                    Shape::Value(v) => (
+                        doc::At {
+                            span: t.span.clone(),
+                            value: v.clone(),
+                        },
+                        name,
+                        None,
+                    ),
+                };
+                let points = self.quantile_points(&list, class, field, key)?;
+                let weekdays = match weekdays {
+                    None => None,
+                    Some(w) if !dated => {
+                        return Err(self.err(
+                            w.span(),
+                            field,
+                            format!(
+                                "`weekdays` moves dates and timestamps within their week, not {kind} values"
+                            ),
+                        ));
+                    }
+                    Some(w) => Some(self.weekdays(w, field)?),
+                };
+                Generator::Quantiles { points, weekdays }
             }
             "zipf" => {
                 if class == Class::Bool {
@@ -828,6 +865,152 @@ impl<'s> P<'s> {
             _ => unreachable!("listed in GENERATORS"),
         };
         Ok(Some(g))
+    }
+
+    /// The clamps `min` and `max` of `normal` or `lognormal` (`name`):
+    /// finite, in order, and leaving a value of the field's type
+    /// between them.
+    fn clamps(
+        &self,
+        name: &str,
+        min: &Option<Loose<f64>>,
+        max: &Option<Loose<f64>>,
+        class: Class,
+        field: Option<&str>,
+        bad: &dyn Fn(String) -> SpecError,
+    ) -> Result<(Option<f64>, Option<f64>), SpecError> {
+        let min = min
+            .as_ref()
+            .map(|m| self.number(m, field, "min"))
+            .transpose()?;
+        let max = max
+            .as_ref()
+            .map(|m| self.number(m, field, "max"))
+            .transpose()?;
+        for (k, v) in [("min", min), ("max", max)] {
+            if let Some(v) = v
+                && !v.is_finite()
+            {
+                return Err(bad(format!("{name} needs a finite `{k}`, not {v}")));
+            }
+        }
+        if let (Some(a), Some(b)) = (min, max)
+            && a > b
+        {
+            return Err(bad(format!("{name} needs min <= max, not {a} and {b}")));
+        }
+        if let Class::Int {
+            min: tmin,
+            max: tmax,
+        } = class
+        {
+            let lo = min.unwrap_or(f64::NEG_INFINITY).max(tmin as f64);
+            let hi = max.unwrap_or(f64::INFINITY).min(tmax as f64);
+            if lo.ceil() > hi.floor() {
+                return Err(bad(format!(
+                    "{name}'s min and max leave no value in the type's range {tmin}..={tmax}"
+                )));
+            }
+        }
+        if let Class::Decimal { scale, max: most } = class {
+            // Clamps in units of the scale, as the engine draws.
+            let unit = class.unit();
+            let top = most as f64;
+            let lo = min.map_or(-top, |m| (m * unit).max(-top));
+            let hi = max.map_or(top, |m| (m * unit).min(top));
+            if lo.ceil() > hi.floor() {
+                return Err(bad(format!(
+                    "{name}'s min and max leave no value in the decimal's range (at most {most} units of 10^-{scale})"
+                )));
+            }
+        }
+        Ok((min, max))
+    }
+
+    /// The points of `quantiles` (`key`, written at `v`): at least two
+    /// values of the field's class, finite and non-decreasing.
+    fn quantile_points(
+        &self,
+        v: &V,
+        class: Class,
+        field: Option<&str>,
+        key: &str,
+    ) -> Result<Vec<Value>, SpecError> {
+        let points = self.values(v, class, field, key)?;
+        let Raw::Array(items) = &v.value else {
+            unreachable!("`values` reads arrays only");
+        };
+        if points.len() < 2 {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!(
+                    "`{key}` needs at least 2 values (the least and the greatest), not {}",
+                    points.len()
+                ),
+            ));
+        }
+        for (i, (p, item)) in points.iter().zip(items).enumerate() {
+            if let Value::Float(x) = p
+                && !x.is_finite()
+            {
+                return Err(self.err(
+                    item.span(),
+                    field,
+                    format!("`{key}` holds {x} (value {i}); quantiles are finite numbers"),
+                ));
+            }
+            let below = match (i.checked_sub(1).map(|j| &points[j]), p) {
+                (Some(Value::Int(a)), Value::Int(b)) => b < a,
+                (Some(Value::Float(a)), Value::Float(b)) => b < a,
+                _ => false,
+            };
+            if below {
+                return Err(self.err(
+                    item.span(),
+                    field,
+                    format!(
+                        "`{key}` decreases: {} (value {i}) is below {} (value {}); quantiles are non-decreasing",
+                        self.written(item),
+                        self.written(&items[i - 1]),
+                        i - 1
+                    ),
+                ));
+            }
+        }
+        if let (Some(Value::Float(a)), Some(Value::Float(b))) = (points.first(), points.last())
+            && !(b - a).is_finite()
+        {
+            return Err(self.err(
+                v.span(),
+                field,
+                format!("`{key}` spans more than the largest float ({a} to {b})"),
+            ));
+        }
+        Ok(points)
+    }
+
+    /// The weights of Monday to Sunday of `quantiles`' `weekdays`.
+    fn weekdays(&self, w: &Loose<Vec<f64>>, field: Option<&str>) -> Result<[f64; 7], SpecError> {
+        let bad = |m: String| self.err(w.span(), field, m);
+        let Raw::Array(items) = w.raw() else {
+            return Err(bad(format!(
+                "`weekdays` must be an array of 7 weights (Monday to Sunday), not {}",
+                w.raw().kind()
+            )));
+        };
+        let ws = items
+            .iter()
+            .map(|x| self.number(x, field, "weekdays"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Ok(days) = <[f64; 7]>::try_from(ws.as_slice()) else {
+            return Err(bad(format!(
+                "`weekdays` takes 7 weights (Monday to Sunday), not {}",
+                ws.len()
+            )));
+        };
+        Alias::check(&days).map_err(|e| bad(format!("`weekdays`: {}", distribution_message(e))))?;
+        Ok(days)
     }
 
     /// A length range's `min` (default 1) and `max` (default `min`).

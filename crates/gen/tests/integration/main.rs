@@ -11,6 +11,7 @@ mod dataset;
 mod decimal;
 mod dimensions;
 mod draws;
+mod empirical;
 mod expressions;
 mod parquet_settings;
 mod run_values;
