@@ -8,6 +8,7 @@ mod bench;
 mod common;
 mod compact;
 mod generate;
+mod infer;
 mod scan;
 mod sort;
 mod spec;
@@ -72,6 +73,12 @@ enum Command {
     /// Arrow C++ through pyarrow). Reports medians,
     /// min/max, CPU time and throughput as Markdown, and saves every run.
     Bench(bench::BenchArgs),
+    /// Model existing data as a spec: `strata infer INPUT... -o spec.toml`
+    /// reads Parquet, Arrow IPC or CSV tables once and writes a spec with
+    /// their types, null rates, distributions, patterns and keys across
+    /// tables; `strata infer --compare ORIGINAL GENERATED` measures how
+    /// close generated data is.
+    Infer(Box<infer::InferArgs>),
     /// Table formats: commit the parts of an Iceberg table written by
     /// several `generate --parts` runs as one snapshot.
     #[command(subcommand)]
@@ -90,6 +97,11 @@ fn main() -> ExitCode {
         Command::Compact(cmd) => compact::run(cmd),
         Command::Spec(cmd) => spec::run(cmd),
         Command::Table(cmd) => table::run(cmd),
+        Command::Infer(args) => match infer::run(*args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(1),
+            Err(e) => Err(e),
+        },
         Command::Bench(args) => match bench::run(args) {
             Ok(0) => Ok(()),
             Ok(code) => return ExitCode::from(code as u8),

@@ -302,6 +302,34 @@ impl Scanner {
         Ok(())
     }
 
+    /// Calls `each` with the batches of Parquet row groups `groups` only
+    /// (a sample of the file), in the given order, decoded in parallel as
+    /// [`Scanner::scan`] decodes; an IPC file is scanned whole.
+    ///
+    /// # Errors
+    ///
+    /// A row group the file does not have; the first error of the scan or
+    /// of `each`.
+    pub fn scan_groups(
+        &mut self,
+        req: &ScanRequest,
+        groups: &[usize],
+        each: impl FnMut(&RecordBatch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let ScanFile::Parquet(f) = &self.file else {
+            return self.scan(req, each);
+        };
+        let have = f.metadata().num_row_groups();
+        if let Some(g) = groups.iter().find(|&&g| g >= have) {
+            return Err(Error::InvalidConfig(format!(
+                "{}: no row group {g} (the file has {have})",
+                f.source().name()
+            )));
+        }
+        let f = f.clone();
+        self.scan_row_groups(&f, req, groups.iter().copied(), each)
+    }
+
     /// A Parquet scan of row groups `groups` (those `req` reads, in file
     /// order) decoded in parallel: a window of one task per worker, each
     /// decoding one row group; batches are handed on in file order. On an

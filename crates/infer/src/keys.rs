@@ -1,0 +1,593 @@
+//! Keys and relationships across columns and tables: primary keys,
+//! foreign keys by inclusion, parent-child tables, positions within a
+//! parent, and offsets between dates.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::model::{Gen, float};
+use crate::profile::{Class, Leaf, Node, TableProfile};
+
+/// A relationship the inference found, with its evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Relationship {
+    /// `primary key`, `unique`, `foreign key`, `children`, `position` or
+    /// `offset`.
+    pub kind: String,
+    /// The table.
+    pub table: String,
+    /// Its column or columns (comma-separated).
+    pub column: String,
+    /// What it refers to (`table.column`), where it refers to something.
+    pub target: Option<String>,
+    /// What was measured.
+    pub evidence: String,
+}
+
+/// A foreign key to write as a `ref`.
+#[derive(Debug, Clone)]
+pub(crate) struct Ref {
+    pub table: String,
+    pub column: String,
+    pub parent: String,
+    pub parent_column: String,
+    /// Zipf exponent of the references' skew, when skewed.
+    pub zipf: Option<f64>,
+}
+
+/// A child table.
+#[derive(Debug, Clone)]
+pub(crate) struct Child {
+    pub parent: String,
+    pub parent_column: String,
+    pub column: String,
+    pub count: Gen,
+    /// A column numbering the rows within their parent, from this start.
+    pub position: Option<(String, i128)>,
+}
+
+/// A column written as another plus an offset.
+#[derive(Debug, Clone)]
+pub(crate) struct Offset {
+    pub table: String,
+    pub column: String,
+    pub from: String,
+    pub generator: Gen,
+}
+
+/// Everything found.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Keys {
+    pub refs: Vec<Ref>,
+    pub children: HashMap<String, Child>,
+    pub offsets: Vec<Offset>,
+    pub found: Vec<Relationship>,
+}
+
+/// The prefix every column of a table shares up to an underscore (`l_`).
+fn prefix(t: &TableProfile) -> String {
+    let names: Vec<&str> = t.columns.iter().map(|c| c.field.name().as_str()).collect();
+    if names.len() < 2 {
+        return String::new();
+    }
+    let first = names[0];
+    let mut p = match first.find('_') {
+        Some(i) => &first[..=i],
+        None => return String::new(),
+    };
+    if !names.iter().all(|n| n.starts_with(p) && n.len() > p.len()) {
+        p = "";
+    }
+    p.to_string()
+}
+
+fn singular(s: &str) -> &str {
+    s.strip_suffix("ies")
+        .map_or_else(|| s.strip_suffix('s').unwrap_or(s), |_| s)
+}
+
+/// How well a column's name says it refers to another: 3 the same name
+/// after the tables' prefixes, 2 the parent table's name with `_id`,
+/// `id` or `key`, 1 one name ends with the other, 0 nothing.
+fn name_score(
+    child: &str,
+    child_prefix: &str,
+    parent: &str,
+    parent_prefix: &str,
+    parent_table: &str,
+) -> u8 {
+    let c = child
+        .strip_prefix(child_prefix)
+        .unwrap_or(child)
+        .to_ascii_lowercase();
+    let p = parent
+        .strip_prefix(parent_prefix)
+        .unwrap_or(parent)
+        .to_ascii_lowercase();
+    if c == p && !matches!(p.as_str(), "id" | "key" | "name") {
+        return 3;
+    }
+    let t = parent_table.to_ascii_lowercase();
+    let ts = singular(&t);
+    if c == t || c == ts {
+        return 2;
+    }
+    for base in [t.as_str(), ts] {
+        for suffix in ["_id", "id", "_key", "key"] {
+            if c == format!("{base}{suffix}") {
+                return 2;
+            }
+        }
+    }
+    if c.len() >= 3 && p.len() >= 3 && (c.ends_with(&p) || p.ends_with(&c)) {
+        return 1;
+    }
+    0
+}
+
+fn leaf<'a>(t: &'a TableProfile, column: &str) -> Option<&'a Leaf> {
+    t.columns
+        .iter()
+        .find(|c| c.field.name() == column)
+        .and_then(Node::leaf)
+}
+
+/// A unique, non-null column of a fully scanned table.
+fn is_key(t: &TableProfile, n: &Node) -> bool {
+    n.nulls == 0
+        && n.leaf().is_some_and(|l| {
+            l.unique
+                && l.count >= 2
+                && l.count == t.rows
+                && matches!(l.class, Class::Int | Class::Str)
+        })
+}
+
+fn key_rank(t: &TableProfile, n: &Node, i: usize) -> (u8, u8, usize) {
+    let name = n.field.name().to_ascii_lowercase();
+    let p = prefix(t);
+    let bare = name
+        .strip_prefix(&p.to_ascii_lowercase())
+        .unwrap_or(&name)
+        .to_string();
+    let named = u8::from(
+        bare == "id" || bare.ends_with("key") || bare.ends_with("_id") || bare.ends_with("id"),
+    );
+    let int = u8::from(n.leaf().is_some_and(|l| l.class == Class::Int));
+    (named, int, usize::MAX - i)
+}
+
+/// Finds the keys and relationships of `tables`.
+pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
+    let mut keys = Keys::default();
+    // Primary keys: the best-ranked unique column.
+    let mut primary: HashMap<&str, &str> = HashMap::new();
+    for t in tables {
+        let mut uniques: Vec<(usize, &Node)> = t
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| is_key(t, n))
+            .collect();
+        uniques.sort_by_key(|&(i, n)| std::cmp::Reverse(key_rank(t, n, i)));
+        if let Some((_, n)) = uniques.first() {
+            primary.insert(&t.name, n.field.name());
+            let l = n.leaf().expect("a key is a leaf");
+            keys.found.push(Relationship {
+                kind: "primary key".into(),
+                table: t.name.clone(),
+                column: n.field.name().clone(),
+                target: None,
+                evidence: format!(
+                    "{} distinct non-null values in {} rows{}",
+                    l.count,
+                    t.rows,
+                    if l.increasing { ", increasing" } else { "" }
+                ),
+            });
+        }
+        for (_, n) in uniques.iter().skip(1) {
+            keys.found.push(Relationship {
+                kind: "unique".into(),
+                table: t.name.clone(),
+                column: n.field.name().clone(),
+                target: None,
+                evidence: format!("{} distinct non-null values in {} rows", t.rows, t.rows),
+            });
+        }
+    }
+    // Value-hash sets of every key column.
+    let mut sets: HashMap<(&str, &str), HashSet<u64>> = HashMap::new();
+    for t in tables {
+        for n in &t.columns {
+            if is_key(t, n)
+                && let Some(l) = n.leaf()
+                && let Some(set) = key_hashes(l)
+            {
+                sets.insert((&t.name, n.field.name()), set);
+            }
+        }
+    }
+    // Foreign keys: the best parent key of each column whose sampled values
+    // all lie in it.
+    for a in tables {
+        let a_prefix = prefix(a);
+        for x in &a.columns {
+            let Some(lx) = x.leaf() else { continue };
+            if !matches!(lx.class, Class::Int | Class::Str) || lx.count == 0 || lx.distinct() < 2 {
+                continue;
+            }
+            if primary.get(a.name.as_str()) == Some(&x.field.name().as_str()) {
+                continue;
+            }
+            let mut best: Option<((u8, u64), &TableProfile, &str, usize)> = None;
+            for b in tables {
+                if b.name == a.name {
+                    continue;
+                }
+                for y in &b.columns {
+                    let Some(set) = sets.get(&(b.name.as_str(), y.field.name().as_str())) else {
+                        continue;
+                    };
+                    let ly = y.leaf().expect("keys are leaves");
+                    if ly.class != lx.class {
+                        continue;
+                    }
+                    if lx.class == Class::Int
+                        && (lx.min_key < ly.min_key || lx.max_key > ly.max_key)
+                    {
+                        continue;
+                    }
+                    let sample = &lx.hashes.items;
+                    if sample.is_empty() || !sample.iter().all(|h| set.contains(h)) {
+                        continue;
+                    }
+                    let score = name_score(
+                        x.field.name(),
+                        &a_prefix,
+                        y.field.name(),
+                        &prefix(b),
+                        &b.name,
+                    );
+                    let coverage = lx.distinct() as f64 / ly.count.max(1) as f64;
+                    if score == 0 && coverage < 0.9 {
+                        continue;
+                    }
+                    let rank = (score, (coverage.min(1.0) * 1e6) as u64);
+                    if best.as_ref().is_none_or(|b| rank > b.0) {
+                        best = Some((rank, b, y.field.name().as_str(), sample.len()));
+                    }
+                }
+            }
+            let Some(((score, cov), b, y, checked)) = best else {
+                continue;
+            };
+            let zipf = skew(lx, b.rows);
+            keys.found.push(Relationship {
+                kind: "foreign key".into(),
+                table: a.name.clone(),
+                column: x.field.name().clone(),
+                target: Some(format!("{}.{y}", b.name)),
+                evidence: format!(
+                    "{checked} of {checked} sampled values found among {}'s {} keys; {} distinct values cover {:.1}% of them; name match {score}/3{}",
+                    b.name,
+                    b.rows,
+                    lx.distinct(),
+                    cov as f64 / 1e4,
+                    zipf.map_or(String::new(), |s| format!("; references skewed, Zipf s = {s:.2}"))
+                ),
+            });
+            keys.refs.push(Ref {
+                table: a.name.clone(),
+                column: x.field.name().clone(),
+                parent: b.name.clone(),
+                parent_column: y.to_string(),
+                zipf,
+            });
+        }
+    }
+    children(tables, &mut keys);
+    composite(tables, &mut keys, &primary);
+    offsets(tables, &mut keys, min_count);
+    keys
+}
+
+fn key_hashes(l: &Leaf) -> Option<HashSet<u64>> {
+    if let Some(c) = l.categories() {
+        return Some(
+            c.iter()
+                .map(|(k, _)| match k {
+                    crate::profile::Category::Int(v) => crate::sketch::hash_int(*v),
+                    crate::profile::Category::Bytes(b) => crate::sketch::hash_bytes(b),
+                })
+                .collect(),
+        );
+    }
+    l.key_set()
+}
+
+/// The Zipf exponent of a reference column's counts per parent key, when
+/// they are skewed (the most referenced key has more than ten times the
+/// mean count): a least-squares line through log count against log rank.
+fn skew(l: &Leaf, parent_rows: u64) -> Option<f64> {
+    let cats = l.categories()?;
+    let mean = l.count as f64 / parent_rows.max(1) as f64;
+    let top = cats.first()?.1 as f64;
+    if top < 20.0 || top < 10.0 * mean {
+        return None;
+    }
+    let pts: Vec<(f64, f64)> = cats
+        .iter()
+        .take(1000)
+        .enumerate()
+        .map(|(i, c)| (((i + 1) as f64).ln(), (c.1 as f64).ln()))
+        .collect();
+    let n = pts.len() as f64;
+    let (sx, sy) = pts.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
+    let (mx, my) = (sx / n, sy / n);
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (x, y) in &pts {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+    }
+    let s = -sxy / sxx;
+    (s.is_finite() && s > 0.05).then_some((s * 100.0).round() / 100.0)
+}
+
+/// Children: a foreign key whose values come in runs (each parent's rows
+/// together) makes its table a child of the parent, the counts per parent
+/// its run lengths (and zero for parents never referenced).
+fn children(tables: &[TableProfile], keys: &mut Keys) {
+    let mut taken: HashSet<String> = HashSet::new();
+    for r in keys.refs.clone() {
+        if taken.contains(&r.table) || keys.children.contains_key(&r.parent) && r.parent == r.table
+        {
+            continue;
+        }
+        let (Some(a), Some(b)) = (
+            tables.iter().find(|t| t.name == r.table),
+            tables.iter().find(|t| t.name == r.parent),
+        ) else {
+            continue;
+        };
+        // Counts need every row of both.
+        if a.scanned != a.rows || b.scanned != b.rows {
+            continue;
+        }
+        let Some(l) = leaf(a, &r.column) else {
+            continue;
+        };
+        let distinct = l.distinct();
+        let grouped = l.nondecreasing || (l.exact() && l.runs == distinct);
+        if !grouped
+            || l.runs == l.count
+            || a.columns
+                .iter()
+                .find(|c| c.field.name() == &r.column)
+                .is_none_or(|c| c.nulls > 0)
+        {
+            continue;
+        }
+        // A parent whose own parent is this table would make a cycle.
+        if keys
+            .children
+            .get(&r.parent)
+            .is_some_and(|c| c.parent == r.table)
+        {
+            continue;
+        }
+        let mut counts = l.run_lengths.clone();
+        let zero = b.rows.saturating_sub(l.runs);
+        if zero > 0 {
+            counts.add_n(0, zero);
+        }
+        let count = crate::model::counts_gen(&counts);
+        // A column counting 0, 1, 2, ... (or from 1) within each parent.
+        let position = a.columns.iter().find_map(|c| {
+            let p = c.leaf()?;
+            (p.class == Class::Int
+                && p.pos_ok
+                && p.pos_resets + 1 == l.runs
+                && c.field.name() != &r.column
+                && c.nulls == 0)
+                .then(|| (c.field.name().clone(), p.pos_start.unwrap_or(0)))
+        });
+        keys.found.push(Relationship {
+            kind: "children".into(),
+            table: a.name.clone(),
+            column: r.column.clone(),
+            target: Some(format!("{}.{}", r.parent, r.parent_column)),
+            evidence: format!(
+                "{} rows in {} runs of equal {} ({}); {} of {} parents have none; count {}",
+                a.rows,
+                l.runs,
+                r.column,
+                if l.nondecreasing { "sorted" } else { "grouped" },
+                zero,
+                b.rows,
+                count.inline()
+            ),
+        });
+        if let Some((p, start)) = &position {
+            keys.found.push(Relationship {
+                kind: "position".into(),
+                table: a.name.clone(),
+                column: p.clone(),
+                target: Some(format!("{}.{}", r.parent, r.parent_column)),
+                evidence: format!(
+                    "{start}, {}, ... within each of the {} runs of {}",
+                    start + 1,
+                    l.runs,
+                    r.column
+                ),
+            });
+        }
+        taken.insert(r.table.clone());
+        keys.children.insert(
+            r.table.clone(),
+            Child {
+                parent: r.parent.clone(),
+                parent_column: r.parent_column.clone(),
+                column: r.column.clone(),
+                count,
+                position,
+            },
+        );
+    }
+}
+
+/// Composite keys of tables without a unique column: the first column,
+/// grouped, with a column whose values never repeat within its groups.
+fn composite(tables: &[TableProfile], keys: &mut Keys, primary: &HashMap<&str, &str>) {
+    for t in tables {
+        if primary.contains_key(t.name.as_str()) || t.columns.is_empty() || t.scanned != t.rows {
+            continue;
+        }
+        let Some(first) = t.columns[0].leaf() else {
+            continue;
+        };
+        let grouped = first.nondecreasing || (first.exact() && first.runs == first.distinct());
+        if !grouped || first.runs == first.count || t.columns[0].nulls > 0 {
+            continue;
+        }
+        let child = keys.children.get(&t.name);
+        let fk: HashSet<&str> = keys
+            .refs
+            .iter()
+            .filter(|r| r.table == t.name)
+            .map(|r| r.column.as_str())
+            .collect();
+        let best = t
+            .within
+            .iter()
+            .filter(|w| w.distinct && t.columns[w.column].nulls == 0)
+            .max_by_key(|w| {
+                let name = t.columns[w.column].field.name();
+                let is_pos = child
+                    .and_then(|c| c.position.as_ref())
+                    .is_some_and(|p| &p.0 == name);
+                (is_pos, fk.contains(name.as_str()), usize::MAX - w.column)
+            });
+        if let Some(w) = best {
+            let name = t.columns[w.column].field.name();
+            keys.found.push(Relationship {
+                kind: "primary key".into(),
+                table: t.name.clone(),
+                column: format!("{}, {name}", t.columns[0].field.name()),
+                target: None,
+                evidence: format!(
+                    "{} never repeats within the {} runs of {} ({} rows)",
+                    name,
+                    first.runs,
+                    t.columns[0].field.name(),
+                    t.rows
+                ),
+            });
+        }
+    }
+}
+
+/// Offsets: a date or timestamp column that is another plus a difference
+/// spanning at most a quarter of its range.
+fn offsets(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
+    for t in tables {
+        let mut derived: HashSet<usize> = HashSet::new();
+        let mut pairs: Vec<&crate::profile::Pair> =
+            t.pairs.iter().filter(|p| p.count > 0).collect();
+        pairs.sort_by_key(|p| p.max - p.min);
+        for p in pairs {
+            let (Some(la), Some(lb)) = (t.columns[p.a].leaf(), t.columns[p.b].leaf()) else {
+                continue;
+            };
+            // Only dates: a date plus days is an expression specs have.
+            if la.class != Class::Date || derived.contains(&p.b) || derived.contains(&p.a) {
+                continue;
+            }
+            let range = (lb.max_key - lb.min_key).max(1);
+            if p.count != la.count.min(lb.count) || (p.max - p.min) * 4 > range {
+                continue;
+            }
+            let mut counts: HashMap<i64, u64> = HashMap::new();
+            for &d in &p.sample.items {
+                *counts.entry(d as i64).or_insert(0) += 1;
+            }
+            let mut items: Vec<(i64, u64)> = counts.into_iter().collect();
+            items.sort_unstable();
+            let generator = if items.len() <= 256 {
+                let kept: Vec<&(i64, u64)> = items
+                    .iter()
+                    .filter(|i| i.1 >= min_count.min(p.sample.items.len() as u64 / 1000 + 1))
+                    .collect();
+                if kept.is_empty() {
+                    continue;
+                }
+                let total: u64 = kept.iter().map(|k| k.1).sum();
+                Gen {
+                    key: "weighted",
+                    value: format!(
+                        "{{ values = [{}], weights = [{}] }}",
+                        kept.iter()
+                            .map(|k| k.0.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        kept.iter()
+                            .map(|k| float(((k.1 as f64 / total as f64) * 1e6).round() / 1e6))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }
+            } else {
+                Gen {
+                    key: "uniform",
+                    value: format!("{{ min = {}, max = {} }}", p.min, p.max),
+                }
+            };
+            derived.insert(p.b);
+            let (a, b) = (t.columns[p.a].field.name(), t.columns[p.b].field.name());
+            keys.found.push(Relationship {
+                kind: "offset".into(),
+                table: t.name.clone(),
+                column: b.clone(),
+                target: Some(format!("{}.{a}", t.name)),
+                evidence: format!(
+                    "{b} - {a} is {} to {} days in all {} rows (a span of {} against {b}'s {})",
+                    p.min,
+                    p.max,
+                    p.count,
+                    p.max - p.min,
+                    range
+                ),
+            });
+            keys.offsets.push(Offset {
+                table: t.name.clone(),
+                column: b.clone(),
+                from: a.clone(),
+                generator,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_rank_references() {
+        assert_eq!(
+            name_score("l_orderkey", "l_", "o_orderkey", "o_", "orders"),
+            3
+        );
+        assert_eq!(name_score("customer_id", "", "id", "", "customers"), 2);
+        assert_eq!(
+            name_score("buyer_custkey", "", "custkey", "c_", "customer"),
+            1
+        );
+        assert_eq!(
+            name_score("l_linenumber", "l_", "n_nationkey", "n_", "nation"),
+            0
+        );
+        assert_eq!(name_score("x_id", "x_", "y_id", "y_", "y"), 0);
+    }
+}

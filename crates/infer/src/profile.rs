@@ -1,0 +1,1071 @@
+//! One pass over a table's batches: per column (and per nested level) the
+//! counts, ranges, distinct values, samples and shapes the models are
+//! fitted to.
+//!
+//! Exact over every scanned row: counts, nulls, ranges, sums, categories
+//! while there are at most `max_categories` of them, uniqueness (a set of
+//! value hashes while no value repeats), order and runs, string lengths,
+//! weekdays. Sampled (a reservoir per column): the values the numeric
+//! fits and quantiles use, the strings patterns are read from, the value
+//! hashes foreign keys are checked with.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray as _;
+use arrow_array::types::*;
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_schema::{DataType, Field, TimeUnit};
+use rayon::prelude::*;
+
+use crate::sketch::{Hll, Reservoir, hash_bytes, hash_int};
+
+type State = foldhash::fast::FixedState;
+
+/// How much a profile keeps.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Distinct values counted exactly per column.
+    pub max_categories: usize,
+    /// Values sampled per column for fits and quantiles.
+    pub sample: usize,
+    /// Strings sampled per column for patterns.
+    pub texts: usize,
+}
+
+/// Counts of small non-negative integers (lengths), exact.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counts {
+    small: Vec<u64>,
+    large: BTreeMap<u64, u64>,
+}
+
+impl Counts {
+    #[inline]
+    pub(crate) fn add(&mut self, v: u64) {
+        self.add_n(v, 1);
+    }
+
+    #[inline]
+    pub(crate) fn add_n(&mut self, v: u64, n: u64) {
+        if v < 4096 {
+            let i = v as usize;
+            if self.small.len() <= i {
+                self.small.resize(i + 1, 0);
+            }
+            self.small[i] += n;
+        } else {
+            *self.large.entry(v).or_insert(0) += n;
+        }
+    }
+
+    /// `(value, count)` in increasing value order, counts above zero.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.small
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c > 0)
+            .map(|(v, &c)| (v as u64, c))
+            .chain(self.large.iter().map(|(&v, &c)| (v, c)))
+    }
+
+    pub(crate) fn total(&self) -> u64 {
+        self.iter().map(|(_, c)| c).sum()
+    }
+}
+
+/// What a leaf's values are, for fitting and for the spec.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Class {
+    /// `true`/`false`.
+    Bool,
+    /// Integers (also times and durations, read as their integer).
+    Int,
+    /// Floating point.
+    Float,
+    /// Decimals, as integer units of `10^-scale`.
+    Decimal {
+        /// Digits after the point.
+        scale: i8,
+    },
+    /// Days since 1970-01-01.
+    Date,
+    /// Instants in `unit` since the epoch.
+    Timestamp {
+        /// The unit.
+        unit: TimeUnit,
+    },
+    /// UTF-8 text.
+    Str,
+    /// Bytes.
+    Bytes,
+}
+
+impl Class {
+    /// The class of `dt`'s values, `None` when a leaf of that type cannot
+    /// be profiled.
+    pub(crate) fn of(dt: &DataType) -> Option<Class> {
+        use DataType as D;
+        Some(match dt {
+            D::Boolean => Class::Bool,
+            D::Int8
+            | D::Int16
+            | D::Int32
+            | D::Int64
+            | D::UInt8
+            | D::UInt16
+            | D::UInt32
+            | D::UInt64 => Class::Int,
+            D::Time32(_) | D::Time64(_) | D::Duration(_) => Class::Int,
+            D::Float16 | D::Float32 | D::Float64 => Class::Float,
+            D::Decimal32(_, s) | D::Decimal64(_, s) | D::Decimal128(_, s) | D::Decimal256(_, s) => {
+                Class::Decimal { scale: *s }
+            }
+            D::Date32 => Class::Date,
+            D::Date64 => Class::Timestamp {
+                unit: TimeUnit::Millisecond,
+            },
+            D::Timestamp(u, _) => Class::Timestamp { unit: *u },
+            D::Utf8 | D::LargeUtf8 | D::Utf8View => Class::Str,
+            D::Binary | D::LargeBinary | D::BinaryView | D::FixedSizeBinary(_) => Class::Bytes,
+            D::Dictionary(_, v) => Class::of(v)?,
+            _ => return None,
+        })
+    }
+
+    /// Whether values are ordered numbers (fits, quantiles, KS).
+    pub(crate) fn is_numeric(&self) -> bool {
+        !matches!(self, Class::Bool | Class::Str | Class::Bytes)
+    }
+
+    /// Whether values are integers (keys, sequences, positions).
+    pub(crate) fn is_integral(&self) -> bool {
+        matches!(
+            self,
+            Class::Int | Class::Decimal { .. } | Class::Date | Class::Timestamp { .. }
+        )
+    }
+
+    /// Units per day of a date or timestamp.
+    pub(crate) fn per_day(&self) -> Option<i128> {
+        match self {
+            Class::Date => Some(1),
+            Class::Timestamp { unit } => Some(
+                86_400
+                    * match unit {
+                        TimeUnit::Second => 1,
+                        TimeUnit::Millisecond => 1_000,
+                        TimeUnit::Microsecond => 1_000_000,
+                        TimeUnit::Nanosecond => 1_000_000_000,
+                    },
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// A leaf column's profile.
+#[derive(Debug, Clone)]
+pub(crate) struct Leaf {
+    pub class: Class,
+    /// Non-null values.
+    pub count: u64,
+    pub min: f64,
+    pub max: f64,
+    pub sum: f64,
+    pub sumsq: f64,
+    /// Sums of `ln(v)` and its square over the positive values.
+    pub ln_sum: f64,
+    pub ln_sumsq: f64,
+    pub positive: u64,
+    /// Exact least and greatest of integral classes.
+    pub min_key: i128,
+    pub max_key: i128,
+    /// NaNs (not in any other figure).
+    pub nan: u64,
+    /// Exact counts while there are at most `max_categories` values.
+    pub ints: Option<HashMap<i128, u64, State>>,
+    pub strs: Option<HashMap<Box<[u8]>, u64, State>>,
+    /// Distinct estimate once the exact counts are dropped.
+    pub hll: Option<Hll>,
+    /// Value hashes while no value has repeated (after the exact counts
+    /// are dropped).
+    uniq: Option<HashSet<u64, State>>,
+    /// No value seen twice.
+    pub unique: bool,
+    pub increasing: bool,
+    pub nondecreasing: bool,
+    last: Option<i128>,
+    last_hash: u64,
+    /// Runs of equal consecutive values, and their lengths.
+    pub runs: u64,
+    run_len: u64,
+    pub run_lengths: Counts,
+    /// Whether every value is the first value or the previous plus one
+    /// (a position within groups), and how often it went back.
+    pub pos_start: Option<i128>,
+    pub pos_ok: bool,
+    pub pos_resets: u64,
+    /// Sampled values (numbers as f64: days, units, ticks).
+    pub sample: Reservoir<f64>,
+    /// Sampled value hashes (for inclusion checks).
+    pub hashes: Reservoir<u64>,
+    /// Byte lengths of strings and binaries, exact.
+    pub lengths: Counts,
+    /// Sampled strings.
+    pub texts: Reservoir<Box<str>>,
+    /// Monday..Sunday counts of dates and timestamps.
+    pub dow: [u64; 7],
+    pub trues: u64,
+    max_categories: usize,
+}
+
+impl Leaf {
+    fn new(class: Class, limits: &Limits, seed: u64) -> Self {
+        let exact_ints = !matches!(class, Class::Str | Class::Bytes);
+        Leaf {
+            class,
+            count: 0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            sum: 0.0,
+            sumsq: 0.0,
+            ln_sum: 0.0,
+            ln_sumsq: 0.0,
+            positive: 0,
+            min_key: i128::MAX,
+            max_key: i128::MIN,
+            nan: 0,
+            ints: exact_ints.then(HashMap::default),
+            strs: (!exact_ints).then(HashMap::default),
+            hll: None,
+            uniq: None,
+            unique: true,
+            increasing: true,
+            nondecreasing: true,
+            last: None,
+            last_hash: 0,
+            runs: 0,
+            run_len: 0,
+            run_lengths: Counts::default(),
+            pos_start: None,
+            pos_ok: true,
+            pos_resets: 0,
+            sample: Reservoir::new(limits.sample, seed),
+            hashes: Reservoir::new(limits.sample, seed ^ 0x55),
+            lengths: Counts::default(),
+            texts: Reservoir::new(limits.texts, seed ^ 0xAA),
+            dow: [0; 7],
+            trues: 0,
+            max_categories: limits.max_categories,
+        }
+    }
+
+    /// Distinct non-null values: exact while counted, else estimated.
+    pub(crate) fn distinct(&self) -> u64 {
+        if let Some(m) = &self.ints {
+            m.len() as u64
+        } else if let Some(m) = &self.strs {
+            m.len() as u64
+        } else if self.unique {
+            self.count
+        } else {
+            self.hll
+                .as_ref()
+                .map_or(0, |h| h.estimate().round() as u64)
+                .min(self.count)
+        }
+    }
+
+    /// Whether the exact counts were kept.
+    pub(crate) fn exact(&self) -> bool {
+        self.ints.is_some() || self.strs.is_some()
+    }
+
+    /// The value hashes of a column whose values never repeated, once
+    /// the exact counts were dropped.
+    pub(crate) fn key_set(&self) -> Option<HashSet<u64>> {
+        self.uniq.as_ref().map(|u| u.iter().copied().collect())
+    }
+
+    fn overflow(&mut self) {
+        let mut hll = Hll::new();
+        let mut hashes = HashSet::with_hasher(State::default());
+        if let Some(m) = self.ints.take() {
+            for &k in m.keys() {
+                let h = hash_int(k);
+                hll.add(h);
+                hashes.insert(h);
+            }
+        }
+        if let Some(m) = self.strs.take() {
+            for k in m.keys() {
+                let h = hash_bytes(k);
+                hll.add(h);
+                hashes.insert(h);
+            }
+        }
+        self.hll = Some(hll);
+        if self.unique {
+            self.uniq = Some(hashes);
+        }
+    }
+
+    #[inline]
+    fn seen_hash(&mut self, h: u64) {
+        if let Some(hll) = &mut self.hll {
+            hll.add(h);
+        }
+        if let Some(u) = &mut self.uniq
+            && !u.insert(h)
+        {
+            self.unique = false;
+            self.uniq = None;
+        }
+    }
+
+    #[inline]
+    fn number(&mut self, f: f64) {
+        self.count += 1;
+        self.min = self.min.min(f);
+        self.max = self.max.max(f);
+        self.sum += f;
+        self.sumsq += f * f;
+        if f > 0.0 {
+            let l = f.ln();
+            self.positive += 1;
+            self.ln_sum += l;
+            self.ln_sumsq += l * l;
+        }
+        self.sample.offer(|| f);
+    }
+
+    #[inline]
+    fn run(&mut self, same: bool) {
+        if self.runs == 0 {
+            self.runs = 1;
+            self.run_len = 1;
+        } else if same {
+            self.run_len += 1;
+        } else {
+            self.run_lengths.add(self.run_len);
+            self.runs += 1;
+            self.run_len = 1;
+        }
+    }
+
+    /// One integral value (an integer, a decimal's units, a date's days, a
+    /// timestamp's ticks).
+    #[inline]
+    pub(crate) fn int(&mut self, v: i128) {
+        self.number(v as f64);
+        self.min_key = self.min_key.min(v);
+        self.max_key = self.max_key.max(v);
+        let mut hashed = None;
+        if let Some(m) = &mut self.ints {
+            let c = m.entry(v).or_insert(0);
+            *c += 1;
+            if *c > 1 {
+                self.unique = false;
+            }
+            if m.len() > self.max_categories {
+                self.overflow();
+            }
+        } else {
+            let h = hash_int(v);
+            hashed = Some(h);
+            self.seen_hash(h);
+        }
+        if self.hashes.wants() {
+            self.hashes.put(hashed.unwrap_or_else(|| hash_int(v)));
+        }
+        let prev = self.last;
+        if let Some(p) = prev {
+            if v <= p {
+                self.increasing = false;
+            }
+            if v < p {
+                self.nondecreasing = false;
+            }
+        }
+        self.run(prev == Some(v));
+        if self.pos_ok {
+            match self.pos_start {
+                None => self.pos_start = Some(v),
+                Some(c) if v == c => self.pos_resets += 1,
+                Some(_) if prev.is_some_and(|p| p.checked_add(1) == Some(v)) => {}
+                Some(_) => self.pos_ok = false,
+            }
+        }
+        self.last = Some(v);
+        if let Some(per_day) = self.class.per_day() {
+            let day = v.div_euclid(per_day);
+            // 1970-01-01 was a Thursday (index 3 from Monday).
+            self.dow[(day + 3).rem_euclid(7) as usize] += 1;
+        }
+    }
+
+    /// One float.
+    #[inline]
+    pub(crate) fn float(&mut self, v: f64) {
+        if v.is_nan() {
+            self.nan += 1;
+            return;
+        }
+        let v = if v == 0.0 { 0.0 } else { v };
+        self.number(v);
+        let key = i128::from(v.to_bits());
+        if let Some(m) = &mut self.ints {
+            let c = m.entry(key).or_insert(0);
+            *c += 1;
+            if *c > 1 {
+                self.unique = false;
+            }
+            if m.len() > self.max_categories {
+                self.overflow();
+            }
+        } else {
+            self.seen_hash(hash_int(key));
+        }
+        if let Some(p) = self.last {
+            let p = f64::from_bits(p as u64);
+            if v <= p {
+                self.increasing = false;
+            }
+            if v < p {
+                self.nondecreasing = false;
+            }
+        }
+        self.last = Some(key);
+    }
+
+    /// One boolean.
+    #[inline]
+    pub(crate) fn bool(&mut self, v: bool) {
+        self.count += 1;
+        self.trues += u64::from(v);
+        if let Some(m) = &mut self.ints {
+            *m.entry(i128::from(v)).or_insert(0) += 1;
+        }
+    }
+
+    /// One string or byte string.
+    #[inline]
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
+        self.count += 1;
+        self.lengths.add(b.len() as u64);
+        let h = hash_bytes(b);
+        if let Some(m) = &mut self.strs {
+            if let Some(c) = m.get_mut(b) {
+                *c += 1;
+                self.unique = false;
+            } else {
+                m.insert(b.into(), 1);
+                if m.len() > self.max_categories {
+                    self.overflow();
+                }
+            }
+        } else {
+            self.seen_hash(h);
+        }
+        if self.hashes.wants() {
+            self.hashes.put(h);
+        }
+        let same = self.count > 1 && h == self.last_hash;
+        self.run(same);
+        self.last_hash = h;
+        if self.texts.wants() {
+            self.texts.put(String::from_utf8_lossy(b).into());
+        }
+    }
+
+    fn finish(&mut self) {
+        if self.run_len > 0 {
+            self.run_lengths.add(self.run_len);
+            self.run_len = 0;
+        }
+    }
+
+    /// Mean and standard deviation of the values.
+    pub(crate) fn moments(&self) -> (f64, f64) {
+        let n = self.count.max(1) as f64;
+        let mean = self.sum / n;
+        let var = (self.sumsq / n - mean * mean).max(0.0);
+        (mean, var.sqrt())
+    }
+
+    /// Sorted sample.
+    pub(crate) fn sorted_sample(&self) -> Vec<f64> {
+        let mut s = self.sample.items.clone();
+        s.sort_by(f64::total_cmp);
+        s
+    }
+
+    /// Exact category counts, most frequent first (ties by value), as
+    /// `(value, count)` with integral values as keys or strings.
+    pub(crate) fn categories(&self) -> Option<Vec<(Category, u64)>> {
+        let mut out: Vec<(Category, u64)> = if let Some(m) = &self.ints {
+            m.iter().map(|(&k, &c)| (Category::Int(k), c)).collect()
+        } else if let Some(m) = &self.strs {
+            m.iter()
+                .map(|(k, &c)| (Category::Bytes(k.to_vec()), c))
+                .collect()
+        } else {
+            return None;
+        };
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        Some(out)
+    }
+}
+
+/// A category's value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Category {
+    /// An integral value, a float's bits or a boolean (0/1).
+    Int(i128),
+    /// A string's bytes.
+    Bytes(Vec<u8>),
+}
+
+/// A field's profile: counts at its level and its nested fields'.
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub field: Field,
+    /// Values at this level (rows for a top-level field; items for a
+    /// list's item), nulls included.
+    pub slots: u64,
+    pub nulls: u64,
+    pub shape: Shape,
+}
+
+/// A profiled field's kind.
+#[derive(Debug, Clone)]
+pub(crate) enum Shape {
+    Leaf(Box<Leaf>),
+    Struct(Vec<Node>),
+    /// Lists (`lengths` of the non-null ones) and their items.
+    List {
+        lengths: Counts,
+        item: Box<Node>,
+    },
+    /// Maps (`sizes` of the non-null ones), keys and values.
+    Map {
+        sizes: Counts,
+        key: Box<Node>,
+        value: Box<Node>,
+    },
+    /// A type no spec can hold: only its nulls are counted.
+    Unsupported,
+}
+
+impl Node {
+    pub(crate) fn new(field: &Field, limits: &Limits, seed: u64) -> Node {
+        let shape = match field.data_type() {
+            DataType::Struct(fs) => Shape::Struct(
+                fs.iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        Node::new(f, limits, seed.wrapping_mul(31).wrapping_add(i as u64 + 1))
+                    })
+                    .collect(),
+            ),
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+                Shape::List {
+                    lengths: Counts::default(),
+                    item: Box::new(Node::new(f, limits, seed.wrapping_mul(37))),
+                }
+            }
+            DataType::Map(entries, _) => match entries.data_type() {
+                DataType::Struct(kv) if kv.len() == 2 => Shape::Map {
+                    sizes: Counts::default(),
+                    key: Box::new(Node::new(&kv[0], limits, seed.wrapping_mul(41))),
+                    value: Box::new(Node::new(&kv[1], limits, seed.wrapping_mul(43))),
+                },
+                _ => Shape::Unsupported,
+            },
+            dt => match Class::of(dt) {
+                Some(c) => Shape::Leaf(Box::new(Leaf::new(c, limits, seed))),
+                None => Shape::Unsupported,
+            },
+        };
+        Node {
+            field: field.clone(),
+            slots: 0,
+            nulls: 0,
+            shape,
+        }
+    }
+
+    /// The share of nulls at this level.
+    pub(crate) fn null_rate(&self) -> f64 {
+        if self.slots == 0 {
+            0.0
+        } else {
+            self.nulls as f64 / self.slots as f64
+        }
+    }
+
+    pub(crate) fn leaf(&self) -> Option<&Leaf> {
+        match &self.shape {
+            Shape::Leaf(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    fn finish(&mut self) {
+        match &mut self.shape {
+            Shape::Leaf(l) => l.finish(),
+            Shape::Struct(c) => c.iter_mut().for_each(Node::finish),
+            Shape::List { item, .. } => item.finish(),
+            Shape::Map { key, value, .. } => {
+                key.finish();
+                value.finish();
+            }
+            Shape::Unsupported => {}
+        }
+    }
+
+    /// Adds one array of this field's values.
+    pub(crate) fn add(&mut self, a: &dyn Array) {
+        self.slots += a.len() as u64;
+        self.nulls += a.logical_null_count() as u64;
+        match &mut self.shape {
+            Shape::Unsupported => {}
+            Shape::Leaf(l) => add_leaf(l, a),
+            Shape::Struct(children) => {
+                let s = a.as_struct();
+                let valid = s
+                    .nulls()
+                    .filter(|n| n.null_count() > 0)
+                    .map(|n| BooleanArray::new(n.inner().clone(), None));
+                for (c, col) in children.iter_mut().zip(s.columns()) {
+                    match &valid {
+                        Some(v) => {
+                            if let Ok(kept) = arrow_select::filter::filter(col.as_ref(), v) {
+                                c.add(kept.as_ref());
+                            }
+                        }
+                        None => c.add(col.as_ref()),
+                    }
+                }
+            }
+            Shape::List { lengths, item } => match a.data_type() {
+                DataType::List(_) => {
+                    let l = a.as_list::<i32>();
+                    list_lengths(lengths, l.offsets().iter().map(|&o| o as i64), a);
+                    let (lo, hi) = (l.offsets()[0] as usize, l.offsets()[l.len()] as usize);
+                    item.add(l.values().slice(lo, hi - lo).as_ref());
+                }
+                DataType::LargeList(_) => {
+                    let l = a.as_list::<i64>();
+                    list_lengths(lengths, l.offsets().iter().copied(), a);
+                    let (lo, hi) = (l.offsets()[0] as usize, l.offsets()[l.len()] as usize);
+                    item.add(l.values().slice(lo, hi - lo).as_ref());
+                }
+                DataType::FixedSizeList(_, n) => {
+                    let l = a.as_fixed_size_list();
+                    let valid = a.len() - a.null_count();
+                    lengths.add_n(*n as u64, valid as u64);
+                    item.add(l.values().as_ref());
+                }
+                _ => {}
+            },
+            Shape::Map { sizes, key, value } => {
+                let m = a.as_map();
+                list_lengths(sizes, m.offsets().iter().map(|&o| o as i64), a);
+                let (lo, hi) = (m.offsets()[0] as usize, m.offsets()[m.len()] as usize);
+                key.add(m.keys().slice(lo, hi - lo).as_ref());
+                value.add(m.values().slice(lo, hi - lo).as_ref());
+            }
+        }
+    }
+}
+
+fn list_lengths(counts: &mut Counts, offsets: impl Iterator<Item = i64>, a: &dyn Array) {
+    let mut prev: Option<i64> = None;
+    for (i, o) in offsets.enumerate() {
+        if let Some(p) = prev
+            && a.is_valid(i - 1)
+        {
+            counts.add((o - p).max(0i64) as u64);
+        }
+        prev = Some(o);
+    }
+}
+
+macro_rules! ints {
+    ($l:expr, $a:expr, $t:ty) => {{
+        let p = $a.as_primitive::<$t>();
+        if p.null_count() == 0 {
+            for &v in p.values().iter() {
+                $l.int(v as i128);
+            }
+        } else {
+            for v in p.iter().flatten() {
+                $l.int(v as i128);
+            }
+        }
+    }};
+}
+
+fn add_leaf(l: &mut Leaf, a: &dyn Array) {
+    use DataType as D;
+    match a.data_type() {
+        D::Boolean => a.as_boolean().iter().flatten().for_each(|v| l.bool(v)),
+        D::Int8 => ints!(l, a, Int8Type),
+        D::Int16 => ints!(l, a, Int16Type),
+        D::Int32 => ints!(l, a, Int32Type),
+        D::Int64 => ints!(l, a, Int64Type),
+        D::UInt8 => ints!(l, a, UInt8Type),
+        D::UInt16 => ints!(l, a, UInt16Type),
+        D::UInt32 => ints!(l, a, UInt32Type),
+        D::UInt64 => ints!(l, a, UInt64Type),
+        D::Date32 => ints!(l, a, Date32Type),
+        D::Date64 => ints!(l, a, Date64Type),
+        D::Timestamp(TimeUnit::Second, _) => ints!(l, a, TimestampSecondType),
+        D::Timestamp(TimeUnit::Millisecond, _) => ints!(l, a, TimestampMillisecondType),
+        D::Timestamp(TimeUnit::Microsecond, _) => ints!(l, a, TimestampMicrosecondType),
+        D::Timestamp(TimeUnit::Nanosecond, _) => ints!(l, a, TimestampNanosecondType),
+        D::Time32(TimeUnit::Second) => ints!(l, a, Time32SecondType),
+        D::Time32(_) => ints!(l, a, Time32MillisecondType),
+        D::Time64(TimeUnit::Microsecond) => ints!(l, a, Time64MicrosecondType),
+        D::Time64(_) => ints!(l, a, Time64NanosecondType),
+        D::Duration(TimeUnit::Second) => ints!(l, a, DurationSecondType),
+        D::Duration(TimeUnit::Millisecond) => ints!(l, a, DurationMillisecondType),
+        D::Duration(TimeUnit::Microsecond) => ints!(l, a, DurationMicrosecondType),
+        D::Duration(TimeUnit::Nanosecond) => ints!(l, a, DurationNanosecondType),
+        D::Decimal32(..) => ints!(l, a, Decimal32Type),
+        D::Decimal64(..) => ints!(l, a, Decimal64Type),
+        D::Decimal128(..) => ints!(l, a, Decimal128Type),
+        D::Decimal256(..) => {
+            for v in a.as_primitive::<Decimal256Type>().iter().flatten() {
+                // Units past i128 are clamped (their distribution is kept).
+                l.int(v.to_i128().unwrap_or(if v.is_negative() {
+                    i128::MIN + 1
+                } else {
+                    i128::MAX
+                }));
+            }
+        }
+        D::Float16 => a
+            .as_primitive::<Float16Type>()
+            .iter()
+            .flatten()
+            .for_each(|v| l.float(f64::from(v.to_f32()))),
+        D::Float32 => a
+            .as_primitive::<Float32Type>()
+            .iter()
+            .flatten()
+            .for_each(|v| l.float(f64::from(v))),
+        D::Float64 => {
+            let p = a.as_primitive::<Float64Type>();
+            if p.null_count() == 0 {
+                p.values().iter().for_each(|&v| l.float(v));
+            } else {
+                p.iter().flatten().for_each(|v| l.float(v));
+            }
+        }
+        D::Utf8 => a
+            .as_string::<i32>()
+            .iter()
+            .flatten()
+            .for_each(|s| l.bytes(s.as_bytes())),
+        D::LargeUtf8 => a
+            .as_string::<i64>()
+            .iter()
+            .flatten()
+            .for_each(|s| l.bytes(s.as_bytes())),
+        D::Utf8View => a
+            .as_string_view()
+            .iter()
+            .flatten()
+            .for_each(|s| l.bytes(s.as_bytes())),
+        D::Binary => a
+            .as_binary::<i32>()
+            .iter()
+            .flatten()
+            .for_each(|b| l.bytes(b)),
+        D::LargeBinary => a
+            .as_binary::<i64>()
+            .iter()
+            .flatten()
+            .for_each(|b| l.bytes(b)),
+        D::BinaryView => a.as_binary_view().iter().flatten().for_each(|b| l.bytes(b)),
+        D::FixedSizeBinary(_) => a
+            .as_fixed_size_binary()
+            .iter()
+            .flatten()
+            .for_each(|b| l.bytes(b)),
+        D::Dictionary(_, v) => {
+            if let Ok(plain) = arrow_cast::cast(a, v) {
+                add_leaf(l, plain.as_ref());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The differences `b - a` of two integral top-level columns of a table
+/// (dates, timestamps): their range and a sample, for offsets.
+#[derive(Debug, Clone)]
+pub(crate) struct Pair {
+    pub a: usize,
+    pub b: usize,
+    pub count: u64,
+    pub min: i128,
+    pub max: i128,
+    pub sample: Reservoir<f64>,
+}
+
+/// A table's profile.
+#[derive(Debug, Clone)]
+pub(crate) struct TableProfile {
+    pub name: String,
+    /// Rows in the input (from metadata where the scan was sampled).
+    pub rows: u64,
+    /// Rows scanned.
+    pub scanned: u64,
+    pub columns: Vec<Node>,
+    pub pairs: Vec<Pair>,
+    /// Columns whose values never repeat within a run of equal values of
+    /// the first column (with the first column, a composite key when the
+    /// first column is grouped).
+    pub within: Vec<Within>,
+    last_first: Option<u64>,
+}
+
+/// Whether a column's values are distinct within each run of equal
+/// values of a table's first column.
+#[derive(Debug, Clone)]
+pub(crate) struct Within {
+    pub column: usize,
+    pub distinct: bool,
+    run: HashSet<u64, State>,
+}
+
+/// Columns checked for distinct values within runs of the first column.
+const MAX_WITHIN: usize = 8;
+
+/// Hashes of a column's values, as the leaves hash them (`None` for
+/// nulls), for integer and string columns.
+fn row_hashes(a: &dyn Array) -> Option<Vec<Option<u64>>> {
+    use DataType as D;
+    macro_rules! h {
+        ($t:ty) => {
+            a.as_primitive::<$t>()
+                .iter()
+                .map(|v| v.map(|v| hash_int(v as i128)))
+                .collect()
+        };
+    }
+    Some(match a.data_type() {
+        D::Int8 => h!(Int8Type),
+        D::Int16 => h!(Int16Type),
+        D::Int32 => h!(Int32Type),
+        D::Int64 => h!(Int64Type),
+        D::UInt8 => h!(UInt8Type),
+        D::UInt16 => h!(UInt16Type),
+        D::UInt32 => h!(UInt32Type),
+        D::UInt64 => h!(UInt64Type),
+        D::Utf8 => a
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.map(|s| hash_bytes(s.as_bytes())))
+            .collect(),
+        D::LargeUtf8 => a
+            .as_string::<i64>()
+            .iter()
+            .map(|v| v.map(|s| hash_bytes(s.as_bytes())))
+            .collect(),
+        D::Utf8View => a
+            .as_string_view()
+            .iter()
+            .map(|v| v.map(|s| hash_bytes(s.as_bytes())))
+            .collect(),
+        _ => return None,
+    })
+}
+
+/// Columns offsets are looked for between (dates and timestamps).
+const MAX_PAIR_COLUMNS: usize = 8;
+
+impl TableProfile {
+    pub(crate) fn new(name: &str, fields: &[Arc<Field>], limits: &Limits) -> Self {
+        let columns: Vec<Node> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| Node::new(f, limits, 0x1000 + i as u64))
+            .collect();
+        let temporal: Vec<usize> = columns
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| {
+                n.leaf()
+                    .is_some_and(|l| matches!(l.class, Class::Date | Class::Timestamp { .. }))
+            })
+            .map(|(i, _)| i)
+            .take(MAX_PAIR_COLUMNS)
+            .collect();
+        let mut pairs = Vec::new();
+        for (x, &a) in temporal.iter().enumerate() {
+            for &b in &temporal[x + 1..] {
+                if columns[a].field.data_type() == columns[b].field.data_type() {
+                    pairs.push(Pair {
+                        a,
+                        b,
+                        count: 0,
+                        min: i128::MAX,
+                        max: i128::MIN,
+                        sample: Reservoir::new(limits.sample, (a * 64 + b) as u64),
+                    });
+                }
+            }
+        }
+        let keyish = |n: &Node| {
+            n.leaf()
+                .is_some_and(|l| matches!(l.class, Class::Int | Class::Str))
+        };
+        let within = if columns.first().is_some_and(keyish) {
+            columns
+                .iter()
+                .enumerate()
+                .skip(1)
+                .filter(|(_, n)| keyish(n))
+                .take(MAX_WITHIN)
+                .map(|(i, _)| Within {
+                    column: i,
+                    distinct: true,
+                    run: HashSet::with_hasher(State::default()),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        TableProfile {
+            name: name.to_string(),
+            rows: 0,
+            scanned: 0,
+            columns,
+            pairs,
+            within,
+            last_first: None,
+        }
+    }
+
+    /// Adds a batch (its columns profiled in parallel).
+    pub(crate) fn add(&mut self, batch: &RecordBatch) {
+        self.scanned += batch.num_rows() as u64;
+        let cols: Vec<&ArrayRef> = batch.columns().iter().collect();
+        self.columns
+            .par_iter_mut()
+            .zip(cols.par_iter())
+            .for_each(|(n, a)| n.add(a.as_ref()));
+        let pairs = std::mem::take(&mut self.pairs);
+        self.pairs = pairs
+            .into_par_iter()
+            .map(|mut p| {
+                let (a, b) = (batch.column(p.a).clone(), batch.column(p.b).clone());
+                add_pair(&mut p, &a, &b);
+                p
+            })
+            .collect();
+        self.add_within(batch);
+    }
+
+    fn add_within(&mut self, batch: &RecordBatch) {
+        if self.within.iter().all(|w| !w.distinct) {
+            return;
+        }
+        let Some(first) = row_hashes(batch.column(0).as_ref()) else {
+            return;
+        };
+        // Where each run of the first column starts (a run may go on from
+        // the previous batch).
+        let mut starts = Vec::with_capacity(first.len());
+        let mut last = self.last_first;
+        for h in &first {
+            let h = h.unwrap_or(u64::MAX);
+            starts.push(last != Some(h));
+            last = Some(h);
+        }
+        self.last_first = last;
+        self.within
+            .par_iter_mut()
+            .filter(|w| w.distinct)
+            .for_each(|w| {
+                let Some(values) = row_hashes(batch.column(w.column).as_ref()) else {
+                    w.distinct = false;
+                    return;
+                };
+                for (v, &start) in values.iter().zip(&starts) {
+                    if start {
+                        w.run.clear();
+                    }
+                    match v {
+                        Some(h) if w.run.insert(*h) => {}
+                        _ => {
+                            w.distinct = false;
+                            w.run = HashSet::with_hasher(State::default());
+                            return;
+                        }
+                    }
+                }
+            });
+    }
+
+    pub(crate) fn finish(&mut self) {
+        self.columns.iter_mut().for_each(Node::finish);
+    }
+}
+
+fn integral(a: &dyn Array) -> Option<Vec<Option<i128>>> {
+    use DataType as D;
+    Some(match a.data_type() {
+        D::Date32 => a
+            .as_primitive::<Date32Type>()
+            .iter()
+            .map(|v| v.map(i128::from))
+            .collect(),
+        D::Date64 => a
+            .as_primitive::<Date64Type>()
+            .iter()
+            .map(|v| v.map(i128::from))
+            .collect(),
+        D::Timestamp(TimeUnit::Second, _) => a
+            .as_primitive::<TimestampSecondType>()
+            .iter()
+            .map(|v| v.map(i128::from))
+            .collect(),
+        D::Timestamp(TimeUnit::Millisecond, _) => a
+            .as_primitive::<TimestampMillisecondType>()
+            .iter()
+            .map(|v| v.map(i128::from))
+            .collect(),
+        D::Timestamp(TimeUnit::Microsecond, _) => a
+            .as_primitive::<TimestampMicrosecondType>()
+            .iter()
+            .map(|v| v.map(i128::from))
+            .collect(),
+        D::Timestamp(TimeUnit::Nanosecond, _) => a
+            .as_primitive::<TimestampNanosecondType>()
+            .iter()
+            .map(|v| v.map(i128::from))
+            .collect(),
+        _ => return None,
+    })
+}
+
+fn add_pair(p: &mut Pair, a: &ArrayRef, b: &ArrayRef) {
+    let (Some(x), Some(y)) = (integral(a.as_ref()), integral(b.as_ref())) else {
+        return;
+    };
+    for (x, y) in x.into_iter().zip(y) {
+        if let (Some(x), Some(y)) = (x, y) {
+            let d = y - x;
+            p.count += 1;
+            p.min = p.min.min(d);
+            p.max = p.max.max(d);
+            p.sample.offer(|| d as f64);
+        }
+    }
+}

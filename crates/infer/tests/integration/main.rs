@@ -1,0 +1,3 @@
+//! Integration tests of strata-infer, one module per concern.
+
+mod roundtrip;
