@@ -248,26 +248,22 @@ pub fn compare_with(
         ) else {
             continue;
         };
-        let set = if y.unique {
-            y.key_set().or_else(|| {
-                y.categories().map(|c| {
-                    c.iter()
-                        .map(|(k, _)| match k {
-                            Category::Int(v) => crate::sketch::hash_int(*v),
-                            Category::Bytes(b) => crate::sketch::hash_bytes(b),
-                        })
-                        .collect()
-                })
-            })
+        let strings = y.string_hashes();
+        let checked = x.key_sample.items.len();
+        let missing = if y.unique {
+            x.key_sample
+                .items
+                .iter()
+                .map(|&k| y.has_key(k, strings.as_ref()))
+                .try_fold(0usize, |m, found| found.map(|f| m + usize::from(!f)))
         } else {
             None
         };
-        let checked = x.hashes.items.len();
         out.keys.push(KeyCheck {
             column: format!("{}.{}", r.table, r.column),
             target: format!("{}.{}", r.parent, r.parent_column),
             checked,
-            missing: set.map(|s| x.hashes.items.iter().filter(|h| !s.contains(h)).count()),
+            missing,
         });
     }
     Ok(out)

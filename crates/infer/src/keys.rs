@@ -197,15 +197,14 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
             });
         }
     }
-    // Value-hash sets of every key column.
-    let mut sets: HashMap<(&str, &str), HashSet<u64>> = HashMap::new();
+    // The string hashes of every small string key column.
+    let mut sets: HashMap<(&str, &str), Option<HashSet<u64>>> = HashMap::new();
     for t in tables {
         for n in &t.columns {
             if is_key(t, n)
                 && let Some(l) = n.leaf()
-                && let Some(set) = key_hashes(l)
             {
-                sets.insert((&t.name, n.field.name()), set);
+                sets.insert((&t.name, n.field.name()), l.string_hashes());
             }
         }
     }
@@ -227,7 +226,8 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
                     continue;
                 }
                 for y in &b.columns {
-                    let Some(set) = sets.get(&(b.name.as_str(), y.field.name().as_str())) else {
+                    let Some(strings) = sets.get(&(b.name.as_str(), y.field.name().as_str()))
+                    else {
                         continue;
                     };
                     let ly = y.leaf().expect("keys are leaves");
@@ -239,8 +239,12 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
                     {
                         continue;
                     }
-                    let sample = &lx.hashes.items;
-                    if sample.is_empty() || !sample.iter().all(|h| set.contains(h)) {
+                    let sample = &lx.key_sample.items;
+                    if sample.is_empty()
+                        || !sample
+                            .iter()
+                            .all(|&k| ly.has_key(k, strings.as_ref()) == Some(true))
+                    {
                         continue;
                     }
                     let score = name_score(
@@ -291,20 +295,6 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
     composite(tables, &mut keys, &primary);
     offsets(tables, &mut keys, min_count);
     keys
-}
-
-fn key_hashes(l: &Leaf) -> Option<HashSet<u64>> {
-    if let Some(c) = l.categories() {
-        return Some(
-            c.iter()
-                .map(|(k, _)| match k {
-                    crate::profile::Category::Int(v) => crate::sketch::hash_int(*v),
-                    crate::profile::Category::Bytes(b) => crate::sketch::hash_bytes(b),
-                })
-                .collect(),
-        );
-    }
-    l.key_set()
 }
 
 /// The Zipf exponent of a reference column's counts per parent key, when

@@ -538,10 +538,12 @@ pub(crate) fn leaf_gen(leaf: &Leaf, dt: &DataType, rules: &Rules) -> (Gen, Strin
     }
     let sorted = leaf.sorted_sample();
     let discrete = class.is_integral();
-    let ln = (leaf.positive == leaf.count && leaf.count > 0).then(|| {
-        let n = leaf.count as f64;
-        let m = leaf.ln_sum / n;
-        (m, (leaf.ln_sumsq / n - m * m).max(0.0).sqrt())
+    // Lognormal moments from the sample (every value positive).
+    let ln = (leaf.min > 0.0 && !sorted.is_empty()).then(|| {
+        let n = sorted.len() as f64;
+        let m = sorted.iter().map(|v| v.ln()).sum::<f64>() / n;
+        let v = sorted.iter().map(|v| (v.ln() - m).powi(2)).sum::<f64>() / n;
+        (m, v.sqrt())
     });
     // Bounds: the mean of the `min_count` least (greatest) sampled values
     // for high-cardinality columns (no single value is written).

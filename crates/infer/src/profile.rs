@@ -164,6 +164,105 @@ impl Class {
     }
 }
 
+/// Exact counts of integral values: a dense window of counts while the
+/// values stay near the first one (no hashing), else a map.
+#[derive(Debug, Clone)]
+pub(crate) enum Exact {
+    Dense {
+        base: i128,
+        counts: Vec<u64>,
+        distinct: usize,
+    },
+    Map(HashMap<i128, u64, State>),
+}
+
+/// The width of a dense window of counts.
+const DENSE: i128 = 1 << 16;
+
+impl Exact {
+    fn new() -> Self {
+        Exact::Dense {
+            base: i128::MIN,
+            counts: Vec::new(),
+            distinct: 0,
+        }
+    }
+
+    /// Counts `v`; returns its count and the distinct values so far.
+    #[inline]
+    fn add(&mut self, v: i128) -> (u64, usize) {
+        if let Exact::Dense {
+            base,
+            counts,
+            distinct,
+        } = self
+        {
+            if counts.is_empty() {
+                *base = v.saturating_sub(DENSE / 2);
+                counts.resize(DENSE as usize, 0);
+            }
+            let at = v.wrapping_sub(*base);
+            if (0..DENSE).contains(&at) {
+                let c = &mut counts[at as usize];
+                *c += 1;
+                if *c == 1 {
+                    *distinct += 1;
+                }
+                return (*c, *distinct);
+            }
+            let map: HashMap<i128, u64, State> = self.iter().collect();
+            *self = Exact::Map(map);
+        }
+        match self {
+            Exact::Map(m) => {
+                let c = m.entry(v).or_insert(0);
+                *c += 1;
+                let c = *c;
+                (c, m.len())
+            }
+            Exact::Dense { .. } => unreachable!("converted above"),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Exact::Dense { distinct, .. } => *distinct,
+            Exact::Map(m) => m.len(),
+        }
+    }
+
+    pub(crate) fn iter(&self) -> Box<dyn Iterator<Item = (i128, u64)> + '_> {
+        match self {
+            Exact::Dense { base, counts, .. } => Box::new(
+                counts
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &c)| c > 0)
+                    .map(move |(i, &c)| (*base + i as i128, c)),
+            ),
+            Exact::Map(m) => Box::new(m.iter().map(|(&k, &c)| (k, c))),
+        }
+    }
+
+    pub(crate) fn contains(&self, v: i128) -> bool {
+        match self {
+            Exact::Dense { base, counts, .. } => {
+                let at = v.wrapping_sub(*base);
+                (0..counts.len() as i128).contains(&at) && counts[at as usize] > 0
+            }
+            Exact::Map(m) => m.contains_key(&v),
+        }
+    }
+}
+
+/// The values of a column none of whose values repeated: in order while
+/// they increase (a key's usual shape: no hashing), else their hashes.
+#[derive(Debug, Clone)]
+pub(crate) enum KeySet {
+    Sorted(Vec<i128>),
+    Hashed(HashSet<u64, State>),
+}
+
 /// A leaf column's profile.
 #[derive(Debug, Clone)]
 pub(crate) struct Leaf {
@@ -174,23 +273,20 @@ pub(crate) struct Leaf {
     pub max: f64,
     pub sum: f64,
     pub sumsq: f64,
-    /// Sums of `ln(v)` and its square over the positive values.
-    pub ln_sum: f64,
-    pub ln_sumsq: f64,
-    pub positive: u64,
     /// Exact least and greatest of integral classes.
     pub min_key: i128,
     pub max_key: i128,
     /// NaNs (not in any other figure).
     pub nan: u64,
     /// Exact counts while there are at most `max_categories` values.
-    pub ints: Option<HashMap<i128, u64, State>>,
+    pub ints: Option<Exact>,
     pub strs: Option<HashMap<Box<[u8]>, u64, State>>,
-    /// Distinct estimate once the exact counts are dropped.
+    /// Distinct estimate once the exact counts are dropped and a value
+    /// has repeated.
     pub hll: Option<Hll>,
-    /// Value hashes while no value has repeated (after the exact counts
-    /// are dropped).
-    uniq: Option<HashSet<u64, State>>,
+    /// The values while none has repeated (after the exact counts are
+    /// dropped).
+    pub keys: Option<KeySet>,
     /// No value seen twice.
     pub unique: bool,
     pub increasing: bool,
@@ -208,8 +304,9 @@ pub(crate) struct Leaf {
     pub pos_resets: u64,
     /// Sampled values (numbers as f64: days, units, ticks).
     pub sample: Reservoir<f64>,
-    /// Sampled value hashes (for inclusion checks).
-    pub hashes: Reservoir<u64>,
+    /// Sampled keys (integers as they are, strings as their hash), for
+    /// inclusion checks.
+    pub key_sample: Reservoir<i128>,
     /// Byte lengths of strings and binaries, exact.
     pub lengths: Counts,
     /// Sampled strings.
@@ -218,11 +315,13 @@ pub(crate) struct Leaf {
     pub dow: [u64; 7],
     pub trues: u64,
     max_categories: usize,
+    per_day: Option<i64>,
 }
 
 impl Leaf {
     fn new(class: Class, limits: &Limits, seed: u64) -> Self {
         let exact_ints = !matches!(class, Class::Str | Class::Bytes);
+        let per_day = class.per_day().and_then(|d| i64::try_from(d).ok());
         Leaf {
             class,
             count: 0,
@@ -230,16 +329,13 @@ impl Leaf {
             max: f64::NEG_INFINITY,
             sum: 0.0,
             sumsq: 0.0,
-            ln_sum: 0.0,
-            ln_sumsq: 0.0,
-            positive: 0,
             min_key: i128::MAX,
             max_key: i128::MIN,
             nan: 0,
-            ints: exact_ints.then(HashMap::default),
+            ints: exact_ints.then(Exact::new),
             strs: (!exact_ints).then(HashMap::default),
             hll: None,
-            uniq: None,
+            keys: None,
             unique: true,
             increasing: true,
             nondecreasing: true,
@@ -252,12 +348,13 @@ impl Leaf {
             pos_ok: true,
             pos_resets: 0,
             sample: Reservoir::new(limits.sample, seed),
-            hashes: Reservoir::new(limits.sample, seed ^ 0x55),
+            key_sample: Reservoir::new(limits.sample, seed ^ 0x55),
             lengths: Counts::default(),
             texts: Reservoir::new(limits.texts, seed ^ 0xAA),
             dow: [0; 7],
             trues: 0,
             max_categories: limits.max_categories,
+            per_day,
         }
     }
 
@@ -282,46 +379,114 @@ impl Leaf {
         self.ints.is_some() || self.strs.is_some()
     }
 
-    /// The value hashes of a column whose values never repeated, once
-    /// the exact counts were dropped.
-    pub(crate) fn key_set(&self) -> Option<HashSet<u64>> {
-        self.uniq.as_ref().map(|u| u.iter().copied().collect())
+    /// Whether `key` (an integer value, or a string's hash, as
+    /// [`Leaf::key_sample`] holds them) is one of this column's values:
+    /// `None` when only an estimate was kept.
+    pub(crate) fn has_key(&self, key: i128, string_hashes: Option<&HashSet<u64>>) -> Option<bool> {
+        if let Some(e) = &self.ints {
+            return Some(e.contains(key));
+        }
+        if self.strs.is_some() {
+            return string_hashes.map(|s| s.contains(&(key as u64)));
+        }
+        match &self.keys {
+            Some(KeySet::Sorted(v)) => Some(v.binary_search(&key).is_ok()),
+            Some(KeySet::Hashed(h)) => {
+                Some(if self.class == Class::Str || self.class == Class::Bytes {
+                    h.contains(&(key as u64))
+                } else {
+                    h.contains(&hash_int(key))
+                })
+            }
+            None => None,
+        }
     }
 
+    /// The hashes of a string column's exact categories.
+    pub(crate) fn string_hashes(&self) -> Option<HashSet<u64>> {
+        self.strs
+            .as_ref()
+            .map(|m| m.keys().map(|k| hash_bytes(k)).collect())
+    }
+
+    /// The exact counts are dropped: their values go to the key set while
+    /// no value has repeated, to the distinct estimate otherwise.
     fn overflow(&mut self) {
-        let mut hll = Hll::new();
-        let mut hashes = HashSet::with_hasher(State::default());
-        if let Some(m) = self.ints.take() {
-            for &k in m.keys() {
-                let h = hash_int(k);
-                hll.add(h);
-                hashes.insert(h);
+        let ints = self.ints.take();
+        let strs = self.strs.take();
+        if self.unique {
+            self.keys = Some(match (&ints, &strs) {
+                (Some(e), _) if self.increasing => {
+                    let mut v: Vec<i128> = e.iter().map(|(k, _)| k).collect();
+                    v.sort_unstable();
+                    KeySet::Sorted(v)
+                }
+                (Some(e), _) => KeySet::Hashed(e.iter().map(|(k, _)| hash_int(k)).collect()),
+                (_, Some(m)) => KeySet::Hashed(m.keys().map(|k| hash_bytes(k)).collect()),
+                _ => KeySet::Hashed(HashSet::default()),
+            });
+        } else {
+            let mut hll = Hll::new();
+            if let Some(e) = &ints {
+                e.iter().for_each(|(k, _)| hll.add(hash_int(k)));
             }
+            if let Some(m) = &strs {
+                m.keys().for_each(|k| hll.add(hash_bytes(k)));
+            }
+            self.hll = Some(hll);
         }
-        if let Some(m) = self.strs.take() {
-            for k in m.keys() {
-                let h = hash_bytes(k);
-                hll.add(h);
-                hashes.insert(h);
-            }
+    }
+
+    /// A repeat after the exact counts were dropped: the key set becomes
+    /// the distinct estimate.
+    fn repeated(&mut self) {
+        self.unique = false;
+        let mut hll = Hll::new();
+        match self.keys.take() {
+            Some(KeySet::Sorted(v)) => v.iter().for_each(|&k| hll.add(hash_int(k))),
+            Some(KeySet::Hashed(h)) => h.iter().for_each(|&k| hll.add(k)),
+            None => {}
         }
         self.hll = Some(hll);
-        if self.unique {
-            self.uniq = Some(hashes);
-        }
     }
 
     #[inline]
     fn seen_hash(&mut self, h: u64) {
         if let Some(hll) = &mut self.hll {
             hll.add(h);
+            return;
         }
-        if let Some(u) = &mut self.uniq
-            && !u.insert(h)
-        {
-            self.unique = false;
-            self.uniq = None;
+        let fresh = match &mut self.keys {
+            Some(KeySet::Hashed(set)) => set.insert(h),
+            Some(KeySet::Sorted(_)) => {
+                // An integer column that stopped increasing.
+                unreachable!("integers go through `seen_int`")
+            }
+            None => true,
+        };
+        if !fresh {
+            self.repeated();
+            if let Some(hll) = &mut self.hll {
+                hll.add(h);
+            }
         }
+    }
+
+    #[inline]
+    fn seen_int(&mut self, v: i128, increasing: bool) {
+        if let Some(hll) = &mut self.hll {
+            hll.add(hash_int(v));
+            return;
+        }
+        if let Some(KeySet::Sorted(keys)) = &mut self.keys {
+            if increasing {
+                keys.push(v);
+                return;
+            }
+            let set: HashSet<u64, State> = keys.iter().map(|&k| hash_int(k)).collect();
+            self.keys = Some(KeySet::Hashed(set));
+        }
+        self.seen_hash(hash_int(v));
     }
 
     #[inline]
@@ -331,12 +496,6 @@ impl Leaf {
         self.max = self.max.max(f);
         self.sum += f;
         self.sumsq += f * f;
-        if f > 0.0 {
-            let l = f.ln();
-            self.positive += 1;
-            self.ln_sum += l;
-            self.ln_sumsq += l * l;
-        }
         self.sample.offer(|| f);
     }
 
@@ -358,27 +517,10 @@ impl Leaf {
     /// timestamp's ticks).
     #[inline]
     pub(crate) fn int(&mut self, v: i128) {
-        self.number(v as f64);
+        let small = i64::try_from(v).ok();
+        self.number(small.map_or(v as f64, |s| s as f64));
         self.min_key = self.min_key.min(v);
         self.max_key = self.max_key.max(v);
-        let mut hashed = None;
-        if let Some(m) = &mut self.ints {
-            let c = m.entry(v).or_insert(0);
-            *c += 1;
-            if *c > 1 {
-                self.unique = false;
-            }
-            if m.len() > self.max_categories {
-                self.overflow();
-            }
-        } else {
-            let h = hash_int(v);
-            hashed = Some(h);
-            self.seen_hash(h);
-        }
-        if self.hashes.wants() {
-            self.hashes.put(hashed.unwrap_or_else(|| hash_int(v)));
-        }
         let prev = self.last;
         if let Some(p) = prev {
             if v <= p {
@@ -388,6 +530,18 @@ impl Leaf {
                 self.nondecreasing = false;
             }
         }
+        if let Some(m) = &mut self.ints {
+            let (c, distinct) = m.add(v);
+            if c > 1 {
+                self.unique = false;
+            }
+            if distinct > self.max_categories {
+                self.overflow();
+            }
+        } else {
+            self.seen_int(v, self.increasing);
+        }
+        self.key_sample.offer(|| v);
         self.run(prev == Some(v));
         if self.pos_ok {
             match self.pos_start {
@@ -398,8 +552,8 @@ impl Leaf {
             }
         }
         self.last = Some(v);
-        if let Some(per_day) = self.class.per_day() {
-            let day = v.div_euclid(per_day);
+        if let (Some(per_day), Some(s)) = (self.per_day, small) {
+            let day = s.div_euclid(per_day);
             // 1970-01-01 was a Thursday (index 3 from Monday).
             self.dow[(day + 3).rem_euclid(7) as usize] += 1;
         }
@@ -416,16 +570,17 @@ impl Leaf {
         self.number(v);
         let key = i128::from(v.to_bits());
         if let Some(m) = &mut self.ints {
-            let c = m.entry(key).or_insert(0);
-            *c += 1;
-            if *c > 1 {
+            let (c, distinct) = m.add(key);
+            if c > 1 {
                 self.unique = false;
             }
-            if m.len() > self.max_categories {
+            if distinct > self.max_categories {
+                // Floats are never keys: no key set.
+                self.unique = false;
                 self.overflow();
             }
-        } else {
-            self.seen_hash(hash_int(key));
+        } else if let Some(hll) = &mut self.hll {
+            hll.add(hash_int(key));
         }
         if let Some(p) = self.last {
             let p = f64::from_bits(p as u64);
@@ -445,7 +600,7 @@ impl Leaf {
         self.count += 1;
         self.trues += u64::from(v);
         if let Some(m) = &mut self.ints {
-            *m.entry(i128::from(v)).or_insert(0) += 1;
+            m.add(i128::from(v));
         }
     }
 
@@ -468,9 +623,7 @@ impl Leaf {
         } else {
             self.seen_hash(h);
         }
-        if self.hashes.wants() {
-            self.hashes.put(h);
-        }
+        self.key_sample.offer(|| i128::from(h));
         let same = self.count > 1 && h == self.last_hash;
         self.run(same);
         self.last_hash = h;
@@ -505,7 +658,7 @@ impl Leaf {
     /// `(value, count)` with integral values as keys or strings.
     pub(crate) fn categories(&self) -> Option<Vec<(Category, u64)>> {
         let mut out: Vec<(Category, u64)> = if let Some(m) = &self.ints {
-            m.iter().map(|(&k, &c)| (Category::Int(k), c)).collect()
+            m.iter().map(|(k, c)| (Category::Int(k), c)).collect()
         } else if let Some(m) = &self.strs {
             m.iter()
                 .map(|(k, &c)| (Category::Bytes(k.to_vec()), c))
@@ -989,6 +1142,13 @@ impl TableProfile {
             last = Some(h);
         }
         self.last_first = last;
+        // Runs of one row: nothing can repeat within them.
+        if starts.iter().all(|&s| s) {
+            for w in &mut self.within {
+                w.run.clear();
+            }
+            return;
+        }
         self.within
             .par_iter_mut()
             .filter(|w| w.distinct)
