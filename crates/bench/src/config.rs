@@ -22,17 +22,21 @@ pub enum Suite {
     ParquetColumn,
     /// `strata sort` in memory and external, against DuckDB and pyarrow.
     Sort,
+    /// `strata infer` over lineitem-shaped Parquet, against DuckDB's
+    /// `SUMMARIZE`.
+    Infer,
 }
 
 impl Suite {
     /// Every suite, in report order.
-    pub const ALL: [Suite; 6] = [
+    pub const ALL: [Suite; 7] = [
         Suite::Pipeline,
         Suite::Row,
         Suite::Scan,
         Suite::Compact,
         Suite::ParquetColumn,
         Suite::Sort,
+        Suite::Infer,
     ];
 
     /// The suite's command-line name.
@@ -44,6 +48,7 @@ impl Suite {
             Suite::Compact => "compact",
             Suite::ParquetColumn => "parquet-column",
             Suite::Sort => "sort",
+            Suite::Infer => "infer",
         }
     }
 

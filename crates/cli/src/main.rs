@@ -70,7 +70,8 @@ enum Command {
     /// (projected reads against the arrow-rs readers and pyarrow), compact
     /// (planner layouts, merge against DuckDB, table compaction against
     /// deltalake), parquet-column (the Int64 column-IO matrix against
-    /// Arrow C++ through pyarrow). Reports medians,
+    /// Arrow C++ through pyarrow), sort (against DuckDB and pyarrow), infer
+    /// (against DuckDB's SUMMARIZE). Reports medians,
     /// min/max, CPU time and throughput as Markdown, and saves every run.
     Bench(bench::BenchArgs),
     /// Model existing data as a spec: `strata infer INPUT... -o spec.toml`

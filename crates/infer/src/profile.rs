@@ -48,12 +48,11 @@ impl Counts {
 
     #[inline]
     pub(crate) fn add_n(&mut self, v: u64, n: u64) {
-        if v < 4096 {
-            let i = v as usize;
-            if self.small.len() <= i {
-                self.small.resize(i + 1, 0);
-            }
-            self.small[i] += n;
+        if let Some(c) = self.small.get_mut(v as usize) {
+            *c += n;
+        } else if v < 4096 {
+            self.small.resize(v as usize + 1, 0);
+            self.small[v as usize] += n;
         } else {
             *self.large.entry(v).or_insert(0) += n;
         }
@@ -518,7 +517,7 @@ impl Leaf {
     #[inline]
     pub(crate) fn int(&mut self, v: i128) {
         let small = i64::try_from(v).ok();
-        self.number(small.map_or(v as f64, |s| s as f64));
+        self.number(small.map_or_else(|| v as f64, |s| s as f64));
         self.min_key = self.min_key.min(v);
         self.max_key = self.max_key.max(v);
         let prev = self.last;

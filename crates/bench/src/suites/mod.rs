@@ -3,6 +3,7 @@
 
 mod common;
 pub mod compact;
+pub mod infer;
 pub mod parquet_column;
 pub mod pipeline;
 pub mod row;
@@ -21,6 +22,7 @@ impl Suite {
             Suite::Compact => compact::cases(cfg),
             Suite::ParquetColumn => parquet_column::cases(cfg),
             Suite::Sort => sort::cases(cfg),
+            Suite::Infer => infer::cases(cfg),
         }
     }
 }
