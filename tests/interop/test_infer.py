@@ -4,9 +4,11 @@ original, joins over the detected keys, and the CSV reader against
 pyarrow's."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import duckdb
@@ -146,3 +148,22 @@ def test_bad_inputs_are_clear_errors(strata_bin, tmp_path):
     assert spec.read_text() == "keep"
     r = subprocess.run([strata_bin, "infer", "--compare", str(bad)], capture_output=True, text=True)
     assert r.returncode == 2 and "two inputs" in r.stderr
+
+
+@pytest.mark.skipif("STRATA_S3_ENDPOINT" not in os.environ, reason="no S3 test server configured (scripts/test starts one)")
+def test_infer_reads_an_s3_prefix_as_it_reads_a_directory(strata_bin, tmp_path):
+    """The tpch preset written to S3 and to a directory: the same tables,
+    keys and spec (all but the comment naming the input)."""
+    local = tmp_path / "local"
+    remote = f"s3://{os.environ['STRATA_S3_BUCKET']}/infer-{uuid.uuid4().hex[:8]}"
+    for out in (str(local), remote):
+        subprocess.run(
+            [strata_bin, "generate", "-q", "--preset", "tpch", "--scale", "0.01", "--output-dir", out], check=True
+        )
+    specs = []
+    for src in (str(local), remote + "/"):
+        r = subprocess.run([strata_bin, "infer", src], check=True, capture_output=True, text=True)
+        specs.append("\n".join(line for line in r.stdout.splitlines() if not line.startswith("#   ")))
+    assert specs[0] == specs[1]
+    assert specs[0].count("[[tables]]") == 8
+    assert 'children_of = "orders"' in specs[0]

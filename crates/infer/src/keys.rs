@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use crate::model::{Gen, float};
-use crate::profile::{Class, Leaf, Node, TableProfile};
+use crate::profile::{Category, Class, Leaf, Node, TableProfile};
 
 /// A relationship the inference found, with its evidence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -56,9 +56,30 @@ pub(crate) struct Offset {
     pub generator: Gen,
 }
 
+/// A dependency of one column on a few-valued sibling, written as `when`
+/// cases on `column` keyed by `by`.
+#[derive(Debug, Clone)]
+pub(crate) struct Cases {
+    pub table: String,
+    pub column: String,
+    pub by: String,
+    /// The sibling's values of each case, and what the case sets.
+    pub cases: Vec<(Vec<Category>, Case)>,
+}
+
+/// What a `when` case sets.
+#[derive(Debug, Clone)]
+pub(crate) enum Case {
+    /// The value.
+    Value(Category),
+    /// The share of nulls.
+    NullRate(f64),
+}
+
 /// Everything found.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Keys {
+    pub cases: Vec<Cases>,
     pub refs: Vec<Ref>,
     pub children: HashMap<String, Child>,
     pub offsets: Vec<Offset>,
@@ -294,7 +315,158 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
     children(tables, &mut keys);
     composite(tables, &mut keys, &primary);
     offsets(tables, &mut keys, min_count);
+    dependencies(tables, &mut keys, min_count);
     keys
+}
+
+/// Dependencies on few-valued columns, from the joint counts of a table's
+/// first rows: a column whose value each value of another fixes (`when`
+/// cases setting it), and a column whose share of nulls differs by more
+/// than 0.2 across another's values (`when` cases setting the null rate).
+/// Every value written occurs `min_count` times; a column set by cases
+/// sets none itself.
+fn dependencies(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
+    for t in tables {
+        let Some(j) = &t.joint else { continue };
+        if j.rows < 1000 {
+            continue;
+        }
+        let name = |i: usize| t.columns[i].field.name().clone();
+        let mut targets: HashSet<usize> = HashSet::new();
+        let mut sources: HashSet<usize> = HashSet::new();
+        let mut pairs: Vec<&(usize, usize)> = j.pairs.keys().collect();
+        pairs.sort_unstable();
+        for &&(by, of) in &pairs {
+            if targets.contains(&of) || targets.contains(&by) || sources.contains(&of) {
+                continue;
+            }
+            let m = &j.pairs[&(by, of)];
+            let mut per_by: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
+            for (&(a, b), &c) in m {
+                per_by.entry(a).or_default().push((b, c));
+            }
+            let mut of_counts: HashMap<u64, u64> = HashMap::new();
+            for (&(_, b), &c) in m {
+                *of_counts.entry(b).or_insert(0) += c;
+            }
+            let determined = per_by.values().all(|v| v.len() == 1);
+            let common = per_by
+                .values()
+                .all(|v| v.iter().map(|x| x.1).sum::<u64>() >= min_count)
+                && of_counts.values().all(|&c| c >= min_count);
+            if !determined || !common || of_counts.len() < 2 || per_by.len() <= 1 {
+                continue;
+            }
+            // Rows where `of` is null are not counted: only columns without
+            // nulls are set by value.
+            if t.columns[of].nulls > 0 {
+                continue;
+            }
+            let mut by_value: HashMap<u64, Vec<Category>> = HashMap::new();
+            for (a, v) in &per_by {
+                by_value
+                    .entry(v[0].0)
+                    .or_default()
+                    .push(j.values[&(by, *a)].clone());
+            }
+            let mut cases: Vec<(Vec<Category>, Case)> = by_value
+                .into_iter()
+                .map(|(b, mut vals)| {
+                    vals.sort();
+                    (vals, Case::Value(j.values[&(of, b)].clone()))
+                })
+                .collect();
+            cases.sort_by(|a, b| a.0.cmp(&b.0));
+            keys.found.push(Relationship {
+                kind: "determined by".into(),
+                table: t.name.clone(),
+                column: name(of),
+                target: Some(format!("{}.{}", t.name, name(by))),
+                evidence: format!(
+                    "in the first {} rows each of {}'s {} values goes with one of {}'s {} values",
+                    j.rows,
+                    name(by),
+                    per_by.len(),
+                    name(of),
+                    of_counts.len()
+                ),
+            });
+            keys.cases.push(Cases {
+                table: t.name.clone(),
+                column: name(of),
+                by: name(by),
+                cases,
+            });
+            targets.insert(of);
+            sources.insert(by);
+        }
+        let mut nulls: Vec<&(usize, usize)> = j.nulls.keys().collect();
+        nulls.sort_unstable();
+        for &&(by, of) in &nulls {
+            if targets.contains(&of) || targets.contains(&by) || sources.contains(&of) {
+                continue;
+            }
+            let m = &j.nulls[&(by, of)];
+            let mut per_by: HashMap<u64, (u64, u64)> = HashMap::new();
+            for (&(a, null), &c) in m {
+                let e = per_by.entry(a).or_insert((0, 0));
+                e.1 += c;
+                if null {
+                    e.0 += c;
+                }
+            }
+            if per_by.len() < 2 || per_by.values().any(|&(_, n)| n < min_count) {
+                continue;
+            }
+            let shares: Vec<(u64, f64)> = per_by
+                .iter()
+                .map(|(&a, &(nulls, n))| (a, ((nulls as f64 / n as f64) * 1e3).round() / 1e3))
+                .collect();
+            let lo = shares.iter().map(|s| s.1).fold(1.0, f64::min);
+            let hi = shares.iter().map(|s| s.1).fold(0.0, f64::max);
+            if hi - lo <= 0.2 {
+                continue;
+            }
+            let mut by_share: Vec<(u64, Vec<Category>)> = Vec::new();
+            for (a, share) in &shares {
+                let key = share.to_bits();
+                let v = j.values[&(by, *a)].clone();
+                match by_share.iter_mut().find(|x| x.0 == key) {
+                    Some(x) => x.1.push(v),
+                    None => by_share.push((key, vec![v])),
+                }
+            }
+            let mut cases: Vec<(Vec<Category>, Case)> = by_share
+                .into_iter()
+                .map(|(k, mut vals)| {
+                    vals.sort();
+                    (vals, Case::NullRate(f64::from_bits(k)))
+                })
+                .collect();
+            cases.sort_by(|a, b| a.0.cmp(&b.0));
+            keys.found.push(Relationship {
+                kind: "nulls by".into(),
+                table: t.name.clone(),
+                column: name(of),
+                target: Some(format!("{}.{}", t.name, name(by))),
+                evidence: format!(
+                    "in the first {} rows {}'s share of nulls is {lo} to {hi} across {}'s {} values",
+                    j.rows,
+                    name(of),
+                    name(by),
+                    per_by.len()
+                ),
+            });
+            keys.cases.push(Cases {
+                table: t.name.clone(),
+                column: name(of),
+                by: name(by),
+                cases,
+            });
+            targets.insert(of);
+            sources.insert(by);
+        }
+    }
 }
 
 /// The Zipf exponent of a reference column's counts per parent key, when

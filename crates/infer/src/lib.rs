@@ -397,7 +397,7 @@ fn write_spec(
         let mut hidden: Vec<FieldPlan> = Vec::new();
         for node in &t.columns {
             let name = node.field.name();
-            let Some(mut plan) = model::field_plan(node, rules) else {
+            let Some(mut plan) = model::field_plan(node, rules, true) else {
                 out.push_str(&format!(
                     "# column {name} ({}) left out: specs cannot hold its type\n",
                     node.field.data_type()
@@ -419,6 +419,20 @@ fn write_spec(
                     r.evidence
                 ));
             }
+            let overridden = child.is_some_and(|c| {
+                &c.column == name || c.position.as_ref().is_some_and(|p| &p.0 == name)
+            }) || keys
+                .refs
+                .iter()
+                .any(|r| r.table == t.name && &r.column == name)
+                || keys
+                    .offsets
+                    .iter()
+                    .any(|o| o.table == t.name && &o.column == name);
+            if overridden {
+                plan.siblings.clear();
+            }
+            hidden.append(&mut plan.siblings);
             if let Some(c) = child.filter(|c| &c.column == name) {
                 plan.generator = None;
                 plan.null_rate = 0.0;
@@ -474,7 +488,38 @@ fn write_spec(
                     extra: Vec::new(),
                     nested: Nested::None,
                     model: String::new(),
+                    siblings: Vec::new(),
+                    whens: Vec::new(),
                 });
+            }
+            if !overridden
+                && let Some(c) = keys
+                    .cases
+                    .iter()
+                    .find(|c| c.table == t.name && &c.column == name)
+                && let Some(by) = t.columns.iter().find(|n| n.field.name() == &c.by)
+                && let Some(by_leaf) = by.leaf()
+                && let Some(own) = node.leaf()
+            {
+                for (values, case) in &c.cases {
+                    let is: Vec<String> = values
+                        .iter()
+                        .map(|v| model::category_literal(&by_leaf.class, by.field.data_type(), v))
+                        .collect();
+                    let set = match case {
+                        keys::Case::Value(v) => format!(
+                            "constant = {}",
+                            model::category_literal(&own.class, node.field.data_type(), v)
+                        ),
+                        keys::Case::NullRate(r) => format!("null_rate = {}", model::float(*r)),
+                    };
+                    plan.whens.push(format!(
+                        "field = {}\nis = [{}]\n{set}\n",
+                        q(&c.by),
+                        is.join(", ")
+                    ));
+                }
+                plan.model = format!("{}; cases by {}", plan.model, c.by);
             }
             column_reports("", node, Some(&plan), &mut columns);
             model::write_field(&mut out, "tables.fields", &plan, false);

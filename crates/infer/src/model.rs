@@ -66,6 +66,57 @@ pub(crate) struct FieldPlan {
     pub nested: Nested,
     /// What the choice was made from (for the report).
     pub model: String,
+    /// Hidden top-level fields this one's expression reads.
+    pub siblings: Vec<FieldPlan>,
+    /// `when` cases, each the keys of one case.
+    pub whens: Vec<String>,
+}
+
+/// A hidden helper field.
+fn helper(
+    name: String,
+    type_text: &str,
+    generator: Gen,
+    null_rate: f64,
+    note: String,
+) -> FieldPlan {
+    FieldPlan {
+        name,
+        type_text: type_text.into(),
+        notes: vec![note],
+        null_rate,
+        nullable: false,
+        hidden: true,
+        generator: Some(generator),
+        extra: Vec::new(),
+        nested: Nested::None,
+        model: String::new(),
+        siblings: Vec::new(),
+        whens: Vec::new(),
+    }
+}
+
+/// The KS distance of exact lengths from the uniform lengths of their
+/// range (what `chars` draws).
+fn lengths_vs_uniform(c: &Counts) -> f64 {
+    let items: Vec<(u64, u64)> = c.iter().collect();
+    let (Some(first), Some(last)) = (items.first(), items.last()) else {
+        return 0.0;
+    };
+    let (lo, hi) = (first.0, last.0);
+    let total = c.total() as f64;
+    let width = (hi - lo + 1) as f64;
+    let (mut acc, mut d) = (0.0, 0f64);
+    for &(v, n) in &items {
+        let before = acc / total;
+        acc += n as f64;
+        let model_before = (v - lo) as f64 / width;
+        let model_at = (v - lo + 1) as f64 / width;
+        d = d
+            .max((before - model_before).abs())
+            .max((acc / total - model_at).abs());
+    }
+    d
 }
 
 /// A plan's nested fields.
@@ -180,7 +231,7 @@ fn decimal_text(units: i128, scale: i8) -> String {
     format!("{sign}{}.{:0w$}", a / p, a % p, w = scale as usize)
 }
 
-fn category_literal(class: &Class, dt: &DataType, c: &Category) -> String {
+pub(crate) fn category_literal(class: &Class, dt: &DataType, c: &Category) -> String {
     match (class, c) {
         (Class::Float, Category::Int(bits)) => float(f64::from_bits(*bits as u64)),
         (Class::Bool, Category::Int(v)) => (*v != 0).to_string(),
@@ -473,7 +524,12 @@ fn weighted_gen(class: &Class, dt: &DataType, cats: &[(Category, u64)]) -> Gen {
 }
 
 /// The generator of a leaf, what it was chosen from, and notes.
-pub(crate) fn leaf_gen(leaf: &Leaf, dt: &DataType, rules: &Rules) -> (Gen, String, Vec<String>) {
+pub(crate) fn leaf_gen(
+    leaf: &Leaf,
+    dt: &DataType,
+    rules: &Rules,
+    top: Option<&str>,
+) -> (Gen, String, Vec<String>, Vec<FieldPlan>) {
     let class = &leaf.class;
     let mut notes = Vec::new();
     if leaf.count == 0 {
@@ -486,7 +542,7 @@ pub(crate) fn leaf_gen(leaf: &Leaf, dt: &DataType, rules: &Rules) -> (Gen, Strin
             ),
         };
         notes.push("no values: only nulls (or no rows) were read".into());
-        return (g, "no values".into(), notes);
+        return (g, "no values".into(), notes, Vec::new());
     }
     if leaf.nan > 0 {
         notes.push(format!("{} NaN values are not generated", leaf.nan));
@@ -498,9 +554,10 @@ pub(crate) fn leaf_gen(leaf: &Leaf, dt: &DataType, rules: &Rules) -> (Gen, Strin
                 Gen::new("probability", float((p * 1e6).round() / 1e6)),
                 format!("probability {p:.4}"),
                 notes,
+                Vec::new(),
             );
         }
-        Class::Str | Class::Bytes => return string_gen(leaf, dt, rules, notes),
+        Class::Str | Class::Bytes => return string_gen(leaf, dt, rules, notes, top),
         _ => {}
     }
     // A unique integer column: a key.
@@ -516,7 +573,7 @@ pub(crate) fn leaf_gen(leaf: &Leaf, dt: &DataType, rules: &Rules) -> (Gen, Strin
         } else {
             "in no order"
         };
-        return (g, format!("unique, {how}: a sequence"), notes);
+        return (g, format!("unique, {how}: a sequence"), notes, Vec::new());
     }
     let cats = leaf.categories();
     if let Some(cats) = &cats
@@ -533,7 +590,7 @@ pub(crate) fn leaf_gen(leaf: &Leaf, dt: &DataType, rules: &Rules) -> (Gen, Strin
                 ));
             }
             let model = format!("{} categories", k.len());
-            return (weighted_gen(class, dt, &k), model, notes);
+            return (weighted_gen(class, dt, &k), model, notes, Vec::new());
         }
     }
     let sorted = leaf.sorted_sample();
@@ -572,13 +629,13 @@ pub(crate) fn leaf_gen(leaf: &Leaf, dt: &DataType, rules: &Rules) -> (Gen, Strin
         let model = format!("{} (KS {ks:.4}; {})", d.name(), summary.join(", "));
         let g = dist_gen(d, class, dt);
         fits.clear();
-        return (g, model, notes);
+        return (g, model, notes, Vec::new());
     }
     if let Some(cats) = &cats {
         let (k, share) = kept(cats, leaf.count, rules.min_count);
         if !k.is_empty() && share >= 0.99 && weekdays.is_none() {
             let model = format!("{} categories ({})", k.len(), summary.join(", "));
-            return (weighted_gen(class, dt, &k), model, notes);
+            return (weighted_gen(class, dt, &k), model, notes, Vec::new());
         }
     }
     let ks = knots(&sorted, rules.min_count);
@@ -598,7 +655,7 @@ pub(crate) fn leaf_gen(leaf: &Leaf, dt: &DataType, rules: &Rules) -> (Gen, Strin
             summary.join(", ")
         )
     };
-    (g, model, notes)
+    (g, model, notes, Vec::new())
 }
 
 fn bounds(sorted: &[f64], min_count: u64, discrete: bool) -> (f64, f64) {
@@ -642,12 +699,13 @@ fn string_gen(
     dt: &DataType,
     rules: &Rules,
     mut notes: Vec<String>,
-) -> (Gen, String, Vec<String>) {
+    top: Option<&str>,
+) -> (Gen, String, Vec<String>, Vec<FieldPlan>) {
     let class = &leaf.class;
     let min_len = leaf.lengths.iter().next().map_or(0, |l| l.0);
     let max_len = leaf.lengths.iter().last().map_or(0, |l| l.0);
     let cats = leaf.categories();
-    let mut tail_share = 1.0;
+    let mut top_values = None;
     if let Some(cats) = &cats
         && !leaf.unique
     {
@@ -665,13 +723,20 @@ fn string_gen(
                 weighted_gen(class, dt, &k),
                 format!("{} categories", k.len()),
                 notes,
+                Vec::new(),
             );
         }
-        tail_share = 1.0 - share;
+        if !k.is_empty() && share >= 0.2 {
+            top_values = Some((k, share));
+        }
     }
-    let _ = tail_share;
     if matches!(dt, DataType::FixedSizeBinary(16)) || *class == Class::Bytes {
-        return (Gen::new("uuid", "true"), "bytes: random".into(), notes);
+        return (
+            Gen::new("uuid", "true"),
+            "bytes: random".into(),
+            notes,
+            Vec::new(),
+        );
     }
     let texts: Vec<Box<str>> = leaf.texts.items.clone();
     let p = text::pattern(&texts, min_len, max_len, leaf.unique, rules.min_count);
@@ -728,11 +793,72 @@ fn string_gen(
             leaf.distinct()
         ));
     }
-    (g, model, notes)
+    let mut siblings = Vec::new();
+    let (mut g, mut model) = (g, model);
+    // Characters whose lengths are not even over their range: a text of the
+    // longest length cut to a drawn length.
+    if let Some(name) = top
+        && g.key == "chars"
+        && lengths_vs_uniform(&leaf.lengths) > 0.02
+        && leaf.lengths.iter().nth(1).is_some()
+    {
+        let (text, len) = (format!("{name}__text"), format!("{name}__len"));
+        let alphabet = g.value.clone();
+        let full = alphabet.replacen(&format!("min = {min_len}"), &format!("min = {max_len}"), 1);
+        siblings.push(helper(
+            text.clone(),
+            "utf8",
+            Gen::new("chars", full),
+            0.0,
+            format!("{name}'s characters"),
+        ));
+        siblings.push(helper(
+            len.clone(),
+            "int64",
+            counts_gen(&leaf.lengths),
+            0.0,
+            format!("{name}'s lengths"),
+        ));
+        g = Gen::new(
+            "expr",
+            q(&format!("substr({}, 1, {})", ident(&text), ident(&len))),
+        );
+        model = format!("{model}, cut to the observed length distribution");
+    }
+    // Frequent values, then a generated tail.
+    if let (Some(name), Some((k, share))) = (top, top_values) {
+        let (head, tail) = (format!("{name}__top"), format!("{name}__tail"));
+        siblings.push(helper(
+            head.clone(),
+            "utf8",
+            weighted_gen(class, dt, &k),
+            1.0 - share,
+            format!("{name}'s values seen at least {} times", rules.min_count),
+        ));
+        siblings.push(helper(
+            tail.clone(),
+            "utf8",
+            g,
+            0.0,
+            format!("{name}'s other values: their pattern"),
+        ));
+        notes.push(format!(
+            "{} values seen at least {} times hold {:.1}% of values; the rest are generated from their pattern",
+            k.len(),
+            rules.min_count,
+            share * 100.0
+        ));
+        g = Gen::new(
+            "expr",
+            q(&format!("coalesce({}, {})", ident(&head), ident(&tail))),
+        );
+        model = format!("top {} values, then {model}", k.len());
+    }
+    (g, model, notes, siblings)
 }
 
 /// The plan of a profiled field (its nested fields too).
-pub(crate) fn field_plan(node: &Node, rules: &Rules) -> Option<FieldPlan> {
+pub(crate) fn field_plan(node: &Node, rules: &Rules, top: bool) -> Option<FieldPlan> {
     let field: &Field = &node.field;
     let (type_text, type_note) = type_text(field.data_type())?;
     let mut plan = FieldPlan {
@@ -746,11 +872,19 @@ pub(crate) fn field_plan(node: &Node, rules: &Rules) -> Option<FieldPlan> {
         extra: Vec::new(),
         nested: Nested::None,
         model: String::new(),
+        siblings: Vec::new(),
+        whens: Vec::new(),
     };
     match &node.shape {
         Shape::Unsupported => return None,
         Shape::Leaf(l) => {
-            let (g, model, notes) = leaf_gen(l, field.data_type(), rules);
+            let (g, model, notes, siblings) = leaf_gen(
+                l,
+                field.data_type(),
+                rules,
+                top.then_some(field.name().as_str()),
+            );
+            plan.siblings = siblings;
             plan.generator = Some(g);
             plan.model = model;
             plan.notes.extend(notes);
@@ -758,7 +892,7 @@ pub(crate) fn field_plan(node: &Node, rules: &Rules) -> Option<FieldPlan> {
         Shape::Struct(children) => {
             let mut fields = Vec::new();
             for c in children {
-                match field_plan(c, rules) {
+                match field_plan(c, rules, false) {
                     Some(p) => fields.push(p),
                     None => plan.notes.push(format!(
                         "field {} ({}) left out: specs cannot hold its type",
@@ -774,7 +908,7 @@ pub(crate) fn field_plan(node: &Node, rules: &Rules) -> Option<FieldPlan> {
             plan.nested = Nested::Struct(fields);
         }
         Shape::List { lengths, item } => {
-            let item = field_plan(item, rules)?;
+            let item = field_plan(item, rules, false)?;
             let length = counts_gen(lengths);
             plan.model = format!("list, lengths {}", length.inline());
             plan.nested = Nested::List {
@@ -783,8 +917,8 @@ pub(crate) fn field_plan(node: &Node, rules: &Rules) -> Option<FieldPlan> {
             };
         }
         Shape::Map { sizes, key, value } => {
-            let key = field_plan(key, rules)?;
-            let value = field_plan(value, rules)?;
+            let key = field_plan(key, rules, false)?;
+            let value = field_plan(value, rules, false)?;
             let length = counts_gen(sizes);
             plan.model = format!("map, sizes {}", length.inline());
             plan.nested = Nested::Map {
@@ -831,6 +965,9 @@ pub(crate) fn write_field(out: &mut String, path: &str, f: &FieldPlan, single: b
     }
     if let Some(g) = &f.generator {
         out.push_str(&format!("{} = {}\n", g.key, g.value));
+    }
+    for w in &f.whens {
+        out.push_str(&format!("\n[[{path}.when]]\n{w}"));
     }
     match &f.nested {
         Nested::None => {}

@@ -984,6 +984,168 @@ pub(crate) struct TableProfile {
     /// first column is grouped).
     pub within: Vec<Within>,
     last_first: Option<u64>,
+    /// Joint counts of few-valued columns over the first rows, for
+    /// dependencies between columns.
+    pub joint: Option<Joint>,
+}
+
+/// Rows whose joint counts are kept.
+pub(crate) const JOINT_ROWS: u64 = 200_000;
+
+/// Columns with at most this many values in the first batch are candidates
+/// for dependencies.
+const JOINT_VALUES: usize = 32;
+
+/// Joint counts over the first [`JOINT_ROWS`] rows: pairs of few-valued
+/// columns (`by` determines `of`?) and few-valued columns against the
+/// nulls of others.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Joint {
+    pub rows: u64,
+    /// Few-valued columns.
+    pub few: Vec<usize>,
+    /// Columns with nulls.
+    pub nullable: Vec<usize>,
+    /// `(by, of)` -> (by's value hash, of's value hash) -> rows.
+    pub pairs: HashMap<(usize, usize), HashMap<(u64, u64), u64>>,
+    /// `(by, of)` -> (by's value hash, of is null) -> rows.
+    pub nulls: HashMap<(usize, usize), HashMap<(u64, bool), u64>>,
+    /// The value of each hash of each few-valued column.
+    pub values: HashMap<(usize, u64), Category>,
+}
+
+/// A few-valued column's value at row `i` (integers, booleans, strings).
+fn category_at(a: &dyn Array, i: usize) -> Option<Category> {
+    use DataType as D;
+    if a.is_null(i) {
+        return None;
+    }
+    macro_rules! int {
+        ($t:ty) => {
+            Category::Int(a.as_primitive::<$t>().value(i) as i128)
+        };
+    }
+    Some(match a.data_type() {
+        D::Boolean => Category::Int(i128::from(a.as_boolean().value(i))),
+        D::Int8 => int!(Int8Type),
+        D::Int16 => int!(Int16Type),
+        D::Int32 => int!(Int32Type),
+        D::Int64 => int!(Int64Type),
+        D::UInt8 => int!(UInt8Type),
+        D::UInt16 => int!(UInt16Type),
+        D::UInt32 => int!(UInt32Type),
+        D::UInt64 => int!(UInt64Type),
+        D::Utf8 => Category::Bytes(a.as_string::<i32>().value(i).as_bytes().to_vec()),
+        D::LargeUtf8 => Category::Bytes(a.as_string::<i64>().value(i).as_bytes().to_vec()),
+        D::Utf8View => Category::Bytes(a.as_string_view().value(i).as_bytes().to_vec()),
+        _ => return None,
+    })
+}
+
+fn category_hash(c: &Category) -> u64 {
+    match c {
+        Category::Int(v) => hash_int(*v),
+        Category::Bytes(b) => hash_bytes(b),
+    }
+}
+
+/// A column with dictionaries decoded.
+fn plain(a: &ArrayRef) -> ArrayRef {
+    match a.data_type() {
+        DataType::Dictionary(_, v) => arrow_cast::cast(a, v).unwrap_or_else(|_| a.clone()),
+        _ => a.clone(),
+    }
+}
+
+impl Joint {
+    fn start(batch: &RecordBatch) -> Joint {
+        let mut few = Vec::new();
+        let mut nullable = Vec::new();
+        for (i, a) in batch.columns().iter().enumerate() {
+            let a = &plain(a);
+            if a.null_count() > 0 && nullable.len() < 8 {
+                nullable.push(i);
+            }
+            if few.len() >= 8 || batch.num_rows() < 100 {
+                continue;
+            }
+            let mut seen = HashSet::new();
+            let mut ok = true;
+            for r in 0..a.len() {
+                match category_at(a.as_ref(), r) {
+                    Some(c) => {
+                        seen.insert(category_hash(&c));
+                        if seen.len() > JOINT_VALUES {
+                            ok = false;
+                            break;
+                        }
+                    }
+                    None if a.is_valid(r) => {
+                        ok = false;
+                        break;
+                    }
+                    None => {}
+                }
+            }
+            if ok && seen.len() >= 2 {
+                few.push(i);
+            }
+        }
+        Joint {
+            few,
+            nullable,
+            ..Joint::default()
+        }
+    }
+
+    fn add(&mut self, batch: &RecordBatch) {
+        let n = (batch.num_rows() as u64).min(JOINT_ROWS.saturating_sub(self.rows)) as usize;
+        if n == 0 {
+            return;
+        }
+        self.rows += n as u64;
+        let mut hashes: HashMap<usize, Vec<Option<u64>>> = HashMap::new();
+        for &c in &self.few {
+            let a = plain(batch.column(c));
+            let mut hs = Vec::with_capacity(n);
+            for r in 0..n {
+                let h = category_at(a.as_ref(), r).map(|v| {
+                    let h = category_hash(&v);
+                    self.values.entry((c, h)).or_insert(v);
+                    h
+                });
+                hs.push(h);
+            }
+            hashes.insert(c, hs);
+        }
+        for &by in &self.few {
+            let hb = &hashes[&by];
+            for &of in &self.few {
+                if of == by {
+                    continue;
+                }
+                let ho = &hashes[&of];
+                let m = self.pairs.entry((by, of)).or_default();
+                for (a, b) in hb.iter().zip(ho) {
+                    if let (Some(a), Some(b)) = (a, b) {
+                        *m.entry((*a, *b)).or_insert(0) += 1;
+                    }
+                }
+            }
+            for &of in &self.nullable {
+                if of == by {
+                    continue;
+                }
+                let a = batch.column(of);
+                let m = self.nulls.entry((by, of)).or_default();
+                for (r, h) in hb.iter().enumerate() {
+                    if let Some(h) = h {
+                        *m.entry((*h, a.is_null(r))).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Whether a column's values are distinct within each run of equal
@@ -1101,6 +1263,7 @@ impl TableProfile {
             pairs,
             within,
             last_first: None,
+            joint: None,
         }
     }
 
@@ -1122,6 +1285,10 @@ impl TableProfile {
             })
             .collect();
         self.add_within(batch);
+        if self.scanned - (batch.num_rows() as u64) < JOINT_ROWS {
+            let joint = self.joint.get_or_insert_with(|| Joint::start(batch));
+            joint.add(batch);
+        }
     }
 
     fn add_within(&mut self, batch: &RecordBatch) {

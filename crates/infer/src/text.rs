@@ -33,14 +33,20 @@ enum Run {
     Digits(usize),
     Upper(usize),
     Lower(usize),
+    /// Lowercase hex digits (coarse runs only).
+    Hex(usize),
     Lit(char),
 }
 
-fn runs(s: &str) -> Vec<(Run, &str)> {
+/// The runs of `s`: digits, uppercase and lowercase letters, and each
+/// other character; `coarse` merges digits and `a`-`f` into hex runs.
+fn runs(s: &str, coarse: bool) -> Vec<(Run, &str)> {
     let mut out: Vec<(Run, &str)> = Vec::new();
     let mut start = 0;
     let class = |c: char| -> u8 {
-        if c.is_ascii_digit() {
+        if coarse && matches!(c, '0'..='9' | 'a'..='f') {
+            4
+        } else if c.is_ascii_digit() {
             1
         } else if c.is_ascii_uppercase() {
             2
@@ -70,6 +76,7 @@ fn runs(s: &str) -> Vec<(Run, &str)> {
         let run = match k {
             1 => Run::Digits(n),
             2 => Run::Upper(n),
+            4 => Run::Hex(n),
             _ => Run::Lower(n),
         };
         out.push((run, &s[at..end]));
@@ -148,13 +155,17 @@ pub(crate) fn pattern(
 }
 
 fn template(texts: &[Box<str>], unique: bool, min_count: u64) -> Option<Pattern> {
+    shaped(texts, unique, min_count, false).or_else(|| shaped(texts, unique, min_count, true))
+}
+
+fn shaped(texts: &[Box<str>], unique: bool, min_count: u64, coarse: bool) -> Option<Pattern> {
     let mut shapes: HashMap<Vec<Run>, Vec<usize>> = HashMap::new();
     for (i, t) in texts.iter().enumerate() {
         if t.is_empty() {
             continue;
         }
         shapes
-            .entry(runs(t).into_iter().map(|(r, _)| r).collect())
+            .entry(runs(t, coarse).into_iter().map(|(r, _)| r).collect())
             .or_default()
             .push(i);
     }
@@ -169,7 +180,7 @@ fn template(texts: &[Box<str>], unique: bool, min_count: u64) -> Option<Pattern>
     }
     // A run of letters or digits is literal when every value has the same
     // text there; a template of literals only is a category, not a shape.
-    let split: Vec<Vec<(Run, &str)>> = members.iter().map(|&i| runs(&texts[i])).collect();
+    let split: Vec<Vec<(Run, &str)>> = members.iter().map(|&i| runs(&texts[i], coarse)).collect();
     let mut out = String::new();
     let mut slots = 0;
     let mut digit_slots: Vec<(usize, usize)> = Vec::new();
@@ -197,6 +208,26 @@ fn template(texts: &[Box<str>], unique: bool, min_count: u64) -> Option<Pattern>
             Run::Lower(n) => {
                 slots += 1;
                 format!("{{lower({n})}}")
+            }
+            Run::Hex(n)
+                if split
+                    .iter()
+                    .all(|s| s[k].1.bytes().all(|b| b.is_ascii_digit())) =>
+            {
+                slots += 1;
+                digit_slots.push((pieces.len(), *n));
+                format!("{{digits({n})}}")
+            }
+            Run::Hex(n) => {
+                slots += 1;
+                let mut p = String::new();
+                let mut left = *n;
+                while left > 0 {
+                    let k = left.min(16);
+                    p.push_str(&format!("{{hex({k})}}"));
+                    left -= k;
+                }
+                p
             }
         };
         pieces.push(piece);
@@ -372,6 +403,17 @@ mod tests {
                 assert_eq!(alphabet, "abcdefghijklmnopqrstuvwxyz");
                 assert_eq!((min, max), (3, 29));
             }
+            p => panic!("{p:?}"),
+        }
+    }
+
+    #[test]
+    fn hex_identifiers_become_hex_slots() {
+        let t: Vec<String> = (0..300u64)
+            .map(|i| format!("s-{:012x}", i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16))
+            .collect();
+        match pattern(&boxed(&t), 14, 14, true, 10) {
+            Pattern::Template { template, .. } => assert_eq!(template, "s-{hex(12)}"),
             p => panic!("{p:?}"),
         }
     }

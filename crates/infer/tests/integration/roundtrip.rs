@@ -135,6 +135,42 @@ name = "c_phone"
 type = "utf8"
 template = "+44-{uniform(1000,9999)}-{uniform(100000,999999)}"
 
+[[tables.fields]]
+name = "c_tier"
+type = "utf8"
+weighted = { values = ["R", "B", "P"] }
+
+[[tables.fields.when]]
+field = "c_segment"
+is = "retail"
+constant = "R"
+
+[[tables.fields.when]]
+field = "c_segment"
+is = "business"
+constant = "B"
+
+[[tables.fields.when]]
+field = "c_segment"
+is = "public"
+constant = "P"
+
+[[tables.fields]]
+name = "c_agency"
+type = "utf8"
+null_rate = 1.0
+template = "agency-{uniform(1,9)}"
+
+[[tables.fields.when]]
+field = "c_segment"
+is = "public"
+null_rate = 0.0
+
+[[tables.fields]]
+name = "c_city"
+type = "utf8"
+template = "city-{zipf(1.3,2000):04}"
+
 [[tables]]
 name = "products"
 rows = 500
@@ -220,6 +256,25 @@ fn keys_children_positions_and_offsets_are_found_and_round_trip() {
     has("position", "orders", "o_line", Some("customers.c_id"));
     has("primary key", "orders", "o_customer, o_line", None);
     has("offset", "orders", "o_shipped", Some("orders.o_date"));
+    has(
+        "determined by",
+        "customers",
+        "c_tier",
+        Some("customers.c_segment"),
+    );
+    has(
+        "nulls by",
+        "customers",
+        "c_agency",
+        Some("customers.c_segment"),
+    );
+    // Frequent cities kept, the rest generated from their pattern.
+    assert!(out.spec.contains("name = \"c_city__top\""), "{}", out.spec);
+    assert!(
+        out.spec.contains("template = \"city-{digits(4)}\""),
+        "{}",
+        out.spec
+    );
     assert_eq!(
         found.iter().filter(|f| f.0 == "foreign key").count(),
         2,
