@@ -326,6 +326,7 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
 /// Every value written occurs `min_count` times; a column set by cases
 /// sets none itself.
 fn dependencies(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
+    use crate::profile::JOINT_MAX;
     for t in tables {
         let Some(j) = &t.joint else { continue };
         if j.rows < 1000 {
@@ -336,25 +337,13 @@ fn dependencies(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
         let mut sources: HashSet<usize> = HashSet::new();
         let mut pairs: Vec<&(usize, usize)> = j.pairs.keys().collect();
         pairs.sort_unstable();
-        for &&(by, of) in &pairs {
-            if targets.contains(&of) || targets.contains(&by) || sources.contains(&of) {
+        for &&(x, y) in &pairs {
+            if !j.complete(x) || !j.complete(y) {
                 continue;
             }
-            let m = &j.pairs[&(by, of)];
-            let mut per_by: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
-            for (&(a, b), &c) in m {
-                per_by.entry(a).or_default().push((b, c));
-            }
-            let mut of_counts: HashMap<u64, u64> = HashMap::new();
-            for (&(_, b), &c) in m {
-                *of_counts.entry(b).or_insert(0) += c;
-            }
-            let determined = per_by.values().all(|v| v.len() == 1);
-            let common = per_by
-                .values()
-                .all(|v| v.iter().map(|x| x.1).sum::<u64>() >= min_count)
-                && of_counts.values().all(|&c| c >= min_count);
-            if !determined || !common || of_counts.len() < 2 || per_by.len() <= 1 {
+            let ((by, by_values), (of, of_values)) = (&j.few[x], &j.few[y]);
+            let (by, of) = (*by, *of);
+            if targets.contains(&of) || targets.contains(&by) || sources.contains(&of) {
                 continue;
             }
             // Rows where `of` is null are not counted: only columns without
@@ -362,20 +351,42 @@ fn dependencies(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
             if t.columns[of].nulls > 0 {
                 continue;
             }
-            let mut by_value: HashMap<u64, Vec<Category>> = HashMap::new();
-            for (a, v) in &per_by {
-                by_value
-                    .entry(v[0].0)
-                    .or_default()
-                    .push(j.values[&(by, *a)].clone());
-            }
-            let mut cases: Vec<(Vec<Category>, Case)> = by_value
-                .into_iter()
-                .map(|(b, mut vals)| {
-                    vals.sort();
-                    (vals, Case::Value(j.values[&(of, b)].clone()))
+            let m = &j.pairs[&(x, y)];
+            let cell = |a: usize, b: usize| m[a * JOINT_MAX + b];
+            let by_rows: Vec<u64> = (0..by_values.len())
+                .map(|a| (0..of_values.len()).map(|b| cell(a, b)).sum())
+                .collect();
+            let of_rows: Vec<u64> = (0..of_values.len())
+                .map(|b| (0..by_values.len()).map(|a| cell(a, b)).sum())
+                .collect();
+            let fixed: Vec<Option<usize>> = (0..by_values.len())
+                .map(|a| {
+                    let hit: Vec<usize> =
+                        (0..of_values.len()).filter(|&b| cell(a, b) > 0).collect();
+                    (hit.len() == 1).then(|| hit[0])
                 })
                 .collect();
+            let common =
+                by_rows.iter().all(|&c| c >= min_count) && of_rows.iter().all(|&c| c >= min_count);
+            if fixed.iter().any(Option::is_none)
+                || !common
+                || of_values.len() < 2
+                || by_values.len() < 2
+            {
+                continue;
+            }
+            let mut cases: Vec<(Vec<Category>, Case)> = Vec::new();
+            for (b, v) in of_values.iter().enumerate() {
+                let mut is: Vec<Category> = (0..by_values.len())
+                    .filter(|&a| fixed[a] == Some(b))
+                    .map(|a| by_values[a].clone())
+                    .collect();
+                if is.is_empty() {
+                    continue;
+                }
+                is.sort();
+                cases.push((is, Case::Value(v.clone())));
+            }
             cases.sort_by(|a, b| a.0.cmp(&b.0));
             keys.found.push(Relationship {
                 kind: "determined by".into(),
@@ -386,9 +397,9 @@ fn dependencies(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
                     "in the first {} rows each of {}'s {} values goes with one of {}'s {} values",
                     j.rows,
                     name(by),
-                    per_by.len(),
+                    by_values.len(),
                     name(of),
-                    of_counts.len()
+                    of_values.len()
                 ),
             });
             keys.cases.push(Cases {
@@ -402,35 +413,35 @@ fn dependencies(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
         }
         let mut nulls: Vec<&(usize, usize)> = j.nulls.keys().collect();
         nulls.sort_unstable();
-        for &&(by, of) in &nulls {
+        for &&(x, of) in &nulls {
+            if !j.complete(x) {
+                continue;
+            }
+            let (by, by_values) = (&j.few[x].0, &j.few[x].1);
+            let by = *by;
             if targets.contains(&of) || targets.contains(&by) || sources.contains(&of) {
                 continue;
             }
-            let m = &j.nulls[&(by, of)];
-            let mut per_by: HashMap<u64, (u64, u64)> = HashMap::new();
-            for (&(a, null), &c) in m {
-                let e = per_by.entry(a).or_insert((0, 0));
-                e.1 += c;
-                if null {
-                    e.0 += c;
-                }
-            }
-            if per_by.len() < 2 || per_by.values().any(|&(_, n)| n < min_count) {
+            let m = &j.nulls[&(x, of)];
+            let per: Vec<(u64, u64)> = (0..by_values.len())
+                .map(|a| (m[2 * a + 1], m[2 * a] + m[2 * a + 1]))
+                .collect();
+            if per.len() < 2 || per.iter().any(|&(_, n)| n < min_count) {
                 continue;
             }
-            let shares: Vec<(u64, f64)> = per_by
+            let shares: Vec<f64> = per
                 .iter()
-                .map(|(&a, &(nulls, n))| (a, ((nulls as f64 / n as f64) * 1e3).round() / 1e3))
+                .map(|&(nulls, n)| ((nulls as f64 / n as f64) * 1e3).round() / 1e3)
                 .collect();
-            let lo = shares.iter().map(|s| s.1).fold(1.0, f64::min);
-            let hi = shares.iter().map(|s| s.1).fold(0.0, f64::max);
+            let lo = shares.iter().copied().fold(1.0, f64::min);
+            let hi = shares.iter().copied().fold(0.0, f64::max);
             if hi - lo <= 0.2 {
                 continue;
             }
             let mut by_share: Vec<(u64, Vec<Category>)> = Vec::new();
-            for (a, share) in &shares {
+            for (a, share) in shares.iter().enumerate() {
                 let key = share.to_bits();
-                let v = j.values[&(by, *a)].clone();
+                let v = by_values[a].clone();
                 match by_share.iter_mut().find(|x| x.0 == key) {
                     Some(x) => x.1.push(v),
                     None => by_share.push((key, vec![v])),
@@ -454,7 +465,7 @@ fn dependencies(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
                     j.rows,
                     name(of),
                     name(by),
-                    per_by.len()
+                    per.len()
                 ),
             });
             keys.cases.push(Cases {

@@ -997,24 +997,58 @@ pub(crate) const JOINT_ROWS: u64 = 200_000;
 const JOINT_VALUES: usize = 32;
 
 /// Joint counts over the first [`JOINT_ROWS`] rows: pairs of few-valued
-/// columns (`by` determines `of`?) and few-valued columns against the
-/// nulls of others.
+/// columns (does `by` fix `of`?) and few-valued columns against the nulls
+/// of others. Each few-valued column's values are numbered (at most
+/// [`JOINT_MAX`]; a column with more drops out) and the counts of a pair
+/// are a flat table of those numbers.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Joint {
     pub rows: u64,
-    /// Few-valued columns.
-    pub few: Vec<usize>,
+    /// Few-valued columns, each with its values in number order.
+    pub few: Vec<(usize, Vec<Category>)>,
+    /// The number of each value hash, per few-valued column.
+    index: Vec<HashMap<u64, u8>>,
     /// Columns with nulls.
     pub nullable: Vec<usize>,
-    /// `(by, of)` -> (by's value hash, of's value hash) -> rows.
-    pub pairs: HashMap<(usize, usize), HashMap<(u64, u64), u64>>,
-    /// `(by, of)` -> (by's value hash, of is null) -> rows.
-    pub nulls: HashMap<(usize, usize), HashMap<(u64, bool), u64>>,
-    /// The value of each hash of each few-valued column.
-    pub values: HashMap<(usize, u64), Category>,
+    /// `(by, of)` (positions in `few`) -> counts at `by * JOINT_MAX + of`.
+    pub pairs: HashMap<(usize, usize), Vec<u64>>,
+    /// `(by` position in `few`, `of` column) -> counts at `2 * by + null`.
+    pub nulls: HashMap<(usize, usize), Vec<u64>>,
 }
 
-/// A few-valued column's value at row `i` (integers, booleans, strings).
+/// The most values a few-valued column may have over the joint rows.
+pub(crate) const JOINT_MAX: usize = 64;
+
+/// The hash of a value at row `i` as [`Category`] hashes it (integers,
+/// booleans, strings), without building it.
+fn hash_at(a: &dyn Array, i: usize) -> Option<u64> {
+    use DataType as D;
+    if a.is_null(i) {
+        return None;
+    }
+    macro_rules! int {
+        ($t:ty) => {
+            hash_int(a.as_primitive::<$t>().value(i) as i128)
+        };
+    }
+    Some(match a.data_type() {
+        D::Boolean => hash_int(i128::from(a.as_boolean().value(i))),
+        D::Int8 => int!(Int8Type),
+        D::Int16 => int!(Int16Type),
+        D::Int32 => int!(Int32Type),
+        D::Int64 => int!(Int64Type),
+        D::UInt8 => int!(UInt8Type),
+        D::UInt16 => int!(UInt16Type),
+        D::UInt32 => int!(UInt32Type),
+        D::UInt64 => int!(UInt64Type),
+        D::Utf8 => hash_bytes(a.as_string::<i32>().value(i).as_bytes()),
+        D::LargeUtf8 => hash_bytes(a.as_string::<i64>().value(i).as_bytes()),
+        D::Utf8View => hash_bytes(a.as_string_view().value(i).as_bytes()),
+        _ => return None,
+    })
+}
+
+/// The value at row `i` (see [`hash_at`]).
 fn category_at(a: &dyn Array, i: usize) -> Option<Category> {
     use DataType as D;
     if a.is_null(i) {
@@ -1042,13 +1076,6 @@ fn category_at(a: &dyn Array, i: usize) -> Option<Category> {
     })
 }
 
-fn category_hash(c: &Category) -> u64 {
-    match c {
-        Category::Int(v) => hash_int(*v),
-        Category::Bytes(b) => hash_bytes(b),
-    }
-}
-
 /// A column with dictionaries decoded.
 fn plain(a: &ArrayRef) -> ArrayRef {
     match a.data_type() {
@@ -1057,24 +1084,26 @@ fn plain(a: &ArrayRef) -> ArrayRef {
     }
 }
 
+/// No value (null, or a column that dropped out).
+const NONE: u8 = u8::MAX;
+
 impl Joint {
     fn start(batch: &RecordBatch) -> Joint {
-        let mut few = Vec::new();
-        let mut nullable = Vec::new();
+        let mut j = Joint::default();
         for (i, a) in batch.columns().iter().enumerate() {
             let a = &plain(a);
-            if a.null_count() > 0 && nullable.len() < 8 {
-                nullable.push(i);
+            if a.null_count() > 0 && j.nullable.len() < 8 {
+                j.nullable.push(i);
             }
-            if few.len() >= 8 || batch.num_rows() < 100 {
+            if j.few.len() >= 8 || batch.num_rows() < 100 {
                 continue;
             }
             let mut seen = HashSet::new();
             let mut ok = true;
             for r in 0..a.len() {
-                match category_at(a.as_ref(), r) {
-                    Some(c) => {
-                        seen.insert(category_hash(&c));
+                match hash_at(a.as_ref(), r) {
+                    Some(h) => {
+                        seen.insert(h);
                         if seen.len() > JOINT_VALUES {
                             ok = false;
                             break;
@@ -1088,14 +1117,11 @@ impl Joint {
                 }
             }
             if ok && seen.len() >= 2 {
-                few.push(i);
+                j.few.push((i, Vec::new()));
+                j.index.push(HashMap::new());
             }
         }
-        Joint {
-            few,
-            nullable,
-            ..Joint::default()
-        }
+        j
     }
 
     fn add(&mut self, batch: &RecordBatch) {
@@ -1104,47 +1130,75 @@ impl Joint {
             return;
         }
         self.rows += n as u64;
-        let mut hashes: HashMap<usize, Vec<Option<u64>>> = HashMap::new();
-        for &c in &self.few {
-            let a = plain(batch.column(c));
-            let mut hs = Vec::with_capacity(n);
-            for r in 0..n {
-                let h = category_at(a.as_ref(), r).map(|v| {
-                    let h = category_hash(&v);
-                    self.values.entry((c, h)).or_insert(v);
-                    h
-                });
-                hs.push(h);
+        // Each few-valued column's value numbers.
+        let mut numbers: Vec<Vec<u8>> = Vec::with_capacity(self.few.len());
+        for (k, (c, values)) in self.few.iter_mut().enumerate() {
+            let index = &mut self.index[k];
+            let a = plain(batch.column(*c));
+            let mut out = vec![NONE; n];
+            if values.len() <= JOINT_MAX {
+                for (r, slot) in out.iter_mut().enumerate() {
+                    let Some(h) = hash_at(a.as_ref(), r) else {
+                        continue;
+                    };
+                    let next = values.len();
+                    let at = *index.entry(h).or_insert_with(|| {
+                        if next < JOINT_MAX
+                            && let Some(v) = category_at(a.as_ref(), r)
+                        {
+                            values.push(v);
+                            next as u8
+                        } else {
+                            NONE
+                        }
+                    });
+                    if at == NONE {
+                        // Too many values: the column drops out.
+                        values.resize(JOINT_MAX + 1, Category::Int(0));
+                        out.fill(NONE);
+                        break;
+                    }
+                    *slot = at;
+                }
             }
-            hashes.insert(c, hs);
+            numbers.push(out);
         }
-        for &by in &self.few {
-            let hb = &hashes[&by];
-            for &of in &self.few {
-                if of == by {
+        for (x, by) in numbers.iter().enumerate() {
+            for (y, of) in numbers.iter().enumerate() {
+                if x == y {
                     continue;
                 }
-                let ho = &hashes[&of];
-                let m = self.pairs.entry((by, of)).or_default();
-                for (a, b) in hb.iter().zip(ho) {
-                    if let (Some(a), Some(b)) = (a, b) {
-                        *m.entry((*a, *b)).or_insert(0) += 1;
+                let m = self
+                    .pairs
+                    .entry((x, y))
+                    .or_insert_with(|| vec![0; JOINT_MAX * JOINT_MAX]);
+                for (&a, &b) in by.iter().zip(of) {
+                    if a != NONE && b != NONE {
+                        m[a as usize * JOINT_MAX + b as usize] += 1;
                     }
                 }
             }
             for &of in &self.nullable {
-                if of == by {
+                if of == self.few[x].0 {
                     continue;
                 }
                 let a = batch.column(of);
-                let m = self.nulls.entry((by, of)).or_default();
-                for (r, h) in hb.iter().enumerate() {
-                    if let Some(h) = h {
-                        *m.entry((*h, a.is_null(r))).or_insert(0) += 1;
+                let m = self
+                    .nulls
+                    .entry((x, of))
+                    .or_insert_with(|| vec![0; 2 * JOINT_MAX]);
+                for (r, &v) in by.iter().enumerate() {
+                    if v != NONE {
+                        m[2 * v as usize + usize::from(a.is_null(r))] += 1;
                     }
                 }
             }
         }
+    }
+
+    /// Whether the few-valued column at position `k` kept all its values.
+    pub(crate) fn complete(&self, k: usize) -> bool {
+        self.few[k].1.len() <= JOINT_MAX
     }
 }
 
