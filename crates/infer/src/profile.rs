@@ -31,6 +31,8 @@ pub(crate) struct Limits {
     pub sample: usize,
     /// Strings sampled per column for patterns.
     pub texts: usize,
+    /// Keys sampled per column for inclusion checks.
+    pub keys: usize,
 }
 
 /// Counts of small non-negative integers (lengths), exact.
@@ -161,6 +163,14 @@ impl Class {
             _ => None,
         }
     }
+}
+
+/// A value past `i64` as a float (out of line: the common path converts
+/// an `i64`).
+#[cold]
+#[inline(never)]
+fn wide(v: i128) -> f64 {
+    v as f64
 }
 
 /// Exact counts of integral values: a dense window of counts while the
@@ -347,7 +357,7 @@ impl Leaf {
             pos_ok: true,
             pos_resets: 0,
             sample: Reservoir::new(limits.sample, seed),
-            key_sample: Reservoir::new(limits.sample, seed ^ 0x55),
+            key_sample: Reservoir::new(limits.keys, seed ^ 0x55),
             lengths: Counts::default(),
             texts: Reservoir::new(limits.texts, seed ^ 0xAA),
             dow: [0; 7],
@@ -517,7 +527,10 @@ impl Leaf {
     #[inline]
     pub(crate) fn int(&mut self, v: i128) {
         let small = i64::try_from(v).ok();
-        self.number(small.map_or_else(|| v as f64, |s| s as f64));
+        self.number(match small {
+            Some(s) => s as f64,
+            None => wide(v),
+        });
         self.min_key = self.min_key.min(v);
         self.max_key = self.max_key.max(v);
         let prev = self.last;
