@@ -24,8 +24,10 @@ pub(crate) struct InferArgs {
     overwrite: bool,
     /// Rows read per table: a count (1000000), a fraction (0.1) or `all`.
     /// Parquet inputs are sampled by whole row groups spread over the
-    /// table; IPC and CSV inputs by their first rows.
-    #[arg(long, default_value = "2000000", value_parser = parse::<strata_infer::Sample, String>)]
+    /// table (null counts and integer ranges still cover every row group,
+    /// from the files' statistics); IPC and CSV inputs by their first rows.
+    /// Parent-child tables are found only in tables read whole.
+    #[arg(long, default_value = "10000000", value_parser = parse::<strata_infer::Sample, String>)]
     sample: strata_infer::Sample,
     /// The fewest times a value (a category, a word of a pattern, a
     /// character) must occur to be written into the spec.

@@ -318,11 +318,90 @@ fn discover_remote(
 }
 
 /// What a read of a table found.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Read {
     /// The rows of the table (exact for Parquet and IPC; for sampled CSV
     /// estimated from the bytes read).
     pub rows: u64,
+    /// For a sampled Parquet table: each top-level column's null count and
+    /// integer range over every row group, from the files' statistics.
+    pub exact: std::collections::HashMap<String, Exact>,
+}
+
+/// A column's figures over a whole table, from Parquet statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Exact {
+    /// Nulls, when every row group counts them.
+    pub nulls: Option<u64>,
+    /// Least and greatest value of an `INT32`/`INT64` column, when every
+    /// row group has them.
+    pub range: Option<(i128, i128)>,
+}
+
+/// The statistics of every row group of `scanners`' Parquet files, per
+/// top-level column.
+fn statistics(scanners: &[Scanner]) -> std::collections::HashMap<String, Exact> {
+    use parquet::file::statistics::Statistics;
+    /// Nulls so far, the range so far, whether every row group had one.
+    type Acc = (Option<u64>, Option<(i128, i128)>, bool);
+    let mut out: std::collections::HashMap<String, Acc> = std::collections::HashMap::new();
+    for s in scanners {
+        let strata_scan::ScanFile::Parquet(p) = s.file() else {
+            return std::collections::HashMap::new();
+        };
+        let meta = p.metadata();
+        let descr = meta.file_metadata().schema_descr();
+        for rg in meta.row_groups() {
+            for (i, col) in descr.columns().iter().enumerate() {
+                let parts = col.path().parts();
+                if parts.len() != 1 {
+                    continue;
+                }
+                let e = out.entry(parts[0].clone()).or_insert((Some(0), None, true));
+                let stats = rg.column(i).statistics();
+                e.0 = match (e.0, stats.and_then(Statistics::null_count_opt)) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    _ => None,
+                };
+                let range = match stats {
+                    Some(Statistics::Int32(v)) => v
+                        .min_opt()
+                        .zip(v.max_opt())
+                        .map(|(a, b)| (i128::from(*a), i128::from(*b))),
+                    Some(Statistics::Int64(v)) => v
+                        .min_opt()
+                        .zip(v.max_opt())
+                        .map(|(a, b)| (i128::from(*a), i128::from(*b))),
+                    _ => None,
+                };
+                match range {
+                    Some((lo, hi)) if e.2 => {
+                        e.1 = Some(e.1.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+                    }
+                    // A row group with values but no range: no range.
+                    None if rg.num_rows() > 0
+                        && stats.and_then(Statistics::null_count_opt)
+                            != Some(rg.num_rows() as u64) =>
+                    {
+                        e.2 = false;
+                        e.1 = None;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(k, (nulls, range, ok))| {
+            (
+                k,
+                Exact {
+                    nulls,
+                    range: range.filter(|_| ok),
+                },
+            )
+        })
+        .collect()
 }
 
 /// The schema of a table's files (all must have the first one's).
@@ -421,8 +500,12 @@ pub(crate) fn scan(
                 Ok(())
             })?;
         }
-        return Ok(Read { rows: total });
+        return Ok(Read {
+            rows: total,
+            ..Read::default()
+        });
     }
+    let exact = statistics(scanners);
     // Whole row groups spread evenly over the table.
     let mut groups: Vec<(usize, usize, u64)> = Vec::new();
     for (i, s) in scanners.iter().enumerate() {
@@ -452,7 +535,7 @@ pub(crate) fn scan(
                 })?;
             }
         }
-        return Ok(Read { rows: total });
+        return Ok(Read { rows: total, exact });
     }
     // The first rows.
     let mut left = target;
@@ -470,7 +553,7 @@ pub(crate) fn scan(
             Ok(())
         })?;
     }
-    Ok(Read { rows: total })
+    Ok(Read { rows: total, exact })
 }
 
 fn scan_csv(
@@ -541,7 +624,10 @@ fn scan_csv(
     } else {
         (rows as f64 * all_bytes as f64 / read_bytes as f64).round() as u64
     };
-    Ok(Read { rows: estimate })
+    Ok(Read {
+        rows: estimate,
+        ..Read::default()
+    })
 }
 
 struct CountingReader<R> {

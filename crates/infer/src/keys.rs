@@ -160,7 +160,7 @@ fn is_key(t: &TableProfile, n: &Node) -> bool {
         && n.leaf().is_some_and(|l| {
             l.unique
                 && l.count >= 2
-                && l.count == t.rows
+                && l.count == t.scanned
                 && matches!(l.class, Class::Int | Class::Str)
         })
 }
@@ -241,7 +241,9 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
             if primary.get(a.name.as_str()) == Some(&x.field.name().as_str()) {
                 continue;
             }
-            let mut best: Option<((u8, u64), &TableProfile, &str, usize)> = None;
+            /// (name score, coverage), parent, its key, (found, checked).
+            type Best<'a> = ((u8, u64), &'a TableProfile, &'a str, (usize, usize));
+            let mut best: Option<Best<'_>> = None;
             for b in tables {
                 if b.name == a.name {
                     continue;
@@ -255,19 +257,19 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
                     if ly.class != lx.class {
                         continue;
                     }
+                    // A parent read in part holds only part of its keys.
+                    let read = b.scanned as f64 / b.rows.max(1) as f64;
                     if lx.class == Class::Int
+                        && (read >= 1.0 || ly.total > ly.count)
                         && (lx.min_key < ly.min_key || lx.max_key > ly.max_key)
                     {
                         continue;
                     }
                     let sample = &lx.key_sample.items;
-                    if sample.is_empty()
-                        || !sample
-                            .iter()
-                            .all(|&k| ly.has_key(k, strings.as_ref()) == Some(true))
-                    {
-                        continue;
-                    }
+                    let found = sample
+                        .iter()
+                        .filter(|&&k| ly.has_key(k, strings.as_ref()) == Some(true))
+                        .count();
                     let score = name_score(
                         x.field.name(),
                         &a_prefix,
@@ -275,18 +277,36 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
                         &prefix(b),
                         &b.name,
                     );
+                    let included = if read >= 1.0 {
+                        found == sample.len()
+                    } else {
+                        // Sampled: about `read` of the values are found when
+                        // they all are keys; the name must agree too.
+                        score >= 2 && found as f64 >= 0.7 * read * sample.len() as f64
+                    };
+                    if sample.is_empty() || !included {
+                        continue;
+                    }
                     let coverage = lx.distinct() as f64 / ly.count.max(1) as f64;
                     if score == 0 && coverage < 0.9 {
                         continue;
                     }
                     let rank = (score, (coverage.min(1.0) * 1e6) as u64);
                     if best.as_ref().is_none_or(|b| rank > b.0) {
-                        best = Some((rank, b, y.field.name().as_str(), sample.len()));
+                        best = Some((rank, b, y.field.name().as_str(), (found, sample.len())));
                     }
                 }
             }
-            let Some(((score, cov), b, y, checked)) = best else {
+            let Some(((score, cov), b, y, (found, checked))) = best else {
                 continue;
+            };
+            let among = if b.scanned < b.rows {
+                format!(
+                    "the {} keys read of {}'s {} rows",
+                    b.scanned, b.name, b.rows
+                )
+            } else {
+                format!("{}'s {} keys", b.name, b.rows)
             };
             let zipf = skew(lx, b.rows);
             keys.found.push(Relationship {
@@ -295,9 +315,7 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
                 column: x.field.name().clone(),
                 target: Some(format!("{}.{y}", b.name)),
                 evidence: format!(
-                    "{checked} of {checked} sampled values found among {}'s {} keys; {} distinct values cover {:.1}% of them; name match {score}/3{}",
-                    b.name,
-                    b.rows,
+                    "{found} of {checked} sampled values found among {among}; {} distinct values cover {:.1}% of them; name match {score}/3{}",
                     lx.distinct(),
                     cov as f64 / 1e4,
                     zipf.map_or(String::new(), |s| format!("; references skewed, Zipf s = {s:.2}"))
@@ -484,8 +502,21 @@ fn dependencies(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
 /// they are skewed (the most referenced key has more than ten times the
 /// mean count): a least-squares line through log count against log rank.
 fn skew(l: &Leaf, parent_rows: u64) -> Option<f64> {
-    let cats = l.categories()?;
-    let mean = l.count as f64 / parent_rows.max(1) as f64;
+    // Exact counts, else the counts in the sample of keys.
+    let (cats, count): (Vec<(Category, u64)>, u64) = match l.categories() {
+        Some(c) => (c, l.count),
+        None => {
+            let mut m: HashMap<i128, u64> = HashMap::new();
+            for &k in &l.key_sample.items {
+                *m.entry(k).or_insert(0) += 1;
+            }
+            let mut c: Vec<(Category, u64)> =
+                m.into_iter().map(|(k, n)| (Category::Int(k), n)).collect();
+            c.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            (c, l.key_sample.items.len() as u64)
+        }
+    };
+    let mean = count as f64 / parent_rows.max(1) as f64;
     let top = cats.first()?.1 as f64;
     if top < 20.0 || top < 10.0 * mean {
         return None;

@@ -85,7 +85,7 @@ use profile::{Limits, TableProfile};
 /// How inference reads and what it keeps.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// How much of each table is read (default: 2,000,000 rows).
+    /// How much of each table is read (default: 10,000,000 rows).
     pub sample: Sample,
     /// The fewest occurrences of a value (a category, a word, a
     /// character) for it to be written (default 10).
@@ -105,7 +105,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            sample: Sample::Rows(2_000_000),
+            sample: Sample::Rows(10_000_000),
             min_count: 10,
             max_categories: 1000,
             sample_values: 20_000,
@@ -205,6 +205,39 @@ pub(crate) fn profile_all(
         let read = input::scan(t, &schema, &mut scanners, sample, |b| p.add(b))?;
         p.rows = read.rows.max(p.scanned);
         p.finish();
+        // A sampled Parquet table: nulls and integer ranges over every row
+        // group, from the files' statistics.
+        for node in &mut p.columns {
+            let Some(e) = read.exact.get(node.field.name()) else {
+                continue;
+            };
+            if let Some(n) = e.nulls {
+                node.nulls = n;
+                node.slots = p.rows;
+            }
+            let direct = matches!(
+                node.field.data_type(),
+                arrow_schema::DataType::Int8
+                    | arrow_schema::DataType::Int16
+                    | arrow_schema::DataType::Int32
+                    | arrow_schema::DataType::Int64
+                    | arrow_schema::DataType::Date32
+                    | arrow_schema::DataType::Decimal128(..)
+            );
+            if let profile::Shape::Leaf(l) = &mut node.shape {
+                if let Some(n) = e.nulls {
+                    l.total = p.rows.saturating_sub(n).max(l.count);
+                }
+                if let (Some((lo, hi)), true) = (e.range, direct)
+                    && l.count > 0
+                {
+                    l.min_key = lo;
+                    l.max_key = hi;
+                    l.min = lo as f64;
+                    l.max = hi as f64;
+                }
+            }
+        }
         out.push(p);
     }
     Ok(out)

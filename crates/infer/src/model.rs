@@ -563,7 +563,7 @@ pub(crate) fn leaf_gen(
     // A unique integer column: a key.
     if leaf.unique && *class == Class::Int && leaf.count >= 2 {
         let span = leaf.max_key - leaf.min_key;
-        let step = (span / (leaf.count as i128 - 1)).max(1);
+        let step = (span / (leaf.total.max(leaf.count) as i128 - 1)).max(1);
         let g = Gen::new(
             "sequence",
             format!("{{ start = {}, step = {step} }}", leaf.min_key),

@@ -276,8 +276,11 @@ pub(crate) enum KeySet {
 #[derive(Debug, Clone)]
 pub(crate) struct Leaf {
     pub class: Class,
-    /// Non-null values.
+    /// Non-null values profiled.
     pub count: u64,
+    /// Non-null values in the whole table (more than `count` when the
+    /// scan was sampled and the files' statistics count nulls).
+    pub total: u64,
     pub min: f64,
     pub max: f64,
     pub sum: f64,
@@ -334,6 +337,7 @@ impl Leaf {
         Leaf {
             class,
             count: 0,
+            total: 0,
             min: f64::INFINITY,
             max: f64::NEG_INFINITY,
             sum: 0.0,
@@ -645,6 +649,7 @@ impl Leaf {
     }
 
     fn finish(&mut self) {
+        self.total = self.total.max(self.count);
         if self.run_len > 0 {
             self.run_lengths.add(self.run_len);
             self.run_len = 0;

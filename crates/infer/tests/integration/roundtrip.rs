@@ -480,3 +480,154 @@ fn inference_is_deterministic_and_sampling_reads_fewer_rows() {
     assert_eq!(c.report.tables[0].rows, 160_000);
     Dataset::parse(&c.spec, "sampled").unwrap();
 }
+
+/// `d`'s tables as Parquet files of `group`-row row groups.
+fn write_parquet_dataset(dir: &Path, d: &Dataset, seed: u64, group: usize) {
+    let ipc = tempfile::tempdir().unwrap();
+    write_dataset(ipc.path(), d, seed);
+    for table in &d.tables {
+        let name = &table.spec.name;
+        let batches = strata_testkit::readback::read_batches(
+            &ipc.path().join(name).join(format!("{name}_0.arrow")),
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        let f = std::fs::File::create(dir.join(name).join(format!("{name}_0.parquet"))).unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(group))
+            .build();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(f, batches[0].schema(), Some(props)).unwrap();
+        for b in &batches {
+            w.write(b).unwrap();
+        }
+        w.close().unwrap();
+    }
+}
+
+#[test]
+fn a_sampled_scan_keeps_keys_and_takes_null_counts_from_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    write_parquet_dataset(
+        dir.path(),
+        &Dataset::parse(SHOP, "shop.toml").unwrap(),
+        3,
+        256,
+    );
+    let full = infer(&[s(dir.path())], &opts()).unwrap();
+    let sampled = Options {
+        sample: strata_infer::Sample::Rows(1000),
+        ..opts()
+    };
+    let part = infer(&[s(dir.path())], &sampled).unwrap();
+    let customers = |r: &strata_infer::Report| {
+        r.tables
+            .iter()
+            .find(|t| t.name == "customers")
+            .unwrap()
+            .clone()
+    };
+    let (a, b) = (customers(&full.report), customers(&part.report));
+    assert!(
+        b.scanned < a.scanned && b.rows == a.rows,
+        "{} {}",
+        b.scanned,
+        a.scanned
+    );
+    // Nulls over every row group, from the statistics: the full scan's.
+    let balance = |t: &strata_infer::TableReport| {
+        t.columns
+            .iter()
+            .find(|c| c.name == "c_balance")
+            .unwrap()
+            .null_rate
+    };
+    assert_eq!(balance(&a), balance(&b));
+    let rel = |r: &strata_infer::Report| -> Vec<(String, String, String, Option<String>)> {
+        r.relationships
+            .iter()
+            .filter(|r| {
+                r.kind == "primary key" && !r.column.contains(',') || r.kind == "foreign key"
+            })
+            .map(|r| {
+                (
+                    r.kind.clone(),
+                    r.table.clone(),
+                    r.column.clone(),
+                    r.target.clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        rel(&part.report),
+        rel(&full.report),
+        "{:#?}",
+        part.report.relationships
+    );
+    // The key's sequence spans the whole table, not the rows read.
+    assert!(
+        part.spec.contains("sequence = { start = 100, step = 3 }"),
+        "{}",
+        part.spec
+    );
+}
+
+#[test]
+fn skewed_references_are_written_as_zipf() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = SHOP.replace(
+        r#"ref = { table = "products", field = "p_id" }"#,
+        r#"ref = { table = "products", field = "p_id", zipf = { s = 1.2 } }"#,
+    );
+    write_dataset(dir.path(), &Dataset::parse(&spec, "shop.toml").unwrap(), 3);
+    let out = infer(&[s(dir.path())], &opts()).unwrap();
+    let fk = out
+        .report
+        .relationships
+        .iter()
+        .find(|r| r.kind == "foreign key" && r.column == "o_product")
+        .unwrap();
+    assert!(fk.evidence.contains("Zipf s = 1."), "{}", fk.evidence);
+    assert!(
+        out.spec
+            .contains(r#"ref = { table = "products", field = "p_id", zipf = { s = 1."#),
+        "{}",
+        out.spec
+    );
+    // Uniform references are not called skewed.
+    let uniform = infer(&[s(dir.path())], &opts()).unwrap();
+    let fk = uniform
+        .report
+        .relationships
+        .iter()
+        .find(|r| r.column == "o_customer" && r.kind == "foreign key")
+        .unwrap();
+    assert!(!fk.evidence.contains("Zipf"), "{}", fk.evidence);
+}
+
+#[test]
+fn an_uneven_weekday_shape_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec::parse(
+        r#"
+name = "days"
+
+[[fields]]
+name = "day"
+type = "date32"
+quantiles = { values = [2024-01-01, 2024-12-31], weekdays = [1, 1, 1, 1, 1, 0, 0] }
+"#,
+        "days.toml",
+    )
+    .unwrap();
+    write_ipc(&dir.path().join("days.arrow"), &spec_rows(&spec, 20_000, 1));
+    let out = infer(&[s(dir.path())], &opts()).unwrap();
+    assert!(out.spec.contains("weekdays = [0.19"), "{}", out.spec);
+    assert!(out.spec.contains(", 0.0, 0.0] }"), "{}", out.spec);
+    let d = Dataset::parse(&out.spec, "inferred").unwrap();
+    let regen = tempfile::tempdir().unwrap();
+    write_dataset(regen.path(), &d, 2);
+    let c = compare(&[s(dir.path())], &[s(regen.path())], &opts()).unwrap();
+    assert!(c.passed(), "{}", c.table());
+}
