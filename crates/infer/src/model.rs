@@ -663,8 +663,18 @@ fn bounds(sorted: &[f64], min_count: u64, discrete: bool) -> (f64, f64) {
         return (0.0, 0.0);
     }
     let k = (min_count as usize).clamp(1, sorted.len());
-    let lo = sorted[..k].iter().sum::<f64>() / k as f64;
-    let hi = sorted[sorted.len() - k..].iter().sum::<f64>() / k as f64;
+    let n = sorted.len() as f64;
+    let mut lo = sorted[..k].iter().sum::<f64>() / k as f64;
+    let mut hi = sorted[sorted.len() - k..].iter().sum::<f64>() / k as f64;
+    // The mean of the k least of n uniform draws lies (k + 1) / 2 gaps of
+    // (hi - lo) / (n + 1) above the least value: widened by as much, the
+    // range estimates the column's without writing either end.
+    if k > 1 && sorted.len() > 2 * k {
+        let gap = (hi - lo) * (k as f64 + 1.0) / (2.0 * (n + 1.0 - (k as f64 + 1.0)));
+        // Never across zero: a column of non-negative values stays so.
+        lo = if lo >= 0.0 { (lo - gap).max(0.0) } else { lo - gap };
+        hi = if hi <= 0.0 { (hi + gap).min(0.0) } else { hi + gap };
+    }
     if discrete {
         (lo.floor(), hi.ceil())
     } else {
