@@ -8,7 +8,7 @@ use arrow_array::{ArrayRef, StringArray};
 use arrow_schema::{DataType, Field as ArrowField, Fields, Schema};
 
 use super::arrays::numbers;
-use super::draw::{below, coprime_step, stream_id, table_seed, threshold};
+use super::draw::{below, coprime_from, coprime_step, stream_id, table_seed, threshold};
 use super::generator::{Hints, SpecGenerator};
 use super::node::{
     Cases, ChildRows, CountTests, Counts, Expand, Leaf, Node, NodeKind, Out, TableEval,
@@ -423,6 +423,21 @@ pub(super) fn ref_draw(
                 u128::from(rows),
             ),
         },
+        Pick::Balanced if children.is_some() => {
+            return Err(Error::InvalidDistribution(format!(
+                "field {}: a `balanced` reference cannot draw from child table {}",
+                f.path, r.table
+            )));
+        }
+        // The multiplier and offset come from the stream of Zipf's
+        // offset: an order of the field's and the seed's own.
+        Pick::Balanced => {
+            let key = StreamKey::new(seed, stream_id(drawer, "ref offset"));
+            RefPick::Balanced {
+                step: coprime_from(rows, below(key.first(1), u128::from(rows))),
+                offset: below(key.first(0), u128::from(rows)),
+            }
+        }
         Pick::Weighted { .. } if children.is_some() => {
             return Err(Error::InvalidDistribution(format!(
                 "field {}: a `weight`ed reference cannot draw from child table {}",

@@ -4,6 +4,13 @@
 /// A multiplier coprime with `n` near `n` times the golden ratio's
 /// fraction, so that consecutive ranks land far apart.
 pub(super) fn coprime_step(n: u64) -> u64 {
+    coprime_from(n, (n as f64 * 0.618_033_988_749_895) as u64)
+}
+
+/// The first multiplier coprime with `n` from `start` (taken modulo `n`)
+/// up, wrapping: `k * m mod n` then visits every residue of `n` once as
+/// `k` runs over `0..n`.
+pub(super) fn coprime_from(n: u64, start: u64) -> u64 {
     if n <= 2 {
         return 1;
     }
@@ -13,7 +20,7 @@ pub(super) fn coprime_step(n: u64) -> u64 {
         }
         a
     }
-    let mut m = ((n as f64) * 0.618_033_988_749_895) as u64 % n;
+    let mut m = start % n;
     while gcd(m.max(1), n) != 1 {
         m = (m + 1) % n;
     }

@@ -32,6 +32,12 @@ pub(super) enum RefPick {
     },
     /// Rows by the weights of a parent field.
     Alias(Arc<Alias>),
+    /// Element `id` takes row `((id mod rows) * step + offset) mod rows`:
+    /// every `rows` consecutive elements take every row once.
+    Balanced {
+        step: u64,
+        offset: u64,
+    },
 }
 
 /// One way a reference draws its parent rows: how, from which stream,
@@ -78,6 +84,13 @@ impl RefDraw {
                     as u64
             }
             RefPick::Alias(alias) => u64::from(alias.sample(key.first(id))),
+            RefPick::Balanced { step, offset } if rows <= 1 << 31 => {
+                ((id % rows) * step + offset) % rows
+            }
+            RefPick::Balanced { step, offset } => {
+                ((u128::from(id % rows) * u128::from(*step) + u128::from(*offset))
+                    % u128::from(rows)) as u64
+            }
         }
     }
 }
@@ -1133,4 +1146,40 @@ fn pseudo_text(list: WordList, own: Option<&[String]>, size: u32) -> std::sync::
     }
     text.truncate(size);
     text.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::draw::coprime_from;
+    use super::*;
+
+    /// A balanced draw with multiplier `step` and offset `offset`.
+    fn balanced(step: u64, offset: u64) -> RefDraw {
+        RefDraw {
+            pick: RefPick::Balanced { step, offset },
+            key: StreamKey::new(1, 2),
+            offset: None,
+            positions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn balanced_rows_follow_the_formula_on_both_sides_of_two_to_the_31() {
+        for rows in [(1u64 << 31) - 1, 1 << 31, (1 << 31) + 1, 1 << 40, u64::MAX] {
+            let (step, offset) = (coprime_from(rows, rows / 3), rows / 7);
+            let d = balanced(step, offset);
+            let want = |id: u64| {
+                ((u128::from(id % rows) * u128::from(step) + u128::from(offset)) % u128::from(rows))
+                    as u64
+            };
+            for id in [0, 1, 2, rows - 1, rows / 2, u64::MAX - 1, u64::MAX] {
+                assert_eq!(d.row(id, rows), want(id), "rows {rows}, id {id}");
+                assert!(d.row(id, rows) < rows);
+            }
+            // A block of rows repeats the one before it.
+            if let Some(next) = 5u64.checked_add(rows) {
+                assert_eq!(d.row(5, rows), d.row(next, rows), "rows {rows}");
+            }
+        }
+    }
 }

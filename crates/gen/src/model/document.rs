@@ -1272,7 +1272,10 @@ pub struct Chars {
     { "required": ["zipf", "weight"] },
     { "required": ["via", "zipf"] },
     { "required": ["via", "weight"] },
-    { "required": ["via", "draw"] }
+    { "required": ["via", "draw"] },
+    { "required": ["balanced", "zipf"], "properties": { "balanced": { "const": true } } },
+    { "required": ["balanced", "weight"], "properties": { "balanced": { "const": true } } },
+    { "required": ["balanced", "via"], "properties": { "balanced": { "const": true } } }
 ] }))]
 pub struct Reference {
     /// The referenced table.
@@ -1299,6 +1302,13 @@ pub struct Reference {
     /// probability proportional to it (nulls weigh nothing; tables of at
     /// most 16,777,216 rows).
     pub weight: Option<Loose<String>>,
+    /// Every row of the referenced table referenced equally often, within
+    /// one: row i takes row ((i mod P) * m + o) mod P of its P rows, for a
+    /// multiplier m coprime with P and an offset o drawn per field and
+    /// seed; between tables with rows of their own, one value per row.
+    /// Not with zipf, weight or via; with draw, on the draw's first field;
+    /// false: the uniform default.
+    pub balanced: Option<Loose<bool>>,
 }
 
 /// A reference's Zipf draw of rows.

@@ -897,6 +897,12 @@ pub enum Pick {
         /// Exponent (> 0).
         s: f64,
     },
+    /// Every row referenced equally often, within one: row `i` of the
+    /// referencing table takes row `((i mod rows) * m + o) mod rows` for
+    /// a multiplier `m` coprime with the row count and an offset `o`
+    /// drawn once per field and seed, so each run of `rows` consecutive
+    /// rows references every row once, in an order of its own per seed.
+    Balanced,
 }
 
 /// A parameter as a person reads it: plain decimals, but exponent
@@ -1082,6 +1088,7 @@ impl fmt::Display for Described<'_> {
                     (None, Pick::Parent) => write!(f, ", the parent row")?,
                     (None, Pick::Uniform) => write!(f, ", rows uniform")?,
                     (None, Pick::Zipf { s }) => write!(f, ", rows zipf s {}", Num(*s))?,
+                    (None, Pick::Balanced) => write!(f, ", rows balanced")?,
                     (None, Pick::Weighted { field }) => write!(f, ", rows weighted by {field}")?,
                 }
                 match &r.offset {

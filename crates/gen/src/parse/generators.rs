@@ -619,11 +619,35 @@ impl<'s> P<'s> {
                     gens.reference.ok_or_else(missing)?,
                     field,
                     &what,
-                    &["table", "field", "zipf", "weight", "via", "draw", "offset"],
+                    &[
+                        "table", "field", "zipf", "weight", "via", "draw", "offset", "balanced",
+                    ],
                 )?;
                 let table = self.string(need(&p.table, || needs("table"))?, field, "table")?;
                 let target = self.string(need(&p.field, || needs("field"))?, field, "field")?;
+                // `balanced = false` is the default, uniform pick.
+                let balanced = match &p.balanced {
+                    Some(b) => self.boolean(b, field, "balanced")?.then_some(b),
+                    None => None,
+                };
+                if let Some(b) = balanced {
+                    let given = [
+                        ("zipf", p.zipf.is_some()),
+                        ("weight", p.weight.is_some()),
+                        ("via", p.via.is_some()),
+                    ];
+                    if let Some((other, _)) = given.into_iter().find(|(_, g)| *g) {
+                        return Err(self.err(
+                            b.span(),
+                            field,
+                            format!(
+                                "`ref` takes `balanced` (every row referenced equally often) or `{other}`, not both"
+                            ),
+                        ));
+                    }
+                }
                 let pick = match (&p.zipf, &p.weight) {
+                    _ if balanced.is_some() => Pick::Balanced,
                     (Some(_), Some(w)) => {
                         return Err(self.err(
                             w.span(),

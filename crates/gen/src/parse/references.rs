@@ -14,7 +14,8 @@ use crate::model::{AggOp, Expression, Field, Generator, Kind, Pick, Rows, SpecEr
 
 /// Checks every reference of `tables`: the table and its top-level field
 /// exist, the types agree, the table has rows, cases change only the
-/// null rate, and no table reaches itself through references.
+/// null rate, balanced references join tables with rows of their own
+/// (one value per row), and no table reaches itself through references.
 pub(super) fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), SpecError> {
     let names: Vec<&str> = tables.iter().map(|t| t.spec.name.as_str()).collect();
     // Parent tables of each table, with the field and line of one
@@ -22,6 +23,7 @@ pub(super) fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), Spec
     let mut edges: Vec<Vec<(usize, String, usize)>> = vec![Vec::new(); tables.len()];
     for (ti, t) in tables.iter().enumerate() {
         let tname = &t.spec.name;
+        let elements = element_paths(&t.spec.fields);
         for (f, r) in references(&t.spec) {
             let path = format!("{tname}.{}", f.path);
             let err = |m: String| Err(p.err_at(f.line, Some(&path), m));
@@ -123,6 +125,29 @@ pub(super) fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), Spec
                     r.table, c.parent
                 ));
             }
+            // A balanced reference numbers the referencing rows one after
+            // another and the referenced rows likewise: tables with rows
+            // of their own at both ends, one value per row.
+            if r.pick == Pick::Balanced {
+                if let Some(c) = &parent.children_of {
+                    return err(format!(
+                        "`balanced`: `{}` is a child table (rows per `{}` row), whose rows are reached through a row of its parent; a balanced reference draws from a table with rows of its own (`rows`, `rows_per_scale`, `calendar`)",
+                        r.table, c.parent
+                    ));
+                }
+                if let Some(c) = &t.children_of {
+                    return err(format!(
+                        "`balanced`: `{tname}` is a child table (rows per `{}` row), numbered by parent row rather than one after another; a balanced reference is a field of a table with rows of its own",
+                        c.parent
+                    ));
+                }
+                if elements.contains(&f.path.as_str()) {
+                    return err(
+                        "`balanced` gives each row of the table one parent row in turn; a list item or map entry (any number per row) cannot be balanced"
+                            .into(),
+                    );
+                }
+            }
             if parent.rows == Some(Rows::Fixed(0)) {
                 return err(format!(
                     "`ref` reads table `{}`, which has no rows (`rows = 0`); a reference needs a row to draw",
@@ -193,6 +218,30 @@ pub(super) fn resolve_references(p: &P<'_>, tables: &[Table]) -> Result<(), Spec
         }
     }
     Ok(())
+}
+
+/// The paths of the fields of `fields` that are list items or map keys
+/// or values, or inside one: numbered per element rather than per row.
+fn element_paths(fields: &[Field]) -> Vec<&str> {
+    fn walk<'f>(f: &'f Field, inside: bool, out: &mut Vec<&'f str>) {
+        if inside {
+            out.push(&f.path);
+        }
+        match &f.kind {
+            Kind::Struct(c) => c.iter().for_each(|x| walk(x, inside, out)),
+            Kind::List { item, .. } => walk(item, true, out),
+            Kind::Map { key, value, .. } => {
+                walk(key, true, out);
+                walk(value, true, out);
+            }
+            Kind::Scalar { .. } => {}
+        }
+    }
+    let mut out = Vec::new();
+    for f in fields {
+        walk(f, false, &mut out);
+    }
+    out
 }
 
 /// Checks every `aggregate`: a top-level field whose table is a child

@@ -55,7 +55,7 @@ impl<'s> P<'s> {
             };
             if r.pick != Pick::Uniform {
                 return err(format!(
-                    "draw `{d}`: field `{first_name}` draws its row; give `zipf` or `weight` to that field, not to the fields that read the same row"
+                    "draw `{d}`: field `{first_name}` draws its row; give `zipf`, `weight` or `balanced` to that field, not to the fields that read the same row"
                 ));
             }
             r.via = Some(first_name);

@@ -163,7 +163,7 @@ fn bad_draws_and_qualified_names_are_refused() {
         (
             r#"ref = { table = "partsupp", field = "ps_suppkey", draw = "ps" }"#,
             r#"ref = { table = "partsupp", field = "ps_suppkey", draw = "ps", zipf = { s = 1.2 } }"#,
-            "t.toml:91: field `lineitem.l_suppkey`: draw `ps`: field `l_partkey` draws its row; give `zipf` or `weight` to that field, not to the fields that read the same row",
+            "t.toml:91: field `lineitem.l_suppkey`: draw `ps`: field `l_partkey` draws its row; give `zipf`, `weight` or `balanced` to that field, not to the fields that read the same row",
         ),
         (
             "- l_quantity * ps.ps_supplycost",

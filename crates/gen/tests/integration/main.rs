@@ -5,6 +5,7 @@
 //! its own): linking one binary instead of several saves build time and disk.
 
 mod aggregates;
+mod balanced;
 mod changes;
 mod check_generate;
 mod dataset;
