@@ -34,6 +34,8 @@ pub(crate) struct Ref {
     pub parent_column: String,
     /// Zipf exponent of the references' skew, when skewed.
     pub zipf: Option<f64>,
+    /// Every parent row referenced equally often, within one.
+    pub balanced: bool,
 }
 
 /// A child table.
@@ -309,16 +311,29 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
                 format!("{}'s {} keys", b.name, b.rows)
             };
             let zipf = skew(lx, b.rows);
+            // Every parent key referenced, as often as any other within one.
+            let balanced = zipf.is_none()
+                && a.scanned == a.rows
+                && b.scanned == b.rows
+                && lx.categories().is_some_and(|c| {
+                    let (lo, hi) = (c.iter().map(|x| x.1).min(), c.iter().map(|x| x.1).max());
+                    c.len() as u64 == b.rows && lo.zip(hi).is_some_and(|(lo, hi)| hi - lo <= 1)
+                });
             keys.found.push(Relationship {
                 kind: "foreign key".into(),
                 table: a.name.clone(),
                 column: x.field.name().clone(),
                 target: Some(format!("{}.{y}", b.name)),
                 evidence: format!(
-                    "{found} of {checked} sampled values found among {among}; {} distinct values cover {:.1}% of them; name match {score}/3{}",
+                    "{found} of {checked} sampled values found among {among}; {}{} distinct values cover {:.1}% of them; name match {score}/3{}",
+                    if lx.exact() || lx.unique { "" } else { "about " },
                     lx.distinct(),
                     cov as f64 / 1e4,
-                    zipf.map_or(String::new(), |s| format!("; references skewed, Zipf s = {s:.2}"))
+                    match (zipf, balanced) {
+                        (Some(s), _) => format!("; references skewed, Zipf s = {s:.2}"),
+                        (None, true) => "; every key referenced equally often, within one".to_string(),
+                        _ => String::new(),
+                    }
                 ),
             });
             keys.refs.push(Ref {
@@ -327,6 +342,7 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
                 parent: b.name.clone(),
                 parent_column: y.to_string(),
                 zipf,
+                balanced,
             });
         }
     }

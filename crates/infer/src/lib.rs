@@ -485,9 +485,15 @@ fn write_spec(
                 .iter()
                 .find(|r| r.table == t.name && &r.column == name)
             {
-                let pick = r.zipf.map_or(String::new(), |s| {
-                    format!(", zipf = {{ s = {} }}", model::float(s))
-                });
+                // Balanced picks are for tables of their own rows, of parents
+                // of their own rows.
+                let balanced =
+                    r.balanced && child.is_none() && !keys.children.contains_key(&r.parent);
+                let pick = match r.zipf {
+                    Some(s) => format!(", zipf = {{ s = {} }}", model::float(s)),
+                    None if balanced => ", balanced = true".to_string(),
+                    None => String::new(),
+                };
                 plan.generator = Some(Gen {
                     key: "ref",
                     value: format!(

@@ -672,8 +672,16 @@ fn bounds(sorted: &[f64], min_count: u64, discrete: bool) -> (f64, f64) {
     if k > 1 && sorted.len() > 2 * k {
         let gap = (hi - lo) * (k as f64 + 1.0) / (2.0 * (n + 1.0 - (k as f64 + 1.0)));
         // Never across zero: a column of non-negative values stays so.
-        lo = if lo >= 0.0 { (lo - gap).max(0.0) } else { lo - gap };
-        hi = if hi <= 0.0 { (hi + gap).min(0.0) } else { hi + gap };
+        lo = if lo >= 0.0 {
+            (lo - gap).max(0.0)
+        } else {
+            lo - gap
+        };
+        hi = if hi <= 0.0 {
+            (hi + gap).min(0.0)
+        } else {
+            hi + gap
+        };
     }
     if discrete {
         (lo.floor(), hi.ceil())
