@@ -9,6 +9,10 @@
 //!   (Hörmann and Derflinger, 1996) in expected constant time for any `n`.
 //! * [`normal`]: a standard normal deviate by the ziggurat method (Marsaglia
 //!   and Tsang, 2000): one word and a comparison for 99% of draws.
+//! * [`normal_quantile`] and [`Cumulative`]: the normal distribution and
+//!   categorical ones by their inverse distribution functions, one
+//!   uniform number per draw (stratified tables, where that number is
+//!   drawn within a stratum).
 //!
 //! Every sampler maps random words to values and keeps no state, so a
 //! value depends only on the words it is given (see [`crate::rng`]).
@@ -375,6 +379,158 @@ fn normal_edge(z: &Ziggurat, i: usize, x: f64, u: f64, r: &mut RowRng) -> Option
     (f0 + unit(r.next_u64()) * (f1 - f0) < 1.0).then_some(x)
 }
 
+/// A categorical distribution over `0..n` sampled by its inverse
+/// distribution function: the categories split the 64-bit words in order,
+/// category `i` taking a run of them in proportion to its probability, so
+/// that words drawn from equal runs give each category its share within
+/// one run (an [`Alias`] draw scatters them).
+#[derive(Debug, Clone)]
+pub struct Cumulative {
+    /// Where each category but the last ends, as a word count: category
+    /// `i` holds the words from `ends[i - 1]` (0 for the first) up to
+    /// `ends[i]`; `2^64` past the last category of positive probability.
+    ends: Box<[u128]>,
+}
+
+impl Cumulative {
+    /// The distribution of `alias`'s categories.
+    pub fn of(alias: &Alias) -> Self {
+        let n = alias.len();
+        let full = 1u128 << 64;
+        // Categories after the last of positive probability take no word,
+        // whatever the rounding of the sums before them.
+        let last = (0..n)
+            .rev()
+            .find(|&i| alias.probability(i) > 0.0)
+            .unwrap_or(0);
+        let mut sum = 0.0;
+        let ends = (0..n.saturating_sub(1))
+            .map(|i| {
+                sum += alias.probability(i);
+                if i >= last {
+                    full
+                } else {
+                    // Exact for sums of at most 53 significant bits (1/4,
+                    // 1/2, ...); a float to integer conversion saturates.
+                    ((sum * 18_446_744_073_709_551_616.0).round() as u128).min(full)
+                }
+            })
+            .collect();
+        Cumulative { ends }
+    }
+
+    /// The category of the word `bits`.
+    #[inline]
+    pub fn sample(&self, bits: u64) -> u32 {
+        self.ends.partition_point(|&e| e <= u128::from(bits)) as u32
+    }
+}
+
+/// The standard normal quantile function, the inverse of [`normal_cdf`]:
+/// the `z` with `P(Z <= z) = p`, for `p` in (0, 1), by Wichura's algorithm
+/// AS 241 (PPND16, Applied Statistics 37, 1988): rational functions of
+/// degree 7 on three ranges of `p`, with a relative error of about 1e-16.
+/// For `p` near 1 prefer `-normal_quantile(1 - p)` computed without the
+/// subtraction (see [`normal_of_word`]).
+// The coefficients as the paper prints them, 20 digits each, so that they
+// read against it (its hash sums of their mantissas agree).
+#[allow(clippy::excessive_precision)]
+pub fn normal_quantile(p: f64) -> f64 {
+    /// `c[0] + c[1] x + ... + c[7] x^7`.
+    fn poly(c: &[f64; 8], x: f64) -> f64 {
+        c.iter().rev().fold(0.0, |acc, &k| acc * x + k)
+    }
+    // Near the median: |p - 1/2| <= 0.425.
+    const A: [f64; 8] = [
+        3.387_132_872_796_366_608,
+        1.331_416_678_917_843_774_5e2,
+        1.971_590_950_306_551_442_7e3,
+        1.373_169_376_550_946_112_5e4,
+        4.592_195_393_154_987_145_7e4,
+        6.726_577_092_700_870_085_3e4,
+        3.343_057_558_358_812_810_5e4,
+        2.509_080_928_730_122_672_7e3,
+    ];
+    const B: [f64; 8] = [
+        1.0,
+        4.231_333_070_160_091_125_2e1,
+        6.871_870_074_920_579_083e2,
+        5.394_196_021_424_751_107_7e3,
+        2.121_379_430_158_659_586_7e4,
+        3.930_789_580_009_271_061e4,
+        2.872_908_573_572_194_267_4e4,
+        5.226_495_278_852_854_561e3,
+    ];
+    // The tails, in r = sqrt(-ln(min(p, 1 - p))): up to r = 5 ...
+    const C: [f64; 8] = [
+        1.423_437_110_749_683_577_34,
+        4.630_337_846_156_545_295_9,
+        5.769_497_221_460_691_405_5,
+        3.647_848_324_763_204_605_04,
+        1.270_458_252_452_368_382_58,
+        2.417_807_251_774_506_117_7e-1,
+        2.272_384_498_926_918_458_33e-2,
+        7.745_450_142_783_414_076_4e-4,
+    ];
+    const D: [f64; 8] = [
+        1.0,
+        2.053_191_626_637_758_821_87,
+        1.676_384_830_183_803_849_4,
+        6.897_673_349_851_000_045_5e-1,
+        1.481_039_764_274_800_745_9e-1,
+        1.519_866_656_361_645_719_66e-2,
+        5.475_938_084_995_344_946e-4,
+        1.050_750_071_644_416_843_24e-9,
+    ];
+    // ... and past it (p below about 1.4e-11).
+    const E: [f64; 8] = [
+        6.657_904_643_501_103_777_2,
+        5.463_784_911_164_114_369_9,
+        1.784_826_539_917_291_335_8,
+        2.965_605_718_285_048_912_3e-1,
+        2.653_218_952_657_612_309_3e-2,
+        1.242_660_947_388_078_438_6e-3,
+        2.711_555_568_743_487_578_15e-5,
+        2.010_334_399_292_288_132_65e-7,
+    ];
+    const F: [f64; 8] = [
+        1.0,
+        5.998_322_065_558_879_376_9e-1,
+        1.369_298_809_227_358_053_1e-1,
+        1.487_536_129_085_061_485_25e-2,
+        7.868_691_311_456_132_591e-4,
+        1.846_318_317_510_054_681_8e-5,
+        1.421_511_758_316_445_888_7e-7,
+        2.044_263_103_389_939_785_64e-15,
+    ];
+    let q = p - 0.5;
+    if q.abs() <= 0.425 {
+        let r = 0.180_625 - q * q;
+        return q * poly(&A, r) / poly(&B, r);
+    }
+    let r = (-(if q < 0.0 { p } else { 1.0 - p }).ln()).sqrt();
+    let z = if r <= 5.0 {
+        poly(&C, r - 1.6) / poly(&D, r - 1.6)
+    } else {
+        poly(&E, r - 5.0) / poly(&F, r - 5.0)
+    };
+    if q < 0.0 { -z } else { z }
+}
+
+/// The standard normal deviate at the uniform number `(bits + 1/2) /
+/// 2^64`, strictly between 0 and 1: [`normal_quantile`], with the upper
+/// half taken by symmetry so that both tails keep their precision (the
+/// most extreme words give about ±9.3). Non-decreasing in `bits`.
+#[inline]
+pub fn normal_of_word(bits: u64) -> f64 {
+    const TO_UNIT: f64 = 1.0 / 18_446_744_073_709_551_616.0;
+    if bits >> 63 == 0 {
+        normal_quantile((bits as f64 + 0.5) * TO_UNIT)
+    } else {
+        -normal_quantile((!bits as f64 + 0.5) * TO_UNIT)
+    }
+}
+
 /// The standard normal distribution function, P(Z <= x).
 pub fn normal_cdf(x: f64) -> f64 {
     0.5 * erfc(-x / std::f64::consts::SQRT_2)
@@ -523,6 +679,60 @@ mod tests {
         assert!(Zipf::new(f64::NAN, 10).is_err());
         assert!(Zipf::new(1.0, 0).is_err());
         assert!(Zipf::new(1.0, u64::MAX).is_ok());
+    }
+
+    #[test]
+    fn normal_quantile_matches_reference_values() {
+        // Reference quantiles of the standard normal distribution.
+        for (p, want) in [
+            (0.5, 0.0),
+            (0.975, 1.959_963_984_540_054),
+            (0.25, -0.674_489_750_196_081_7),
+            (0.1, -1.281_551_565_544_600_8),
+            (0.001, -3.090_232_306_167_813),
+            (1e-10, -6.361_340_902_404_056),
+            (1e-300, -37.047_096_299_361_2),
+        ] {
+            let got = normal_quantile(p);
+            assert!(
+                (got - want).abs() <= 1e-14 * want.abs().max(1.0),
+                "quantile {p}: {got}, not {want}"
+            );
+            // The distribution function undoes it (to erfc's precision).
+            if p > 1e-12 {
+                assert!((normal_cdf(got) - p).abs() < 2e-7 * p.max(1e-3), "{p}");
+            }
+        }
+        // Words: both halves, their meeting point, the extremes.
+        assert_eq!(normal_of_word(0), -normal_of_word(u64::MAX));
+        assert!(normal_of_word(0) < -9.0 && normal_of_word(0).is_finite());
+        assert!(normal_of_word((1 << 62) - 1) < 0.0 && normal_of_word(3 << 62) > 0.0);
+        assert_eq!(normal_of_word((1 << 63) - 1), -normal_of_word(1 << 63));
+        let mut last = f64::NEG_INFINITY;
+        for i in 0..=4096u64 {
+            let z = normal_of_word(i.wrapping_mul(u64::MAX / 4096));
+            assert!(z >= last, "word {i}: {z} after {last}");
+            last = z;
+        }
+    }
+
+    #[test]
+    fn cumulative_splits_the_words_in_proportion() {
+        let c = Cumulative::of(&Alias::new(&[1.0, 1.0, 2.0]).unwrap());
+        assert_eq!(c.sample(0), 0);
+        assert_eq!(c.sample((1 << 62) - 1), 0);
+        assert_eq!(c.sample(1 << 62), 1);
+        assert_eq!(c.sample((1 << 63) - 1), 1);
+        assert_eq!(c.sample(1 << 63), 2);
+        assert_eq!(c.sample(u64::MAX), 2);
+        // Categories of no weight take no word, at either end.
+        let c = Cumulative::of(&Alias::new(&[0.0, 3.0, 0.0, 1.0, 0.0]).unwrap());
+        assert_eq!(c.sample(0), 1);
+        assert_eq!(c.sample((3 << 62) - 1), 1);
+        assert_eq!(c.sample(3 << 62), 3);
+        assert_eq!(c.sample(u64::MAX), 3);
+        let c = Cumulative::of(&Alias::new(&[5.0]).unwrap());
+        assert_eq!((c.sample(0), c.sample(u64::MAX)), (0, 0));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use super::node::{
 use super::sample::{RefDraw, RefPick, Sampler, cardinality, compile_sampler, length_sampler};
 use super::scratch::SpecScratch;
 use super::sequences::{sequence_limits, too_few_values};
+use super::strata::Strata;
 use super::{DICTIONARY_LIMIT, NULL_CODE};
 use crate::Error;
 use crate::dist::{Alias, Zipf};
@@ -25,7 +26,7 @@ use crate::model::expression::TNode;
 use crate::model::query::{categories, category_values, depends_on, max_length};
 use crate::model::{
     Calendar, CalendarPart, Condition, Dataset, Field, Generator, Kind, Pick, Reference, Rows,
-    Spec, Value,
+    Spec, Table, Value,
 };
 use crate::rng::StreamKey;
 
@@ -470,6 +471,14 @@ pub(super) fn ref_draw(
     })
 }
 
+/// The rows whose strata a table's fields draw within: its rows at
+/// `scale` when it is stratified (a table with rows of its own).
+fn strata_rows(table: &Table, scale: f64) -> Option<u64> {
+    let own = table.stratified && table.children_of.is_none();
+    own.then(|| table.rows.as_ref().map(|r| r.at(scale)))
+        .flatten()
+}
+
 /// Compiles table `ti` of `dataset` for evaluation at any rows.
 pub(super) fn table_eval(
     dataset: &Dataset,
@@ -485,6 +494,7 @@ pub(super) fn table_eval(
         table_seed(seed, &table.spec.name),
         parents,
         table.calendar,
+        strata_rows(table, scale),
         None,
     )?;
     let closure = (0..fields.len())
@@ -1031,7 +1041,14 @@ impl SpecGenerator {
     /// [`Error::InvalidDistribution`] for parameters a checked spec never
     /// holds.
     pub fn new(spec: &Spec, seed: u64) -> Result<Self, Error> {
-        Self::build(&*spec.at_run(1.0)?, seed, &Parents::none(), None, None)
+        Self::build(
+            &*spec.at_run(1.0)?,
+            seed,
+            &Parents::none(),
+            None,
+            None,
+            None,
+        )
     }
 
     /// [`SpecGenerator::new`], with the top-level fields named in
@@ -1046,6 +1063,7 @@ impl SpecGenerator {
             &*spec.at_run(1.0)?,
             seed,
             &Parents::none(),
+            None,
             None,
             Some((salted, salt)),
         )
@@ -1107,6 +1125,7 @@ impl SpecGenerator {
             table_seed(seed, &t.spec.name),
             &parents,
             t.calendar,
+            strata_rows(t, scale),
             salted,
         )?;
         g.origin.clone_from(&dataset.origin);
@@ -1126,11 +1145,15 @@ impl SpecGenerator {
         Ok(g)
     }
 
+    /// Compiles `spec` for `seed`: a table's with its `calendar`, and
+    /// with `strata` rows when it is stratified (its top-level fields'
+    /// uniform numbers drawn within strata of so many rows).
     pub(super) fn build(
         spec: &Spec,
         seed: u64,
         parents: &Parents<'_>,
         calendar: Option<Calendar>,
+        strata: Option<u64>,
         salted: Option<(&[String], u64)>,
     ) -> Result<Self, Error> {
         let mut hints = Hints::default();
@@ -1148,9 +1171,17 @@ impl SpecGenerator {
                     }
                     _ => seed,
                 };
-                compile(f, &spec.fields, seed, &[], hints, parents)
+                let mut node = compile(f, &spec.fields, seed, &[], hints, parents)?;
+                // Each field's strata are ordered by a multiplier and an
+                // offset of its own and the seed's.
+                let own =
+                    |rows| Strata::new(rows, StreamKey::new(seed, stream_id(&f.path, "strata")));
+                if let Some(strata) = strata.and_then(own) {
+                    node.stratify(strata);
+                }
+                Ok(node)
             })
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, Error>>()?;
         if let Some(c) = calendar {
             for n in &mut roots {
                 n.set_calendar_start(c.start);

@@ -14,9 +14,10 @@
 //!
 //! Each module uses only those listed before it: `run` (numbers a spec
 //! computes once per run, set before a table compiles), `draw` (stream ids,
-//! bounded draws), `calendar`, `scratch` (pooled vectors, validity
-//! bitmaps), `text` (template steps and the string writer), `sample`
-//! (samplers), `aggregate`, `sequences` (sequence limits), `lists`
+//! bounded draws), `strata` (the strata of a stratified table's rows),
+//! `calendar`, `scratch` (pooled vectors, validity bitmaps), `text`
+//! (template steps and the string writer), `sample` (samplers),
+//! `aggregate`, `sequences` (sequence limits), `lists`
 //! (lengths and offsets), `arrays` (Arrow arrays of a node's values),
 //! `node` (the compiled tree and its generation, references evaluated at
 //! the rows drawn), `generator` ([`SpecGenerator`] as a
@@ -35,6 +36,7 @@ mod run;
 mod sample;
 mod scratch;
 mod sequences;
+mod strata;
 mod text;
 
 pub use generator::SpecGenerator;

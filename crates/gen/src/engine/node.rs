@@ -15,6 +15,7 @@ use super::lists::{Lengths, clamp_length, lengths};
 use super::sample::{RefDraw, Sampler};
 use super::scratch::{SpecScratch, fill, offsets_buffer, pack, pack_bytes};
 use super::sequences::SeqLimit;
+use super::strata::Strata;
 use super::text::Writer;
 use super::{MAX_BATCH_ELEMENTS, NULL_CODE};
 use crate::Error;
@@ -334,6 +335,17 @@ impl Node {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Makes a leaf's own generator (its last sampler: the one of rows
+    /// that no `when` case draws another way) draw within `strata`, when
+    /// it draws from one uniform number.
+    pub(super) fn stratify(&mut self, strata: Strata) {
+        if let NodeKind::Leaf(leaf) = &mut self.kind
+            && let Some(own) = leaf.samplers.pop()
+        {
+            leaf.samplers.push(own.stratified(strata));
         }
     }
 

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use super::calendar::calendar_int;
 use super::draw::{below, below32, by_row, threshold};
+use super::strata::Strata;
 use super::text::{DIGITS, Draws, HEX, LOWER, Step, TPart, UPPER, Val, Writer};
 use crate::Error;
-use crate::dist::{Alias, Zipf, normal, unit};
+use crate::dist::{Alias, Cumulative, Zipf, normal, normal_of_word, unit};
 use crate::facts::{DAY_NAMES, MONTH_NAMES};
 use crate::model::class::Class;
 use crate::model::query::{distinct_values, max_length};
@@ -244,6 +245,116 @@ pub(super) enum Sampler {
         start: i32,
         part: CalendarPart,
     },
+    /// A top-level field's own sampler in a stratified table: its one
+    /// uniform number per value drawn within the row's stratum.
+    Stratified(Box<Stratified>),
+}
+
+/// A sampler whose value is a function of one uniform number (an inverse
+/// distribution function), drawn within the strata of its table: the
+/// samplers [`Sampler::stratified`] takes.
+#[derive(Debug)]
+pub(super) struct Stratified {
+    strata: Strata,
+    sampler: Sampler,
+    /// For a weighted sampler, its categories by inverse distribution
+    /// function (its alias table draws them another way).
+    cumulative: Option<Cumulative>,
+}
+
+impl Stratified {
+    /// The integer-like value of element `id` and its category.
+    #[inline]
+    fn int(&self, key: StreamKey, id: u64) -> (u64, u8) {
+        let u = self.strata.word(id, key.first(id));
+        match (&self.sampler, &self.cumulative) {
+            (Sampler::IntUniform { min, span }, _) => (min.wrapping_add(below(u, *span)), 0),
+            (
+                Sampler::IntNormal {
+                    mean,
+                    std,
+                    lo,
+                    hi,
+                    signed,
+                },
+                _,
+            ) => {
+                let x = (mean + std * normal_of_word(u)).round().max(*lo).min(*hi);
+                (if *signed { x as i64 as u64 } else { x as u64 }, 0)
+            }
+            (
+                Sampler::IntLognormal {
+                    mu,
+                    sigma,
+                    lo,
+                    hi,
+                    signed,
+                },
+                _,
+            ) => {
+                let x = (mu + sigma * normal_of_word(u))
+                    .exp()
+                    .round()
+                    .max(*lo)
+                    .min(*hi);
+                (if *signed { x as i64 as u64 } else { x as u64 }, 0)
+            }
+            (Sampler::IntQuantiles { points, week }, _) => {
+                let v = quantile_int(points, unit(u));
+                // The weekday is the row's own draw, as unstratified.
+                let v = match week {
+                    Some(w) => w
+                        .moved(v, key.row(id).next_u64())
+                        .clamp(points[0], points[points.len() - 1]),
+                    None => v,
+                };
+                (v as u64, 0)
+            }
+            (Sampler::IntTable { values, .. }, Some(c)) => {
+                let c = c.sample(u) as usize;
+                (values[c], c.min(254) as u8)
+            }
+            (Sampler::Bernoulli(t), _) => {
+                let b = u128::from(u) < *t;
+                (u64::from(b), u8::from(b))
+            }
+            (other, _) => other.int(key, id),
+        }
+    }
+
+    /// The float value of element `id` and its category.
+    #[inline]
+    fn float(&self, key: StreamKey, id: u64) -> (f64, u8) {
+        let u = self.strata.word(id, key.first(id));
+        match (&self.sampler, &self.cumulative) {
+            (Sampler::FUniform { min, width }, _) => (min + unit(u) * width, 0),
+            (Sampler::FNormal { mean, std, lo, hi }, _) => {
+                ((mean + std * normal_of_word(u)).max(*lo).min(*hi), 0)
+            }
+            (Sampler::FLognormal { mu, sigma, lo, hi }, _) => {
+                ((mu + sigma * normal_of_word(u)).exp().max(*lo).min(*hi), 0)
+            }
+            (Sampler::FQuantiles { points }, _) => (quantile_float(points, unit(u)), 0),
+            (Sampler::FTable { values, .. }, Some(c)) => {
+                let c = c.sample(u) as usize;
+                (values[c], c.min(254) as u8)
+            }
+            (other, _) => other.float(key, id),
+        }
+    }
+
+    /// Writes the string of element `id` and returns its category.
+    #[inline]
+    fn string(&self, key: StreamKey, id: u64, out: &mut Writer) -> u8 {
+        match (&self.sampler, &self.cumulative) {
+            (Sampler::STable { values, .. }, Some(c)) => {
+                let c = c.sample(self.strata.word(id, key.first(id))) as usize;
+                values[c].write(out);
+                c.min(254) as u8
+            }
+            (other, _) => other.string(key, id, out),
+        }
+    }
 }
 
 /// The weekdays of [`Generator::Quantiles`]: a value of `per_day` units
@@ -691,9 +802,37 @@ pub(super) fn length_sampler(g: &Generator, class: Class) -> Result<Sampler, Err
 }
 
 impl Sampler {
+    /// This sampler drawing its uniform numbers within `strata`, when its
+    /// value is a function of one uniform number: `uniform`, `normal`,
+    /// `lognormal`, `quantiles`, `weighted` and `probability` (the others
+    /// come back as they are).
+    pub(super) fn stratified(self, strata: Strata) -> Sampler {
+        let cumulative = match &self {
+            Sampler::IntTable { alias, .. }
+            | Sampler::FTable { alias, .. }
+            | Sampler::STable { alias, .. } => Some(Cumulative::of(alias)),
+            Sampler::IntUniform { .. }
+            | Sampler::IntNormal { .. }
+            | Sampler::IntLognormal { .. }
+            | Sampler::IntQuantiles { .. }
+            | Sampler::Bernoulli(_)
+            | Sampler::FUniform { .. }
+            | Sampler::FNormal { .. }
+            | Sampler::FLognormal { .. }
+            | Sampler::FQuantiles { .. } => None,
+            _ => return self,
+        };
+        Sampler::Stratified(Box::new(Stratified {
+            strata,
+            sampler: self,
+            cumulative,
+        }))
+    }
+
     /// Categories of a table sampler (0 for others).
     pub(super) fn categories(&self) -> usize {
         match self {
+            Sampler::Stratified(s) => s.sampler.categories(),
             Sampler::IntTable { values, .. } | Sampler::IntZipfTable { values, .. } => values.len(),
             Sampler::FTable { values, .. } | Sampler::FZipfTable { values, .. } => values.len(),
             Sampler::STable { values, .. } | Sampler::SZipf { values, .. } => values.len(),
@@ -704,6 +843,7 @@ impl Sampler {
     /// Whether category `c` has a positive probability.
     pub(super) fn possible(&self, c: u32) -> bool {
         match self {
+            Sampler::Stratified(s) => s.sampler.possible(c),
             Sampler::IntTable { alias, .. }
             | Sampler::FTable { alias, .. }
             | Sampler::STable { alias, .. } => alias.probability(c as usize) > 0.0,
@@ -714,6 +854,7 @@ impl Sampler {
     /// A category of a table sampler, drawn from `r`.
     pub(super) fn category(&self, r: &mut RowRng) -> u32 {
         match self {
+            Sampler::Stratified(s) => s.sampler.category(r),
             Sampler::IntTable { alias, .. }
             | Sampler::FTable { alias, .. }
             | Sampler::STable { alias, .. } => alias.sample(r.next_u64()),
@@ -726,6 +867,7 @@ impl Sampler {
 
     pub(super) fn int_of(&self, c: u32) -> u64 {
         match self {
+            Sampler::Stratified(s) => s.sampler.int_of(c),
             Sampler::IntTable { values, .. } | Sampler::IntZipfTable { values, .. } => {
                 values[c as usize]
             }
@@ -735,6 +877,7 @@ impl Sampler {
 
     pub(super) fn float_of(&self, c: u32) -> f64 {
         match self {
+            Sampler::Stratified(s) => s.sampler.float_of(c),
             Sampler::FTable { values, .. } | Sampler::FZipfTable { values, .. } => {
                 values[c as usize]
             }
@@ -743,8 +886,12 @@ impl Sampler {
     }
 
     pub(super) fn string_of(&self, c: u32, out: &mut Writer) {
-        if let Sampler::STable { values, .. } | Sampler::SZipf { values, .. } = self {
-            values[c as usize].write(out);
+        match self {
+            Sampler::STable { values, .. } | Sampler::SZipf { values, .. } => {
+                values[c as usize].write(out);
+            }
+            Sampler::Stratified(s) => s.sampler.string_of(c, out),
+            _ => {}
         }
     }
 
@@ -797,6 +944,7 @@ impl Sampler {
             }
             Sampler::SByRow { values, .. } => values.iter().map(Val::len).max().unwrap_or(0),
             Sampler::Cal { .. } => 9,
+            Sampler::Stratified(s) => s.sampler.max_bytes(),
             _ => 0,
         }
     }
@@ -869,6 +1017,7 @@ impl Sampler {
             Sampler::Cal { start, part } => {
                 calendar_int(i64::from(*start) + id.min(i32::MAX as u64) as i64, *part)
             }
+            Sampler::Stratified(s) => s.int(key, id),
             _ => (0, 0),
         }
     }
@@ -900,6 +1049,7 @@ impl Sampler {
                 (values[c], c.min(254) as u8)
             }
             Sampler::FByRow { values, cycle } => (values[by_row(id, values.len(), *cycle)], 0),
+            Sampler::Stratified(s) => s.float(key, id),
             _ => (0.0, 0),
         }
     }
@@ -1057,6 +1207,7 @@ impl Sampler {
                 out.bytes(name.copied().unwrap_or("").as_bytes());
                 c
             }
+            Sampler::Stratified(s) => s.string(key, id, out),
             _ => 0,
         }
     }

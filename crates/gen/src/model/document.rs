@@ -690,7 +690,8 @@ pub struct WordFile {
             { "required": ["rows", "rows_per_scale"] },
             { "required": ["calendar", "rows"] },
             { "required": ["calendar", "rows_per_scale"] },
-            { "required": ["calendar", "children_of"] }
+            { "required": ["calendar", "children_of"] },
+            { "required": ["children_of", "stratified"], "properties": { "stratified": { "const": true } } }
         ] },
         "anyOf" = [{ "required": ["fields"] }, { "required": ["calendar"] }]
     )
@@ -712,6 +713,16 @@ pub struct Table {
     /// multiplied by the scale.
     #[schemars(with = "Option<RowsPerScale>")]
     pub rows_per_scale: Option<Loose<f64>>,
+    /// Stratified draws (a table with rows of its own): each top-level
+    /// field's `uniform`, `normal`, `lognormal`, `quantiles`, `weighted` and
+    /// `probability` values take one draw from each of the table's N
+    /// equal-probability strata (N its rows at the run's scale: row i's
+    /// uniform number is (s(i) + v) / N, s(i) = (i * m + o) mod N for m
+    /// coprime with N and o drawn per field and seed, v the row's own),
+    /// so their distribution matches the generator's within 1/N. Other
+    /// generators, `when` cases with generators of their own, nested
+    /// fields and nulls draw as before; false: the default.
+    pub stratified: Option<Loose<bool>>,
     /// The table's fields.
     #[schemars(length(min = 1))]
     pub fields: Option<Items<Field>>,

@@ -213,6 +213,15 @@ pub struct Table {
     pub children_of: Option<ChildrenOf>,
     /// For a calendar table, its days: row `i` is day `start + i`.
     pub calendar: Option<Calendar>,
+    /// Whether its top-level fields draw stratified (`stratified = true`,
+    /// a table with rows of its own): row `i` of the `N` rows at the
+    /// run's scale takes the uniform number `(s(i) + v) / N`, where `s(i)
+    /// = (i * m + o) mod N` for a multiplier `m` coprime with `N` and an
+    /// offset `o` drawn per field and seed, and `v` is the row's own
+    /// uniform number; so each field's values of `uniform`, `normal`,
+    /// `lognormal`, `quantiles`, `weighted` and `probability` take one
+    /// draw from each of `N` equal-probability strata.
+    pub stratified: bool,
 }
 
 /// The days of a calendar table (a date dimension): one row per day from

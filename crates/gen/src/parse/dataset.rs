@@ -30,6 +30,7 @@ pub(crate) fn parse_dataset(
                 rows: None,
                 children_of: None,
                 calendar: None,
+                stratified: false,
             }],
             multi_table: false,
             origin: origin.to_string(),
@@ -73,6 +74,7 @@ pub(crate) fn parse_dataset(
                 "description",
                 "rows",
                 "rows_per_scale",
+                "stratified",
                 "children_of",
                 "count",
                 "calendar",
@@ -239,6 +241,28 @@ pub(crate) fn parse_dataset(
                 ));
             }
         };
+        // Strata number a table's rows one after another: a child table's
+        // are numbered per parent row.
+        let stratified = match &tt.stratified {
+            None => false,
+            Some(v) => {
+                let on = p.boolean(v, None, "stratified").map_err(|mut e| {
+                    e.message = format!("table `{tname}`: {}", e.message);
+                    e
+                })?;
+                if on && let Some(c) = &children_of {
+                    return Err(p.err(
+                        v.span(),
+                        None,
+                        format!(
+                            "table `{tname}`: `stratified` is for tables with rows of their own (`rows`, `rows_per_scale`, `calendar`); a child table's rows follow its parent's (`count` per `{}` row)",
+                            c.parent
+                        ),
+                    ));
+                }
+                on
+            }
+        };
         let tdesc = tt
             .description
             .as_ref()
@@ -299,6 +323,7 @@ pub(crate) fn parse_dataset(
             rows: children_of.is_none().then_some(rows),
             children_of,
             calendar,
+            stratified,
         });
     }
     fill_parents(&p, &mut tables)?;

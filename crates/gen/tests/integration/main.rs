@@ -19,3 +19,4 @@ mod run_values;
 mod schema;
 mod sequences;
 mod spec;
+mod stratified;

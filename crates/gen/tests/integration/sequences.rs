@@ -28,6 +28,7 @@ fn generate(spec: &Spec, first: u64, len: usize) -> Result<RecordBatch, String> 
             rows: None,
             children_of: None,
             calendar: None,
+            stratified: false,
         }],
         multi_table: false,
         origin: "t.toml".into(),
