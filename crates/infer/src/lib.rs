@@ -426,7 +426,12 @@ fn write_spec(
                 out.push_str(&format!("children_of = {}\n", q(&names[c.parent.as_str()])));
                 out.push_str(&format!("count = {}\n", c.count.inline()));
             }
-            None => out.push_str(&format!("rows = {}\n", t.rows)),
+            None => {
+                // Each field's draws one per stratum: the generated
+                // distributions follow the model within 1/rows, not within
+                // sampling noise (what keeps small tables close).
+                out.push_str(&format!("rows = {}\nstratified = true\n", t.rows));
+            }
         }
         let mut columns = Vec::new();
         let mut hidden: Vec<FieldPlan> = Vec::new();
