@@ -132,8 +132,9 @@ pub(crate) fn run(cmd: SpecCommand) -> Result<()> {
                     };
                     writeln!(
                         out,
-                        "table `{}`: {rows}, {} top-level fields",
+                        "table `{}`: {rows}{}, {} top-level fields",
                         spec.name,
+                        if table.stratified { ", stratified" } else { "" },
                         spec.fields.len()
                     )?;
                 } else {
