@@ -1236,40 +1236,21 @@ const MAX_WITHIN: usize = 8;
 /// nulls), for integer and string columns.
 fn row_hashes(a: &dyn Array) -> Option<Vec<Option<u64>>> {
     use DataType as D;
-    macro_rules! h {
-        ($t:ty) => {
-            a.as_primitive::<$t>()
-                .iter()
-                .map(|v| v.map(|v| hash_int(v as i128)))
-                .collect()
-        };
-    }
-    Some(match a.data_type() {
-        D::Int8 => h!(Int8Type),
-        D::Int16 => h!(Int16Type),
-        D::Int32 => h!(Int32Type),
-        D::Int64 => h!(Int64Type),
-        D::UInt8 => h!(UInt8Type),
-        D::UInt16 => h!(UInt16Type),
-        D::UInt32 => h!(UInt32Type),
-        D::UInt64 => h!(UInt64Type),
-        D::Utf8 => a
-            .as_string::<i32>()
-            .iter()
-            .map(|v| v.map(|s| hash_bytes(s.as_bytes())))
-            .collect(),
-        D::LargeUtf8 => a
-            .as_string::<i64>()
-            .iter()
-            .map(|v| v.map(|s| hash_bytes(s.as_bytes())))
-            .collect(),
-        D::Utf8View => a
-            .as_string_view()
-            .iter()
-            .map(|v| v.map(|s| hash_bytes(s.as_bytes())))
-            .collect(),
-        _ => return None,
-    })
+    let keyish = matches!(
+        a.data_type(),
+        D::Int8
+            | D::Int16
+            | D::Int32
+            | D::Int64
+            | D::UInt8
+            | D::UInt16
+            | D::UInt32
+            | D::UInt64
+            | D::Utf8
+            | D::LargeUtf8
+            | D::Utf8View
+    );
+    keyish.then(|| (0..a.len()).map(|i| hash_at(a, i)).collect())
 }
 
 /// Columns offsets are looked for between (dates and timestamps).
@@ -1418,37 +1399,21 @@ impl TableProfile {
 
 fn integral(a: &dyn Array) -> Option<Vec<Option<i128>>> {
     use DataType as D;
+    macro_rules! wide {
+        ($t:ty) => {
+            a.as_primitive::<$t>()
+                .iter()
+                .map(|v| v.map(i128::from))
+                .collect()
+        };
+    }
     Some(match a.data_type() {
-        D::Date32 => a
-            .as_primitive::<Date32Type>()
-            .iter()
-            .map(|v| v.map(i128::from))
-            .collect(),
-        D::Date64 => a
-            .as_primitive::<Date64Type>()
-            .iter()
-            .map(|v| v.map(i128::from))
-            .collect(),
-        D::Timestamp(TimeUnit::Second, _) => a
-            .as_primitive::<TimestampSecondType>()
-            .iter()
-            .map(|v| v.map(i128::from))
-            .collect(),
-        D::Timestamp(TimeUnit::Millisecond, _) => a
-            .as_primitive::<TimestampMillisecondType>()
-            .iter()
-            .map(|v| v.map(i128::from))
-            .collect(),
-        D::Timestamp(TimeUnit::Microsecond, _) => a
-            .as_primitive::<TimestampMicrosecondType>()
-            .iter()
-            .map(|v| v.map(i128::from))
-            .collect(),
-        D::Timestamp(TimeUnit::Nanosecond, _) => a
-            .as_primitive::<TimestampNanosecondType>()
-            .iter()
-            .map(|v| v.map(i128::from))
-            .collect(),
+        D::Date32 => wide!(Date32Type),
+        D::Date64 => wide!(Date64Type),
+        D::Timestamp(TimeUnit::Second, _) => wide!(TimestampSecondType),
+        D::Timestamp(TimeUnit::Millisecond, _) => wide!(TimestampMillisecondType),
+        D::Timestamp(TimeUnit::Microsecond, _) => wide!(TimestampMicrosecondType),
+        D::Timestamp(TimeUnit::Nanosecond, _) => wide!(TimestampNanosecondType),
         _ => return None,
     })
 }
