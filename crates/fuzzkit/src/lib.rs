@@ -10,7 +10,8 @@
 //! * [`Harness::file`]: runs one buffer, as a Parquet or IPC file, through
 //!   every reading entry point ([`Entry`]): scan (full, projected, limited
 //!   and by row number), sort, the merge, compaction (init from footers,
-//!   then a merge of the dataset) and `--verify-distribution`.
+//!   then a merge of the dataset), `--verify-distribution` and `strata
+//!   infer` (every row, a sample, and `--compare` with itself).
 //! * [`spec_text`], [`rows`], [`manifest`], [`filter`]: the text and byte
 //!   inputs (spec files, stored rows, compaction manifests, `--filter`).
 //!
@@ -20,7 +21,7 @@
 //! each entry point -> `Ok`, an error, or a [`Violation`]: a panic that
 //! escaped, an output left behind by a failed run, or a result that breaks
 //! the entry point's promise (a sort output that is not sorted, a merge
-//! that loses rows).
+//! that loses rows, an inferred spec that does not parse).
 //!
 //! # Guarantees
 //!
@@ -35,7 +36,7 @@
 //! use strata_fuzzkit::{Fixture, Harness};
 //! use strata_parquet::Format;
 //!
-//! let fixture = Fixture::new("events", 300, 7).unwrap();
+//! let fixture = Fixture::new("wide-u64", 300, 7).unwrap();
 //! let harness = Harness::new().unwrap();
 //! // The intact file passes every entry point.
 //! let outcomes = harness.file(&fixture, Format::Parquet, &fixture.parquet).unwrap();
@@ -213,21 +214,30 @@ pub enum Entry {
     Compact,
     /// `strata generate --verify-distribution` on the file.
     Verify,
+    /// `strata infer` on the file, reading every row and then a sample of
+    /// [`INFER_SAMPLE_ROWS`], and `strata infer --compare` of the file
+    /// with itself.
+    Infer,
 }
 
 impl Entry {
     /// Every entry point.
-    pub const ALL: [Entry; 5] = [
+    pub const ALL: [Entry; 6] = [
         Entry::Scan,
         Entry::Sort,
         Entry::Merge,
         Entry::Compact,
         Entry::Verify,
+        Entry::Infer,
     ];
 
     /// Whether it reads files of `format`.
     pub fn reads(self, format: Format) -> bool {
-        format == Format::Parquet || matches!(self, Entry::Scan | Entry::Sort | Entry::Verify)
+        format == Format::Parquet
+            || matches!(
+                self,
+                Entry::Scan | Entry::Sort | Entry::Verify | Entry::Infer
+            )
     }
 }
 
@@ -316,8 +326,24 @@ impl Harness {
         format: Format,
         bytes: &[u8],
     ) -> Result<Vec<Outcome>, Violation> {
-        Entry::ALL
-            .into_iter()
+        self.entries(&Entry::ALL, fixture, format, bytes)
+    }
+
+    /// Runs `bytes`, as a file of `format`, through those of `entries`
+    /// that read that format, in order. Returns each one's outcome.
+    ///
+    /// # Errors
+    /// As [`Harness::file`].
+    pub fn entries(
+        &self,
+        entries: &[Entry],
+        fixture: &Fixture,
+        format: Format,
+        bytes: &[u8],
+    ) -> Result<Vec<Outcome>, Violation> {
+        entries
+            .iter()
+            .copied()
             .filter(|e| e.reads(format))
             .map(|entry| {
                 let result = self.one(entry, fixture, format, bytes)?;
@@ -346,6 +372,7 @@ impl Harness {
             Entry::Merge => merge(&work, fixture, bytes),
             Entry::Compact => compact(&work, fixture, bytes),
             Entry::Verify => verify(&work, fixture, format, bytes),
+            Entry::Infer => infer(&work, format, bytes),
         }));
         match run {
             Err(p) => {
@@ -558,6 +585,52 @@ fn verify(dir: &Path, fixture: &Fixture, format: Format, bytes: &[u8]) -> Checke
             .map(drop)
             .map_err(text),
     )
+}
+
+/// The rows [`Entry::Infer`] samples on its second read: fewer than a
+/// fixture's, so that a Parquet file is read by some of its row groups and
+/// an IPC file by its first batches.
+pub const INFER_SAMPLE_ROWS: u64 = 50;
+
+/// `strata infer` on the file, reading every row and then a sample, and
+/// `--compare` of the file with itself: errors, or specs that
+/// [`strata_gen::Dataset::parse`] accepts (infer parses each spec before it
+/// returns it); nothing written beside the input.
+fn infer(dir: &Path, format: Format, bytes: &[u8]) -> Checked {
+    let name = format!("in.{}", format.extension());
+    let input = [write_input(dir, &name, bytes)?
+        .to_string_lossy()
+        .into_owned()];
+    let mut first = Ok(());
+    for sample in [
+        strata_infer::Sample::All,
+        strata_infer::Sample::Rows(INFER_SAMPLE_ROWS),
+    ] {
+        let opts = strata_infer::Options {
+            sample,
+            ..Default::default()
+        };
+        match strata_infer::infer(&input, &opts) {
+            Err(e) => first = first.and(Err(text(e))),
+            Ok(inferred) => {
+                if let Err(e) = strata_gen::Dataset::parse(&inferred.spec, "inferred.toml") {
+                    return Err(Broken(format!(
+                        "infer ({sample:?}) returned a spec that does not parse: {e}\n--- spec ---\n{}",
+                        inferred.spec
+                    )));
+                }
+            }
+        }
+    }
+    let opts = strata_infer::Options {
+        sample: strata_infer::Sample::All,
+        ..Default::default()
+    };
+    if let Err(e) = strata_infer::compare(&input, &input, &opts) {
+        first = first.and(Err(text(e)));
+    }
+    only(dir, &[&name], "infer")?;
+    Ok(first)
 }
 
 /// A spec file's text (one table, or a dataset of several): parsed, and
