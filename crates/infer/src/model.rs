@@ -163,6 +163,31 @@ pub(crate) fn float(v: f64) -> String {
     }
 }
 
+/// A timestamp type's zone as a spec may write it: an offset (`+05:30`),
+/// `UTC`, or an IANA name; `None` for none or one that is neither.
+pub(crate) fn zone(dt: &DataType) -> Option<&str> {
+    let DataType::Timestamp(_, Some(z)) = dt else {
+        return None;
+    };
+    let b = z.as_bytes();
+    let offset = b.len() == 6
+        && matches!(b[0], b'+' | b'-')
+        && b[1..3].iter().all(u8::is_ascii_digit)
+        && b[3] == b':'
+        && b[4..6].iter().all(u8::is_ascii_digit);
+    let named = !z.is_empty()
+        && z.split('/').all(|p| {
+            !p.is_empty()
+                && p.starts_with(|c: char| c.is_ascii_alphabetic())
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_+-".contains(c))
+        });
+    (offset || named).then_some(z.as_ref())
+}
+
+/// Days of TOML's dates: 0000-01-01 to 9999-12-31.
+const DAYS: (i64, i64) = (-719_528, 2_932_896);
+
 /// Days since 1970-01-01 as `YYYY-MM-DD` (proleptic Gregorian).
 pub(crate) fn date_text(days: i64) -> String {
     let z = days + 719_468;
@@ -185,7 +210,9 @@ pub(crate) fn literal(class: &Class, dt: &DataType, v: f64) -> String {
         Class::Int => format!("{}", v.round() as i128),
         Class::Float => float(v),
         Class::Decimal { scale } => decimal_text(v.round() as i128, *scale),
-        Class::Date => date_text(v.round() as i64),
+        // Values past TOML's years (corrupt or synthetic files) are written
+        // at its ends.
+        Class::Date => date_text((v.round() as i64).clamp(DAYS.0, DAYS.1)),
         Class::Timestamp { unit } => {
             let per_s: i128 = match unit {
                 TimeUnit::Second => 1,
@@ -193,7 +220,10 @@ pub(crate) fn literal(class: &Class, dt: &DataType, v: f64) -> String {
                 TimeUnit::Microsecond => 1_000_000,
                 TimeUnit::Nanosecond => 1_000_000_000,
             };
-            let t = v.round() as i128;
+            let t = (v.round() as i128).clamp(
+                i128::from(DAYS.0) * 86_400 * per_s,
+                (i128::from(DAYS.1) + 1) * 86_400 * per_s - 1,
+            );
             let secs = t.div_euclid(per_s);
             let frac = t.rem_euclid(per_s);
             let days = secs.div_euclid(86_400);
@@ -209,7 +239,7 @@ pub(crate) fn literal(class: &Class, dt: &DataType, v: f64) -> String {
                 let width = per_s.to_string().len() - 1;
                 s.push_str(&format!(".{frac:0width$}"));
             }
-            let tz = matches!(dt, DataType::Timestamp(_, Some(_)));
+            let tz = zone(dt).is_some();
             if tz {
                 s.push('Z');
             }
@@ -278,13 +308,16 @@ pub(crate) fn type_text(dt: &DataType) -> Option<(String, Option<String>)> {
                 TimeUnit::Microsecond => "us",
                 TimeUnit::Nanosecond => "ns",
             };
-            Some((
-                match tz {
-                    Some(z) => format!("timestamp({u}, {z})"),
-                    None => format!("timestamp({u})"),
-                },
-                None,
-            ))
+            match (tz, zone(dt)) {
+                (Some(_), Some(z)) => Some((format!("timestamp({u}, {z})"), None)),
+                (Some(z), None) => Some((
+                    format!("timestamp({u})"),
+                    Some(format!(
+                        "time zone {z:?} is not an offset or zone name: left out"
+                    )),
+                )),
+                (None, _) => Some((format!("timestamp({u})"), None)),
+            }
         }
         D::Time32(_) | D::Time64(_) | D::Duration(_) => noted(
             "int64",
@@ -536,10 +569,7 @@ pub(crate) fn leaf_gen(
         let g = match class {
             Class::Bool => Gen::new("probability", "0.5"),
             Class::Str | Class::Bytes => Gen::new("template", q("x")),
-            _ => Gen::new(
-                "uniform",
-                format!("{{ min = {0}, max = {0} }}", literal(class, dt, 0.0)),
-            ),
+            _ => Gen::new("constant", literal(class, dt, 0.0)),
         };
         notes.push("no values: only nulls (or no rows) were read".into());
         return (g, "no values".into(), notes, Vec::new());
@@ -605,6 +635,10 @@ pub(crate) fn leaf_gen(
     // Bounds: the mean of the `min_count` least (greatest) sampled values
     // for high-cardinality columns (no single value is written).
     let (lo, hi) = bounds(&sorted, rules.min_count, discrete);
+    let (lo, hi) = match type_range(dt) {
+        Some((a, b)) => (lo.clamp(a, b), hi.clamp(a, b)),
+        None => (lo, hi),
+    };
     let mut fits = if matches!(class, Class::Date | Class::Timestamp { .. }) {
         // Dates and timestamps: uniform or empirical.
         fit::candidates(&sorted, (lo, hi), (0.0, 0.0), None, discrete)
@@ -656,6 +690,29 @@ pub(crate) fn leaf_gen(
         )
     };
     (g, model, notes, Vec::new())
+}
+
+/// The least and greatest value of an integer or decimal type (decimals
+/// in units).
+fn type_range(dt: &DataType) -> Option<(f64, f64)> {
+    use DataType as D;
+    Some(match dt {
+        D::Int8 => (f64::from(i8::MIN), f64::from(i8::MAX)),
+        D::Int16 => (f64::from(i16::MIN), f64::from(i16::MAX)),
+        D::Int32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        D::Int64 => (i64::MIN as f64, i64::MAX as f64),
+        D::UInt8 => (0.0, f64::from(u8::MAX)),
+        D::UInt16 => (0.0, f64::from(u16::MAX)),
+        D::UInt32 => (0.0, f64::from(u32::MAX)),
+        // f64 rounds u64::MAX up: the greatest f64 below it.
+        D::UInt64 => (0.0, 18_446_744_073_709_549_568.0),
+        D::Decimal32(p, _) | D::Decimal64(p, _) | D::Decimal128(p, _) | D::Decimal256(p, _) => {
+            let m = 10f64.powi(i32::from(*p)) - 1.0;
+            (-m, m)
+        }
+        D::Date32 => (DAYS.0 as f64, DAYS.1 as f64),
+        _ => return None,
+    })
 }
 
 fn bounds(sorted: &[f64], min_count: u64, discrete: bool) -> (f64, f64) {
@@ -879,10 +936,21 @@ fn string_gen(
 pub(crate) fn field_plan(node: &Node, rules: &Rules, top: bool) -> Option<FieldPlan> {
     let field: &Field = &node.field;
     let (type_text, type_note) = type_text(field.data_type())?;
+    // Specs name fields without dots, and with some name.
+    let name = match field.name().replace('.', "_") {
+        n if n.is_empty() => "unnamed".to_string(),
+        n => n,
+    };
     let mut plan = FieldPlan {
-        name: field.name().clone(),
+        name,
         type_text,
-        notes: type_note.into_iter().collect(),
+        notes: type_note
+            .into_iter()
+            .chain(
+                (field.name().is_empty() || field.name().contains('.'))
+                    .then(|| format!("named {:?} in the input", field.name())),
+            )
+            .collect(),
         null_rate: node.null_rate(),
         nullable: field.is_nullable(),
         hidden: false,
@@ -900,8 +968,14 @@ pub(crate) fn field_plan(node: &Node, rules: &Rules, top: bool) -> Option<FieldP
                 l,
                 field.data_type(),
                 rules,
-                top.then_some(field.name().as_str()),
+                top.then_some(plan.name.as_str()),
             );
+            if plan.type_text == "dictionary" && !matches!(g.key, "weighted" | "zipf" | "constant")
+            {
+                plan.type_text = "utf8".into();
+                plan.notes
+                    .push("a dictionary column without few categories written as utf8".into());
+            }
             plan.siblings = siblings;
             plan.generator = Some(g);
             plan.model = model;
@@ -934,8 +1008,42 @@ pub(crate) fn field_plan(node: &Node, rules: &Rules, top: bool) -> Option<FieldP
                 item: Box::new(item),
             };
         }
-        Shape::Map { sizes, key, value } => {
-            let key = field_plan(key, rules, false)?;
+        Shape::Map {
+            sizes,
+            key: key_node,
+            value,
+        } => {
+            let mut key = field_plan(key_node, rules, false)?;
+            // Keys are distinct within a map: categories enough for the
+            // largest map, or numbered keys.
+            let most = sizes.iter().last().map_or(0, |s| s.0);
+            let enough = key
+                .generator
+                .as_ref()
+                .is_some_and(|g| matches!(g.key, "weighted" | "constant"))
+                && key_node.leaf().and_then(Leaf::categories).is_some_and(|c| {
+                    c.iter().filter(|x| x.1 >= rules.min_count).count() as u64 >= most.max(1)
+                });
+            if !enough {
+                let numbered = key_node.leaf().is_some_and(|l| l.class == Class::Int);
+                key.generator = Some(if numbered {
+                    Gen::new("sequence", "{ start = 0 }")
+                } else {
+                    let names: Vec<String> =
+                        (1..=most.max(1)).map(|i| q(&format!("key{i}"))).collect();
+                    Gen::new("weighted", format!("{{ values = [{}] }}", names.join(", ")))
+                });
+                key.type_text = if numbered {
+                    "int64".into()
+                } else {
+                    "utf8".into()
+                };
+                key.notes.push(format!(
+                    "keys numbered: their values are not {} distinct categories (the largest map)",
+                    most
+                ));
+                key.model = "numbered keys".into();
+            }
             let value = field_plan(value, rules, false)?;
             let length = counts_gen(sizes);
             plan.model = format!("map, sizes {}", length.inline());

@@ -92,11 +92,6 @@ fn run(preset: &str, format: Format, seed: u64) {
     let harness = Harness::new().unwrap();
     let (valid, regions) = fixture.file(format);
     for o in harness.file(&fixture, format, valid).unwrap() {
-        // Some intact files get an error from `strata infer`: see
-        // `infer_writes_specs_that_parse`.
-        if o.entry == Entry::Infer {
-            continue;
-        }
         assert!(o.result.is_ok(), "the intact {format:?} file: {o:?}");
     }
     let progress = Arc::new(AtomicU64::new(0));
@@ -192,28 +187,15 @@ fn events_ipc() {
     run("events", Format::Ipc, 106);
 }
 
-/// `strata infer` on every preset's intact files and on their mutations
-/// (as the tests above make them, with every mutation run): an error
-/// saying that the spec it wrote does not parse is a bug in infer, caught
-/// by infer's own check before the spec is returned.
-// Ignored until infer is fixed; it writes specs `strata_gen::Dataset::parse`
-// refuses, and returns them as errors:
-// - a dictionary column modelled as a string: `chars` for contacts'
-//   `phones.item.phone_type` (the intact contacts files), an `expr` over a
-//   column of frequent values and one of the rest for events' `kind` (the
-//   intact events files): "`chars` does not generate dictionary values",
-//   "a dictionary field needs `weighted`, `zipf` with values, ...";
-// - a u64 column's range widened past u64::MAX (wide-u64 IPC mutations 11,
-//   47, 108): "`max` = 18470474940166422528 is outside the type's range";
-// - timestamps before year 0 written as TOML datetimes
-//   (`-73237-07-25T07:10:12.684800Z`; events IPC mutations 63, 73, 111):
-//   "TOML syntax: invalid datetime".
-// With STRATA_MUTATIONS=3000 also: a column with an empty name ("the name
-// is empty"; contacts IPC 267), a time zone that is not one (`+0I:00`;
-// events IPC 432), map keys from a generator that repeats values ("map
-// keys are distinct within a map"; events Parquet 1156).
+/// `strata infer` on every preset's intact files and on a quarter of their
+/// mutations (as the tests above make them; `STRATA_MUTATIONS` raises the
+/// count): an error saying that the spec it wrote does not parse is a bug
+/// in infer, caught by infer's own check before the spec is returned.
+/// Once found this way: dictionary columns modelled as strings, a u64
+/// range widened past its maximum, timestamps before year 0 written as
+/// TOML datetimes, empty column names, a time zone that is not one, map
+/// keys from a generator that repeats values.
 #[test]
-#[ignore = "strata infer writes specs that do not parse: see the comment above"]
 fn infer_writes_specs_that_parse() {
     let harness = Harness::new().unwrap();
     let mut unparsed = Vec::new();
@@ -229,7 +211,10 @@ fn infer_writes_specs_that_parse() {
         let (valid, regions) = fixture.file(format);
         let mut rng = RowRng::seeded(seed);
         let inputs = std::iter::once(("intact".to_string(), valid.to_vec()))
-            .chain((0..mutations()).map(|m| (m.to_string(), mutate_in(&mut rng, valid, regions))));
+            .chain((0..mutations()).map(|m| (m.to_string(), mutate_in(&mut rng, valid, regions))))
+            .enumerate()
+            .filter(|(i, _)| i % 4 == 0)
+            .map(|(_, x)| x);
         for (tag, bytes) in inputs {
             if let Err(msg) = harness.one(Entry::Infer, &fixture, format, &bytes).unwrap()
                 && let Some(at) = msg.find(UNPARSED_SPEC)

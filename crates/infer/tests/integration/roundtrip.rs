@@ -442,6 +442,25 @@ fn bad_inputs_get_clear_errors_or_documented_fallbacks() {
         out.spec
     );
     assert!(!out.spec.contains("cat1234"), "{}", out.spec);
+    // Columns of nulls only: a type, a null rate of 1 and a plain value.
+    let nulls = RecordBatch::try_from_iter([
+        (
+            "f",
+            arrow_array::new_null_array(&arrow_schema::DataType::Float64, 5),
+        ),
+        (
+            "d",
+            arrow_array::new_null_array(&arrow_schema::DataType::Date32, 5),
+        ),
+    ])
+    .unwrap();
+    write_ipc(&p.join("nulls").join("nulls.arrow"), &[nulls]);
+    let out = infer(&[s(&p.join("nulls"))], &opts()).unwrap();
+    assert!(
+        out.spec.contains("null_rate = 1.0\nconstant = 0.0"),
+        "{}",
+        out.spec
+    );
     // Bad options.
     let bad = Options {
         min_count: 0,
