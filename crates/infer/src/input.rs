@@ -15,6 +15,7 @@ use std::path::Path;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use strata_scan::inputs::natural_order;
 use strata_scan::{ScanRequest, Scanner};
 use strata_store::location::{Kind, StoreConfig, parse_dir};
 
@@ -116,29 +117,6 @@ pub fn stem(file_name: &str) -> String {
     s
 }
 
-fn natural(a: &str, b: &str) -> std::cmp::Ordering {
-    let key = |s: &str| {
-        let mut out: Vec<(u8, String)> = Vec::new();
-        for c in s.chars() {
-            let d = u8::from(c.is_ascii_digit());
-            match out.last_mut() {
-                Some((k, run)) if *k == d => run.push(c),
-                _ => out.push((d, c.to_string())),
-            }
-        }
-        out.into_iter()
-            .map(|(d, r)| {
-                if d == 1 {
-                    (format!("{:0>40}", r), d)
-                } else {
-                    (r, d)
-                }
-            })
-            .collect::<Vec<_>>()
-    };
-    key(a).cmp(&key(b))
-}
-
 fn add(tables: &mut BTreeMap<String, Vec<String>>, name: String, file: String) {
     tables.entry(name).or_default().push(file);
 }
@@ -154,7 +132,7 @@ fn walk(dir: &Path, out: &mut Vec<String>) -> Result<(), Error> {
         }
         names.push((name, e.path().is_dir()));
     }
-    names.sort_by(|a, b| natural(&a.0, &b.0));
+    names.sort_by(|a, b| natural_order(&a.0, &b.0));
     for (name, is_dir) in names {
         let p = dir.join(&name);
         if is_dir {
@@ -199,7 +177,7 @@ pub fn discover(inputs: &[String], cfg: &StoreConfig) -> Result<Vec<TableInput>,
                         })
                         .filter(|(n, _)| !n.starts_with('.') && !n.starts_with('_'))
                         .collect();
-                    entries.sort_by(|a, b| natural(&a.0, &b.0));
+                    entries.sort_by(|a, b| natural_order(&a.0, &b.0));
                     for (name, is_dir) in entries {
                         let p = path.join(&name);
                         if is_dir {
@@ -282,7 +260,7 @@ fn discover_remote(
         .filter_map(|o| o.location.filename().map(str::to_string))
         .filter(|n| is_data(n))
         .collect();
-    names.sort_by(|a, b| natural(a, b));
+    names.sort_by(|a, b| natural_order(a, b));
     for n in names {
         if extension(&n).is_some_and(|e| e == "csv") {
             return Err(Error::Input(format!(
@@ -304,7 +282,7 @@ fn discover_remote(
             .filter_map(|o| o.location.filename().map(str::to_string))
             .filter(|n| is_data(n) && extension(n).is_some_and(|e| e != "csv"))
             .collect();
-        names.sort_by(|a, b| natural(a, b));
+        names.sort_by(|a, b| natural_order(a, b));
         for n in names {
             add(tables, table.clone(), format!("{base}/{table}/{n}"));
         }
@@ -325,12 +303,12 @@ pub(crate) struct Read {
     pub rows: u64,
     /// For a sampled Parquet table: each top-level column's null count and
     /// integer range over every row group, from the files' statistics.
-    pub exact: std::collections::HashMap<String, Exact>,
+    pub stats: std::collections::HashMap<String, ColumnStats>,
 }
 
 /// A column's figures over a whole table, from Parquet statistics.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct Exact {
+pub(crate) struct ColumnStats {
     /// Nulls, when every row group counts them.
     pub nulls: Option<u64>,
     /// Least and greatest value of an `INT32`/`INT64` column, when every
@@ -340,7 +318,7 @@ pub(crate) struct Exact {
 
 /// The statistics of every row group of `scanners`' Parquet files, per
 /// top-level column.
-fn statistics(scanners: &[Scanner]) -> std::collections::HashMap<String, Exact> {
+fn statistics(scanners: &[Scanner]) -> std::collections::HashMap<String, ColumnStats> {
     use parquet::file::statistics::Statistics;
     /// Nulls so far, the range so far, whether every row group had one.
     type Acc = (Option<u64>, Option<(i128, i128)>, bool);
@@ -395,7 +373,7 @@ fn statistics(scanners: &[Scanner]) -> std::collections::HashMap<String, Exact> 
         .map(|(k, (nulls, range, ok))| {
             (
                 k,
-                Exact {
+                ColumnStats {
                     nulls,
                     range: range.filter(|_| ok),
                 },
@@ -505,7 +483,7 @@ pub(crate) fn scan(
             ..Read::default()
         });
     }
-    let exact = statistics(scanners);
+    let stats = statistics(scanners);
     // Whole row groups spread evenly over the table.
     let mut groups: Vec<(usize, usize, u64)> = Vec::new();
     for (i, s) in scanners.iter().enumerate() {
@@ -535,7 +513,7 @@ pub(crate) fn scan(
                 })?;
             }
         }
-        return Ok(Read { rows: total, exact });
+        return Ok(Read { rows: total, stats });
     }
     // The first rows.
     let mut left = target;
@@ -553,7 +531,7 @@ pub(crate) fn scan(
             Ok(())
         })?;
     }
-    Ok(Read { rows: total, exact })
+    Ok(Read { rows: total, stats })
 }
 
 fn scan_csv(

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use crate::model::{Gen, float};
+use crate::model::{Gen, weights};
 use crate::profile::{Category, Class, Leaf, Node, TableProfile};
 
 /// A relationship the inference found, with its evidence.
@@ -149,13 +149,6 @@ fn name_score(
     0
 }
 
-fn leaf<'a>(t: &'a TableProfile, column: &str) -> Option<&'a Leaf> {
-    t.columns
-        .iter()
-        .find(|c| c.field.name() == column)
-        .and_then(Node::leaf)
-}
-
 /// A unique, non-null column of a fully scanned table.
 fn is_key(t: &TableProfile, n: &Node) -> bool {
     n.nulls == 0
@@ -231,10 +224,14 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
             }
         }
     }
+    let prefixes: HashMap<&str, String> = tables
+        .iter()
+        .map(|t| (t.name.as_str(), prefix(t)))
+        .collect();
     // Foreign keys: the best parent key of each column whose sampled values
     // all lie in it.
     for a in tables {
-        let a_prefix = prefix(a);
+        let a_prefix = &prefixes[a.name.as_str()];
         for x in &a.columns {
             let Some(lx) = x.leaf() else { continue };
             if !matches!(lx.class, Class::Int | Class::Str) || lx.count == 0 || lx.distinct() < 2 {
@@ -274,9 +271,9 @@ pub(crate) fn find(tables: &[TableProfile], min_count: u64) -> Keys {
                         .count();
                     let score = name_score(
                         x.field.name(),
-                        &a_prefix,
+                        a_prefix,
                         y.field.name(),
-                        &prefix(b),
+                        &prefixes[b.name.as_str()],
                         &b.name,
                     );
                     let included = if read >= 1.0 {
@@ -372,11 +369,11 @@ fn dependencies(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
         let mut pairs: Vec<&(usize, usize)> = j.pairs.keys().collect();
         pairs.sort_unstable();
         for &&(x, y) in &pairs {
-            if !j.complete(x) || !j.complete(y) {
+            let (fx, fy) = (&j.few[x], &j.few[y]);
+            if !fx.complete || !fy.complete {
                 continue;
             }
-            let ((by, by_values), (of, of_values)) = (&j.few[x], &j.few[y]);
-            let (by, of) = (*by, *of);
+            let (by, by_values, of, of_values) = (fx.column, &fx.values, fy.column, &fy.values);
             if targets.contains(&of) || targets.contains(&by) || sources.contains(&of) {
                 continue;
             }
@@ -448,11 +445,11 @@ fn dependencies(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
         let mut nulls: Vec<&(usize, usize)> = j.nulls.keys().collect();
         nulls.sort_unstable();
         for &&(x, of) in &nulls {
-            if !j.complete(x) {
+            let f = &j.few[x];
+            if !f.complete {
                 continue;
             }
-            let (by, by_values) = (&j.few[x].0, &j.few[x].1);
-            let by = *by;
+            let (by, by_values) = (f.column, &f.values);
             if targets.contains(&of) || targets.contains(&by) || sources.contains(&of) {
                 continue;
             }
@@ -559,10 +556,9 @@ fn skew(l: &Leaf, parent_rows: u64) -> Option<f64> {
 /// together) makes its table a child of the parent, the counts per parent
 /// its run lengths (and zero for parents never referenced).
 fn children(tables: &[TableProfile], keys: &mut Keys) {
-    let mut taken: HashSet<String> = HashSet::new();
     for r in keys.refs.clone() {
-        if taken.contains(&r.table) || keys.children.contains_key(&r.parent) && r.parent == r.table
-        {
+        // One parent per child table.
+        if keys.children.contains_key(&r.table) {
             continue;
         }
         let (Some(a), Some(b)) = (
@@ -575,18 +571,14 @@ fn children(tables: &[TableProfile], keys: &mut Keys) {
         if a.scanned != a.rows || b.scanned != b.rows {
             continue;
         }
-        let Some(l) = leaf(a, &r.column) else {
+        let Some(node) = a.columns.iter().find(|c| c.field.name() == &r.column) else {
             continue;
         };
-        let distinct = l.distinct();
-        let grouped = l.nondecreasing || (l.exact() && l.runs == distinct);
-        if !grouped
-            || l.runs == l.count
-            || a.columns
-                .iter()
-                .find(|c| c.field.name() == &r.column)
-                .is_none_or(|c| c.nulls > 0)
-        {
+        let Some(l) = node.leaf() else {
+            continue;
+        };
+        let grouped = l.nondecreasing || (l.exact() && l.runs == l.distinct());
+        if !grouped || l.runs == l.count || node.nulls > 0 {
             continue;
         }
         // A parent whose own parent is this table would make a cycle.
@@ -643,7 +635,6 @@ fn children(tables: &[TableProfile], keys: &mut Keys) {
                 ),
             });
         }
-        taken.insert(r.table.clone());
         keys.children.insert(
             r.table.clone(),
             Child {
@@ -742,19 +733,16 @@ fn offsets(tables: &[TableProfile], keys: &mut Keys, min_count: u64) {
                 if kept.is_empty() {
                     continue;
                 }
-                let total: u64 = kept.iter().map(|k| k.1).sum();
+                let counts: Vec<u64> = kept.iter().map(|k| k.1).collect();
                 Gen {
                     key: "weighted",
                     value: format!(
-                        "{{ values = [{}], weights = [{}] }}",
+                        "{{ values = [{}], weights = {} }}",
                         kept.iter()
                             .map(|k| k.0.to_string())
                             .collect::<Vec<_>>()
                             .join(", "),
-                        kept.iter()
-                            .map(|k| float(((k.1 as f64 / total as f64) * 1e6).round() / 1e6))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        weights(&counts)
                     ),
                 }
             } else {

@@ -205,39 +205,7 @@ pub(crate) fn profile_all(
         let read = input::scan(t, &schema, &mut scanners, sample, |b| p.add(b))?;
         p.rows = read.rows.max(p.scanned);
         p.finish();
-        // A sampled Parquet table: nulls and integer ranges over every row
-        // group, from the files' statistics.
-        for node in &mut p.columns {
-            let Some(e) = read.exact.get(node.field.name()) else {
-                continue;
-            };
-            if let Some(n) = e.nulls {
-                node.nulls = n;
-                node.slots = p.rows;
-            }
-            let direct = matches!(
-                node.field.data_type(),
-                arrow_schema::DataType::Int8
-                    | arrow_schema::DataType::Int16
-                    | arrow_schema::DataType::Int32
-                    | arrow_schema::DataType::Int64
-                    | arrow_schema::DataType::Date32
-                    | arrow_schema::DataType::Decimal128(..)
-            );
-            if let profile::Shape::Leaf(l) = &mut node.shape {
-                if let Some(n) = e.nulls {
-                    l.total = p.rows.saturating_sub(n).max(l.count);
-                }
-                if let (Some((lo, hi)), true) = (e.range, direct)
-                    && l.count > 0
-                {
-                    l.min_key = lo;
-                    l.max_key = hi;
-                    l.min = lo as f64;
-                    l.max = hi as f64;
-                }
-            }
-        }
+        p.apply(&read.stats);
         out.push(p);
     }
     Ok(out)

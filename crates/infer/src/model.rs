@@ -353,7 +353,7 @@ pub(crate) fn type_text(dt: &DataType) -> Option<(String, Option<String>)> {
 
 /// Weights as the spec writes them: counts divided by their greatest
 /// common divisor is exact but long; shares rounded to 6 digits.
-fn weights(counts: &[u64]) -> String {
+pub(crate) fn weights(counts: &[u64]) -> String {
     let total: u64 = counts.iter().sum::<u64>().max(1);
     let w: Vec<String> = counts
         .iter()
@@ -537,6 +537,33 @@ fn kept(cats: &[(Category, u64)], count: u64, min_count: u64) -> (Vec<(Category,
     (k, share)
 }
 
+/// `weighted` over the categories a spec may write, when they hold at
+/// least 99% of the values, with a note of the rare ones left out.
+fn common_categories(
+    leaf: &Leaf,
+    cats: &[(Category, u64)],
+    dt: &DataType,
+    rules: &Rules,
+    notes: &mut Vec<String>,
+) -> Option<(Gen, String)> {
+    let (k, share) = kept(cats, leaf.count, rules.min_count);
+    if k.is_empty() || share < 0.99 {
+        return None;
+    }
+    if k.len() < cats.len() {
+        notes.push(format!(
+            "{} values seen fewer than {} times are not written ({:.2}% of values)",
+            cats.len() - k.len(),
+            rules.min_count,
+            (1.0 - share) * 100.0
+        ));
+    }
+    Some((
+        weighted_gen(&leaf.class, dt, &k),
+        format!("{} categories", k.len()),
+    ))
+}
+
 fn weighted_gen(class: &Class, dt: &DataType, cats: &[(Category, u64)]) -> Gen {
     let values: Vec<String> = cats
         .iter()
@@ -608,20 +635,9 @@ pub(crate) fn leaf_gen(
     let cats = leaf.categories();
     if let Some(cats) = &cats
         && cats.len() <= SMALL
+        && let Some((g, model)) = common_categories(leaf, cats, dt, rules, &mut notes)
     {
-        let (k, share) = kept(cats, leaf.count, rules.min_count);
-        if !k.is_empty() && share >= 0.99 {
-            if k.len() < cats.len() {
-                notes.push(format!(
-                    "{} values seen fewer than {} times are not written ({:.2}% of values)",
-                    cats.len() - k.len(),
-                    rules.min_count,
-                    (1.0 - share) * 100.0
-                ));
-            }
-            let model = format!("{} categories", k.len());
-            return (weighted_gen(class, dt, &k), model, notes, Vec::new());
-        }
+        return (g, model, notes, Vec::new());
     }
     let sorted = leaf.sorted_sample();
     let discrete = class.is_integral();
@@ -639,7 +655,7 @@ pub(crate) fn leaf_gen(
         Some((a, b)) => (lo.clamp(a, b), hi.clamp(a, b)),
         None => (lo, hi),
     };
-    let mut fits = if matches!(class, Class::Date | Class::Timestamp { .. }) {
+    let fits: Vec<(Dist, f64)> = if matches!(class, Class::Date | Class::Timestamp { .. }) {
         // Dates and timestamps: uniform or empirical.
         fit::candidates(&sorted, (lo, hi), (0.0, 0.0), None, discrete)
             .into_iter()
@@ -661,9 +677,7 @@ pub(crate) fn leaf_gen(
         && *ks <= accept(sorted.len())
     {
         let model = format!("{} (KS {ks:.4}; {})", d.name(), summary.join(", "));
-        let g = dist_gen(d, class, dt);
-        fits.clear();
-        return (g, model, notes, Vec::new());
+        return (dist_gen(d, class, dt), model, notes, Vec::new());
     }
     if let Some(cats) = &cats {
         let (k, share) = kept(cats, leaf.count, rules.min_count);
@@ -784,23 +798,10 @@ fn string_gen(
     if let Some(cats) = &cats
         && !leaf.unique
     {
-        let (k, share) = kept(cats, leaf.count, rules.min_count);
-        if !k.is_empty() && share >= 0.99 {
-            if k.len() < cats.len() {
-                notes.push(format!(
-                    "{} values seen fewer than {} times are not written ({:.2}% of values)",
-                    cats.len() - k.len(),
-                    rules.min_count,
-                    (1.0 - share) * 100.0
-                ));
-            }
-            return (
-                weighted_gen(class, dt, &k),
-                format!("{} categories", k.len()),
-                notes,
-                Vec::new(),
-            );
+        if let Some((g, model)) = common_categories(leaf, cats, dt, rules, &mut notes) {
+            return (g, model, notes, Vec::new());
         }
+        let (k, share) = kept(cats, leaf.count, rules.min_count);
         if !k.is_empty() && share >= 0.2 {
             top_values = Some((k, share));
         }

@@ -3,11 +3,12 @@
 //! fitted to.
 //!
 //! Exact over every scanned row: counts, nulls, ranges, sums, categories
-//! while there are at most `max_categories` of them, uniqueness (a set of
-//! value hashes while no value repeats), order and runs, string lengths,
-//! weekdays. Sampled (a reservoir per column): the values the numeric
-//! fits and quantiles use, the strings patterns are read from, the value
-//! hashes foreign keys are checked with.
+//! while there are at most `max_categories` of them, uniqueness (the
+//! values in order while they increase, else their hashes, while no value
+//! repeats), order and runs, string lengths, weekdays. Sampled (a
+//! reservoir per column): the values the numeric fits and quantiles use,
+//! the strings patterns are read from, the keys foreign keys are checked
+//! with. Joint counts of few-valued columns over a table's first rows.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -643,9 +644,7 @@ impl Leaf {
         let same = self.count > 1 && h == self.last_hash;
         self.run(same);
         self.last_hash = h;
-        if self.texts.wants() {
-            self.texts.put(String::from_utf8_lossy(b).into());
-        }
+        self.texts.offer(|| String::from_utf8_lossy(b).into());
     }
 
     fn finish(&mut self) {
@@ -1022,10 +1021,7 @@ const JOINT_VALUES: usize = 32;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Joint {
     pub rows: u64,
-    /// Few-valued columns, each with its values in number order.
-    pub few: Vec<(usize, Vec<Category>)>,
-    /// The number of each value hash, per few-valued column.
-    index: Vec<HashMap<u64, u8>>,
+    pub few: Vec<Few>,
     /// Columns with nulls.
     pub nullable: Vec<usize>,
     /// `(by, of)` (positions in `few`) -> counts at `by * JOINT_MAX + of`.
@@ -1036,6 +1032,19 @@ pub(crate) struct Joint {
 
 /// The most values a few-valued column may have over the joint rows.
 pub(crate) const JOINT_MAX: usize = 64;
+
+/// A few-valued column of [`Joint`].
+#[derive(Debug, Clone)]
+pub(crate) struct Few {
+    /// The column.
+    pub column: usize,
+    /// Its values, in number order.
+    pub values: Vec<Category>,
+    /// The number of each value's hash.
+    index: HashMap<u64, u8>,
+    /// Whether every value got a number (else the column dropped out).
+    pub complete: bool,
+}
 
 /// The hash of a value at row `i` as [`Category`] hashes it (integers,
 /// booleans, strings), without building it.
@@ -1135,8 +1144,12 @@ impl Joint {
                 }
             }
             if ok && seen.len() >= 2 {
-                j.few.push((i, Vec::new()));
-                j.index.push(HashMap::new());
+                j.few.push(Few {
+                    column: i,
+                    values: Vec::new(),
+                    index: HashMap::new(),
+                    complete: true,
+                });
             }
         }
         j
@@ -1150,21 +1163,20 @@ impl Joint {
         self.rows += n as u64;
         // Each few-valued column's value numbers.
         let mut numbers: Vec<Vec<u8>> = Vec::with_capacity(self.few.len());
-        for (k, (c, values)) in self.few.iter_mut().enumerate() {
-            let index = &mut self.index[k];
-            let a = plain(batch.column(*c));
+        for f in &mut self.few {
+            let a = plain(batch.column(f.column));
             let mut out = vec![NONE; n];
-            if values.len() <= JOINT_MAX {
+            if f.complete {
                 for (r, slot) in out.iter_mut().enumerate() {
                     let Some(h) = hash_at(a.as_ref(), r) else {
                         continue;
                     };
-                    let next = values.len();
-                    let at = *index.entry(h).or_insert_with(|| {
+                    let next = f.values.len();
+                    let at = *f.index.entry(h).or_insert_with(|| {
                         if next < JOINT_MAX
                             && let Some(v) = category_at(a.as_ref(), r)
                         {
-                            values.push(v);
+                            f.values.push(v);
                             next as u8
                         } else {
                             NONE
@@ -1172,7 +1184,7 @@ impl Joint {
                     });
                     if at == NONE {
                         // Too many values: the column drops out.
-                        values.resize(JOINT_MAX + 1, Category::Int(0));
+                        f.complete = false;
                         out.fill(NONE);
                         break;
                     }
@@ -1197,7 +1209,7 @@ impl Joint {
                 }
             }
             for &of in &self.nullable {
-                if of == self.few[x].0 {
+                if of == self.few[x].column {
                     continue;
                 }
                 let a = batch.column(of);
@@ -1212,11 +1224,6 @@ impl Joint {
                 }
             }
         }
-    }
-
-    /// Whether the few-valued column at position `k` kept all its values.
-    pub(crate) fn complete(&self, k: usize) -> bool {
-        self.few[k].1.len() <= JOINT_MAX
     }
 }
 
@@ -1328,15 +1335,21 @@ impl TableProfile {
             .par_iter_mut()
             .zip(cols.par_iter())
             .for_each(|(n, a)| n.add(a.as_ref()));
-        let pairs = std::mem::take(&mut self.pairs);
-        self.pairs = pairs
-            .into_par_iter()
-            .map(|mut p| {
-                let (a, b) = (batch.column(p.a).clone(), batch.column(p.b).clone());
-                add_pair(&mut p, &a, &b);
-                p
-            })
-            .collect();
+        if !self.pairs.is_empty() {
+            // Each column of a pair read once, whatever its pairs.
+            let mut columns: Vec<usize> = self.pairs.iter().flat_map(|p| [p.a, p.b]).collect();
+            columns.sort_unstable();
+            columns.dedup();
+            let values: HashMap<usize, Vec<Option<i128>>> = columns
+                .into_par_iter()
+                .filter_map(|c| Some((c, integral(batch.column(c).as_ref())?)))
+                .collect();
+            self.pairs.par_iter_mut().for_each(|p| {
+                if let (Some(x), Some(y)) = (values.get(&p.a), values.get(&p.b)) {
+                    add_pair(p, x, y);
+                }
+            });
+        }
         self.add_within(batch);
         if self.scanned - (batch.num_rows() as u64) < JOINT_ROWS {
             let joint = self.joint.get_or_insert_with(|| Joint::start(batch));
@@ -1395,6 +1408,40 @@ impl TableProfile {
     pub(crate) fn finish(&mut self) {
         self.columns.iter_mut().for_each(Node::finish);
     }
+
+    /// A sampled Parquet table's figures over every row group, from the
+    /// files' statistics: each top-level column's nulls (and so its
+    /// non-null total), and the range of integer columns whose statistics
+    /// are in the units profiled.
+    pub(crate) fn apply(&mut self, stats: &HashMap<String, crate::input::ColumnStats>) {
+        use DataType as D;
+        for node in &mut self.columns {
+            let Some(e) = stats.get(node.field.name()) else {
+                continue;
+            };
+            if let Some(n) = e.nulls {
+                node.nulls = n;
+                node.slots = self.rows;
+            }
+            let direct = matches!(
+                node.field.data_type(),
+                D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::Date32 | D::Decimal128(..)
+            );
+            if let Shape::Leaf(l) = &mut node.shape {
+                if let Some(n) = e.nulls {
+                    l.total = self.rows.saturating_sub(n).max(l.count);
+                }
+                if let (Some((lo, hi)), true) = (e.range, direct)
+                    && l.count > 0
+                {
+                    l.min_key = lo;
+                    l.max_key = hi;
+                    l.min = lo as f64;
+                    l.max = hi as f64;
+                }
+            }
+        }
+    }
 }
 
 fn integral(a: &dyn Array) -> Option<Vec<Option<i128>>> {
@@ -1418,11 +1465,8 @@ fn integral(a: &dyn Array) -> Option<Vec<Option<i128>>> {
     })
 }
 
-fn add_pair(p: &mut Pair, a: &ArrayRef, b: &ArrayRef) {
-    let (Some(x), Some(y)) = (integral(a.as_ref()), integral(b.as_ref())) else {
-        return;
-    };
-    for (x, y) in x.into_iter().zip(y) {
+fn add_pair(p: &mut Pair, x: &[Option<i128>], y: &[Option<i128>]) {
+    for (x, y) in x.iter().zip(y) {
         if let (Some(x), Some(y)) = (x, y) {
             let d = y - x;
             p.count += 1;

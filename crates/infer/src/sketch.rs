@@ -118,17 +118,17 @@ impl<T> Reservoir<T> {
         }
     }
 
-    /// Whether the next item of the stream is kept: call [`Self::put`]
-    /// with it when true, and nothing otherwise.
+    /// Whether the next item of the stream is kept: [`Self::put`] it when
+    /// true.
     #[inline]
-    pub(crate) fn wants(&mut self) -> bool {
+    fn wants(&mut self) -> bool {
         let i = self.seen;
         self.seen += 1;
         i < self.cap as u64 || i == self.next
     }
 
     /// Keeps an item [`Self::wants`] asked for.
-    pub(crate) fn put(&mut self, item: T) {
+    fn put(&mut self, item: T) {
         if self.items.len() < self.cap {
             self.items.push(item);
             return;

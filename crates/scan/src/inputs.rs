@@ -90,7 +90,13 @@ fn natural_key(name: &str) -> Vec<(bool, String)> {
 }
 
 fn sort_names(names: &mut [String]) {
-    names.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)).then_with(|| a.cmp(b)));
+    names.sort_by(|a, b| natural_order(a, b));
+}
+
+/// The order scans read file names in: text runs byte-wise, digit runs as
+/// numbers (`f_2` before `f_10`), then byte-wise.
+pub fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
+    natural_key(a).cmp(&natural_key(b)).then_with(|| a.cmp(b))
 }
 
 /// The data files `location` stands for, in scan order (see the module
