@@ -393,8 +393,7 @@ fn categorical(x: &Leaf, y: &Leaf, min_count: u64) -> Option<(f64, f64)> {
     let is_cat = match x.class {
         Class::Bool => true,
         Class::Str | Class::Bytes => {
-            let kept: u64 = cx.iter().filter(|c| c.1 >= min_count).map(|c| c.1).sum();
-            kept as f64 >= 0.99 * x.count as f64
+            crate::model::kept(&cx, x.count, min_count).1 >= crate::model::CATEGORICAL
         }
         _ => false,
     };

@@ -531,7 +531,15 @@ fn scale_ln(class: &Class) -> f64 {
 
 /// The categories a spec may copy: those occurring `min_count` times,
 /// most frequent first, and the share of the values they hold.
-fn kept(cats: &[(Category, u64)], count: u64, min_count: u64) -> (Vec<(Category, u64)>, f64) {
+/// The share of a column's values its written categories must hold for it
+/// to be written (and compared) as categories.
+pub(crate) const CATEGORICAL: f64 = 0.99;
+
+pub(crate) fn kept(
+    cats: &[(Category, u64)],
+    count: u64,
+    min_count: u64,
+) -> (Vec<(Category, u64)>, f64) {
     let k: Vec<(Category, u64)> = cats.iter().filter(|c| c.1 >= min_count).cloned().collect();
     let share = k.iter().map(|c| c.1).sum::<u64>() as f64 / count.max(1) as f64;
     (k, share)
@@ -547,7 +555,7 @@ fn common_categories(
     notes: &mut Vec<String>,
 ) -> Option<(Gen, String)> {
     let (k, share) = kept(cats, leaf.count, rules.min_count);
-    if k.is_empty() || share < 0.99 {
+    if k.is_empty() || share < CATEGORICAL {
         return None;
     }
     if k.len() < cats.len() {
@@ -681,7 +689,7 @@ pub(crate) fn leaf_gen(
     }
     if let Some(cats) = &cats {
         let (k, share) = kept(cats, leaf.count, rules.min_count);
-        if !k.is_empty() && share >= 0.99 && weekdays.is_none() {
+        if !k.is_empty() && share >= CATEGORICAL && weekdays.is_none() {
             let model = format!("{} categories ({})", k.len(), summary.join(", "));
             return (weighted_gen(class, dt, &k), model, notes, Vec::new());
         }
