@@ -1,8 +1,8 @@
 """The `strata` Python module (crates/py): parts generated on a Dask
 LocalCluster, as tables and as files, are exactly the single-process
 dataset; a part does not depend on the thread count; bad input is a
-ValueError that says what is wrong. scripts/test builds the module into the
-test environment (maturin develop)."""
+ValueError that says what is wrong. scripts/test builds the package's wheel
+and installs it into the test environment."""
 
 import hashlib
 import json
@@ -22,7 +22,7 @@ try:
 except ImportError as e:  # pragma: no cover - a set-up problem, not a test failure
     raise ImportError(
         "the strata Python module is not installed in this environment; scripts/test builds it "
-        "(or run: maturin develop --manifest-path crates/py/Cargo.toml)"
+        "(or run: pip install . from the repository root)"
     ) from e
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ use strata_bench::{Config, CounterMode, RunResult, Size, Suite, chart, report};
 /// Arguments of `strata bench`.
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     #[command(subcommand)]
     command: Option<BenchCommand>,
     /// pipeline, row, scan, compact, parquet-column, sort, or all.
@@ -73,6 +73,9 @@ pub struct BenchArgs {
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
     /// Draw trend charts (SVG, one per suite) of saved runs in DIR.
+    #[command(after_help = "Examples:
+  strata bench report target/strata-bench/runs
+  strata bench report bench-runs --metric cachegrind.instructions --out charts")]
     Report {
         /// A directory of saved runs (searched recursively for .json).
         dir: PathBuf,
@@ -90,7 +93,7 @@ enum BenchCommand {
 }
 
 /// Runs `strata bench`.
-pub fn run(args: BenchArgs) -> Result<i32> {
+pub(crate) fn run(args: BenchArgs) -> Result<u8> {
     if let Some(BenchCommand::Report {
         dir,
         metric,
@@ -111,7 +114,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         for f in files {
             println!("{}", f.display());
         }
-        return Ok(0);
+        return Ok(crate::exit::SUCCESS);
     }
     let Some(name) = args.suite.as_deref() else {
         bail!(
@@ -153,7 +156,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     };
     if let Some(id) = &args.inner {
         strata_bench::run_inner(suites[0], &cfg, id, args.inner_iterations)?;
-        return Ok(0);
+        return Ok(crate::exit::SUCCESS);
     }
     // Read every baseline before measuring anything: a missing, malformed
     // or mismatched one fails at once instead of after a long run.
@@ -243,8 +246,8 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         strata_bench::write_atomic(p, &text.join("\n"))?;
     }
     Ok(if regressed && args.fail_on_regression {
-        3
+        crate::exit::REGRESSION
     } else {
-        0
+        crate::exit::SUCCESS
     })
 }

@@ -28,18 +28,28 @@ pub(crate) enum CompactCommand {
     /// file's row count, size and key bounds (from the footer's statistics
     /// where they bound the key; else, and with --verify, its first and
     /// last keys).
+    #[command(after_help = "Examples:
+  strata compact init data --key id
+  strata compact init data --key 'customer,ts:desc' --verify")]
     Init(CompactInitArgs),
     /// Register new sorted Parquet files of DIR in its manifest: each must
     /// have the dataset's schema, be sorted by its key (every key is
     /// read) and not be listed yet. The manifest is replaced in one step.
+    #[command(after_help = "Examples:
+  strata compact add data data/new_0.parquet data/new_1.parquet")]
     Add(CompactAddArgs),
     /// Plan a compaction with Kudu's budgeted policy: the files whose merge
     /// most lowers the average key-range overlap within the IO budget.
+    #[command(after_help = "Examples:
+  strata compact plan data --budget-mb 128
+  strata compact plan --rowsets-tsv kudu-ycsb-rowsets.tsv --budget-mb 128 --json")]
     Plan(CompactPlanArgs),
     /// Plan, then merge the picked files into new sorted files (hidden
     /// until the switch), swap the manifest and remove the replaced files.
     /// Safe to stop at any point; the next run removes what a stopped one
     /// left.
+    #[command(after_help = "Examples:
+  strata compact run data --budget-mb 128 --target-file-mb 64")]
     Run(CompactRunArgs),
     /// Compact an Iceberg or Delta table: plan from its metadata (each
     /// file's bounds of --sort-by from the manifests or the log, never
@@ -49,8 +59,9 @@ pub(crate) enum CompactCommand {
     /// deletion vectors) and commit a rewrite (Iceberg `replace`, Delta
     /// `OPTIMIZE`). A writer that committed meanwhile is built on when the
     /// picked files are untouched; otherwise nothing changes.
-    ///
-    /// Example: strata compact table warehouse/orders --sort-by id --budget-mb 64 --dry-run
+    #[command(after_help = "Examples:
+  strata compact table warehouse/orders --sort-by id --budget-mb 64 --dry-run
+  strata compact table s3://bucket/warehouse/orders --sort-by id --budget-mb 256")]
     Table(CompactTableArgs),
 }
 
@@ -438,7 +449,7 @@ fn run_compaction(args: CompactRunArgs) -> Result<()> {
                  the unfinished outputs)"
             );
         }
-        std::process::exit(130);
+        std::process::exit(i32::from(crate::exit::INTERRUPTED));
     });
     let held: RefCell<Option<MutexGuard<'static, ()>>> = RefCell::new(None);
     let hook = |step: Step| -> Result<(), strata_compact::Error> {

@@ -183,7 +183,7 @@ pub(crate) struct GenerateArgs {
     summary_json: Option<PathBuf>,
     /// After writing, read the files back and report each field's realised
     /// null, category and length shares against the spec's; exits with
-    /// status 2 when one is off by more than 5 standard errors.
+    /// status 1 when one is off by more than 5 standard errors.
     #[arg(long)]
     verify_distribution: bool,
     #[command(flatten)]
@@ -841,7 +841,7 @@ fn exit_interrupted() -> ! {
     } else {
         eprintln!("strata: interrupted; unfinished outputs removed");
     }
-    std::process::exit(130);
+    std::process::exit(i32::from(crate::exit::INTERRUPTED));
 }
 
 /// The pipeline's options: the S3 flags, the interrupt flag, and `step`
@@ -906,11 +906,13 @@ fn verify(spec: &Spec, summary: &Summary, table: Option<&str>) -> Result<(usize,
 
 /// An error when `off` of the `checks` distribution checks are suspicious.
 fn fail_if_off(off: usize, checks: usize) -> Result<()> {
-    anyhow::ensure!(
-        off == 0,
-        "{off} of {checks} distribution checks are more than {} standard errors from the spec",
-        strata_pipeline::verify::SUSPICIOUS_Z
-    );
+    if off > 0 {
+        return Err(crate::exit::CheckFailed(format!(
+            "{off} of {checks} distribution checks are more than {} standard errors from the spec",
+            strata_pipeline::verify::SUSPICIOUS_Z
+        ))
+        .into());
+    }
     Ok(())
 }
 

@@ -62,8 +62,9 @@ fn write(path: &std::path::Path, bytes: &[u8], overwrite: bool) -> Result<()> {
     Ok(())
 }
 
-/// Runs `strata infer`; `Ok(false)` when a comparison is out of bounds.
-pub(crate) fn run(args: InferArgs) -> Result<bool> {
+/// Runs `strata infer`; a comparison out of bounds is a
+/// [`CheckFailed`](crate::exit::CheckFailed) error.
+pub(crate) fn run(args: InferArgs) -> Result<()> {
     let opts = strata_infer::Options {
         sample: args.sample,
         min_count: args.min_count,
@@ -96,7 +97,16 @@ pub(crate) fn run(args: InferArgs) -> Result<bool> {
         if let Some(p) = &args.json {
             write(p, &serde_json::to_vec_pretty(&c)?, args.overwrite)?;
         }
-        return Ok(c.passed());
+        if !c.passed() {
+            let columns = c.columns.iter().filter(|c| c.bounded && !c.pass).count();
+            let keys = c.keys.iter().filter(|k| k.missing != Some(0)).count();
+            return Err(crate::exit::CheckFailed(format!(
+                "the generated data is out of bounds: {columns} column(s), {keys} key(s), {} table(s) unmatched",
+                c.unmatched.len()
+            ))
+            .into());
+        }
+        return Ok(());
     }
     if args.json.is_some() {
         bail!("--json is for --compare; the inference's report is written by --report");
@@ -129,5 +139,5 @@ pub(crate) fn run(args: InferArgs) -> Result<bool> {
         }
         None => print!("{}", out.spec),
     }
-    Ok(true)
+    Ok(())
 }

@@ -77,7 +77,7 @@ pub(crate) fn run(args: SortArgs) -> Result<()> {
         } else {
             eprintln!("strata: interrupted; spill files and unfinished outputs removed");
         }
-        std::process::exit(130);
+        std::process::exit(i32::from(crate::exit::INTERRUPTED));
     });
     let cfg = SortConfig {
         inputs: args.inputs,

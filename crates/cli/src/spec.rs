@@ -13,6 +13,9 @@ use strata_gen::{BatchGenerator, Dataset, Rows, Spec};
 #[derive(Subcommand, Debug)]
 pub(crate) enum SpecCommand {
     /// Print a preset's spec (TOML), a starting point for your own.
+    #[command(after_help = "Examples:
+  strata spec show orders
+  strata spec show events > events.toml")]
     Show {
         /// contacts, wide-u64, events, lineitem, or a dataset of several
         /// tables: star or orders.
@@ -20,12 +23,17 @@ pub(crate) enum SpecCommand {
     },
     /// Check a spec file and print the schema it describes, with each
     /// field's generator; errors name the line and field.
+    #[command(after_help = "Examples:
+  strata spec check events.toml")]
     Check {
         /// The spec file (TOML).
         file: PathBuf,
     },
     /// Print the first rows of every table of a spec as a table on the
     /// terminal, without writing files.
+    #[command(after_help = "Examples:
+  strata spec sample orders --rows 5
+  strata spec sample events.toml --table events --seed 7")]
     Sample {
         /// A spec file (TOML) or a preset name.
         spec: String,
@@ -40,6 +48,8 @@ pub(crate) enum SpecCommand {
         seed: u64,
     },
     /// Print the JSON Schema of spec files (for editors and validators).
+    #[command(after_help = "Examples:
+  strata spec schema > spec.schema.json")]
     Schema,
 }
 

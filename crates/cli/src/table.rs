@@ -18,18 +18,23 @@ pub(crate) enum TableCommand {
     /// staged fragments.
     /// A missing part, or parts of different runs, are refused and nothing
     /// is committed.
-    ///
-    /// Example: for i in 1 2 3 4; do strata generate --preset lineitem
-    /// --format iceberg --output-dir wh --parts 4 --part $i; done; strata
-    /// table commit wh/lineitem
+    #[command(after_help = "Examples:
+  # four parts, written anywhere, then one commit
+  strata generate --preset lineitem --format iceberg --output-dir wh --parts 4 --part 1
+  strata generate --preset lineitem --format iceberg --output-dir wh --parts 4 --part 2
+  strata generate --preset lineitem --format iceberg --output-dir wh --parts 4 --part 3
+  strata generate --preset lineitem --format iceberg --output-dir wh --parts 4 --part 4
+  strata table commit wh/lineitem
+  strata table commit wh/lineitem --catalog sqlite:catalog.db")]
     Commit(CommitArgs),
     /// List and remove the files a table does not reference: data files
     /// and manifests of runs killed before their commit, and strata's
     /// temporaries whose process is gone. Only files older than
     /// --older-than go (a run still writing has files no version names
     /// yet); the files of staged parts stay.
-    ///
-    /// Example: strata table clean warehouse/lineitem --older-than 0 --dry-run
+    #[command(after_help = "Examples:
+  strata table clean warehouse/lineitem --dry-run
+  strata table clean warehouse/lineitem --older-than 0")]
     Clean(CleanArgs),
 }
 

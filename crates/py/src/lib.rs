@@ -1,5 +1,8 @@
-//! The `strata` Python module: one part of a strata dataset, generated in
-//! Rust, as a `pyarrow.Table` or as Parquet / Arrow IPC files.
+//! The `strata` Python package's native module, `strata._native`, which
+//! `python/strata` re-exports: one part of a strata dataset, generated in
+//! Rust, as a `pyarrow.Table` or as Parquet / Arrow IPC files, and the
+//! command line (`main(argv)`, behind the package's `strata` command and
+//! `python -m strata`: the [`strata_cli`] code the binary runs).
 //!
 //! `strata.generate(spec, part=I, parts=N, rows=T, seed=S, ...)` produces
 //! global rows `[T·(I−1)/N, T·I/N)` of the dataset that `spec` (a preset
@@ -628,12 +631,23 @@ fn spec_text(name: &str) -> PyResult<&'static str> {
     })
 }
 
-/// Deterministic synthetic datasets from strata specs, generated in Rust,
-/// part by part, as pyarrow Tables or Parquet / Arrow IPC files.
-#[pymodule(name = "strata")]
+/// Runs the `strata` command line with `argv` (the program name first)
+/// and returns its exit status: the package's `strata` command and
+/// `python -m strata` (python/strata/__main__.py) call this, so they run
+/// the binary's code with its flags, output and statuses.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
+    py.detach(|| strata_cli::run(argv))
+}
+
+/// The native half of the `strata` package (python/strata re-exports it):
+/// deterministic synthetic datasets from strata specs, generated in Rust,
+/// part by part, as pyarrow Tables or Parquet / Arrow IPC files, and the
+/// command line.
+#[pymodule(name = "_native")]
 mod module {
     #[pymodule_export]
-    use super::{commit_table, generate, presets, spec_text, tables};
+    use super::{commit_table, generate, main, presets, spec_text, tables};
 
     use pyo3::prelude::*;
 

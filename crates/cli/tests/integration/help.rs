@@ -123,3 +123,134 @@ fn parser_errors_are_one_line() {
         assert!(e.contains(needle) && e.contains(hint), "{args:?}: {e}");
     }
 }
+
+#[test]
+fn completions_cover_every_subcommand_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef strata"),
+        ("fish", "complete -c strata"),
+    ] {
+        let script = help(&["completions", shell]);
+        assert!(script.contains(marker), "{shell}: {script}");
+        for sub in [
+            "generate",
+            "sort",
+            "scan",
+            "compact",
+            "infer",
+            "completions",
+        ] {
+            assert!(script.contains(sub), "{shell} lacks {sub}");
+        }
+        assert!(script.contains("verify-distribution"), "{shell}");
+    }
+    let cwd = tempfile::tempdir().unwrap();
+    let o = strata(&["completions", "tcsh"], cwd.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("tcsh"), "{}", stderr(&o));
+}
+
+#[test]
+fn man_pages_print_or_land_whole_in_a_directory() {
+    let page = help(&["man"]);
+    assert!(page.contains(".TH strata 1"), "{page}");
+    assert!(page.contains("generate"), "{page}");
+    let cwd = tempfile::tempdir().unwrap();
+    let o = strata(&["man", "--dir", "man1"], cwd.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dir = cwd.path().join("man1");
+    for name in [
+        "strata.1",
+        "strata-generate.1",
+        "strata-compact-plan.1",
+        "strata-spec-check.1",
+    ] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(text.contains(".TH "), "{name}");
+    }
+    let generate = std::fs::read_to_string(dir.join("strata-generate.1")).unwrap();
+    assert!(generate.contains("verify\\-distribution"), "{generate}");
+    // Existing pages are kept unless --overwrite.
+    std::fs::write(dir.join("strata-sort.1"), "mine").unwrap();
+    let o = strata(&["man", "--dir", "man1"], cwd.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("strata-sort.1")).unwrap(),
+        "mine"
+    );
+    let o = strata(&["man", "--dir", "man1", "--overwrite"], cwd.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(dir.join("strata-sort.1"))
+            .unwrap()
+            .contains(".TH ")
+    );
+}
+
+#[test]
+fn version_names_the_commit() {
+    let v = help(&["--version"]);
+    assert!(
+        v.starts_with(&format!("strata {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    if let Ok(head) = head
+        && head.status.success()
+    {
+        let head = String::from_utf8(head.stdout).unwrap();
+        assert!(v.contains(&head[..12]), "{v} vs {head}");
+    }
+}
+
+#[test]
+fn every_help_shows_examples_and_the_top_level_the_exit_statuses() {
+    for args in [
+        &["generate", "--help"][..],
+        &["compact", "plan", "--help"],
+        &["table", "commit", "--help"],
+        &["man", "--help"],
+    ] {
+        let h = help(args);
+        assert!(h.contains("Examples:\n  "), "{args:?}: {h}");
+    }
+    let top = help(&["--help"]);
+    for needle in [
+        "Exit status:",
+        "  130  interrupted",
+        "    1  a check ran and failed",
+    ] {
+        assert!(top.contains(needle), "{needle:?} in {top}");
+    }
+}
+
+#[test]
+fn a_comparison_out_of_bounds_is_status_1() {
+    let cwd = tempfile::tempdir().unwrap();
+    for (preset, dir) in [("contacts", "a"), ("wide-u64", "b")] {
+        let o = strata(
+            &[
+                "generate",
+                "-q",
+                "--preset",
+                preset,
+                "--target-records",
+                "2000",
+                "--output-dir",
+                dir,
+            ],
+            cwd.path(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let o = strata(&["infer", "--compare", "a", "b"], cwd.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("out of bounds"), "{}", stderr(&o));
+    let o = strata(&["infer", "--compare", "a", "a"], cwd.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

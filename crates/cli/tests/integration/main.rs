@@ -4,6 +4,7 @@
 //! One test binary for the whole crate (each module was once a binary of
 //! its own): linking one binary instead of several saves build time and disk.
 
+#[cfg(feature = "bench")]
 mod bench;
 mod cli;
 mod codecs;

@@ -1,0 +1,23 @@
+//! `strata bench` in a build without the `bench` feature: the suites,
+//! their peers, charts and counters are left out of the default build
+//! (they add about a fifth to a clean release build; README, "Building");
+//! the command says how to build them in.
+
+use anyhow::{Result, bail};
+use clap::Args;
+
+/// Whatever follows `strata bench`.
+#[derive(Args, Debug)]
+pub(crate) struct BenchArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    args: Vec<String>,
+}
+
+/// Refuses, saying how to build the suites in.
+pub(crate) fn run(args: BenchArgs) -> Result<u8> {
+    let _ = args.args;
+    bail!(
+        "this strata was built without the benchmark suites; build them in with \
+         `cargo build --release --features bench` (or `cargo run --release --features bench -- bench ...`)"
+    )
+}
