@@ -905,7 +905,7 @@ fn verify(spec: &Spec, summary: &Summary, table: Option<&str>) -> Result<(usize,
 }
 
 /// An error when `off` of the `checks` distribution checks are suspicious.
-fn fail_if_off(off: usize, checks: usize) -> Result<()> {
+pub(crate) fn fail_if_off(off: usize, checks: usize) -> Result<()> {
     if off > 0 {
         return Err(crate::exit::CheckFailed(format!(
             "{off} of {checks} distribution checks are more than {} standard errors from the spec",

@@ -200,6 +200,19 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let code = dispatch(args);
+    // The Python entry point returns to the interpreter rather than
+    // exiting: what is buffered must be out before it does.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    code
+}
+
+/// Parses, runs the subcommand and maps its outcome to an exit status.
+fn dispatch<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return parse_error(&e),
@@ -220,28 +233,28 @@ where
         Command::Completions(args) => completions::run(args, command()),
         Command::Man(args) => man::run(args, command()),
     };
-    let code = match result {
+    match result {
         Ok(()) => exit::SUCCESS,
-        Err(e) => {
-            let broken_pipe = e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            });
-            if broken_pipe {
-                return exit::SUCCESS;
-            }
-            eprintln!("strata: error: {}", chain(&e));
-            if e.downcast_ref::<exit::CheckFailed>().is_some() {
-                exit::CHECK_FAILED
-            } else {
-                exit::ERROR
-            }
-        }
-    };
-    // The Python entry point returns to the interpreter rather than
-    // exiting: what is buffered must be out before it does.
-    let _ = std::io::Write::flush(&mut std::io::stdout());
-    code
+        Err(e) => status_of(&e),
+    }
+}
+
+/// Reports `e` on one line (unless it is a closed pipe, which ends output
+/// quietly) and returns its exit status.
+fn status_of(e: &anyhow::Error) -> u8 {
+    let broken_pipe = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return exit::SUCCESS;
+    }
+    eprintln!("strata: error: {}", chain(e));
+    if e.downcast_ref::<exit::CheckFailed>().is_some() {
+        exit::CHECK_FAILED
+    } else {
+        exit::ERROR
+    }
 }
 
 /// The error and its causes on one line, skipping causes whose text the
@@ -452,6 +465,13 @@ mod tests {
 
     #[test]
     fn a_failed_check_is_status_1_and_an_error_2() {
+        let off = generate::fail_if_off(1, 12).unwrap_err();
+        assert_eq!(status_of(&off), exit::CHECK_FAILED);
+        assert_eq!(status_of(&off.context("table t")), exit::CHECK_FAILED);
+        assert!(generate::fail_if_off(0, 12).is_ok());
+        assert_eq!(status_of(&anyhow::anyhow!("no such file")), exit::ERROR);
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert_eq!(status_of(&anyhow::Error::from(pipe)), exit::SUCCESS);
         assert_eq!(run(["strata", "spec", "show", "nope"]), exit::ERROR);
         assert_eq!(run(["strata", "--bogus"]), exit::USAGE);
         assert_eq!(run(["strata", "--version"]), exit::SUCCESS);
