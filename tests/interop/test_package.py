@@ -105,6 +105,11 @@ def test_import_outside_the_clone(tmp_path):
 
 def test_ctrl_c_removes_the_unfinished_run(front_end, tmp_path):
     out = tmp_path / "out"
+
+    def staged():
+        # Where a run stages its files until they are complete.
+        return [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")]
+
     proc = subprocess.Popen(
         [*front_end("script"), "generate", "-q", "--target-records", "500000000", "--output-dir", str(out)],
         cwd=tmp_path,
@@ -112,14 +117,15 @@ def test_ctrl_c_removes_the_unfinished_run(front_end, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    # Wait (event, not time) until the run has started writing.
+    # Wait (for an event, not a time) until the run has started writing.
     deadline = time.monotonic() + 120
-    while not (out.exists() and any(out.iterdir())) and proc.poll() is None and time.monotonic() < deadline:
+    while not staged() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert staged(), "the run never started writing"
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, (proc.returncode, stderr)
-    assert "interrupted" in stderr, stderr
-    left = [p.name for p in out.rglob("*") if p.is_file()] if out.exists() else []
-    assert left == [], left
+    assert "interrupted; unfinished outputs removed" in stderr, stderr
+    assert not out.exists()
+    assert staged() == []
