@@ -98,10 +98,10 @@ pub(crate) fn run(args: InferArgs) -> Result<()> {
             write(p, &serde_json::to_vec_pretty(&c)?, args.overwrite)?;
         }
         if !c.passed() {
-            let columns = c.columns.iter().filter(|c| c.bounded && !c.pass).count();
-            let keys = c.keys.iter().filter(|k| k.missing != Some(0)).count();
             return Err(crate::exit::CheckFailed(format!(
-                "the generated data is out of bounds: {columns} column(s), {keys} key(s), {} table(s) unmatched",
+                "the generated data is out of bounds: {} column(s), {} key(s), {} table(s) unmatched",
+                c.failed_columns(),
+                c.failed_keys(),
                 c.unmatched.len()
             ))
             .into());

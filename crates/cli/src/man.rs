@@ -30,20 +30,21 @@ pub(crate) fn run(args: ManArgs, mut cmd: clap::Command) -> Result<()> {
     };
     let mut pages = vec![];
     collect(&cmd, &mut pages)?;
-    if !args.overwrite {
-        for (name, _) in &pages {
-            let path = dir.join(format!("{name}.1"));
-            anyhow::ensure!(
-                !path.exists(),
-                "{} exists (add --overwrite to replace the pages)",
-                path.display()
-            );
-        }
+    let pages: Vec<(PathBuf, Vec<u8>)> = pages
+        .into_iter()
+        .map(|(name, page)| (dir.join(format!("{name}.1")), page))
+        .collect();
+    if !args.overwrite
+        && let Some((path, _)) = pages.iter().find(|(path, _)| path.exists())
+    {
+        anyhow::bail!(
+            "{} exists (add --overwrite to replace the pages)",
+            path.display()
+        );
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (name, page) in &pages {
-        let path = dir.join(format!("{name}.1"));
-        strata_store::output::write_atomically(&path, page, args.overwrite, true)
+    for (path, page) in &pages {
+        strata_store::output::write_atomically(path, page, args.overwrite, true)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     println!("wrote {} pages to {}", pages.len(), dir.display());

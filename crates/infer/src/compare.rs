@@ -95,9 +95,17 @@ pub struct Comparison {
 impl Comparison {
     /// Whether every column and key passed and nothing is unmatched.
     pub fn passed(&self) -> bool {
-        self.columns.iter().all(|c| c.pass || !c.bounded)
-            && self.keys.iter().all(|k| k.missing == Some(0))
-            && self.unmatched.is_empty()
+        self.failed_columns() == 0 && self.failed_keys() == 0 && self.unmatched.is_empty()
+    }
+
+    /// Bounded columns out of their bounds.
+    pub fn failed_columns(&self) -> usize {
+        self.columns.iter().filter(|c| c.bounded && !c.pass).count()
+    }
+
+    /// Foreign keys with missing (or uncounted) parents.
+    pub fn failed_keys(&self) -> usize {
+        self.keys.iter().filter(|k| k.missing != Some(0)).count()
     }
 
     /// The comparison as a text table.
