@@ -45,6 +45,7 @@ pub mod exit;
 mod generate;
 mod infer;
 mod man;
+mod report;
 mod scan;
 mod sort;
 mod spec;
@@ -163,6 +164,17 @@ enum Command {
   strata generate --spec warehouse.toml --output-dir synthetic
   strata infer --compare warehouse/ synthetic/")]
     Infer(Box<infer::InferArgs>),
+    /// See a dataset: one self-contained HTML page (inline SVG, nothing
+    /// fetched) with each column's histogram or top values, null rates,
+    /// lengths and key skew, each reference's orphans and fan-out, and the
+    /// files' partitions, sizes, row groups and key ranges; with --spec,
+    /// the spec's distributions drawn over the data and a summary of the
+    /// checks against it.
+    #[command(after_help = "Examples:
+  strata generate --preset orders --scale 0.1 --output-dir orders
+  strata report orders --spec orders -o orders.html
+  strata report output_parquet -o contacts.html --json contacts.json")]
+    Report(Box<report::ReportArgs>),
     /// Table formats: commit the parts of an Iceberg table written by
     /// several `generate --parts` runs as one snapshot.
     #[command(subcommand)]
@@ -185,8 +197,9 @@ enum Command {
     Man(man::ManArgs),
 }
 
-/// The command-line definition (for completions, manual pages and tests).
-fn command() -> clap::Command {
+/// The command-line definition (for completions, manual pages, the CLI
+/// reference in `docs/` and tests).
+pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
@@ -225,6 +238,7 @@ where
         Command::Spec(cmd) => spec::run(cmd),
         Command::Table(cmd) => table::run(cmd),
         Command::Infer(args) => infer::run(*args),
+        Command::Report(args) => report::run(*args),
         Command::Bench(args) => match bench::run(args) {
             Ok(exit::SUCCESS) => Ok(()),
             Ok(code) => return code,

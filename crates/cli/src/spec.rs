@@ -71,7 +71,7 @@ pub(crate) fn read_dataset(path: &Path) -> Result<Dataset> {
 }
 
 /// A spec file, or a preset when `spec` names no file but a preset.
-fn file_or_preset(spec: &str) -> Result<Dataset> {
+pub(crate) fn file_or_preset(spec: &str) -> Result<Dataset> {
     let path = Path::new(spec);
     if !path.exists() && Dataset::preset_text(spec).is_some() {
         return Ok(Dataset::preset(spec)?);

@@ -17,6 +17,11 @@ pub use model::Report;
 /// temporary renamed when complete); an existing file is an error unless
 /// `overwrite`.
 pub fn write_html(report: &Report, path: &std::path::Path, overwrite: bool) -> Result<(), Error> {
-    strata_store::output::write_atomically(path, html::render(report).as_bytes(), overwrite, false)?;
+    strata_store::output::write_atomically(
+        path,
+        html::render(report).as_bytes(),
+        overwrite,
+        false,
+    )?;
     Ok(())
 }
