@@ -8,6 +8,7 @@ mod error;
 pub mod collect;
 pub mod html;
 pub mod model;
+pub mod plan;
 
 pub use collect::{Options, collect, collect_comparison};
 pub use error::Error;
