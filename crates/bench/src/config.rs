@@ -25,11 +25,14 @@ pub enum Suite {
     /// `strata infer` over lineitem-shaped Parquet, against DuckDB's
     /// `SUMMARIZE`.
     Infer,
+    /// `strata report` over the `contacts` output, against DuckDB's
+    /// `SUMMARIZE`.
+    Report,
 }
 
 impl Suite {
     /// Every suite, in report order.
-    pub const ALL: [Suite; 7] = [
+    pub const ALL: [Suite; 8] = [
         Suite::Pipeline,
         Suite::Row,
         Suite::Scan,
@@ -37,6 +40,7 @@ impl Suite {
         Suite::ParquetColumn,
         Suite::Sort,
         Suite::Infer,
+        Suite::Report,
     ];
 
     /// The suite's command-line name.
@@ -49,6 +53,7 @@ impl Suite {
             Suite::ParquetColumn => "parquet-column",
             Suite::Sort => "sort",
             Suite::Infer => "infer",
+            Suite::Report => "dataset-report",
         }
     }
 

@@ -12,7 +12,8 @@ use strata_bench::{Config, CounterMode, RunResult, Size, Suite, chart, report};
 pub(crate) struct BenchArgs {
     #[command(subcommand)]
     command: Option<BenchCommand>,
-    /// pipeline, row, scan, compact, parquet-column, sort, or all.
+    /// pipeline, row, scan, compact, parquet-column, sort, infer,
+    /// dataset-report, or all.
     suite: Option<String>,
     /// Timed runs per case (5 is the least that can show a significant
     /// change against a baseline).
@@ -118,7 +119,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<u8> {
     }
     let Some(name) = args.suite.as_deref() else {
         bail!(
-            "name a suite: pipeline, row, scan, compact, parquet-column, sort or all (or `report DIR`)"
+            "name a suite: pipeline, row, scan, compact, parquet-column, sort, infer, dataset-report or all (or `report DIR`)"
         );
     };
     let suites: Vec<Suite> = if name == "all" {

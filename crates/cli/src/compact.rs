@@ -42,7 +42,8 @@ pub(crate) enum CompactCommand {
     /// most lowers the average key-range overlap within the IO budget.
     #[command(after_help = "Examples:
   strata compact plan data --budget-mb 128
-  strata compact plan --rowsets-tsv kudu-ycsb-rowsets.tsv --budget-mb 128 --json")]
+  strata compact plan --rowsets-tsv kudu-ycsb-rowsets.tsv --budget-mb 128 --json
+  strata compact plan data --budget-mb 128 --report plan.html")]
     Plan(CompactPlanArgs),
     /// Plan, then merge the picked files into new sorted files (hidden
     /// until the switch), swap the manifest and remove the replaced files.
@@ -214,6 +215,13 @@ pub(crate) struct CompactPlanArgs {
     /// Print the plan as JSON.
     #[arg(long)]
     json: bool,
+    /// Also write an HTML page (inline SVG, nothing fetched) drawing each
+    /// file's key range before the plan and after it, picked files marked.
+    #[arg(long, value_name = "PATH", value_parser = crate::common::local_output)]
+    report: Option<PathBuf>,
+    /// Replace an existing --report file.
+    #[arg(long, requires = "report")]
+    overwrite: bool,
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -365,25 +373,39 @@ fn mb(bytes: u64) -> String {
 
 fn plan(args: CompactPlanArgs) -> Result<()> {
     let opts = args.planner.options()?;
+    if let Some(p) = &args.report {
+        anyhow::ensure!(
+            args.overwrite || !p.exists(),
+            "{} exists; pass --overwrite to replace it",
+            p.display()
+        );
+    }
     let started = std::time::Instant::now();
-    let (inputs, names) = match (&args.rowsets_tsv, &args.dir) {
+    let (inputs, names, key) = match (&args.rowsets_tsv, &args.dir) {
         (Some(tsv), _) => {
             let text = std::fs::read_to_string(tsv)
                 .with_context(|| format!("cannot read {}", tsv.display()))?;
             let inputs = strata_compact::rowsets::parse_tsv(&text)
                 .with_context(|| format!("{}", tsv.display()))?;
-            (inputs, None)
+            (inputs, None, "key".to_string())
         }
         (None, Some(dir)) => {
             let ds = Dataset::open(dir, &args.store.config())?;
             let m = strata_compact::storage::manifest::Manifest::read(&ds)?;
             let names: Vec<String> = m.files.iter().map(|f| f.name.clone()).collect();
-            (strata_compact::dataset::rowsets(&m)?, Some(names))
+            (
+                strata_compact::dataset::rowsets(&m)?,
+                Some(names),
+                m.key.join(","),
+            )
         }
         (None, None) => anyhow::bail!("give a dataset directory or --rowsets-tsv"),
     };
     let plan = strata_compact::planner::plan(&inputs, &opts);
     let elapsed = started.elapsed().as_secs_f64();
+    if let Some(path) = &args.report {
+        plan_page(&args, &inputs, names.as_deref(), &key, &plan, &opts, path)?;
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         let mut v = serde_json::to_value(&plan)?;
@@ -419,6 +441,60 @@ fn plan(args: CompactPlanArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Writes `compact plan --report`'s page: each input's key range before
+/// the plan and after it.
+fn plan_page(
+    args: &CompactPlanArgs,
+    inputs: &[strata_compact::rowsets::RowsetInput],
+    names: Option<&[String]>,
+    key: &str,
+    plan: &strata_compact::planner::Plan,
+    opts: &strata_compact::planner::PlannerOptions,
+    path: &Path,
+) -> Result<()> {
+    use strata_report::plan::{PlannedFile, escape_key, plan_report};
+    let files: Vec<PlannedFile> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| PlannedFile {
+            name: names.map_or_else(|| format!("rowset {i}"), |n| n[i].clone()),
+            bytes: r.size_bytes,
+            min_key: r.min_key.clone(),
+            max_key: r.max_key.clone(),
+        })
+        .collect();
+    let picked: Vec<usize> = plan.picked.iter().map(|&i| i as usize).collect();
+    let source = match (&args.dir, &args.rowsets_tsv) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(tsv)) => tsv.display().to_string(),
+        (None, None) => String::new(),
+    };
+    let notes = vec![
+        format!(
+            "{} inputs; budget {} MB; picked {} ({} MB), quality {:.6}",
+            inputs.len(),
+            opts.budget_mb,
+            plan.picked.len(),
+            mb(plan.picked_bytes),
+            plan.quality
+        ),
+        format!(
+            "average height before: {:.4}; after: about {:.4} (before less the plan's quality)",
+            plan.average_height,
+            (plan.average_height - plan.quality).max(0.0)
+        ),
+        "keys are drawn by rank on one axis; the labels show their bytes (printable ASCII as is, others as \\xNN)".to_string(),
+    ];
+    let page = plan_report(&source, key, &files, &picked, notes, |k| escape_key(k, 24));
+    let report = strata_report::Report {
+        title: format!("compaction plan of {source}"),
+        notes: vec![format!("strata {}", crate::VERSION)],
+        plans: vec![page],
+        ..Default::default()
+    };
+    crate::report::write(&report, path, None, args.overwrite)
 }
 
 /// Held while a compaction switches the dataset to its outputs: a signal

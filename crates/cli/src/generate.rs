@@ -186,6 +186,13 @@ pub(crate) struct GenerateArgs {
     /// status 1 when one is off by more than 5 standard errors.
     #[arg(long)]
     verify_distribution: bool,
+    /// After writing, read the files back and write an HTML page about
+    /// them here (as `strata report OUTPUT --spec SPEC` does): each
+    /// column's distribution with the spec's drawn over it, references,
+    /// files and key ranges. Never over an existing file without
+    /// --overwrite.
+    #[arg(long, value_name = "PATH", value_parser = crate::common::local_output)]
+    report: Option<PathBuf>,
     #[command(flatten)]
     layout: LayoutArgs,
     #[command(flatten)]
@@ -352,6 +359,17 @@ pub(crate) fn run(args: GenerateArgs) -> Result<()> {
         // A malformed URL is refused before anything is read or made.
         strata_store::location::parse_dir(d, &args.store.config())
             .map_err(|e| anyhow::anyhow!("--output-dir: {e}"))?;
+    }
+    if let Some(report) = &args.report {
+        anyhow::ensure!(
+            args.parts.is_none(),
+            "--report describes a whole dataset: run `strata report` over the output once every part is written"
+        );
+        anyhow::ensure!(
+            args.overwrite || !report.exists(),
+            "--report: {} exists; pass --overwrite to replace it",
+            report.display()
+        );
     }
     let snapshots = args.snapshots.unwrap_or(1);
     if args.snapshots.is_some() {
@@ -720,6 +738,41 @@ fn run_one(
         anyhow::ensure!(
             layout_failures == 0,
             "{layout_failures} layout check(s) failed"
+        );
+    }
+    if let Some(path) = &args.report
+        && part.index == part.count
+    {
+        write_report(args, &flow, path)?;
+    }
+    Ok(())
+}
+
+/// `--report`: the page of what the run wrote, against its spec.
+fn write_report(args: &GenerateArgs, flow: &Flow, path: &std::path::Path) -> Result<()> {
+    let Some((_, cfg)) = flow.jobs().first() else {
+        return Ok(());
+    };
+    // A dataset's tables are in directories of the run's output directory.
+    let dir = match cfg.output_dir.parent() {
+        Some(parent) if flow.is_dataset() => parent.display().to_string(),
+        _ => cfg.output_dir.display().to_string(),
+    };
+    let report = strata_report::collect(
+        std::slice::from_ref(&dir),
+        &strata_report::Options {
+            spec: Some(flow.dataset().clone()),
+            store: args.store.config(),
+            title: None,
+        },
+    )?;
+    crate::report::write(&report, path, None, args.overwrite)?;
+    let flagged = report.summary.iter().filter(|r| r.flagged).count();
+    if !args.quiet {
+        println!(
+            "report written to {} ({flagged} of {} checks against the spec flagged)",
+            path.display(),
+            report.summary.len()
         );
     }
     Ok(())

@@ -19,7 +19,7 @@ pub(crate) struct InferArgs {
     /// existing file without --overwrite) instead of printing it.
     #[arg(short, long, value_parser = local_output)]
     output: Option<PathBuf>,
-    /// Replace an existing --output (or --report/--json) file.
+    /// Replace an existing --output (or --report, --json, --html) file.
     #[arg(long)]
     overwrite: bool,
     /// Rows read per table: a count (1000000), a fraction (0.1) or `all`.
@@ -52,6 +52,11 @@ pub(crate) struct InferArgs {
     /// With --compare: also write the comparison as JSON here.
     #[arg(long, value_parser = local_output)]
     json: Option<PathBuf>,
+    /// With --compare: also write an HTML page (inline SVG, nothing
+    /// fetched) drawing each column of the original beside the generated
+    /// one, with the distances as its summary.
+    #[arg(long, value_parser = local_output, requires = "compare")]
+    html: Option<PathBuf>,
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -73,7 +78,7 @@ pub(crate) fn run(args: InferArgs) -> Result<()> {
         name: args.name.clone(),
         ..Default::default()
     };
-    for p in [&args.output, &args.report, &args.json]
+    for p in [&args.output, &args.report, &args.json, &args.html]
         .into_iter()
         .flatten()
     {
@@ -96,6 +101,19 @@ pub(crate) fn run(args: InferArgs) -> Result<()> {
         print!("{}", c.table());
         if let Some(p) = &args.json {
             write(p, &serde_json::to_vec_pretty(&c)?, args.overwrite)?;
+        }
+        if let Some(p) = &args.html {
+            let report = strata_report::collect_comparison(
+                std::slice::from_ref(original),
+                std::slice::from_ref(generated),
+                &c,
+                &strata_report::Options {
+                    store: args.store.config(),
+                    title: Some(format!("{original} against {generated}")),
+                    ..Default::default()
+                },
+            )?;
+            crate::report::write(&report, p, None, args.overwrite)?;
         }
         if !c.passed() {
             return Err(crate::exit::CheckFailed(format!(

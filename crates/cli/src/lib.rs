@@ -95,7 +95,9 @@ enum Command {
   # TPC-H-like orders, customers and line items at scale 0.1, zstd
   strata generate --preset orders --scale 0.1 --compression zstd --output-dir orders
   # your own spec, as an Iceberg table
-  strata generate --spec events.toml --format iceberg --output-dir warehouse")]
+  strata generate --spec events.toml --format iceberg --output-dir warehouse
+  # the same, and a page of charts of what was written
+  strata generate --preset star --scale 0.01 --output-dir star --report star.html")]
     Generate(Box<generate::GenerateArgs>),
     /// Sort Parquet or Arrow IPC files by one or more columns, in memory or,
     /// past --memory-limit, in sorted runs spilled to disk and merged.
@@ -146,7 +148,8 @@ enum Command {
     /// (planner layouts, merge against DuckDB, table compaction against
     /// deltalake), parquet-column (the Int64 column-IO matrix against
     /// Arrow C++ through pyarrow), sort (against DuckDB and pyarrow), infer
-    /// (against DuckDB's SUMMARIZE). Reports medians,
+    /// and dataset-report (`strata infer` and `strata report`, each against
+    /// DuckDB's SUMMARIZE). Reports medians,
     /// min/max, CPU time and throughput as Markdown, and saves every run.
     #[command(after_help = "Examples:
   strata bench pipeline --size tiny
@@ -162,7 +165,7 @@ enum Command {
     #[command(after_help = "Examples:
   strata infer warehouse/ -o warehouse.toml --report warehouse.json
   strata generate --spec warehouse.toml --output-dir synthetic
-  strata infer --compare warehouse/ synthetic/")]
+  strata infer --compare warehouse/ synthetic/ --html compare.html")]
     Infer(Box<infer::InferArgs>),
     /// See a dataset: one self-contained HTML page (inline SVG, nothing
     /// fetched) with each column's histogram or top values, null rates,

@@ -6,6 +6,7 @@ pub mod compact;
 pub mod infer;
 pub mod parquet_column;
 pub mod pipeline;
+pub mod report;
 pub mod row;
 pub mod scan;
 pub mod sort;
@@ -23,6 +24,7 @@ impl Suite {
             Suite::ParquetColumn => parquet_column::cases(cfg),
             Suite::Sort => sort::cases(cfg),
             Suite::Infer => infer::cases(cfg),
+            Suite::Report => report::cases(cfg),
         }
     }
 }
