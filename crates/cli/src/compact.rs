@@ -490,7 +490,7 @@ fn plan_page(
     let page = plan_report(&source, key, &files, &picked, notes, |k| escape_key(k, 24));
     let report = strata_report::Report {
         title: format!("compaction plan of {source}"),
-        notes: vec![format!("strata {}", crate::VERSION)],
+        notes: vec![format!("strata {}", env!("STRATA_VERSION"))],
         plans: vec![page],
         ..Default::default()
     };

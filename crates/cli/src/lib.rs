@@ -96,7 +96,7 @@ enum Command {
   strata generate --preset orders --scale 0.1 --compression zstd --output-dir orders
   # your own spec, as an Iceberg table
   strata generate --spec events.toml --format iceberg --output-dir warehouse
-  # the same, and a page of charts of what was written
+  # the star schema, and a page of charts of what was written
   strata generate --preset star --scale 0.01 --output-dir star --report star.html")]
     Generate(Box<generate::GenerateArgs>),
     /// Sort Parquet or Arrow IPC files by one or more columns, in memory or,
