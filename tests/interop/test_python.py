@@ -655,3 +655,25 @@ def test_dask_example_commits_an_iceberg_table(tmp_path):
     # A commit with nothing staged is refused.
     with pytest.raises(ValueError, match="no staged parts"):
         strata.commit_table(str(out / "lineitem"))
+
+
+def test_report_page_from_python(strata_bin, tmp_path):
+    """`strata.report` gives the page `strata report` writes, byte for
+    byte, and writes it only where asked, never over a file."""
+    out = tmp_path / "events"
+    strata.generate("events", rows=5_000, seed=3, output_dir=str(out))
+    page = strata.report(str(out), spec="events")
+    assert page.startswith("<!DOCTYPE html>") and 'id="summary"' in page
+    cli = tmp_path / "cli.html"
+    subprocess.run([strata_bin, "report", str(out), "--spec", "events", "-o", str(cli)], check=True, capture_output=True)
+    assert cli.read_text() == page
+    written = tmp_path / "py.html"
+    assert strata.report([str(out)], spec="events", output=str(written)) == page
+    assert written.read_text() == page
+    with pytest.raises(OSError, match="exists"):
+        strata.report(str(out), output=str(written))
+    assert strata.report(str(out), output=str(written), overwrite=True) == written.read_text()
+    with pytest.raises((OSError, ValueError), match="missing"):
+        strata.report(str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="no-such-preset"):
+        strata.report(str(out), spec="no-such-preset")

@@ -631,6 +631,63 @@ fn spec_text(name: &str) -> PyResult<&'static str> {
     })
 }
 
+/// A self-contained HTML page about the dataset in `inputs` (a directory
+/// of tables, a table's directory, files, or `s3://` locations; a `str`
+/// or a list of them), as `strata report` writes it: each column's
+/// distribution, null rates, lengths and key skew, references, files and
+/// key ranges; with `spec` (a preset name, `.toml` file or TOML text) the
+/// spec's distributions are drawn over the data and the summary flags
+/// what is off. Returns the page's HTML (for `IPython.display.HTML`);
+/// with `output`, also writes it there, whole or not at all (an existing
+/// file is an error unless `overwrite`). Bad inputs raise `ValueError`,
+/// files that cannot be read or written `OSError`.
+#[pyfunction]
+#[pyo3(signature = (inputs, spec=None, output=None, overwrite=false, title=None))]
+fn report(
+    py: Python<'_>,
+    inputs: ReportInputs,
+    spec: Option<SpecArg>,
+    output: Option<PathBuf>,
+    overwrite: bool,
+    title: Option<String>,
+) -> PyResult<String> {
+    let inputs = match inputs {
+        ReportInputs::One(i) => vec![i],
+        ReportInputs::Many(v) => v,
+    };
+    let spec = spec.map(|s| s.source().load()).transpose()?;
+    py.detach(|| {
+        let opts = strata_report::Options {
+            spec,
+            title,
+            ..Default::default()
+        };
+        let report = strata_report::collect(&inputs, &opts).map_err(report_error)?;
+        let page = strata_report::html::render(&report);
+        if let Some(path) = &output {
+            strata_store::output::write_atomically(path, page.as_bytes(), overwrite, false)
+                .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
+        }
+        Ok(page)
+    })
+}
+
+/// `report`'s `inputs`: one location or several.
+#[derive(FromPyObject)]
+enum ReportInputs {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// A report's error as Python's: unreadable files are `OSError`s, the
+/// rest (bad inputs, a spec that does not fit) `ValueError`s.
+fn report_error(e: strata_report::Error) -> PyErr {
+    match e {
+        strata_report::Error::Input(_) => PyValueError::new_err(e.to_string()),
+        _ => PyOSError::new_err(e.to_string()),
+    }
+}
+
 /// Runs the `strata` command line with `argv` (the program name first)
 /// and returns its exit status: the package's `strata` command and
 /// `python -m strata` (python/strata/__main__.py) call this, so they run
@@ -647,7 +704,7 @@ fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 #[pymodule(name = "_native")]
 mod module {
     #[pymodule_export]
-    use super::{commit_table, generate, main, presets, spec_text, tables};
+    use super::{commit_table, generate, main, presets, report, spec_text, tables};
 
     use pyo3::prelude::*;
 
