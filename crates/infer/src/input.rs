@@ -6,7 +6,11 @@
 //! `orders.3.parquet` and `orders-3.parquet` are parts of `orders`). A
 //! directory holds one table per subdirectory (every data file under it,
 //! at any depth, as `strata generate` and Hive-partitioned writers leave
-//! them) and one per stem of the data files directly in it. An
+//! them) and one per stem of the data files directly in it, unless it is
+//! itself one table's directory: every subdirectory a Hive partition
+//! (`name=value`), or a Delta (`_delta_log`) or Iceberg (`metadata` and
+//! `data`) table, whose data files (at any depth, `_`-prefixed ones
+//! skipped) are that table's, named after the directory. An
 //! `s3://bucket/prefix/` reads the same way, one level deep. Files of one
 //! table must have the same columns.
 
@@ -144,6 +148,29 @@ fn walk(dir: &Path, out: &mut Vec<String>) -> Result<(), Error> {
     Ok(())
 }
 
+/// Whether `dir` is one table's directory rather than a directory of
+/// tables: a Delta table (`_delta_log`), an Iceberg table (`metadata` and
+/// `data`), or Hive partitions (every subdirectory a `name=value`).
+fn is_table_dir(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let subdirs: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let has = |n: &str| subdirs.iter().any(|d| d == n);
+    if has("_delta_log") || (has("metadata") && has("data")) {
+        return true;
+    }
+    let visible: Vec<&String> = subdirs
+        .iter()
+        .filter(|d| !d.starts_with('.') && !d.starts_with('_'))
+        .collect();
+    !visible.is_empty() && visible.iter().all(|d| d.contains('='))
+}
+
 /// The tables `inputs` hold (see the module documentation), by name.
 ///
 /// # Errors
@@ -164,6 +191,20 @@ pub fn discover(inputs: &[String], cfg: &StoreConfig) -> Result<Vec<TableInput>,
             (Kind::Local, Some(path)) => {
                 if path.is_file() {
                     add(&mut tables, stem(input), input.clone());
+                } else if path.is_dir() && is_table_dir(path) {
+                    let mut files = Vec::new();
+                    walk(path, &mut files)?;
+                    if files.is_empty() {
+                        return Err(Error::Input(format!(
+                            "{input} holds no data file (.parquet, .arrow, .ipc, .feather or .csv)"
+                        )));
+                    }
+                    let name = path
+                        .file_name()
+                        .map_or_else(|| "table".to_string(), |n| n.to_string_lossy().into_owned());
+                    for f in files {
+                        add(&mut tables, name.clone(), f);
+                    }
                 } else if path.is_dir() {
                     let before = tables.values().map(Vec::len).sum::<usize>();
                     let mut entries: Vec<(String, bool)> = std::fs::read_dir(path)

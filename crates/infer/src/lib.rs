@@ -15,7 +15,8 @@
 //! text (TOML), parsed back by [`strata_gen::Dataset::parse`] before it is
 //! returned, and a [`Report`] of every choice and relationship with its
 //! evidence. [`compare()`] profiles two datasets the same way and measures
-//! their distance per column.
+//! their distance per column. [`profile_tables`] gives the profiles
+//! themselves, as public data ([`TableSummary`]), for other readers.
 //!
 //! # Guarantees
 //!
@@ -67,12 +68,17 @@ mod keys;
 mod model;
 mod profile;
 mod sketch;
+mod summary;
 mod text;
 
 pub use compare::{Bounds, ColumnDistance, Comparison, KeyCheck, compare, compare_with};
 pub use error::Error;
 pub use input::{Sample, TableInput};
 pub use keys::Relationship;
+pub use summary::{
+    ColumnSummary, HeavyHitters, LeafSummary, Observed, ProfileOptions, Profiles, ShapeSummary,
+    TableSummary, ValueClass, profile_tables,
+};
 
 use std::collections::HashMap;
 
@@ -122,6 +128,7 @@ impl Options {
             sample: self.sample_values,
             texts: 4096,
             keys: 10_000,
+            heavy: 0,
         }
     }
 

@@ -19,7 +19,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Field, TimeUnit};
 use rayon::prelude::*;
 
-use crate::sketch::{Hll, Reservoir, hash_bytes, hash_int};
+use crate::sketch::{Heavy, Hll, Reservoir, hash_bytes, hash_int};
 
 type State = foldhash::fast::FixedState;
 
@@ -34,6 +34,9 @@ pub(crate) struct Limits {
     pub texts: usize,
     /// Keys sampled per column for inclusion checks.
     pub keys: usize,
+    /// Counters of the heavy-hitters sketch a column keeps once its exact
+    /// counts are dropped (0: none).
+    pub heavy: usize,
 }
 
 /// Counts of small non-negative integers (lengths), exact.
@@ -300,6 +303,9 @@ pub(crate) struct Leaf {
     /// The values while none has repeated (after the exact counts are
     /// dropped).
     pub keys: Option<KeySet>,
+    /// The most frequent values, once the exact counts are dropped (when
+    /// the limits ask for them).
+    pub heavy: Option<Heavy>,
     /// No value seen twice.
     pub unique: bool,
     pub increasing: bool,
@@ -328,6 +334,7 @@ pub(crate) struct Leaf {
     pub dow: [u64; 7],
     pub trues: u64,
     max_categories: usize,
+    heavy_cap: usize,
     per_day: Option<i64>,
 }
 
@@ -350,6 +357,7 @@ impl Leaf {
             strs: (!exact_ints).then(HashMap::default),
             hll: None,
             keys: None,
+            heavy: None,
             unique: true,
             increasing: true,
             nondecreasing: true,
@@ -368,6 +376,7 @@ impl Leaf {
             dow: [0; 7],
             trues: 0,
             max_categories: limits.max_categories,
+            heavy_cap: limits.heavy,
             per_day,
         }
     }
@@ -428,6 +437,22 @@ impl Leaf {
     fn overflow(&mut self) {
         let ints = self.ints.take();
         let strs = self.strs.take();
+        if self.heavy_cap > 0 {
+            let mut h = Heavy::new(self.heavy_cap);
+            if let Some(e) = &ints {
+                let mut all: Vec<(i128, u64)> = e.iter().collect();
+                all.sort_unstable();
+                all.into_iter().for_each(|(k, c)| h.add(k, c, None));
+            }
+            if let Some(m) = &strs {
+                let mut all: Vec<(&Box<[u8]>, &u64)> = m.iter().collect();
+                all.sort_unstable();
+                for (k, &c) in all {
+                    h.add(i128::from(hash_bytes(k)), c, Some(k));
+                }
+            }
+            self.heavy = Some(h);
+        }
         if self.unique {
             self.keys = Some(match (&ints, &strs) {
                 (Some(e), _) if self.increasing => {
@@ -557,6 +582,9 @@ impl Leaf {
             }
         } else {
             self.seen_int(v, self.increasing);
+            if let Some(h) = &mut self.heavy {
+                h.add(v, 1, None);
+            }
         }
         self.key_sample.offer(|| v);
         self.run(prev == Some(v));
@@ -596,8 +624,13 @@ impl Leaf {
                 self.unique = false;
                 self.overflow();
             }
-        } else if let Some(hll) = &mut self.hll {
-            hll.add(hash_int(key));
+        } else {
+            if let Some(hll) = &mut self.hll {
+                hll.add(hash_int(key));
+            }
+            if let Some(h) = &mut self.heavy {
+                h.add(key, 1, None);
+            }
         }
         if let Some(p) = self.last {
             let p = f64::from_bits(p as u64);
@@ -639,6 +672,9 @@ impl Leaf {
             }
         } else {
             self.seen_hash(h);
+            if let Some(hh) = &mut self.heavy {
+                hh.add(i128::from(h), 1, Some(b));
+            }
         }
         self.key_sample.offer(|| i128::from(h));
         let same = self.count > 1 && h == self.last_hash;

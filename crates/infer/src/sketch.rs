@@ -154,6 +154,93 @@ impl<T> Reservoir<T> {
     }
 }
 
+/// The most frequent values of a stream, within a stated error: the
+/// Misra-Gries summary with its decrements batched. At most `2 * cap`
+/// counters are kept; when there are more, the `cap`-th largest count is
+/// taken from every counter and those left at zero are dropped, so a
+/// count is low by at most [`Heavy::error`] (which is at most
+/// `items / (cap + 1)`), and every value more frequent than that is kept.
+/// Values are integers (a string's hash for strings, whose bytes are kept
+/// once their counter reaches two). Deterministic: the same values in the
+/// same order give the same counters.
+#[derive(Debug, Clone)]
+pub(crate) struct Heavy {
+    cap: usize,
+    counts: std::collections::HashMap<i128, u64, foldhash::fast::FixedState>,
+    texts: std::collections::HashMap<i128, Box<[u8]>, foldhash::fast::FixedState>,
+    error: u64,
+}
+
+impl Heavy {
+    pub(crate) fn new(cap: usize) -> Self {
+        Heavy {
+            cap: cap.max(1),
+            counts: Default::default(),
+            texts: Default::default(),
+            error: 0,
+        }
+    }
+
+    /// Counts `n` occurrences of `key` (with its bytes, for a string).
+    #[inline]
+    pub(crate) fn add(&mut self, key: i128, n: u64, bytes: Option<&[u8]>) {
+        match self.counts.get_mut(&key) {
+            Some(c) => {
+                *c += n;
+                if let Some(b) = bytes
+                    && *c >= 2
+                    && !self.texts.contains_key(&key)
+                {
+                    self.texts.insert(key, b.into());
+                }
+            }
+            None => {
+                self.counts.insert(key, n);
+                if let Some(b) = bytes
+                    && n >= 2
+                {
+                    self.texts.insert(key, b.into());
+                }
+                if self.counts.len() > 2 * self.cap {
+                    self.shrink();
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn shrink(&mut self) {
+        let mut all: Vec<u64> = self.counts.values().copied().collect();
+        let at = self.cap - 1;
+        let (_, m, _) = all.select_nth_unstable_by(at, |a, b| b.cmp(a));
+        let m = *m;
+        self.counts.retain(|_, c| {
+            *c = c.saturating_sub(m);
+            *c > 0
+        });
+        let counts = &self.counts;
+        self.texts.retain(|k, _| counts.contains_key(k));
+        self.error += m;
+    }
+
+    /// The most a count is below the true one.
+    pub(crate) fn error(&self) -> u64 {
+        self.error
+    }
+
+    /// `(key, count, bytes)` most frequent first (ties by key), counts
+    /// above the error bound only when `certain`.
+    pub(crate) fn top(&self) -> Vec<(i128, u64, Option<&[u8]>)> {
+        let mut out: Vec<(i128, u64, Option<&[u8]>)> = self
+            .counts
+            .iter()
+            .map(|(&k, &c)| (k, c, self.texts.get(&k).map(|b| &b[..])))
+            .collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +275,40 @@ mod tests {
             assert!((900..=1100).contains(&t), "{tenths:?}");
         }
         assert_eq!(r.seen(), 1_000_000);
+    }
+
+    #[test]
+    fn heavy_keeps_frequent_values_within_its_error() {
+        // Value v (0..5000) occurs 5000 / (v + 1) times, interleaved.
+        let mut truth = std::collections::HashMap::new();
+        let mut h = Heavy::new(64);
+        let mut stream = Vec::new();
+        for v in 0..5000i128 {
+            for _ in 0..(5000 / (v + 1)) {
+                stream.push(v);
+            }
+        }
+        let mut rng = Mix::new(3);
+        for i in (1..stream.len()).rev() {
+            stream.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+        }
+        for &v in &stream {
+            *truth.entry(v).or_insert(0u64) += 1;
+            h.add(v, 1, None);
+        }
+        let n = stream.len() as u64;
+        assert!(h.error() <= n / 65, "{} of {n}", h.error());
+        for (k, c, _) in h.top() {
+            let t = truth[&k];
+            assert!(c <= t && t - c <= h.error(), "{k}: {c} of {t}");
+        }
+        // Every value above the error is among the counters.
+        let kept: std::collections::HashSet<i128> = h.top().iter().map(|x| x.0).collect();
+        for (k, &t) in &truth {
+            if t > h.error() {
+                assert!(kept.contains(k), "{k} ({t}) dropped");
+            }
+        }
+        assert_eq!(h.top()[0].0, 0);
     }
 }
