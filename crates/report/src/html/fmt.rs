@@ -33,6 +33,18 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
     }
 }
 
+/// `s` cut to its last `max` characters at most, the cut marked with `…`
+/// (for paths, whose ends tell them apart).
+pub(crate) fn truncate_start(s: &str, max: usize) -> String {
+    let max = max.max(1);
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let start = s.char_indices().nth(n - (max - 1)).map_or(0, |(i, _)| i);
+    format!("…{}", &s[start..])
+}
+
 /// [`truncate`], then [`esc`].
 pub(crate) fn esc_trunc(s: &str, max: usize) -> String {
     esc(&truncate(s, max))
@@ -237,6 +249,8 @@ mod tests {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abcd", 4), "abcd");
         assert_eq!(truncate("ééééé", 3), "éé…");
+        assert_eq!(truncate_start("a/b/part-1.parquet", 8), "…parquet");
+        assert_eq!(truncate_start("ab", 8), "ab");
         assert_eq!(int(0), "0");
         assert_eq!(int(1234567), "1,234,567");
         assert_eq!(int(u64::MAX), "18,446,744,073,709,551,615");

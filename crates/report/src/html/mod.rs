@@ -140,7 +140,8 @@ code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\
 nav.toc{margin:20px 0;padding:12px 18px;background:#fff;border:1px solid var(--line);border-radius:8px}\
 nav.toc h2{font-size:15px;margin:0 0 6px;border:0;padding:0}\
 nav.toc ol{margin:0;padding-left:20px}nav.toc li{margin:3px 0}\
-nav.toc .cols{color:var(--muted);font-size:12px}nav.toc .cols a{margin-right:8px}\
+nav.toc .cols{display:block;color:var(--muted);font-size:12px}\
+h1,h2,h3,h4,.note,nav.toc,.cap,.zipf,.left-out{overflow-wrap:anywhere}nav.toc .cols a{margin-right:8px}\
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;background:#fff}\
 th,td{padding:4px 10px;text-align:left;border-bottom:1px solid var(--line);vertical-align:top}\
 th{font-weight:600;color:var(--muted);font-size:12.5px}\
@@ -278,7 +279,7 @@ fn toc(out: &mut String, report: &Report, ids: &Ids) {
         for (c, col) in table.columns.iter().enumerate() {
             w!(
                 out,
-                "<a href=\"#{}\">{}</a>",
+                "<a href=\"#{}\">{}</a> ",
                 ids.columns[t][c],
                 esc_trunc(&col.name, 40)
             );
@@ -757,6 +758,7 @@ fn layout_section(out: &mut String, table: &str, layout: &LayoutReport) {
             "key-ranges",
             &format!("{table}: range of {key} per file"),
             &ranged,
+            Some(svg::range_span(ranged.iter().map(|b| b.range))),
         );
         let all: Vec<_> = ranged.iter().map(|b| b.range).collect();
         let mut notes = vec![(
@@ -962,14 +964,21 @@ fn plans(out: &mut String, plans: &[PlanReport], ids: &Ids) {
             }
             out.push_str("</ul>");
         }
-        plan_side(out, plan, "before", &plan.before);
-        plan_side(out, plan, "after", &plan.after);
+        let span = svg::range_span(plan.before.iter().chain(&plan.after).map(|f| &f.range));
+        plan_side(out, plan, "before", &plan.before, span);
+        plan_side(out, plan, "after", &plan.after, span);
         out.push_str("</div>\n");
     }
     out.push_str("</section>\n");
 }
 
-fn plan_side(out: &mut String, plan: &PlanReport, side: &str, files: &[PlanFile]) {
+fn plan_side(
+    out: &mut String,
+    plan: &PlanReport,
+    side: &str,
+    files: &[PlanFile],
+    span: (f64, f64),
+) {
     let picked = files.iter().filter(|f| f.picked).count();
     let (what, legend) = if side == "before" {
         ("merged", "picked: merged by the plan")
@@ -1002,6 +1011,7 @@ fn plan_side(out: &mut String, plan: &PlanReport, side: &str, files: &[PlanFile]
         &format!("key-ranges {side}"),
         &format!("{}: range of {} per file, {side}", plan.name, plan.key),
         &bars,
+        Some(span),
     );
     let all: Vec<_> = files.iter().map(|f| &f.range).collect();
     let mut notes = vec![(
@@ -2090,6 +2100,20 @@ mod tests {
 
     #[test]
     fn a_large_dataset_stays_lean() {
+        let html = render(&large());
+        check_well_formed(&html);
+        let elements = count(&html, "<rect")
+            + count(&html, "<line")
+            + count(&html, "<text")
+            + count(&html, "<circle")
+            + count(&html, "<path");
+        assert!(elements < 60_000, "{elements} SVG elements");
+        assert!(html.len() < 6_000_000, "{} bytes", html.len());
+    }
+
+    /// Ten tables of forty columns each, with files, a comparison and a
+    /// plan.
+    fn large() -> Report {
         let mut report = realistic();
         report.tables = (0..10)
             .map(|t| {
@@ -2110,22 +2134,19 @@ mod tests {
                 table
             })
             .collect();
-        let html = render(&report);
-        check_well_formed(&html);
-        let elements = count(&html, "<rect")
-            + count(&html, "<line")
-            + count(&html, "<text")
-            + count(&html, "<circle")
-            + count(&html, "<path");
-        assert!(elements < 60_000, "{elements} SVG elements");
-        assert!(html.len() < 6_000_000, "{} bytes", html.len());
+        report
     }
 
-    /// Writes the realistic page to `$STRATA_REPORT_SAMPLE`, to look at.
+    /// Writes the realistic page to `$STRATA_REPORT_SAMPLE`, and a large
+    /// one beside it (`.large.html`), to look at.
     #[test]
     fn sample_page() {
-        if let Some(path) = std::env::var_os("STRATA_REPORT_SAMPLE") {
-            std::fs::write(path, render(&realistic())).unwrap();
+        if let Some(path) = std::env::var("STRATA_REPORT_SAMPLE")
+            .ok()
+            .filter(|p| !p.is_empty())
+        {
+            std::fs::write(&path, render(&realistic())).unwrap();
+            std::fs::write(format!("{path}.large.html"), render(&large())).unwrap();
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::fmt::{esc, int, pct, share, si, tick_labels, truncate};
+use super::fmt::{esc, int, pct, share, si, tick_labels, truncate, truncate_start};
 use crate::model::{Bin, FileReport, Histogram, KeyRange, NullLevel, RankFrequency, TopValue};
 
 /// The most bars (or points, or rows) one chart draws; the rest are left
@@ -155,6 +155,25 @@ impl Svg {
         // The tooltip goes inside the text element just written.
         self.buf.truncate(self.buf.len() - "</text>".len());
         let _ = write!(self.buf, "<title>{}</title></text>", esc(&truncate(s, 120)));
+    }
+
+    /// Text cut to its last `max` characters; when cut, the whole as its
+    /// tooltip.
+    pub(crate) fn text_cut_start(
+        &mut self,
+        class: &str,
+        x: f64,
+        y: f64,
+        anchor: Anchor,
+        s: &str,
+        max: usize,
+    ) {
+        let cut = truncate_start(s, max);
+        self.text(class, x, y, anchor, &cut);
+        if cut.len() != s.len() {
+            self.buf.truncate(self.buf.len() - "</text>".len());
+            let _ = write!(self.buf, "<title>{}</title></text>", esc(&truncate(s, 120)));
+        }
     }
 
     /// A legend at the top right: the data's swatch and, when `expected`,
@@ -889,11 +908,29 @@ pub(crate) fn overlap_depth(ranges: &[&KeyRange]) -> usize {
     max.max(0) as usize
 }
 
+/// The span of a set of ranges: `(lowest, highest)` of their finite
+/// bounds, infinite when there are none.
+pub(crate) fn range_span<'a>(ranges: impl IntoIterator<Item = &'a KeyRange>) -> (f64, f64) {
+    ranges
+        .into_iter()
+        .flat_map(|r| [r.lo, r.hi])
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        })
+}
+
 /// Each file's key range as a horizontal bar on one shared axis, so that
 /// overlapping files overlap; `picked` ones highlighted. Labels the axis
 /// with the keys nearest a few positions, and each bar with its `lo – hi`
 /// when there is room.
-pub(crate) fn key_ranges(classes: &str, title: &str, bars: &[RangeBar<'_>]) -> String {
+/// `span`, when given, is the axis's (to share it with another chart).
+pub(crate) fn key_ranges(
+    classes: &str,
+    title: &str,
+    bars: &[RangeBar<'_>],
+    span: Option<(f64, f64)>,
+) -> String {
     const W: f64 = 980.0;
     let shown = &bars[..bars.len().min(MAX_BARS)];
     let n = shown.len().max(1);
@@ -912,16 +949,7 @@ pub(crate) fn key_ranges(classes: &str, title: &str, bars: &[RangeBar<'_>]) -> S
     };
     let h = f.bottom + 26.0;
     let mut svg = Svg::new(classes, title, W, h);
-    let lo = shown
-        .iter()
-        .map(|b| b.range.lo.min(b.range.hi))
-        .filter(|v| v.is_finite())
-        .fold(f64::INFINITY, f64::min);
-    let hi = shown
-        .iter()
-        .map(|b| b.range.hi.max(b.range.lo))
-        .filter(|v| v.is_finite())
-        .fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = span.unwrap_or_else(|| range_span(shown.iter().map(|b| b.range)));
     let x = if lo.is_finite() {
         Linear::new(lo, hi, f.left, f.right)
     } else {
@@ -968,7 +996,7 @@ pub(crate) fn key_ranges(classes: &str, title: &str, bars: &[RangeBar<'_>]) -> S
         let pad = if row > 4.0 { row * 0.18 } else { 0.0 };
         if labelled {
             svg.rect(class, x0, y0 + pad, w, row - 2.0 * pad);
-            svg.text_cut(
+            svg.text_cut_start(
                 "label",
                 f.left - 8.0,
                 y0 + row / 2.0 + 4.0,
