@@ -55,7 +55,8 @@
 //! IDs are unique and use only ASCII letters, digits, `-` and `_`: in
 //! `table-NAME`, `col-TABLE-COLUMN`, `cmp-TABLE-COLUMN` and `plan-NAME`
 //! every other character of a name becomes `_` (`a.b` → `a_b`, `a[]` →
-//! `a__`), and an ID already taken gets `-2`, `-3`, ...
+//! `a__`), `http` in any case becomes `htt_p` (the page's markup never
+//! holds that word), and an ID already taken gets `-2`, `-3`, ...
 
 mod fmt;
 mod svg;
@@ -190,18 +191,25 @@ struct Ids {
 }
 
 /// A name's characters as an ID's: other than ASCII letters, digits, `-`
-/// and `_` as `_`; at most 80 of them.
+/// and `_` as `_`; at most 80 of them; `http` (in any case) as `htt_p`,
+/// so that the page's markup never holds that word.
 fn sanitize(name: &str) -> String {
-    name.chars()
-        .take(80)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(name.len().min(80));
+    for c in name.chars().take(80) {
+        let c = if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            c
+        } else {
+            '_'
+        };
+        if c.eq_ignore_ascii_case(&'p')
+            && out.len() >= 3
+            && out[out.len() - 3..].eq_ignore_ascii_case("htt")
+        {
+            out.push('_');
+        }
+        out.push(c);
+    }
+    out
 }
 
 impl Ids {
@@ -1844,7 +1852,7 @@ mod tests {
         report.tables.push(t);
         let mut t = customers(10);
         t.name = "a.b c/ä".into();
-        for (i, name) in ["x.y", "x_y", "x[]", "x__", "", "ünïcødé", "x.y"]
+        for (i, name) in ["x.y", "x_y", "x[]", "x__", "HTTP_code", "ünïcødé", "x.y"]
             .iter()
             .enumerate()
         {
@@ -1861,6 +1869,8 @@ mod tests {
         assert!(html.contains("id=\"col-a_b_c__-x__-2\""));
         assert!(html.contains("id=\"col-a_b_c__-x_y-3\""));
         assert!(html.contains("id=\"plan-shop_orders-2\""));
+        assert!(html.contains("id=\"col-a_b_c__-HTT_P_code\""));
+        assert!(!markup(&html).to_ascii_lowercase().contains("http"));
     }
 
     /// A column whose every number is out of the ordinary.
