@@ -1,7 +1,7 @@
 //! `strata bench` in a build without the `bench` feature: the suites,
 //! their peers, charts and counters are left out of the default build
 //! (53 s of compile-unit time, and strata-bench sits just before the
-//! binary on the build's critical path; README, "Building"); the command
+//! binary on the build's critical path; docs/src/building.md); the command
 //! says how to build them in.
 
 use anyhow::{Result, bail};

@@ -1,6 +1,6 @@
 //! The exit statuses of `strata`, in one place: the table below is the
-//! one the README shows (a test keeps the two the same), and the top-level
-//! `--help` prints it.
+//! one the README and the guide (docs/src/troubleshooting.md) show (a test
+//! keeps the three the same), and the top-level `--help` prints it.
 //!
 //! | status | meaning |
 //! |---|---|

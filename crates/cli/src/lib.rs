@@ -438,8 +438,9 @@ mod tests {
     }
 
     #[test]
-    fn exit_table_is_the_readme_table() {
+    fn exit_table_is_the_readme_and_guide_table() {
         let readme = include_str!("../../../README.md");
+        let guide = include_str!("../../../docs/src/troubleshooting.md");
         let docs = include_str!("exit.rs");
         let rows = |text: &str, prefix: &str| -> Vec<String> {
             text.lines()
@@ -458,6 +459,11 @@ mod tests {
             rows(readme, ""),
             ours,
             "README's exit-status table differs from exit.rs"
+        );
+        assert_eq!(
+            rows(guide, ""),
+            ours,
+            "the exit-status table of docs/src/troubleshooting.md differs from exit.rs"
         );
         // The statuses the code uses are the table's.
         let statuses: Vec<u8> = ours

@@ -25,7 +25,7 @@ pub(crate) struct ScanArgs {
     #[arg(long, value_delimiter = ',')]
     columns: Option<Vec<String>>,
     /// Keep rows where this SQL boolean expression over the columns is true,
-    /// in the dialect of spec expressions (README: `--filter`), e.g.
+    /// in the dialect of spec expressions (docs/src/commands/scan.md), e.g.
     /// "id > 5", "name = 'Ann' AND price < 2.50" (decimals compare exactly),
     /// "day BETWEEN '2024-05-01' AND '2024-05-31'", "city IN ('Oslo',
     /// 'Bergen') OR ts < '2024-05-01 12:00:00+02:00'" or "name LIKE 'A%'".

@@ -423,7 +423,7 @@ fn conflicting_names<'a>(
 
 /// The Parquet writer settings for `generator` under `cfg`.
 ///
-/// Measured choices (README, "Parquet settings"): writer version 1,
+/// Measured choices (docs/src/spec/parquet.md, "What strata picks"): writer version 1,
 /// page-level statistics (and so the column and offset indexes) on,
 /// dictionary encoding on except for leaves the generator marks as nearly
 /// all distinct, where a dictionary would be built and abandoned in every
@@ -534,7 +534,7 @@ fn apply_column(
 /// Their lengths go together, delta-encoded in a few bits each, and their
 /// bytes in one piece, where `PLAIN` puts a 4-byte length before each
 /// value: the pages are smaller and are written by one copy per run of
-/// values (README, "Parquet settings").
+/// values (docs/src/spec/parquet.md, "What strata picks").
 pub fn lengths_leaves<G: BatchGenerator>(generator: &G) -> Result<Vec<Vec<String>>, Error> {
     unfriendly_leaves_of(generator, &[parquet::basic::Type::BYTE_ARRAY])
 }

@@ -1,5 +1,6 @@
 //! Help text and command-line errors: defaults shown as users type them,
-//! the README's flag table complete, parser errors on one line.
+//! the guide's flag table of `strata generate` complete, parser errors on
+//! one line.
 
 use std::path::Path;
 
@@ -43,13 +44,14 @@ fn defaults_are_shown_as_typed_and_only_where_they_apply() {
 }
 
 #[test]
-fn the_readme_lists_every_generate_flag_and_preset() {
+fn the_guide_lists_every_generate_flag_and_preset() {
     let g = help(&["generate", "--help"]);
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
-            .unwrap();
-    let table = &readme[readme.find("## `strata generate`").unwrap()..];
-    let table = &table[..table.find("### Presets").unwrap()];
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/generate.md"),
+    )
+    .unwrap();
+    let table = &page[page.find("\n## Flags\n").expect("a Flags section")..];
+    let table = &table[..table[1..].find("\n## ").unwrap()];
     let flags: Vec<&str> = g
         .lines()
         .filter(|l| l.trim_start().starts_with('-'))
@@ -61,7 +63,7 @@ fn the_readme_lists_every_generate_flag_and_preset() {
     for f in flags {
         assert!(
             table.contains(&format!("`--{f}")),
-            "--{f} is not in the README's table"
+            "--{f} is not in the flag table of docs/src/generate.md"
         );
     }
     let presets = g

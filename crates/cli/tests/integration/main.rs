@@ -16,6 +16,7 @@ mod corrupt;
 mod crash;
 mod crash_compact;
 mod dataset;
+mod docs;
 mod generate_outputs;
 mod help;
 mod hostile;

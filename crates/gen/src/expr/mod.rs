@@ -12,7 +12,7 @@
 //! date is days; timestamps (microseconds, the field's unit and zone
 //! restored when stored) take intervals of weeks down to seconds.
 //! Division or remainder by zero is **null**, as
-//! documented in the README. The value is then converted to the field's
+//! documented in docs/src/spec/expressions.md. The value is then converted to the field's
 //! type: integers only from integers, decimals rounded half away from
 //! zero to the field's scale (an error if they do not fit its precision),
 //! strings to any string or dictionary type.

@@ -490,16 +490,18 @@ ref = { table = "t", field = "y" }
     assert!(e.to_string().contains("lists `[[tables]]`"), "{e}");
 }
 
+/// The `shop` example of the guide's page on datasets of several tables.
 #[test]
-fn the_readme_dataset_parses_and_its_keys_resolve() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let start = readme
-        .find("```toml\nname = \"shop\"")
-        .expect("README dataset example")
-        + 8;
-    let end = start + readme[start..].find("```").unwrap();
-    let d = Dataset::parse(&readme[start..end], "README.md").unwrap();
+fn the_guide_dataset_parses_and_its_keys_resolve() {
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/spec/tables.md"
+    ))
+    .unwrap();
+    let fence = "```toml spec\nname = \"shop\"";
+    let start = page.find(fence).expect("the guide's shop example") + "```toml spec\n".len();
+    let end = start + page[start..].find("```").unwrap();
+    let d = Dataset::parse(&page[start..end], "docs/src/spec/tables.md").unwrap();
     let scale = 0.01;
     let customers = table(&d, "customers", 1, scale, 4096);
     let orders = table(&d, "orders", 1, scale, 4096);

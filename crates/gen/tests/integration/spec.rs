@@ -462,16 +462,18 @@ weighted = { values = ["basic", "gold", "platinum"], weights = [8, 1, 1] }
     }
 }
 
+/// The first example of the guide's spec language page.
 #[test]
-fn the_readme_example_spec_parses_and_generates() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let start = readme
-        .find("```toml\nname = \"orders\"")
-        .expect("README example")
-        + 8;
-    let end = start + readme[start..].find("```").unwrap();
-    let spec = Spec::parse(&readme[start..end], "README.md").unwrap();
+fn the_guide_example_spec_parses_and_generates() {
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/spec/README.md"
+    ))
+    .unwrap();
+    let fence = "```toml spec\nname = \"orders\"";
+    let start = page.find(fence).expect("the guide's orders example") + "```toml spec\n".len();
+    let end = start + page[start..].find("```").unwrap();
+    let spec = Spec::parse(&page[start..end], "docs/src/spec/README.md").unwrap();
     let b = batch(&spec, 1, 0, 5_000);
     for c in b.columns() {
         c.to_data().validate_full().unwrap();

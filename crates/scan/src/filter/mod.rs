@@ -1,6 +1,7 @@
 //! Row filters: a boolean SQL expression over the file's top-level
-//! columns, in the dialect of the spec's `expr` fields (described once, in
-//! the README's `strata scan` section, under `--filter`).
+//! columns, in the dialect of the spec's `expr` fields (described in the
+//! guide: docs/src/commands/scan.md, under `--filter`, and
+//! docs/src/spec/expressions.md).
 //!
 //! A [`Filter`] is parsed from text ([`Filter::parse`]) by strata-gen's
 //! [`Predicate`] into `AND`, `OR` and `NOT` over clauses. Comparisons of
