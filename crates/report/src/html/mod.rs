@@ -154,6 +154,7 @@ td.status{font-weight:600}tr.flagged td.status{color:#b93a0c}\
 .overview{display:flex;flex-wrap:wrap;gap:10px;margin:8px 0 14px}\
 .kv{background:#fff;border:1px solid var(--line);border-radius:6px;padding:6px 12px}\
 .kv .k{display:block;font-size:11.5px;color:var(--muted)}.kv .v{font-size:16px;font-weight:600}\
+section.column,div.reference,div.comparison,div.plan,section.layout{content-visibility:auto;contain-intrinsic-size:auto 360px}\
 section.column,div.reference,div.comparison,div.plan{background:#fff;border:1px solid var(--line);border-radius:8px;padding:14px 16px;margin:12px 0}\
 section.column h3 .type,.sub{font-weight:400;color:var(--muted);font-size:13px;margin-left:8px}\
 .col-body{display:flex;gap:22px;align-items:flex-start}.col-body>table.stats{flex:0 0 auto;max-width:260px}.col-body>.charts{flex:1 1 0;min-width:0}\

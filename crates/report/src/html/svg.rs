@@ -176,17 +176,17 @@ impl Svg {
         }
     }
 
-    /// A legend at the top right: the data's swatch and, when `expected`,
-    /// the expectation's.
+    /// A legend at the top right, when there is an expectation: the
+    /// data's swatch and the expectation's.
     pub(crate) fn legend(&mut self, right: f64, data: &str, expected: Option<&str>) {
-        let mut x = right;
-        if let Some(label) = expected {
-            x -= 6.5 * label.chars().count() as f64;
-            self.text("legend", x, 11.0, Anchor::Start, label);
-            x -= 18.0;
-            self.line("sw-expected", x, 7.0, x + 14.0, 7.0);
-            x -= 14.0;
-        }
+        let Some(label) = expected else {
+            return;
+        };
+        let mut x = right - 6.5 * label.chars().count() as f64;
+        self.text("legend", x, 11.0, Anchor::Start, label);
+        x -= 18.0;
+        self.line("sw-expected", x, 7.0, x + 14.0, 7.0);
+        x -= 14.0;
         x -= 6.5 * data.chars().count() as f64;
         self.text("legend", x, 11.0, Anchor::Start, data);
         self.rect("sw-data", x - 14.0, 2.0, 10.0, 10.0);
@@ -195,6 +195,20 @@ impl Svg {
     pub(crate) fn finish(mut self) -> String {
         self.buf.push_str("</svg>");
         self.buf
+    }
+}
+
+/// Straight lines drawn as one path (grid lines).
+#[derive(Default)]
+struct Lines(String);
+
+impl Lines {
+    fn h(&mut self, x0: f64, x1: f64, y: f64) {
+        let _ = write!(self.0, "M{} {}H{}", c(x0), c(y), c(x1));
+    }
+
+    fn v(&mut self, x: f64, y0: f64, y1: f64) {
+        let _ = write!(self.0, "M{} {}V{}", c(x), c(y0), c(y1));
     }
 }
 
@@ -342,11 +356,13 @@ fn y_count_axis(svg: &mut Svg, f: Frame, max: f64) -> Linear {
     let (top, ticks, step) = count_axis(max, 4);
     let y = Linear::new(0.0, top, f.bottom, f.top);
     let labels = tick_labels(&ticks, step);
+    let mut grid = Lines::default();
     for (t, label) in ticks.iter().zip(&labels) {
         let py = y.at(*t);
-        svg.line("grid", f.left, py, f.right, py);
+        grid.h(f.left, f.right, py);
         svg.text("tick", f.left - 5.0, py + 3.5, Anchor::End, label);
     }
+    svg.path("grid", &grid.0);
     y
 }
 
@@ -361,7 +377,6 @@ fn x_label(svg: &mut Svg, f: Frame, x: f64, label: &str, max_chars: usize) {
     } else {
         Anchor::Middle
     };
-    svg.line("axis", x, f.bottom, x, f.bottom + 4.0);
     svg.text("tick", x, f.bottom + 15.0, anchor, &label);
 }
 
@@ -543,20 +558,23 @@ pub(crate) fn nulls(title: &str, levels: &[NullLevel]) -> String {
     const ROW: f64 = 22.0;
     let shown = &levels[..levels.len().min(MAX_LEVELS)];
     let has_expected = shown.iter().any(|l| l.expected.is_some());
+    let top = if has_expected { 22.0 } else { 4.0 };
     let f = Frame {
         left: 104.0,
-        top: 22.0,
+        top,
         right: W - 118.0,
-        bottom: 22.0 + ROW * shown.len().max(1) as f64,
+        bottom: top + ROW * shown.len().max(1) as f64,
     };
     let h = f.bottom + 22.0;
     let mut svg = Svg::new("nulls", title, W, h);
     let x = Linear::new(0.0, 1.0, f.left, f.right);
+    let mut grid = Lines::default();
     for t in [0.0, 0.25, 0.5, 0.75, 1.0] {
         let px = x.at(t);
-        svg.line("grid", px, f.top, px, f.bottom);
+        grid.v(px, f.top, f.bottom);
         svg.text("tick", px, f.bottom + 14.0, Anchor::Middle, &pct(t));
     }
+    svg.path("grid", &grid.0);
     for (i, level) in shown.iter().enumerate() {
         let y0 = f.top + i as f64 * ROW;
         let s = share(level.nulls, level.slots);
@@ -607,11 +625,12 @@ pub(crate) fn top_values(title: &str, top: &[TopValue], total: u64) -> String {
     const ROW: f64 = 18.0;
     let shown = &top[..top.len().min(MAX_TOP)];
     let has_expected = shown.iter().any(|t| t.expected_share.is_some());
+    let top = if has_expected { 20.0 } else { 4.0 };
     let f = Frame {
         left: 128.0,
-        top: 20.0,
+        top,
         right: W - 96.0,
-        bottom: 20.0 + ROW * shown.len().max(1) as f64,
+        bottom: top + ROW * shown.len().max(1) as f64,
     };
     let mut svg = Svg::new("top-values", title, W, f.bottom + 6.0);
     let expected_count = |t: &TopValue| t.expected_share.map(|e| finite(e) * total as f64);
@@ -727,16 +746,18 @@ pub(crate) fn rank_frequency(title: &str, rf: &RankFrequency, total: u64) -> Str
     }
     let x = Log::around(1.0, max_rank, f.left, f.right);
     let y = Log::around(lo.max(1e-3), hi, f.bottom, f.top);
+    let mut grid = Lines::default();
     for (v, label) in y.ticks() {
         let py = y.at(v);
-        svg.line("grid", f.left, py, f.right, py);
+        grid.h(f.left, f.right, py);
         svg.text("tick", f.left - 5.0, py + 3.5, Anchor::End, &label);
     }
     for (v, label) in x.ticks() {
         let px = x.at(v);
-        svg.line("grid", px, f.top, px, f.bottom);
+        grid.v(px, f.top, f.bottom);
         svg.text("tick", px, f.bottom + 14.0, Anchor::Middle, &label);
     }
+    svg.path("grid", &grid.0);
     svg.line("axis", f.left, f.bottom, f.right, f.bottom);
     svg.line("axis", f.left, f.top, f.left, f.bottom);
     svg.text(
@@ -968,6 +989,7 @@ pub(crate) fn key_ranges(
         .collect();
     bounds.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut placed: Vec<f64> = Vec::new();
+    let mut grid = Lines::default();
     if lo.is_finite() {
         for j in 0..4 {
             let target = lo + (hi - lo) * j as f64 / 3.0;
@@ -981,12 +1003,13 @@ pub(crate) fn key_ranges(
                 let px = x.at(v);
                 if placed.iter().all(|p| (p - px).abs() > 60.0) {
                     placed.push(px);
-                    svg.line("grid", px, f.top, px, f.bottom);
+                    grid.v(px, f.top, f.bottom);
                     x_label(&mut svg, f, px, label, 14);
                 }
             }
         }
     }
+    svg.path("grid", &grid.0);
     for (i, b) in shown.iter().enumerate() {
         let y0 = f.top + i as f64 * row;
         let (a, z) = (b.range.lo.min(b.range.hi), b.range.hi.max(b.range.lo));
