@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray as _;
 use arrow_array::types::Int64Type;
-use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use strata_gen::{BatchGenerator as _, Dataset};
 use strata_report::model::Report;
 use strata_report::{Options, collect};
@@ -555,4 +555,123 @@ fn comparisons_pair_tables_and_list_distances() {
     assert!(r.summary[0].flagged);
     let d = cmp.columns.iter().find(|c| c.column == "k").unwrap();
     assert_eq!(k.realised, d.distance);
+}
+
+#[test]
+fn the_orders_preset_against_its_own_spec_flags_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Dataset::preset("orders").unwrap();
+    let mut base = strata_pipeline::generate::GenerateConfig::new("orders");
+    base.output_dir = dir.path().to_path_buf();
+    base.num_writers = 2;
+    base.threads = 2;
+    let flow = strata_pipeline::flow::Flow::new(spec.clone(), &[0, 1, 2], &base, 0.01).unwrap();
+    flow.run(Default::default(), &|_| {}).unwrap();
+    let r = collect(&[dir.path().display().to_string()], &opts(Some(spec))).unwrap();
+    assert_eq!(r.tables.len(), 3);
+    let flagged: Vec<_> = r.summary.iter().filter(|s| s.flagged).collect();
+    assert!(flagged.is_empty(), "{flagged:#?}");
+    // Histogram checks of numeric generators are among the rows.
+    assert!(
+        r.summary
+            .iter()
+            .any(|s| s.column == "c_acctbal" && s.check.starts_with("bin ")),
+        "{:#?}",
+        r.summary
+    );
+    let refs = |t: &str| {
+        r.tables
+            .iter()
+            .find(|x| x.name == t)
+            .unwrap()
+            .references
+            .clone()
+    };
+    let o = refs("orders");
+    assert_eq!(o.len(), 1, "{o:?}");
+    assert_eq!(
+        (o[0].column.as_str(), o[0].orphans, o[0].checked),
+        ("o_custkey", 0, 15_000)
+    );
+    let l = refs("lineitem");
+    assert_eq!(l.len(), 1, "{l:?}");
+    assert_eq!((l[0].parent.as_str(), l[0].orphans), ("orders", 0));
+    // One to seven lines per order, none without.
+    assert!(
+        l[0].fanout
+            .iter()
+            .all(|&(k, n)| (1..=7).contains(&k) || n == 0)
+    );
+    assert_eq!(l[0].referenced, 15_000);
+    // A decimal's labels keep its scale; a date's are dates.
+    let bal = column(&r, "customers", "c_acctbal");
+    assert!(bal.stats.as_ref().unwrap().min_label.contains('.'));
+    let date = column(&r, "orders", "o_orderdate");
+    assert_eq!(date.kind, strata_report::model::ColumnKind::Time);
+    assert!(
+        date.stats
+            .as_ref()
+            .unwrap()
+            .min_label
+            .starts_with("1992-01-0")
+    );
+    assert!(date.histogram.as_ref().unwrap().expected.is_some());
+}
+
+#[test]
+fn nested_columns_have_a_null_share_per_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Dataset::preset("contacts").unwrap();
+    generate(&spec, dir.path(), 50_000);
+    let r = collect(&[dir.path().display().to_string()], &opts(Some(spec))).unwrap();
+    let names: Vec<&str> = r.tables[0]
+        .columns
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "name",
+            "phones",
+            "phones[]",
+            "phones[].number",
+            "phones[].phone_type"
+        ]
+    );
+    let flagged: Vec<_> = r.summary.iter().filter(|s| s.flagged).collect();
+    assert!(flagged.is_empty(), "{flagged:#?}");
+    assert!(r.summary.iter().any(|s| s.column == "phones[].phone_type"));
+    let number = column(&r, "contacts", "phones[].number");
+    let paths: Vec<&str> = number.nulls.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(paths, ["phones", "phones[]", "phones[].number"]);
+    assert!(
+        number.nulls.iter().all(|l| l.expected.is_some()),
+        "{:?}",
+        number.nulls
+    );
+    // Oracle: the phones lists' nulls and lengths from the files.
+    let mut nulls = 0u64;
+    let mut lengths: HashMap<u64, u64> = HashMap::new();
+    for b in batches(dir.path()) {
+        let l = b.column_by_name("phones").unwrap().as_list::<i32>();
+        for i in 0..l.len() {
+            if l.is_null(i) {
+                nulls += 1;
+            } else {
+                *lengths.entry(l.value_length(i) as u64).or_default() += 1;
+            }
+        }
+    }
+    let phones = column(&r, "contacts", "phones");
+    assert_eq!(phones.nulls[0].nulls, nulls);
+    let h = phones.lengths.as_ref().unwrap();
+    for b in &h.bins {
+        assert_eq!(b.count, lengths.get(&(b.lo as u64)).copied().unwrap_or(0));
+    }
+    let e = h.expected.as_ref().unwrap();
+    assert!((e.iter().sum::<f64>() - (50_000 - nulls) as f64).abs() < 1e-6);
+    let kind = column(&r, "contacts", "phones[].phone_type");
+    assert_eq!(kind.top[0].value, "Mobile");
+    assert!((kind.top[0].expected_share.unwrap() - 0.55).abs() < 1e-12);
 }

@@ -31,6 +31,9 @@ pub(crate) struct Context<'a> {
     pub nulls: &'a HashMap<String, f64>,
     /// The table's rows.
     pub rows: u64,
+    /// Whether the table has rows of its own (a child table's rows are
+    /// numbered with gaps, so its sequences are not contiguous).
+    pub own_rows: bool,
     /// Rows of each table read, for the Zipf laws of references.
     pub table_rows: &'a HashMap<String, u64>,
 }
@@ -282,7 +285,10 @@ fn leaf(
             min_label: number_label(min, l.class, dt),
             max_label: number_label(max, l.class, dt),
         });
-        let dist = generator.and_then(|g| expect::distribution(g, dt, cx.rows));
+        // Sequences of contiguous rows only: a top-level field of a table
+        // with rows of its own.
+        let rows = if top && cx.own_rows { cx.rows } else { 0 };
+        let dist = generator.and_then(|g| expect::distribution(g, dt, rows));
         r.histogram = histogram(l, min, max, dist.as_ref(), dt);
     } else if l.class == ValueClass::Bool && l.count > 0 {
         let mean = l.trues as f64 / l.count as f64;

@@ -506,7 +506,8 @@ fn table_reports(
     let mut out = Vec::new();
     for (i, t) in g.profiles.tables.iter().enumerate() {
         let st = &g.states[i];
-        let s = g.matched[i].and_then(|m| spec.map(|d| &d.tables[m].spec));
+        let st_table = g.matched[i].and_then(|m| spec.map(|d| &d.tables[m]));
+        let s = st_table.map(|t| &t.spec);
         let mut nulls = HashMap::new();
         if let Some(v) = &st.verifier {
             for c in v.report().checks.iter().filter(|c| c.measure == "null") {
@@ -529,6 +530,7 @@ fn table_reports(
         let cx = columns::Context {
             nulls: &nulls,
             rows: t.rows,
+            own_rows: st_table.is_none_or(|t| t.children_of.is_none()),
             table_rows: &table_rows,
         };
         let mut report = TableReport {
