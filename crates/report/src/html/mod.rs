@@ -523,7 +523,7 @@ fn chart(table: &str, col: &ColumnReport, which: Chart, class: &str) -> Option<S
                     format!(
                         "Other values: {} rows ({}).",
                         int(col.other),
-                        pct(share(col.other, total))
+                        fmt::pct(share(col.other, total))
                     ),
                 ));
             }
@@ -1986,6 +1986,7 @@ mod tests {
                 expected_share: None,
             })
             .collect();
+        many_bins.other = 1;
         let files: Vec<FileReport> = (0..5000u64)
             .map(|i| FileReport {
                 path: format!("p/{i}.parquet"),
@@ -2083,11 +2084,13 @@ mod tests {
         for report in &cases {
             let html = render(report);
             check_well_formed(&html);
+            assert!(!html.contains("&amp;lt;"), "escaped twice");
             assert_self_contained(&html);
             assert!(!html.contains("NaN\""), "NaN coordinate");
             assert!(!html.contains("inf\""), "inf coordinate");
         }
         let html = render(&cases[2]);
+        assert!(html.contains("Other values: 1 rows (&lt;0.01%)."));
         assert!(html.contains("<title>strata report</title>"));
         assert!(html.contains("1 of 1 checks flagged"));
         // Thousands of files: a few hundred bars, the rest counted.
