@@ -316,7 +316,7 @@ fn broken_references_count_their_orphans_exactly() {
     .unwrap();
     write_parquet(
         &dir.path().join("customers/customers.parquet"),
-        &[customers.clone()],
+        std::slice::from_ref(&customers),
     );
     write_parquet(&dir.path().join("orders/orders.parquet"), &[broken_orders]);
     let input = vec![dir.path().display().to_string()];
@@ -352,9 +352,12 @@ fn broken_references_count_their_orphans_exactly() {
     let intact = tempfile::tempdir().unwrap();
     write_parquet(
         &intact.path().join("customers/c.parquet"),
-        &[customers.clone()],
+        std::slice::from_ref(&customers),
     );
-    write_parquet(&intact.path().join("orders/o.parquet"), &[orders.clone()]);
+    write_parquet(
+        &intact.path().join("orders/o.parquet"),
+        std::slice::from_ref(&orders),
+    );
     let r = collect(&[intact.path().display().to_string()], &opts(None)).unwrap();
     let t = r.tables.iter().find(|t| t.name == "orders").unwrap();
     let rf = t
