@@ -275,7 +275,8 @@ impl Log {
         self.r0 + t * (self.r1 - self.r0)
     }
 
-    /// Ticks at decades (every other one, or fewer, when there are many).
+    /// Ticks at decades (every other one, or fewer, when there are
+    /// many; with 2 and 5 times each when there are at most two).
     fn ticks(&self) -> Vec<(f64, String)> {
         let span = (self.e1 - self.e0) as i64;
         let every = (span / 6 + 1).max(1);
@@ -284,6 +285,10 @@ impl Log {
         while e <= self.e1 as i64 {
             let v = 10f64.powi(e as i32);
             out.push((v, si(v)));
+            if span <= 2 && e < self.e1 as i64 {
+                out.push((2.0 * v, si(2.0 * v)));
+                out.push((5.0 * v, si(5.0 * v)));
+            }
             e += every;
         }
         out
@@ -315,11 +320,12 @@ fn nice_step(raw: f64, integer: bool) -> f64 {
     }
     let mag = 10f64.powf(raw.log10().floor());
     let norm = raw / mag;
-    let m = if norm <= 1.0 {
+    // The nearest of 1, 2, 5 and 10 on a log scale.
+    let m = if norm < 2f64.sqrt() {
         1.0
-    } else if norm <= 2.0 {
+    } else if norm < 10f64.sqrt() {
         2.0
-    } else if norm <= 5.0 {
+    } else if norm < 50f64.sqrt() {
         5.0
     } else {
         10.0
@@ -336,9 +342,9 @@ fn count_axis(max: f64, n: usize) -> (f64, Vec<f64>, f64) {
     } else {
         1.0
     };
-    let step = nice_step(max / n as f64, max >= n as f64);
+    let step = nice_step(max / n as f64, true);
     let top = (max / step - 1e-9).ceil() * step;
-    let (ticks, step) = nice_ticks(0.0, top, n, max >= n as f64);
+    let (ticks, step) = nice_ticks(0.0, top, n, true);
     (top, ticks, step)
 }
 
@@ -482,7 +488,11 @@ pub(crate) fn histogram(kind: &str, title: &str, h: &Histogram, axis: XAxis) -> 
     let x = if value_axis {
         Linear::new(bins[0].lo, bins[n - 1].hi, f.left, f.right)
     } else {
-        Linear::new(0.0, n.max(1) as f64, f.left, f.right)
+        // Bins by their order: bars at most MAX_BAR_WIDTH wide, centered.
+        let n = n.max(1) as f64;
+        let width = ((f.right - f.left) / n).min(MAX_BAR_WIDTH) * n;
+        let left = f.left + (f.right - f.left - width) / 2.0;
+        Linear::new(0.0, n, left, left + width)
     };
     let span = |i: usize| -> (f64, f64) {
         if value_axis {
@@ -1079,10 +1089,13 @@ fn int_bins(values: &[u64], max: usize) -> Vec<(u64, u64, u64)> {
 
 /// A bin's label: `7` or `5–9`.
 fn int_bin_label(lo: u64, hi: u64) -> String {
+    let (a, z) = (si(lo as f64), si(hi as f64));
     if lo == hi {
-        si(lo as f64)
+        a
+    } else if a == z {
+        format!("{}–{}", int(lo), int(hi))
     } else {
-        format!("{}–{}", si(lo as f64), si(hi as f64))
+        format!("{a}–{z}")
     }
 }
 
@@ -1131,9 +1144,9 @@ pub(crate) fn row_groups(title: &str, files: &[FileReport]) -> String {
             }
         }
         svg.line("axis", f.left, f.bottom, f.right, f.bottom);
-        for i in spread(bins.len(), 4) {
+        for i in spread(bins.len(), 3) {
             let label = int_bin_label(bins[i].0, bins[i].1);
-            x_label(&mut svg, f, f.left + (i as f64 + 0.5) * bw, &label, 14);
+            x_label(&mut svg, f, f.left + (i as f64 + 0.5) * bw, &label, 16);
         }
         svg.text(
             "axis-title",
