@@ -2090,6 +2090,12 @@ mod tests {
             assert!(!html.contains("inf\""), "inf coordinate");
         }
         let html = render(&cases[2]);
+        if let Some(path) = std::env::var("STRATA_REPORT_SAMPLE")
+            .ok()
+            .filter(|p| !p.is_empty())
+        {
+            std::fs::write(format!("{path}.odd.html"), &html).unwrap();
+        }
         assert!(html.contains("Other values: 1 rows (&lt;0.01%)."));
         assert!(html.contains("<title>strata report</title>"));
         assert!(html.contains("1 of 1 checks flagged"));
