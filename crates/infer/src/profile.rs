@@ -437,7 +437,9 @@ impl Leaf {
     fn overflow(&mut self) {
         let ints = self.ints.take();
         let strs = self.strs.take();
-        if self.heavy_cap > 0 {
+        // While no value repeats every count is one: the sketch starts at
+        // the first repeat ([`Leaf::first_repeat`]).
+        if self.heavy_cap > 0 && !self.unique {
             let mut h = Heavy::new(self.heavy_cap);
             if let Some(e) = &ints {
                 let mut all: Vec<(i128, u64)> = e.iter().collect();
@@ -478,6 +480,18 @@ impl Leaf {
 
     /// A repeat after the exact counts were dropped: the key set becomes
     /// the distinct estimate.
+    /// The sketch of a column whose values were distinct until `key`
+    /// repeated: every earlier count was one, so counts start low by at
+    /// most one, and `key`'s own is two.
+    #[cold]
+    fn first_repeat(&mut self, key: i128, bytes: Option<&[u8]>) {
+        if self.heavy_cap > 0 {
+            let mut h = Heavy::after_distinct(self.heavy_cap);
+            h.add(key, 2, bytes);
+            self.heavy = Some(h);
+        }
+    }
+
     fn repeated(&mut self) {
         self.unique = false;
         let mut hll = Hll::new();
@@ -581,9 +595,12 @@ impl Leaf {
                 self.overflow();
             }
         } else {
+            let was_unique = self.unique;
             self.seen_int(v, self.increasing);
-            if let Some(h) = &mut self.heavy {
-                h.add(v, 1, None);
+            match &mut self.heavy {
+                Some(h) => h.add(v, 1, None),
+                None if was_unique && !self.unique => self.first_repeat(v, None),
+                None => {}
             }
         }
         self.key_sample.offer(|| v);
@@ -671,9 +688,12 @@ impl Leaf {
                 }
             }
         } else {
+            let was_unique = self.unique;
             self.seen_hash(h);
-            if let Some(hh) = &mut self.heavy {
-                hh.add(i128::from(h), 1, Some(b));
+            match &mut self.heavy {
+                Some(hh) => hh.add(i128::from(h), 1, Some(b)),
+                None if was_unique && !self.unique => self.first_repeat(i128::from(h), Some(b)),
+                None => {}
             }
         }
         self.key_sample.offer(|| i128::from(h));

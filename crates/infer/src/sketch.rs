@@ -181,6 +181,15 @@ impl Heavy {
         }
     }
 
+    /// A sketch of a stream whose values so far were all distinct (not
+    /// counted): every count is low by at most one.
+    pub(crate) fn after_distinct(cap: usize) -> Self {
+        Heavy {
+            error: 1,
+            ..Heavy::new(cap)
+        }
+    }
+
     /// Counts `n` occurrences of `key` (with its bytes, for a string).
     #[inline]
     pub(crate) fn add(&mut self, key: i128, n: u64, bytes: Option<&[u8]>) {
