@@ -678,3 +678,44 @@ fn nested_columns_have_a_null_share_per_level() {
     assert_eq!(kind.top[0].value, "Mobile");
     assert!((kind.top[0].expected_share.unwrap() - 0.55).abs() < 1e-12);
 }
+
+#[test]
+fn delta_and_iceberg_directories_report_their_data_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "id",
+        arrow_schema::DataType::Int64,
+        false,
+    )]));
+    let batch = |lo: i64| {
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(lo..lo + 10)) as ArrayRef],
+        )
+        .unwrap()
+    };
+    let delta = dir.path().join("events");
+    write_parquet(&delta.join("part-00000.parquet"), &[batch(0)]);
+    write_parquet(&delta.join("day=1/part-00001.parquet"), &[batch(10)]);
+    std::fs::create_dir_all(delta.join("_delta_log")).unwrap();
+    std::fs::write(delta.join("_delta_log/00000000000000000000.json"), "{}\n").unwrap();
+    let r = collect(&[delta.display().to_string()], &Options::default()).unwrap();
+    assert_eq!(r.tables.len(), 1);
+    assert_eq!(
+        (r.tables[0].name.as_str(), r.tables[0].rows),
+        ("events", 20)
+    );
+    let files = &r.tables[0].layout.as_ref().unwrap().files;
+    assert_eq!(files.len(), 2);
+
+    let ice = dir.path().join("ice");
+    write_parquet(&ice.join("data/00000-0.parquet"), &[batch(0)]);
+    std::fs::create_dir_all(ice.join("metadata")).unwrap();
+    std::fs::write(ice.join("metadata/v1.metadata.json"), "{}").unwrap();
+    let r = collect(&[ice.display().to_string()], &Options::default()).unwrap();
+    assert_eq!((r.tables.len(), r.tables[0].rows), (1, 10));
+    assert_eq!(
+        r.tables[0].layout.as_ref().unwrap().files[0].path,
+        "data/00000-0.parquet"
+    );
+}

@@ -41,6 +41,15 @@ fn root(files: &[String]) -> String {
     while n > 0 && first[n - 1].contains('=') {
         n -= 1;
     }
+    // An Iceberg table's files are under its `data` directory.
+    if n > 1
+        && first[n - 1] == "data"
+        && std::path::Path::new(&first[..n - 1].join("/"))
+            .join("metadata")
+            .is_dir()
+    {
+        n -= 1;
+    }
     first[..n].join("/")
 }
 
