@@ -420,9 +420,16 @@ fn every_chapter_is_in_the_summary() {
     }
 }
 
-/// The relative link targets of Markdown `text` (no URLs, no anchors of
-/// the same page), without their `#anchor`, and whether each is an image.
-fn links(text: &str) -> Vec<(String, bool)> {
+/// A relative link of a Markdown text: its target file (empty for the
+/// same page), its `#anchor` (empty for none), and whether it is an image.
+struct Link {
+    target: String,
+    anchor: String,
+    image: bool,
+}
+
+/// The relative links of Markdown `text` (no URLs), outside code blocks.
+fn links(text: &str) -> Vec<Link> {
     let mut out = vec![];
     let mut code = false;
     for line in text.lines() {
@@ -439,12 +446,43 @@ fn links(text: &str) -> Vec<(String, bool)> {
                 .is_some_and(|b| !rest[b..i].contains("]("));
             let after = &rest[i + 2..];
             let Some(end) = after.find(')') else { break };
-            let target = after[..end].split('#').next().unwrap();
-            if !target.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
-                out.push((target.to_string(), image));
+            let (target, anchor) = after[..end].split_once('#').unwrap_or((&after[..end], ""));
+            if !target.contains("://") && !target.starts_with("mailto:") {
+                out.push(Link {
+                    target: target.to_string(),
+                    anchor: anchor.to_string(),
+                    image,
+                });
             }
             rest = &after[end..];
         }
+    }
+    out
+}
+
+/// The anchors mdBook gives the headings of Markdown `text`: lower case,
+/// spaces as `-`, only letters, digits, `-` and `_` kept.
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            code = !code;
+        }
+        if code || !line.starts_with('#') {
+            continue;
+        }
+        let title = line.trim_start_matches('#').trim();
+        let slug: String = title
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        out.insert(slug);
     }
     out
 }
@@ -453,22 +491,40 @@ fn links(text: &str) -> Vec<(String, bool)> {
 fn relative_links_resolve() {
     let src = root().join("docs/src");
     let mut broken = vec![];
-    for chapter in chapters() {
-        let file = src.join(&chapter);
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (target, _) in links(&text) {
-            if !file.parent().unwrap().join(&target).exists() {
-                broken.push(format!("docs/src/{}: {target}", chapter.display()));
+    let mut check = |from: &Path, name: String, skip_images: bool| {
+        let text = std::fs::read_to_string(from).unwrap();
+        for l in links(&text) {
+            // The report's picture in the README is a screenshot, added
+            // apart from the text.
+            if l.image && skip_images {
+                continue;
+            }
+            let file = if l.target.is_empty() {
+                from.to_path_buf()
+            } else {
+                from.parent().unwrap().join(&l.target)
+            };
+            if !file.exists() {
+                broken.push(format!("{name}: {}", l.target));
+            } else if !l.anchor.is_empty()
+                && file.extension().is_some_and(|x| x == "md")
+                && !anchors(&std::fs::read_to_string(&file).unwrap()).contains(&l.anchor)
+            {
+                broken.push(format!(
+                    "{name}: {}#{} (no such heading)",
+                    l.target, l.anchor
+                ));
             }
         }
+    };
+    for chapter in chapters() {
+        check(
+            &src.join(&chapter),
+            format!("docs/src/{}", chapter.display()),
+            false,
+        );
     }
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    for (target, image) in links(&readme) {
-        // The report's picture is a screenshot, added apart from the text.
-        if !image && !root().join(&target).exists() {
-            broken.push(format!("README.md: {target}"));
-        }
-    }
+    check(&root().join("README.md"), "README.md".into(), true);
     assert!(
         broken.is_empty(),
         "links to nothing:\n{}",
@@ -479,7 +535,7 @@ fn relative_links_resolve() {
 #[test]
 fn the_performance_page_links_every_results_file() {
     let page = std::fs::read_to_string(root().join("docs/src/performance.md")).unwrap();
-    let linked: BTreeSet<String> = links(&page).into_iter().map(|(t, _)| t).collect();
+    let linked: BTreeSet<String> = links(&page).into_iter().map(|l| l.target).collect();
     let results = root().join("benches/results");
     let mut missing = vec![];
     for e in std::fs::read_dir(&results).unwrap() {
