@@ -381,22 +381,29 @@ fn plan(args: CompactPlanArgs) -> Result<()> {
         );
     }
     let started = std::time::Instant::now();
-    let (inputs, names, key) = match (&args.rowsets_tsv, &args.dir) {
+    let (inputs, names, key, decoder) = match (&args.rowsets_tsv, &args.dir) {
         (Some(tsv), _) => {
             let text = std::fs::read_to_string(tsv)
                 .with_context(|| format!("cannot read {}", tsv.display()))?;
             let inputs = strata_compact::rowsets::parse_tsv(&text)
                 .with_context(|| format!("{}", tsv.display()))?;
-            (inputs, None, "key".to_string())
+            (inputs, None, "key".to_string(), None)
         }
         (None, Some(dir)) => {
             let ds = Dataset::open(dir, &args.store.config())?;
             let m = strata_compact::storage::manifest::Manifest::read(&ds)?;
             let names: Vec<String> = m.files.iter().map(|f| f.name.clone()).collect();
+            // The page shows keys as values; without a decoder (a footer
+            // that cannot be read now), as their bytes.
+            let decoder = match &args.report {
+                Some(_) => strata_compact::dataset::KeyDecoder::open(&ds, &m).ok(),
+                None => None,
+            };
             (
                 strata_compact::dataset::rowsets(&m)?,
                 Some(names),
                 m.key.join(","),
+                decoder,
             )
         }
         (None, None) => anyhow::bail!("give a dataset directory or --rowsets-tsv"),
@@ -404,7 +411,13 @@ fn plan(args: CompactPlanArgs) -> Result<()> {
     let plan = strata_compact::planner::plan(&inputs, &opts);
     let elapsed = started.elapsed().as_secs_f64();
     if let Some(path) = &args.report {
-        plan_page(&args, &inputs, names.as_deref(), &key, &plan, &opts, path)?;
+        let page = PlanPage {
+            inputs: &inputs,
+            names: names.as_deref(),
+            key: &key,
+            decoder: decoder.as_ref(),
+        };
+        page.write(&args, &plan, &opts, path)?;
     }
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -443,58 +456,96 @@ fn plan(args: CompactPlanArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes `compact plan --report`'s page: each input's key range before
-/// the plan and after it.
-fn plan_page(
-    args: &CompactPlanArgs,
-    inputs: &[strata_compact::rowsets::RowsetInput],
-    names: Option<&[String]>,
-    key: &str,
-    plan: &strata_compact::planner::Plan,
-    opts: &strata_compact::planner::PlannerOptions,
-    path: &Path,
-) -> Result<()> {
-    use strata_report::plan::{PlannedFile, escape_key, plan_report};
-    let files: Vec<PlannedFile> = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| PlannedFile {
-            name: names.map_or_else(|| format!("rowset {i}"), |n| n[i].clone()),
-            bytes: r.size_bytes,
-            min_key: r.min_key.clone(),
-            max_key: r.max_key.clone(),
-        })
-        .collect();
-    let picked: Vec<usize> = plan.picked.iter().map(|&i| i as usize).collect();
-    let source = match (&args.dir, &args.rowsets_tsv) {
-        (Some(dir), _) => dir.clone(),
-        (None, Some(tsv)) => tsv.display().to_string(),
-        (None, None) => String::new(),
-    };
-    let notes = vec![
-        format!(
-            "{} inputs; budget {} MB; picked {} ({} MB), quality {:.6}",
-            inputs.len(),
-            opts.budget_mb,
-            plan.picked.len(),
-            mb(plan.picked_bytes),
-            plan.quality
-        ),
-        format!(
-            "average height before: {:.4}; after: about {:.4} (before less the plan's quality)",
-            plan.average_height,
-            (plan.average_height - plan.quality).max(0.0)
-        ),
-        "keys are drawn by rank on one axis; the labels show their bytes (printable ASCII as is, others as \\xNN)".to_string(),
-    ];
-    let page = plan_report(&source, key, &files, &picked, notes, |k| escape_key(k, 24));
-    let report = strata_report::Report {
-        title: format!("compaction plan of {source}"),
-        notes: vec![format!("strata {}", env!("STRATA_VERSION"))],
-        plans: vec![page],
-        ..Default::default()
-    };
-    crate::report::write(&report, path, None, args.overwrite)
+/// What `compact plan --report`'s page is drawn from.
+struct PlanPage<'a> {
+    inputs: &'a [strata_compact::rowsets::RowsetInput],
+    /// The files' names (none for rowsets from a TSV file).
+    names: Option<&'a [String]>,
+    key: &'a str,
+    /// Keys back to values (none for rowsets, whose keys are text bytes).
+    decoder: Option<&'a strata_compact::dataset::KeyDecoder>,
+}
+
+impl PlanPage<'_> {
+    /// A key as text: its values, comma-separated, or its bytes.
+    fn label(&self, key: &[u8]) -> String {
+        let Some(columns) = self.decoder.and_then(|d| d.decode(key)) else {
+            return strata_report::plan::escape_key(key, 24);
+        };
+        let options = arrow_cast::display::FormatOptions::default().with_null("null");
+        let values: Vec<String> = columns
+            .iter()
+            .map(|c| {
+                arrow_cast::display::ArrayFormatter::try_new(c.as_ref(), &options)
+                    .map_or_else(|_| "?".to_string(), |f| f.value(0).to_string())
+            })
+            .collect();
+        let text = values.join(", ");
+        if text.chars().count() > 40 {
+            text.chars().take(40).chain(['…']).collect()
+        } else {
+            text
+        }
+    }
+
+    /// Writes the page: each input's key range before the plan and after.
+    fn write(
+        &self,
+        args: &CompactPlanArgs,
+        plan: &strata_compact::planner::Plan,
+        opts: &strata_compact::planner::PlannerOptions,
+        path: &Path,
+    ) -> Result<()> {
+        use strata_report::plan::{PlannedFile, plan_report};
+        let files: Vec<PlannedFile> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| PlannedFile {
+                name: self
+                    .names
+                    .map_or_else(|| format!("rowset {i}"), |n| n[i].clone()),
+                bytes: r.size_bytes,
+                min_key: r.min_key.clone(),
+                max_key: r.max_key.clone(),
+            })
+            .collect();
+        let picked: Vec<usize> = plan.picked.iter().map(|&i| i as usize).collect();
+        let source = match (&args.dir, &args.rowsets_tsv) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(tsv)) => tsv.display().to_string(),
+            (None, None) => String::new(),
+        };
+        let mut notes = vec![
+            format!(
+                "{} inputs; budget {} MB; picked {} ({} MB), quality {:.6}",
+                self.inputs.len(),
+                opts.budget_mb,
+                plan.picked.len(),
+                mb(plan.picked_bytes),
+                plan.quality
+            ),
+            format!(
+                "average height before: {:.4}; after: about {:.4} (before less the plan's quality)",
+                plan.average_height,
+                (plan.average_height - plan.quality).max(0.0)
+            ),
+            "keys are drawn by rank on one axis".to_string(),
+        ];
+        if self.decoder.is_none() {
+            notes.push(
+                "key labels show their bytes: printable ASCII as is, others as \\xNN".to_string(),
+            );
+        }
+        let page = plan_report(&source, self.key, &files, &picked, notes, |k| self.label(k));
+        let report = strata_report::Report {
+            title: format!("compaction plan of {source}"),
+            notes: vec![format!("strata {}", env!("STRATA_VERSION"))],
+            plans: vec![page],
+            ..Default::default()
+        };
+        crate::report::write(&report, path, None, args.overwrite)
+    }
 }
 
 /// Held while a compaction switches the dataset to its outputs: a signal

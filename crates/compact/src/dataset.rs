@@ -918,3 +918,46 @@ pub fn run_with(
     let done = execute_with(ds, &picked, exec)?;
     Ok((p, Some(done)))
 }
+
+/// Turns a manifest's key bounds back into values, for people to read:
+/// the key columns' types come from one file's footer.
+pub struct KeyDecoder {
+    encoder: RowEncoder,
+    parser: strata_row::RowParser,
+}
+
+impl KeyDecoder {
+    /// The decoder of `manifest`'s keys, from the schema of its first file.
+    ///
+    /// # Errors
+    /// The footer cannot be read, or a key column is not in it or has a
+    /// type keys cannot have.
+    pub fn open(ds: &Dataset, manifest: &Manifest) -> Result<KeyDecoder, Error> {
+        let first = manifest
+            .files
+            .first()
+            .ok_or_else(|| Error::Invalid("the dataset has no files".into()))?;
+        let (_, schema) = ds.parquet_footer(&first.name)?;
+        let options = manifest.sort_options();
+        let mut fields = Vec::with_capacity(manifest.key.len());
+        for (i, k) in manifest.key.iter().enumerate() {
+            let field = schema
+                .field_with_name(k)
+                .map_err(|_| Error::Invalid(format!("{}: no key column `{k}`", first.name)))?;
+            fields.push(
+                SortField::new(field.data_type().clone())
+                    .with_options(options.get(i).copied().unwrap_or_default()),
+            );
+        }
+        let encoder =
+            RowEncoder::new(fields).map_err(|e| Error::Invalid(format!("key columns: {e}")))?;
+        let parser = encoder.parser();
+        Ok(KeyDecoder { encoder, parser })
+    }
+
+    /// One single-row array per key column, or `None` when `key` is not a
+    /// key of this dataset (malformed bytes are never a panic).
+    pub fn decode(&self, key: &[u8]) -> Option<Vec<arrow_array::ArrayRef>> {
+        self.encoder.decode_rows([self.parser.parse(key)]).ok()
+    }
+}

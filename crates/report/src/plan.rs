@@ -82,7 +82,7 @@ pub fn plan_report(
     let mut after: Vec<PlanFile> = before.iter().filter(|f| !f.picked).cloned().collect();
     for (j, g) in groups.iter().enumerate() {
         after.push(PlanFile {
-            name: format!("merged output {} (of {} files)", j + 1, g.3),
+            name: format!("merged {} ({} files)", j + 1, g.3),
             bytes: g.2,
             range: range(files.len() + j, &g.0, &g.1),
             picked: true,

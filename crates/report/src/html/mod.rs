@@ -18,7 +18,8 @@
 //! - `<section id="summary" class="summary">`: `<p class="count">` ("N of
 //!   M checks flagged") and `<table class="summary">`, one `<tr>` per
 //!   summary row, flagged ones `<tr class="flagged">`; without rows,
-//!   `<p class="no-spec">` (no spec was given) and no table.
+//!   `<p class="no-spec">` (no spec was given) and no table. A page of
+//!   compaction plans alone has no summary.
 //! - Per table, `<section class="table" id="table-NAME">`:
 //!   `<div class="overview">` (rows, columns, ...), then per column
 //!   `<section class="column" id="col-TABLE-COLUMN" data-kind="K">` (K:
@@ -107,8 +108,10 @@ pub fn render(report: &Report) -> String {
         w!(out, "<p class=\"note\">{}</p>\n", esc_trunc(note, 400));
     }
     toc(&mut out, report, &ids);
-    summary(&mut out, report, &ids);
-    if report.tables.is_empty() {
+    if has_summary(report) {
+        summary(&mut out, report, &ids);
+    }
+    if report.tables.is_empty() && report.comparisons.is_empty() && report.plans.is_empty() {
         out.push_str("<p class=\"empty\">No tables were read.</p>\n");
     }
     for (t, table) in report.tables.iter().enumerate() {
@@ -265,10 +268,20 @@ impl Ids {
 }
 
 /// The table of contents.
+/// Whether the page has a summary: always, but on a page of compaction
+/// plans alone (nothing there is checked against a spec).
+fn has_summary(report: &Report) -> bool {
+    !(!report.plans.is_empty()
+        && report.tables.is_empty()
+        && report.comparisons.is_empty()
+        && report.summary.is_empty())
+}
+
 fn toc(out: &mut String, report: &Report, ids: &Ids) {
     out.push_str("<nav class=\"toc\" id=\"contents\"><h2>Contents</h2><ol>\n");
     let flagged = report.summary.iter().filter(|r| r.flagged).count();
-    if report.summary.is_empty() {
+    if !has_summary(report) {
+    } else if report.summary.is_empty() {
         out.push_str("<li><a href=\"#summary\">Summary</a></li>\n");
     } else {
         w!(
