@@ -276,7 +276,8 @@ fn argument(a: &clap::Arg) -> String {
         facts.push(format!("Environment: `{}`.", env.to_string_lossy()));
     }
     if !facts.is_empty() {
-        item.push_str("\n  ");
+        // A backslash at the end of a line breaks it.
+        item.push_str(if help.is_empty() { ": " } else { "\\\n  " });
         item.push_str(&facts.join(" "));
     }
     item
