@@ -8,9 +8,10 @@
 //! - `docs/src/reference/cli.md` is the command line as `strata_cli::command()`
 //!   defines it: run with `STRATA_BLESS=1` to write it again after a change
 //!   of a flag or of a help text;
+//! - every key of the spec format's JSON Schema appears in an example;
 //! - every chapter is in `SUMMARY.md`, every relative link of the guide
-//!   and of the README resolves, and the performance page links every
-//!   results file under `benches/results/`.
+//!   and of the README resolves (anchors included), and the performance
+//!   page links every results file under `benches/results/`.
 //!
 //! Other blocks (`toml`, `sh`, `sql`, `python`, `text`) are shown, not run:
 //! use them for what needs a server, a large run or a tool the tests lack.
@@ -554,5 +555,59 @@ fn the_performance_page_links_every_results_file() {
     assert!(
         missing.is_empty(),
         "docs/src/performance.md links none of: {missing:?}"
+    );
+}
+
+/// Every property name of `value` (a JSON Schema) and of the schemas in it.
+fn schema_keys(value: &serde_json::Value, out: &mut BTreeSet<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::Object(props)) = map.get("properties") {
+                out.extend(props.keys().cloned());
+            }
+            for v in map.values() {
+                schema_keys(v, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for v in items {
+                schema_keys(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_spec_key_has_an_example() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("crates/gen/spec.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let mut keys = BTreeSet::new();
+    schema_keys(&schema, &mut keys);
+    assert!(keys.len() > 50, "{keys:?}");
+    let examples: String = marked(&["toml", "spec"])
+        .into_iter()
+        .chain(marked(&["sh", "runnable"]))
+        .map(|(_, b)| b.code)
+        .collect();
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            ![
+                format!("{k} ="),
+                format!("[{k}]"),
+                format!(".{k}]"),
+                format!("[[{k}]]"),
+            ]
+            .iter()
+            .any(|p| examples.contains(p.as_str()))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "keys of crates/gen/spec.schema.json without an example in docs/src (a `toml spec` \
+         or `sh runnable` block): {missing:?}"
     );
 }
