@@ -464,3 +464,21 @@ def test_report_refuses_bad_input_and_keeps_existing_pages(strata_bin, tmp_path)
     )
     assert r.returncode == 2 and "exists" in r.stderr
     assert not (tmp_path / "o2").exists(), "generate wrote files though its --report could not be written"
+
+
+def test_spec_preset_is_found_beside_a_directory_of_its_name(strata_bin, tmp_path):
+    """`strata report events --spec events` right after `generate
+    --output-dir events`: the directory does not hide the preset."""
+    subprocess.run(
+        [strata_bin, "generate", "-q", "--preset", "events", "--target-records", "2000", "--output-dir", "events"],
+        cwd=tmp_path,
+        check=True,
+    )
+    r = subprocess.run(
+        [strata_bin, "report", "events", "--spec", "events", "-o", "events.html"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "0 of" in r.stdout and "checks against the spec flagged" in r.stdout, r.stdout

@@ -70,10 +70,12 @@ pub(crate) fn read_dataset(path: &Path) -> Result<Dataset> {
     Ok(strata_pipeline::flow::read_spec_file(path)?)
 }
 
-/// A spec file, or a preset when `spec` names no file but a preset.
+/// A spec file, or a preset when `spec` names no file but a preset (a
+/// directory of that name, such as a dataset generated from the preset,
+/// does not hide it).
 pub(crate) fn file_or_preset(spec: &str) -> Result<Dataset> {
     let path = Path::new(spec);
-    if !path.exists() && Dataset::preset_text(spec).is_some() {
+    if !path.is_file() && Dataset::preset_text(spec).is_some() {
         return Ok(Dataset::preset(spec)?);
     }
     read_dataset(path)
