@@ -493,14 +493,9 @@ fn anchors(text: &str) -> BTreeSet<String> {
 fn relative_links_resolve() {
     let src = root().join("docs/src");
     let mut broken = vec![];
-    let mut check = |from: &Path, name: String, skip_images: bool| {
+    let mut check = |from: &Path, name: String| {
         let text = std::fs::read_to_string(from).unwrap();
         for l in links(&text) {
-            // The report's picture in the README is a screenshot, added
-            // apart from the text.
-            if l.image && skip_images {
-                continue;
-            }
             let file = if l.target.is_empty() {
                 from.to_path_buf()
             } else {
@@ -523,10 +518,9 @@ fn relative_links_resolve() {
         check(
             &src.join(&chapter),
             format!("docs/src/{}", chapter.display()),
-            false,
         );
     }
-    check(&root().join("README.md"), "README.md".into(), true);
+    check(&root().join("README.md"), "README.md".into());
     assert!(
         broken.is_empty(),
         "links to nothing:\n{}",
