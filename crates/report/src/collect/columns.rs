@@ -339,7 +339,11 @@ fn leaf(
     };
     let (items, exact): (Vec<(Observed, u64)>, bool) = match (&l.counts, &l.heavy) {
         (Some(c), _) => (c.clone(), true),
-        (None, Some(h)) => (h.items.clone(), false),
+        // Only values the sketch knows to be more frequent than its error.
+        (None, Some(h)) => (
+            h.items.iter().filter(|x| x.1 > h.error).cloned().collect(),
+            false,
+        ),
         (None, None) => (Vec::new(), l.unique),
     };
     r.top_exact = exact;
