@@ -274,9 +274,24 @@ pub fn profile_tables(
         .map(|(i, t)| {
             let (schema, mut scanners) = input::open(t, store)?;
             let mut p = TableProfile::new(&t.name, schema.fields(), &limits);
-            let read = input::scan(t, &schema, &mut scanners, opts.sample, |b| {
-                rayon::join(|| p.add(b), || each(i, b));
-            })?;
+            // Decoding the next batches (on a thread of its own, outside
+            // the pool the profile runs on) overlaps profiling this one.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(4);
+            let read = std::thread::scope(|sc| {
+                let scanner = sc.spawn(move || {
+                    input::scan(t, &schema, &mut scanners, opts.sample, |b| {
+                        // A closed channel: the profile panicked, and says so.
+                        let _ = tx.send(b.clone());
+                    })
+                });
+                for b in rx {
+                    rayon::join(|| p.add(&b), || each(i, &b));
+                }
+                scanner
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            });
+            let read = read?;
             p.rows = read.rows.max(p.scanned);
             p.finish();
             p.apply(&read.stats);
