@@ -608,6 +608,13 @@ fn the_orders_preset_against_its_own_spec_flags_nothing() {
             .all(|&(k, n)| (1..=7).contains(&k) || n == 0)
     );
     assert_eq!(l[0].referenced, 15_000);
+    // Whole quantities of a decimal: a bin per value, counted exactly.
+    let q = column(&r, "lineitem", "l_quantity");
+    let h = q.histogram.as_ref().unwrap();
+    assert_eq!((h.bins.len(), h.sampled), (50, false));
+    assert_eq!((h.bins[0].label.as_str(), h.bins[0].lo), ("1.00", 1.0));
+    let e = h.expected.as_ref().unwrap();
+    assert!(e.iter().all(|x| (x / e[0] - 1.0).abs() < 1e-9));
     // A decimal's labels keep its scale; a date's are dates.
     let bal = column(&r, "customers", "c_acctbal");
     assert!(bal.stats.as_ref().unwrap().min_label.contains('.'));

@@ -499,7 +499,32 @@ fn histogram(
         }
         (a, b)
     };
-    let edges = bins(lo, hi, integral);
+    // A few values counted exactly: a bin per value, whatever the gaps
+    // between them (quantities in whole units of a decimal, say).
+    let mut values: Vec<f64> = l
+        .counts
+        .iter()
+        .flatten()
+        .filter_map(|(v, _)| as_number(v))
+        .filter(|x| x.is_finite())
+        .collect();
+    values.sort_by(f64::total_cmp);
+    values.dedup();
+    let wide = !integral || hi - lo + 1.0 > NARROW;
+    let edges =
+        if l.counts.is_some() && wide && !values.is_empty() && values.len() <= NARROW as usize {
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| match values.get(i + 1) {
+                    Some(&next) => (v, next),
+                    None if integral => (v, v + 1.0),
+                    None => (v, v),
+                })
+                .collect()
+        } else {
+            bins(lo, hi, integral)
+        };
     let index = |x: f64| -> Option<usize> {
         if !x.is_finite() || x < lo || x > hi {
             return None;
