@@ -728,3 +728,65 @@ fn delta_and_iceberg_directories_report_their_data_files() {
         "data/00000-0.parquet"
     );
 }
+
+#[test]
+fn a_spec_of_another_shape_is_a_note_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = Arc::new(arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("id", arrow_schema::DataType::Int64, false),
+        arrow_schema::Field::new("k", arrow_schema::DataType::Utf8, false),
+    ]));
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..100)) as ArrayRef,
+            Arc::new(StringArray::from_iter_values(
+                (0..100).map(|i| format!("x{}", i % 5)),
+            )),
+        ],
+    )
+    .unwrap();
+    write_parquet(&dir.path().join("skewed.parquet"), &[b]);
+    let r = collect(
+        &[dir.path().display().to_string()],
+        &opts(Some(zipf_spec(1.0))),
+    )
+    .unwrap();
+    assert_eq!(r.tables[0].rows, 100);
+    assert!(
+        r.notes.iter().any(|n| n.contains("kind, amount")),
+        "{:?}",
+        r.notes
+    );
+    let k = column(&r, "skewed", "k");
+    assert_eq!(k.top.len(), 5);
+    assert!(k.top.iter().all(|t| t.count == 20));
+
+    // Strings where the spec has lists: the checks stop, the profile
+    // stays.
+    let schema = Arc::new(arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("name", arrow_schema::DataType::Utf8, true),
+        arrow_schema::Field::new("phones", arrow_schema::DataType::Utf8, true),
+    ]));
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(StringArray::from_iter_values(["a", "b"])) as ArrayRef,
+            Arc::new(StringArray::from_iter_values(["1", "2"])),
+        ],
+    )
+    .unwrap();
+    let other = tempfile::tempdir().unwrap();
+    write_parquet(&other.path().join("contacts.parquet"), &[b]);
+    let spec = Dataset::preset("contacts").unwrap();
+    let r = collect(&[other.path().display().to_string()], &opts(Some(spec))).unwrap();
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("not checked against the spec")),
+        "{:?}",
+        r.notes
+    );
+    assert!(r.summary.is_empty());
+    assert_eq!(column(&r, "contacts", "phones").top.len(), 2);
+}
