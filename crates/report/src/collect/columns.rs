@@ -511,20 +511,29 @@ fn histogram(
     values.sort_by(f64::total_cmp);
     values.dedup();
     let wide = !integral || hi - lo + 1.0 > NARROW;
-    let edges =
-        if l.counts.is_some() && wide && !values.is_empty() && values.len() <= NARROW as usize {
-            values
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| match values.get(i + 1) {
-                    Some(&next) => (v, next),
-                    None if integral => (v, v + 1.0),
-                    None => (v, v),
-                })
-                .collect()
-        } else {
-            bins(lo, hi, integral)
-        };
+    // Only where values repeat (on average twice or more): a few rows of
+    // a continuous distribution are few distinct values too, and are
+    // binned evenly.
+    let counted: u64 = l.counts.iter().flatten().map(|(_, n)| *n).sum();
+    let repeat = values.len() as u64 * 2 <= counted;
+    let edges = if l.counts.is_some()
+        && wide
+        && repeat
+        && !values.is_empty()
+        && values.len() <= NARROW as usize
+    {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| match values.get(i + 1) {
+                Some(&next) => (v, next),
+                None if integral => (v, v + 1.0),
+                None => (v, v),
+            })
+            .collect()
+    } else {
+        bins(lo, hi, integral)
+    };
     let index = |x: f64| -> Option<usize> {
         if !x.is_finite() || x < lo || x > hi {
             return None;
