@@ -542,7 +542,8 @@ fn histogram(
         Some(i.saturating_sub(1).min(edges.len() - 1))
     };
     let mut counts = vec![0u64; edges.len()];
-    let sampled = l.counts.is_none();
+    // A reservoir that holds every value is the whole column.
+    let sampled = l.counts.is_none() && (l.sample.len() as u64) < l.count;
     if let Some(c) = &l.counts {
         for (v, n) in c {
             if let Some(i) = as_number(v).and_then(index) {
