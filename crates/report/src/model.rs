@@ -1,4 +1,4 @@
-//! What a report holds: plain data, gathered by [`crate::collect`] (or by
+//! What a report holds: plain data, gathered by [`crate::collect()`] (or by
 //! a caller, as `strata compact plan --report` does for its key ranges)
 //! and drawn by [`crate::html`]. Every number a chart shows is here, so a
 //! report can also be written as JSON ([`Report`] is `Serialize`).

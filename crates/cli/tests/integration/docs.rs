@@ -422,12 +422,11 @@ fn every_chapter_is_in_the_summary() {
     }
 }
 
-/// A relative link of a Markdown text: its target file (empty for the
-/// same page), its `#anchor` (empty for none), and whether it is an image.
+/// A relative link (or image) of a Markdown text: its target file (empty
+/// for the same page) and its `#anchor` (empty for none).
 struct Link {
     target: String,
     anchor: String,
-    image: bool,
 }
 
 /// The relative links of Markdown `text` (no URLs), outside code blocks.
@@ -443,9 +442,6 @@ fn links(text: &str) -> Vec<Link> {
         }
         let mut rest = line;
         while let Some(i) = rest.find("](") {
-            let image = rest[..i]
-                .rfind("![")
-                .is_some_and(|b| !rest[b..i].contains("]("));
             let after = &rest[i + 2..];
             let Some(end) = after.find(')') else { break };
             let (target, anchor) = after[..end].split_once('#').unwrap_or((&after[..end], ""));
@@ -453,7 +449,6 @@ fn links(text: &str) -> Vec<Link> {
                 out.push(Link {
                     target: target.to_string(),
                     anchor: anchor.to_string(),
-                    image,
                 });
             }
             rest = &after[end..];
