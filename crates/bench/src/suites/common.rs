@@ -145,3 +145,72 @@ pub(crate) fn repeated(
     c.repeats = k as u64;
     Ok(c)
 }
+
+/// `rows` rows of preset `preset` (seed 42) in 4 uncompressed Parquet
+/// files of 1,048,576-row row groups, in a temporary directory kept as
+/// long as the returned handle; with the files' paths.
+pub(crate) fn preset_files(
+    preset: &str,
+    rows: u64,
+    threads: usize,
+) -> Result<(std::sync::Arc<tempfile::TempDir>, Vec<std::path::PathBuf>), Error> {
+    use strata_parquet::{Compression, Format};
+    use strata_pipeline::generate::{GenerateConfig, ParquetEncoder, Part, generate};
+    let dir = std::sync::Arc::new(tempfile::tempdir().map_err(crate::case_err)?);
+    let gen_cfg = GenerateConfig {
+        target_records: rows,
+        record_batch_size: 8192,
+        num_writers: 4,
+        threads,
+        row_group_rows: 1 << 20,
+        format: Format::Parquet,
+        compression: Compression::None,
+        output_dir: dir.path().to_path_buf(),
+        output_filename: preset.into(),
+        overwrite: true,
+        seed: 42,
+        encoder: ParquetEncoder::Auto,
+        page_checksums: true,
+        part: Part::default(),
+        layout: None,
+        field_ids: None,
+        row_offset: 0,
+    };
+    let g = strata_gen::preset(preset, 42);
+    let summary = generate(&g, &gen_cfg, &|_| {}).map_err(crate::case_err)?;
+    Ok((dir, summary.files.iter().map(|f| f.path.clone()).collect()))
+}
+
+/// DuckDB's `SUMMARIZE` of `files` (`columns` top-level columns) on
+/// `threads` threads, as the case `name` (the peer of the infer and
+/// dataset-report suites).
+pub(crate) fn summarize_case(
+    cfg: &Config,
+    name: &str,
+    files: &[std::path::PathBuf],
+    columns: usize,
+    threads: usize,
+    rows: u64,
+) -> Case {
+    const PEER: &str = include_str!("../../python/infer_peer.py");
+    let mut request = peer_timing(cfg);
+    request["name"] = name.into();
+    request["threads"] = threads.into();
+    request["columns"] = columns.into();
+    request["inputs"] = serde_json::json!(
+        files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+    );
+    let names = [name.to_string()];
+    let reply = python_peer(cfg, PEER, &request, "duckdb", &names);
+    Case {
+        name: name.to_string(),
+        subject: "duckdb".into(),
+        unit: Unit::Rows,
+        work: rows as f64,
+        repeats: 1,
+        body: peer_body(&reply, name),
+    }
+}
