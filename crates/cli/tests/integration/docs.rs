@@ -600,3 +600,27 @@ fn every_spec_key_has_an_example() {
          or `sh runnable` block): {missing:?}"
     );
 }
+
+/// The README is a landing page: at most 300 lines, with the command that
+/// runs the main job and the one that runs every test near its top (the
+/// reference lives in the guide).
+#[test]
+fn readme_is_a_landing_page() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    assert!(
+        lines.len() <= 300,
+        "README.md has {} lines; move reference text into docs/src",
+        lines.len()
+    );
+    let top = lines[..lines.len().min(40)].join("\n");
+    for command in [
+        "cargo run --release --bin strata -- generate",
+        "scripts/test",
+    ] {
+        assert!(
+            top.contains(command),
+            "README.md's first 40 lines do not show `{command}`"
+        );
+    }
+}
