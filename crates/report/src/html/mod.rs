@@ -280,9 +280,10 @@ fn has_summary(report: &Report) -> bool {
 fn toc(out: &mut String, report: &Report, ids: &Ids) {
     out.push_str("<nav class=\"toc\" id=\"contents\"><h2>Contents</h2><ol>\n");
     let flagged = report.summary.iter().filter(|r| r.flagged).count();
-    if !has_summary(report) {
-    } else if report.summary.is_empty() {
-        out.push_str("<li><a href=\"#summary\">Summary</a></li>\n");
+    if report.summary.is_empty() {
+        if has_summary(report) {
+            out.push_str("<li><a href=\"#summary\">Summary</a></li>\n");
+        }
     } else {
         w!(
             out,
